@@ -1,0 +1,112 @@
+/* store.h -- the results database (SQLite), the only code that sees sqlite3.h.
+ *
+ * One file, WAL mode, versioned with PRAGMA user_version (schema in
+ * db/schema.sql, embedded at build time).  Every write happens inside a
+ * transaction, so a killed sweep leaves whole results or none.  A file that
+ * is not a normtune database, or one of a newer schema, is refused and left
+ * untouched.  Functions return 0 (STORE_OK) or -1 (STORE_ERR) with a message
+ * in err. */
+#ifndef NT_STORE_H
+#define NT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../tuner/eval.h"
+
+#define STORE_OK 0
+#define STORE_ERR (-1)
+#define STORE_SCHEMA_VERSION 1
+
+typedef struct store store;
+
+enum { STORE_READ = 0, STORE_WRITE = 1, STORE_CREATE = 2 };
+
+/* Open path.  STORE_CREATE creates a new file (or opens an existing
+ * normtune database); STORE_WRITE needs an existing one; STORE_READ opens
+ * read-only.  An older schema is migrated forward (not in STORE_READ). */
+int store_open(store **out, const char *path, int mode, char *err, size_t errlen);
+void store_close(store *db);
+
+/* Record a device (matched by uuid, else by name) and return its id. */
+int store_device(store *db, const nt_device *d, int64_t *id, char *err, size_t errlen);
+
+/* Start a sweep: script path and hash, device, copy bandwidth.  Status
+ * "running" until store_sweep_end sets "done", "interrupted" or "failed". */
+int store_sweep_begin(store *db, int64_t device, const char *script,
+                      const char *script_hash, double copy_gbps, int64_t *id,
+                      char *err, size_t errlen);
+int store_sweep_end(store *db, int64_t sweep, const char *status, char *err,
+                    size_t errlen);
+
+/* The key of a measurement: reused instead of re-measured when all match. */
+typedef struct store_key {
+    int64_t device;
+    const char *family;       /* "rmsnorm_bwd.persistent" */
+    const char *params;       /* canonical text, nt_params_canon */
+    const char *src_hash;     /* kernel source hash */
+    const char *op, *dtype;   /* "rmsnorm_bwd", "bf16" */
+    nt_shape shape;
+    nt_timing timing;
+} store_key;
+
+/* Is there a result for this key?  *found = 1 and *out filled (samples
+ * included) if so. out may be NULL. */
+int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
+                 char *err, size_t errlen);
+
+/* Store one result with its samples in one transaction, under sweep. */
+int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
+              char *err, size_t errlen);
+
+/* Fold databases a and b into a new file out (which must not exist):
+ * devices, sweeps, variants, shapes, results and samples, without
+ * duplicates (a result present in both is kept once).  Inputs untouched. */
+int store_merge(const char *a, const char *b, const char *out, char *err,
+                size_t errlen);
+
+/* Best successful result per shape for one device. */
+typedef struct store_best_row {
+    int64_t M, N;
+    char op[32], dtype[16];
+    char family[64];
+    char params[160];         /* canonical */
+    char src_hash[24];
+    double median_us, gbps, pct_copy;
+    int64_t result_id;
+} store_best_row;
+
+/* Provenance of a device's results, for the export banner. */
+typedef struct store_prov {
+    char device[128];
+    char uuid[64];
+    int cc_major, cc_minor;
+    char driver[32], runtime[32], nvrtc[32];
+    char src_hash[24];        /* kernel source hash of the best results
+                                 ("mixed" if they differ) */
+    char last_finished[32];   /* newest result's time, UTC ISO 8601 */
+    int nsweeps;              /* sweeps contributing */
+} store_prov;
+
+/* Best rows for a device (device == NULL: the only device, an error if the
+ * database has several; matched by name or uuid), sorted by (N, M).  *rows is
+ * malloc'd, caller frees.  A device with no successful result is an error. */
+int store_best(store *db, const char *device, store_best_row **rows, int *n,
+               store_prov *prov, char *err, size_t errlen);
+
+/* Canned reports for `normtune query`.  Each calls row() once with the
+ * column names (header = 1) and then once per row; cells are texts. */
+typedef void (*store_row_fn)(void *ctx, int header, int ncol, const char *const *cell);
+/* best per shape (device may be NULL = all) */
+int store_report_best(store *db, const char *device, store_row_fn row, void *ctx,
+                      char *err, size_t errlen);
+/* one shape's variants ranked, with % of the best */
+int store_report_shape(store *db, const char *device, int64_t M, int64_t N,
+                       store_row_fn row, void *ctx, char *err, size_t errlen);
+/* one result's raw samples */
+int store_report_samples(store *db, int64_t result_id, store_row_fn row,
+                         void *ctx, char *err, size_t errlen);
+/* sweeps with device, status, copy GB/s and counts */
+int store_report_sweeps(store *db, store_row_fn row, void *ctx, char *err,
+                        size_t errlen);
+
+#endif

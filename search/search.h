@@ -1,0 +1,64 @@
+/* search.h -- search strategies over a finite parameter space.
+ *
+ * A space is a list of dimensions, each with a finite list of value texts.
+ * A point is an array of value indices, one per dimension.  A strategy is
+ * driven through four calls: search_start, search_next (a proposal),
+ * search_report (its cost) and search_done; search_free releases it.
+ * Plain C: no CUDA, Lua or SQLite.  Strategies live in a table in search.c. */
+#ifndef NT_SEARCH_H
+#define NT_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SEARCH_MAX_DIMS 8
+#define SEARCH_MAX_VALUES 1024
+#define SEARCH_VAL_LEN 32
+
+typedef struct search_dim {
+    char name[SEARCH_VAL_LEN];
+    int nval;
+    char (*val)[SEARCH_VAL_LEN];  /* nval value texts, owned by the space */
+} search_dim;
+
+typedef struct search_space {
+    int ndim;
+    search_dim dim[SEARCH_MAX_DIMS];
+} search_space;
+
+/* Add a dimension with n values (copied).  0, or -1 with a message. */
+int search_space_add(search_space *s, const char *name, const char *const *vals,
+                     int n, char *err, size_t errlen);
+/* Release the value arrays (the struct itself is the caller's). */
+void search_space_clear(search_space *s);
+/* Number of points (product of nval); 0 for an empty space. */
+uint64_t search_space_size(const search_space *s);
+/* Point number i (0 <= i < size) as indices, last dimension fastest. */
+void search_space_point(const search_space *s, uint64_t i, int *idx);
+
+typedef struct search_cfg {
+    char strategy[16];        /* "exhaustive" or "random" */
+    uint64_t budget;          /* random: most proposals (0 = all points) */
+    uint64_t seed;            /* random: PRNG seed */
+} search_cfg;
+
+typedef struct search_state search_state;  /* opaque */
+
+/* Names of the strategies, NULL-terminated (for messages and docs). */
+extern const char *const search_strategies[];
+
+/* Start a search over s (which must outlive it).  0, or -1 with a message
+ * (unknown strategy). */
+int search_start(search_state **out, const search_space *s, const search_cfg *c,
+                 char *err, size_t errlen);
+/* Next proposal into idx[ndim]: returns 1, or 0 when there is none left. */
+int search_next(search_state *st, int *idx);
+/* Report the cost of a proposal (lower is better; INFINITY for a failure). */
+void search_report(search_state *st, const int *idx, double cost);
+/* 1 when the search has nothing more to propose. */
+int search_done(const search_state *st);
+/* Number of proposals made so far. */
+uint64_t search_count(const search_state *st);
+void search_free(search_state *st);
+
+#endif

@@ -1,0 +1,84 @@
+/* eval.h -- the evaluator seam: (shape, family, params, timing) -> result.
+ *
+ * The sweep driver (tuner/sweep.c) never talks to a GPU directly: it hands
+ * each proposal to an nt_evaluator.  The GPU runner (tuner/runner.c) is one
+ * evaluator; the CPU tests use a fixture evaluator that lives in tests/.
+ * Plain structs only, so db/ and lua/ can include this header too. */
+#ifndef NT_EVAL_H
+#define NT_EVAL_H
+
+#include <stdint.h>
+#include "../kernels/family.h"
+
+#define NT_MAX_SAMPLES 2000   /* hard cap on timing samples per result */
+#define NT_MSG_LEN 512
+
+/* Timing settings of a sweep (script field `timing`).  Part of the key that
+ * decides whether a result can be reused. */
+typedef struct nt_timing {
+    int warmup;               /* untimed runs before sampling */
+    int min_samples;          /* at least this many samples */
+    int max_samples;          /* at most this many (<= NT_MAX_SAMPLES) */
+    double rel_ci;            /* stop when the 95% CI of the median is within
+                                 this fraction of the median */
+} nt_timing;
+
+/* Status of one measurement.  Only NT_OK results are exported. */
+typedef enum nt_status {
+    NT_OK = 0,
+    NT_COMPILE_ERROR,         /* NVRTC refused the source */
+    NT_RESOURCES,             /* too many registers / shared memory / threads */
+    NT_LAUNCH_ERROR,          /* a launch or a kernel failed */
+    NT_WRONG,                 /* validation against the reference failed */
+    NT_NONDETERMINISTIC,      /* repeated runs differ bitwise */
+    NT_UNSUPPORTED,           /* the family refuses this shape */
+    NT_NSTATUS
+} nt_status;
+
+/* Name of a status ("ok", "compile_error", ...); "?" if out of range. */
+const char *nt_status_name(int status);
+/* Status from its name; -1 if unknown. */
+int nt_status_parse(const char *name);
+
+/* One result.  samples[] holds nsamples raw times in microseconds. */
+typedef struct nt_result {
+    int status;               /* nt_status */
+    char msg[NT_MSG_LEN];     /* why it failed, or a note */
+    double median_us, p10_us, p90_us; /* over samples */
+    int nsamples;
+    double samples[NT_MAX_SAMPLES];
+    double bytes;             /* minimum bytes moved (family min_bytes) */
+    double gbps;              /* bytes / median, GB/s (1e9) */
+    double pct_copy;          /* gbps / copy bandwidth of the sweep, in % */
+    double err_dx, err_dw;    /* relative L2 errors vs the float64 reference */
+    int regs;                 /* max registers per thread over the chain */
+    int spill;                /* max spill bytes (stores) over the chain */
+    int smem;                 /* max static + dynamic shared bytes per block */
+    int grid;                 /* blocks of the main kernel as launched */
+} nt_result;
+
+/* What is recorded of a device. */
+typedef struct nt_device {
+    char name[128];
+    char uuid[64];            /* "GPU-xxxxxxxx-..." or "none" */
+    int cc_major, cc_minor;
+    int sms;
+    int64_t l2_bytes;
+    int sm_clock_khz, mem_clock_khz;
+    int mem_bus_bits;
+    char driver[32], runtime[32], nvrtc[32];
+} nt_device;
+
+/* An evaluator.  eval() fills *out and returns 0; it returns -1 only when the
+ * evaluator itself is broken (not for a failing variant, which is a result
+ * with a status) or was interrupted, with a message in out->msg. */
+typedef struct nt_evaluator {
+    void *ctx;
+    int (*eval)(void *ctx, const nt_family *fam, const nt_params *p,
+                const nt_shape *s, const nt_timing *t, nt_result *out);
+    nt_device dev;            /* the device results are recorded under */
+    double copy_gbps;         /* measured copy bandwidth, 0 if none */
+    char arch[16];            /* "sm_90a" */
+} nt_evaluator;
+
+#endif

@@ -1,0 +1,8 @@
+/* export.c -- placeholder until its owner lands it. */
+#include "tuner/cli.h"
+#include <stdio.h>
+int cmd_export(int argc, char **argv) {
+    (void)argc; (void)argv;
+    fprintf(stderr, "normtune export: not implemented yet\n");
+    return NT_EXIT_FAIL;
+}

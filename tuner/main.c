@@ -1,0 +1,48 @@
+/* main.c -- the normtune command line: a table of commands.
+ *
+ * normtune COMMAND [options]; each command lives in its own file and is
+ * listed in cmds[] below.  Exit codes: 0 ok, 1 failure, 2 usage. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/cli.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} cmds[] = {
+    {"list", cmd_list, "print every (shape, family, params) a sweep script would visit"},
+    {"compile", cmd_compile, "compile every variant of a script with NVRTC (no GPU needed)"},
+    {"run", cmd_run, "run a sweep on the GPU into a results database"},
+    {"export", cmd_export, "write the dispatch header from a results database"},
+    {"query", cmd_query, "canned reports over a results database"},
+    {"report", cmd_report, "summary of the best configs per shape, with family ratios"},
+    {"merge", cmd_merge, "fold two results databases into a new one"},
+};
+#define NCMDS (sizeof cmds / sizeof cmds[0])
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: normtune COMMAND [options]   (normtune COMMAND --help)\n\n"
+               "Tunes RMSNorm backward kernels on the GPU at hand, keeps every\n"
+               "measurement in SQLite, and exports the winners as a C header.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < NCMDS; i++) fprintf(f, "  %-8s  %s\n", cmds[i].name, cmds[i].help);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return NT_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return NT_EXIT_OK;
+    }
+    for (size_t i = 0; i < NCMDS; i++)
+        if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "normtune: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return NT_EXIT_USAGE;
+}

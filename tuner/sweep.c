@@ -1,0 +1,8 @@
+/* sweep.c -- placeholder until its owner lands it. */
+#include "tuner/cli.h"
+#include <stdio.h>
+int cmd_run(int argc, char **argv) {
+    (void)argc; (void)argv;
+    fprintf(stderr, "normtune run: not implemented yet\n");
+    return NT_EXIT_FAIL;
+}
