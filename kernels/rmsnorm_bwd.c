@@ -90,7 +90,7 @@ static int naive_plan(const nt_params *p, const nt_shape *s, const nt_devinfo *d
     pl->l[1].grid = cdiv(s->N, COLSUM_COLS);
     pl->l[1].grid_y = (unsigned)nsplit;
     pl->l[1].block = COLSUM_THREADS;
-    snprintf(pl->l[2].name, sizeof pl->l[2].name, "nt_colsum_final");
+    snprintf(pl->l[2].name, sizeof pl->l[2].name, "nt_colsum_final<%d>", 1 + f32);
     pl->l[2].grid = cdiv(s->N, COLSUM_COLS);
     pl->l[2].grid_y = 1;
     pl->l[2].block = COLSUM_THREADS;
@@ -154,14 +154,14 @@ static int persist_plan(const nt_params *p, const nt_shape *s, const nt_devinfo 
     int64_t stages = nt_params_int(p, "stages", NULL), k = nt_params_int(p, "k", NULL);
     memset(pl, 0, sizeof *pl);
     pl->nlaunch = 2;
-    snprintf(pl->l[0].name, sizeof pl->l[0].name, "nt_persist<%lld, %lld, %lld>",
-             (long long)block, (long long)chunks, (long long)stages);
+    snprintf(pl->l[0].name, sizeof pl->l[0].name, "nt_persist<%lld, %lld, %lld, %lld>",
+             (long long)block, (long long)chunks, (long long)stages, (long long)k);
     pl->l[0].grid = 0;          /* the runner sizes it: SMs x k, at most M */
     pl->l[0].grid_y = 1;
     pl->l[0].block = (unsigned)block;
     pl->l[0].smem = persist_smem(block, chunks, stages);
     pl->l[0].blocks_per_sm = (int)k;
-    snprintf(pl->l[1].name, sizeof pl->l[1].name, "nt_colsum_final");
+    snprintf(pl->l[1].name, sizeof pl->l[1].name, "nt_colsum_final<0>");
     pl->l[1].grid = cdiv(s->N, COLSUM_COLS);
     pl->l[1].grid_y = 1;
     pl->l[1].block = COLSUM_THREADS;

@@ -1,0 +1,379 @@
+/* rmsnorm_bwd.cuh -- RMSNorm backward device code, bf16 in, bf16 dx, fp32 dw.
+ *
+ * One source for NVRTC (the tuner) and nvcc (the production library); it
+ * includes no CUDA header, so NVRTC compiles it in a fraction of a second.
+ * Every kernel takes one nt_args by value (nt_args.h).  Kernels:
+ *
+ *   nt_persist<B, C, S, K>   persistent rows: grid = K blocks per SM (at most
+ *                            M), block b walks rows b, b+G, b+2G, ...; each
+ *                            thread owns C 16-byte chunks of a row (chunk j of
+ *                            thread t covers vector j*B+t), keeps its dw
+ *                            partial in registers, and writes one fp32 row of
+ *                            partials to ws[b][N] at the end.  S > 1: the next
+ *                            S-1 rows are copied into shared memory with
+ *                            cp.async while the current one is computed; each
+ *                            thread copies and reads only its own slots, so
+ *                            the pipeline needs no block barrier.  S == 1:
+ *                            loads go straight to registers.
+ *   nt_naive_row<C, F32>     one block per row: dx and an M x N partial of dw
+ *                            (bf16 or fp32) in ws.
+ *   nt_colsum_split<F32>     column sums of the M x N partial over nsplit row
+ *                            slices (gridDim.y) -> nsplit x N fp32.
+ *   nt_colsum_final<W>       column sum of nparts fp32 rows -> dw; W says where
+ *                            the rows start in ws (0: at ws, 1/2: after an
+ *                            M x N bf16/fp32 partial).
+ *
+ * Math, per row i with r = 1/sqrt(mean(x^2) + eps) and c = mean(w*dy*x):
+ *   dx = r*w*dy - x*c*r^3,    dw += dy*x*r.
+ *
+ * Determinism: no float atomics; every reduction has a fixed order.  The
+ * row reduction is a xor butterfly in each warp (all lanes end with the same
+ * bits), warp partials through shared memory, and a second butterfly that
+ * every warp does on the same values.  The partial buffer alternates between
+ * two halves from row to row, so one barrier per row suffices: a warp can only
+ * write a half again after the next row's barrier, which every thread passes
+ * only once it has read that half (the post's block_sum_f2 wrote smem[0]
+ * with no barrier between the reads of the warp partials and that write).
+ *
+ * Napkin math: 3 * M * N * 2 bytes (read x, dy; write dx); M = 16384,
+ * N = 4096: 403 MB, 96 us at 4.2 TB/s. */
+#ifndef NT_RMSNORM_BWD_CUH
+#define NT_RMSNORM_BWD_CUH
+
+#include "nt_args.h"
+
+struct __align__(16) nt_u4 { unsigned int x, y, z, w; };   /* 8 bf16 */
+struct __align__(16) nt_f4 { float x, y, z, w; };
+struct __align__(8) nt_u2 { unsigned int x, y; };           /* 4 bf16 */
+
+/* bf16 pair in a 32-bit word: element 0 in the low half. */
+__device__ __forceinline__ float nt_lo(unsigned u) {
+    unsigned r;
+    asm("shl.b32 %0, %1, 16;" : "=r"(r) : "r"(u));
+    return __uint_as_float(r);
+}
+__device__ __forceinline__ float nt_hi(unsigned u) {
+    unsigned r;
+    asm("and.b32 %0, %1, 0xffff0000;" : "=r"(r) : "r"(u));
+    return __uint_as_float(r);
+}
+
+/* Round two floats to bf16 (nearest even) and pack: lo in the low half. */
+__device__ __forceinline__ unsigned nt_pack(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+__device__ __forceinline__ void nt_unpack8(const nt_u4 &v, float *f) {
+    f[0] = nt_lo(v.x); f[1] = nt_hi(v.x); f[2] = nt_lo(v.y); f[3] = nt_hi(v.y);
+    f[4] = nt_lo(v.z); f[5] = nt_hi(v.z); f[6] = nt_lo(v.w); f[7] = nt_hi(v.w);
+}
+
+__device__ __forceinline__ nt_u4 nt_pack8(const float *f) {
+    nt_u4 v;
+    v.x = nt_pack(f[0], f[1]); v.y = nt_pack(f[2], f[3]);
+    v.z = nt_pack(f[4], f[5]); v.w = nt_pack(f[6], f[7]);
+    return v;
+}
+
+/* 16-byte global load that bypasses L1 (read once). */
+__device__ __forceinline__ nt_u4 nt_ld16(const nt_u4 *p) {
+    nt_u4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+/* 16-byte streaming store (evict first: dx is not read again). */
+__device__ __forceinline__ void nt_st16(nt_u4 *p, const nt_u4 &v) {
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
+/* Asynchronous 16-byte copy global -> shared (L2 only). */
+__device__ __forceinline__ void nt_cp16(void *smem, const void *gmem) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void nt_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int PENDING>
+__device__ __forceinline__ void nt_cp_wait() {
+    asm volatile("cp.async.wait_group %0;" :: "n"(PENDING) : "memory");
+}
+
+/* Sum a and b over the block (see the file comment for why this is exact-
+ * order and race free).  buf: 64 floats of shared memory, alternated by the
+ * caller between rows.  Every thread returns the same bits. */
+__device__ __forceinline__ void nt_block_sum2(float &a, float &b, float *buf) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int nw = (blockDim.x + 31) >> 5;
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+    }
+    if (lane == 0) {
+        buf[warp] = a;
+        buf[32 + warp] = b;
+    }
+    __syncthreads();
+    a = lane < nw ? buf[lane] : 0.f;
+    b = lane < nw ? buf[32 + lane] : 0.f;
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+    }
+}
+
+/* The per-row math on C chunks held in registers: reduce, write dx, and
+ * (when acc is given) add dy*x*r into acc.  Inactive chunks hold zeros and
+ * write nothing. */
+template <int C>
+__device__ __forceinline__ void nt_row(const nt_u4 *xv, const nt_u4 *gv, const nt_u4 *wv,
+                                       const bool *act, float (*acc)[8], float *part,
+                                       nt_u4 *dxrow, int stride, float invN, float eps,
+                                       float *red) {
+    float sxy = 0.f, sxx = 0.f;
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        float x[8], g[8], w[8];
+        nt_unpack8(xv[j], x);
+        nt_unpack8(gv[j], g);
+        nt_unpack8(wv[j], w);
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            sxy += w[k] * g[k] * x[k];
+            sxx += x[k] * x[k];
+        }
+    }
+    nt_block_sum2(sxy, sxx, red);
+    const float r = rsqrtf(sxx * invN + eps);
+    const float c = sxy * invN * r * r * r;
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        if (!act[j]) continue;
+        float x[8], g[8], w[8], o[8];
+        nt_unpack8(xv[j], x);
+        nt_unpack8(gv[j], g);
+        nt_unpack8(wv[j], w);
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            o[k] = r * w[k] * g[k] - x[k] * c;
+            if (acc) acc[j][k] += g[k] * x[k] * r;
+            if (part) part[k + 8 * j] = g[k] * x[k] * r;
+        }
+        nt_st16(dxrow + j * stride, nt_pack8(o));
+    }
+}
+
+/* ---- persistent chain ------------------------------------------------- */
+
+template <int B, int C, int S, int K>
+__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
+    extern __shared__ nt_u4 nt_stage[];            /* [S][2][C*B] when S > 1 */
+    /* K (blocks per SM, 0 = as many as fit) only bounds the registers */
+    __shared__ float red[2][64];
+    const int tid = threadIdx.x;
+    const int G = gridDim.x, bid = blockIdx.x;
+    const int N = a.N, nvec = N >> 3;
+    const long long M = a.M;
+    const float invN = 1.0f / (float)N;
+    const nt_u4 *x = (const nt_u4 *)a.x, *dy = (const nt_u4 *)a.dy;
+    const nt_u4 *wp = (const nt_u4 *)a.w;
+    nt_u4 *dx = (nt_u4 *)a.dx;
+
+    bool act[C];
+    nt_u4 wv[C], xv[C], gv[C];
+    float acc[C][8];
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        act[j] = j * B + tid < nvec;
+        nt_u4 z = {0u, 0u, 0u, 0u};
+        wv[j] = act[j] ? wp[j * B + tid] : z;
+        xv[j] = z;
+        gv[j] = z;
+#pragma unroll
+        for (int k = 0; k < 8; k++) acc[j][k] = 0.f;
+    }
+    /* rows of this block: bid, bid+G, ...  (G <= M, so at least one) */
+    const long long mine = (M - bid + G - 1) / G;
+
+    if (S > 1) {
+        nt_u4 *sx = nt_stage, *sg = nt_stage + C * B;     /* stage s at +2*C*B*s */
+#pragma unroll
+        for (int s = 0; s < S - 1; s++) {
+            if (s < mine) {
+                const long long off = (bid + (long long)s * G) * nvec;
+#pragma unroll
+                for (int j = 0; j < C; j++)
+                    if (act[j]) {
+                        nt_cp16(sx + 2 * C * B * s + j * B + tid, x + off + j * B + tid);
+                        nt_cp16(sg + 2 * C * B * s + j * B + tid, dy + off + j * B + tid);
+                    }
+            }
+            nt_cp_commit();
+        }
+        for (long long t = 0; t < mine; t++) {
+            const long long tn = t + S - 1;
+            if (tn < mine) {
+                const int s = (int)(tn % S);
+                const long long off = (bid + tn * G) * nvec;
+#pragma unroll
+                for (int j = 0; j < C; j++)
+                    if (act[j]) {
+                        nt_cp16(sx + 2 * C * B * s + j * B + tid, x + off + j * B + tid);
+                        nt_cp16(sg + 2 * C * B * s + j * B + tid, dy + off + j * B + tid);
+                    }
+            }
+            nt_cp_commit();
+            nt_cp_wait<S - 1>();                       /* row t has landed */
+            const int s = (int)(t % S);
+#pragma unroll
+            for (int j = 0; j < C; j++)
+                if (act[j]) {
+                    xv[j] = sx[2 * C * B * s + j * B + tid];
+                    gv[j] = sg[2 * C * B * s + j * B + tid];
+                }
+            const long long row = bid + t * G;
+            nt_row<C>(xv, gv, wv, act, acc, (float *)0, dx + row * nvec + tid, B, invN,
+                      a.eps, red[t & 1]);
+        }
+        nt_cp_wait<0>();
+    } else {
+        for (long long t = 0; t < mine; t++) {
+            const long long row = bid + t * G;
+            const long long off = row * nvec;
+#pragma unroll
+            for (int j = 0; j < C; j++)
+                if (act[j]) {
+                    xv[j] = nt_ld16(x + off + j * B + tid);
+                    gv[j] = nt_ld16(dy + off + j * B + tid);
+                }
+            nt_row<C>(xv, gv, wv, act, acc, (float *)0, dx + off + tid, B, invN, a.eps,
+                      red[t & 1]);
+        }
+    }
+    /* this block's dw partial row */
+    nt_f4 *out = (nt_f4 *)((float *)a.ws + (long long)bid * N);
+#pragma unroll
+    for (int j = 0; j < C; j++)
+        if (act[j]) {
+            const int v = j * B + tid;
+            nt_f4 lo = {acc[j][0], acc[j][1], acc[j][2], acc[j][3]};
+            nt_f4 hi = {acc[j][4], acc[j][5], acc[j][6], acc[j][7]};
+            out[2 * v] = lo;
+            out[2 * v + 1] = hi;
+        }
+}
+
+/* ---- naive chain ------------------------------------------------------ */
+
+template <int C, int F32>
+__global__ void __launch_bounds__(1024) nt_naive_row(nt_args a) {
+    __shared__ float red[64];
+    const int tid = threadIdx.x, B = blockDim.x;
+    const int N = a.N, nvec = N >> 3;
+    const long long row = blockIdx.x;
+    const float invN = 1.0f / (float)N;
+    const nt_u4 *x = (const nt_u4 *)a.x + row * nvec, *dy = (const nt_u4 *)a.dy + row * nvec;
+    const nt_u4 *wp = (const nt_u4 *)a.w;
+    bool act[C];
+    nt_u4 wv[C], xv[C], gv[C];
+    float part[8 * C];
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        const int v = j * B + tid;
+        act[j] = v < nvec;
+        nt_u4 z = {0u, 0u, 0u, 0u};
+        wv[j] = act[j] ? wp[v] : z;
+        xv[j] = act[j] ? nt_ld16(x + v) : z;
+        gv[j] = act[j] ? nt_ld16(dy + v) : z;
+    }
+    nt_row<C>(xv, gv, wv, act, (float (*)[8])0, part, (nt_u4 *)a.dx + row * nvec + tid, B,
+              invN, a.eps, red);
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        if (!act[j]) continue;
+        const long long v = row * nvec + j * B + tid;
+        if (F32) {
+            nt_f4 lo = {part[8 * j], part[8 * j + 1], part[8 * j + 2], part[8 * j + 3]};
+            nt_f4 hi = {part[8 * j + 4], part[8 * j + 5], part[8 * j + 6], part[8 * j + 7]};
+            ((nt_f4 *)a.ws)[2 * v] = lo;
+            ((nt_f4 *)a.ws)[2 * v + 1] = hi;
+        } else {
+            ((nt_u4 *)a.ws)[v] = nt_pack8(part + 8 * j);
+        }
+    }
+}
+
+/* ---- column sums ------------------------------------------------------ */
+
+/* Bytes of an M x N partial of element size es, rounded up to 256. */
+__device__ __forceinline__ long long nt_part_bytes(long long M, int N, int es) {
+    return ((M * N * es) + 255) & ~255LL;
+}
+
+/* Four columns c4*4.. of rows [r0, r1) summed into a float4 by a 16 x 16
+ * block (16 column groups x 16 row lanes), in a fixed order: each row lane
+ * sums rows r0+ty, r0+ty+16, ...; then lane 0 of each column group adds the
+ * 16 lane sums in order. */
+template <int F32>
+__device__ __forceinline__ nt_f4 nt_colsum4(const void *in, int N, long long r0, long long r1,
+                                            bool ok, long long c4) {
+    __shared__ nt_f4 tile[16][16];
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    nt_f4 s = {0.f, 0.f, 0.f, 0.f};
+    if (ok) {
+#pragma unroll 4
+        for (long long r = r0 + ty; r < r1; r += 16) {
+            if (F32) {
+                nt_f4 v = ((const nt_f4 *)in)[(r * N >> 2) + c4];
+                s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+            } else {
+                nt_u2 v = ((const nt_u2 *)in)[(r * N >> 2) + c4];
+                s.x += nt_lo(v.x); s.y += nt_hi(v.x); s.z += nt_lo(v.y); s.w += nt_hi(v.y);
+            }
+        }
+    }
+    tile[ty][tx] = s;
+    __syncthreads();
+    nt_f4 t = {0.f, 0.f, 0.f, 0.f};
+    if (ty == 0)
+        for (int i = 0; i < 16; i++) {
+            t.x += tile[i][tx].x; t.y += tile[i][tx].y;
+            t.z += tile[i][tx].z; t.w += tile[i][tx].w;
+        }
+    return t;
+}
+
+template <int F32>
+__global__ void __launch_bounds__(256) nt_colsum_split(nt_args a) {
+    const long long c4 = (long long)blockIdx.x * 16 + (threadIdx.x & 15);
+    const bool ok = c4 < (a.N >> 2);
+    const long long per = (a.M + gridDim.y - 1) / gridDim.y;
+    long long r0 = (long long)blockIdx.y * per, r1 = r0 + per;
+    if (r1 > a.M) r1 = a.M;
+    if (r0 > r1) r0 = r1;                                /* empty slice: zeros */
+    nt_f4 t = nt_colsum4<F32>(a.ws, a.N, r0, r1, ok, c4);
+    float *out = (float *)((char *)a.ws + nt_part_bytes(a.M, a.N, F32 ? 4 : 2));
+    if (ok && threadIdx.x < 16) ((nt_f4 *)(out + (long long)blockIdx.y * a.N))[c4] = t;
+}
+
+template <int W>
+__global__ void __launch_bounds__(256) nt_colsum_final(nt_args a) {
+    const long long c4 = (long long)blockIdx.x * 16 + (threadIdx.x & 15);
+    const bool ok = c4 < (a.N >> 2);
+    const char *in = (const char *)a.ws + (W ? nt_part_bytes(a.M, a.N, W == 2 ? 4 : 2) : 0);
+    nt_f4 t = nt_colsum4<1>(in, a.N, 0, a.nparts, ok, c4);
+    if (!ok || threadIdx.x >= 16) return;
+    if (a.dw_bf16) {
+        nt_u2 v = {nt_pack(t.x, t.y), nt_pack(t.z, t.w)};
+        ((nt_u2 *)a.dw)[c4] = v;
+    } else {
+        ((nt_f4 *)a.dw)[c4] = t;
+    }
+}
+
+#endif
