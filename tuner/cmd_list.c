@@ -1,8 +1,215 @@
-/* cmd_list.c -- placeholder until its owner lands it. */
-#include "tuner/cli.h"
+/* cmd_list.c -- `normtune list`: what a sweep script would visit.
+ *
+ *   normtune list [--count] SCRIPT
+ *
+ * Loads the script (lua/ntlua.h), walks its shapes x families x points,
+ * keeps the points the families' where() constraints accept, and prints
+ * one line per variant ("M=4096 N=1024 rmsnorm_bwd.persistent
+ * block=128,chunks=1,stages=2,k=0"), then a table of counts per shape and
+ * family with totals.  With a "random" strategy the points are those the
+ * strategy proposes (its budget and seed), in its order.  Nothing is
+ * compiled or run: this is the dry run of a sweep.
+ *
+ * Also home of nt_enumerate (tuner/enumerate.h), the walk the sweep runner
+ * shares. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua/ntlua.h"
+#include "search/search.h"
+#include "tuner/cli.h"
+#include "tuner/enumerate.h"
+
+/* Check one point against where(); call fn when accepted.  Sets *acc.
+ * 0, or -1 with a message in err. */
+static int visit(nt_sweep *sw, int s, int f, const int *idx, nt_enum_fn fn, void *ctx,
+                 int *acc, char *err, size_t errlen) {
+    nt_params p;
+    ntl_point_params(sw, f, idx, &p);
+    if (ntl_where(sw, f, &p, &sw->shapes[s], acc, err, errlen)) return -1;
+    if (*acc && fn && fn(ctx, sw, s, f, idx, &p, err, errlen)) return -1;
+    return 0;
+}
+
+/* Points of family f for shape s, through the script's search strategy.
+ * Adds the accepted ones to *n.  0 or -1 with a message. */
+static int walk_strategy(nt_sweep *sw, int s, int f, nt_enum_fn fn, void *ctx, uint64_t *n,
+                         char *err, size_t errlen) {
+    search_state *st = NULL;
+    int idx[SEARCH_MAX_DIMS], acc, rc = 0;
+    char msg[256];
+    if (search_start(&st, &sw->fam[f].space, &sw->search, msg, sizeof msg)) {
+        snprintf(err, errlen, "%s: %s", sw->path, msg);
+        return -1;
+    }
+    while (search_next(st, idx)) {
+        if ((rc = visit(sw, s, f, idx, fn, ctx, &acc, err, errlen))) break;
+        search_report(st, idx, acc ? 0.0 : INFINITY);
+        *n += (uint64_t)acc;
+    }
+    search_free(st);
+    return rc;
+}
+
+/* Walk the sweep (see enumerate.h). */
+int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *counts,
+                 char *err, size_t errlen) {
+    int idx[SEARCH_MAX_DIMS], acc;
+    if (counts) memset(counts, 0, (size_t)sw->nshape * (size_t)sw->nfam * sizeof *counts);
+    for (int s = 0; s < sw->nshape; s++) {
+        uint64_t total = 0;
+        for (int f = 0; f < sw->nfam; f++) {
+            uint64_t n = 0;
+            if (mode == NT_ENUM_STRATEGY) {
+                if (walk_strategy(sw, s, f, fn, ctx, &n, err, errlen)) return -1;
+            } else {
+                const search_space *sp = &sw->fam[f].space;
+                uint64_t size = search_space_size(sp);
+                for (uint64_t i = 0; i < size; i++) {
+                    search_space_point(sp, i, idx);
+                    if (visit(sw, s, f, idx, fn, ctx, &acc, err, errlen)) return -1;
+                    n += (uint64_t)acc;
+                }
+            }
+            if (counts) counts[(size_t)s * (size_t)sw->nfam + (size_t)f] = n;
+            total += n;
+        }
+        if (mode == NT_ENUM_EXHAUSTIVE && total == 0) {
+            snprintf(err, errlen, "%s: shape M=%lld N=%lld: no variant left after where constraints",
+                     sw->path, (long long)sw->shapes[s].M, (long long)sw->shapes[s].N);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Callback of list: one line per variant on stdout. */
+static int print_variant(void *ctx, const nt_sweep *sw, int s, int f, const int *idx,
+                         const nt_params *p, char *err, size_t errlen) {
+    char canon[512];
+    (void)ctx;
+    (void)idx;
+    if (nt_params_canon(sw->fam[f].fam, p, canon, sizeof canon)) {
+        snprintf(err, errlen, "%s: params of %s too long", sw->path, sw->fam[f].fam->name);
+        return -1;
+    }
+    printf("M=%lld N=%lld %s %s\n", (long long)sw->shapes[s].M, (long long)sw->shapes[s].N,
+           sw->fam[f].fam->name, canon);
+    return 0;
+}
+
+/* The family's name after "op.". */
+static const char *short_name(const nt_sweep *sw, int f) {
+    return sw->fam[f].fam->name + strlen(sw->op) + 1;
+}
+
+/* The counts table: a row per shape, a column per family, totals. */
+static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
+    int w[NTL_MAX_FAMILIES];
+    uint64_t coltot[NTL_MAX_FAMILIES] = {0}, all = 0;
+    printf("# %s (hash %s): %d shapes, %d families, strategy %s\n", sw->path, sw->hash,
+           sw->nshape, sw->nfam, sw->search.strategy);
+    printf("%-24s", "shape");
+    for (int f = 0; f < sw->nfam; f++) {
+        w[f] = (int)strlen(short_name(sw, f));
+        if (w[f] < 10) w[f] = 10;
+        printf(" %*s", w[f], short_name(sw, f));
+    }
+    printf(" %10s\n", "total");
+    for (int s = 0; s < sw->nshape; s++) {
+        char shape[64];
+        uint64_t row = 0;
+        snprintf(shape, sizeof shape, "M=%lld N=%lld", (long long)sw->shapes[s].M,
+                 (long long)sw->shapes[s].N);
+        printf("%-24s", shape);
+        for (int f = 0; f < sw->nfam; f++) {
+            uint64_t c = counts[(size_t)s * (size_t)sw->nfam + (size_t)f];
+            printf(" %*" PRIu64, w[f], c);
+            row += c;
+            coltot[f] += c;
+        }
+        printf(" %10" PRIu64 "\n", row);
+        all += row;
+    }
+    printf("%-24s", "total");
+    for (int f = 0; f < sw->nfam; f++) printf(" %*" PRIu64, w[f], coltot[f]);
+    printf(" %10" PRIu64 "\n", all);
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: normtune list [--count] SCRIPT\n\n"
+            "Load a Lua sweep script and print every (shape, family, params) the\n"
+            "search would visit after the families' where() constraints, one line\n"
+            "per variant:\n"
+            "  M=4096 N=1024 rmsnorm_bwd.persistent block=128,chunks=1,stages=2,k=0\n"
+            "then the number of variants per shape and family, and the total.\n"
+            "Nothing is compiled or run.\n\n"
+            "options:\n"
+            "  -c, --count   print only the counts\n"
+            "  -h, --help    print this help\n");
+}
+
 int cmd_list(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "normtune list: not implemented yet\n");
-    return NT_EXIT_FAIL;
+    static const struct option opts[] = {
+        {"count", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int only_counts = 0, c, rc = NT_EXIT_FAIL;
+    char err[1024];
+    nt_sweep sw;
+    uint64_t *counts = NULL;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
+        if (c == 'c') {
+            only_counts = 1;
+        } else if (c == 'h') {
+            usage(stdout);
+            return NT_EXIT_OK;
+        } else {
+            nt_errorf("list", "unknown option '%s' (see normtune list --help)", argv[optind - 1]);
+            return NT_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        nt_errorf("list", "%s (usage: normtune list [--count] SCRIPT)",
+                  optind == argc ? "needs a SCRIPT" : "takes one SCRIPT");
+        return NT_EXIT_USAGE;
+    }
+    if (ntl_load(argv[optind], &sw, err, sizeof err)) {
+        nt_errorf("list", "%s", err);
+        return NT_EXIT_FAIL;
+    }
+    counts = calloc((size_t)sw.nshape * (size_t)sw.nfam, sizeof *counts);
+    if (!counts) {
+        nt_errorf("list", "out of memory");
+        goto done;
+    }
+    /* the exhaustive walk checks every shape keeps a variant, before any output */
+    if (nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err)) {
+        nt_errorf("list", "%s", err);
+        goto done;
+    }
+    int mode = strcmp(sw.search.strategy, "exhaustive") ? NT_ENUM_STRATEGY : NT_ENUM_EXHAUSTIVE;
+    if (mode == NT_ENUM_STRATEGY || !only_counts) {
+        if (nt_enumerate(&sw, mode, only_counts ? NULL : print_variant, NULL, counts, err,
+                         sizeof err)) {
+            nt_errorf("list", "%s", err);
+            goto done;
+        }
+        if (!only_counts) printf("\n");
+    }
+    print_counts(&sw, counts);
+    rc = fflush(stdout) ? NT_EXIT_FAIL : NT_EXIT_OK;
+    if (rc) nt_errorf("list", "cannot write the output");
+done:
+    free(counts);
+    ntl_free(&sw);
+    return rc;
 }
