@@ -76,6 +76,7 @@ typedef struct nt_plan {
     nt_launch l[NT_MAX_LAUNCH];
     size_t workspace;         /* bytes of scratch the chain needs (upper bound) */
     int nparts;               /* dw partial rows: 0 = the grid of launch 0 */
+    double tol_dx, tol_dw;    /* relative L2 error allowed vs float64 */
 } nt_plan;
 
 /* A family descriptor.  All functions return 0 on success, else -1 with a

@@ -76,6 +76,11 @@ typedef struct nt_evaluator {
     void *ctx;
     int (*eval)(void *ctx, const nt_family *fam, const nt_params *p,
                 const nt_shape *s, const nt_timing *t, nt_result *out);
+    /* Optional (may be NULL): a hint that eval will later be called with
+     * these arguments, in this order, so work such as compilation can start
+     * ahead.  The driver calls it for upcoming proposals. */
+    void (*prefetch)(void *ctx, const nt_family *fam, const nt_params *p,
+                     const nt_shape *s);
     nt_device dev;            /* the device results are recorded under */
     double copy_gbps;         /* measured copy bandwidth, 0 if none */
     char arch[16];            /* "sm_90a" */

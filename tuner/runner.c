@@ -1,0 +1,650 @@
+/* runner.c -- the GPU runner: measure one variant on a CUDA device.
+ *
+ * Uses the CUDA runtime API only (linked statically), so normtune starts on
+ * machines without a driver and says plainly that there is no device.
+ * Kernels come from NVRTC cubins loaded with cudaLibraryLoadData.
+ *
+ * Per shape (kept while consecutive evaluations share it): seeded random
+ * inputs x ~ U(-2,2), dy ~ U(-1,1), w ~ 1+U(-.5,.5) in R rotating sets (R
+ * sets of x, dy and dx hold >= 3x the L2), and the float64 reference of set
+ * 0.  Per variant: plan, compile (prefetched by the pool), load, size the
+ * persistent grid, poison dx/dw/workspace with NaN, run, validate every
+ * element, run twice more and compare bitwise, then time.  A failing variant
+ * is a result with a status; only a broken CUDA context is fatal. */
+#include <math.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#include "kernels/nt_args.h"
+#include "kernels/ref.h"
+#include "tuner/compile.h"
+#include "tuner/runner.h"
+
+#define L2_FACTOR 3           /* rotating sets hold >= 3x the L2 */
+#define MAX_SETS 64           /* at most this many rotating sets */
+#define BATCH 16              /* samples timed between two synchronizations */
+#define COPY_BYTES (1ull << 30) /* copy bandwidth test: 1 GiB */
+#define MAX_PENDING 64        /* prefetched compilations kept */
+
+typedef struct pending {
+    char key[600];            /* family + name expressions */
+    long ticket;
+} pending;
+
+struct nt_runner {
+    nt_runner_opts o;
+    nt_devinfo di;
+    nt_device dev;
+    char arch[16];
+    int broken;               /* sticky CUDA error seen */
+    cudaStream_t st;
+    cudaEvent_t ev[BATCH + 1];
+    nt_pool *pool;
+    pending pend[MAX_PENDING];
+    int npend;
+    /* current shape */
+    nt_shape shape;
+    int nsets;
+    void *x[MAX_SETS], *dy[MAX_SETS], *dx[MAX_SETS];
+    void *w, *dw;
+    void *ws;                 /* workspace, wsize bytes */
+    size_t wsize;
+    uint16_t *hx, *hw, *hdy;  /* host inputs of set 0 */
+    double *rdx, *rdw;        /* float64 reference of set 0 */
+    void *out_dx, *out_dw;    /* pinned: outputs of the validation run */
+    void *chk_dx, *chk_dw;    /* pinned: outputs of a determinism run */
+};
+
+/* Record a CUDA error into err; mark the runner broken when the error is
+ * sticky (the context is lost).  Returns -1 for convenience. */
+static int cuda_fail(nt_runner *r, cudaError_t e, const char *what, char *err, size_t errlen) {
+    snprintf(err, errlen, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    if (e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure ||
+        e == cudaErrorMisalignedAddress || e == cudaErrorIllegalInstruction ||
+        e == cudaErrorHardwareStackError || e == cudaErrorInvalidPc ||
+        e == cudaErrorLaunchTimeout || e == cudaErrorAssert || e == cudaErrorUnknown)
+        r->broken = 1;
+    return -1;
+}
+#define CK(call, what)                                                     \
+    do {                                                                   \
+        cudaError_t e_ = (call);                                           \
+        if (e_ != cudaSuccess) return cuda_fail(r, e_, what, err, errlen); \
+    } while (0)
+
+/* The NVIDIA kernel module's version, if the system exposes it. */
+static void driver_version(char *buf, size_t len) {
+    int v = 0;
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    buf[0] = 0;
+    if (f) {
+        char line[512];
+        if (fgets(line, sizeof line, f)) {
+            char *p = strstr(line, "Kernel Module");
+            if (p) {
+                p += strlen("Kernel Module");
+                while (*p == ' ' || *p == '\t') p++;
+                size_t n = strcspn(p, " \t\n");
+                if (n && n < len) snprintf(buf, len, "%.*s", (int)n, p);
+            }
+        }
+        fclose(f);
+    }
+    if (!buf[0] && cudaDriverGetVersion(&v) == cudaSuccess)
+        snprintf(buf, len, "cuda %d.%d", v / 1000, (v % 1000) / 10);
+}
+
+int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen) {
+    int n = 0, v = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    *out = NULL;
+    if (e != cudaSuccess || n == 0) {
+        snprintf(err, errlen, "no CUDA device: %s",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        return -1;
+    }
+    if (o->device < 0 || o->device >= n) {
+        snprintf(err, errlen, "no CUDA device %d (%d present)", o->device, n);
+        return -1;
+    }
+    nt_runner *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    r->o = *o;
+    struct cudaDeviceProp p;
+    if ((e = cudaSetDevice(o->device)) != cudaSuccess ||
+        (e = cudaGetDeviceProperties(&p, o->device)) != cudaSuccess) {
+        snprintf(err, errlen, "no CUDA device: %s", cudaGetErrorString(e));
+        free(r);
+        return -1;
+    }
+    nt_device *d = &r->dev;
+    snprintf(d->name, sizeof d->name, "%.127s", p.name);
+    const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+    snprintf(d->uuid, sizeof d->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+    d->cc_major = p.major;
+    d->cc_minor = p.minor;
+    d->sms = p.multiProcessorCount;
+    d->l2_bytes = p.l2CacheSize;
+    cudaDeviceGetAttribute(&d->sm_clock_khz, cudaDevAttrClockRate, o->device);
+    cudaDeviceGetAttribute(&d->mem_clock_khz, cudaDevAttrMemoryClockRate, o->device);
+    cudaDeviceGetAttribute(&d->mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, o->device);
+    driver_version(d->driver, sizeof d->driver);
+    cudaRuntimeGetVersion(&v);
+    snprintf(d->runtime, sizeof d->runtime, "%d.%d", v / 1000, (v % 1000) / 10);
+    nt_nvrtc_version(d->nvrtc, sizeof d->nvrtc);
+    /* Hopper and Blackwell datacenter parts get their arch-specific target */
+    snprintf(r->arch, sizeof r->arch, "sm_%d%d%s", p.major, p.minor,
+             (p.major == 9 || p.major == 10) && p.minor == 0 ? "a" : "");
+    r->di.sms = p.multiProcessorCount;
+    r->di.cc_major = p.major;
+    r->di.cc_minor = p.minor;
+    r->di.smem_per_block_optin = (int)p.sharedMemPerBlockOptin;
+    r->di.smem_per_sm = (int)p.sharedMemPerMultiprocessor;
+    r->di.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    r->di.regs_per_sm = p.regsPerMultiprocessor;
+    if ((e = cudaStreamCreateWithFlags(&r->st, cudaStreamNonBlocking)) != cudaSuccess) {
+        snprintf(err, errlen, "cannot create a stream: %s", cudaGetErrorString(e));
+        free(r);
+        return -1;
+    }
+    for (int i = 0; i <= BATCH; i++) cudaEventCreate(&r->ev[i]);
+    r->pool = nt_pool_start(o->jobs, 0, err, errlen);
+    if (!r->pool) {
+        nt_runner_close(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+/* Free the per-shape buffers. */
+static void shape_free(nt_runner *r) {
+    for (int i = 0; i < r->nsets; i++) {
+        cudaFree(r->x[i]);
+        cudaFree(r->dy[i]);
+        cudaFree(r->dx[i]);
+    }
+    r->nsets = 0;
+    cudaFree(r->w);
+    cudaFree(r->dw);
+    cudaFreeHost(r->out_dx);
+    cudaFreeHost(r->out_dw);
+    cudaFreeHost(r->chk_dx);
+    cudaFreeHost(r->chk_dw);
+    free(r->hx);
+    free(r->hw);
+    free(r->hdy);
+    free(r->rdx);
+    free(r->rdw);
+    r->w = r->dw = r->out_dx = r->out_dw = r->chk_dx = r->chk_dw = NULL;
+    r->hx = r->hw = r->hdy = NULL;
+    r->rdx = r->rdw = NULL;
+    r->shape.M = r->shape.N = 0;
+}
+
+void nt_runner_close(nt_runner *r) {
+    if (!r) return;
+    nt_pool_stop(r->pool, 0);
+    if (!r->broken) {
+        shape_free(r);
+        cudaFree(r->ws);
+        for (int i = 0; i <= BATCH; i++) cudaEventDestroy(r->ev[i]);
+        cudaStreamDestroy(r->st);
+    }
+    free(r);
+}
+
+const nt_devinfo *nt_runner_devinfo(const nt_runner *r) { return &r->di; }
+int nt_runner_broken(const nt_runner *r) { return r->broken; }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int nt_runner_copy_bw(nt_runner *r, double *gbps, char *err, size_t errlen) {
+    void *a = NULL, *b = NULL;
+    float ms;
+    double t[20];
+    CK(cudaMalloc(&a, COPY_BYTES), "cudaMalloc for the copy test");
+    if (cudaMalloc(&b, COPY_BYTES) != cudaSuccess) {
+        cudaFree(a);
+        snprintf(err, errlen, "cudaMalloc for the copy test failed");
+        return -1;
+    }
+    cudaMemsetAsync(a, 1, COPY_BYTES, r->st);
+    for (int i = 0; i < 23; i++) {
+        cudaEventRecord(r->ev[0], r->st);
+        cudaMemcpyAsync(b, a, COPY_BYTES, cudaMemcpyDeviceToDevice, r->st);
+        cudaEventRecord(r->ev[1], r->st);
+        cudaError_t e = cudaEventSynchronize(r->ev[1]);
+        if (e != cudaSuccess) {
+            cudaFree(a);
+            cudaFree(b);
+            return cuda_fail(r, e, "copy test", err, errlen);
+        }
+        cudaEventElapsedTime(&ms, r->ev[0], r->ev[1]);
+        if (i >= 3) t[i - 3] = ms;
+    }
+    cudaFree(a);
+    cudaFree(b);
+    qsort(t, 20, sizeof t[0], cmp_double);
+    double med = (t[9] + t[10]) / 2;
+    *gbps = 2.0 * (double)COPY_BYTES / (med * 1e-3) / 1e9;
+    return 0;
+}
+
+/* ---- per-shape inputs and reference ------------------------------------ */
+
+static uint64_t shape_seed(const nt_runner *r, const nt_shape *s, int set, int what) {
+    uint64_t h = nt_fnv1a(NT_FNV_INIT, &r->o.seed, sizeof r->o.seed);
+    int64_t k[4] = {s->M, s->N, set, what};
+    return nt_fnv1a(h, k, sizeof k);
+}
+
+/* Make shape s current: inputs, rotating sets, reference.  0 or -1. */
+static int shape_setup(nt_runner *r, const nt_shape *s, char *err, size_t errlen) {
+    if (r->shape.M == s->M && r->shape.N == s->N) return 0;
+    shape_free(r);
+    size_t n = (size_t)s->M * (size_t)s->N, bytes = n * 2;
+    size_t per_set = 3 * bytes;   /* x, dy, dx */
+    int sets = (int)((L2_FACTOR * (size_t)r->dev.l2_bytes + per_set - 1) / per_set);
+    if (sets < 1) sets = 1;
+    if (sets > MAX_SETS) sets = MAX_SETS;
+    r->hx = malloc(bytes);
+    r->hdy = malloc(bytes);
+    r->hw = malloc((size_t)s->N * 2);
+    r->rdx = malloc(n * sizeof(double));
+    r->rdw = malloc((size_t)s->N * sizeof(double));
+    if (!r->hx || !r->hdy || !r->hw || !r->rdx || !r->rdw) {
+        shape_free(r);
+        snprintf(err, errlen, "out of host memory for M=%lld N=%lld", (long long)s->M,
+                 (long long)s->N);
+        return -1;
+    }
+    CK(cudaMallocHost(&r->out_dx, bytes), "cudaMallocHost");
+    CK(cudaMallocHost(&r->chk_dx, bytes), "cudaMallocHost");
+    CK(cudaMallocHost(&r->out_dw, (size_t)s->N * 4), "cudaMallocHost");
+    CK(cudaMallocHost(&r->chk_dw, (size_t)s->N * 4), "cudaMallocHost");
+    CK(cudaMalloc(&r->w, (size_t)s->N * 2), "cudaMalloc w");
+    CK(cudaMalloc(&r->dw, (size_t)s->N * 4), "cudaMalloc dw");
+    nt_fill_uniform(r->hw, (size_t)s->N, 0.5, 1.5, shape_seed(r, s, 0, 2));
+    CK(cudaMemcpy(r->w, r->hw, (size_t)s->N * 2, cudaMemcpyHostToDevice), "upload w");
+    for (int i = 0; i < sets; i++) {
+        CK(cudaMalloc(&r->x[i], bytes), "cudaMalloc x");
+        r->nsets = i + 1;
+        CK(cudaMalloc(&r->dy[i], bytes), "cudaMalloc dy");
+        CK(cudaMalloc(&r->dx[i], bytes), "cudaMalloc dx");
+        /* set i's inputs; set 0's stay on the host for the reference */
+        nt_fill_uniform(r->hx, n, -2.0, 2.0, shape_seed(r, s, i, 0));
+        nt_fill_uniform(r->hdy, n, -1.0, 1.0, shape_seed(r, s, i, 1));
+        CK(cudaMemcpy(r->x[i], r->hx, bytes, cudaMemcpyHostToDevice), "upload x");
+        CK(cudaMemcpy(r->dy[i], r->hdy, bytes, cudaMemcpyHostToDevice), "upload dy");
+    }
+    if (sets > 1) {
+        nt_fill_uniform(r->hx, n, -2.0, 2.0, shape_seed(r, s, 0, 0));
+        nt_fill_uniform(r->hdy, n, -1.0, 1.0, shape_seed(r, s, 0, 1));
+    }
+    if (nt_ref_rmsnorm_bwd(r->hx, r->hw, r->hdy, s->M, s->N, r->o.eps, r->rdx, r->rdw, 0)) {
+        snprintf(err, errlen, "float64 reference failed");
+        return -1;
+    }
+    r->shape = *s;
+    return 0;
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+typedef struct errjob {
+    const double *ref;
+    const uint16_t *a;
+    size_t lo, hi;
+    double num, den;
+    size_t bad;               /* non-finite outputs */
+} errjob;
+
+static void *err_worker(void *p) {
+    errjob *j = p;
+    double num = 0, den = 0;
+    size_t bad = 0;
+    for (size_t i = j->lo; i < j->hi; i++) {
+        double v = nt_bf16_to_f32(j->a[i]), d = v - j->ref[i];
+        if (!isfinite(v)) bad++;
+        num += d * d;
+        den += j->ref[i] * j->ref[i];
+    }
+    j->num = num;
+    j->den = den;
+    j->bad = bad;
+    return NULL;
+}
+
+/* Relative L2 error of bf16 a against ref over n elements, with threads;
+ * +inf when any element is not finite (unwritten: still NaN). */
+static double rel_l2_bf16_mt(const double *ref, const uint16_t *a, size_t n) {
+    enum { T = 16 };
+    pthread_t th[T];
+    errjob j[T];
+    int nt = n < (1u << 20) ? 1 : T;
+    for (int i = 0; i < nt; i++) {
+        j[i] = (errjob){ref, a, n * i / nt, n * (i + 1) / nt, 0, 0, 0};
+        if (nt == 1 || pthread_create(&th[i], NULL, err_worker, &j[i])) {
+            err_worker(&j[i]);
+            th[i] = 0;
+        }
+    }
+    double num = 0, den = 0;
+    size_t bad = 0;
+    for (int i = 0; i < nt; i++) {
+        if (th[i]) pthread_join(th[i], NULL);
+        num += j[i].num;
+        den += j[i].den;
+        bad += j[i].bad;
+    }
+    if (bad) return INFINITY;
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static double rel_l2_f32(const double *ref, const float *a, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i])) return INFINITY;
+        num += (a[i] - ref[i]) * (a[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* ---- one variant ------------------------------------------------------- */
+
+typedef struct variant {
+    cudaLibrary_t lib;
+    cudaKernel_t k[NT_MAX_LAUNCH];
+    nt_plan plan;
+    unsigned grid0;           /* resolved grid of launch 0 */
+    nt_args a;
+} variant;
+
+/* Launch the whole chain on input set `set`. */
+static cudaError_t chain(nt_runner *r, variant *v, int set) {
+    nt_args a = v->a;
+    a.x = r->x[set];
+    a.dy = r->dy[set];
+    a.dx = r->dx[set];
+    void *args[] = {&a};
+    for (int i = 0; i < v->plan.nlaunch; i++) {
+        const nt_launch *l = &v->plan.l[i];
+        dim3 g = {i == 0 && l->grid == 0 ? v->grid0 : l->grid, l->grid_y ? l->grid_y : 1, 1};
+        dim3 b = {l->block, 1, 1};
+        cudaError_t e = cudaLaunchKernel((const void *)v->k[i], g, b, args, l->smem, r->st);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+/* Key of a compile job: family and name expressions. */
+static void job_key(const nt_family *f, const nt_plan *pl, char *buf, size_t len) {
+    size_t u = (size_t)snprintf(buf, len, "%s", f->name);
+    for (int i = 0; i < pl->nlaunch && u < len; i++)
+        u += (size_t)snprintf(buf + u, len - u, "|%s", pl->l[i].name);
+}
+
+static void prefetch(void *ctx, const nt_family *f, const nt_params *p, const nt_shape *s) {
+    nt_runner *r = ctx;
+    nt_job job;
+    char err[256];
+    if (r->npend >= MAX_PENDING) return;
+    memset(&job, 0, sizeof job);
+    if (f->plan(p, s, &r->di, &job.plan, err, sizeof err)) return;
+    job.fam = f;
+    snprintf(job.arch, sizeof job.arch, "%s", r->arch);
+    job.use_cache = r->o.use_cache;
+    long t = nt_pool_submit(r->pool, &job);
+    if (t < 0) return;
+    job_key(f, &job.plan, r->pend[r->npend].key, sizeof r->pend[0].key);
+    r->pend[r->npend++].ticket = t;
+}
+
+/* The cubin for plan: a prefetched one (older prefetches that were not used
+ * are taken and dropped), else compiled now. */
+static int get_cubin(nt_runner *r, const nt_family *f, const nt_plan *pl, nt_cubin *cb,
+                     char *err, size_t errlen) {
+    char key[600];
+    job_key(f, pl, key, sizeof key);
+    for (int i = 0; i < r->npend; i++) {
+        if (strcmp(r->pend[i].key, key)) continue;
+        for (int j = 0; j < i; j++) {   /* skipped: drop them */
+            nt_cubin junk;
+            char e2[64];
+            memset(&junk, 0, sizeof junk);
+            nt_pool_wait(r->pool, r->pend[j].ticket, &junk, e2, sizeof e2);
+            nt_cubin_free(&junk);
+        }
+        long t = r->pend[i].ticket;
+        memmove(r->pend, r->pend + i + 1, (size_t)(r->npend - i - 1) * sizeof r->pend[0]);
+        r->npend -= i + 1;
+        return nt_pool_wait(r->pool, t, cb, err, errlen);
+    }
+    return nt_compile_cached(f, pl, r->arch, r->o.use_cache, cb, err, errlen);
+}
+
+/* Set result status and message; returns 0 (the evaluation itself worked). */
+static int fail(nt_result *out, int status, const char *msg) {
+    out->status = status;
+    snprintf(out->msg, sizeof out->msg, "%s", msg);
+    return 0;
+}
+
+/* Run the chain once on set 0 from poisoned outputs and copy dx, dw to the
+ * host buffers hdx, hdw. */
+static int run_once(nt_runner *r, variant *v, void *hdx, void *hdw, char *err, size_t errlen) {
+    size_t n = (size_t)r->shape.M * (size_t)r->shape.N;
+    CK(cudaMemsetAsync(r->dx[0], 0xff, n * 2, r->st), "poison dx");
+    CK(cudaMemsetAsync(r->dw, 0xff, (size_t)r->shape.N * 4, r->st), "poison dw");
+    CK(cudaMemsetAsync(r->ws, 0xff, v->plan.workspace, r->st), "poison workspace");
+    CK(chain(r, v, 0), "launch");
+    CK(cudaMemcpyAsync(hdx, r->dx[0], n * 2, cudaMemcpyDeviceToHost, r->st), "copy dx back");
+    CK(cudaMemcpyAsync(hdw, r->dw, (size_t)r->shape.N * 4, cudaMemcpyDeviceToHost, r->st),
+       "copy dw back");
+    CK(cudaStreamSynchronize(r->st), "run");
+    return 0;
+}
+
+/* Samples until the 95% CI of the median is within rel_ci (half-width over
+ * median) or max_samples.  Fills median/p10/p90 and the samples. */
+static int time_variant(nt_runner *r, variant *v, const nt_timing *t, nt_result *out,
+                        char *err, size_t errlen) {
+    int set = 0, maxs = t->max_samples < NT_MAX_SAMPLES ? t->max_samples : NT_MAX_SAMPLES;
+    static double sorted[NT_MAX_SAMPLES];
+    for (int i = 0; i < t->warmup; i++) CK(chain(r, v, set++ % r->nsets), "warm-up");
+    out->nsamples = 0;
+    while (out->nsamples < maxs) {
+        int b = maxs - out->nsamples < BATCH ? maxs - out->nsamples : BATCH;
+        CK(cudaEventRecord(r->ev[0], r->st), "event");
+        for (int i = 0; i < b; i++) {
+            CK(chain(r, v, set++ % r->nsets), "launch");
+            CK(cudaEventRecord(r->ev[i + 1], r->st), "event");
+        }
+        CK(cudaEventSynchronize(r->ev[b]), "timed runs");
+        for (int i = 0; i < b; i++) {
+            float ms;
+            CK(cudaEventElapsedTime(&ms, r->ev[i], r->ev[i + 1]), "event time");
+            out->samples[out->nsamples++] = ms * 1e3;
+        }
+        int n = out->nsamples;
+        if (n < t->min_samples) continue;
+        memcpy(sorted, out->samples, (size_t)n * sizeof(double));
+        qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+        double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        /* order-statistic CI of the median: ranks n/2 -+ 1.96 sqrt(n)/2 */
+        int lo = (int)floor(n / 2.0 - 0.98 * sqrt((double)n));
+        int hi = (int)ceil(n / 2.0 + 0.98 * sqrt((double)n));
+        if (lo < 0) lo = 0;
+        if (hi > n - 1) hi = n - 1;
+        out->median_us = med;
+        out->p10_us = sorted[(int)(0.1 * (n - 1))];
+        out->p90_us = sorted[(int)(0.9 * (n - 1))];
+        if ((sorted[hi] - sorted[lo]) / 2 <= t->rel_ci * med) break;
+    }
+    return 0;
+}
+
+/* Load the cubin, resolve the kernels and the persistent grid. */
+static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, char *err,
+                size_t errlen) {
+    cudaError_t e = cudaLibraryLoadData(&v->lib, cb->data, NULL, NULL, 0, NULL, NULL, 0);
+    if (e != cudaSuccess) {
+        cuda_fail(r, e, "cudaLibraryLoadData", err, errlen);
+        return fail(out, NT_LAUNCH_ERROR, err) - 1;
+    }
+    for (int i = 0; i < v->plan.nlaunch; i++) {
+        const nt_launch *l = &v->plan.l[i];
+        e = cudaLibraryGetKernel(&v->k[i], v->lib, cb->lowered[i]);
+        if (e == cudaSuccess && l->smem > 48 * 1024)
+            e = cudaFuncSetAttribute((const void *)v->k[i],
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l->smem);
+        if (e != cudaSuccess) {
+            cuda_fail(r, e, l->name, err, errlen);
+            return fail(out, NT_RESOURCES, err) - 1;
+        }
+    }
+    const nt_launch *l0 = &v->plan.l[0];
+    v->grid0 = l0->grid;
+    if (l0->grid == 0) {
+        int fit = 0;
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, (const void *)v->k[0],
+                                                          (int)l0->block, l0->smem);
+        if (e != cudaSuccess || fit == 0) {
+            snprintf(err, errlen, "no block of %u threads, %u bytes of shared memory and %d "
+                     "registers fits on an SM", l0->block, l0->smem, cb->regs[0]);
+            return fail(out, NT_RESOURCES, err) - 1;
+        }
+        int k = l0->blocks_per_sm;
+        if (k > fit) {
+            snprintf(err, errlen, "k=%d blocks per SM requested, only %d fit (%d registers, "
+                     "%u bytes of shared memory)", k, fit, cb->regs[0], l0->smem);
+            return fail(out, NT_RESOURCES, err) - 1;
+        }
+        long long g = (long long)r->di.sms * (k ? k : fit);
+        if (g > r->shape.M) g = r->shape.M;
+        v->grid0 = (unsigned)g;
+    }
+    out->grid = (int)v->grid0;
+    return 0;
+}
+
+static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shape *s,
+                const nt_timing *t, nt_result *out) {
+    nt_runner *r = ctx;
+    char err[NT_MSG_LEN] = "";
+    size_t errlen = sizeof err;
+    nt_cubin cb;
+    variant v;
+    int rc = 0;
+    memset(&cb, 0, sizeof cb);
+    memset(&v, 0, sizeof v);
+    memset(out, 0, offsetof(nt_result, samples));
+    out->nsamples = 0;
+    out->bytes = f->min_bytes(s);
+    if (r->broken) return snprintf(out->msg, sizeof out->msg, "CUDA context is broken"), -1;
+    if (f->plan(p, s, &r->di, &v.plan, err, errlen)) return fail(out, NT_UNSUPPORTED, err);
+    if (get_cubin(r, f, &v.plan, &cb, err, errlen)) {
+        nt_cubin_free(&cb);
+        return fail(out, NT_COMPILE_ERROR, err);
+    }
+    out->regs = cb.max_regs;
+    out->spill = cb.max_spill;
+    for (int i = 0; i < v.plan.nlaunch; i++) {
+        int sm = cb.smem[i] + (int)v.plan.l[i].smem;
+        if (sm > out->smem) out->smem = sm;
+    }
+    if (shape_setup(r, s, err, errlen)) {
+        rc = -1;
+        snprintf(out->msg, sizeof out->msg, "%s", err);
+        goto done;
+    }
+    if (load(r, &v, &cb, out, err, errlen)) goto done;
+    if (v.plan.workspace > r->wsize) {
+        cudaFree(r->ws);
+        r->ws = NULL;
+        r->wsize = 0;
+        cudaError_t e = cudaMalloc(&r->ws, v.plan.workspace);
+        if (e != cudaSuccess) {
+            cuda_fail(r, e, "cudaMalloc workspace", err, errlen);
+            fail(out, NT_RESOURCES, err);
+            goto done;
+        }
+        r->wsize = v.plan.workspace;
+    }
+    v.a = (nt_args){0};
+    v.a.w = r->w;
+    v.a.dw = r->dw;
+    v.a.ws = r->ws;
+    v.a.M = s->M;
+    v.a.N = (int)s->N;
+    v.a.nparts = v.plan.nparts ? v.plan.nparts : (int)v.grid0;
+    v.a.eps = (float)r->o.eps;
+    v.a.dw_bf16 = 0;
+    /* validate */
+    size_t n = (size_t)s->M * (size_t)s->N;
+    if (run_once(r, &v, r->out_dx, r->out_dw, err, errlen)) {
+        fail(out, NT_LAUNCH_ERROR, err);
+        goto done;
+    }
+    out->err_dx = rel_l2_bf16_mt(r->rdx, r->out_dx, n);
+    out->err_dw = rel_l2_f32(r->rdw, r->out_dw, (size_t)s->N);
+    if (!(out->err_dx <= v.plan.tol_dx) || !(out->err_dw <= v.plan.tol_dw)) {
+        snprintf(err, errlen, "wrong result: rel. L2 error dx %.3g (tolerance %.0e), dw %.3g "
+                 "(tolerance %.0e)", out->err_dx, v.plan.tol_dx, out->err_dw, v.plan.tol_dw);
+        fail(out, NT_WRONG, err);
+        goto done;
+    }
+    /* determinism: two more runs, bitwise */
+    for (int k = 0; k < 2; k++) {
+        if (run_once(r, &v, r->chk_dx, r->chk_dw, err, errlen)) {
+            fail(out, NT_LAUNCH_ERROR, err);
+            goto done;
+        }
+        if (memcmp(r->chk_dx, r->out_dx, n * 2) || memcmp(r->chk_dw, r->out_dw, (size_t)s->N * 4)) {
+            snprintf(err, errlen, "run %d differs bitwise from the first (%s)", k + 2,
+                     memcmp(r->chk_dx, r->out_dx, n * 2) ? "dx" : "dw");
+            fail(out, NT_NONDETERMINISTIC, err);
+            goto done;
+        }
+    }
+    if (time_variant(r, &v, t, out, err, errlen)) {
+        fail(out, NT_LAUNCH_ERROR, err);
+        goto done;
+    }
+    out->status = NT_OK;
+    out->gbps = out->bytes / (out->median_us * 1e-6) / 1e9;
+done:
+    if (v.lib) cudaLibraryUnload(v.lib);
+    nt_cubin_free(&cb);
+    if (r->broken) {
+        if (!out->msg[0]) snprintf(out->msg, sizeof out->msg, "%s", err);
+        out->status = NT_LAUNCH_ERROR;
+    }
+    return rc;
+}
+
+void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev) {
+    memset(ev, 0, sizeof *ev);
+    ev->ctx = r;
+    ev->eval = eval;
+    ev->prefetch = prefetch;
+    ev->dev = r->dev;
+    snprintf(ev->arch, sizeof ev->arch, "%s", r->arch);
+}

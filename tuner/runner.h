@@ -1,0 +1,51 @@
+/* runner.h -- the GPU runner: an nt_evaluator that measures on a CUDA device.
+ *
+ * nt_runner_open finds the device (a clear error when there is none), reads
+ * its metadata, and measures its copy bandwidth on request.  The evaluator it
+ * hands out follows the method of the design brief for every variant:
+ * seeded random inputs, NaN-poisoned outputs and workspace, validation
+ * against the float64 reference (every element), two more runs compared
+ * bitwise, then CUDA events around the whole chain, a warm-up, and samples
+ * until the 95% confidence interval of the median is within rel_ci or
+ * max_samples is reached, rotating among input sets that together hold at
+ * least 3x the L2 so the cache cannot serve them.
+ *
+ * Compilation goes through a pool of NVRTC threads (tuner/compile.h) fed by
+ * the evaluator's prefetch hook, so compiling runs ahead of timing. */
+#ifndef NT_RUNNER_H
+#define NT_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tuner/eval.h"
+
+typedef struct nt_runner nt_runner;
+
+typedef struct nt_runner_opts {
+    int device;               /* CUDA device ordinal */
+    uint64_t seed;            /* input seed */
+    int jobs;                 /* compiler threads, <= 0: online CPUs */
+    int use_cache;            /* NVRTC disk cache */
+    double eps;               /* RMSNorm epsilon */
+} nt_runner_opts;
+
+/* Open the device.  Returns 0, or -1 with a message ("no CUDA device: ...")
+ * when there is no usable device. */
+int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen);
+void nt_runner_close(nt_runner *r);
+
+/* Measure device-to-device copy bandwidth (bytes read + written per second,
+ * in GB/s) with a 1 GiB copy, median of 20 after warm-up. */
+int nt_runner_copy_bw(nt_runner *r, double *gbps, char *err, size_t errlen);
+
+/* The evaluator (ctx = r).  ev->copy_gbps is 0 until set by the caller. */
+void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev);
+
+/* What the planner needs of the device. */
+const nt_devinfo *nt_runner_devinfo(const nt_runner *r);
+
+/* 1 once the CUDA context is unusable (a kernel faulted): the process must
+ * restart to go on. */
+int nt_runner_broken(const nt_runner *r);
+
+#endif

@@ -1,0 +1,41 @@
+/* sweep.h -- the sweep driver: script -> search -> evaluator -> store.
+ *
+ * nt_sweep_run walks the variants of a loaded script (tuner/enumerate.h),
+ * skips those the database already holds for the same device, kernel source
+ * and timing settings (that is how an interrupted sweep resumes), hands the
+ * rest to an evaluator -- the GPU runner, or a fixture in the tests -- and
+ * stores each result in its own transaction.  It never talks to CUDA. */
+#ifndef NT_SWEEP_H
+#define NT_SWEEP_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/store.h"
+#include "lua/ntlua.h"
+#include "tuner/eval.h"
+
+typedef struct nt_run_opts {
+    int verbose;              /* a line per result on stderr */
+    int progress;             /* a live progress line (stderr is a terminal) */
+    volatile sig_atomic_t *stop; /* set asynchronously: stop after the current result */
+    const char *src_hash;     /* kernel source hash; NULL = nt_kernel_hash */
+} nt_run_opts;
+
+typedef struct nt_run_stats {
+    uint64_t total;           /* variants the script asks for */
+    uint64_t reused;          /* already in the database */
+    uint64_t measured;        /* evaluated and stored now */
+    uint64_t ok;              /* of those, status ok */
+    int interrupted;          /* stopped by *stop */
+    int64_t sweep_id;
+} nt_run_stats;
+
+/* Run the sweep.  ev->dev and ev->copy_gbps are recorded with the sweep.
+ * Returns 0 (also when interrupted: st->interrupted), or -1 with a message
+ * (a database error, a where() error, an evaluator that broke). */
+int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
+                 nt_run_stats *st, char *err, size_t errlen);
+
+#endif
