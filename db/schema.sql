@@ -1,1 +1,125 @@
--- placeholder
+-- schema.sql -- the normtune results database, schema version 1.
+--
+-- Embedded into the binary at build time (store_schema_texts[0]) and run
+-- by db/store.c, inside one transaction, on a new or empty file.  A later
+-- version changes this file to the newest schema and adds a migration step
+-- (version v -> v+1) to the table in db/store.c; user_version below must
+-- equal STORE_SCHEMA_VERSION in db/store.h.  docs/schema.md describes every
+-- table and column.
+--
+-- Times are UTC ISO 8601 texts ("2025-01-31T12:34:56.789Z"); durations are
+-- microseconds; bandwidths GB/s (1e9 bytes per second).
+
+PRAGMA application_id = 1314145346;   -- 0x4e544442, "NTDB": a normtune file
+PRAGMA user_version = 1;              -- STORE_SCHEMA_VERSION
+
+-- A GPU.  Identified by its uuid; a device without one (uuid NULL) by name.
+CREATE TABLE device (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT    NOT NULL,          -- "NVIDIA H200"
+    cc_major      INTEGER NOT NULL,          -- compute capability
+    cc_minor      INTEGER NOT NULL,
+    sms           INTEGER NOT NULL,          -- multiprocessors
+    l2_bytes      INTEGER NOT NULL,
+    sm_clock_khz  INTEGER NOT NULL,
+    mem_clock_khz INTEGER NOT NULL,
+    mem_bus_bits  INTEGER NOT NULL,
+    driver        TEXT    NOT NULL,          -- driver version, latest seen
+    runtime       TEXT    NOT NULL,          -- CUDA runtime version
+    nvrtc         TEXT    NOT NULL,          -- NVRTC version
+    uuid          TEXT    UNIQUE             -- "GPU-...", NULL if none
+);
+
+-- One run of a sweep script on one device.
+CREATE TABLE sweep (
+    id          INTEGER PRIMARY KEY,
+    script      TEXT    NOT NULL,            -- script path as given
+    script_hash TEXT    NOT NULL,            -- hash of the script text
+    started     TEXT    NOT NULL,            -- UTC ISO 8601
+    finished    TEXT,                        -- NULL while running
+    device_id   INTEGER NOT NULL REFERENCES device(id),
+    status      TEXT    NOT NULL DEFAULT 'running'
+                CHECK (status IN ('running', 'done', 'interrupted', 'failed')),
+    copy_gbps   REAL,                        -- measured D2D copy bandwidth
+    host        TEXT    NOT NULL DEFAULT ''  -- machine the sweep ran on
+);
+
+-- A kernel configuration: family, canonical params, kernel source hash.
+CREATE TABLE variant (
+    id       INTEGER PRIMARY KEY,
+    family   TEXT NOT NULL,                  -- "rmsnorm_bwd.persistent"
+    params   TEXT NOT NULL,                  -- "block=256,chunks=2,stages=2,k=0"
+    src_hash TEXT NOT NULL,                  -- hash of the kernel sources
+    UNIQUE (family, params, src_hash)
+);
+
+-- A problem: op, element type, M rows of N elements.
+CREATE TABLE shape (
+    id    INTEGER PRIMARY KEY,
+    op    TEXT    NOT NULL,                  -- "rmsnorm_bwd"
+    dtype TEXT    NOT NULL,                  -- "bf16"
+    M     INTEGER NOT NULL,
+    N     INTEGER NOT NULL,
+    UNIQUE (op, dtype, M, N)
+);
+
+-- One measurement of a variant on a shape and device, under timing settings.
+-- The unique key is the resume key: a sweep that finds it skips the work.
+CREATE TABLE result (
+    id          INTEGER PRIMARY KEY,
+    sweep_id    INTEGER NOT NULL REFERENCES sweep(id),
+    variant_id  INTEGER NOT NULL REFERENCES variant(id),
+    shape_id    INTEGER NOT NULL REFERENCES shape(id),
+    device_id   INTEGER NOT NULL REFERENCES device(id),
+    warmup      INTEGER NOT NULL,            -- timing settings (part of the key)
+    min_samples INTEGER NOT NULL,
+    max_samples INTEGER NOT NULL,
+    rel_ci      REAL    NOT NULL,
+    status      TEXT    NOT NULL,            -- "ok", "compile_error", "wrong", ...
+    message     TEXT    NOT NULL DEFAULT '', -- why it failed, or a note
+    median_us   REAL,                        -- over the samples; NULL if none
+    p10_us      REAL,
+    p90_us      REAL,
+    n_samples   INTEGER NOT NULL DEFAULT 0,
+    bytes       REAL,                        -- minimum bytes the op moves
+    gbps        REAL,                        -- bytes / median
+    pct_copy    REAL,                        -- gbps / sweep copy_gbps, in %
+    err_dx      REAL,                        -- relative L2 error vs float64
+    err_dw      REAL,
+    regs        INTEGER,                     -- registers per thread (max)
+    spill       INTEGER,                     -- spill store bytes (max)
+    smem        INTEGER,                     -- shared bytes per block (max)
+    grid        INTEGER,                     -- blocks of the main kernel
+    created     TEXT    NOT NULL,            -- UTC ISO 8601, when stored
+    UNIQUE (device_id, variant_id, shape_id, warmup, min_samples, max_samples, rel_ci)
+);
+CREATE INDEX result_shape ON result (device_id, shape_id, status);
+CREATE INDEX result_sweep ON result (sweep_id);
+
+-- Raw timing samples of a result, in the order they were taken.
+CREATE TABLE sample (
+    result_id INTEGER NOT NULL REFERENCES result(id) ON DELETE CASCADE,
+    idx       INTEGER NOT NULL,              -- 0, 1, ...
+    us        REAL    NOT NULL,
+    PRIMARY KEY (result_id, idx)
+) WITHOUT ROWID;
+
+-- The fastest successful result per (device, shape).  Ties go to the
+-- smaller (family, params, src_hash), so the choice depends on content only.
+CREATE VIEW best AS
+SELECT device_id, device, op, dtype, M, N, family, params, src_hash,
+       median_us, gbps, pct_copy, result_id, sweep_id, created
+FROM (
+    SELECT r.device_id, d.name AS device, s.op, s.dtype, s.M, s.N,
+           v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy,
+           r.id AS result_id, r.sweep_id, r.created,
+           row_number() OVER (PARTITION BY r.device_id, r.shape_id
+                              ORDER BY r.median_us, v.family, v.params,
+                                       v.src_hash, r.id) AS rank
+    FROM result r
+    JOIN variant v ON v.id = r.variant_id
+    JOIN shape s ON s.id = r.shape_id
+    JOIN device d ON d.id = r.device_id
+    WHERE r.status = 'ok' AND r.median_us IS NOT NULL
+)
+WHERE rank = 1;

@@ -1,0 +1,1217 @@
+/* store.c -- the results database: open, record, resume, merge, report.
+ *
+ * The only code that includes sqlite3.h.  A store is one SQLite file in WAL
+ * mode whose schema (db/schema.sql, embedded as store_schema_texts[0]) is
+ * versioned with PRAGMA user_version and marked as normtune's with
+ * PRAGMA application_id.  Opening inspects a file read-only before anything
+ * is written: a file that is not SQLite, a SQLite database of another
+ * program, or one written by a newer normtune is refused and left as it was.
+ * An older schema is migrated forward one step at a time (migrations[]).
+ *
+ * Every statement a store runs is listed in q_sql[], prepared once on first
+ * use and cached in the store, bound by name, stepped and reset.  Each write
+ * is one transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error), so a
+ * killed sweep leaves whole results or none.  Merging attaches the inputs
+ * read-only and copies their rows into a new file, mapping ids through
+ * temporary tables.  The store_report_* functions turn canned queries into
+ * rows of formatted text for `normtune query`. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <sqlite3.h>
+
+#include "db/store.h"
+
+extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
+
+#define APP_ID 0x4e544442          /* "NTDB": PRAGMA application_id */
+#define BUSY_MS 10000              /* wait this long for another writer */
+#define MAX_COLS 16                /* columns of a canned report */
+
+/* Migration steps: migrations[v] turns schema version v into v + 1 (run in
+ * one transaction, after which user_version is set to v + 1).  Entry 0 is
+ * unused: a new file gets schema.sql, which is always the newest schema. */
+static const char *const migrations[STORE_SCHEMA_VERSION] = {
+    NULL,                          /* 0 -> 1: a new file, see new_schema() */
+};
+
+/* Every statement of the store, prepared lazily and cached per store. */
+enum {
+    Q_BEGIN, Q_COMMIT, Q_ROLLBACK,
+    Q_DEV_UUID, Q_DEV_NAME, Q_DEV_INS, Q_DEV_UPD, Q_DEV_GET, Q_DEV_FIND,
+    Q_DEV_ALL, Q_DEV_WITH_RESULTS,
+    Q_SWEEP_INS, Q_SWEEP_END,
+    Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
+    Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_LOOKUP, Q_SAMPLES,
+    Q_BEST, Q_BEST_SWEEPS, Q_LAST_CREATED,
+    Q_REP_BEST, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
+    Q_COUNT
+};
+
+#define DEV_COLS "name, cc_major, cc_minor, sms, l2_bytes, sm_clock_khz, " \
+    "mem_clock_khz, mem_bus_bits, driver, runtime, nvrtc, uuid"
+#define RES_KEY "device_id = :dev AND variant_id = :var AND shape_id = :shape " \
+    "AND warmup = :warmup AND min_samples = :min AND max_samples = :max " \
+    "AND rel_ci = :rel_ci"
+/* First line of a message, at most 60 characters. */
+#define SHORT_MSG "substr(CASE WHEN instr(r.message, char(10)) > 0 " \
+    "THEN substr(r.message, 1, instr(r.message, char(10)) - 1) " \
+    "ELSE r.message END, 1, 60)"
+
+static const char *const q_sql[Q_COUNT] = {
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+    [Q_DEV_UUID] = "SELECT id FROM device WHERE uuid = :uuid",
+    [Q_DEV_NAME] = "SELECT id FROM device WHERE uuid IS NULL AND name = :name "
+                   "ORDER BY id LIMIT 1",
+    [Q_DEV_INS] = "INSERT INTO device(" DEV_COLS ") VALUES (:name, :cc_major, "
+                  ":cc_minor, :sms, :l2_bytes, :sm_clock_khz, :mem_clock_khz, "
+                  ":mem_bus_bits, :driver, :runtime, :nvrtc, :uuid)",
+    [Q_DEV_UPD] = "UPDATE device SET name = :name, cc_major = :cc_major, "
+                  "cc_minor = :cc_minor, sms = :sms, l2_bytes = :l2_bytes, "
+                  "sm_clock_khz = :sm_clock_khz, mem_clock_khz = :mem_clock_khz, "
+                  "mem_bus_bits = :mem_bus_bits, driver = :driver, "
+                  "runtime = :runtime, nvrtc = :nvrtc WHERE id = :id AND "
+                  "uuid IS :uuid",
+    [Q_DEV_GET] = "SELECT name, coalesce(uuid, 'none'), cc_major, cc_minor, "
+                  "driver, runtime, nvrtc FROM device WHERE id = :id",
+    [Q_DEV_FIND] = "SELECT id, name, coalesce(uuid, 'none') FROM device "
+                   "WHERE name = :name OR uuid = :name ORDER BY id",
+    [Q_DEV_ALL] = "SELECT id, name, coalesce(uuid, 'none') FROM device ORDER BY id",
+    [Q_DEV_WITH_RESULTS] = "SELECT d.id, d.name, coalesce(d.uuid, 'none') FROM device d "
+                           "WHERE EXISTS (SELECT 1 FROM result r WHERE "
+                           "r.device_id = d.id) ORDER BY d.id",
+    [Q_SWEEP_INS] = "INSERT INTO sweep(script, script_hash, started, device_id, "
+                    "status, copy_gbps, host) VALUES (:script, :hash, :now, "
+                    ":dev, 'running', :copy, :host)",
+    [Q_SWEEP_END] = "UPDATE sweep SET status = :status, finished = :now WHERE id = :id",
+    [Q_VAR_INS] = "INSERT OR IGNORE INTO variant(family, params, src_hash) "
+                  "VALUES (:family, :params, :src)",
+    [Q_VAR_GET] = "SELECT id FROM variant WHERE family = :family AND "
+                  "params = :params AND src_hash = :src",
+    [Q_SHAPE_INS] = "INSERT OR IGNORE INTO shape(op, dtype, M, N) "
+                    "VALUES (:op, :dtype, :M, :N)",
+    [Q_SHAPE_GET] = "SELECT id FROM shape WHERE op = :op AND dtype = :dtype "
+                    "AND M = :M AND N = :N",
+    [Q_RES_DEL] = "DELETE FROM result WHERE " RES_KEY,
+    [Q_RES_INS] = "INSERT INTO result(sweep_id, variant_id, shape_id, device_id, "
+                  "warmup, min_samples, max_samples, rel_ci, status, message, "
+                  "median_us, p10_us, p90_us, n_samples, bytes, gbps, pct_copy, "
+                  "err_dx, err_dw, regs, spill, smem, grid, created) VALUES "
+                  "(:sweep, :var, :shape, :dev, :warmup, :min, :max, :rel_ci, "
+                  ":status, :msg, :median, :p10, :p90, :n, :bytes, :gbps, :pct, "
+                  ":err_dx, :err_dw, :regs, :spill, :smem, :grid, :now)",
+    [Q_SAMPLE_INS] = "INSERT INTO sample(result_id, idx, us) VALUES (:res, :idx, :us)",
+    [Q_LOOKUP] = "SELECT r.id, r.status, r.message, r.median_us, r.p10_us, "
+                 "r.p90_us, r.n_samples, r.bytes, r.gbps, r.pct_copy, r.err_dx, "
+                 "r.err_dw, r.regs, r.spill, r.smem, r.grid FROM result r "
+                 "JOIN variant v ON v.id = r.variant_id "
+                 "JOIN shape s ON s.id = r.shape_id "
+                 "WHERE r.device_id = :dev AND v.family = :family AND "
+                 "v.params = :params AND v.src_hash = :src AND s.op = :op AND "
+                 "s.dtype = :dtype AND s.M = :M AND s.N = :N AND "
+                 "r.warmup = :warmup AND r.min_samples = :min AND "
+                 "r.max_samples = :max AND r.rel_ci = :rel_ci",
+    [Q_SAMPLES] = "SELECT us FROM sample WHERE result_id = :res ORDER BY idx",
+    [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
+               "gbps, pct_copy, result_id FROM best WHERE device_id = :dev "
+               "ORDER BY N, M, op, dtype",
+    [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
+    [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",
+    [Q_REP_BEST] = "SELECT device, op, dtype, N, M, family, params, median_us, "
+                   "gbps, pct_copy, result_id FROM best WHERE :dev IS NULL OR "
+                   "device_id = :dev ORDER BY device, device_id, N, M, op, dtype",
+    [Q_REP_SHAPE] =
+        "SELECT CASE WHEN status = 'ok' THEN row_number() OVER ("
+        "PARTITION BY op, dtype ORDER BY status <> 'ok', median_us, family, "
+        "params, id) END, op, dtype, family, params, status, median_us, p10_us, "
+        "p90_us, n_samples, gbps, pct_copy, CASE WHEN status = 'ok' THEN "
+        "100.0 * (min(CASE WHEN status = 'ok' THEN median_us END) OVER "
+        "(PARTITION BY op, dtype)) / median_us END, id, msg FROM ("
+        "SELECT r.id, s.op, s.dtype, v.family, v.params, r.status, r.median_us, "
+        "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, " SHORT_MSG " AS msg "
+        "FROM result r JOIN variant v ON v.id = r.variant_id "
+        "JOIN shape s ON s.id = r.shape_id WHERE r.device_id = :dev AND "
+        "s.M = :M AND s.N = :N) "
+        "ORDER BY op, dtype, status <> 'ok', median_us, family, params, id",
+    [Q_REP_RESULT] = "SELECT n_samples FROM result WHERE id = :res",
+    [Q_REP_SAMPLES] = "SELECT idx, us FROM sample WHERE result_id = :res ORDER BY idx",
+    [Q_REP_SWEEPS] = "SELECT s.id, d.name, s.script, s.started, s.finished, "
+                     "s.status, s.copy_gbps, (SELECT count(*) FROM result r "
+                     "WHERE r.sweep_id = s.id), (SELECT count(*) FROM result r "
+                     "WHERE r.sweep_id = s.id AND r.status = 'ok') FROM sweep s "
+                     "JOIN device d ON d.id = s.device_id ORDER BY s.started, s.id",
+};
+
+struct store {
+    sqlite3 *db;
+    int mode;                      /* STORE_READ / WRITE / CREATE */
+    char *path;                    /* as given, for messages (owned) */
+    sqlite3_stmt *q[Q_COUNT];      /* cached statements, NULL until used */
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* Write a message into err (if there is room); returns STORE_ERR. */
+static int seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int seterr(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return STORE_ERR;
+}
+
+/* A failed SQLite call: "<path>: <what>: <sqlite message>". */
+static int dberr(store *db, char *err, size_t errlen, const char *what) {
+    return seterr(err, errlen, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->db));
+}
+
+/* Current UTC time as ISO 8601 with milliseconds, into buf (>= 32 bytes). */
+static void utc_now(char *buf, size_t len) {
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+/* A URI for path ("file:" + percent-encoded path + "?" + query) so that any
+ * file name works with SQLITE_OPEN_URI.  Returns a malloc'd string. */
+static char *make_uri(const char *path, const char *query) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(path), qn = query ? strlen(query) : 0;
+    char *u = malloc(5 + 3 * n + 2 + qn + 1), *p = u;
+    if (!u) return NULL;
+    memcpy(p, "file:", 5);
+    p += 5;
+    for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+            (*s >= '0' && *s <= '9') || strchr("/._~-", *s)) {
+            *p++ = (char)*s;
+        } else {
+            *p++ = '%';
+            *p++ = hex[*s >> 4];
+            *p++ = hex[*s & 15];
+        }
+    }
+    if (qn) {
+        *p++ = '?';
+        memcpy(p, query, qn);
+        p += qn;
+    }
+    *p = 0;
+    return u;
+}
+
+/* The query part for opening path read-only.  With no -wal file beside it no
+ * connection is open on it, so it is read as immutable: SQLite then creates
+ * no -wal/-shm files next to a file it must leave untouched. */
+static const char *ro_query(const char *path) {
+    char wal[4096];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    return stat(wal, &st) == 0 ? "mode=ro" : "mode=ro&immutable=1";
+}
+
+/* Open path read-only through a URI; returns an SQLite code, *out set. */
+static int open_ro(const char *path, sqlite3 **out) {
+    char *uri = make_uri(path, ro_query(path));
+    if (!uri) return SQLITE_NOMEM;
+    int rc = sqlite3_open_v2(uri, out, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    return rc;
+}
+
+/* Run a query returning one integer; returns SQLite's code. */
+static int one_int(sqlite3 *db, const char *sql, int64_t *v) {
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *v = sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_ERROR;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The cached statement id, prepared on first use, reset and with its
+ * bindings cleared.  Returns NULL with err set on failure.  The store owns
+ * the statement; callers reset it when done (stmt_done). */
+static sqlite3_stmt *stmt(store *db, int id, char *err, size_t errlen) {
+    if (!db->q[id]) {
+        if (sqlite3_prepare_v3(db->db, q_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+                               &db->q[id], NULL) != SQLITE_OK) {
+            dberr(db, err, errlen, "prepare");
+            return NULL;
+        }
+    }
+    sqlite3_reset(db->q[id]);
+    sqlite3_clear_bindings(db->q[id]);
+    return db->q[id];
+}
+
+static void stmt_done(sqlite3_stmt *st) {
+    if (st) sqlite3_reset(st);
+}
+
+/* Bind by name; each returns SQLite's code (SQLITE_RANGE: no such name). */
+static int bind_i(sqlite3_stmt *st, const char *name, int64_t v) {
+    int i = sqlite3_bind_parameter_index(st, name);
+    return i ? sqlite3_bind_int64(st, i, v) : SQLITE_RANGE;
+}
+static int bind_d(sqlite3_stmt *st, const char *name, double v) {
+    int i = sqlite3_bind_parameter_index(st, name);
+    return i ? sqlite3_bind_double(st, i, v) : SQLITE_RANGE;
+}
+static int bind_t(sqlite3_stmt *st, const char *name, const char *v) {
+    int i = sqlite3_bind_parameter_index(st, name);
+    if (!i) return SQLITE_RANGE;
+    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+static int bind_null(sqlite3_stmt *st, const char *name) {
+    int i = sqlite3_bind_parameter_index(st, name);
+    return i ? sqlite3_bind_null(st, i) : SQLITE_RANGE;
+}
+
+/* Step a write statement to completion; returns STORE_OK or STORE_ERR. */
+static int step_done(store *db, sqlite3_stmt *st, const char *what, char *err,
+                     size_t errlen) {
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? STORE_OK : dberr(db, err, errlen, what);
+}
+
+/* Run one of Q_BEGIN / Q_COMMIT / Q_ROLLBACK. */
+static int tx(store *db, int id, char *err, size_t errlen) {
+    sqlite3_stmt *st = stmt(db, id, err, errlen);
+    return st ? step_done(db, st, q_sql[id], err, errlen) : STORE_ERR;
+}
+
+/* Copy src into a fixed buffer; STORE_ERR if it does not fit. */
+static int copy_str(char *dst, size_t len, const unsigned char *src) {
+    const char *s = src ? (const char *)src : "";
+    size_t n = strlen(s);
+    if (n >= len) return STORE_ERR;
+    memcpy(dst, s, n + 1);
+    return STORE_OK;
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+/* Decide what an existing, non-empty file is, reading it read-only.  Sets
+ * *version to its user_version and *blank to 1 for an SQLite database with
+ * no tables and no application id (it may be given the schema).  Refuses
+ * anything else that is not a normtune database of a schema this build
+ * knows.  Returns STORE_OK or STORE_ERR with err set. */
+static int inspect(const char *path, int64_t *version, int *blank, char *err,
+                   size_t errlen) {
+    unsigned char hdr[100];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return seterr(err, errlen, "%s: %s", path, strerror(errno));
+    ssize_t n = read(fd, hdr, sizeof hdr);
+    close(fd);
+    if (n < (ssize_t)sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0)
+        return seterr(err, errlen, "%s: not an SQLite database (refusing to touch it)", path);
+
+    sqlite3 *db = NULL;
+    int64_t app = 0, nobj = 0;
+    int rc = open_ro(path, &db);
+    if (rc == SQLITE_OK) rc = one_int(db, "PRAGMA application_id", &app);
+    if (rc == SQLITE_OK) rc = one_int(db, "PRAGMA user_version", version);
+    if (rc == SQLITE_OK) rc = one_int(db, "SELECT count(*) FROM sqlite_master", &nobj);
+    if (rc != SQLITE_OK) {
+        seterr(err, errlen, "%s: cannot read it as SQLite: %s", path,
+               db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return STORE_ERR;
+    }
+    sqlite3_close(db);
+    *blank = 0;
+    if (app == 0 && *version == 0 && nobj == 0) {
+        *blank = 1;
+        return STORE_OK;
+    }
+    if (app != APP_ID)
+        return seterr(err, errlen, "%s: an SQLite database of another program, "
+                      "not a normtune database (application_id 0x%llx); refusing "
+                      "to touch it", path, (unsigned long long)app);
+    if (*version > STORE_SCHEMA_VERSION)
+        return seterr(err, errlen, "%s: written by a newer normtune (schema %lld, "
+                      "this build knows %d)", path, (long long)*version,
+                      STORE_SCHEMA_VERSION);
+    return STORE_OK;
+}
+
+/* Give a new or blank database the schema, in one transaction.  Skips it if
+ * another process did it first.  Returns STORE_OK or STORE_ERR. */
+static int new_schema(store *db, char *err, size_t errlen) {
+    int64_t v = 0, nobj = 0;
+    if (tx(db, Q_BEGIN, err, errlen)) return STORE_ERR;
+    if (one_int(db->db, "PRAGMA user_version", &v) != SQLITE_OK ||
+        one_int(db->db, "SELECT count(*) FROM sqlite_master", &nobj) != SQLITE_OK)
+        goto fail;
+    if (v == 0 && nobj == 0) {
+        if (sqlite3_exec(db->db, store_schema_texts[0], NULL, NULL, NULL) != SQLITE_OK)
+            goto fail;
+        if (one_int(db->db, "PRAGMA user_version", &v) != SQLITE_OK) goto fail;
+        if (v != STORE_SCHEMA_VERSION) {
+            seterr(err, errlen, "internal: schema.sql sets version %lld, this build "
+                   "is %d", (long long)v, STORE_SCHEMA_VERSION);
+            tx(db, Q_ROLLBACK, NULL, 0);
+            return STORE_ERR;
+        }
+    }
+    return tx(db, Q_COMMIT, err, errlen);
+fail:
+    dberr(db, err, errlen, "creating the schema");
+    tx(db, Q_ROLLBACK, NULL, 0);
+    return STORE_ERR;
+}
+
+/* Migrate from version v to STORE_SCHEMA_VERSION, one transaction a step. */
+static int migrate(store *db, int64_t v, char *err, size_t errlen) {
+    char sql[64];
+    for (; v < STORE_SCHEMA_VERSION; v++) {
+        if (!migrations[v])
+            return seterr(err, errlen, "%s: no migration from schema %lld", db->path,
+                          (long long)v);
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %lld", (long long)v + 1);
+        if (tx(db, Q_BEGIN, err, errlen)) return STORE_ERR;
+        if (sqlite3_exec(db->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+            dberr(db, err, errlen, "migrating the schema");
+            tx(db, Q_ROLLBACK, NULL, 0);
+            return STORE_ERR;
+        }
+        if (tx(db, Q_COMMIT, err, errlen)) return STORE_ERR;
+    }
+    return STORE_OK;
+}
+
+/* Open path as a store (see store.h).  *out is a new store the caller closes
+ * with store_close; NULL on error. */
+int store_open(store **out, const char *path, int mode, char *err, size_t errlen) {
+    struct stat st;
+    int64_t version = 0, v2 = 0, app = 0;
+    int blank = 0, isnew = 0, rc;
+    store *db = NULL;
+    char *uri = NULL;
+
+    *out = NULL;
+    if (mode != STORE_READ && mode != STORE_WRITE && mode != STORE_CREATE)
+        return seterr(err, errlen, "store_open: bad mode %d", mode);
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT || mode != STORE_CREATE)
+            return seterr(err, errlen, "%s: %s", path, strerror(errno));
+        isnew = 1;
+    } else if (!S_ISREG(st.st_mode)) {
+        return seterr(err, errlen, "%s: not a regular file", path);
+    } else if (st.st_size == 0) {
+        if (mode == STORE_READ)
+            return seterr(err, errlen, "%s: empty file, not a normtune database", path);
+        isnew = 1;
+    } else {
+        if (inspect(path, &version, &blank, err, errlen)) return STORE_ERR;
+        if (blank && mode == STORE_READ)
+            return seterr(err, errlen, "%s: an empty SQLite database, not a normtune "
+                          "database", path);
+        if (version < STORE_SCHEMA_VERSION && !blank && mode == STORE_READ)
+            return seterr(err, errlen, "%s: schema %lld is older than this build's "
+                          "(%d); open it with a writing command to migrate it",
+                          path, (long long)version, STORE_SCHEMA_VERSION);
+    }
+
+    db = calloc(1, sizeof *db);
+    if (!db || !(db->path = strdup(path))) goto oom;
+    db->mode = mode;
+    if (mode == STORE_READ) {
+        rc = open_ro(path, &db->db);
+    } else {
+        if (!(uri = make_uri(path, NULL))) goto oom;
+        rc = sqlite3_open_v2(uri, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI |
+                             (isnew ? SQLITE_OPEN_CREATE : 0), NULL);
+        free(uri);
+    }
+    if (rc != SQLITE_OK) {
+        dberr(db, err, errlen, "open");
+        goto fail;
+    }
+    sqlite3_busy_timeout(db->db, BUSY_MS);
+    sqlite3_extended_result_codes(db->db, 1);
+    if (sqlite3_exec(db->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK) {
+        dberr(db, err, errlen, "PRAGMA foreign_keys");
+        goto fail;
+    }
+    if (mode != STORE_READ) {
+        if ((isnew || blank) && new_schema(db, err, errlen)) goto fail;
+        if (sqlite3_exec(db->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
+                         NULL, NULL, NULL) != SQLITE_OK) {
+            dberr(db, err, errlen, "PRAGMA journal_mode");
+            goto fail;
+        }
+    }
+    /* Check again through the connection itself (another process may have
+     * changed the file since inspect()). */
+    if (one_int(db->db, "PRAGMA application_id", &app) != SQLITE_OK ||
+        one_int(db->db, "PRAGMA user_version", &v2) != SQLITE_OK) {
+        dberr(db, err, errlen, "reading the schema version");
+        goto fail;
+    }
+    if (app != APP_ID || v2 > STORE_SCHEMA_VERSION) {
+        seterr(err, errlen, "%s: changed while being opened, no longer a normtune "
+               "database of schema %d or older", path, STORE_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (mode != STORE_READ && v2 < STORE_SCHEMA_VERSION && migrate(db, v2, err, errlen))
+        goto fail;
+    *out = db;
+    return STORE_OK;
+oom:
+    seterr(err, errlen, "%s: out of memory", path);
+fail:
+    store_close(db);
+    return STORE_ERR;
+}
+
+/* Finalize every cached statement and close the connection. */
+void store_close(store *db) {
+    if (!db) return;
+    for (int i = 0; i < Q_COUNT; i++) sqlite3_finalize(db->q[i]);
+    sqlite3_close(db->db);
+    free(db->path);
+    free(db);
+}
+
+/* ---- devices and sweeps ------------------------------------------------- */
+
+/* A device's uuid as stored: NULL when it has none. */
+static const char *dev_uuid(const nt_device *d) {
+    return d->uuid[0] && strcmp(d->uuid, "none") ? d->uuid : NULL;
+}
+
+static int bind_device(sqlite3_stmt *st, const nt_device *d) {
+    return bind_t(st, ":name", d->name) | bind_i(st, ":cc_major", d->cc_major) |
+           bind_i(st, ":cc_minor", d->cc_minor) | bind_i(st, ":sms", d->sms) |
+           bind_i(st, ":l2_bytes", d->l2_bytes) |
+           bind_i(st, ":sm_clock_khz", d->sm_clock_khz) |
+           bind_i(st, ":mem_clock_khz", d->mem_clock_khz) |
+           bind_i(st, ":mem_bus_bits", d->mem_bus_bits) |
+           bind_t(st, ":driver", d->driver) | bind_t(st, ":runtime", d->runtime) |
+           bind_t(st, ":nvrtc", d->nvrtc) | bind_t(st, ":uuid", dev_uuid(d));
+}
+
+/* Record d: the row with its uuid (or, without one, its name) is updated
+ * with the latest versions, else a new row is added.  *id is its id. */
+int store_device(store *db, const nt_device *d, int64_t *id, char *err, size_t errlen) {
+    const char *uuid = dev_uuid(d);
+    sqlite3_stmt *st;
+    int rc;
+
+    if (tx(db, Q_BEGIN, err, errlen)) return STORE_ERR;
+    st = stmt(db, uuid ? Q_DEV_UUID : Q_DEV_NAME, err, errlen);
+    if (!st) goto fail;
+    if (uuid ? bind_t(st, ":uuid", uuid) : bind_t(st, ":name", d->name)) goto bindfail;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        stmt_done(st);
+        if (!(st = stmt(db, Q_DEV_UPD, err, errlen))) goto fail;
+        if (bind_device(st, d) | bind_i(st, ":id", *id)) goto bindfail;
+        if (step_done(db, st, "updating the device", err, errlen)) goto fail;
+    } else if (rc == SQLITE_DONE) {
+        stmt_done(st);
+        if (!(st = stmt(db, Q_DEV_INS, err, errlen))) goto fail;
+        if (bind_device(st, d)) goto bindfail;
+        if (step_done(db, st, "adding the device", err, errlen)) goto fail;
+        *id = sqlite3_last_insert_rowid(db->db);
+    } else {
+        stmt_done(st);
+        dberr(db, err, errlen, "finding the device");
+        goto fail;
+    }
+    return tx(db, Q_COMMIT, err, errlen);
+bindfail:
+    stmt_done(st);
+    dberr(db, err, errlen, "binding the device");
+fail:
+    tx(db, Q_ROLLBACK, NULL, 0);
+    return STORE_ERR;
+}
+
+/* Add a sweep row with status "running" and the current time. */
+int store_sweep_begin(store *db, int64_t device, const char *script,
+                      const char *script_hash, double copy_gbps, int64_t *id,
+                      char *err, size_t errlen) {
+    char now[32], host[256] = "";
+    sqlite3_stmt *st = stmt(db, Q_SWEEP_INS, err, errlen);
+    if (!st) return STORE_ERR;
+    utc_now(now, sizeof now);
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+    if (bind_t(st, ":script", script ? script : "") |
+        bind_t(st, ":hash", script_hash ? script_hash : "") | bind_t(st, ":now", now) |
+        bind_i(st, ":dev", device) | bind_t(st, ":host", host) |
+        (copy_gbps > 0 ? bind_d(st, ":copy", copy_gbps) : bind_null(st, ":copy"))) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the sweep");
+    }
+    if (step_done(db, st, "adding the sweep", err, errlen)) return STORE_ERR;
+    *id = sqlite3_last_insert_rowid(db->db);
+    return STORE_OK;
+}
+
+/* Set a sweep's final status ("done", "interrupted", "failed") and time. */
+int store_sweep_end(store *db, int64_t sweep, const char *status, char *err,
+                    size_t errlen) {
+    static const char *const ok[] = {"done", "interrupted", "failed"};
+    char now[32];
+    size_t i;
+    for (i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (status && !strcmp(status, ok[i])) break;
+    if (i == sizeof ok / sizeof ok[0])
+        return seterr(err, errlen, "sweep status '%s': expected done, interrupted "
+                      "or failed", status ? status : "(null)");
+    sqlite3_stmt *st = stmt(db, Q_SWEEP_END, err, errlen);
+    if (!st) return STORE_ERR;
+    utc_now(now, sizeof now);
+    if (bind_t(st, ":status", status) | bind_t(st, ":now", now) | bind_i(st, ":id", sweep)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the sweep");
+    }
+    if (step_done(db, st, "ending the sweep", err, errlen)) return STORE_ERR;
+    if (sqlite3_changes(db->db) != 1)
+        return seterr(err, errlen, "%s: no sweep %lld", db->path, (long long)sweep);
+    return STORE_OK;
+}
+
+/* ---- results ------------------------------------------------------------- */
+
+/* Insert-or-find a row through (ins, get) with bind(); *id is its id. */
+static int upsert(store *db, int ins, int get, const store_key *k,
+                  int (*bind)(sqlite3_stmt *, const store_key *), int64_t *id,
+                  const char *what, char *err, size_t errlen) {
+    sqlite3_stmt *st = stmt(db, ins, err, errlen);
+    if (!st) return STORE_ERR;
+    if (bind(st, k)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, what);
+    }
+    if (step_done(db, st, what, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, get, err, errlen))) return STORE_ERR;
+    if (bind(st, k) || sqlite3_step(st) != SQLITE_ROW) {
+        stmt_done(st);
+        return dberr(db, err, errlen, what);
+    }
+    *id = sqlite3_column_int64(st, 0);
+    stmt_done(st);
+    return STORE_OK;
+}
+
+static int bind_variant(sqlite3_stmt *st, const store_key *k) {
+    return bind_t(st, ":family", k->family) | bind_t(st, ":params", k->params) |
+           bind_t(st, ":src", k->src_hash);
+}
+
+static int bind_shape(sqlite3_stmt *st, const store_key *k) {
+    return bind_t(st, ":op", k->op) | bind_t(st, ":dtype", k->dtype) |
+           bind_i(st, ":M", k->shape.M) | bind_i(st, ":N", k->shape.N);
+}
+
+static int bind_timing(sqlite3_stmt *st, const nt_timing *t) {
+    return bind_i(st, ":warmup", t->warmup) | bind_i(st, ":min", t->min_samples) |
+           bind_i(st, ":max", t->max_samples) | bind_d(st, ":rel_ci", t->rel_ci);
+}
+
+static int key_ok(const store_key *k, char *err, size_t errlen) {
+    if (!k->family || !k->params || !k->src_hash || !k->op || !k->dtype)
+        return seterr(err, errlen, "store key: family, params, src_hash, op and dtype "
+                      "are required");
+    return STORE_OK;
+}
+
+/* Bind a timing number; a failed result's zeros are stored as NULL. */
+static int bind_num(sqlite3_stmt *st, const char *name, double v, int ok) {
+    return ok || v != 0 ? bind_d(st, name, v) : bind_null(st, name);
+}
+
+/* Store r and its samples under key k in one transaction.  A result already
+ * stored under the same key is replaced (its samples with it). */
+int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
+              char *err, size_t errlen) {
+    int64_t var, shape, res;
+    char now[32];
+    const char *status = nt_status_name(r->status);
+    sqlite3_stmt *st = NULL;
+    int ok = r->status == NT_OK;
+
+    if (key_ok(k, err, errlen)) return STORE_ERR;
+    if (!strcmp(status, "?"))
+        return seterr(err, errlen, "store_put: unknown status %d", r->status);
+    if (r->nsamples < 0 || r->nsamples > NT_MAX_SAMPLES)
+        return seterr(err, errlen, "store_put: %d samples (0..%d)", r->nsamples,
+                      NT_MAX_SAMPLES);
+    utc_now(now, sizeof now);
+    if (tx(db, Q_BEGIN, err, errlen)) return STORE_ERR;
+    if (upsert(db, Q_VAR_INS, Q_VAR_GET, k, bind_variant, &var, "recording the variant",
+               err, errlen) ||
+        upsert(db, Q_SHAPE_INS, Q_SHAPE_GET, k, bind_shape, &shape,
+               "recording the shape", err, errlen))
+        goto fail;
+
+    if (!(st = stmt(db, Q_RES_DEL, err, errlen))) goto fail;
+    if (bind_i(st, ":dev", k->device) | bind_i(st, ":var", var) |
+        bind_i(st, ":shape", shape) | bind_timing(st, &k->timing))
+        goto bindfail;
+    if (step_done(db, st, "replacing the result", err, errlen)) goto fail;
+
+    if (!(st = stmt(db, Q_RES_INS, err, errlen))) goto fail;
+    if (bind_i(st, ":sweep", sweep) | bind_i(st, ":var", var) |
+        bind_i(st, ":shape", shape) | bind_i(st, ":dev", k->device) |
+        bind_timing(st, &k->timing) | bind_t(st, ":status", status) |
+        bind_t(st, ":msg", r->msg) | bind_num(st, ":median", r->median_us, ok) |
+        bind_num(st, ":p10", r->p10_us, ok) | bind_num(st, ":p90", r->p90_us, ok) |
+        bind_i(st, ":n", r->nsamples) | bind_num(st, ":bytes", r->bytes, ok) |
+        bind_num(st, ":gbps", r->gbps, ok) | bind_num(st, ":pct", r->pct_copy, ok) |
+        bind_num(st, ":err_dx", r->err_dx, ok) | bind_num(st, ":err_dw", r->err_dw, ok) |
+        bind_i(st, ":regs", r->regs) | bind_i(st, ":spill", r->spill) |
+        bind_i(st, ":smem", r->smem) | bind_i(st, ":grid", r->grid) |
+        bind_t(st, ":now", now))
+        goto bindfail;
+    if (step_done(db, st, "storing the result", err, errlen)) goto fail;
+    res = sqlite3_last_insert_rowid(db->db);
+
+    if (!(st = stmt(db, Q_SAMPLE_INS, err, errlen))) goto fail;
+    for (int i = 0; i < r->nsamples; i++) {
+        if (bind_i(st, ":res", res) | bind_i(st, ":idx", i) | bind_d(st, ":us", r->samples[i]))
+            goto bindfail;
+        if (step_done(db, st, "storing a sample", err, errlen)) goto fail;
+    }
+    return tx(db, Q_COMMIT, err, errlen) ? (tx(db, Q_ROLLBACK, NULL, 0), STORE_ERR)
+                                         : STORE_OK;
+bindfail:
+    stmt_done(st);
+    dberr(db, err, errlen, "binding the result");
+fail:
+    tx(db, Q_ROLLBACK, NULL, 0);
+    return STORE_ERR;
+}
+
+/* Find the result stored under k; *found = 0 if none.  out (optional) gets
+ * every field and the samples. */
+int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
+                 char *err, size_t errlen) {
+    sqlite3_stmt *st;
+    int64_t res;
+    int rc;
+
+    *found = 0;
+    if (key_ok(k, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, Q_LOOKUP, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":dev", k->device) | bind_variant(st, k) | bind_shape(st, k) |
+        bind_timing(st, &k->timing)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the lookup");
+    }
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        stmt_done(st);
+        return STORE_OK;
+    }
+    if (rc != SQLITE_ROW) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "looking up the result");
+    }
+    *found = 1;
+    if (!out) {
+        stmt_done(st);
+        return STORE_OK;
+    }
+    memset(out, 0, sizeof *out);
+    res = sqlite3_column_int64(st, 0);
+    out->status = nt_status_parse((const char *)sqlite3_column_text(st, 1));
+    snprintf(out->msg, sizeof out->msg, "%s", (const char *)sqlite3_column_text(st, 2));
+    out->median_us = sqlite3_column_double(st, 3);
+    out->p10_us = sqlite3_column_double(st, 4);
+    out->p90_us = sqlite3_column_double(st, 5);
+    out->bytes = sqlite3_column_double(st, 7);
+    out->gbps = sqlite3_column_double(st, 8);
+    out->pct_copy = sqlite3_column_double(st, 9);
+    out->err_dx = sqlite3_column_double(st, 10);
+    out->err_dw = sqlite3_column_double(st, 11);
+    out->regs = sqlite3_column_int(st, 12);
+    out->spill = sqlite3_column_int(st, 13);
+    out->smem = sqlite3_column_int(st, 14);
+    out->grid = sqlite3_column_int(st, 15);
+    stmt_done(st);
+
+    if (!(st = stmt(db, Q_SAMPLES, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":res", res)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the samples");
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && out->nsamples < NT_MAX_SAMPLES)
+        out->samples[out->nsamples++] = sqlite3_column_double(st, 0);
+    stmt_done(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dberr(db, err, errlen, "reading samples");
+    return STORE_OK;
+}
+
+/* ---- merge ---------------------------------------------------------------- */
+
+/* Temporary id maps of the merge: input id -> output id per table. */
+static const char merge_setup[] =
+    "CREATE TEMP TABLE map_dev(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);"
+    "CREATE TEMP TABLE map_sweep(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);"
+    "CREATE TEMP TABLE map_var(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);"
+    "CREATE TEMP TABLE map_shape(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);"
+    "CREATE TEMP TABLE new_res(src INTEGER PRIMARY KEY);"
+    "CREATE TEMP TABLE map_res(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);";
+
+/* Copy the database attached as "src" into main, in one transaction run by
+ * the caller.  Devices match by uuid (by name when they have none), sweeps
+ * by (device, script, hash, start time, host), variants and shapes by their
+ * unique keys; results whose key is already in main are skipped, and the
+ * samples of the inserted ones follow them. */
+static const char merge_copy[] =
+    "DELETE FROM temp.map_dev; DELETE FROM temp.map_sweep; DELETE FROM temp.map_var;"
+    "DELETE FROM temp.map_shape; DELETE FROM temp.new_res; DELETE FROM temp.map_res;"
+    /* devices */
+    "INSERT OR IGNORE INTO main.device(" DEV_COLS ") SELECT " DEV_COLS
+    " FROM src.device WHERE uuid IS NOT NULL ORDER BY id;"
+    "INSERT INTO main.device(" DEV_COLS ") SELECT " DEV_COLS " FROM src.device d"
+    " WHERE d.uuid IS NULL AND d.id = (SELECT min(id) FROM src.device x"
+    "   WHERE x.uuid IS NULL AND x.name = d.name)"
+    " AND NOT EXISTS (SELECT 1 FROM main.device m WHERE m.uuid IS NULL AND"
+    "   m.name = d.name) ORDER BY d.id;"
+    "INSERT INTO temp.map_dev SELECT d.id, (SELECT m.id FROM main.device m WHERE"
+    " (d.uuid IS NOT NULL AND m.uuid = d.uuid) OR (d.uuid IS NULL AND m.uuid IS NULL"
+    " AND m.name = d.name) ORDER BY m.id LIMIT 1) FROM src.device d;"
+    /* sweeps */
+    "INSERT INTO main.sweep(script, script_hash, started, finished, device_id,"
+    " status, copy_gbps, host) SELECT s.script, s.script_hash, s.started,"
+    " s.finished, md.dst, s.status, s.copy_gbps, s.host FROM src.sweep s"
+    " JOIN temp.map_dev md ON md.src = s.device_id WHERE NOT EXISTS (SELECT 1"
+    " FROM main.sweep m WHERE m.device_id = md.dst AND m.script = s.script AND"
+    " m.script_hash = s.script_hash AND m.started = s.started AND m.host = s.host)"
+    " ORDER BY s.id;"
+    "INSERT INTO temp.map_sweep SELECT s.id, (SELECT m.id FROM main.sweep m WHERE"
+    " m.device_id = md.dst AND m.script = s.script AND m.script_hash = s.script_hash"
+    " AND m.started = s.started AND m.host = s.host ORDER BY m.id LIMIT 1)"
+    " FROM src.sweep s JOIN temp.map_dev md ON md.src = s.device_id;"
+    /* variants and shapes */
+    "INSERT OR IGNORE INTO main.variant(family, params, src_hash) SELECT family,"
+    " params, src_hash FROM src.variant ORDER BY id;"
+    "INSERT INTO temp.map_var SELECT v.id, m.id FROM src.variant v JOIN main.variant m"
+    " ON m.family = v.family AND m.params = v.params AND m.src_hash = v.src_hash;"
+    "INSERT OR IGNORE INTO main.shape(op, dtype, M, N) SELECT op, dtype, M, N"
+    " FROM src.shape ORDER BY id;"
+    "INSERT INTO temp.map_shape SELECT s.id, m.id FROM src.shape s JOIN main.shape m"
+    " ON m.op = s.op AND m.dtype = s.dtype AND m.M = s.M AND m.N = s.N;"
+    /* results not yet in main, then their new ids, then their samples */
+    "INSERT INTO temp.new_res SELECT r.id FROM src.result r"
+    " JOIN temp.map_dev d ON d.src = r.device_id JOIN temp.map_var v ON v.src = r.variant_id"
+    " JOIN temp.map_shape s ON s.src = r.shape_id WHERE NOT EXISTS (SELECT 1"
+    " FROM main.result m WHERE m.device_id = d.dst AND m.variant_id = v.dst AND"
+    " m.shape_id = s.dst AND m.warmup = r.warmup AND m.min_samples = r.min_samples"
+    " AND m.max_samples = r.max_samples AND m.rel_ci = r.rel_ci);"
+    "INSERT INTO main.result(sweep_id, variant_id, shape_id, device_id, warmup,"
+    " min_samples, max_samples, rel_ci, status, message, median_us, p10_us, p90_us,"
+    " n_samples, bytes, gbps, pct_copy, err_dx, err_dw, regs, spill, smem, grid,"
+    " created) SELECT w.dst, v.dst, s.dst, d.dst, r.warmup, r.min_samples,"
+    " r.max_samples, r.rel_ci, r.status, r.message, r.median_us, r.p10_us, r.p90_us,"
+    " r.n_samples, r.bytes, r.gbps, r.pct_copy, r.err_dx, r.err_dw, r.regs, r.spill,"
+    " r.smem, r.grid, r.created FROM src.result r JOIN temp.new_res n ON n.src = r.id"
+    " JOIN temp.map_sweep w ON w.src = r.sweep_id JOIN temp.map_dev d ON d.src = r.device_id"
+    " JOIN temp.map_var v ON v.src = r.variant_id JOIN temp.map_shape s ON s.src = r.shape_id"
+    " ORDER BY r.id;"
+    "INSERT INTO temp.map_res SELECT r.id, m.id FROM src.result r"
+    " JOIN temp.new_res n ON n.src = r.id JOIN temp.map_dev d ON d.src = r.device_id"
+    " JOIN temp.map_var v ON v.src = r.variant_id JOIN temp.map_shape s ON s.src = r.shape_id"
+    " JOIN main.result m ON m.device_id = d.dst AND m.variant_id = v.dst AND"
+    " m.shape_id = s.dst AND m.warmup = r.warmup AND m.min_samples = r.min_samples"
+    " AND m.max_samples = r.max_samples AND m.rel_ci = r.rel_ci;"
+    "INSERT INTO main.sample(result_id, idx, us) SELECT mr.dst, x.idx, x.us"
+    " FROM src.sample x JOIN temp.map_res mr ON mr.src = x.result_id;";
+
+/* Attach path read-only as "src", copy it into out's main, detach. */
+static int merge_one(store *out, const char *path, char *err, size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    char *uri = make_uri(path, ro_query(path));
+    int rc;
+
+    if (!uri) return seterr(err, errlen, "out of memory");
+    rc = sqlite3_prepare_v2(out->db, "ATTACH DATABASE ?1 AS src", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, uri, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    sqlite3_finalize(st);
+    free(uri);
+    if (rc != SQLITE_OK)
+        return seterr(err, errlen, "%s: cannot attach: %s", path, sqlite3_errmsg(out->db));
+    if (tx(out, Q_BEGIN, err, errlen)) goto detach;
+    if (sqlite3_exec(out->db, merge_copy, NULL, NULL, NULL) != SQLITE_OK) {
+        seterr(err, errlen, "merging %s: %s", path, sqlite3_errmsg(out->db));
+        tx(out, Q_ROLLBACK, NULL, 0);
+        goto detach;
+    }
+    if (tx(out, Q_COMMIT, err, errlen)) {
+        tx(out, Q_ROLLBACK, NULL, 0);
+        goto detach;
+    }
+    return sqlite3_exec(out->db, "DETACH DATABASE src", NULL, NULL, NULL) == SQLITE_OK
+               ? STORE_OK
+               : dberr(out, err, errlen, "detach");
+detach:
+    sqlite3_exec(out->db, "DETACH DATABASE src", NULL, NULL, NULL);
+    return STORE_ERR;
+}
+
+/* Remove a half-made output file and its WAL companions. */
+static void remove_db(const char *path) {
+    char p[4096];
+    unlink(path);
+    snprintf(p, sizeof p, "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", path);
+    unlink(p);
+}
+
+/* Fold a and b into the new file out (see store.h).  Inputs are checked with
+ * store_open(STORE_READ) and attached read-only; on failure out is removed. */
+int store_merge(const char *a, const char *b, const char *out, char *err,
+                size_t errlen) {
+    const char *in[2] = {a, b};
+    store *s = NULL;
+    int fd;
+
+    for (int i = 0; i < 2; i++) {
+        if (store_open(&s, in[i], STORE_READ, err, errlen)) return STORE_ERR;
+        store_close(s);
+    }
+    fd = open(out, O_WRONLY | O_CREAT | O_EXCL, 0644);   /* claim the name */
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return seterr(err, errlen, "%s: already exists; merge writes a new file",
+                          out);
+        return seterr(err, errlen, "%s: %s", out, strerror(errno));
+    }
+    close(fd);
+    if (store_open(&s, out, STORE_CREATE, err, errlen)) goto fail;
+    if (sqlite3_exec(s->db, merge_setup, NULL, NULL, NULL) != SQLITE_OK) {
+        dberr(s, err, errlen, "merge setup");
+        goto fail;
+    }
+    for (int i = 0; i < 2; i++)
+        if (merge_one(s, in[i], err, errlen)) goto fail;
+    store_close(s);
+    return STORE_OK;
+fail:
+    store_close(s);
+    remove_db(out);
+    return STORE_ERR;
+}
+
+/* ---- best results and provenance ---------------------------------------- */
+
+/* Append "name (uuid)" of every row of st to buf, comma separated. */
+static void list_devices(sqlite3_stmt *st, char *buf, size_t len) {
+    size_t n = 0;
+    buf[0] = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && n < len) {
+        int w = snprintf(buf + n, len - n, "%s%s (%s)", n ? ", " : "",
+                         (const char *)sqlite3_column_text(st, 1),
+                         (const char *)sqlite3_column_text(st, 2));
+        if (w < 0) break;
+        n += (size_t)w;
+    }
+    stmt_done(st);
+}
+
+/* Resolve a device argument to an id: by name or uuid, or (name NULL) the
+ * only device that has results.  Errors name the candidates. */
+static int dev_resolve(store *db, const char *name, int64_t *id, char *err,
+                       size_t errlen) {
+    char names[1024];
+    int n = 0, rc;
+    sqlite3_stmt *st = stmt(db, name ? Q_DEV_FIND : Q_DEV_WITH_RESULTS, err, errlen);
+    if (!st) return STORE_ERR;
+    if (name && bind_t(st, ":name", name)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the device");
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (!n) *id = sqlite3_column_int64(st, 0);
+        n++;
+    }
+    stmt_done(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, errlen, "finding the device");
+    if (n == 1) return STORE_OK;
+    if (n > 1) {
+        list_devices(st, names, sizeof names);
+        return name ? seterr(err, errlen, "%s: device '%s' is ambiguous: %s; name it "
+                             "by uuid", db->path, name, names)
+                    : seterr(err, errlen, "%s: several devices have results: %s; name "
+                             "one (by name or uuid)", db->path, names);
+    }
+    if (!name) return seterr(err, errlen, "%s: no results in the database", db->path);
+    if (!(st = stmt(db, Q_DEV_ALL, err, errlen))) return STORE_ERR;
+    list_devices(st, names, sizeof names);
+    return seterr(err, errlen, "%s: no device '%s' in the database (devices: %s)",
+                  db->path, name, names[0] ? names : "none");
+}
+
+/* Fill prov for device dev from its row, the best rows and its results. */
+static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
+                     store_prov *prov, char *err, size_t errlen) {
+    sqlite3_stmt *st;
+    memset(prov, 0, sizeof *prov);
+    if (!(st = stmt(db, Q_DEV_GET, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":id", dev) || sqlite3_step(st) != SQLITE_ROW) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "reading the device");
+    }
+    copy_str(prov->device, sizeof prov->device, sqlite3_column_text(st, 0));
+    copy_str(prov->uuid, sizeof prov->uuid, sqlite3_column_text(st, 1));
+    prov->cc_major = sqlite3_column_int(st, 2);
+    prov->cc_minor = sqlite3_column_int(st, 3);
+    copy_str(prov->driver, sizeof prov->driver, sqlite3_column_text(st, 4));
+    copy_str(prov->runtime, sizeof prov->runtime, sqlite3_column_text(st, 5));
+    copy_str(prov->nvrtc, sizeof prov->nvrtc, sqlite3_column_text(st, 6));
+    stmt_done(st);
+
+    snprintf(prov->src_hash, sizeof prov->src_hash, "%s", n ? rows[0].src_hash : "");
+    for (int i = 1; i < n; i++)
+        if (strcmp(rows[i].src_hash, rows[0].src_hash)) {
+            snprintf(prov->src_hash, sizeof prov->src_hash, "mixed");
+            break;
+        }
+
+    if (!(st = stmt(db, Q_LAST_CREATED, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":dev", dev) || sqlite3_step(st) != SQLITE_ROW) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "reading the result times");
+    }
+    copy_str(prov->last_finished, sizeof prov->last_finished, sqlite3_column_text(st, 0));
+    stmt_done(st);
+
+    if (!(st = stmt(db, Q_BEST_SWEEPS, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":dev", dev) || sqlite3_step(st) != SQLITE_ROW) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "counting sweeps");
+    }
+    prov->nsweeps = sqlite3_column_int(st, 0);
+    stmt_done(st);
+    return STORE_OK;
+}
+
+/* Best rows of a device, sorted by (N, M); see store.h.  *rows is malloc'd
+ * (caller frees), NULL on error. */
+int store_best(store *db, const char *device, store_best_row **rows, int *n,
+               store_prov *prov, char *err, size_t errlen) {
+    int64_t dev;
+    int cap = 0, rc;
+    store_best_row *v = NULL, *r;
+    sqlite3_stmt *st;
+
+    *rows = NULL;
+    *n = 0;
+    if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, Q_BEST, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":dev", dev)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the device");
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 64;
+            store_best_row *nv = realloc(v, (size_t)cap * sizeof *v);
+            if (!nv) {
+                seterr(err, errlen, "out of memory");
+                goto fail;
+            }
+            v = nv;
+        }
+        r = &v[*n];
+        memset(r, 0, sizeof *r);
+        r->M = sqlite3_column_int64(st, 0);
+        r->N = sqlite3_column_int64(st, 1);
+        if (copy_str(r->op, sizeof r->op, sqlite3_column_text(st, 2)) ||
+            copy_str(r->dtype, sizeof r->dtype, sqlite3_column_text(st, 3)) ||
+            copy_str(r->family, sizeof r->family, sqlite3_column_text(st, 4)) ||
+            copy_str(r->params, sizeof r->params, sqlite3_column_text(st, 5)) ||
+            copy_str(r->src_hash, sizeof r->src_hash, sqlite3_column_text(st, 6))) {
+            seterr(err, errlen, "%s: result %lld: a name or params text is too long",
+                   db->path, (long long)sqlite3_column_int64(st, 10));
+            goto fail;
+        }
+        r->median_us = sqlite3_column_double(st, 7);
+        r->gbps = sqlite3_column_double(st, 8);
+        r->pct_copy = sqlite3_column_double(st, 9);
+        r->result_id = sqlite3_column_int64(st, 10);
+        (*n)++;
+    }
+    if (rc != SQLITE_DONE) {
+        dberr(db, err, errlen, "reading the best results");
+        goto fail;
+    }
+    stmt_done(st);
+    if (*n == 0) {
+        seterr(err, errlen, "%s: no successful result for device %s", db->path,
+               device ? device : "(the only one)");
+        goto fail2;
+    }
+    if (prov && fill_prov(db, dev, v, *n, prov, err, errlen)) goto fail2;
+    *rows = v;
+    return STORE_OK;
+fail:
+    stmt_done(st);
+fail2:
+    free(v);
+    *n = 0;
+    return STORE_ERR;
+}
+
+/* ---- canned reports --------------------------------------------------------- */
+
+/* A report column: its header and how its value is written. */
+typedef struct col {
+    const char *name;
+    char fmt;                      /* 's' text, 'i' integer, '1'/'2' decimals */
+} col;
+
+/* Feed the header and every row of st to row(); cells of NULL are "-".
+ * Returns the number of rows, or -1 on an SQLite error (err set). */
+static int emit(store *db, sqlite3_stmt *st, const col *cols, int ncol,
+                store_row_fn row, void *ctx, char *err, size_t errlen) {
+    const char *cell[MAX_COLS];
+    char num[MAX_COLS][48];
+    int nrow = 0, rc;
+
+    for (int i = 0; i < ncol; i++) cell[i] = cols[i].name;
+    row(ctx, 1, ncol, cell);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < ncol; i++) {
+            cell[i] = num[i];
+            if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+                cell[i] = "-";
+            } else if (cols[i].fmt == 's') {
+                cell[i] = (const char *)sqlite3_column_text(st, i);
+            } else if (cols[i].fmt == 'i') {
+                snprintf(num[i], sizeof num[i], "%lld",
+                         (long long)sqlite3_column_int64(st, i));
+            } else {
+                snprintf(num[i], sizeof num[i], "%.*f", cols[i].fmt - '0',
+                         sqlite3_column_double(st, i));
+            }
+        }
+        row(ctx, 0, ncol, cell);
+        nrow++;
+    }
+    stmt_done(st);
+    if (rc != SQLITE_DONE) {
+        dberr(db, err, errlen, "report");
+        return -1;
+    }
+    return nrow;
+}
+
+/* Best result per (device, shape); device NULL = every device. */
+int store_report_best(store *db, const char *device, store_row_fn row, void *ctx,
+                      char *err, size_t errlen) {
+    static const col cols[] = {
+        {"device", 's'}, {"op", 's'}, {"dtype", 's'}, {"N", 'i'}, {"M", 'i'},
+        {"family", 's'}, {"params", 's'}, {"us", '2'}, {"GB/s", '1'},
+        {"% copy", '1'}, {"result", 'i'},
+    };
+    int64_t dev = 0;
+    sqlite3_stmt *st;
+    if (device && dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, Q_REP_BEST, err, errlen))) return STORE_ERR;
+    if (device ? bind_i(st, ":dev", dev) : bind_null(st, ":dev")) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the device");
+    }
+    return emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), row, ctx, err,
+                errlen) < 0 ? STORE_ERR : STORE_OK;
+}
+
+/* Every result of one shape (M, N) on a device, the successful ones ranked
+ * by median time with their % of the best, then the failed ones. */
+int store_report_shape(store *db, const char *device, int64_t M, int64_t N,
+                       store_row_fn row, void *ctx, char *err, size_t errlen) {
+    static const col cols[] = {
+        {"rank", 'i'}, {"op", 's'}, {"dtype", 's'}, {"family", 's'},
+        {"params", 's'}, {"status", 's'}, {"us", '2'}, {"p10 us", '2'},
+        {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'},
+        {"% of best", '1'}, {"result", 'i'}, {"message", 's'},
+    };
+    int64_t dev;
+    int nrow;
+    sqlite3_stmt *st;
+    if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, Q_REP_SHAPE, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":dev", dev) | bind_i(st, ":M", M) | bind_i(st, ":N", N)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the shape");
+    }
+    nrow = emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), row, ctx, err, errlen);
+    if (nrow < 0) return STORE_ERR;
+    if (nrow == 0)
+        return seterr(err, errlen, "%s: no results for M=%lld N=%lld", db->path,
+                      (long long)M, (long long)N);
+    return STORE_OK;
+}
+
+/* The raw samples of one result, in the order they were taken. */
+int store_report_samples(store *db, int64_t result_id, store_row_fn row,
+                         void *ctx, char *err, size_t errlen) {
+    static const col cols[] = {{"idx", 'i'}, {"us", '2'}};
+    sqlite3_stmt *st = stmt(db, Q_REP_RESULT, err, errlen);
+    int rc;
+    if (!st) return STORE_ERR;
+    if (bind_i(st, ":res", result_id)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the result");
+    }
+    rc = sqlite3_step(st);
+    stmt_done(st);
+    if (rc == SQLITE_DONE)
+        return seterr(err, errlen, "%s: no result %lld", db->path, (long long)result_id);
+    if (rc != SQLITE_ROW) return dberr(db, err, errlen, "finding the result");
+    if (!(st = stmt(db, Q_REP_SAMPLES, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":res", result_id)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the result");
+    }
+    return emit(db, st, cols, 2, row, ctx, err, errlen) < 0 ? STORE_ERR : STORE_OK;
+}
+
+/* Every sweep, oldest first, with its device, status, copy bandwidth and
+ * how many results (and successful ones) it stored. */
+int store_report_sweeps(store *db, store_row_fn row, void *ctx, char *err,
+                        size_t errlen) {
+    static const col cols[] = {
+        {"sweep", 'i'}, {"device", 's'}, {"script", 's'}, {"started", 's'},
+        {"finished", 's'}, {"status", 's'}, {"copy GB/s", '1'}, {"results", 'i'},
+        {"ok", 'i'},
+    };
+    sqlite3_stmt *st = stmt(db, Q_REP_SWEEPS, err, errlen);
+    if (!st) return STORE_ERR;
+    return emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), row, ctx, err,
+                errlen) < 0 ? STORE_ERR : STORE_OK;
+}
