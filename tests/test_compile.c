@@ -1,0 +1,418 @@
+/* test_compile.c -- NVRTC compilation, the cubin disk cache and the compiler
+ * pool (tuner/compile.c), without a GPU.
+ *
+ * A tiny inline CUDA source exercises the machinery: a miss then a hit with
+ * the same bytes, keys that change with options and arch, a syntax error
+ * whose NVRTC log reaches the message, corrupt and torn cache entries that
+ * are recompiled, resources parsed from the ptxas log, and a pool that hands
+ * results back in submission order.  Then one plan of every real family is
+ * compiled for sm_90a.  The cache lives in t_tmpdir() via NORMTUNE_CACHE. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tests/t.h"
+#include "tuner/compile.h"
+#include "tuner/eval.h"
+
+static const char *hdr_names[] = {"tiny.cuh"};
+static const char *hdr_texts[] = {
+    "template <int B> __global__ void tiny(float *a) {\n"
+    "    __shared__ float s[B];\n"
+    "    s[threadIdx.x] = a[threadIdx.x];\n"
+    "    __syncthreads();\n"
+    "    a[threadIdx.x] = s[B - 1 - threadIdx.x] * 2.0f;\n"
+    "}\n"
+    "__global__ void plain(float *a) { a[0] = 1.0f; }\n"};
+
+/* A source including tiny.cuh with name expressions e0 (and e1 if set). */
+static nt_csrc tiny_src(const char *e0, const char *e1) {
+    nt_csrc s;
+    memset(&s, 0, sizeof s);
+    s.name = "tiny.cu";
+    s.text = "#include \"tiny.cuh\"\n";
+    s.nhdr = 1;
+    s.hdr_names = hdr_names;
+    s.hdr_texts = hdr_texts;
+    s.expr[s.nexpr++] = e0;
+    if (e1) s.expr[s.nexpr++] = e1;
+    s.arch = "sm_90a";
+    return s;
+}
+
+static char cache[600];
+
+/* Point NORMTUNE_CACHE at a fresh directory under the test's tmpdir. */
+static void fresh_cache(const char *name) {
+    snprintf(cache, sizeof cache, "%s/%s", t_tmpdir(), name);
+    setenv("NORMTUNE_CACHE", cache, 1);
+}
+
+/* Number of entries (*.cubin) and temporaries (.*) in the cache dir. */
+static int count_files(int *tmp) {
+    DIR *d = opendir(cache);
+    int n = 0;
+    *tmp = 0;
+    if (!d) return -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) (*tmp)++;
+        if (strstr(e->d_name, ".cubin")) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+TEST(compile_tiny_and_resources) {
+    nt_csrc s = tiny_src("tiny<256>", "plain");
+    nt_cubin c;
+    char err[2048] = "";
+    int rc = nt_compile_src(&s, &c, err, sizeof err);
+    CHECK(rc == 0, "compile failed: %s", err);
+    CHECK(c.status == NT_OK && c.data && c.size > 100, "status %d size %zu", c.status, c.size);
+    /* an ELF image */
+    CHECK(c.data && !memcmp(c.data, "\177ELF", 4), "cubin is not ELF");
+    CHECK(c.nkern == 2, "nkern %d", c.nkern);
+    CHECK(!strcmp(c.lowered[0], "_Z4tinyILi256EEvPf"), "lowered[0] = %s", c.lowered[0]);
+    CHECK(!strcmp(c.lowered[1], "_Z5plainPf"), "lowered[1] = %s", c.lowered[1]);
+    CHECK(c.smem[0] == 1024, "smem of tiny<256> = %d, want 1024", c.smem[0]);
+    CHECK(c.smem[1] == 0, "smem of plain = %d", c.smem[1]);
+    CHECK(c.regs[0] > 0 && c.regs[0] < 64 && c.regs[1] > 0, "regs %d %d", c.regs[0], c.regs[1]);
+    CHECK(c.spill[0] == 0, "spill %d", c.spill[0]);
+    CHECK(c.max_smem == 1024 && c.max_regs >= c.regs[1], "max smem %d regs %d", c.max_smem,
+          c.max_regs);
+    CHECK(c.hit == 0 && strlen(c.key) == 16, "hit %d key %s", c.hit, c.key);
+    nt_cubin_free(&c);
+    CHECK(c.data == NULL && c.size == 0, "free leaves a zeroed struct");
+
+    /* a different template argument: a different smem */
+    s = tiny_src("tiny<64>", NULL);
+    rc = nt_compile_src(&s, &c, err, sizeof err);
+    CHECK(rc == 0 && c.smem[0] == 256, "tiny<64> smem %d (%s)", c.smem[0], err);
+    nt_cubin_free(&c);
+}
+
+TEST(spills_are_parsed) {
+    /* 48 live values at 16 registers per thread (ptxas raises the cap to its
+     * floor, 24 on sm_90) must spill */
+    static const char *src =
+        "__global__ void hog(float *a, int n) {\n"
+        "    float v[48];\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < 48; i++) v[i] = a[i * n + threadIdx.x];\n"
+        "    float s = 0;\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < 48; i++) s += v[i] * v[47 - i] + v[(i * 7) % 48];\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < 48; i++) a[i * n + threadIdx.x] = v[i] * s;\n"
+        "}\n";
+    nt_csrc s;
+    memset(&s, 0, sizeof s);
+    s.name = "hog.cu";
+    s.text = src;
+    s.expr[s.nexpr++] = "hog";
+    s.arch = "sm_90a";
+    s.opt[s.nopt++] = "--maxrregcount=16";
+    nt_cubin c;
+    char err[2048] = "";
+    CHECK(nt_compile_src(&s, &c, err, sizeof err) == 0, "%s", err);
+    CHECK(c.regs[0] > 0 && c.regs[0] <= 32, "regs %d", c.regs[0]);
+    CHECK(c.spill[0] > 0 && c.max_spill == c.spill[0], "spill %d", c.spill[0]);
+    nt_cubin_free(&c);
+}
+
+TEST(cache_miss_then_hit) {
+    fresh_cache("c1");
+    nt_csrc s = tiny_src("tiny<128>", "plain");
+    nt_cubin a, b;
+    char err[2048] = "";
+    CHECK(nt_compile_src_cached(&s, 1, &a, err, sizeof err) == 0, "%s", err);
+    CHECK(a.hit == 0, "first lookup should miss");
+    int tmp, n = count_files(&tmp);
+    CHECK(n == 1 && tmp == 0, "cache holds %d entries, %d temporaries", n, tmp);
+    CHECK(nt_compile_src_cached(&s, 1, &b, err, sizeof err) == 0, "%s", err);
+    CHECK(b.hit == 1, "second lookup should hit");
+    CHECK(a.size == b.size && b.data && !memcmp(a.data, b.data, a.size), "cubin bytes differ");
+    CHECK(!strcmp(a.lowered[0], b.lowered[0]) && !strcmp(a.lowered[1], b.lowered[1]),
+          "lowered names differ");
+    CHECK(a.regs[0] == b.regs[0] && a.smem[0] == b.smem[0] && a.spill[1] == b.spill[1] &&
+              a.max_regs == b.max_regs && b.max_smem == 512,
+          "resources differ: regs %d/%d smem %d/%d", a.regs[0], b.regs[0], a.smem[0], b.smem[0]);
+    CHECK(!strcmp(a.key, b.key), "keys %s %s", a.key, b.key);
+    nt_cubin_free(&b);
+    /* use_cache = 0 neither reads nor writes */
+    CHECK(nt_compile_src_cached(&s, 0, &b, err, sizeof err) == 0 && b.hit == 0, "no-cache hit");
+    nt_cubin_free(&b);
+    nt_cubin_free(&a);
+}
+
+TEST(keys_change_with_inputs) {
+    nt_csrc s = tiny_src("tiny<128>", NULL);
+    char k0[17], k1[17], k2[17], k3[17], k4[17], k5[17];
+    nt_compile_key(&s, k0);
+    nt_compile_key(&s, k1);
+    CHECK(!strcmp(k0, k1), "key not stable");
+    s.opt[s.nopt++] = "-DEXTRA=1";
+    nt_compile_key(&s, k2);
+    CHECK(strcmp(k0, k2), "an extra option must change the key");
+    s = tiny_src("tiny<128>", NULL);
+    s.arch = "sm_80";
+    nt_compile_key(&s, k3);
+    CHECK(strcmp(k0, k3), "the arch must change the key");
+    s = tiny_src("tiny<256>", NULL);
+    nt_compile_key(&s, k4);
+    CHECK(strcmp(k0, k4), "the name expressions must change the key");
+    static const char *other[] = {"template <int B> __global__ void tiny(float *a) {}\n"};
+    s = tiny_src("tiny<128>", NULL);
+    s.hdr_texts = other;
+    nt_compile_key(&s, k5);
+    CHECK(strcmp(k0, k5), "a header text must change the key");
+
+    /* and an extra option really compiles to a different entry */
+    fresh_cache("c2");
+    nt_cubin a;
+    char err[2048] = "";
+    s = tiny_src("tiny<128>", NULL);
+    CHECK(nt_compile_src_cached(&s, 1, &a, err, sizeof err) == 0 && !a.hit, "%s", err);
+    nt_cubin_free(&a);
+    s.opt[s.nopt++] = "-DEXTRA=1";
+    CHECK(nt_compile_src_cached(&s, 1, &a, err, sizeof err) == 0 && !a.hit,
+          "an option change must miss (%s)", err);
+    nt_cubin_free(&a);
+    int tmp;
+    CHECK(count_files(&tmp) == 2, "want 2 entries");
+}
+
+TEST(syntax_error_reports_log) {
+    static const char *bad = "__global__ void broken(float *a) { a[0] = undeclared_thing; }\n";
+    nt_csrc s;
+    memset(&s, 0, sizeof s);
+    s.name = "broken.cu";
+    s.text = bad;
+    s.expr[s.nexpr++] = "broken";
+    s.arch = "sm_90a";
+    fresh_cache("c3");
+    nt_cubin c;
+    char err[2048] = "";
+    int rc = nt_compile_src_cached(&s, 1, &c, err, sizeof err);
+    CHECK(rc == -1, "a syntax error compiled");
+    CHECK(c.status == NT_COMPILE_ERROR && c.data == NULL, "status %d", c.status);
+    CHECK(strstr(err, "undeclared_thing") && strstr(err, "broken.cu"), "log missing: %s", err);
+    CHECK(strstr(err, "NVRTC_ERROR_COMPILATION"), "no NVRTC status: %s", err);
+    int tmp;
+    CHECK(count_files(&tmp) == 0 && tmp == 0, "a failure must not be cached");
+    /* an unknown name expression is an error too, not a crash */
+    s = tiny_src("no_such_kernel<1>", NULL);
+    rc = nt_compile_src(&s, &c, err, sizeof err);
+    CHECK(rc == -1 && c.status == NT_COMPILE_ERROR, "unknown name expression compiled");
+    nt_cubin_free(&c);
+}
+
+/* Rewrite the single entry of the cache dir with fn applied; returns its path. */
+static int mangle_entry(void (*fn)(unsigned char *, size_t *), char *path, size_t len) {
+    DIR *d = opendir(cache);
+    if (!d) return -1;
+    path[0] = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strstr(e->d_name, ".cubin")) snprintf(path, len, "%s/%s", cache, e->d_name);
+    closedir(d);
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    unsigned char *buf = malloc(1 << 20);
+    size_t n = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    fn(buf, &n);
+    f = fopen(path, "wb");
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    free(buf);
+    return 0;
+}
+
+static void flip_middle(unsigned char *b, size_t *n) { b[*n / 2] ^= 0x55; }
+static void truncate_half(unsigned char *b, size_t *n) { (void)b; *n /= 2; }
+static void empty(unsigned char *b, size_t *n) { (void)b; *n = 0; }
+static void bad_magic(unsigned char *b, size_t *n) { (void)n; b[0] = 'X'; }
+
+TEST(corrupt_entries_are_recompiled) {
+    void (*fns[])(unsigned char *, size_t *) = {flip_middle, truncate_half, empty, bad_magic};
+    const char *names[] = {"flipped byte", "truncated", "empty", "bad magic"};
+    fresh_cache("c4");
+    nt_csrc s = tiny_src("tiny<32>", "plain");
+    nt_cubin ref, c;
+    char err[2048] = "", path[1200];
+    CHECK(nt_compile_src_cached(&s, 1, &ref, err, sizeof err) == 0 && !ref.hit, "%s", err);
+    for (int i = 0; i < 4; i++) {
+        CHECK(mangle_entry(fns[i], path, sizeof path) == 0, "no entry to mangle");
+        CHECK(nt_compile_src_cached(&s, 1, &c, err, sizeof err) == 0, "%s: %s", names[i], err);
+        CHECK(c.hit == 0, "%s entry was used", names[i]);
+        CHECK(c.size == ref.size && !memcmp(c.data, ref.data, c.size), "%s: wrong bytes", names[i]);
+        nt_cubin_free(&c);
+        /* the entry was rewritten: now it hits again */
+        CHECK(nt_compile_src_cached(&s, 1, &c, err, sizeof err) == 0 && c.hit == 1,
+              "%s: not rewritten", names[i]);
+        CHECK(c.smem[0] == 128 && !strcmp(c.lowered[1], "_Z5plainPf"), "%s: resources lost",
+              names[i]);
+        nt_cubin_free(&c);
+    }
+    nt_cubin_free(&ref);
+}
+
+TEST(cache_dir_resolution) {
+    char dir[1024], err[256];
+    char keep[600];
+    snprintf(keep, sizeof keep, "%s", getenv("NORMTUNE_CACHE") ? getenv("NORMTUNE_CACHE") : "");
+    unsetenv("NORMTUNE_CACHE");
+    char xdg[700];
+    snprintf(xdg, sizeof xdg, "%s/xdg/deeper", t_tmpdir());
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    CHECK(nt_cache_dir(dir, sizeof dir, err, sizeof err) == 0, "%s", err);
+    char want[800];
+    snprintf(want, sizeof want, "%s/normtune", xdg);
+    struct stat st;
+    CHECK(!strcmp(dir, want) && stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "dir %s", dir);
+    unsetenv("XDG_CACHE_HOME");
+    char home[700];
+    snprintf(home, sizeof home, "%s/home", t_tmpdir());
+    char *oldhome = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", home, 1);
+    CHECK(nt_cache_dir(dir, sizeof dir, err, sizeof err) == 0, "%s", err);
+    snprintf(want, sizeof want, "%s/.cache/normtune", home);
+    CHECK(!strcmp(dir, want), "dir %s", dir);
+    /* a file where the directory should be: an error, not a crash */
+    snprintf(want, sizeof want, "%s/afile", t_tmpdir());
+    FILE *f = fopen(want, "w");
+    if (f) fclose(f);
+    setenv("NORMTUNE_CACHE", want, 1);
+    CHECK(nt_cache_dir(dir, sizeof dir, err, sizeof err) == -1 && strstr(err, "afile"),
+          "a file as cache dir: %s", err);
+    if (oldhome) setenv("HOME", oldhome, 1);
+    free(oldhome);
+    if (keep[0]) setenv("NORMTUNE_CACHE", keep, 1);
+}
+
+TEST(pool_in_order) {
+    static const char *exprs[] = {"tiny<32>", "tiny<64>", "tiny<96>", "tiny<128>",
+                                  "tiny<160>", "tiny<192>", "tiny<224>", "tiny<256>"};
+    fresh_cache("c5");
+    char err[2048] = "";
+    nt_pool *p = nt_pool_start(3, 2, err, sizeof err);
+    CHECK(p != NULL && nt_pool_threads(p) == 3, "%s", err);
+    if (!p) return;
+    long tk[9];
+    for (int i = 0; i < 8; i++) {
+        nt_job j;
+        memset(&j, 0, sizeof j);
+        j.src = tiny_src(exprs[i], NULL);
+        j.use_cache = i % 2;
+        tk[i] = nt_pool_submit(p, &j);
+        CHECK(tk[i] == i, "ticket %ld for job %d", tk[i], i);
+    }
+    /* a broken job in the middle of the queue does not stop the others */
+    nt_job bad;
+    memset(&bad, 0, sizeof bad);
+    bad.src = tiny_src("tiny<", NULL);
+    tk[8] = nt_pool_submit(p, &bad);
+    for (int i = 0; i < 8; i++) {
+        nt_cubin c;
+        CHECK(nt_pool_wait(p, tk[i], &c, err, sizeof err) == 0, "job %d: %s", i, err);
+        CHECK(c.smem[0] == 4 * 32 * (i + 1), "job %d: smem %d, want %d", i, c.smem[0],
+              4 * 32 * (i + 1));
+        char want[64];
+        snprintf(want, sizeof want, "_Z4tinyILi%dEEvPf", 32 * (i + 1));
+        CHECK(!strcmp(c.lowered[0], want), "job %d: %s, want %s", i, c.lowered[0], want);
+        nt_cubin_free(&c);
+    }
+    nt_cubin c;
+    CHECK(nt_pool_wait(p, tk[8], &c, err, sizeof err) == -1 && c.status == NT_COMPILE_ERROR,
+          "the broken job compiled");
+    CHECK(nt_pool_wait(p, tk[3], &c, err, sizeof err) == -1 && strstr(err, "already taken"),
+          "a taken ticket: %s", err);
+    CHECK(nt_pool_wait(p, 99, &c, err, sizeof err) == -1, "an unknown ticket");
+    nt_pool_stop(p, 0);
+}
+
+TEST(pool_out_of_order_and_stop) {
+    char err[256];
+    nt_pool *p = nt_pool_start(2, 1, err, sizeof err);
+    CHECK(p != NULL, "%s", err);
+    if (!p) return;
+    long t[6];
+    static const char *exprs[] = {"tiny<8>", "tiny<16>", "tiny<24>", "tiny<40>", "tiny<48>",
+                                  "tiny<56>"};
+    for (int i = 0; i < 6; i++) {
+        nt_job j;
+        memset(&j, 0, sizeof j);
+        j.src = tiny_src(exprs[i], NULL);
+        t[i] = nt_pool_submit(p, &j);
+    }
+    /* the last one first: it is beyond the ahead window, waiting pulls it in */
+    nt_cubin c;
+    CHECK(nt_pool_wait(p, t[5], &c, err, sizeof err) == 0 && c.smem[0] == 224, "job 5: %s", err);
+    nt_cubin_free(&c);
+    CHECK(nt_pool_wait(p, t[0], &c, err, sizeof err) == 0 && c.smem[0] == 32, "job 0: %s", err);
+    nt_cubin_free(&c);
+    /* stop with jobs never taken (some compiled, some not): no leak, no hang */
+    nt_pool_stop(p, 0);
+    /* drain: every queued job is compiled into the cache before stop returns */
+    fresh_cache("c6");
+    p = nt_pool_start(2, 1, err, sizeof err);
+    for (int i = 0; i < 3; i++) {
+        nt_job j;
+        memset(&j, 0, sizeof j);
+        j.src = tiny_src(exprs[i], NULL);
+        j.use_cache = 1;
+        nt_pool_submit(p, &j);
+    }
+    nt_pool_stop(p, 1);
+    int tmp;
+    CHECK(count_files(&tmp) == 3 && tmp == 0, "drain left %d entries", count_files(&tmp));
+    nt_pool_stop(NULL, 0);
+}
+
+TEST(every_family_compiles) {
+    static const nt_shape shape = {4096, 4096};
+    static const struct {
+        const char *fam, *params;
+    } v[] = {
+        {"rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0"},
+        {"rmsnorm_bwd.naive", "nsplit=64,partial=f32"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        const nt_family *f = nt_family_find(v[i].fam);
+        CHECK(f != NULL, "no family %s", v[i].fam);
+        if (!f) continue;
+        nt_params p;
+        nt_plan pl;
+        char err[4096] = "";
+        CHECK(nt_params_parse(v[i].params, &p) == 0, "params");
+        CHECK(f->plan(&p, &shape, NULL, &pl, err, sizeof err) == 0, "%s: plan: %s", f->name, err);
+        nt_cubin c;
+        int rc = nt_compile_one(f, &pl, "sm_90a", &c, err, sizeof err);
+        CHECK(rc == 0, "%s: %s", f->name, err);
+        CHECK(c.nkern == pl.nlaunch, "%s: %d kernels for %d launches", f->name, c.nkern, pl.nlaunch);
+        for (int k = 0; k < c.nkern; k++) {
+            CHECK(!strncmp(c.lowered[k], "_Z", 2), "%s: %s lowered to %s", f->name, pl.l[k].name,
+                  c.lowered[k]);
+            CHECK(c.regs[k] > 0, "%s: %s has %d registers", f->name, pl.l[k].name, c.regs[k]);
+        }
+        CHECK(c.max_spill == 0, "%s spills %d bytes", f->name, c.max_spill);
+        nt_cubin_free(&c);
+    }
+}
+
+int main(void) {
+    fresh_cache("default");
+    RUN(compile_tiny_and_resources);
+    RUN(spills_are_parsed);
+    RUN(cache_miss_then_hit);
+    RUN(keys_change_with_inputs);
+    RUN(syntax_error_reports_log);
+    RUN(corrupt_entries_are_recompiled);
+    RUN(cache_dir_resolution);
+    RUN(pool_in_order);
+    RUN(pool_out_of_order_and_stop);
+    RUN(every_family_compiles);
+    T_END();
+}
