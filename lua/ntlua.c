@@ -32,7 +32,7 @@
 #define NTL_MEM_LIMIT ((size_t)256 << 20)  /* bytes a script's state may hold */
 #define NTL_MAX_SCRIPT ((size_t)4 << 20)   /* largest script file accepted */
 #define NTL_HOOK_EVERY 100000              /* VM instructions between hook calls */
-#define NTL_MAX_HOOKS 2000                 /* hook calls per run: 2e8 instructions */
+#define NTL_MAX_HOOKS 500                  /* hook calls per run: 5e7 instructions */
 #define NTL_SWEEP_MT "normtune.sweep"
 
 /* Per-state context, the allocator's user data (lua_getallocf finds it). */
@@ -167,10 +167,10 @@ static const char *long_skip(const char *p, const char *e, int level, int *line)
     return e;
 }
 
-/* Line of the first `key =` (not `==`, not `x.key =`) at or after line
- * `from` in the script, outside comments, strings and function bodies
+/* Line of the nth (from 1) `key =` (not `==`, not `x.key =`) at or after
+ * line `from` in the script, outside comments, strings and function bodies
  * that start after `from`; 0 if none. */
-static int key_line(const char *s, size_t n, int from, const char *key) {
+static int key_line(const char *s, size_t n, int from, const char *key, int nth) {
     const char *p = s, *e = s + n;
     size_t klen = strlen(key);
     int line = 1, depth = 0, level;
@@ -208,7 +208,7 @@ static int key_line(const char *s, size_t n, int from, const char *key) {
                      (w == s || w[-1] != '.')) {
                 const char *q = p;
                 while (q < e && (*q == ' ' || *q == '\t')) q++;
-                if (q < e && *q == '=' && (q + 1 >= e || q[1] != '=')) return line;
+                if (q < e && *q == '=' && (q + 1 >= e || q[1] != '=') && --nth <= 0) return line;
             }
         } else {
             p++;
@@ -226,8 +226,13 @@ static int chk_fail(const ntl_chk *k, const char *const *keys, const char *fmt, 
     int line = k->line;
     if (k->src)
         for (int i = 0; keys && keys[i]; i++) {
-            int l = key_line(k->src, k->nsrc, line, keys[i]);
-            if (l) line = l;
+            /* "M#3": the third `M =` (a field of the third list item) */
+            char key[64];
+            const char *hash = strchr(keys[i], '#');
+            int nth = hash ? atoi(hash + 1) : 1, l;
+            snprintf(key, sizeof key, "%.*s", hash ? (int)(hash - keys[i]) : 63, keys[i]);
+            l = key_line(k->src, k->nsrc, line, key, nth);
+            if (l > 0) line = l;
         }
     char msg[768];
     va_list ap;
@@ -255,17 +260,18 @@ static int in_list(const char *const *names, const char *s) {
 
 /* ---- checking the sweep table ------------------------------------------- */
 
-/* Check that the table at idx has only string keys from allowed[]. */
+/* Check that the table at idx has only string keys from allowed[]; noun
+ * names them in messages ("field", "parameter"). */
 static void check_keys(const ntl_chk *k, int idx, const char *const *allowed,
-                       const char *const *keys, const char *what) {
+                       const char *const *keys, const char *what, const char *noun) {
     lua_State *L = k->L;
     char list[256];
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            chk_fail(k, keys, "%s: field names must be strings, got a %s key (allowed: %s)",
-                     what, luaL_typename(L, -1), join(allowed, list, sizeof list));
+            chk_fail(k, keys, "%s: %s names must be strings, got a %s key (allowed: %s)",
+                     what, noun, luaL_typename(L, -1), join(allowed, list, sizeof list));
         const char *name = lua_tostring(L, -1);
         if (!in_list(allowed, name)) {
             const char *chain[8];
@@ -273,7 +279,7 @@ static void check_keys(const ntl_chk *k, int idx, const char *const *allowed,
             while (keys && keys[n] && n < 6) chain[n] = keys[n], n++;
             chain[n++] = name;
             chain[n] = NULL;
-            chk_fail(k, chain, "%s: unknown field '%s' (allowed: %s)", what, name,
+            chk_fail(k, chain, "%s: unknown %s '%s' (allowed: %s)", what, noun, name,
                      join(allowed, list, sizeof list));
         }
     }
@@ -285,8 +291,13 @@ static int get_field(const ntl_chk *k, int idx, const char *name, int type, int 
                      const char *const *keys, const char *what) {
     int t = lua_getfield(k->L, idx, name);
     if (t == LUA_TNIL && optional) return t;
+    const char *chain[8];
+    int n = 0;
+    while (keys && keys[n] && n < 6) chain[n] = keys[n], n++;
+    if (!n || strcmp(chain[n - 1], name)) chain[n++] = name;
+    chain[n] = NULL;
     if (t != type)
-        chk_fail(k, keys, "%s%s%s: expected %s, got %s", what, *what ? "." : "", name,
+        chk_fail(k, chain, "%s%s%s: expected %s, got %s", what, *what ? "." : "", name,
                  lua_typename(k->L, type), luaL_typename(k->L, -1));
     return t;
 }
@@ -409,7 +420,7 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
         if (!lua_istable(L, -1))
             chk_fail(k, keys, "%s: expected table, got %s", what, luaL_typename(L, -1));
         int ft = lua_gettop(L);
-        check_keys(k, ft, fam_fields, keys, what);
+        check_keys(k, ft, fam_fields, keys, what, "field");
         nt_sweep_family *sf = &sw->fam[sw->nfam++];
         sf->fam = f;
         sf->where_ref = -1;
@@ -422,7 +433,7 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
         for (int j = 0; j < f->nparams; j++) pn[j] = f->params[j].name;
         pn[f->nparams] = NULL;
         snprintf(pwhat, sizeof pwhat, "%s.params", what);
-        check_keys(k, pt, pn, pkeys, pwhat);
+        check_keys(k, pt, pn, pkeys, pwhat, "parameter");
         for (int j = 0; j < f->nparams; j++) {
             const nt_param_def *d = &f->params[j];
             const char *const vkeys[] = {"families", sn, "params", d->name, NULL};
@@ -464,21 +475,26 @@ static void read_shapes(const ntl_chk *k, int idx, ntl_box *box) {
         if (!lua_istable(L, -1))
             chk_fail(k, keys, "%s: expected table {M=, N=}, got %s", what, luaL_typename(L, -1));
         int st = lua_gettop(L);
-        check_keys(k, st, shape_fields, keys, what);
+        check_keys(k, st, shape_fields, keys, what, "field");
         int64_t v[2];
+        char occ[2][32];      /* "M#i": the i-th M = after shapes */
+        snprintf(occ[0], sizeof occ[0], "M#%d", i + 1);
+        snprintf(occ[1], sizeof occ[1], "N#%d", i + 1);
         for (int j = 0; j < 2; j++) {
-            const char *const vkeys[] = {"shapes", shape_fields[j], NULL};
+            const char *const vkeys[] = {"shapes", occ[j], NULL};
             char fw[80];
             snprintf(fw, sizeof fw, "%s.%s", what, shape_fields[j]);
             if (lua_getfield(L, st, shape_fields[j]) == LUA_TNIL)
-                chk_fail(k, keys, "%s: missing %s", what, shape_fields[j]);
+                chk_fail(k, (const char *[]){"shapes", occ[0], NULL}, "%s: missing %s", what,
+                         shape_fields[j]);
             v[j] = get_int(k, vkeys, fw);
             if (v[j] < 1) chk_fail(k, vkeys, "%s must be a positive integer, got %lld", fw, (long long)v[j]);
             lua_pop(L, 1);
         }
         for (int j = 0; j < i; j++)
             if (sw->shapes[j].M == v[0] && sw->shapes[j].N == v[1])
-                chk_fail(k, keys, "%s: M=%lld N=%lld repeats shapes[%d]", what, (long long)v[0],
+                chk_fail(k, (const char *[]){"shapes", occ[0], NULL},
+                         "%s: M=%lld N=%lld repeats shapes[%d]", what, (long long)v[0],
                          (long long)v[1], j + 1);
         sw->shapes[i].M = v[0];
         sw->shapes[i].N = v[1];
@@ -494,7 +510,7 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
     char list[256];
     snprintf(sw->search.strategy, sizeof sw->search.strategy, "exhaustive");
     if (lua_isnil(L, idx)) return;
-    check_keys(k, idx, search_fields, keys, "search");
+    check_keys(k, idx, search_fields, keys, "search", "field");
     if (get_field(k, idx, "strategy", LUA_TSTRING, 1, keys, "search") == LUA_TSTRING) {
         const char *s = lua_tostring(L, -1);
         if (!in_list(search_strategies, s) || strlen(s) >= sizeof sw->search.strategy)
@@ -530,7 +546,7 @@ static void read_timing(const ntl_chk *k, int idx, nt_sweep *sw) {
     t->max_samples = 200;
     t->rel_ci = 0.01;
     if (lua_isnil(L, idx)) return;
-    check_keys(k, idx, timing_fields, keys, "timing");
+    check_keys(k, idx, timing_fields, keys, "timing", "field");
     static const struct {
         const char *name;
         lua_Integer lo;
@@ -612,7 +628,7 @@ static int ntl_sweep(lua_State *L) {
     box->owned = 1;
     luaL_setmetatable(L, NTL_SWEEP_MT);
     nt_sweep *sw = &box->sw;
-    check_keys(&k, 1, top_fields, NULL, "normtune.sweep");
+    check_keys(&k, 1, top_fields, NULL, "normtune.sweep", "field");
 
     const char *const opk[] = {"op", NULL};
     get_field(&k, 1, "op", LUA_TSTRING, 0, opk, "");
@@ -797,7 +813,12 @@ int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen) {
     }
     snprintf(chunk, sizeof chunk, "@%s", path);
     if (luaL_loadbufferx(L, c->src, c->nsrc, chunk, "t") != LUA_OK) {  /* 2 */
-        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        const char *msg = lua_tostring(L, -1), *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        if (strstr(msg, base))    /* a syntax error names the file and line */
+            snprintf(err, errlen, "%s", msg);
+        else                      /* a binary chunk: no position */
+            snprintf(err, errlen, "%s: %s", path, msg);
         goto err;
     }
     c->hooks = 0;
