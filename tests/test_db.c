@@ -1,0 +1,665 @@
+/* test_db.c -- the results database (db/store.c) on real SQLite files.
+ *
+ * Every test makes its own small database under t_tmpdir(): a round trip of
+ * a result and its samples, the resume key, replacing instead of
+ * duplicating, merging two overlapping databases, refusing files that are
+ * not normtune's (left byte-identical), the best result per shape with its
+ * provenance, and the rows of the canned reports.  The SQLite API is used
+ * directly only to count rows and to make foreign or newer files. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db/store.h"
+#include "t.h"
+
+static char err[512];
+
+/* A path in the test's temp dir; the same name gives the same pointer,
+ * valid for the whole program (up to 64 names). */
+static const char *tpath(const char *name) {
+    static char buf[64][600];
+    static int n;
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", t_tmpdir(), name);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(buf[i], p)) return buf[i];
+    if (n == 64) abort();
+    memcpy(buf[n], p, sizeof p);
+    return buf[n++];
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Whole file into a malloc'd buffer; *n its size.  NULL if unreadable. */
+static char *slurp(const char *path, long *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)*n + 1);
+    if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+/* One integer from a query on a file, through the SQLite API; -1 on error. */
+static long long count(const char *path, const char *sql) {
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    long long v = -1;
+    char uri[700];
+    snprintf(uri, sizeof uri, "file:%s?immutable=1", path);   /* no -wal/-shm left */
+    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return v;
+}
+
+static nt_device mkdev(const char *name, const char *uuid) {
+    nt_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    snprintf(d.uuid, sizeof d.uuid, "%s", uuid);
+    d.cc_major = 9;
+    d.cc_minor = 0;
+    d.sms = 132;
+    d.l2_bytes = 60 << 20;
+    d.sm_clock_khz = 1980000;
+    d.mem_clock_khz = 2619000;
+    d.mem_bus_bits = 6144;
+    snprintf(d.driver, sizeof d.driver, "570.86");
+    snprintf(d.runtime, sizeof d.runtime, "12.8");
+    snprintf(d.nvrtc, sizeof d.nvrtc, "13.0");
+    return d;
+}
+
+static const nt_timing timing = {10, 20, 200, 0.01};
+
+static store_key mkkey(int64_t dev, const char *family, const char *params,
+                       int64_t M, int64_t N) {
+    store_key k = {dev, family, params, "abcdef0123456789", "rmsnorm_bwd", "bf16",
+                   {M, N}, timing};
+    return k;
+}
+
+/* A heap result: status, median us, n samples around the median. */
+static nt_result *mkres(int status, double median, int n) {
+    nt_result *r = calloc(1, sizeof *r);
+    r->status = status;
+    r->median_us = median;
+    r->p10_us = median * 0.95;
+    r->p90_us = median * 1.05;
+    r->nsamples = n;
+    for (int i = 0; i < n; i++) r->samples[i] = median + 0.01 * (i % 7) - 0.03;
+    r->bytes = 4.0 * 1024 * 1024;
+    r->gbps = median > 0 ? r->bytes / (median * 1e3) : 0;
+    r->pct_copy = r->gbps / 40.0;
+    r->err_dx = 1.5e-7;
+    r->err_dw = 2.5e-6;
+    r->regs = 40;
+    r->spill = 0;
+    r->smem = 2048;
+    r->grid = 264;
+    if (status != NT_OK) snprintf(r->msg, sizeof r->msg, "failed\nsecond line");
+    return r;
+}
+
+/* Open a new store at name with one device and one sweep. */
+static store *mkstore(const char *name, const nt_device *d, int64_t *dev, int64_t *sweep) {
+    store *db = NULL;
+    unlink(tpath(name));
+    if (store_open(&db, tpath(name), STORE_CREATE, err, sizeof err)) {
+        printf("  open %s: %s\n", name, err);
+        return NULL;
+    }
+    if (store_device(db, d, dev, err, sizeof err) ||
+        store_sweep_begin(db, *dev, "sweeps/x.lua", "1234", 4000.0, sweep, err, sizeof err)) {
+        printf("  setup %s: %s\n", name, err);
+        store_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+static int put(store *db, int64_t sweep, const store_key *k, int status, double med, int n) {
+    nt_result *r = mkres(status, med, n);
+    int rc = store_put(db, sweep, k, r, err, sizeof err);
+    if (rc) printf("  put: %s\n", err);
+    free(r);
+    return rc;
+}
+
+TEST(round_trip) {
+    nt_device d = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *db = mkstore("rt.db", &d, &dev, &sweep);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_key k = mkkey(dev, "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0",
+                        2048, 4096);
+    nt_result *in = mkres(NT_OK, 12.345, 37), *out = calloc(1, sizeof *out);
+    CHECK(store_put(db, sweep, &k, in, err, sizeof err) == 0, "put: %s", err);
+    int found = 0;
+    CHECK(store_lookup(db, &k, &found, out, err, sizeof err) == 0, "lookup: %s", err);
+    CHECK(found == 1, "found %d", found);
+    CHECK(out->status == NT_OK, "status %d", out->status);
+    CHECK(out->median_us == in->median_us && out->p10_us == in->p10_us &&
+              out->p90_us == in->p90_us, "times %g %g %g", out->median_us, out->p10_us,
+          out->p90_us);
+    CHECK(out->gbps == in->gbps && out->pct_copy == in->pct_copy && out->bytes == in->bytes,
+          "bandwidth %g %g", out->gbps, out->pct_copy);
+    CHECK(out->err_dx == in->err_dx && out->err_dw == in->err_dw, "errors");
+    CHECK(out->regs == 40 && out->smem == 2048 && out->grid == 264 && out->spill == 0,
+          "resources %d %d %d", out->regs, out->smem, out->grid);
+    CHECK(out->nsamples == 37, "nsamples %d", out->nsamples);
+    int same = 1;
+    for (int i = 0; i < 37; i++) same &= out->samples[i] == in->samples[i];
+    CHECK(same, "samples differ");
+
+    /* a failed result keeps its status and message */
+    store_key kf = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=bf16", 2048, 4096);
+    CHECK(put(db, sweep, &kf, NT_COMPILE_ERROR, 0, 0) == 0, "put failed result");
+    CHECK(store_lookup(db, &kf, &found, out, err, sizeof err) == 0 && found, "lookup f");
+    CHECK(out->status == NT_COMPILE_ERROR, "status %d", out->status);
+    CHECK(!strcmp(out->msg, "failed\nsecond line"), "msg '%s'", out->msg);
+    CHECK(out->nsamples == 0 && out->median_us == 0, "no samples");
+
+    CHECK(store_sweep_end(db, sweep, "done", err, sizeof err) == 0, "end: %s", err);
+    CHECK(store_sweep_end(db, sweep, "finished", err, sizeof err) != 0, "bad status taken");
+    CHECK(store_sweep_end(db, 999, "done", err, sizeof err) != 0, "missing sweep taken");
+    store_close(db);
+    CHECK(count(tpath("rt.db"), "SELECT count(*) FROM sweep WHERE status = 'done' AND "
+                "finished LIKE '____-__-__T__:__:__%Z'") == 1, "sweep end time");
+    CHECK(count(tpath("rt.db"), "PRAGMA user_version") == STORE_SCHEMA_VERSION, "version");
+    CHECK(count(tpath("rt.db"), "PRAGMA application_id") == 0x4e544442, "app id");
+    free(in);
+    free(out);
+}
+
+TEST(resume_key) {
+    nt_device d = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *db = mkstore("resume.db", &d, &dev, &sweep);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_key k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 65536, 8192);
+    CHECK(put(db, sweep, &k, NT_OK, 50.0, 5) == 0, "put");
+    store_close(db);
+
+    /* a new process resumes: reopen for writing, same device */
+    CHECK(store_open(&db, tpath("resume.db"), STORE_WRITE, err, sizeof err) == 0, "%s", err);
+    if (!db) return;
+    int64_t dev2 = -1;
+    CHECK(store_device(db, &d, &dev2, err, sizeof err) == 0 && dev2 == dev, "device %lld",
+          (long long)dev2);
+    int found = 0;
+    CHECK(store_lookup(db, &k, &found, NULL, err, sizeof err) == 0 && found == 1, "found");
+
+    store_key k2 = k;
+    k2.timing.max_samples = 100;
+    CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found, "timing");
+    k2 = k;
+    k2.timing.rel_ci = 0.02;
+    CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found, "rel_ci");
+    k2 = k;
+    k2.src_hash = "ffffffffffffffff";
+    CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found, "src_hash");
+    k2 = k;
+    k2.shape.M = 2048;
+    CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found, "shape");
+    k2 = k;
+    k2.params = "nsplit=64,partial=bf16";
+    CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found, "params");
+
+    /* another device (other uuid, same name) is another key */
+    nt_device d2 = mkdev("NVIDIA H200", "GPU-2222");
+    int64_t dev3;
+    CHECK(store_device(db, &d2, &dev3, err, sizeof err) == 0 && dev3 != dev, "device 2");
+    k2 = k;
+    k2.device = dev3;
+    CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found, "device");
+    store_close(db);
+}
+
+TEST(no_duplicates) {
+    nt_device d = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *db = mkstore("dup.db", &d, &dev, &sweep);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_key k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
+    CHECK(put(db, sweep, &k, NT_OK, 10.0, 30) == 0, "put 1");
+    CHECK(put(db, sweep, &k, NT_OK, 9.0, 12) == 0, "put 2");
+    nt_result *out = calloc(1, sizeof *out);
+    int found = 0;
+    CHECK(store_lookup(db, &k, &found, out, err, sizeof err) == 0 && found, "lookup");
+    CHECK(out->median_us == 9.0 && out->nsamples == 12, "latest wins: %g %d",
+          out->median_us, out->nsamples);
+    /* a put under a sweep that does not exist is rolled back whole */
+    store_key k2 = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=128,partial=f32", 4096, 1024);
+    nt_result *bad = mkres(NT_OK, 10.0, 3);
+    CHECK(store_put(db, 12345, &k2, bad, err, sizeof err) != 0, "bad sweep accepted");
+    free(bad);
+    store_close(db);
+    const char *p = tpath("dup.db");
+    CHECK(count(p, "SELECT count(*) FROM result") == 1, "results %lld",
+          count(p, "SELECT count(*) FROM result"));
+    CHECK(count(p, "SELECT count(*) FROM sample") == 12, "samples %lld",
+          count(p, "SELECT count(*) FROM sample"));
+    CHECK(count(p, "SELECT count(*) FROM variant") == 1, "variants (rolled back?)");
+    CHECK(count(p, "SELECT count(*) FROM shape") == 1, "shapes (rolled back?)");
+    free(out);
+}
+
+TEST(merge) {
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111"), a100 = mkdev("NVIDIA A100", "GPU-3333");
+    int64_t dev, sweep;
+    const char *pa = tpath("ma.db"), *pb = tpath("mb.db");
+    store *a = mkstore("ma.db", &h, &dev, &sweep);
+    CHECK(a != NULL, "store a");
+    if (!a) return;
+    store_key k1 = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
+    store_key k2 = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=32,partial=f32", 2048, 1024);
+    CHECK(put(a, sweep, &k1, NT_OK, 10.0, 4) == 0 && put(a, sweep, &k2, NT_OK, 11.0, 5) == 0,
+          "a");
+    store_close(a);
+
+    store *b = mkstore("mb.db", &a100, &dev, &sweep);   /* A100 gets id 1 here */
+    CHECK(b != NULL, "store b");
+    if (!b) return;
+    store_key k4 = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
+    CHECK(put(b, sweep, &k4, NT_OK, 20.0, 6) == 0, "b a100");
+    int64_t hdev, hsweep;
+    CHECK(store_device(b, &h, &hdev, err, sizeof err) == 0 &&
+              store_sweep_begin(b, hdev, "other.lua", "99", 0, &hsweep, err, sizeof err) == 0,
+          "b h200: %s", err);
+    store_key k2b = k2, k3 = mkkey(hdev, "rmsnorm_bwd.naive", "nsplit=128,partial=f32",
+                                   2048, 1024);
+    k2b.device = hdev;
+    CHECK(put(b, hsweep, &k2b, NT_OK, 11.5, 7) == 0 && put(b, hsweep, &k3, NT_OK, 12.0, 8) == 0,
+          "b h200 results");
+    store_close(b);
+
+    long na, nb, na2, nb2;
+    char *ca = slurp(pa, &na), *cb = slurp(pb, &nb);
+    const char *pc = tpath("mc.db");
+    unlink(pc);
+    CHECK(store_merge(pa, pb, pc, err, sizeof err) == 0, "merge: %s", err);
+    /* distinct: k1, k2 (a's copy kept), k3, k4 */
+    CHECK(count(pc, "SELECT count(*) FROM result") == 4, "results %lld",
+          count(pc, "SELECT count(*) FROM result"));
+    CHECK(count(pc, "SELECT count(*) FROM sample") == 4 + 5 + 8 + 6, "samples %lld",
+          count(pc, "SELECT count(*) FROM sample"));
+    CHECK(count(pc, "SELECT count(*) FROM device") == 2, "devices");
+    CHECK(count(pc, "SELECT count(*) FROM sweep") == 3, "sweeps");
+    CHECK(count(pc, "SELECT count(*) FROM variant") == 3, "variants");
+    CHECK(count(pc, "SELECT count(*) FROM shape") == 1, "shapes");
+    CHECK(count(pc, "SELECT n_samples FROM result r JOIN device d ON d.id = r.device_id "
+                "JOIN variant v ON v.id = r.variant_id WHERE d.uuid = 'GPU-1111' AND "
+                "v.params = 'nsplit=32,partial=f32'") == 5, "first input wins");
+    CHECK(count(pc, "SELECT count(*) FROM result r JOIN device d ON d.id = r.device_id "
+                "JOIN sample s ON s.result_id = r.id WHERE d.uuid = 'GPU-3333'") == 6,
+          "A100 samples follow their result");
+    CHECK(count(pc, "SELECT count(*) FROM result r JOIN sweep s ON s.id = r.sweep_id "
+                "WHERE s.device_id <> r.device_id") == 0, "sweep ids mapped");
+    CHECK(count(pc, "SELECT count(*) FROM pragma_foreign_key_check") == 0, "foreign keys");
+    /* merging the merge with an input again adds nothing */
+    const char *pd = tpath("md.db");
+    unlink(pd);
+    CHECK(store_merge(pc, pa, pd, err, sizeof err) == 0, "merge 2: %s", err);
+    CHECK(count(pd, "SELECT count(*) FROM result") == 4, "re-merge results");
+    CHECK(count(pd, "SELECT count(*) FROM sample") == 23, "re-merge samples");
+    CHECK(count(pd, "SELECT count(*) FROM sweep") == 3, "re-merge sweeps");
+
+    char *ca2 = slurp(pa, &na2), *cb2 = slurp(pb, &nb2);
+    CHECK(ca && ca2 && na == na2 && !memcmp(ca, ca2, (size_t)na), "input a changed");
+    CHECK(cb && cb2 && nb == nb2 && !memcmp(cb, cb2, (size_t)nb), "input b changed");
+    free(ca);
+    free(cb);
+    free(ca2);
+    free(cb2);
+}
+
+TEST(merge_refuses_existing_output) {
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *a = mkstore("mx.db", &h, &dev, &sweep);
+    CHECK(a != NULL, "store");
+    if (!a) return;
+    store_close(a);
+    const char *out = tpath("mx-out.db");
+    FILE *f = fopen(out, "w");
+    fputs("keep me", f);
+    fclose(f);
+    CHECK(store_merge(tpath("mx.db"), tpath("mx.db"), out, err, sizeof err) != 0, "merged");
+    CHECK(strstr(err, "exists") != NULL, "message '%s'", err);
+    long n;
+    char *c = slurp(out, &n);
+    CHECK(c && n == 7 && !memcmp(c, "keep me", 7), "output touched");
+    free(c);
+    /* a bad input leaves no output behind */
+    const char *out2 = tpath("mx-out2.db");
+    CHECK(store_merge(tpath("mx.db"), tpath("nonexistent.db"), out2, err, sizeof err) != 0,
+          "merged a missing input");
+    CHECK(!exists(out2), "output left behind");
+}
+
+/* Try every open mode on path; each must fail with a message containing
+ * what, and leave the file byte-identical with no -wal/-shm beside it. */
+static void refused(const char *path, const char *what) {
+    static const int modes[] = {STORE_READ, STORE_WRITE, STORE_CREATE};
+    long n0, n1;
+    char *c0 = slurp(path, &n0), wal[700], shm[700];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    snprintf(shm, sizeof shm, "%s-shm", path);
+    for (int i = 0; i < 3; i++) {
+        store *db = NULL;
+        err[0] = 0;
+        CHECK(store_open(&db, path, modes[i], err, sizeof err) != 0, "mode %d opened", i);
+        CHECK(db == NULL, "store returned");
+        CHECK(strstr(err, what) != NULL, "mode %d: message '%s' lacks '%s'", i, err, what);
+        store_close(db);
+    }
+    char *c1 = slurp(path, &n1);
+    CHECK(c0 && c1 && n0 == n1 && !memcmp(c0, c1, (size_t)n0), "%s changed", path);
+    CHECK(!exists(wal) && !exists(shm), "-wal/-shm created");
+    free(c0);
+    free(c1);
+}
+
+TEST(refuse_foreign_files) {
+    /* not SQLite at all */
+    const char *txt = tpath("notes.db");
+    FILE *f = fopen(txt, "w");
+    for (int i = 0; i < 50; i++) fprintf(f, "line %d: %x not a database\n", i, rand());
+    fclose(f);
+    refused(txt, "not an SQLite database");
+
+    /* another program's SQLite database, in WAL mode */
+    const char *other = tpath("other.db");
+    sqlite3 *s;
+    unlink(other);
+    CHECK(sqlite3_open(other, &s) == SQLITE_OK, "sqlite3_open");
+    CHECK(sqlite3_exec(s, "PRAGMA journal_mode = WAL; CREATE TABLE t(x); "
+                       "INSERT INTO t VALUES (1)", NULL, NULL, NULL) == SQLITE_OK, "exec");
+    sqlite3_close(s);
+    refused(other, "another program");
+
+    /* another program that also set an application id */
+    const char *other2 = tpath("other2.db");
+    unlink(other2);
+    CHECK(sqlite3_open(other2, &s) == SQLITE_OK, "sqlite3_open");
+    CHECK(sqlite3_exec(s, "PRAGMA application_id = 42; CREATE TABLE t(x)", NULL, NULL,
+                       NULL) == SQLITE_OK, "exec");
+    sqlite3_close(s);
+    refused(other2, "another program");
+
+    /* a normtune database written by a newer version */
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *db = mkstore("newer.db", &h, &dev, &sweep);
+    CHECK(db != NULL, "store");
+    store_close(db);
+    const char *newer = tpath("newer.db");
+    CHECK(sqlite3_open(newer, &s) == SQLITE_OK, "sqlite3_open");
+    CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; PRAGMA user_version = 7", NULL,
+                       NULL, NULL) == SQLITE_OK, "exec");
+    sqlite3_close(s);
+    refused(newer, "written by a newer normtune (schema 7, this build knows 1)");
+
+    /* a missing file is an error unless creating */
+    store *m = NULL;
+    CHECK(store_open(&m, tpath("missing.db"), STORE_READ, err, sizeof err) != 0, "read");
+    CHECK(store_open(&m, tpath("missing.db"), STORE_WRITE, err, sizeof err) != 0, "write");
+    CHECK(!exists(tpath("missing.db")), "created by a non-create open");
+}
+
+TEST(blank_files_get_the_schema) {
+    /* a zero-byte file and an SQLite file without tables become stores */
+    const char *zero = tpath("zero.db"), *blank = tpath("blank.db");
+    FILE *f = fopen(zero, "w");
+    fclose(f);
+    store *db = NULL;
+    CHECK(store_open(&db, zero, STORE_READ, err, sizeof err) != 0, "read of empty file");
+    CHECK(store_open(&db, zero, STORE_WRITE, err, sizeof err) == 0, "write: %s", err);
+    store_close(db);
+    CHECK(count(zero, "SELECT count(*) FROM sqlite_master WHERE name = 'result'") == 1,
+          "schema");
+    sqlite3 *s;
+    unlink(blank);
+    CHECK(sqlite3_open(blank, &s) == SQLITE_OK, "open");
+    CHECK(sqlite3_exec(s, "VACUUM", NULL, NULL, NULL) == SQLITE_OK, "vacuum");
+    sqlite3_close(s);
+    db = NULL;
+    CHECK(store_open(&db, blank, STORE_CREATE, err, sizeof err) == 0, "create: %s", err);
+    store_close(db);
+    CHECK(count(blank, "PRAGMA user_version") == STORE_SCHEMA_VERSION, "version");
+    CHECK(count(blank, "PRAGMA application_id") == 0x4e544442, "application id");
+    CHECK(count(blank, "SELECT count(*) FROM best") == 0, "best view");
+}
+
+/* A database with two shapes on one device and failures in between. */
+static store *mkbest(const char *name, int64_t *dev) {
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t sweep;
+    store *db = mkstore(name, &h, dev, &sweep);
+    if (!db) return NULL;
+    const char *P = "rmsnorm_bwd.persistent", *Nv = "rmsnorm_bwd.naive";
+    store_key ks[] = {
+        mkkey(*dev, Nv, "nsplit=64,partial=f32", 16384, 4096),
+        mkkey(*dev, P, "block=256,chunks=2,stages=2,k=0", 16384, 4096),
+        mkkey(*dev, P, "block=512,chunks=1,stages=2,k=0", 16384, 4096),
+        mkkey(*dev, P, "block=128,chunks=4,stages=2,k=0", 16384, 4096),
+        mkkey(*dev, Nv, "nsplit=32,partial=f32", 2048, 4096),
+        mkkey(*dev, Nv, "nsplit=64,partial=f32", 2048, 1024),
+        mkkey(*dev, P, "block=64,chunks=2,stages=1,k=0", 2048, 1024),
+    };
+    int st[] = {NT_OK, NT_OK, NT_OK, NT_WRONG, NT_OK, NT_OK, NT_NONDETERMINISTIC};
+    double us[] = {100.0, 40.0, 50.0, 1.0, 30.0, 8.0, 2.0};
+    for (int i = 0; i < 7; i++)
+        if (put(db, sweep, &ks[i], st[i], us[i], st[i] == NT_OK ? 3 : 0)) {
+            store_close(db);
+            return NULL;
+        }
+    return db;
+}
+
+TEST(best) {
+    int64_t dev;
+    store *db = mkbest("best.db", &dev);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_best_row *rows = NULL;
+    store_prov prov;
+    int n = 0;
+    CHECK(store_best(db, NULL, &rows, &n, &prov, err, sizeof err) == 0, "best: %s", err);
+    CHECK(n == 3, "rows %d", n);
+    if (n == 3) {
+        /* sorted by (N, M); failures (wrong at 1 us, nondeterministic at 2 us) ignored */
+        CHECK(rows[0].N == 1024 && rows[0].M == 2048, "row 0 %lld %lld",
+              (long long)rows[0].N, (long long)rows[0].M);
+        CHECK(!strcmp(rows[0].family, "rmsnorm_bwd.naive") && rows[0].median_us == 8.0,
+              "row 0 %s %g", rows[0].family, rows[0].median_us);
+        CHECK(rows[1].N == 4096 && rows[1].M == 2048 && rows[1].median_us == 30.0, "row 1");
+        CHECK(rows[2].N == 4096 && rows[2].M == 16384, "row 2");
+        CHECK(!strcmp(rows[2].family, "rmsnorm_bwd.persistent") &&
+                  !strcmp(rows[2].params, "block=256,chunks=2,stages=2,k=0") &&
+                  rows[2].median_us == 40.0, "row 2 %s %s %g", rows[2].family,
+              rows[2].params, rows[2].median_us);
+        CHECK(!strcmp(rows[2].op, "rmsnorm_bwd") && !strcmp(rows[2].dtype, "bf16"), "op");
+        CHECK(rows[2].result_id > 0 && rows[2].gbps > 0, "id/gbps");
+    }
+    CHECK(!strcmp(prov.device, "NVIDIA H200") && !strcmp(prov.uuid, "GPU-1111"), "prov dev");
+    CHECK(prov.cc_major == 9 && prov.cc_minor == 0, "cc");
+    CHECK(!strcmp(prov.driver, "570.86") && !strcmp(prov.runtime, "12.8") &&
+              !strcmp(prov.nvrtc, "13.0"), "versions");
+    CHECK(!strcmp(prov.src_hash, "abcdef0123456789"), "src_hash %s", prov.src_hash);
+    CHECK(prov.nsweeps == 1, "nsweeps %d", prov.nsweeps);
+    CHECK(strlen(prov.last_finished) >= 20 && prov.last_finished[10] == 'T' &&
+              prov.last_finished[strlen(prov.last_finished) - 1] == 'Z', "time %s",
+          prov.last_finished);
+    free(rows);
+
+    /* matched by name and by uuid; an unknown device names the known ones */
+    CHECK(store_best(db, "NVIDIA H200", &rows, &n, NULL, err, sizeof err) == 0 && n == 3,
+          "by name: %s", err);
+    free(rows);
+    CHECK(store_best(db, "GPU-1111", &rows, &n, NULL, err, sizeof err) == 0 && n == 3,
+          "by uuid: %s", err);
+    free(rows);
+    CHECK(store_best(db, "A100", &rows, &n, NULL, err, sizeof err) != 0 && rows == NULL,
+          "unknown device");
+    CHECK(strstr(err, "GPU-1111") != NULL, "message '%s'", err);
+
+    /* a different kernel source makes the provenance "mixed" */
+    store_key k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 65536, 8192);
+    k.src_hash = "0000000000000000";
+    CHECK(put(db, 1, &k, NT_OK, 5.0, 2) == 0, "put");
+    CHECK(store_best(db, NULL, &rows, &n, &prov, err, sizeof err) == 0 && n == 4, "4 rows");
+    CHECK(!strcmp(prov.src_hash, "mixed"), "src_hash %s", prov.src_hash);
+    free(rows);
+
+    /* a second device with results: NULL is ambiguous; one with only failures */
+    nt_device b = mkdev("NVIDIA B200", "GPU-9999");
+    int64_t bdev;
+    CHECK(store_device(db, &b, &bdev, err, sizeof err) == 0, "device");
+    store_key kb = mkkey(bdev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
+    CHECK(put(db, 1, &kb, NT_LAUNCH_ERROR, 0, 0) == 0, "put b");
+    CHECK(store_best(db, NULL, &rows, &n, NULL, err, sizeof err) != 0, "ambiguous");
+    CHECK(strstr(err, "NVIDIA H200") && strstr(err, "NVIDIA B200"), "message '%s'", err);
+    CHECK(store_best(db, "NVIDIA B200", &rows, &n, NULL, err, sizeof err) != 0 && n == 0,
+          "no ok result");
+    CHECK(strstr(err, "no successful result") != NULL, "message '%s'", err);
+    store_close(db);
+
+    /* the view gives the same answer */
+    CHECK(count(tpath("best.db"), "SELECT count(*) FROM best") == 4, "view rows");
+}
+
+/* Collected report rows: the header and the cells joined with '|'. */
+typedef struct rep {
+    int nhdr, nrow, ncol;
+    char hdr[512];
+    char row[64][512];
+} rep;
+
+static void collect(void *ctx, int header, int ncol, const char *const *cell) {
+    rep *r = ctx;
+    char *dst = header ? r->hdr : r->nrow < 64 ? r->row[r->nrow] : NULL;
+    if (header) r->nhdr++, r->ncol = ncol;
+    else r->nrow++;
+    if (!dst) return;
+    dst[0] = 0;
+    for (int i = 0; i < ncol; i++) {
+        strncat(dst, cell[i], 511 - strlen(dst));
+        if (i + 1 < ncol) strncat(dst, "|", 511 - strlen(dst));
+    }
+}
+
+TEST(reports) {
+    int64_t dev;
+    store *db = mkbest("rep.db", &dev);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    rep *r = calloc(1, sizeof *r);
+
+    CHECK(store_report_best(db, NULL, collect, r, err, sizeof err) == 0, "%s", err);
+    CHECK(r->nhdr == 1 && r->nrow == 3 && r->ncol == 11, "shape %d %d %d", r->nhdr, r->nrow,
+          r->ncol);
+    CHECK(!strcmp(r->hdr, "device|op|dtype|N|M|family|params|us|GB/s|% copy|result"),
+          "header '%s'", r->hdr);
+    /* 4 MiB in 40 us = 104.9 GB/s = 2.6% of 4000 GB/s... as mkres computes it */
+    char want[512];
+    double gb = 4.0 * 1024 * 1024 / 40e3;
+    snprintf(want, sizeof want, "NVIDIA H200|rmsnorm_bwd|bf16|4096|16384|rmsnorm_bwd."
+             "persistent|block=256,chunks=2,stages=2,k=0|40.00|%.1f|%.1f|", gb, gb / 40.0);
+    CHECK(!strncmp(r->row[2], want, strlen(want)), "row '%s' want '%s'", r->row[2], want);
+
+    memset(r, 0, sizeof *r);
+    CHECK(store_report_shape(db, NULL, 16384, 4096, collect, r, err, sizeof err) == 0, "%s",
+          err);
+    CHECK(r->nrow == 4 && r->ncol == 15, "rows %d cols %d", r->nrow, r->ncol);
+    CHECK(!strncmp(r->row[0], "1|rmsnorm_bwd|bf16|rmsnorm_bwd.persistent|block=256", 51),
+          "rank 1 '%s'", r->row[0]);
+    CHECK(strstr(r->row[0], "|40.00|38.00|42.00|3|") != NULL, "times '%s'", r->row[0]);
+    CHECK(strstr(r->row[1], "|50.00|") && strstr(r->row[1], "|80.0|"), "80%% '%s'", r->row[1]);
+    CHECK(!strncmp(r->row[2], "3|", 2) && strstr(r->row[2], "|40.0|"), "40%% '%s'",
+          r->row[2]);
+    CHECK(!strncmp(r->row[3], "-|", 2) && strstr(r->row[3], "|wrong|") &&
+              strstr(r->row[3], "|failed") && !strstr(r->row[3], "second"),
+          "failed row '%s'", r->row[3]);
+    CHECK(store_report_shape(db, NULL, 3, 5, collect, r, err, sizeof err) != 0, "no shape");
+
+    int64_t id = 0;
+    store_best_row *rows;
+    int n;
+    if (store_best(db, NULL, &rows, &n, NULL, err, sizeof err) == 0) {
+        id = rows[0].result_id;
+        free(rows);
+    }
+    memset(r, 0, sizeof *r);
+    CHECK(store_report_samples(db, id, collect, r, err, sizeof err) == 0, "%s", err);
+    CHECK(r->nrow == 3 && !strcmp(r->hdr, "idx|us"), "samples %d '%s'", r->nrow, r->hdr);
+    CHECK(!strcmp(r->row[0], "0|7.97") && !strcmp(r->row[2], "2|7.99"), "'%s' '%s'",
+          r->row[0], r->row[2]);
+    CHECK(store_report_samples(db, 9999, collect, r, err, sizeof err) != 0, "missing result");
+
+    memset(r, 0, sizeof *r);
+    CHECK(store_report_sweeps(db, collect, r, err, sizeof err) == 0, "%s", err);
+    CHECK(r->nrow == 1, "sweeps %d", r->nrow);
+    CHECK(strstr(r->row[0], "|NVIDIA H200|sweeps/x.lua|") &&
+              strstr(r->row[0], "|-|running|4000.0|7|5"), "sweep '%s'", r->row[0]);
+    free(r);
+    store_close(db);
+}
+
+TEST(read_only_open) {
+    int64_t dev;
+    store *db = mkbest("ro.db", &dev);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_close(db);
+    const char *p = tpath("ro.db");
+    long n0, n1;
+    char *c0 = slurp(p, &n0);
+    CHECK(store_open(&db, p, STORE_READ, err, sizeof err) == 0, "read: %s", err);
+    int64_t sweep;
+    CHECK(store_sweep_begin(db, dev, "x", "y", 0, &sweep, err, sizeof err) != 0,
+          "read-only store wrote");
+    rep *r = calloc(1, sizeof *r);
+    CHECK(store_report_sweeps(db, collect, r, err, sizeof err) == 0 && r->nrow == 1, "rows");
+    free(r);
+    store_close(db);
+    char *c1 = slurp(p, &n1);
+    CHECK(c0 && c1 && n0 == n1 && !memcmp(c0, c1, (size_t)n0), "file changed");
+    free(c0);
+    free(c1);
+}
+
+int main(void) {
+    RUN(round_trip);
+    RUN(resume_key);
+    RUN(no_duplicates);
+    RUN(merge);
+    RUN(merge_refuses_existing_output);
+    RUN(refuse_foreign_files);
+    RUN(blank_files_get_the_schema);
+    RUN(best);
+    RUN(reports);
+    RUN(read_only_open);
+    T_END();
+}
