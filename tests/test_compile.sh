@@ -1,0 +1,74 @@
+#!/bin/sh
+# test_compile.sh -- `normtune compile`: usage errors, a small script (miss,
+# then all hits), --no-cache, and the CI requirement: every variant of the
+# default sweep lua/sweeps/rmsnorm_bwd.lua compiles for sm_90a.
+#
+# The cache is $NT_TMP/cache (cold: the full sweep takes about a minute on
+# 2 cores) unless NORMTUNE_CACHE is already set, e.g. to a warm cache.
+# Needs NORMTUNE (the binary) and NT_TMP (a scratch dir); prints PASS/FAIL
+# lines and "RESULT passed failed".
+root=$(cd "$(dirname "$0")/.." && pwd)
+T=${NT_TMP:-/tmp}/test_compile_sh.$$
+mkdir -p "$T"
+: "${NORMTUNE_CACHE:=$T/cache}"
+export NORMTUNE_CACHE
+passed=0; failed=0
+ok() { passed=$((passed + 1)); echo "PASS $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+
+# expect NAME RC ARGS...: run normtune with ARGS, the exit code must be RC
+expect() {
+    name=$1; want=$2; shift 2
+    "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
+    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
+}
+
+expect help 0 compile --help
+grep -q "usage: normtune compile" "$T/out" && ok help_text || bad help_text
+expect no_script 2 compile --arch sm_90a
+expect no_arch 2 compile "$root/lua/sweeps/rmsnorm_bwd.lua"
+expect bad_arch 2 compile "$root/lua/sweeps/rmsnorm_bwd.lua" --arch compute_90
+expect bad_option 2 compile "$root/lua/sweeps/rmsnorm_bwd.lua" --arch sm_90a --frobnicate
+expect bad_jobs 2 compile "$root/lua/sweeps/rmsnorm_bwd.lua" --arch sm_90a --jobs 0
+expect two_scripts 2 compile a.lua b.lua --arch sm_90a
+[ "$(wc -l <"$T/err")" = 1 ] && ok usage_one_line || bad usage_one_line "$(cat "$T/err")"
+expect missing_script 1 compile "$T/nope.lua" --arch sm_90a
+
+cat >"$T/small.lua" <<'EOF'
+return normtune.sweep {
+  op = "rmsnorm_bwd", dtype = "bf16",
+  shapes = {{M = 1024, N = 4096}, {M = 4096, N = 4096}},
+  families = {
+    persistent = {params = {block = {256}, chunks = {2}, stages = {1, 2}, k = {0}}},
+    naive = {params = {nsplit = {32, 64}, partial = {"f32"}}},
+  },
+}
+EOF
+SMALL_CACHE="$T/small-cache"
+NORMTUNE_CACHE=$SMALL_CACHE "$NORMTUNE" compile "$T/small.lua" --arch sm_90a -j 2 >"$T/out" 2>"$T/err"; rc=$?
+[ $rc = 0 ] && ok small_exit0 || bad small_exit0 "exit $rc: $(head -c 500 "$T/err")"
+# 4 variants (2 naive params share one kernel set): 3 compiled, all ok
+n=$(grep -c '^rmsnorm_bwd\.[a-z]* .* ok ' "$T/out")
+[ "$n" = 4 ] && ok small_lines || bad small_lines "$n ok lines"
+grep -q "variants 4, ok 4, failed 0, compiled kernel sets 3, cache hits 0" "$T/out" && ok small_summary_cold \
+    || bad small_summary_cold "$(tail -1 "$T/out")"
+NORMTUNE_CACHE=$SMALL_CACHE "$NORMTUNE" compile "$T/small.lua" --arch sm_90a >"$T/out" 2>"$T/err"
+grep -q "cache hits 3" "$T/out" && ok small_warm_hits || bad small_warm_hits "$(tail -1 "$T/out")"
+NORMTUNE_CACHE="$T/unused-cache" "$NORMTUNE" compile "$T/small.lua" --arch sm_90a --no-cache >"$T/out" 2>&1; rc=$?
+[ $rc = 0 ] && [ ! -e "$T/unused-cache" ] && grep -q "cache hits 0" "$T/out" && ok no_cache \
+    || bad no_cache "exit $rc"
+
+# the CI requirement: the whole default sweep compiles
+t0=$(date +%s)
+"$NORMTUNE" compile "$root/lua/sweeps/rmsnorm_bwd.lua" --arch sm_90a >"$T/out" 2>"$T/err"; rc=$?
+t1=$(date +%s)
+echo "   default sweep: $(tail -1 "$T/out") (script wall $((t1 - t0)) s)"
+[ $rc = 0 ] && ok default_sweep_compiles || bad default_sweep_compiles "exit $rc: $(head -c 1000 "$T/err")"
+nbad=$(grep '^rmsnorm_bwd\.' "$T/out" | grep -vc ' ok ')
+nall=$(grep -c '^rmsnorm_bwd\.' "$T/out")
+[ "$nbad" = 0 ] && [ "$nall" -gt 100 ] && ok default_every_variant_ok || bad default_every_variant_ok "$nbad of $nall not ok"
+grep -q "failed 0" "$T/out" && ok default_summary || bad default_summary "$(tail -1 "$T/out")"
+
+rm -rf "$T"
+echo "RESULT $passed $failed"
+[ $failed = 0 ]
