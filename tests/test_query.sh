@@ -1,0 +1,163 @@
+#!/bin/sh
+# test_query.sh -- `normtune query`, `normtune report`, `normtune merge` from
+# the command line: --help (exit 0), usage errors (exit 2, one line on
+# stderr), missing and foreign files (exit 1, file left as it was).
+#
+# When the sqlite3 command-line shell is installed, it also builds small
+# databases from db/schema.sql plus a few INSERTs and checks the reports,
+# the markdown of `report`, merging, and the refusal of another program's
+# SQLite file and of a newer schema; without it those checks print SKIP.
+# (The store itself is tested in depth by tests/test_db.c.)
+#
+# Needs NORMTUNE (the binary) and NT_TMP (a scratch dir); prints PASS/FAIL
+# lines and "RESULT passed failed".
+root=$(cd "$(dirname "$0")/.." && pwd)
+T=${NT_TMP:-/tmp}/test_query_sh.$$
+mkdir -p "$T"
+passed=0; failed=0
+ok() { passed=$((passed + 1)); echo "PASS $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+
+# expect NAME RC ARGS...: run normtune with ARGS, the exit code must be RC
+expect() {
+    name=$1; want=$2; shift 2
+    "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
+    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
+}
+# has NAME FILE TEXT: FILE contains TEXT (fixed string)
+has() {
+    if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1" "no '$3' in: $(head -c 400 "$2")"; fi
+}
+one_line() {
+    if [ "$(wc -l <"$T/err")" = 1 ]; then ok "$1"; else bad "$1" "$(cat "$T/err")"; fi
+}
+
+# ---- help and usage errors ---------------------------------------------------
+for c in query report merge; do
+    expect "${c}_help" 0 $c --help
+    has "${c}_help_text" "$T/out" "usage: normtune $c"
+done
+expect query_no_db 2 query best
+one_line query_no_db_one_line
+expect query_db_no_value 2 query --db
+expect query_bad_report 2 query --db x.db frobnicate
+expect query_shape_one_arg 2 query --db x.db shape 2048
+expect query_shape_not_number 2 query --db x.db shape 2048 abc
+expect query_samples_zero 2 query --db x.db samples 0
+expect query_best_extra 2 query --db x.db best 1
+expect query_bad_option 2 query --db x.db --frobnicate
+expect report_no_db 2 report
+expect report_extra 2 report --db x.db best
+expect merge_no_output 2 merge a.db b.db
+expect merge_one_input 2 merge a.db -o c.db
+expect merge_three_inputs 2 merge a.db b.db c.db -o d.db
+one_line merge_usage_one_line
+
+# ---- missing and foreign files -------------------------------------------------
+expect query_missing_db 1 query --db "$T/nope.db"
+has query_missing_db_message "$T/err" "nope.db"
+expect report_missing_db 1 report --db "$T/nope.db"
+[ ! -e "$T/nope.db" ] && ok missing_not_created || bad missing_not_created
+i=0
+while [ $i -lt 40 ]; do echo "line $i of a text file, not a database"; i=$((i + 1)); done >"$T/notes.db"
+cp "$T/notes.db" "$T/notes.orig"
+expect query_text_file 1 query --db "$T/notes.db"
+has query_text_file_message "$T/err" "not an SQLite database"
+one_line query_text_file_one_line
+expect report_text_file 1 report --db "$T/notes.db"
+expect merge_text_input 1 merge "$T/notes.db" "$T/notes.db" -o "$T/m0.db"
+[ ! -e "$T/m0.db" ] && ok merge_failed_no_output || bad merge_failed_no_output
+cmp -s "$T/notes.db" "$T/notes.orig" && ok text_file_untouched || bad text_file_untouched
+[ ! -e "$T/notes.db-wal" ] && [ ! -e "$T/notes.db-shm" ] && ok text_file_no_wal || bad text_file_no_wal
+
+# ---- with real databases (needs the sqlite3 shell) -----------------------------
+if ! command -v sqlite3 >/dev/null 2>&1; then
+    echo "SKIP database checks: no sqlite3 command-line shell"
+    rm -rf "$T"
+    echo "RESULT $passed $failed"
+    [ "$failed" = 0 ]
+    exit
+fi
+
+# mkdb FILE UUID NAME: a normtune database with one device, one sweep, one
+# shape (M=2048 N=4096), a naive result at 40 us and a persistent one at
+# 20 us (with 3 samples), and a failed persistent one at 10 us.
+mkdb() {
+    sqlite3 "$1" <"$root/db/schema.sql" && sqlite3 "$1" <<EOF
+INSERT INTO device VALUES (1, '$3', 9, 0, 132, 62914560, 1980000, 2619000, 6144,
+    '570.86', '12.8', '13.0', '$2');
+INSERT INTO sweep VALUES (1, 'sweeps/x.lua', 'h1', '2025-01-01T00:00:00.000Z',
+    '2025-01-01T01:00:00.000Z', 1, 'done', 4000.0, 'host-$2');
+INSERT INTO variant VALUES (1, 'rmsnorm_bwd.naive', 'nsplit=64,partial=f32', 'abc'),
+    (2, 'rmsnorm_bwd.persistent', 'block=256,chunks=2,stages=2,k=0', 'abc'),
+    (3, 'rmsnorm_bwd.persistent', 'block=64,chunks=8,stages=1,k=0', 'abc');
+INSERT INTO shape VALUES (1, 'rmsnorm_bwd', 'bf16', 2048, 4096);
+INSERT INTO result(id, sweep_id, variant_id, shape_id, device_id, warmup,
+    min_samples, max_samples, rel_ci, status, message, median_us, p10_us, p90_us,
+    n_samples, bytes, gbps, pct_copy, created) VALUES
+  (1, 1, 1, 1, 1, 10, 20, 200, 0.01, 'ok', '', 40.0, 39.0, 41.0, 0, 33554432,
+   838.86, 20.97, '2025-01-01T00:10:00.000Z'),
+  (2, 1, 2, 1, 1, 10, 20, 200, 0.01, 'ok', '', 20.0, 19.5, 20.5, 3, 33554432,
+   1677.72, 41.94, '2025-01-01T00:20:00.000Z'),
+  (3, 1, 3, 1, 1, 10, 20, 200, 0.01, 'wrong', 'dw error 3e-2', 10.0, 9.9, 10.1, 0,
+   33554432, 3355.44, 83.89, '2025-01-01T00:30:00.000Z');
+INSERT INTO sample VALUES (2, 0, 20.0), (2, 1, 19.91), (2, 2, 20.123);
+EOF
+}
+mkdb "$T/a.db" GPU-1 "NVIDIA H200" && mkdb "$T/b.db" GPU-2 "NVIDIA H100" &&
+    ok fixtures || bad fixtures "sqlite3 could not build the fixtures"
+cp "$T/a.db" "$T/a.orig"
+
+expect query_best 0 query --db "$T/a.db"
+has query_best_row "$T/out" "rmsnorm_bwd.persistent  block=256,chunks=2,stages=2,k=0  20.00  1677.7    41.9       2"
+expect query_shape 0 query --db "$T/a.db" shape 2048 4096
+has query_shape_rank1 "$T/out" "   1  rmsnorm_bwd  bf16   rmsnorm_bwd.persistent  block=256,chunks=2,stages=2,k=0  ok"
+has query_shape_pct_best "$T/out" "50.0"
+has query_shape_failed "$T/out" "dw error 3e-2"
+expect query_samples 0 query --db "$T/a.db" samples 2
+has query_samples_rounded "$T/out" "  2  20.12"
+expect query_sweeps 0 query --db "$T/a.db" sweeps
+has query_sweeps_row "$T/out" "done       4000.0        3   2"
+expect query_unknown_device 1 query --db "$T/a.db" --device "A100"
+has query_unknown_device_names "$T/err" "NVIDIA H200 (GPU-1)"
+expect query_no_such_shape 1 query --db "$T/a.db" shape 3 5
+expect query_no_such_result 1 query --db "$T/a.db" samples 99
+
+expect report 0 report --db "$T/a.db"
+has report_title "$T/out" "## normtune report: NVIDIA H200"
+has report_header "$T/out" "|    N |    M | family     | params"
+has report_row "$T/out" "| 4096 | 2048 | persistent | block=256,chunks=2,stages=2,k=0 | 20.00 | 1677.7 |   41.9 |             0.50 |"
+cmp -s "$T/a.db" "$T/a.orig" && ok reads_leave_file_untouched || bad reads_leave_file_untouched
+
+expect merge 0 merge "$T/a.db" "$T/b.db" -o "$T/m.db"
+expect merge_sweeps 0 query --db "$T/m.db" sweeps
+[ "$(grep -c done "$T/out")" = 2 ] && ok merge_two_sweeps || bad merge_two_sweeps "$(cat "$T/out")"
+expect merge_again_overlap 0 merge "$T/m.db" "$T/a.db" -o "$T/m2.db"
+n=$(sqlite3 "$T/m2.db" "SELECT count(*) FROM result; SELECT count(*) FROM sample" | tr '\n' ' ')
+[ "$n" = "6 6 " ] && ok merge_no_duplicates || bad merge_no_duplicates "results, samples: $n"
+expect report_two_devices 1 report --db "$T/m.db"
+has report_two_devices_names "$T/err" "NVIDIA H100"
+expect report_by_uuid 0 report --db "$T/m.db" --device GPU-2
+has report_by_uuid_title "$T/out" "## normtune report: NVIDIA H100"
+cp "$T/m.db" "$T/m.orig"
+expect merge_output_exists 1 merge "$T/a.db" "$T/b.db" -o "$T/m.db"
+cmp -s "$T/m.db" "$T/m.orig" && ok merge_output_untouched || bad merge_output_untouched
+cmp -s "$T/a.db" "$T/a.orig" && ok merge_input_untouched || bad merge_input_untouched
+
+sqlite3 "$T/other.db" "CREATE TABLE t(x); INSERT INTO t VALUES (1);"
+cp "$T/other.db" "$T/other.orig"
+expect query_foreign_sqlite 1 query --db "$T/other.db"
+has query_foreign_sqlite_message "$T/err" "another program"
+cmp -s "$T/other.db" "$T/other.orig" && ok foreign_untouched || bad foreign_untouched
+
+cp "$T/a.orig" "$T/newer.db"
+sqlite3 "$T/newer.db" "PRAGMA user_version = 5;"
+cp "$T/newer.db" "$T/newer.orig"
+expect query_newer_schema 1 query --db "$T/newer.db"
+has query_newer_schema_message "$T/err" "newer normtune (schema 5, this build knows 1)"
+expect merge_newer_schema 1 merge "$T/newer.db" "$T/a.db" -o "$T/m3.db"
+cmp -s "$T/newer.db" "$T/newer.orig" && ok newer_untouched || bad newer_untouched
+
+rm -rf "$T"
+echo "RESULT $passed $failed"
+[ "$failed" = 0 ]
