@@ -591,6 +591,7 @@ static void box_release(lua_State *L, ntl_box *b) {
         if (b->sw.fam[i].where_ref >= 0) luaL_unref(L, LUA_REGISTRYINDEX, b->sw.fam[i].where_ref);
     }
     free(b->sw.shapes);
+    memset(&b->sw, 0, sizeof b->sw);   /* nothing left to hand over */
     b->owned = 0;
 }
 
@@ -830,6 +831,10 @@ int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen) {
     if (!box) {
         snprintf(err, errlen, "%s: the script must return normtune.sweep{...}, it returned %s",
                  path, luaL_typename(L, -1));
+        goto err;
+    }
+    if (!box->owned) {        /* a to-be-closed variable released it */
+        snprintf(err, errlen, "%s: the returned sweep was closed (<close>) before the return", path);
         goto err;
     }
     *sw = box->sw;            /* the caller owns shapes, spaces and refs now */

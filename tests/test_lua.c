@@ -219,6 +219,16 @@ TEST(t_lua_errors) {
     CHECK(strstr(err, "ret.lua: ") && strstr(err, "must return normtune.sweep"), "%s", err);
     CHECK(load_fails("empty.lua", "", err, sizeof err) && strstr(err, "returned nil"),
           "empty script: %s", err);
+    /* a sweep released by <close> before the return is not handed over */
+    CHECK(load_fails("closed.lua",
+                     "local s <close> = normtune.sweep {\n"
+                     "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+                     "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+                     "}\n"
+                     "return s\n",
+                     err, sizeof err) &&
+              strstr(err, "closed.lua: ") && strstr(err, "closed"),
+          "closed sweep: %s", err);
 }
 
 /* Unknown names: the message names the allowed ones, at the key's line. */

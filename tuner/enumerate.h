@@ -5,7 +5,8 @@
  * order, points last dimension fastest), calls the family's `where` for
  * each point and hands the accepted ones to a callback.  `normtune list`
  * prints them; the sweep runner measures them.  Implemented in
- * tuner/cmd_list.c. */
+ * tuner/cmd_list.c.  where() runs in the sweep's Lua state: one thread at a
+ * time per nt_sweep. */
 #ifndef NT_ENUMERATE_H
 #define NT_ENUMERATE_H
 
