@@ -785,12 +785,23 @@ err:
     return NULL;
 }
 
+/* The message of a failed pcall into err.  Lua calls no message handler
+ * for a memory error, so that one gets the path here. */
+static void pcall_error(lua_State *L, int rc, const char *path, char *err, size_t errlen) {
+    if (rc == LUA_ERRMEM)
+        snprintf(err, errlen, "%s: not enough memory (a script may hold %zu MiB)", path,
+                 NTL_MEM_LIMIT >> 20);
+    else
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+}
+
 /* Load and check a script (see ntlua.h).  On success *sw owns the shapes,
  * the spaces, the Lua state and its context; ntl_free releases them. */
 int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen) {
     ntl_ctx *c = NULL;
     lua_State *L = NULL;
     char chunk[1100];
+    int rc;
     memset(sw, 0, sizeof *sw);
     if (strlen(path) >= sizeof sw->path) {
         snprintf(err, errlen, "%s: path too long", path);
@@ -823,8 +834,8 @@ int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen) {
         goto err;
     }
     c->hooks = 0;
-    if (lua_pcall(L, 0, 1, 1) != LUA_OK) {
-        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+    if ((rc = lua_pcall(L, 0, 1, 1)) != LUA_OK) {
+        pcall_error(L, rc, path, err, errlen);
         goto err;
     }
     ntl_box *box = luaL_testudata(L, -1, NTL_SWEEP_MT);
@@ -859,6 +870,7 @@ int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s, int *a
     const nt_sweep_family *sf = &sw->fam[f];
     lua_State *L = sw->L;
     void *ud;
+    int rc;
     *accept = 1;
     if (sf->where_ref < 0) return 0;
     int top = lua_gettop(L);
@@ -882,8 +894,8 @@ int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s, int *a
     lua_setfield(L, -2, "N");
     lua_getallocf(L, &ud);
     ((ntl_ctx *)ud)->hooks = 0;
-    if (lua_pcall(L, 2, 1, top + 1) != LUA_OK) {
-        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+    if ((rc = lua_pcall(L, 2, 1, top + 1)) != LUA_OK) {
+        pcall_error(L, rc, sw->path, err, errlen);
         lua_settop(L, top);
         return -1;
     }

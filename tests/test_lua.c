@@ -553,6 +553,11 @@ TEST(t_sandbox) {
     BAD("debug.lua", 1, "debug.sethook()\n", "global 'debug'");
     BAD("package.lua", 1, "package.loadlib(\"libc.so.6\", \"system\")\n", "global 'package'");
     CHECK(access(touched, F_OK) != 0, "a sandboxed script created %s", touched);
+    /* memory is capped */
+    char err2[512];
+    CHECK(load_fails("memory.lua", "local s = string.rep(\"x\", 1 << 30)\n", err2, sizeof err2) &&
+              strstr(err2, "memory.lua") && strstr(err2, "not enough memory"),
+          "memory cap: %s", err2);
     /* a binary chunk is refused */
     char err[512];
     CHECK(load_fails("binary.lua", "\033Lua\x54\x00 junk", err, sizeof err) &&
