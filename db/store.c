@@ -328,7 +328,7 @@ static int inspect(const char *path, int64_t *version, int *blank, char *err,
     ssize_t n = read(fd, hdr, sizeof hdr);
     close(fd);
     if (n < (ssize_t)sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0)
-        return seterr(err, errlen, "%s: not an SQLite database (refusing to touch it)", path);
+        return seterr(err, errlen, "%s: not an SQLite database (left untouched)", path);
 
     sqlite3 *db = NULL;
     int64_t app = 0, nobj = 0;
@@ -350,8 +350,8 @@ static int inspect(const char *path, int64_t *version, int *blank, char *err,
     }
     if (app != APP_ID)
         return seterr(err, errlen, "%s: an SQLite database of another program, "
-                      "not a normtune database (application_id 0x%llx); refusing "
-                      "to touch it", path, (unsigned long long)app);
+                      "not a normtune database (application_id 0x%llx); left "
+                      "untouched", path, (unsigned long long)app);
     if (*version > STORE_SCHEMA_VERSION)
         return seterr(err, errlen, "%s: written by a newer normtune (schema %lld, "
                       "this build knows %d)", path, (long long)*version,
