@@ -16,7 +16,8 @@
 #include "kernels/family.h"
 
 #define ALIGN256(x) (((x) + 255) & ~(size_t)255)
-#define COLSUM_COLS 64        /* columns per block of nt_colsum_* */
+#define SPLIT_COLS 64         /* columns per block of nt_colsum_split */
+#define FINAL_COLS 16         /* columns per block of nt_colsum_final */
 #define COLSUM_THREADS 256
 #define RED_SMEM 512          /* static shared bytes of the row reduction */
 /* Tolerances, relative L2 error vs float64.  A bf16 result carries a rounding
@@ -93,11 +94,13 @@ static int naive_plan(const nt_params *p, const nt_shape *s, const nt_devinfo *d
     pl->l[0].grid_y = 1;
     pl->l[0].block = (cdiv(cdiv(s->N / 8, ch), 32)) * 32;
     snprintf(pl->l[1].name, sizeof pl->l[1].name, "nt_colsum_split<%d>", f32);
-    pl->l[1].grid = cdiv(s->N, COLSUM_COLS);
+    pl->l[1].grid = cdiv(s->N, SPLIT_COLS);
     pl->l[1].grid_y = (unsigned)nsplit;
+    pl->l[1].pdl = 1;
     pl->l[1].block = COLSUM_THREADS;
     snprintf(pl->l[2].name, sizeof pl->l[2].name, "nt_colsum_final<%d>", 1 + f32);
-    pl->l[2].grid = cdiv(s->N, COLSUM_COLS);
+    pl->l[2].grid = cdiv(s->N, FINAL_COLS);
+    pl->l[2].pdl = 1;
     pl->l[2].grid_y = 1;
     pl->l[2].block = COLSUM_THREADS;
     pl->nparts = (int)nsplit;
@@ -116,9 +119,10 @@ const nt_family nt_rmsnorm_bwd_naive = {
 
 /* ---- persistent ------------------------------------------------------- */
 
-/* Dynamic shared memory of the persistent kernel: stages x (x, dy) rows. */
+/* Dynamic shared memory of the persistent kernel: stages x (x, dy) rows
+ * and w, when pipelined (stages > 1). */
 static unsigned persist_smem(int64_t block, int64_t chunks, int64_t stages) {
-    return stages > 1 ? (unsigned)(stages * 2 * block * chunks * 16) : 0;
+    return stages > 1 ? (unsigned)((2 * stages + 1) * block * chunks * 16) : 0;
 }
 
 static int persist_check(const nt_params *p, const nt_shape *s, const nt_devinfo *dev,
@@ -170,7 +174,8 @@ static int persist_plan(const nt_params *p, const nt_shape *s, const nt_devinfo 
     pl->l[0].smem = persist_smem(block, chunks, stages);
     pl->l[0].blocks_per_sm = (int)k;
     snprintf(pl->l[1].name, sizeof pl->l[1].name, "nt_colsum_final<0>");
-    pl->l[1].grid = cdiv(s->N, COLSUM_COLS);
+    pl->l[1].grid = cdiv(s->N, FINAL_COLS);
+    pl->l[1].pdl = 1;
     pl->l[1].grid_y = 1;
     pl->l[1].block = COLSUM_THREADS;
     pl->nparts = 0;

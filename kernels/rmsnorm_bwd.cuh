@@ -13,8 +13,9 @@
  *                            S-1 rows are copied into shared memory with
  *                            cp.async while the current one is computed; each
  *                            thread copies and reads only its own slots, so
- *                            the pipeline needs no block barrier.  S == 1:
- *                            loads go straight to registers.
+ *                            the pipeline needs no block barrier; w also sits
+ *                            in shared memory.  S == 1: loads go straight to
+ *                            registers.
  *   nt_naive_row<C, F32>     one block per row: dx and an M x N partial of dw
  *                            (bf16 or fp32) in ws.
  *   nt_colsum_split<F32>     column sums of the M x N partial over nsplit row
@@ -22,6 +23,10 @@
  *   nt_colsum_final<W>       column sum of nparts fp32 rows -> dw; W says where
  *                            the rows start in ws (0: at ws, 1/2: after an
  *                            M x N bf16/fp32 partial).
+ *
+ * Column sums may be launched with programmatic dependent launch (sm_90):
+ * they wait for the previous kernel with griddepcontrol.wait before reading
+ * its output, and the kernels before them allow the early launch.
  *
  * Math, per row i with r = 1/sqrt(mean(x^2) + eps) and c = mean(w*dy*x):
  *   dx = r*w*dy - x*c*r^3,    dw += dy*x*r.
@@ -127,21 +132,39 @@ __device__ __forceinline__ void nt_block_sum2(float &a, float &b, float *buf) {
     }
 }
 
-/* The per-row math on C chunks held in registers: reduce, write dx, and
- * (when acc is given) add dy*x*r into acc.  Inactive chunks hold zeros and
- * write nothing. */
-template <int C>
-__device__ __forceinline__ void nt_row(const nt_u4 *xv, const nt_u4 *gv, const nt_u4 *wv,
+/* Griddepcontrol (sm_90+): let the next kernel of the chain launch early, and
+ * wait for the previous one's results.  No-ops when a kernel was launched
+ * without programmatic dependent launch, and on older architectures. */
+__device__ __forceinline__ void nt_launch_next() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void nt_wait_prev() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* The per-row math on C chunks: reduce, write dx, and add dy*x*r into acc
+ * (persistent) or store it into part (naive).  Chunk j of x, dy and w is
+ * xs[j*ST], gs[j*ST], wsrc[j*ST]: ST = 1 for arrays in registers, ST = B for
+ * slots in shared memory, which are read again in the second pass rather
+ * than held in registers across the block reduction (that keeps large rows
+ * from spilling).  Inactive chunks (past the end of the row) are skipped. */
+template <int C, int ST>
+__device__ __forceinline__ void nt_row(const nt_u4 *xs, const nt_u4 *gs, const nt_u4 *wsrc,
                                        const bool *act, float (*acc)[8], float *part,
                                        nt_u4 *dxrow, int stride, float invN, float eps,
                                        float *red) {
     float sxy = 0.f, sxx = 0.f;
 #pragma unroll
     for (int j = 0; j < C; j++) {
+        if (!act[j]) continue;
         float x[8], g[8], w[8];
-        nt_unpack8(xv[j], x);
-        nt_unpack8(gv[j], g);
-        nt_unpack8(wv[j], w);
+        nt_unpack8(xs[j * ST], x);
+        nt_unpack8(gs[j * ST], g);
+        nt_unpack8(wsrc[j * ST], w);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             sxy += w[k] * g[k] * x[k];
@@ -155,9 +178,9 @@ __device__ __forceinline__ void nt_row(const nt_u4 *xv, const nt_u4 *gv, const n
     for (int j = 0; j < C; j++) {
         if (!act[j]) continue;
         float x[8], g[8], w[8], o[8];
-        nt_unpack8(xv[j], x);
-        nt_unpack8(gv[j], g);
-        nt_unpack8(wv[j], w);
+        nt_unpack8(xs[j * ST], x);
+        nt_unpack8(gs[j * ST], g);
+        nt_unpack8(wsrc[j * ST], w);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             o[k] = r * w[k] * g[k] - x[k] * c;
@@ -172,7 +195,8 @@ __device__ __forceinline__ void nt_row(const nt_u4 *xv, const nt_u4 *gv, const n
 
 template <int B, int C, int S, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
-    extern __shared__ nt_u4 nt_stage[];            /* [S][2][C*B] when S > 1 */
+    /* S > 1: [S][x, dy][C*B] row stages, then w [C*B]; S == 1: unused */
+    extern __shared__ nt_u4 nt_stage[];
     /* K (blocks per SM, 0 = as many as fit) only bounds the registers */
     __shared__ float red[2][64];
     const int tid = threadIdx.x;
@@ -184,16 +208,12 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
     const nt_u4 *wp = (const nt_u4 *)a.w;
     nt_u4 *dx = (nt_u4 *)a.dx;
 
+    nt_launch_next();
     bool act[C];
-    nt_u4 wv[C], xv[C], gv[C];
     float acc[C][8];
 #pragma unroll
     for (int j = 0; j < C; j++) {
         act[j] = j * B + tid < nvec;
-        nt_u4 z = {0u, 0u, 0u, 0u};
-        wv[j] = act[j] ? wp[j * B + tid] : z;
-        xv[j] = z;
-        gv[j] = z;
 #pragma unroll
         for (int k = 0; k < 8; k++) acc[j][k] = 0.f;
     }
@@ -201,58 +221,62 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
     const long long mine = (M - bid + G - 1) / G;
 
     if (S > 1) {
-        nt_u4 *sx = nt_stage, *sg = nt_stage + C * B;     /* stage s at +2*C*B*s */
+        /* each thread copies, and later reads, only its own slots: the
+         * pipeline needs no barrier, only the thread's own cp.async waits */
+        nt_u4 *sw = nt_stage + 2 * C * B * S + tid;
+#pragma unroll
+        for (int j = 0; j < C; j++)
+            if (act[j]) sw[j * B] = wp[j * B + tid];
 #pragma unroll
         for (int s = 0; s < S - 1; s++) {
             if (s < mine) {
-                const long long off = (bid + (long long)s * G) * nvec;
+                const long long off = (bid + (long long)s * G) * nvec + tid;
+                nt_u4 *st = nt_stage + 2 * C * B * s + tid;
 #pragma unroll
                 for (int j = 0; j < C; j++)
                     if (act[j]) {
-                        nt_cp16(sx + 2 * C * B * s + j * B + tid, x + off + j * B + tid);
-                        nt_cp16(sg + 2 * C * B * s + j * B + tid, dy + off + j * B + tid);
+                        nt_cp16(st + j * B, x + off + j * B);
+                        nt_cp16(st + C * B + j * B, dy + off + j * B);
                     }
             }
             nt_cp_commit();
         }
+#pragma unroll 1
         for (long long t = 0; t < mine; t++) {
             const long long tn = t + S - 1;
             if (tn < mine) {
-                const int s = (int)(tn % S);
-                const long long off = (bid + tn * G) * nvec;
+                const long long off = (bid + tn * G) * nvec + tid;
+                nt_u4 *st = nt_stage + 2 * C * B * (int)(tn % S) + tid;
 #pragma unroll
                 for (int j = 0; j < C; j++)
                     if (act[j]) {
-                        nt_cp16(sx + 2 * C * B * s + j * B + tid, x + off + j * B + tid);
-                        nt_cp16(sg + 2 * C * B * s + j * B + tid, dy + off + j * B + tid);
+                        nt_cp16(st + j * B, x + off + j * B);
+                        nt_cp16(st + C * B + j * B, dy + off + j * B);
                     }
             }
             nt_cp_commit();
             nt_cp_wait<S - 1>();                       /* row t has landed */
-            const int s = (int)(t % S);
-#pragma unroll
-            for (int j = 0; j < C; j++)
-                if (act[j]) {
-                    xv[j] = sx[2 * C * B * s + j * B + tid];
-                    gv[j] = sg[2 * C * B * s + j * B + tid];
-                }
+            const nt_u4 *st = nt_stage + 2 * C * B * (int)(t % S) + tid;
             const long long row = bid + t * G;
-            nt_row<C>(xv, gv, wv, act, acc, (float *)0, dx + row * nvec + tid, B, invN,
-                      a.eps, red[t & 1]);
+            nt_row<C, B>(st, st + C * B, sw, act, acc, (float *)0, dx + row * nvec + tid, B,
+                         invN, a.eps, red[t & 1]);
         }
         nt_cp_wait<0>();
     } else {
-        for (long long t = 0; t < mine; t++) {
-            const long long row = bid + t * G;
-            const long long off = row * nvec;
+        nt_u4 wv[C], xv[C], gv[C];
+        const nt_u4 z = {0u, 0u, 0u, 0u};
 #pragma unroll
-            for (int j = 0; j < C; j++)
-                if (act[j]) {
-                    xv[j] = nt_ld16(x + off + j * B + tid);
-                    gv[j] = nt_ld16(dy + off + j * B + tid);
-                }
-            nt_row<C>(xv, gv, wv, act, acc, (float *)0, dx + off + tid, B, invN, a.eps,
-                      red[t & 1]);
+        for (int j = 0; j < C; j++) wv[j] = act[j] ? wp[j * B + tid] : z;
+#pragma unroll 1
+        for (long long t = 0; t < mine; t++) {
+            const long long off = (bid + t * G) * nvec + tid;
+#pragma unroll
+            for (int j = 0; j < C; j++) {
+                xv[j] = act[j] ? nt_ld16(x + off + j * B) : z;
+                gv[j] = act[j] ? nt_ld16(dy + off + j * B) : z;
+            }
+            nt_row<C, 1>(xv, gv, wv, act, acc, (float *)0, dx + off, B, invN, a.eps,
+                         red[t & 1]);
         }
     }
     /* this block's dw partial row */
@@ -291,8 +315,9 @@ __global__ void __launch_bounds__(1024) nt_naive_row(nt_args a) {
         xv[j] = act[j] ? nt_ld16(x + v) : z;
         gv[j] = act[j] ? nt_ld16(dy + v) : z;
     }
-    nt_row<C>(xv, gv, wv, act, (float (*)[8])0, part, (nt_u4 *)a.dx + row * nvec + tid, B,
-              invN, a.eps, red);
+    nt_launch_next();
+    nt_row<C, 1>(xv, gv, wv, act, (float (*)[8])0, part, (nt_u4 *)a.dx + row * nvec + tid, B,
+                 invN, a.eps, red);
 #pragma unroll
     for (int j = 0; j < C; j++) {
         if (!act[j]) continue;
@@ -315,19 +340,20 @@ __device__ __forceinline__ long long nt_part_bytes(long long M, int N, int es) {
     return ((M * N * es) + 255) & ~255LL;
 }
 
-/* Four columns c4*4.. of rows [r0, r1) summed into a float4 by a 16 x 16
- * block (16 column groups x 16 row lanes), in a fixed order: each row lane
- * sums rows r0+ty, r0+ty+16, ...; then lane 0 of each column group adds the
- * 16 lane sums in order. */
-template <int F32>
+/* Four columns c4*4.. of rows [r0, r1) summed into a float4 by a block of
+ * 256 threads: CG column groups x (256/CG) row lanes.  Lane ty sums rows
+ * r0+ty, r0+ty+RL, ... in order; the lanes are then added by a fixed tree.
+ * Returns the sum in the threads of lane 0 (threadIdx.x < CG). */
+template <int F32, int CG>
 __device__ __forceinline__ nt_f4 nt_colsum4(const void *in, int N, long long r0, long long r1,
                                             bool ok, long long c4) {
-    __shared__ nt_f4 tile[16][16];
-    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    constexpr int RL = 256 / CG;
+    __shared__ nt_f4 tile[RL][CG];
+    const int tx = threadIdx.x % CG, ty = threadIdx.x / CG;
     nt_f4 s = {0.f, 0.f, 0.f, 0.f};
     if (ok) {
 #pragma unroll 4
-        for (long long r = r0 + ty; r < r1; r += 16) {
+        for (long long r = r0 + ty; r < r1; r += RL) {
             if (F32) {
                 nt_f4 v = ((const nt_f4 *)in)[(r * N >> 2) + c4];
                 s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
@@ -339,35 +365,44 @@ __device__ __forceinline__ nt_f4 nt_colsum4(const void *in, int N, long long r0,
     }
     tile[ty][tx] = s;
     __syncthreads();
-    nt_f4 t = {0.f, 0.f, 0.f, 0.f};
-    if (ty == 0)
-        for (int i = 0; i < 16; i++) {
-            t.x += tile[i][tx].x; t.y += tile[i][tx].y;
-            t.z += tile[i][tx].z; t.w += tile[i][tx].w;
+#pragma unroll
+    for (int h = RL / 2; h > 0; h >>= 1) {
+        if (ty < h) {
+            nt_f4 u = tile[ty + h][tx];
+            s.x += u.x; s.y += u.y; s.z += u.z; s.w += u.w;
+            tile[ty][tx] = s;
         }
-    return t;
+        __syncthreads();
+    }
+    return s;
 }
+
+#define NT_SPLIT_CG 16        /* column sum over M rows: 64 columns a block */
+#define NT_FINAL_CG 4         /* final column sum: 16 columns a block */
 
 template <int F32>
 __global__ void __launch_bounds__(256) nt_colsum_split(nt_args a) {
-    const long long c4 = (long long)blockIdx.x * 16 + (threadIdx.x & 15);
+    const long long c4 = (long long)blockIdx.x * NT_SPLIT_CG + (threadIdx.x % NT_SPLIT_CG);
     const bool ok = c4 < (a.N >> 2);
     const long long per = (a.M + gridDim.y - 1) / gridDim.y;
     long long r0 = (long long)blockIdx.y * per, r1 = r0 + per;
     if (r1 > a.M) r1 = a.M;
     if (r0 > r1) r0 = r1;                                /* empty slice: zeros */
-    nt_f4 t = nt_colsum4<F32>(a.ws, a.N, r0, r1, ok, c4);
+    nt_wait_prev();
+    nt_launch_next();
+    nt_f4 t = nt_colsum4<F32, NT_SPLIT_CG>(a.ws, a.N, r0, r1, ok, c4);
     float *out = (float *)((char *)a.ws + nt_part_bytes(a.M, a.N, F32 ? 4 : 2));
-    if (ok && threadIdx.x < 16) ((nt_f4 *)(out + (long long)blockIdx.y * a.N))[c4] = t;
+    if (ok && threadIdx.x < NT_SPLIT_CG) ((nt_f4 *)(out + (long long)blockIdx.y * a.N))[c4] = t;
 }
 
 template <int W>
 __global__ void __launch_bounds__(256) nt_colsum_final(nt_args a) {
-    const long long c4 = (long long)blockIdx.x * 16 + (threadIdx.x & 15);
+    const long long c4 = (long long)blockIdx.x * NT_FINAL_CG + (threadIdx.x % NT_FINAL_CG);
     const bool ok = c4 < (a.N >> 2);
     const char *in = (const char *)a.ws + (W ? nt_part_bytes(a.M, a.N, W == 2 ? 4 : 2) : 0);
-    nt_f4 t = nt_colsum4<1>(in, a.N, 0, a.nparts, ok, c4);
-    if (!ok || threadIdx.x >= 16) return;
+    nt_wait_prev();
+    nt_f4 t = nt_colsum4<1, NT_FINAL_CG>(in, a.N, 0, a.nparts, ok, c4);
+    if (!ok || threadIdx.x >= NT_FINAL_CG) return;
     if (a.dw_bf16) {
         nt_u2 v = {nt_pack(t.x, t.y), nt_pack(t.z, t.w)};
         ((nt_u2 *)a.dw)[c4] = v;

@@ -21,6 +21,7 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/launch.h"
 #include "kernels/nt_args.h"
 #include "kernels/ref.h"
 #include "tuner/compile.h"
@@ -383,15 +384,7 @@ static cudaError_t chain(nt_runner *r, variant *v, int set) {
     a.x = r->x[set];
     a.dy = r->dy[set];
     a.dx = r->dx[set];
-    void *args[] = {&a};
-    for (int i = 0; i < v->plan.nlaunch; i++) {
-        const nt_launch *l = &v->plan.l[i];
-        dim3 g = {i == 0 && l->grid == 0 ? v->grid0 : l->grid, l->grid_y ? l->grid_y : 1, 1};
-        dim3 b = {l->block, 1, 1};
-        cudaError_t e = cudaLaunchKernel((const void *)v->k[i], g, b, args, l->smem, r->st);
-        if (e != cudaSuccess) return e;
-    }
-    return cudaSuccess;
+    return nt_chain_launch(&v->plan, (const void *const *)v->k, v->grid0, &a, r->st);
 }
 
 /* Key of a compile job: family and name expressions. */
@@ -510,37 +503,20 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
         return fail(out, NT_LAUNCH_ERROR, err) - 1;
     }
     for (int i = 0; i < v->plan.nlaunch; i++) {
-        const nt_launch *l = &v->plan.l[i];
         e = cudaLibraryGetKernel(&v->k[i], v->lib, cb->lowered[i]);
-        if (e == cudaSuccess && l->smem > 48 * 1024)
-            e = cudaFuncSetAttribute((const void *)v->k[i],
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l->smem);
         if (e != cudaSuccess) {
-            cuda_fail(r, e, l->name, err, errlen);
-            return fail(out, NT_RESOURCES, err) - 1;
+            cuda_fail(r, e, v->plan.l[i].name, err, errlen);
+            return fail(out, NT_LAUNCH_ERROR, err) - 1;
         }
     }
-    const nt_launch *l0 = &v->plan.l[0];
-    v->grid0 = l0->grid;
-    if (l0->grid == 0) {
-        int fit = 0;
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, (const void *)v->k[0],
-                                                          (int)l0->block, l0->smem);
-        if (e != cudaSuccess || fit == 0) {
-            snprintf(err, errlen, "no block of %u threads, %u bytes of shared memory and %d "
-                     "registers fits on an SM", l0->block, l0->smem, cb->regs[0]);
-            return fail(out, NT_RESOURCES, err) - 1;
-        }
-        int k = l0->blocks_per_sm;
-        if (k > fit) {
-            snprintf(err, errlen, "k=%d blocks per SM requested, only %d fit (%d registers, "
-                     "%u bytes of shared memory)", k, fit, cb->regs[0], l0->smem);
-            return fail(out, NT_RESOURCES, err) - 1;
-        }
-        long long g = (long long)r->di.sms * (k ? k : fit);
-        if (g > r->shape.M) g = r->shape.M;
-        v->grid0 = (unsigned)g;
+    e = nt_chain_prepare(&v->plan, (const void *const *)v->k);
+    if (e != cudaSuccess) {
+        cuda_fail(r, e, "dynamic shared memory", err, errlen);
+        return fail(out, NT_RESOURCES, err) - 1;
     }
+    e = nt_chain_grid(&v->plan, (const void *)v->k[0], r->di.sms, (long long)r->shape.M,
+                      &v->grid0, err, errlen);
+    if (e != cudaSuccess) return fail(out, NT_RESOURCES, err) - 1;
     out->grid = (int)v->grid0;
     return 0;
 }
