@@ -432,6 +432,10 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
         if (blank && mode == STORE_READ)
             return seterr(err, errlen, "%s: an empty SQLite database, not a normtune "
                           "database", path);
+        for (int64_t v = version; v < STORE_SCHEMA_VERSION && !blank; v++)
+            if (!migrations[v])                 /* check before writing anything */
+                return seterr(err, errlen, "%s: schema %lld, and this build has no "
+                              "migration from it; left untouched", path, (long long)v);
         if (version < STORE_SCHEMA_VERSION && !blank && mode == STORE_READ)
             return seterr(err, errlen, "%s: schema %lld is older than this build's "
                           "(%d); open it with a writing command to migrate it",

@@ -408,6 +408,15 @@ TEST(refuse_foreign_files) {
     sqlite3_close(s);
     refused(other2, "another program");
 
+    /* normtune's application id, tables, but no schema version: no migration */
+    const char *v0 = tpath("v0.db");
+    unlink(v0);
+    CHECK(sqlite3_open(v0, &s) == SQLITE_OK, "sqlite3_open");
+    CHECK(sqlite3_exec(s, "PRAGMA application_id = 1314145346; CREATE TABLE t(x)", NULL,
+                       NULL, NULL) == SQLITE_OK, "exec");
+    sqlite3_close(s);
+    refused(v0, "no migration from it");
+
     /* a normtune database written by a newer version */
     nt_device h = mkdev("NVIDIA H200", "GPU-1111");
     int64_t dev, sweep;
@@ -650,6 +659,32 @@ TEST(read_only_open) {
     free(c1);
 }
 
+TEST(read_while_writing) {
+    /* a query during a sweep sees committed results, including later ones */
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *w = mkstore("live.db", &h, &dev, &sweep), *r = NULL;
+    CHECK(w != NULL, "store");
+    if (!w) return;
+    store_key k1 = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
+    store_key k2 = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=32,partial=f32", 2048, 1024);
+    CHECK(put(w, sweep, &k1, NT_OK, 10.0, 2) == 0, "put 1");
+    CHECK(store_open(&r, tpath("live.db"), STORE_READ, err, sizeof err) == 0, "read: %s", err);
+    if (r) {
+        int found = 0;
+        CHECK(store_lookup(r, &k1, &found, NULL, err, sizeof err) == 0 && found, "sees 1");
+        CHECK(put(w, sweep, &k2, NT_OK, 5.0, 2) == 0, "put 2");
+        CHECK(store_lookup(r, &k2, &found, NULL, err, sizeof err) == 0 && found, "sees 2");
+        store_best_row *rows = NULL;
+        int n = 0;
+        CHECK(store_best(r, NULL, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
+                  rows[0].median_us == 5.0, "best %d", n);
+        free(rows);
+        store_close(r);
+    }
+    store_close(w);
+}
+
 int main(void) {
     RUN(round_trip);
     RUN(resume_key);
@@ -661,5 +696,6 @@ int main(void) {
     RUN(best);
     RUN(reports);
     RUN(read_only_open);
+    RUN(read_while_writing);
     T_END();
 }
