@@ -22,7 +22,7 @@ LDLIBS = $(LUA_A) -lsqlite3 -L$(CUDA)/lib64 -lcudart_static -lnvrtc \
     -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lrt -lm
 
 # The device sources NVRTC sees, in hash order (the library hashes the same list).
-KSRC := kernels/nt_args.h $(sort $(wildcard kernels/*.cuh))
+KSRC := kernels/nt_args.h $(sort $(filter-out kernels/check.cuh,$(wildcard kernels/*.cuh)))
 CORE_SRC := $(filter-out tuner/main.c tuner/embed.c, \
     $(wildcard kernels/*.c search/*.c db/*.c lua/*.c tuner/*.c))
 CORE_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC)) $(B)/obj/gen/embedded.o
@@ -60,9 +60,10 @@ $(B)/embed: tuner/embed.c
 	$(CC) -std=c11 $(WARN) -O2 -o $@ $<
 
 # Kernel sources and the schema, embedded into the binary.
-$(B)/gen/embedded.c: $(B)/embed $(KSRC) db/schema.sql
+$(B)/gen/embedded.c: $(B)/embed $(KSRC) kernels/check.cuh db/schema.sql
 	@mkdir -p $(B)/gen
-	{ $(B)/embed nt_kernel $(KSRC); $(B)/embed store_schema db/schema.sql; } > $@.tmp && mv $@.tmp $@
+	{ $(B)/embed nt_kernel $(KSRC); $(B)/embed nt_check kernels/check.cuh; \
+	  $(B)/embed store_schema db/schema.sql; } > $@.tmp && mv $@.tmp $@
 
 $(B)/obj/gen/embedded.o: $(B)/gen/embedded.c
 	@mkdir -p $(dir $@)

@@ -32,6 +32,9 @@
 #define BATCH 16              /* samples timed between two synchronizations */
 #define COPY_BYTES (1ull << 30) /* copy bandwidth test: 1 GiB */
 #define MAX_PENDING 64        /* prefetched compilations kept */
+#define CHK_BLOCKS 1024       /* blocks of the validation kernels */
+
+extern const char *const nt_check_texts[];
 
 typedef struct pending {
     char key[600];            /* family + name expressions */
@@ -58,8 +61,14 @@ struct nt_runner {
     size_t wsize;
     uint16_t *hx, *hw, *hdy;  /* host inputs of set 0 */
     double *rdx, *rdw;        /* float64 reference of set 0 */
-    void *out_dx, *out_dw;    /* pinned: outputs of the validation run */
-    void *chk_dx, *chk_dw;    /* pinned: outputs of a determinism run */
+    void *out_dw, *chk_dw;    /* pinned: dw of the validation / a later run */
+    double *d_rdx;            /* device copy of the dx reference */
+    void *dx_first;           /* dx of the validation run, for the bitwise check */
+    /* validation kernels (kernels/check.cuh) */
+    cudaLibrary_t chk_lib;
+    cudaKernel_t k_err, k_diff;
+    double *d_part, *h_part;  /* CHK_BLOCKS x 3 error terms */
+    unsigned long long *d_count, *h_count;
 };
 
 /* Record a CUDA error into err; mark the runner broken when the error is
@@ -99,6 +108,34 @@ static void driver_version(char *buf, size_t len) {
     }
     if (!buf[0] && cudaDriverGetVersion(&v) == cudaSuccess)
         snprintf(buf, len, "cuda %d.%d", v / 1000, (v % 1000) / 10);
+}
+
+/* Compile and load the validation kernels and their buffers. */
+static int check_setup(nt_runner *r, char *err, size_t errlen) {
+    nt_csrc src;
+    nt_cubin cb;
+    memset(&src, 0, sizeof src);
+    memset(&cb, 0, sizeof cb);
+    src.name = "check.cu";
+    src.text = nt_check_texts[0];
+    src.nexpr = 2;
+    src.expr[0] = "nt_check_err";
+    src.expr[1] = "nt_check_diff";
+    src.arch = r->arch;
+    if (nt_compile_src_cached(&src, r->o.use_cache, &cb, err, errlen)) {
+        nt_cubin_free(&cb);
+        return -1;
+    }
+    cudaError_t e = cudaLibraryLoadData(&r->chk_lib, cb.data, NULL, NULL, 0, NULL, NULL, 0);
+    nt_cubin_free(&cb);
+    CK(e, "load the check kernels");
+    CK(cudaLibraryGetKernel(&r->k_err, r->chk_lib, "nt_check_err"), "nt_check_err");
+    CK(cudaLibraryGetKernel(&r->k_diff, r->chk_lib, "nt_check_diff"), "nt_check_diff");
+    CK(cudaMalloc((void **)&r->d_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMalloc");
+    CK(cudaMallocHost((void **)&r->h_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMallocHost");
+    CK(cudaMalloc((void **)&r->d_count, sizeof *r->d_count), "cudaMalloc");
+    CK(cudaMallocHost((void **)&r->h_count, sizeof *r->h_count), "cudaMallocHost");
+    return 0;
 }
 
 int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen) {
@@ -162,7 +199,7 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
     }
     for (int i = 0; i <= BATCH; i++) cudaEventCreate(&r->ev[i]);
     r->pool = nt_pool_start(o->jobs, 0, err, errlen);
-    if (!r->pool) {
+    if (!r->pool || check_setup(r, err, errlen)) {
         nt_runner_close(r);
         return -1;
     }
@@ -180,16 +217,18 @@ static void shape_free(nt_runner *r) {
     r->nsets = 0;
     cudaFree(r->w);
     cudaFree(r->dw);
-    cudaFreeHost(r->out_dx);
     cudaFreeHost(r->out_dw);
-    cudaFreeHost(r->chk_dx);
     cudaFreeHost(r->chk_dw);
+    cudaFree(r->d_rdx);
+    cudaFree(r->dx_first);
+    r->d_rdx = NULL;
+    r->dx_first = NULL;
     free(r->hx);
     free(r->hw);
     free(r->hdy);
     free(r->rdx);
     free(r->rdw);
-    r->w = r->dw = r->out_dx = r->out_dw = r->chk_dx = r->chk_dw = NULL;
+    r->w = r->dw = r->out_dw = r->chk_dw = NULL;
     r->hx = r->hw = r->hdy = NULL;
     r->rdx = r->rdw = NULL;
     r->shape.M = r->shape.N = 0;
@@ -201,6 +240,11 @@ void nt_runner_close(nt_runner *r) {
     if (!r->broken) {
         shape_free(r);
         cudaFree(r->ws);
+        cudaFree(r->d_part);
+        cudaFree(r->d_count);
+        cudaFreeHost(r->h_part);
+        cudaFreeHost(r->h_count);
+        if (r->chk_lib) cudaLibraryUnload(r->chk_lib);
         for (int i = 0; i <= BATCH; i++) cudaEventDestroy(r->ev[i]);
         cudaStreamDestroy(r->st);
     }
@@ -275,8 +319,6 @@ static int shape_setup(nt_runner *r, const nt_shape *s, char *err, size_t errlen
                  (long long)s->N);
         return -1;
     }
-    CK(cudaMallocHost(&r->out_dx, bytes), "cudaMallocHost");
-    CK(cudaMallocHost(&r->chk_dx, bytes), "cudaMallocHost");
     CK(cudaMallocHost(&r->out_dw, (size_t)s->N * 4), "cudaMallocHost");
     CK(cudaMallocHost(&r->chk_dw, (size_t)s->N * 4), "cudaMallocHost");
     CK(cudaMalloc(&r->w, (size_t)s->N * 2), "cudaMalloc w");
@@ -302,60 +344,52 @@ static int shape_setup(nt_runner *r, const nt_shape *s, char *err, size_t errlen
         snprintf(err, errlen, "float64 reference failed");
         return -1;
     }
+    /* dx is checked on the device against this copy of the reference */
+    CK(cudaMalloc((void **)&r->d_rdx, n * sizeof(double)), "cudaMalloc reference");
+    CK(cudaMalloc(&r->dx_first, bytes), "cudaMalloc dx copy");
+    CK(cudaMemcpy(r->d_rdx, r->rdx, n * sizeof(double), cudaMemcpyHostToDevice), "upload reference");
+    free(r->rdx);
+    r->rdx = NULL;
     r->shape = *s;
     return 0;
 }
 
 /* ---- validation -------------------------------------------------------- */
 
-typedef struct errjob {
-    const double *ref;
-    const uint16_t *a;
-    size_t lo, hi;
-    double num, den;
-    size_t bad;               /* non-finite outputs */
-} errjob;
-
-static void *err_worker(void *p) {
-    errjob *j = p;
-    double num = 0, den = 0;
-    size_t bad = 0;
-    for (size_t i = j->lo; i < j->hi; i++) {
-        double v = nt_bf16_to_f32(j->a[i]), d = v - j->ref[i];
-        if (!isfinite(v)) bad++;
-        num += d * d;
-        den += j->ref[i] * j->ref[i];
+/* Relative L2 error of dx (bf16, on the device) against the reference, by
+ * the check kernel; +inf when any element is not finite (left unwritten). */
+static int dx_error(nt_runner *r, const void *dx, size_t n, double *out, char *err,
+                    size_t errlen) {
+    long long nn = (long long)n;
+    void *args[] = {(void *)&dx, (void *)&r->d_rdx, &nn, (void *)&r->d_part};
+    CK(cudaLaunchKernel((const void *)r->k_err, (dim3){CHK_BLOCKS, 1, 1}, (dim3){256, 1, 1}, args,
+                        0, r->st), "check kernel");
+    CK(cudaMemcpyAsync(r->h_part, r->d_part, CHK_BLOCKS * 3 * sizeof(double),
+                       cudaMemcpyDeviceToHost, r->st), "copy error terms");
+    CK(cudaStreamSynchronize(r->st), "check kernel");
+    double num = 0, den = 0, bad = 0;
+    for (int i = 0; i < CHK_BLOCKS; i++) {
+        num += r->h_part[3 * i];
+        den += r->h_part[3 * i + 1];
+        bad += r->h_part[3 * i + 2];
     }
-    j->num = num;
-    j->den = den;
-    j->bad = bad;
-    return NULL;
+    *out = bad > 0 ? INFINITY : den > 0 ? sqrt(num / den) : sqrt(num);
+    return 0;
 }
 
-/* Relative L2 error of bf16 a against ref over n elements, with threads;
- * +inf when any element is not finite (unwritten: still NaN). */
-static double rel_l2_bf16_mt(const double *ref, const uint16_t *a, size_t n) {
-    enum { T = 16 };
-    pthread_t th[T];
-    errjob j[T];
-    int nt = n < (1u << 20) ? 1 : T;
-    for (int i = 0; i < nt; i++) {
-        j[i] = (errjob){ref, a, n * i / nt, n * (i + 1) / nt, 0, 0, 0};
-        if (nt == 1 || pthread_create(&th[i], NULL, err_worker, &j[i])) {
-            err_worker(&j[i]);
-            th[i] = 0;
-        }
-    }
-    double num = 0, den = 0;
-    size_t bad = 0;
-    for (int i = 0; i < nt; i++) {
-        if (th[i]) pthread_join(th[i], NULL);
-        num += j[i].num;
-        den += j[i].den;
-        bad += j[i].bad;
-    }
-    if (bad) return INFINITY;
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+/* Number of 32-bit words in which a and b (bytes long) differ. */
+static int words_differ(nt_runner *r, const void *a, const void *b, size_t bytes,
+                        unsigned long long *count, char *err, size_t errlen) {
+    long long n = (long long)(bytes / 4);
+    void *args[] = {(void *)&a, (void *)&b, &n, (void *)&r->d_count};
+    CK(cudaMemsetAsync(r->d_count, 0, sizeof *r->d_count, r->st), "clear count");
+    CK(cudaLaunchKernel((const void *)r->k_diff, (dim3){CHK_BLOCKS, 1, 1}, (dim3){256, 1, 1},
+                        args, 0, r->st), "compare kernel");
+    CK(cudaMemcpyAsync(r->h_count, r->d_count, sizeof *r->d_count, cudaMemcpyDeviceToHost, r->st),
+       "copy count");
+    CK(cudaStreamSynchronize(r->st), "compare kernel");
+    *count = *r->h_count;
+    return 0;
 }
 
 static double rel_l2_f32(const double *ref, const float *a, size_t n) {
@@ -440,15 +474,14 @@ static int fail(nt_result *out, int status, const char *msg) {
     return 0;
 }
 
-/* Run the chain once on set 0 from poisoned outputs and copy dx, dw to the
- * host buffers hdx, hdw. */
-static int run_once(nt_runner *r, variant *v, void *hdx, void *hdw, char *err, size_t errlen) {
+/* Run the chain once on set 0 from poisoned outputs and workspace; copy dw
+ * to the host buffer hdw (dx stays in r->dx[0]). */
+static int run_once(nt_runner *r, variant *v, void *hdw, char *err, size_t errlen) {
     size_t n = (size_t)r->shape.M * (size_t)r->shape.N;
     CK(cudaMemsetAsync(r->dx[0], 0xff, n * 2, r->st), "poison dx");
     CK(cudaMemsetAsync(r->dw, 0xff, (size_t)r->shape.N * 4, r->st), "poison dw");
     CK(cudaMemsetAsync(r->ws, 0xff, v->plan.workspace, r->st), "poison workspace");
     CK(chain(r, v, 0), "launch");
-    CK(cudaMemcpyAsync(hdx, r->dx[0], n * 2, cudaMemcpyDeviceToHost, r->st), "copy dx back");
     CK(cudaMemcpyAsync(hdw, r->dw, (size_t)r->shape.N * 4, cudaMemcpyDeviceToHost, r->st),
        "copy dw back");
     CK(cudaStreamSynchronize(r->st), "run");
@@ -575,11 +608,10 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shap
     v.a.dw_bf16 = 0;
     /* validate */
     size_t n = (size_t)s->M * (size_t)s->N;
-    if (run_once(r, &v, r->out_dx, r->out_dw, err, errlen)) {
+    if (run_once(r, &v, r->out_dw, err, errlen) || dx_error(r, r->dx[0], n, &out->err_dx, err, errlen)) {
         fail(out, NT_LAUNCH_ERROR, err);
         goto done;
     }
-    out->err_dx = rel_l2_bf16_mt(r->rdx, r->out_dx, n);
     out->err_dw = rel_l2_f32(r->rdw, r->out_dw, (size_t)s->N);
     if (!(out->err_dx <= v.plan.tol_dx) || !(out->err_dw <= v.plan.tol_dw)) {
         snprintf(err, errlen, "wrong result: rel. L2 error dx %.3g (tolerance %.0e), dw %.3g "
@@ -588,14 +620,20 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shap
         goto done;
     }
     /* determinism: two more runs, bitwise */
+    if (cudaMemcpyAsync(r->dx_first, r->dx[0], n * 2, cudaMemcpyDeviceToDevice, r->st)) {
+        fail(out, NT_LAUNCH_ERROR, "copy of dx failed");
+        goto done;
+    }
     for (int k = 0; k < 2; k++) {
-        if (run_once(r, &v, r->chk_dx, r->chk_dw, err, errlen)) {
+        unsigned long long nd = 0;
+        if (run_once(r, &v, r->chk_dw, err, errlen) ||
+            words_differ(r, r->dx[0], r->dx_first, n * 2, &nd, err, errlen)) {
             fail(out, NT_LAUNCH_ERROR, err);
             goto done;
         }
-        if (memcmp(r->chk_dx, r->out_dx, n * 2) || memcmp(r->chk_dw, r->out_dw, (size_t)s->N * 4)) {
+        if (nd || memcmp(r->chk_dw, r->out_dw, (size_t)s->N * 4)) {
             snprintf(err, errlen, "run %d differs bitwise from the first (%s)", k + 2,
-                     memcmp(r->chk_dx, r->out_dx, n * 2) ? "dx" : "dw");
+                     nd ? "dx" : "dw");
             fail(out, NT_NONDETERMINISTIC, err);
             goto done;
         }

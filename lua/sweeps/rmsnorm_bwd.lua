@@ -22,11 +22,12 @@ local SMEM_PER_SM = 228 * 1024      -- shared memory per SM
 local RED_SMEM = 512                -- the row reduction's static shared memory
 local THREADS_PER_SM = 2048
 
--- Shared memory of the cp.async pipeline: `stages` rows of x and dy, each
--- block*chunks 16-byte vectors.  stages == 1 loads straight into registers.
+-- Shared memory of the cp.async pipeline: `stages` rows of x and dy and one
+-- of w, each block*chunks 16-byte vectors.  stages == 1 loads straight into
+-- registers.
 local function smem(p)
   if p.stages == 1 then return 0 end
-  return p.stages * 2 * p.block * p.chunks * 16
+  return (2 * p.stages + 1) * p.block * p.chunks * 16
 end
 
 return normtune.sweep {
@@ -45,7 +46,7 @@ return normtune.sweep {
     persistent = {
       params = {
         block = {64, 128, 256, 512, 1024},
-        chunks = {1, 2, 3, 4, 6, 8},  -- at most 8: 64 fp32 dw partials per thread
+        chunks = normtune.range(1, 8), -- at most 8: 64 fp32 dw partials per thread
         stages = {1, 2, 3, 4},
         k = {0, 1, 2, 4},             -- 0 = as many blocks per SM as fit
       },
