@@ -15,6 +15,7 @@
 
 #include "db/store.h"
 #include "t.h"
+#include "tuner/cli.h"
 
 static char err[512];
 
@@ -685,6 +686,69 @@ TEST(read_while_writing) {
     store_close(w);
 }
 
+/* Run a command with stdout and stderr into the file out; returns its exit
+ * code. */
+static int run_to(const char *out, int (*cmd)(int, char **), int argc, char **argv) {
+    fflush(stdout);
+    fflush(stderr);
+    int so = dup(1), se = dup(2), rc;
+    FILE *f = fopen(out, "w");
+    if (so < 0 || se < 0 || !f) return -1;
+    dup2(fileno(f), 1);
+    dup2(fileno(f), 2);
+    rc = cmd(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    fclose(f);
+    return rc;
+}
+
+TEST(cli_report_and_query) {
+    /* the commands of tuner/query.c on a store made here (no sqlite3 shell) */
+    int64_t dev;
+    store *db = mkbest("cli.db", &dev);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_close(db);
+    char *dbp = (char *)tpath("cli.db"), *out = (char *)tpath("cli.out");
+    char *rargv[] = {"report", "--db", dbp, NULL};
+    CHECK(run_to(out, cmd_report, 3, rargv) == 0, "report failed");
+    long n;
+    char *txt = slurp(out, &n);
+    CHECK(txt != NULL, "no output");
+    if (txt) {
+        txt[n] = 0;
+        CHECK(strstr(txt, "## normtune report: NVIDIA H200") != NULL, "title:\n%s", txt);
+        /* N=4096 M=16384: persistent 40 us vs naive 100 us -> 0.40 */
+        CHECK(strstr(txt, "| 4096 | 16384 | persistent | block=256,chunks=2,stages=2,k=0 "
+                          "| 40.00 |") != NULL, "row:\n%s", txt);
+        CHECK(strstr(txt, "|             0.40 |") != NULL, "ratio:\n%s", txt);
+        /* N=1024: the persistent variant failed, no ratio */
+        CHECK(strstr(txt, "| 1024 |  2048 | naive      | nsplit=64,partial=f32") &&
+                  strstr(txt, "|                - |"), "no ratio:\n%s", txt);
+        CHECK(strstr(txt, "| ---: | ----: | ---------- |") != NULL, "rule:\n%s", txt);
+    }
+    free(txt);
+    char *qargv[] = {"query", "--db", dbp, "shape", "16384", "4096", NULL};
+    CHECK(run_to(out, cmd_query, 6, qargv) == 0, "query failed");
+    txt = slurp(out, &n);
+    if (txt) {
+        txt[n] = 0;
+        CHECK(strstr(txt, "\n   1  rmsnorm_bwd  bf16   rmsnorm_bwd.persistent  block=256") &&
+                  strstr(txt, "   -  rmsnorm_bwd  bf16   rmsnorm_bwd.persistent  block=128"),
+              "table:\n%s", txt);
+    }
+    free(txt);
+    char *bad[] = {"query", "--db", dbp, "shape", "16384", NULL};
+    CHECK(run_to(out, cmd_query, 5, bad) == 2, "usage error");
+    char *missing[] = {"report", "--db", (char *)tpath("nope.db"), NULL};
+    CHECK(run_to(out, cmd_report, 3, missing) == 1, "missing file");
+}
+
 int main(void) {
     RUN(round_trip);
     RUN(resume_key);
@@ -697,5 +761,6 @@ int main(void) {
     RUN(reports);
     RUN(read_only_open);
     RUN(read_while_writing);
+    RUN(cli_report_and_query);
     T_END();
 }
