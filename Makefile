@@ -105,3 +105,96 @@ tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 
 clean:
 	rm -rf $(B)
+
+# ---- the production library (issue 4): docs/api.md -------------------------
+#
+#   make lib [DISPATCH=header.h]   build/libnormtune.{a,so} from kernels/ and a
+#                                  dispatch header (default: the shipped one)
+#   make install PREFIX=/usr/local normtune.h, both libraries, normtune.pc
+#   make examples                  build/examples/rmsnorm_bwd (build tree)
+#
+# The header is refused when its NORMTUNE_SOURCE_HASH is not the hash of
+# $(KSRC); a checked copy goes to build/lib/nt_dispatch.h, rewritten only
+# when its content changes.  Objects go to build/lib/; all of them are
+# linked into one relocatable object whose only global symbols are
+# normtune_*, which both libraries are made of.  LIB_GENCODE: sm_90a, plus
+# sm_80 and sm_100a when nvcc --list-gpu-arch has them.
+DISPATCH ?= kernels/normtune_dispatch.h
+PREFIX ?= /usr/local
+NVCC ?= $(CUDA)/bin/nvcc
+LIB_ARCHS = $(shell $(NVCC) --list-gpu-arch 2>/dev/null)
+LIB_GENCODE ?= $(if $(filter compute_80,$(LIB_ARCHS)),-gencode=arch=compute_80$(,)code=sm_80) \
+    -gencode=arch=compute_90a,code=sm_90a \
+    $(if $(filter compute_100,$(LIB_ARCHS)),-gencode=arch=compute_100a$(,)code=sm_100a)
+, := ,
+LIB_CSRC := kernels/family.c kernels/rmsnorm_bwd.c kernels/launch.c
+LIB_OBJ := $(B)/lib/normtune.o $(patsubst kernels/%.c,$(B)/lib/%.o,$(LIB_CSRC))
+LIB_HDR := $(B)/lib/nt_dispatch.h
+LIB_LIBS := -L$(CUDA)/lib64 -lcudart -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lrt -lm
+LIB_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(CUDA)/include -fPIC \
+    -fvisibility=hidden
+
+.PHONY: examples FORCE
+FORCE:
+
+lib: $(B)/libnormtune.a $(B)/libnormtune.so
+
+$(LIB_HDR): $(B)/embed $(KSRC) FORCE
+	@mkdir -p $(B)/lib
+	@[ -f '$(DISPATCH)' ] || { echo "normtune: error: dispatch header $(DISPATCH) not found" >&2; exit 1; }; \
+	want=$$($(B)/embed --hash $(KSRC)) || exit 1; \
+	have=$$(sed -n 's/^#define NORMTUNE_SOURCE_HASH "\(.*\)"$$/\1/p' '$(DISPATCH)'); \
+	if [ "$$have" != "$$want" ]; then \
+	  echo "normtune: error: $(DISPATCH) is stale: tuned with kernel source hash $${have:-(none)}, but kernels/ hash to $$want; re-tune and export (make tune) or pass DISPATCH=<a header for $$want>" >&2; \
+	  exit 1; \
+	fi; \
+	cmp -s '$(DISPATCH)' $@ || cp '$(DISPATCH)' $@
+
+$(B)/lib/normtune.o: kernels/normtune.cu kernels/normtune.h kernels/family.h kernels/launch.h \
+    $(KSRC) $(LIB_HDR)
+	$(NVCC) -std=c++17 -O3 $(LIB_GENCODE) -Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics,-Wall \
+	  -I. -I$(B)/lib -I$(CUDA)/include -DNT_KERNEL_HASH=\"$$($(B)/embed --hash $(KSRC))\" \
+	  -c -o $@ $<
+
+$(B)/lib/%.o: kernels/%.c kernels/family.h kernels/launch.h kernels/nt_args.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(B)/lib/normtune_all.o: $(LIB_OBJ)
+	ld -r -o $@.tmp $^
+	objcopy -w --keep-global-symbol='normtune_*' $@.tmp $@
+	rm -f $@.tmp
+
+$(B)/lib/normtune.map:
+	@mkdir -p $(dir $@)
+	printf '{\n  global: normtune_*;\n  local: *;\n};\n' > $@
+
+$(B)/libnormtune.a: $(B)/lib/normtune_all.o
+	rm -f $@.tmp; ar rcs $@.tmp $< && mv $@.tmp $@
+
+$(B)/libnormtune.so: $(B)/lib/normtune_all.o $(B)/lib/normtune.map
+	$(CC) -shared -o $@.tmp $< -Wl,-soname,libnormtune.so \
+	  -Wl,--version-script=$(B)/lib/normtune.map -Wl,--no-undefined $(LIB_LIBS) && mv $@.tmp $@
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 kernels/normtune.h $(DESTDIR)$(PREFIX)/include/normtune.h
+	install -m 644 $(B)/libnormtune.a $(DESTDIR)$(PREFIX)/lib/libnormtune.a
+	install -m 755 $(B)/libnormtune.so $(DESTDIR)$(PREFIX)/lib/libnormtune.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA@|$(CUDA)|g' normtune.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/normtune.pc
+
+examples: $(B)/libnormtune.a
+	@mkdir -p $(B)/examples
+	$(MAKE) -C examples BIN=$(abspath $(B)/examples/rmsnorm_bwd) \
+	  NORMTUNE_CFLAGS="-I$(abspath kernels) -I$(CUDA)/include" \
+	  NORMTUNE_LIBS="$(abspath $(B)/libnormtune.a) $(LIB_LIBS)"
+
+# The library's GPU test links the library, not libcore's kernels (an
+# explicit rule: it takes precedence over the $(B)/gpu/% pattern).
+$(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/ref.c kernels/ref.h \
+    $(B)/libnormtune.a
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(CUDA)/include -pthread \
+	  -o $@ tests/gpu/test_lib.c kernels/ref.c $(B)/libnormtune.a \
+	  -L$(CUDA)/lib64 -lcudart_static -lpthread -ldl -lrt -lm
