@@ -18,12 +18,8 @@ passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "PASS $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
 B=$root/build
-CUDA=$(make -s -C "$root" --no-print-directory -f - print-cuda <<'EOF2' 2>/dev/null
-include Makefile
-print-cuda:
-	@echo $(CUDA)
-EOF2
-)
+nvcc=$(command -v nvcc 2>/dev/null)
+CUDA=${CUDA:-${nvcc%/bin/nvcc}}
 [ -n "$CUDA" ] || CUDA=/usr/local/cuda
 
 t0=$(date +%s)
