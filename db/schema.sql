@@ -90,6 +90,7 @@ CREATE TABLE result (
     spill       INTEGER,                     -- spill store bytes (max)
     smem        INTEGER,                     -- shared bytes per block (max)
     grid        INTEGER,                     -- blocks of the main kernel
+    reps        INTEGER,                     -- chain runs averaged per sample
     created     TEXT    NOT NULL,            -- UTC ISO 8601, when stored
     UNIQUE (device_id, variant_id, shape_id, warmup, min_samples, max_samples, rel_ci)
 );

@@ -105,14 +105,14 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_RES_INS] = "INSERT INTO result(sweep_id, variant_id, shape_id, device_id, "
                   "warmup, min_samples, max_samples, rel_ci, status, message, "
                   "median_us, p10_us, p90_us, n_samples, bytes, gbps, pct_copy, "
-                  "err_dx, err_dw, regs, spill, smem, grid, created) VALUES "
+                  "err_dx, err_dw, regs, spill, smem, grid, reps, created) VALUES "
                   "(:sweep, :var, :shape, :dev, :warmup, :min, :max, :rel_ci, "
                   ":status, :msg, :median, :p10, :p90, :n, :bytes, :gbps, :pct, "
-                  ":err_dx, :err_dw, :regs, :spill, :smem, :grid, :now)",
+                  ":err_dx, :err_dw, :regs, :spill, :smem, :grid, :reps, :now)",
     [Q_SAMPLE_INS] = "INSERT INTO sample(result_id, idx, us) VALUES (:res, :idx, :us)",
     [Q_LOOKUP] = "SELECT r.id, r.status, r.message, r.median_us, r.p10_us, "
                  "r.p90_us, r.n_samples, r.bytes, r.gbps, r.pct_copy, r.err_dx, "
-                 "r.err_dw, r.regs, r.spill, r.smem, r.grid FROM result r "
+                 "r.err_dw, r.regs, r.spill, r.smem, r.grid, r.reps FROM result r "
                  "JOIN variant v ON v.id = r.variant_id "
                  "JOIN shape s ON s.id = r.shape_id "
                  "WHERE r.device_id = :dev AND v.family = :family AND "
@@ -694,7 +694,7 @@ int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
         bind_num(st, ":gbps", r->gbps, ok) | bind_num(st, ":pct", r->pct_copy, ok) |
         bind_num(st, ":err_dx", r->err_dx, ok) | bind_num(st, ":err_dw", r->err_dw, ok) |
         bind_i(st, ":regs", r->regs) | bind_i(st, ":spill", r->spill) |
-        bind_i(st, ":smem", r->smem) | bind_i(st, ":grid", r->grid) |
+        bind_i(st, ":smem", r->smem) | bind_i(st, ":grid", r->grid) | bind_i(st, ":reps", r->reps) |
         bind_t(st, ":now", now))
         goto bindfail;
     if (step_done(db, st, "storing the result", err, errlen)) goto fail;
@@ -762,6 +762,7 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
     out->spill = sqlite3_column_int(st, 13);
     out->smem = sqlite3_column_int(st, 14);
     out->grid = sqlite3_column_int(st, 15);
+    out->reps = sqlite3_column_int(st, 16);
     stmt_done(st);
 
     if (!(st = stmt(db, Q_SAMPLES, err, errlen))) return STORE_ERR;
@@ -836,11 +837,11 @@ static const char merge_copy[] =
     " AND m.max_samples = r.max_samples AND m.rel_ci = r.rel_ci);"
     "INSERT INTO main.result(sweep_id, variant_id, shape_id, device_id, warmup,"
     " min_samples, max_samples, rel_ci, status, message, median_us, p10_us, p90_us,"
-    " n_samples, bytes, gbps, pct_copy, err_dx, err_dw, regs, spill, smem, grid,"
+    " n_samples, bytes, gbps, pct_copy, err_dx, err_dw, regs, spill, smem, grid, reps,"
     " created) SELECT w.dst, v.dst, s.dst, d.dst, r.warmup, r.min_samples,"
     " r.max_samples, r.rel_ci, r.status, r.message, r.median_us, r.p10_us, r.p90_us,"
     " r.n_samples, r.bytes, r.gbps, r.pct_copy, r.err_dx, r.err_dw, r.regs, r.spill,"
-    " r.smem, r.grid, r.created FROM src.result r JOIN temp.new_res n ON n.src = r.id"
+    " r.smem, r.grid, r.reps, r.created FROM src.result r JOIN temp.new_res n ON n.src = r.id"
     " JOIN temp.map_sweep w ON w.src = r.sweep_id JOIN temp.map_dev d ON d.src = r.device_id"
     " JOIN temp.map_var v ON v.src = r.variant_id JOIN temp.map_shape s ON s.src = r.shape_id"
     " ORDER BY r.id;"

@@ -40,7 +40,8 @@ const char *nt_status_name(int status);
 /* Status from its name; -1 if unknown. */
 int nt_status_parse(const char *name);
 
-/* One result.  samples[] holds nsamples raw times in microseconds. */
+/* One result.  samples[] holds nsamples raw times in microseconds; each is
+ * the mean of `reps` back-to-back runs of the chain between two events. */
 typedef struct nt_result {
     int status;               /* nt_status */
     char msg[NT_MSG_LEN];     /* why it failed, or a note */
@@ -55,6 +56,7 @@ typedef struct nt_result {
     int spill;                /* max spill bytes (stores) over the chain */
     int smem;                 /* max static + dynamic shared bytes per block */
     int grid;                 /* blocks of the main kernel as launched */
+    int reps;                 /* chain runs averaged in each sample */
 } nt_result;
 
 /* What is recorded of a device. */

@@ -33,6 +33,8 @@
 #define COPY_BYTES (1ull << 30) /* copy bandwidth test: 1 GiB */
 #define MAX_PENDING 64        /* prefetched compilations kept */
 #define CHK_BLOCKS 1024       /* blocks of the validation kernels */
+#define SAMPLE_US 50.0        /* a timing sample lasts at least this long */
+#define MAX_REPS 64           /* chain runs per sample, at most */
 
 extern const char *const nt_check_texts[];
 
@@ -96,12 +98,15 @@ static void driver_version(char *buf, size_t len) {
     if (f) {
         char line[512];
         if (fgets(line, sizeof line, f)) {
+            /* "NVRM version: NVIDIA UNIX ... Kernel Module [for x86_64]  580.159.04 ..." */
             char *p = strstr(line, "Kernel Module");
-            if (p) {
-                p += strlen("Kernel Module");
-                while (*p == ' ' || *p == '\t') p++;
-                size_t n = strcspn(p, " \t\n");
-                if (n && n < len) snprintf(buf, len, "%.*s", (int)n, p);
+            for (p = p ? p : line; *p; p++) {
+                size_t n = strspn(p, "0123456789.");
+                if (n >= 3 && strchr(p, '.') && (p == line || p[-1] == ' ') && n < len &&
+                    memchr(p, '.', n)) {
+                    snprintf(buf, len, "%.*s", (int)n, p);
+                    break;
+                }
             }
         }
         fclose(f);
@@ -493,21 +498,32 @@ static int run_once(nt_runner *r, variant *v, void *hdw, char *err, size_t errle
 static int time_variant(nt_runner *r, variant *v, const nt_timing *t, nt_result *out,
                         char *err, size_t errlen) {
     int set = 0, maxs = t->max_samples < NT_MAX_SAMPLES ? t->max_samples : NT_MAX_SAMPLES;
+    int warm = t->warmup > 0 ? t->warmup : 1, reps;
+    float ms;
     static double sorted[NT_MAX_SAMPLES];
-    for (int i = 0; i < t->warmup; i++) CK(chain(r, v, set++ % r->nsets), "warm-up");
+    /* warm-up, timed as a whole to size the samples: a sample is the mean of
+     * `reps` back-to-back runs of the chain, enough to last SAMPLE_US, so that
+     * the events' resolution does not dominate short chains */
+    CK(cudaEventRecord(r->ev[0], r->st), "event");
+    for (int i = 0; i < warm; i++) CK(chain(r, v, set++ % r->nsets), "warm-up");
+    CK(cudaEventRecord(r->ev[1], r->st), "event");
+    CK(cudaEventSynchronize(r->ev[1]), "warm-up");
+    CK(cudaEventElapsedTime(&ms, r->ev[0], r->ev[1]), "event time");
+    reps = (int)ceil(SAMPLE_US / (ms * 1e3 / warm));
+    reps = reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps;
+    out->reps = reps;
     out->nsamples = 0;
     while (out->nsamples < maxs) {
         int b = maxs - out->nsamples < BATCH ? maxs - out->nsamples : BATCH;
         CK(cudaEventRecord(r->ev[0], r->st), "event");
         for (int i = 0; i < b; i++) {
-            CK(chain(r, v, set++ % r->nsets), "launch");
+            for (int k = 0; k < reps; k++) CK(chain(r, v, set++ % r->nsets), "launch");
             CK(cudaEventRecord(r->ev[i + 1], r->st), "event");
         }
         CK(cudaEventSynchronize(r->ev[b]), "timed runs");
         for (int i = 0; i < b; i++) {
-            float ms;
             CK(cudaEventElapsedTime(&ms, r->ev[i], r->ev[i + 1]), "event time");
-            out->samples[out->nsamples++] = ms * 1e3;
+            out->samples[out->nsamples++] = ms * 1e3 / reps;
         }
         int n = out->nsamples;
         if (n < t->min_samples) continue;
