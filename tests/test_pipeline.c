@@ -1,0 +1,233 @@
+/* test_pipeline.c -- the whole tuner pipeline on the CPU, through the seam.
+ *
+ * script (Lua) -> enumeration/search -> fixture evaluator -> SQLite store ->
+ * resume -> export.  The fixture evaluator stands in for the GPU runner: it
+ * returns a made-up but deterministic time per (params, shape), fails some
+ * variants on purpose, and can ask the driver to stop after a number of
+ * results, as Ctrl-C does. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/store.h"
+#include "lua/ntlua.h"
+#include "tests/t.h"
+#include "tuner/enumerate.h"
+#include "tuner/export.h"
+#include "tuner/sweep.h"
+
+static const char *script =
+    "return normtune.sweep {\n"
+    "  op = 'rmsnorm_bwd', dtype = 'bf16',\n"
+    "  shapes = {{M = 1000, N = 1024}, {M = 64, N = 2048}, {M = 5000, N = 2048}},\n"
+    "  families = {\n"
+    "    naive = {params = {nsplit = {16, 64}, partial = {'f32'}}},\n"
+    "    persistent = {\n"
+    "      params = {block = {128, 256}, chunks = {1, 2, 3}, stages = {1, 2}, k = {0, 1}},\n"
+    "      where = function(p, s) return p.block * p.chunks * 8 >= s.N end,\n"
+    "    },\n"
+    "  },\n"
+    "  timing = {warmup = 1, min_samples = 3, max_samples = 5, rel_ci = 0.05},\n"
+    "}\n";
+
+typedef struct fixture {
+    int calls;
+    int stop_after;           /* set *stop after this many calls (0 = never) */
+    volatile sig_atomic_t *stop;
+} fixture;
+
+/* The made-up time of a variant: persistent beats naive, and among
+ * persistent variants block 256 and stages 2 are best; chunks = 3 is wrong. */
+static double fake_us(const nt_family *f, const nt_params *p, const nt_shape *s) {
+    double base = (double)s->M * (double)s->N * 6.0 / 4e3 / 1e3; /* 4 TB/s */
+    if (!strcmp(f->name, "rmsnorm_bwd.naive"))
+        return base * (1.7 + nt_params_int(p, "nsplit", NULL) / 1000.0);
+    return base * (1.0 + fabs((double)nt_params_int(p, "block", NULL) - 256) / 1000.0 +
+                   (nt_params_int(p, "stages", NULL) == 2 ? 0.0 : 0.05) +
+                   0.01 * (double)nt_params_int(p, "k", NULL) +
+                   0.02 * (double)nt_params_int(p, "chunks", NULL));
+}
+
+static int fix_eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shape *s,
+                    const nt_timing *t, nt_result *out) {
+    fixture *fx = ctx;
+    memset(out, 0, sizeof *out);
+    out->bytes = f->min_bytes(s);
+    if (++fx->calls == fx->stop_after && fx->stop) *fx->stop = 1;
+    if (nt_params_int(p, "chunks", NULL) == 3) {
+        out->status = NT_WRONG;
+        snprintf(out->msg, sizeof out->msg, "fixture: chunks=3 is wrong");
+        return 0;
+    }
+    double us = fake_us(f, p, s);
+    out->nsamples = t->min_samples;
+    for (int i = 0; i < out->nsamples; i++) out->samples[i] = us * (1 + 0.001 * i);
+    out->median_us = out->samples[out->nsamples / 2];
+    out->p10_us = out->samples[0];
+    out->p90_us = out->samples[out->nsamples - 1];
+    out->gbps = out->bytes / (out->median_us * 1e-6) / 1e9;
+    out->status = NT_OK;
+    return 0;
+}
+
+static char path_script[600], path_db[600];
+static nt_sweep sw;
+static fixture fx;
+static nt_evaluator ev;
+static volatile sig_atomic_t stop;
+
+static uint64_t expected_total(void) {
+    char err[512];
+    uint64_t *counts = calloc((size_t)(sw.nshape * sw.nfam), sizeof *counts), n = 0;
+    if (nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err)) return 0;
+    for (int i = 0; i < sw.nshape * sw.nfam; i++) n += counts[i];
+    free(counts);
+    return n;
+}
+
+static int run_sweep(nt_run_stats *st, int stop_after) {
+    char err[512];
+    store *db = NULL;
+    nt_run_opts o = {0};
+    stop = 0;
+    fx.calls = 0;
+    fx.stop_after = stop_after;
+    fx.stop = &stop;
+    o.stop = &stop;
+    if (store_open(&db, path_db, STORE_CREATE, err, sizeof err)) {
+        printf("  store_open: %s\n", err);
+        return -1;
+    }
+    int rc = nt_sweep_run(&sw, db, &ev, &o, st, err, sizeof err);
+    if (rc) printf("  nt_sweep_run: %s\n", err);
+    store_close(db);
+    return rc;
+}
+
+/* Hand count: naive 2 per shape; persistent 2 blocks x 3 chunks x 2 x 2 = 24
+ * points, kept when block*chunks*8 >= N: N=1024: all 24; N=2048: (128,2),
+ * (128,3), (256,1), (256,2), (256,3) -> 5 x 4 = 20.  Total 2*3 + 24 + 20 + 20. */
+TEST(counts_by_hand) {
+    CHECK(expected_total() == 70, "total %llu", (unsigned long long)expected_total());
+}
+
+TEST(interrupt_then_resume) {
+    nt_run_stats st;
+    uint64_t ok = 0;
+    CHECK(run_sweep(&st, 10) == 0, "first run");
+    ok += st.ok;
+    CHECK(st.interrupted == 1, "not interrupted");
+    CHECK(st.measured == 10, "measured %llu before stopping", (unsigned long long)st.measured);
+    CHECK(run_sweep(&st, 0) == 0, "second run");
+    CHECK(!st.interrupted, "interrupted again");
+    CHECK(st.reused == 10, "reused %llu", (unsigned long long)st.reused);
+    CHECK(st.measured == 60, "measured %llu", (unsigned long long)st.measured);
+    CHECK(st.total == 70, "total %llu", (unsigned long long)st.total);
+    ok += st.ok;
+    /* the fixture fails chunks = 3: 2 blocks x 2 stages x 2 k = 8 per shape */
+    CHECK(ok == 70 - 3 * 8, "ok %llu", (unsigned long long)ok);
+    CHECK(run_sweep(&st, 0) == 0 && st.measured == 0 && st.reused == 70,
+          "third run measured %llu", (unsigned long long)st.measured);
+}
+
+/* The store holds every result once, failures included. */
+TEST(store_has_everything_once) {
+    char err[512];
+    store *db = NULL;
+    int found = 0, nok = 0, nwrong = 0;
+    static nt_result r;
+    CHECK(store_open(&db, path_db, STORE_READ, err, sizeof err) == 0, "%s", err);
+    if (!db) return;
+    for (int s = 0; s < sw.nshape; s++) {
+        store_key k = {0};
+        k.family = "rmsnorm_bwd.persistent";
+        k.src_hash = nt_kernel_hash;
+        k.op = "rmsnorm_bwd";
+        k.dtype = "bf16";
+        k.shape = sw.shapes[s];
+        k.timing = sw.timing;
+        k.device = 1;
+        const char *ps[] = {"block=256,chunks=2,stages=2,k=0", "block=256,chunks=3,stages=1,k=1"};
+        for (int i = 0; i < 2; i++) {
+            k.params = ps[i];
+            CHECK(store_lookup(db, &k, &found, &r, err, sizeof err) == 0, "%s", err);
+            CHECK(found, "missing %s", ps[i]);
+            nok += found && r.status == NT_OK;
+            nwrong += found && r.status == NT_WRONG;
+            if (found && r.status == NT_OK) {
+                nt_params p;
+                nt_params_parse(ps[i], &p);
+                double want = fake_us(nt_family_find(k.family), &p, &k.shape) * 1.001;
+                CHECK(r.nsamples == 3, "samples %d", r.nsamples);
+                CHECK(fabs(r.median_us - want) < 1e-9 * want, "median %g, want %g", r.median_us, want);
+            }
+        }
+    }
+    CHECK(nok == 3 && nwrong == 3, "ok %d wrong %d", nok, nwrong);
+    store_close(db);
+}
+
+/* Export picks, per shape, the fastest successful variant: by the fixture's
+ * formula block=256, chunks = smallest that fits, stages=2, k=0. */
+TEST(export_picks_the_fastest) {
+    char err[512];
+    store *db = NULL;
+    store_best_row *rows = NULL;
+    store_prov prov;
+    int n = 0;
+    CHECK(store_open(&db, path_db, STORE_READ, err, sizeof err) == 0, "%s", err);
+    if (!db) return;
+    CHECK(store_best(db, NULL, &rows, &n, &prov, err, sizeof err) == 0, "%s", err);
+    CHECK(n == 3, "%d rows", n);
+    for (int i = 0; i < n; i++) {
+        /* N=1024 and N=2048 both fit block=256 with one chunk */
+        const char *want = "block=256,chunks=1,stages=2,k=0";
+        CHECK(!strcmp(rows[i].family, "rmsnorm_bwd.persistent"), "family %s", rows[i].family);
+        CHECK(!strcmp(rows[i].params, want), "M=%lld N=%lld best %s", (long long)rows[i].M,
+              (long long)rows[i].N, rows[i].params);
+    }
+    CHECK(!strcmp(prov.src_hash, nt_kernel_hash), "hash %s", prov.src_hash);
+    char hpath[700];
+    snprintf(hpath, sizeof hpath, "%s/dispatch.h", t_tmpdir());
+    FILE *f = fopen(hpath, "w");
+    CHECK(f && nt_export_write(f, rows, n, &prov, err, sizeof err) == 0, "%s", err);
+    if (f) fclose(f);
+    /* the header names the winning config and the kernel source hash */
+    f = fopen(hpath, "r");
+    char buf[1 << 16];
+    size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[len] = 0;
+    if (f) fclose(f);
+    CHECK(strstr(buf, nt_kernel_hash) != NULL, "no source hash in header");
+    CHECK(strstr(buf, "X(0, 256, 1, 2, 0)") != NULL, "winning config not listed");
+    free(rows);
+    store_close(db);
+}
+
+int main(void) {
+    char err[512];
+    snprintf(path_script, sizeof path_script, "%s/sweep.lua", t_tmpdir());
+    snprintf(path_db, sizeof path_db, "%s/results.db", t_tmpdir());
+    FILE *f = fopen(path_script, "w");
+    if (!f) return 2;
+    fputs(script, f);
+    fclose(f);
+    if (ntl_load(path_script, &sw, err, sizeof err)) {
+        printf("FAIL load: %s\nRESULT 0 1\n", err);
+        return 1;
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.ctx = &fx;
+    ev.eval = fix_eval;
+    snprintf(ev.dev.name, sizeof ev.dev.name, "Fixture GPU");
+    snprintf(ev.dev.uuid, sizeof ev.dev.uuid, "GPU-fixture");
+    ev.copy_gbps = 4000;
+    RUN(counts_by_hand);
+    RUN(interrupt_then_resume);
+    RUN(store_has_everything_once);
+    RUN(export_picks_the_fastest);
+    ntl_free(&sw);
+    T_END();
+}
