@@ -102,6 +102,7 @@ test-gpu: $(GPU_DEPS)
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) run $(SWEEP) --db $(DB)
 	$(BIN) export --db $(DB) -o $(HEADER)
+	$(BIN) report --db $(DB)
 
 clean:
 	rm -rf $(B)

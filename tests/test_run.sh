@@ -1,0 +1,42 @@
+#!/bin/sh
+# test_run.sh -- `normtune run` and the top-level CLI without a GPU: usage
+# errors exit 2, --help exits 0, a machine without a CUDA device gets a plain
+# "no CUDA device" message and exit 1, and no database is created then.
+#
+# Needs NORMTUNE and NT_TMP; prints PASS/FAIL lines and "RESULT passed failed".
+root=$(cd "$(dirname "$0")/.." && pwd)
+T=${NT_TMP:-/tmp}/test_run_sh.$$
+mkdir -p "$T"
+passed=0; failed=0
+ok() { passed=$((passed + 1)); echo "PASS $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+expect() {
+    name=$1; want=$2; shift 2
+    "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
+    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
+}
+sweep=$root/lua/sweeps/smoke.lua
+
+expect top_no_args 2
+expect top_help 0 --help
+grep -q "commands:" "$T/out" && ok top_help_lists_commands || bad top_help_lists_commands
+expect top_unknown_command 2 frobnicate
+expect run_help 0 run --help
+grep -q "usage: normtune run" "$T/out" && ok run_help_text || bad run_help_text
+expect run_no_script 2 run
+expect run_two_scripts 2 run "$sweep" "$sweep"
+expect run_bad_option 2 run --frobnicate "$sweep"
+expect run_bad_jobs 2 run --jobs zero "$sweep"
+expect run_missing_script 1 run "$T/nope.lua" --db "$T/r.db"
+if nvidia-smi >/dev/null 2>&1; then
+    echo "SKIP run_no_device (this machine has a GPU)"
+else
+    expect run_no_device 1 run "$sweep" --db "$T/r.db"
+    grep -q "no CUDA device" "$T/err" && ok run_no_device_message || bad run_no_device_message "$(cat "$T/err")"
+    [ ! -e "$T/r.db" ] && ok run_no_device_no_db || bad run_no_device_no_db "database created"
+fi
+for c in list compile run export query report merge; do
+    expect "help_$c" 0 $c --help
+done
+rm -rf "$T"
+echo "RESULT $passed $failed"
