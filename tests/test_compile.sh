@@ -7,21 +7,11 @@
 # 2 cores) unless NORMTUNE_CACHE is already set, e.g. to a warm cache.
 # Needs NORMTUNE (the binary) and NT_TMP (a scratch dir); prints PASS/FAIL
 # lines and "RESULT passed failed".
-root=$(cd "$(dirname "$0")/.." && pwd)
-T=${NT_TMP:-/tmp}/test_compile_sh.$$
-mkdir -p "$T"
+NAME=test_compile
+. "$(dirname "$0")/lib.sh"
 : "${NORMTUNE_CACHE:=$T/cache}"
 export NORMTUNE_CACHE
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "PASS $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
 
-# expect NAME RC ARGS...: run normtune with ARGS, the exit code must be RC
-expect() {
-    name=$1; want=$2; shift 2
-    "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
-}
 
 expect help 0 compile --help
 grep -q "usage: normtune compile" "$T/out" && ok help_text || bad help_text

@@ -5,19 +5,9 @@
 #
 # Needs NORMTUNE (the binary) and NT_TMP (a scratch dir); prints PASS/FAIL
 # lines and "RESULT passed failed".
-root=$(cd "$(dirname "$0")/.." && pwd)
-T=${NT_TMP:-/tmp}/test_list_sh.$$
-mkdir -p "$T"
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "PASS $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+NAME=test_list
+. "$(dirname "$0")/lib.sh"
 
-# expect NAME RC ARGS...: run normtune with ARGS, the exit code must be RC
-expect() {
-    name=$1; want=$2; shift 2
-    "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
-}
 
 sweep=$root/lua/sweeps/rmsnorm_bwd.lua
 

@@ -11,23 +11,9 @@
 #
 # Needs NORMTUNE (the binary) and NT_TMP (a scratch dir); prints PASS/FAIL
 # lines and "RESULT passed failed".
-root=$(cd "$(dirname "$0")/.." && pwd)
-T=${NT_TMP:-/tmp}/test_query_sh.$$
-mkdir -p "$T"
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "PASS $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+NAME=test_query
+. "$(dirname "$0")/lib.sh"
 
-# expect NAME RC ARGS...: run normtune with ARGS, the exit code must be RC
-expect() {
-    name=$1; want=$2; shift 2
-    "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
-}
-# has NAME FILE TEXT: FILE contains TEXT (fixed string)
-has() {
-    if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1" "no '$3' in: $(head -c 400 "$2")"; fi
-}
 one_line() {
     if [ "$(wc -l <"$T/err")" = 1 ]; then ok "$1"; else bad "$1" "$(cat "$T/err")"; fi
 }

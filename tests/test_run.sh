@@ -4,17 +4,8 @@
 # "no CUDA device" message and exit 1, and no database is created then.
 #
 # Needs NORMTUNE and NT_TMP; prints PASS/FAIL lines and "RESULT passed failed".
-root=$(cd "$(dirname "$0")/.." && pwd)
-T=${NT_TMP:-/tmp}/test_run_sh.$$
-mkdir -p "$T"
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "PASS $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-expect() {
-    name=$1; want=$2; shift 2
-    "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
-}
+NAME=test_run
+. "$(dirname "$0")/lib.sh"
 sweep=$root/lua/sweeps/smoke.lua
 
 expect top_no_args 2

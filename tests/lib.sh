@@ -1,0 +1,26 @@
+# lib.sh -- helpers the shell tests source: a scratch folder, PASS/FAIL
+# bookkeeping, and `expect` for exit codes.  Set NAME before sourcing.
+#
+#   ok NAME / bad NAME [WHY]       count and print a PASS or FAIL line
+#   expect NAME RC ARGS...         run $NORMTUNE ARGS (stdout in $T/out,
+#                                  stderr in $T/err); the exit code must be RC
+#   has NAME FILE TEXT             FILE contains TEXT (fixed string)
+#   finish                         remove $T, print "RESULT passed failed"
+root=$(cd "$(dirname "$0")/.." && pwd)
+T=${NT_TMP:-/tmp}/${NAME:-test}_sh.$$
+mkdir -p "$T"
+passed=0; failed=0
+ok() { passed=$((passed + 1)); echo "PASS $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+expect() {
+    name=$1; want=$2; shift 2
+    "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
+    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
+}
+has() {
+    if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1" "no '$3' in: $(head -c 400 "$2")"; fi
+}
+finish() {
+    rm -rf "$T"
+    echo "RESULT $passed $failed"
+}
