@@ -260,9 +260,17 @@ static int lib_try(int c, long long M, long long N, const nt_devinfo *di, lib_ch
     if (ch->fam->check(&ch->params, &s, di, err, sizeof err)) return -1;
     if (ch->fam->plan(&ch->params, &s, di, &ch->plan, err, sizeof err)) return -1;
     if (ch->plan.nlaunch < 1 || ch->plan.nlaunch > NT_MAX_LAUNCH) return -1;
-    for (int i = 0; i < ch->plan.nlaunch; i++)
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < ch->plan.nlaunch && e == cudaSuccess; i++) {
         if (!(ch->k[i] = lib_find_kernel(cfg, ch->plan.l[i].name))) return -1;
-    cudaError_t e = nt_chain_prepare(&ch->plan, ch->k);
+#if CUDART_VERSION >= 12050
+        /* launch by kernel handle, as the tuner does: no per-launch lookup
+         * of the host stub in the runtime's tables */
+        cudaKernel_t kh;
+        if ((e = cudaGetKernel(&kh, ch->k[i])) == cudaSuccess) ch->k[i] = (const void *)kh;
+#endif
+    }
+    if (e == cudaSuccess) e = nt_chain_prepare(&ch->plan, ch->k);
     if (e == cudaSuccess)
         e = nt_chain_grid(&ch->plan, ch->k[0], di->sms, M, &ch->grid0, err, sizeof err);
     if (e != cudaSuccess) {

@@ -15,8 +15,9 @@
  *                 config (on the device the header was tuned on)
  *   threads       four host threads calling at once give the same bits
  *   speed         every tuned shape of the header, timed like the tuner
- *                 (tuner/runner.c time_variant: warm-up, then one event per
- *                 chain on rotating input sets of >= 3x the L2, median):
+ *                 (tuner/runner.c time_variant: warm-up, then samples that
+ *                 each average back-to-back calls lasting >= 50 us, on
+ *                 rotating input sets of >= 3x the L2, median):
  *                 library median <= 1.05 x the stored median.  Only on the
  *                 device the header was tuned on (NORMTUNE_DEVICE).
  *
@@ -39,6 +40,9 @@
 #define L2_FACTOR 3           /* rotating sets hold >= 3x the L2 */
 #define MAX_SETS 64
 #define WARMUP 10
+#define WARMUP_MS 200.0      /* and at least this much GPU time of warm-up */
+#define SAMPLE_US 50.0        /* a sample lasts at least this long (tuner/runner.c) */
+#define MAX_REPS 64           /* calls per sample, at most */
 #define SAMPLES 200
 #define BATCH 16
 #define SLACK 1.05            /* library time allowed over the stored time */
@@ -376,23 +380,45 @@ static double time_lib(long long M, long long N, cudaStream_t st, cudaEvent_t *e
     CU(cudaMalloc(&ws, wsize));
     CU(cudaMemset(w, 0x3f, (size_t)N * 2));
     int set = 0, ok = 1;
+    double warm_ms = 0;
 #define CALL()                                                                                   \
     (ok &= normtune_rmsnorm_bwd(x[set % sets], w, dy[set % sets], dx[set % sets], dw, M, N, EPS, \
                                 0, ws, wsize, st) == NORMTUNE_SUCCESS,                           \
      set++)
+    /* warm-up: the tuner's WARMUP calls, after its validation runs kept the
+     * GPU busy; here at least WARMUP_MS of work, so clocks have ramped up */
     for (int i = 0; i < WARMUP; i++) CALL();
+    for (int r = 0; r < 1000; r++) {
+        float ms = 0;
+        CU(cudaEventRecord(ev[0], st));
+        for (int i = 0; i < 50; i++) CALL();
+        CU(cudaEventRecord(ev[1], st));
+        CU(cudaEventSynchronize(ev[1]));
+        CU(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+        warm_ms += ms;
+        if (warm_ms >= WARMUP_MS) break;
+    }
+    /* then the tuner's warm-up, timed as a whole to size the samples: each
+     * sample is the mean of `reps` back-to-back calls lasting SAMPLE_US */
+    float ms = 0;
+    CU(cudaEventRecord(ev[0], st));
+    for (int i = 0; i < WARMUP; i++) CALL();
+    CU(cudaEventRecord(ev[1], st));
+    CU(cudaEventSynchronize(ev[1]));
+    CU(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+    int reps = (int)ceil(SAMPLE_US / (ms * 1e3 / WARMUP));
+    reps = reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps;
     for (int s0 = 0; s0 < SAMPLES; s0 += BATCH) {
         int b = SAMPLES - s0 < BATCH ? SAMPLES - s0 : BATCH;
         CU(cudaEventRecord(ev[0], st));
         for (int i = 0; i < b; i++) {
-            CALL();
+            for (int k = 0; k < reps; k++) CALL();
             CU(cudaEventRecord(ev[i + 1], st));
         }
         CU(cudaEventSynchronize(ev[b]));
         for (int i = 0; i < b; i++) {
-            float ms;
             CU(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
-            t[s0 + i] = ms * 1e3;
+            t[s0 + i] = ms * 1e3 / reps;
         }
     }
 #undef CALL
@@ -443,10 +469,10 @@ int main(void) {
     CU(cudaGetDeviceProperties(&prop, 0));
     same_device = !strcmp(prop.name, NORMTUNE_DEVICE);
     RUN(version);
+    RUN(speed);               /* first: on a fresh process, like the tuner's */
     RUN(arguments);
     RUN(correctness_untuned);
     RUN(correctness_tuned);
     RUN(threads);
-    RUN(speed);
     T_END();
 }
