@@ -7,7 +7,7 @@
  *   driver          none
  *   runtime         13.0
  *   NVRTC           13.0
- *   kernel source   96420c7cfee6eb8d
+ *   kernel source   892c5582e581d889
  *   sweeps          0
  *   newest result   1970-01-01T00:00:00Z
  *   shapes          40, configs 16
@@ -20,7 +20,7 @@
 #define NORMTUNE_DISPATCH_H
 
 #define NORMTUNE_DISPATCH_VERSION 1
-#define NORMTUNE_SOURCE_HASH "96420c7cfee6eb8d"
+#define NORMTUNE_SOURCE_HASH "892c5582e581d889"
 #define NORMTUNE_OP "rmsnorm_bwd"
 #define NORMTUNE_DTYPE "bf16"
 #define NORMTUNE_DEVICE "provisional (hand-made, not measured)"
