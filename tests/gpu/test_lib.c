@@ -43,6 +43,7 @@
 #define WARMUP_MS 200.0      /* and at least this much GPU time of warm-up */
 #define SAMPLE_US 50.0        /* a sample lasts at least this long (tuner/runner.c) */
 #define MAX_REPS 64           /* calls per sample, at most */
+#define TILE (1u << 25)       /* elements of random input made on the host */
 #define SAMPLES 200
 #define BATCH 16
 #define SLACK 1.05            /* library time allowed over the stored time */
@@ -368,17 +369,28 @@ static double time_lib(long long M, long long N, cudaStream_t st, cudaEvent_t *e
     if (sets < 1) sets = 1;
     if (sets > MAX_SETS) sets = MAX_SETS;
     if (normtune_rmsnorm_bwd_workspace_size(M, N, &wsize)) return INFINITY;
+    /* random inputs like the tuner's: one host tile, repeated */
+    size_t tile = n < TILE ? n : TILE;
+    uint16_t *h = malloc(tile * 2);
+    if (!h) exit(1);
     for (int i = 0; i < sets; i++) {
         CU(cudaMalloc(&x[i], n * 2));
         CU(cudaMalloc(&dy[i], n * 2));
         CU(cudaMalloc(&dx[i], n * 2));
-        CU(cudaMemset(x[i], 0x3f, n * 2));
-        CU(cudaMemset(dy[i], 0x3e, n * 2));
+    }
+    for (int what = 0; what < 2; what++) {
+        nt_fill_uniform(h, tile, what ? -1.0 : -2.0, what ? 1.0 : 2.0, seed_of(M, N, what));
+        for (int i = 0; i < sets; i++)
+            for (size_t o = 0; o < n; o += tile)
+                CU(cudaMemcpy((char *)(what ? dy[i] : x[i]) + o * 2, h,
+                              (n - o < tile ? n - o : tile) * 2, cudaMemcpyHostToDevice));
     }
     CU(cudaMalloc(&w, (size_t)N * 2));
     CU(cudaMalloc(&dw, (size_t)N * 4));
     CU(cudaMalloc(&ws, wsize));
-    CU(cudaMemset(w, 0x3f, (size_t)N * 2));
+    nt_fill_uniform(h, (size_t)N < tile ? (size_t)N : tile, 0.5, 1.5, seed_of(M, N, 2));
+    CU(cudaMemcpy(w, h, (size_t)N * 2, cudaMemcpyHostToDevice));
+    free(h);
     int set = 0, ok = 1;
     double warm_ms = 0;
 #define CALL()                                                                                   \
