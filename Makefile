@@ -42,6 +42,7 @@ deps:
 	@missing=""; \
 	[ -f /usr/include/lua5.4/lua.h ] && [ -n "$(LUA_A)" ] || missing="$$missing liblua5.4-dev"; \
 	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
+	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "normtune: installing$$missing with apt-get"; \
@@ -96,8 +97,9 @@ else
 GPU_DEPS := $(BIN) $(GPU_BIN)
 endif
 
+# GPU tests, then compute-sanitizer memcheck and racecheck on small shapes
 test-gpu: $(GPU_DEPS)
-	@NORMTUNE=$(abspath $(BIN)) sh tests/run.sh $(GPU_BIN)
+	@NORMTUNE=$(abspath $(BIN)) sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) run $(SWEEP) --db $(DB)

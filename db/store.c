@@ -40,6 +40,8 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
  * unused: a new file gets schema.sql, which is always the newest schema. */
 static const char *const migrations[STORE_SCHEMA_VERSION] = {
     NULL,                          /* 0 -> 1: a new file, see new_schema() */
+    /* 1 -> 2: timing samples average `reps` back-to-back runs (NULL: 1) */
+    "ALTER TABLE result ADD COLUMN reps INTEGER;",
 };
 
 /* Every statement of the store, prepared lazily and cached per store. */
@@ -438,8 +440,8 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
                               "migration from it; left untouched", path, (long long)v);
         if (version < STORE_SCHEMA_VERSION && !blank && mode == STORE_READ)
             return seterr(err, errlen, "%s: schema %lld is older than this build's "
-                          "(%d); open it with a writing command to migrate it",
-                          path, (long long)version, STORE_SCHEMA_VERSION);
+                          "(%d); migrate it first: normtune migrate --db %s",
+                          path, (long long)version, STORE_SCHEMA_VERSION, path);
     }
 
     db = calloc(1, sizeof *db);

@@ -15,7 +15,7 @@
 
 #define STORE_OK 0
 #define STORE_ERR (-1)
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 typedef struct store store;
 

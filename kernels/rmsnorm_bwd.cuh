@@ -193,26 +193,6 @@ __device__ __forceinline__ void nt_row(const nt_u4 *xs, const nt_u4 *gs, const n
 
 /* ---- persistent chain ------------------------------------------------- */
 
-/* Start copying this block's row number t (its t-th row, bid + t*G) into
- * stage t % S, the calling thread's own slots only, and close the group (an
- * empty group past the last row keeps the wait counts uniform). */
-template <int B, int C, int S>
-__device__ __forceinline__ void nt_fetch(nt_u4 *stage, const nt_u4 *x, const nt_u4 *dy,
-                                         const bool *act, int bid, int G, int nvec,
-                                         long long t, long long mine) {
-    if (t < mine) {
-        const long long off = (bid + t * G) * nvec + threadIdx.x;
-        nt_u4 *st = stage + 2 * C * B * (int)(t % S) + threadIdx.x;
-#pragma unroll
-        for (int j = 0; j < C; j++)
-            if (act[j]) {
-                nt_cp16(st + j * B, x + off + j * B);
-                nt_cp16(st + C * B + j * B, dy + off + j * B);
-            }
-    }
-    nt_cp_commit();
-}
-
 template <int B, int C, int S, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
     /* S > 1: [S][x, dy][C*B] row stages, then w [C*B]; S == 1: unused */
@@ -248,11 +228,33 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
         for (int j = 0; j < C; j++)
             if (act[j]) sw[j * B] = wp[j * B + tid];
 #pragma unroll
-        for (int s = 0; s < S - 1; s++)
-            nt_fetch<B, C, S>(nt_stage, x, dy, act, bid, G, nvec, s, mine);
+        for (int s = 0; s < S - 1; s++) {
+            if (s < mine) {
+                const long long off = (bid + (long long)s * G) * nvec + tid;
+                nt_u4 *st = nt_stage + 2 * C * B * s + tid;
+#pragma unroll
+                for (int j = 0; j < C; j++)
+                    if (act[j]) {
+                        nt_cp16(st + j * B, x + off + j * B);
+                        nt_cp16(st + C * B + j * B, dy + off + j * B);
+                    }
+            }
+            nt_cp_commit();
+        }
 #pragma unroll 1
         for (long long t = 0; t < mine; t++) {
-            nt_fetch<B, C, S>(nt_stage, x, dy, act, bid, G, nvec, t + S - 1, mine);
+            const long long tn = t + S - 1;
+            if (tn < mine) {
+                const long long off = (bid + tn * G) * nvec + tid;
+                nt_u4 *st = nt_stage + 2 * C * B * (int)(tn % S) + tid;
+#pragma unroll
+                for (int j = 0; j < C; j++)
+                    if (act[j]) {
+                        nt_cp16(st + j * B, x + off + j * B);
+                        nt_cp16(st + C * B + j * B, dy + off + j * B);
+                    }
+            }
+            nt_cp_commit();
             nt_cp_wait<S - 1>();                       /* row t has landed */
             const nt_u4 *st = nt_stage + 2 * C * B * (int)(t % S) + tid;
             const long long row = bid + t * G;

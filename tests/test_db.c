@@ -429,13 +429,41 @@ TEST(refuse_foreign_files) {
     CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; PRAGMA user_version = 7", NULL,
                        NULL, NULL) == SQLITE_OK, "exec");
     sqlite3_close(s);
-    refused(newer, "written by a newer normtune (schema 7, this build knows 1)");
+    char want[128];
+    snprintf(want, sizeof want, "written by a newer normtune (schema 7, this build knows %d)",
+             STORE_SCHEMA_VERSION);
+    refused(newer, want);
 
     /* a missing file is an error unless creating */
     store *m = NULL;
     CHECK(store_open(&m, tpath("missing.db"), STORE_READ, err, sizeof err) != 0, "read");
     CHECK(store_open(&m, tpath("missing.db"), STORE_WRITE, err, sizeof err) != 0, "write");
     CHECK(!exists(tpath("missing.db")), "created by a non-create open");
+}
+
+/* A schema-1 file (no result.reps) is migrated by a writing open, and a
+ * reading open leaves it alone. */
+TEST(migrates_schema_1) {
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    sqlite3 *s;
+    store *db = mkstore("v1.db", &h, &dev, &sweep);
+    CHECK(db != NULL, "store");
+    store_close(db);
+    const char *v1 = tpath("v1.db");
+    CHECK(sqlite3_open(v1, &s) == SQLITE_OK, "sqlite3_open");
+    CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; ALTER TABLE result DROP COLUMN reps;"
+                          " PRAGMA user_version = 1", NULL, NULL, NULL) == SQLITE_OK,
+          "make a schema-1 file: %s", sqlite3_errmsg(s));
+    sqlite3_close(s);
+    db = NULL;
+    CHECK(store_open(&db, v1, STORE_READ, err, sizeof err) != 0, "read of an old schema");
+    CHECK(count(v1, "PRAGMA user_version") == 1, "a read migrated it");
+    CHECK(store_open(&db, v1, STORE_WRITE, err, sizeof err) == 0, "write: %s", err);
+    store_close(db);
+    CHECK(count(v1, "PRAGMA user_version") == 2, "not migrated");
+    CHECK(count(v1, "SELECT count(*) FROM pragma_table_info('result') WHERE name = 'reps'") == 1,
+          "no reps column");
 }
 
 TEST(blank_files_get_the_schema) {
@@ -757,6 +785,7 @@ int main(void) {
     RUN(merge_refuses_existing_output);
     RUN(refuse_foreign_files);
     RUN(blank_files_get_the_schema);
+    RUN(migrates_schema_1);
     RUN(best);
     RUN(reports);
     RUN(read_only_open);

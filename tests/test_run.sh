@@ -26,7 +26,7 @@ else
     grep -q "no CUDA device" "$T/err" && ok run_no_device_message || bad run_no_device_message "$(cat "$T/err")"
     [ ! -e "$T/r.db" ] && ok run_no_device_no_db || bad run_no_device_no_db "database created"
 fi
-for c in list compile run export query report merge; do
+for c in list compile run export query report merge migrate; do
     expect "help_$c" 0 $c --help
 done
 rm -rf "$T"

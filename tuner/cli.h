@@ -17,6 +17,7 @@ int cmd_export(int argc, char **argv);  /* tuner/export.c */
 int cmd_query(int argc, char **argv);   /* tuner/query.c */
 int cmd_report(int argc, char **argv);  /* tuner/query.c */
 int cmd_merge(int argc, char **argv);   /* tuner/query.c */
+int cmd_migrate(int argc, char **argv); /* tuner/query.c */
 
 /* Print "normtune CMD: " + message + newline on stderr. */
 void nt_errorf(const char *cmd, const char *fmt, ...)

@@ -20,6 +20,7 @@ static const struct {
     {"query", cmd_query, "canned reports over a results database"},
     {"report", cmd_report, "summary of the best configs per shape, with family ratios"},
     {"merge", cmd_merge, "fold two results databases into a new one"},
+    {"migrate", cmd_migrate, "bring a database of an older normtune to this schema"},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])
 
