@@ -509,8 +509,8 @@ static int time_variant(nt_runner *r, variant *v, const nt_timing *t, nt_result 
     CK(cudaEventRecord(r->ev[1], r->st), "event");
     CK(cudaEventSynchronize(r->ev[1]), "warm-up");
     CK(cudaEventElapsedTime(&ms, r->ev[0], r->ev[1]), "event time");
-    reps = (int)ceil(SAMPLE_US / (ms * 1e3 / warm));
-    reps = reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps;
+    double per = ms * 1e3 / warm, want = per > 0 ? ceil(SAMPLE_US / per) : MAX_REPS;
+    reps = want < 1 ? 1 : want > MAX_REPS ? MAX_REPS : (int)want;
     out->reps = reps;
     out->nsamples = 0;
     while (out->nsamples < maxs) {
