@@ -43,6 +43,7 @@ deps:
 	[ -f /usr/include/lua5.4/lua.h ] && [ -n "$(LUA_A)" ] || missing="$$missing liblua5.4-dev"; \
 	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
 	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
+	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "normtune: installing$$missing with apt-get"; \
