@@ -7,6 +7,9 @@
  * results, as Ctrl-C does. */
 #include <math.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,7 @@ static const char *script =
 
 typedef struct fixture {
     int calls;
+    int sleep_us;             /* make each evaluation this slow */
     int stop_after;           /* set *stop after this many calls (0 = never) */
     volatile sig_atomic_t *stop;
 } fixture;
@@ -56,6 +60,10 @@ static int fix_eval(void *ctx, const nt_family *f, const nt_params *p, const nt_
     memset(out, 0, sizeof *out);
     out->bytes = f->min_bytes(s);
     if (++fx->calls == fx->stop_after && fx->stop) *fx->stop = 1;
+    if (fx->sleep_us) {
+        struct timespec ts = {0, fx->sleep_us * 1000L};
+        nanosleep(&ts, NULL);
+    }
     if (nt_params_int(p, "chunks", NULL) == 3) {
         out->status = NT_WRONG;
         snprintf(out->msg, sizeof out->msg, "fixture: chunks=3 is wrong");
@@ -206,6 +214,36 @@ TEST(export_picks_the_fastest) {
     store_close(db);
 }
 
+/* kill -9 in the middle of a sweep: the database keeps whole results only,
+ * and the next run measures exactly what is missing. */
+TEST(kill_9_then_resume) {
+    char err[512];
+    snprintf(path_db, sizeof path_db, "%s/killed.db", t_tmpdir());
+    pid_t pid = fork();
+    if (pid == 0) {
+        nt_run_stats st;
+        fx.sleep_us = 20000;          /* 70 variants x 20 ms: killed long before the end */
+        run_sweep(&st, 0);
+        _exit(0);
+    }
+    struct timespec ts = {0, 400 * 1000000L};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status), "the sweep was not killed (finished too early?)");
+    store *db = NULL;
+    CHECK(store_open(&db, path_db, STORE_WRITE, err, sizeof err) == 0, "reopen: %s", err);
+    store_close(db);
+    nt_run_stats st;
+    fx.sleep_us = 0;
+    CHECK(run_sweep(&st, 0) == 0, "resume");
+    CHECK(st.reused > 0 && st.reused < 70, "reused %llu", (unsigned long long)st.reused);
+    CHECK(st.reused + st.measured == 70, "reused %llu + measured %llu",
+          (unsigned long long)st.reused, (unsigned long long)st.measured);
+    CHECK(run_sweep(&st, 0) == 0 && st.reused == 70 && st.measured == 0, "third run");
+}
+
 int main(void) {
     char err[512];
     snprintf(path_script, sizeof path_script, "%s/sweep.lua", t_tmpdir());
@@ -228,6 +266,7 @@ int main(void) {
     RUN(interrupt_then_resume);
     RUN(store_has_everything_once);
     RUN(export_picks_the_fastest);
+    RUN(kill_9_then_resume);
     ntl_free(&sw);
     T_END();
 }
