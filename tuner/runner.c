@@ -580,8 +580,7 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shap
     int rc = 0;
     memset(&cb, 0, sizeof cb);
     memset(&v, 0, sizeof v);
-    memset(out, 0, offsetof(nt_result, samples));
-    out->nsamples = 0;
+    memset(out, 0, sizeof *out);      /* the fields after samples[] too */
     out->bytes = f->min_bytes(s);
     if (r->broken) return snprintf(out->msg, sizeof out->msg, "CUDA context is broken"), -1;
     if (f->plan(p, s, &r->di, &v.plan, err, errlen)) return fail(out, NT_UNSUPPORTED, err);
