@@ -558,6 +558,19 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
             return fail(out, NT_LAUNCH_ERROR, err) - 1;
         }
     }
+    /* registers and static shared memory as the loaded kernels report them:
+     * the ptxas log NVRTC returns has been seen without them (0 registers)
+     * when many programs compile at once */
+    for (int i = 0; i < v->plan.nlaunch; i++) {
+        struct cudaFuncAttributes fa;
+        if (cudaFuncGetAttributes(&fa, (const void *)v->k[i]) != cudaSuccess) {
+            cudaGetLastError();
+            continue;
+        }
+        if (fa.numRegs > out->regs) out->regs = fa.numRegs;
+        if ((int)fa.sharedSizeBytes + (int)v->plan.l[i].smem > out->smem)
+            out->smem = (int)fa.sharedSizeBytes + (int)v->plan.l[i].smem;
+    }
     e = nt_chain_prepare(&v->plan, (const void *const *)v->k);
     if (e != cudaSuccess) {
         cuda_fail(r, e, "dynamic shared memory", err, errlen);
