@@ -100,7 +100,7 @@ endif
 
 # GPU tests, then compute-sanitizer memcheck and racecheck on small shapes
 test-gpu: $(GPU_DEPS)
-	@NORMTUNE=$(abspath $(BIN)) sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh
+	@NORMTUNE=$(abspath $(BIN)) sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) run $(SWEEP) --db $(DB)
@@ -196,9 +196,9 @@ examples: $(B)/libnormtune.a
 
 # The library's GPU test links the library, not libcore's kernels (an
 # explicit rule: it takes precedence over the $(B)/gpu/% pattern).
-$(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/ref.c kernels/ref.h \
+$(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/ref.c kernels/ref.h tuner/gate.c tuner/gate.h \
     $(B)/libnormtune.a
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(CUDA)/include -pthread \
-	  -o $@ tests/gpu/test_lib.c kernels/ref.c $(B)/libnormtune.a \
+	  -o $@ tests/gpu/test_lib.c kernels/ref.c tuner/gate.c $(B)/libnormtune.a \
 	  -L$(CUDA)/lib64 -lcudart_static -lpthread -ldl -lrt -lm

@@ -25,6 +25,7 @@
 #include "kernels/nt_args.h"
 #include "kernels/ref.h"
 #include "tuner/compile.h"
+#include "tuner/gate.h"
 #include "tuner/runner.h"
 
 #define L2_FACTOR 3           /* rotating sets hold >= 3x the L2 */
@@ -33,7 +34,7 @@
 #define COPY_BYTES (1ull << 30) /* copy bandwidth test: 1 GiB */
 #define MAX_PENDING 64        /* prefetched compilations kept */
 #define CHK_BLOCKS 1024       /* blocks of the validation kernels */
-#define SAMPLE_US 50.0        /* a timing sample lasts at least this long */
+#define SAMPLE_US 200.0       /* a timing sample lasts at least this long */
 #define MAX_REPS 64           /* chain runs per sample, at most */
 
 extern const char *const nt_check_texts[];
@@ -51,6 +52,7 @@ struct nt_runner {
     int broken;               /* sticky CUDA error seen */
     cudaStream_t st;
     cudaEvent_t ev[BATCH + 1];
+    nt_gate *gate;            /* holds each timed batch until it is queued */
     nt_pool *pool;
     pending pend[MAX_PENDING];
     int npend;
@@ -203,7 +205,9 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
         return -1;
     }
     for (int i = 0; i <= BATCH; i++) cudaEventCreate(&r->ev[i]);
-    r->pool = nt_pool_start(o->jobs, 0, err, errlen);
+    r->gate = nt_gate_new();
+    r->pool = r->gate ? nt_pool_start(o->jobs, 0, err, errlen) : NULL;
+    if (!r->gate) snprintf(err, errlen, "out of memory");
     if (!r->pool || check_setup(r, err, errlen)) {
         nt_runner_close(r);
         return -1;
@@ -252,6 +256,7 @@ void nt_runner_close(nt_runner *r) {
         if (r->chk_lib) cudaLibraryUnload(r->chk_lib);
         for (int i = 0; i <= BATCH; i++) cudaEventDestroy(r->ev[i]);
         cudaStreamDestroy(r->st);
+        nt_gate_free(r->gate);  /* (a broken stream may still hold it) */
     }
     free(r);
 }
@@ -264,7 +269,13 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int nt_runner_copy_bw(nt_runner *r, double *gbps, char *err, size_t errlen) {
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int nt_runner_copy_bw(nt_runner *r, double settle_s, double *gbps, char *err, size_t errlen) {
     void *a = NULL, *b = NULL;
     float ms;
     double t[20];
@@ -275,6 +286,17 @@ int nt_runner_copy_bw(nt_runner *r, double *gbps, char *err, size_t errlen) {
         return -1;
     }
     cudaMemsetAsync(a, 1, COPY_BYTES, r->st);
+    /* settle: copies until the GPU has been busy settle_s (clocks and
+     * temperature near where a long sweep keeps them) */
+    for (double t0 = wall_s(); wall_s() - t0 < settle_s;) {
+        for (int i = 0; i < 64; i++) cudaMemcpyAsync(b, a, COPY_BYTES, cudaMemcpyDeviceToDevice, r->st);
+        cudaError_t e = cudaStreamSynchronize(r->st);
+        if (e != cudaSuccess) {
+            cudaFree(a);
+            cudaFree(b);
+            return cuda_fail(r, e, "copy test", err, errlen);
+        }
+    }
     for (int i = 0; i < 23; i++) {
         cudaEventRecord(r->ev[0], r->st);
         cudaMemcpyAsync(b, a, COPY_BYTES, cudaMemcpyDeviceToDevice, r->st);
@@ -493,34 +515,57 @@ static int run_once(nt_runner *r, variant *v, void *hdw, char *err, size_t errle
     return 0;
 }
 
+/* Queue `n` chains behind the closed gate with an event after every
+ * `per_event` of them (events ev[1..]), after ev[0]; open the gate and wait
+ * for the last event.  The GPU runs the whole batch back to back, whatever
+ * the host's launch rate.  0, or -1 with err. */
+static int timed_batch(nt_runner *r, variant *v, int n, int per_event, int *set, char *err,
+                       size_t errlen) {
+    cudaError_t e = nt_gate_close(r->gate, r->st);
+    if (e == cudaSuccess) e = cudaEventRecord(r->ev[0], r->st);
+    for (int i = 0; i < n && e == cudaSuccess; i++) {
+        e = chain(r, v, (*set)++ % r->nsets);
+        if (e == cudaSuccess && (i + 1) % per_event == 0)
+            e = cudaEventRecord(r->ev[(i + 1) / per_event], r->st);
+    }
+    nt_gate_open(r->gate);
+    if (e == cudaSuccess) e = cudaEventSynchronize(r->ev[n / per_event]);
+    if (e != cudaSuccess) return cuda_fail(r, e, "timed runs", err, errlen);
+    if (nt_gate_timed_out(r->gate))
+        return snprintf(err, errlen, "timing: the host took too long to queue %d launches",
+                        n * v->plan.nlaunch), -1;
+    return 0;
+}
+
 /* Samples until the 95% CI of the median is within rel_ci (half-width over
- * median) or max_samples.  Fills median/p10/p90 and the samples. */
+ * median) or max_samples.  Fills median/p10/p90 and the samples.
+ *
+ * A sample is the mean of `reps` back-to-back runs of the chain lasting at
+ * least SAMPLE_US, so that neither the events' resolution nor a passing
+ * clock dip dominates short chains; every batch of samples is queued behind the gate first, so that
+ * the samples time the GPU, not the host's launch rate. */
 static int time_variant(nt_runner *r, variant *v, const nt_timing *t, nt_result *out,
                         char *err, size_t errlen) {
     int set = 0, maxs = t->max_samples < NT_MAX_SAMPLES ? t->max_samples : NT_MAX_SAMPLES;
-    int warm = t->warmup > 0 ? t->warmup : 1, reps;
-    float ms;
+    int warm = t->warmup > 0 ? t->warmup : 1, reps, fit = NT_GATE_MAX_LAUNCHES / v->plan.nlaunch;
+    float ms = 0;
     static double sorted[NT_MAX_SAMPLES];
-    /* warm-up, timed as a whole to size the samples: a sample is the mean of
-     * `reps` back-to-back runs of the chain, enough to last SAMPLE_US, so that
-     * the events' resolution does not dominate short chains */
-    CK(cudaEventRecord(r->ev[0], r->st), "event");
-    for (int i = 0; i < warm; i++) CK(chain(r, v, set++ % r->nsets), "warm-up");
-    CK(cudaEventRecord(r->ev[1], r->st), "event");
-    CK(cudaEventSynchronize(r->ev[1]), "warm-up");
-    CK(cudaEventElapsedTime(&ms, r->ev[0], r->ev[1]), "event time");
-    double per = ms * 1e3 / warm, want = per > 0 ? ceil(SAMPLE_US / per) : MAX_REPS;
+    /* warm-up in gated batches; the last one, timed, sizes the samples */
+    for (int done = 0, n; done < warm; done += n) {
+        n = warm - done < fit ? warm - done : fit;
+        if (timed_batch(r, v, n, n, &set, err, errlen)) return -1;
+        CK(cudaEventElapsedTime(&ms, r->ev[0], r->ev[1]), "event time");
+        ms /= (float)n;
+    }
+    double per = ms * 1e3, want = per > 0 ? ceil(SAMPLE_US / per) : MAX_REPS;
     reps = want < 1 ? 1 : want > MAX_REPS ? MAX_REPS : (int)want;
+    if (reps > fit) reps = fit;
     out->reps = reps;
     out->nsamples = 0;
     while (out->nsamples < maxs) {
         int b = maxs - out->nsamples < BATCH ? maxs - out->nsamples : BATCH;
-        CK(cudaEventRecord(r->ev[0], r->st), "event");
-        for (int i = 0; i < b; i++) {
-            for (int k = 0; k < reps; k++) CK(chain(r, v, set++ % r->nsets), "launch");
-            CK(cudaEventRecord(r->ev[i + 1], r->st), "event");
-        }
-        CK(cudaEventSynchronize(r->ev[b]), "timed runs");
+        if (b > fit / reps) b = fit / reps;
+        if (timed_batch(r, v, b * reps, reps, &set, err, errlen)) return -1;
         for (int i = 0; i < b; i++) {
             CK(cudaEventElapsedTime(&ms, r->ev[i], r->ev[i + 1]), "event time");
             out->samples[out->nsamples++] = ms * 1e3 / reps;

@@ -35,8 +35,10 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
 void nt_runner_close(nt_runner *r);
 
 /* Measure device-to-device copy bandwidth (bytes read + written per second,
- * in GB/s) with a 1 GiB copy, median of 20 after warm-up. */
-int nt_runner_copy_bw(nt_runner *r, double *gbps, char *err, size_t errlen);
+ * in GB/s) with a 1 GiB copy, median of 20 after warm-up.  First keep the
+ * GPU copying for settle_s seconds: a GPU that starts a sweep idle and cool
+ * runs its first, clock-bound shapes up to ~1.5% faster than it does later. */
+int nt_runner_copy_bw(nt_runner *r, double settle_s, double *gbps, char *err, size_t errlen);
 
 /* The evaluator (ctx = r).  ev->copy_gbps is 0 until set by the caller. */
 void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev);

@@ -27,6 +27,7 @@
 
 #define PREFETCH 48           /* variants whose compilation may run ahead */
 #define MAX_RESTARTS 8        /* self-restarts after a lost CUDA context */
+#define DEFAULT_SETTLE_S 15.0 /* run --settle: seconds of copies before measuring */
 
 typedef struct item {
     int shape, fam;
@@ -195,7 +196,7 @@ static void on_sigint(int sig) {
 
 static void run_usage(FILE *f) {
     fprintf(f, "usage: normtune run SCRIPT [--db FILE] [--device N] [--seed S] [--jobs N]\n"
-               "                    [--no-cache] [--verbose]\n\n"
+               "                    [--settle SECONDS] [--no-cache] [--verbose]\n\n"
                "Measure every variant of the sweep script on the GPU into FILE\n"
                "(default results.db); variants already measured there with the same\n"
                "device, kernel source and timing settings are skipped (resume).\n\n"
@@ -203,6 +204,8 @@ static void run_usage(FILE *f) {
                "  --device N    CUDA device ordinal (0)\n"
                "  --seed S      input seed (1)\n"
                "  --jobs N      NVRTC compiler threads (online CPUs)\n"
+               "  --settle S    keep the GPU copying S seconds before measuring, so\n"
+               "                clocks and temperature start near steady state (15)\n"
                "  --no-cache    do not use the compiled-kernel cache\n"
                "  --verbose     one line per result\n");
 }
@@ -212,11 +215,13 @@ int cmd_run(int argc, char **argv) {
         {"db", required_argument, 0, 'd'},    {"device", required_argument, 0, 'D'},
         {"seed", required_argument, 0, 's'},  {"jobs", required_argument, 0, 'j'},
         {"no-cache", no_argument, 0, 'n'},    {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
+        {"settle", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *dbpath = "results.db";
     nt_runner_opts ro = {0, 1, 0, 1, 1e-6};
     nt_run_opts o = {0};
+    double settle = DEFAULT_SETTLE_S;
     long long v;
     int c;
     optind = 1;
@@ -238,6 +243,11 @@ int cmd_run(int argc, char **argv) {
             break;
         case 'n': ro.use_cache = 0; break;
         case 'v': o.verbose = 1; break;
+        case 'S':
+            if (!strcmp(optarg, "0")) { settle = 0; break; }
+            if (nt_parse_pos("run", "--settle", optarg, &v)) return NT_EXIT_USAGE;
+            settle = (double)v;
+            break;
         case 'h': run_usage(stdout); return NT_EXIT_OK;
         default: run_usage(stderr); return NT_EXIT_USAGE;
         }
@@ -268,9 +278,9 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     nt_runner_evaluator(r, &ev);
-    fprintf(stderr, "normtune run: %s (%s, %d SMs), measuring copy bandwidth\n", ev.dev.name,
-            ev.arch, ev.dev.sms);
-    if (nt_runner_copy_bw(r, &ev.copy_gbps, err, sizeof err)) {
+    fprintf(stderr, "normtune run: %s (%s, %d SMs), %s%.0f s, then measuring copy bandwidth\n",
+            ev.dev.name, ev.arch, ev.dev.sms, "settling the GPU with copies for ", settle);
+    if (nt_runner_copy_bw(r, settle, &ev.copy_gbps, err, sizeof err)) {
         nt_errorf("run", "%s", err);
         goto out;
     }
