@@ -96,21 +96,71 @@ __device__ __forceinline__ void nt_st16(nt_u4 *p, const nt_u4 &v) {
                  :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 
-/* Asynchronous 16-byte copy global -> shared (L2 only). */
-__device__ __forceinline__ void nt_cp16(void *smem, const void *gmem) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(gmem) : "memory");
+/* Shared memory is addressed with explicit 32-bit shared-window addresses
+ * (saddr), not generic pointers: NVRTC (the tuner) and nvcc (the library)
+ * lower generic pointer arithmetic into shared memory differently (64-bit
+ * vs 32-bit), which gave up to 11 registers' difference between the kernels
+ * the tuner measured and the ones the library ran. */
+
+/* The 32-bit shared address of a generic pointer into shared memory.  In
+ * asm, so that both compilers emit the same conversion (__cvta_generic_to_
+ * shared is lowered differently by each, and ptxas then allocates a
+ * different number of registers). */
+__device__ __forceinline__ unsigned nt_saddr(const void *p) {
+    unsigned r;
+    asm("{\n\t.reg .u64 t;\n\tcvta.to.shared.u64 t, %1;\n\tcvt.u32.u64 %0, t;\n\t}"
+        : "=r"(r) : "l"(p));
+    return r;
 }
+
+/* Asynchronous 16-byte copy global -> shared (L2 only). */
+__device__ __forceinline__ void nt_cp16(unsigned saddr, const void *gmem) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(saddr), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ nt_u4 nt_lds16(unsigned saddr) {
+    nt_u4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(saddr) : "memory");
+    return v;
+}
+__device__ __forceinline__ void nt_sts16(unsigned saddr, const nt_u4 &v) {
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :: "r"(saddr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
+/* Where nt_row reads chunk j of x, dy or w: registers, or shared memory
+ * slots STRIDE chunks apart. */
+struct nt_reg_src {
+    const nt_u4 *p;
+    __device__ __forceinline__ nt_u4 operator()(int j) const { return p[j]; }
+};
+template <int STRIDE>
+struct nt_smem_src {
+    unsigned a;
+    __device__ __forceinline__ nt_u4 operator()(int j) const {
+        return nt_lds16(a + 16u * (unsigned)(STRIDE * j));
+    }
+};
 __device__ __forceinline__ void nt_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int PENDING>
 __device__ __forceinline__ void nt_cp_wait() {
     asm volatile("cp.async.wait_group %0;" :: "n"(PENDING) : "memory");
 }
 
+/* 4-byte shared memory access by 32-bit address (see nt_cp16). */
+__device__ __forceinline__ float nt_lds4(unsigned saddr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(saddr) : "memory");
+    return v;
+}
+__device__ __forceinline__ void nt_sts4(unsigned saddr, float v) {
+    asm volatile("st.shared.f32 [%0], %1;" :: "r"(saddr), "f"(v) : "memory");
+}
+
 /* Sum a and b over the block (see the file comment for why this is exact-
- * order and race free).  buf: 64 floats of shared memory, alternated by the
- * caller between rows.  Every thread returns the same bits. */
-__device__ __forceinline__ void nt_block_sum2(float &a, float &b, float *buf) {
+ * order and race free).  buf: shared address of 64 floats, alternated by
+ * the caller between rows.  Every thread returns the same bits. */
+__device__ __forceinline__ void nt_block_sum2(float &a, float &b, unsigned buf) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int nw = (blockDim.x + 31) >> 5;
 #pragma unroll
@@ -119,12 +169,12 @@ __device__ __forceinline__ void nt_block_sum2(float &a, float &b, float *buf) {
         b += __shfl_xor_sync(0xffffffffu, b, o);
     }
     if (lane == 0) {
-        buf[warp] = a;
-        buf[32 + warp] = b;
+        nt_sts4(buf + 4u * (unsigned)warp, a);
+        nt_sts4(buf + 4u * (unsigned)(32 + warp), b);
     }
     __syncthreads();
-    a = lane < nw ? buf[lane] : 0.f;
-    b = lane < nw ? buf[32 + lane] : 0.f;
+    a = lane < nw ? nt_lds4(buf + 4u * (unsigned)lane) : 0.f;
+    b = lane < nw ? nt_lds4(buf + 4u * (unsigned)(32 + lane)) : 0.f;
 #pragma unroll
     for (int o = 16; o; o >>= 1) {
         a += __shfl_xor_sync(0xffffffffu, a, o);
@@ -148,23 +198,22 @@ __device__ __forceinline__ void nt_wait_prev() {
 
 /* The per-row math on C chunks: reduce, write dx, and add dy*x*r into acc
  * (persistent) or store it into part (naive).  Chunk j of x, dy and w is
- * xs[j*ST], gs[j*ST], wsrc[j*ST]: ST = 1 for arrays in registers, ST = B for
- * slots in shared memory, which are read again in the second pass rather
- * than held in registers across the block reduction (that keeps large rows
- * from spilling).  Inactive chunks (past the end of the row) are skipped. */
-template <int C, int ST>
-__device__ __forceinline__ void nt_row(const nt_u4 *xs, const nt_u4 *gs, const nt_u4 *wsrc,
-                                       const bool *act, float (*acc)[8], float *part,
-                                       nt_u4 *dxrow, int stride, float invN, float eps,
-                                       float *red) {
+ * xs(j), gs(j), wsrc(j) (nt_reg_src or nt_smem_src); shared memory slots are
+ * read again in the second pass rather than held in registers across the
+ * block reduction (that keeps large rows from spilling).  Inactive chunks
+ * (past the end of the row) are skipped. */
+template <int C, class XS, class GS, class WS>
+__device__ __forceinline__ void nt_row(XS xs, GS gs, WS wsrc, const bool *act,
+                                       float (*acc)[8], float *part, nt_u4 *dxrow, int stride,
+                                       float invN, float eps, unsigned red) {
     float sxy = 0.f, sxx = 0.f;
 #pragma unroll
     for (int j = 0; j < C; j++) {
         if (!act[j]) continue;
         float x[8], g[8], w[8];
-        nt_unpack8(xs[j * ST], x);
-        nt_unpack8(gs[j * ST], g);
-        nt_unpack8(wsrc[j * ST], w);
+        nt_unpack8(xs(j), x);
+        nt_unpack8(gs(j), g);
+        nt_unpack8(wsrc(j), w);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             sxy += w[k] * g[k] * x[k];
@@ -178,9 +227,9 @@ __device__ __forceinline__ void nt_row(const nt_u4 *xs, const nt_u4 *gs, const n
     for (int j = 0; j < C; j++) {
         if (!act[j]) continue;
         float x[8], g[8], w[8], o[8];
-        nt_unpack8(xs[j * ST], x);
-        nt_unpack8(gs[j * ST], g);
-        nt_unpack8(wsrc[j * ST], w);
+        nt_unpack8(xs(j), x);
+        nt_unpack8(gs(j), g);
+        nt_unpack8(wsrc(j), w);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             o[k] = r * w[k] * g[k] - x[k] * c;
@@ -198,7 +247,8 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
     /* S > 1: [S][x, dy][C*B] row stages, then w [C*B]; S == 1: unused */
     extern __shared__ nt_u4 nt_stage[];
     /* K (blocks per SM, 0 = as many as fit) only bounds the registers */
-    __shared__ float red[2][64];
+    __shared__ float red_buf[2][64];
+    const unsigned red = nt_saddr(red_buf);
     const int tid = threadIdx.x;
     const int G = gridDim.x, bid = blockIdx.x;
     const int N = a.N, nvec = N >> 3;
@@ -223,20 +273,22 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
     if (S > 1) {
         /* each thread copies, and later reads, only its own slots: the
          * pipeline needs no barrier, only the thread's own cp.async waits */
-        nt_u4 *sw = nt_stage + 2 * C * B * S + tid;
+        /* slot k (in 16-byte chunks) of this thread: base + 16 * k */
+        const unsigned base = nt_saddr(nt_stage) + 16u * (unsigned)tid;
+        const unsigned sw = base + 16u * (unsigned)(2 * C * B * S);
 #pragma unroll
         for (int j = 0; j < C; j++)
-            if (act[j]) sw[j * B] = wp[j * B + tid];
+            if (act[j]) nt_sts16(sw + 16u * (unsigned)(j * B), wp[j * B + tid]);
 #pragma unroll
         for (int s = 0; s < S - 1; s++) {
             if (s < mine) {
                 const long long off = (bid + (long long)s * G) * nvec + tid;
-                nt_u4 *st = nt_stage + 2 * C * B * s + tid;
+                const unsigned st = base + 16u * (unsigned)(2 * C * B * s);
 #pragma unroll
                 for (int j = 0; j < C; j++)
                     if (act[j]) {
-                        nt_cp16(st + j * B, x + off + j * B);
-                        nt_cp16(st + C * B + j * B, dy + off + j * B);
+                        nt_cp16(st + 16u * (unsigned)(j * B), x + off + j * B);
+                        nt_cp16(st + 16u * (unsigned)(C * B + j * B), dy + off + j * B);
                     }
             }
             nt_cp_commit();
@@ -246,20 +298,21 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
             const long long tn = t + S - 1;
             if (tn < mine) {
                 const long long off = (bid + tn * G) * nvec + tid;
-                nt_u4 *st = nt_stage + 2 * C * B * (int)(tn % S) + tid;
+                const unsigned st = base + 16u * (unsigned)(2 * C * B * (int)(tn % S));
 #pragma unroll
                 for (int j = 0; j < C; j++)
                     if (act[j]) {
-                        nt_cp16(st + j * B, x + off + j * B);
-                        nt_cp16(st + C * B + j * B, dy + off + j * B);
+                        nt_cp16(st + 16u * (unsigned)(j * B), x + off + j * B);
+                        nt_cp16(st + 16u * (unsigned)(C * B + j * B), dy + off + j * B);
                     }
             }
             nt_cp_commit();
             nt_cp_wait<S - 1>();                       /* row t has landed */
-            const nt_u4 *st = nt_stage + 2 * C * B * (int)(t % S) + tid;
+            const unsigned st = base + 16u * (unsigned)(2 * C * B * (int)(t % S));
             const long long row = bid + t * G;
-            nt_row<C, B>(st, st + C * B, sw, act, acc, (float *)0, dx + row * nvec + tid, B,
-                         invN, a.eps, red[t & 1]);
+            nt_row<C>(nt_smem_src<B>{st}, nt_smem_src<B>{st + 16u * (unsigned)(C * B)},
+                      nt_smem_src<B>{sw}, act, acc, (float *)0, dx + row * nvec + tid, B, invN,
+                      a.eps, red + 256u * (unsigned)(t & 1));
         }
         nt_cp_wait<0>();
     } else {
@@ -275,8 +328,8 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
                 xv[j] = act[j] ? nt_ld16(x + off + j * B) : z;
                 gv[j] = act[j] ? nt_ld16(dy + off + j * B) : z;
             }
-            nt_row<C, 1>(xv, gv, wv, act, acc, (float *)0, dx + off, B, invN, a.eps,
-                         red[t & 1]);
+            nt_row<C>(nt_reg_src{xv}, nt_reg_src{gv}, nt_reg_src{wv}, act, acc, (float *)0,
+                      dx + off, B, invN, a.eps, red + 256u * (unsigned)(t & 1));
         }
     }
     /* this block's dw partial row */
@@ -296,7 +349,8 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
 
 template <int C, int F32>
 __global__ void __launch_bounds__(1024) nt_naive_row(nt_args a) {
-    __shared__ float red[64];
+    __shared__ float red_buf[64];
+    const unsigned red = nt_saddr(red_buf);
     const int tid = threadIdx.x, B = blockDim.x;
     const int N = a.N, nvec = N >> 3;
     const long long row = blockIdx.x;
@@ -316,8 +370,8 @@ __global__ void __launch_bounds__(1024) nt_naive_row(nt_args a) {
         gv[j] = act[j] ? nt_ld16(dy + v) : z;
     }
     nt_launch_next();
-    nt_row<C, 1>(xv, gv, wv, act, (float (*)[8])0, part, (nt_u4 *)a.dx + row * nvec + tid, B,
-                 invN, a.eps, red);
+    nt_row<C>(nt_reg_src{xv}, nt_reg_src{gv}, nt_reg_src{wv}, act, (float (*)[8])0, part,
+              (nt_u4 *)a.dx + row * nvec + tid, B, invN, a.eps, red);
 #pragma unroll
     for (int j = 0; j < C; j++) {
         if (!act[j]) continue;
