@@ -6,7 +6,8 @@
 # errors before any CUDA call; a stale dispatch header is refused with both
 # hashes named and the built libraries left alone; `make install` lays out
 # header, libraries and normtune.pc; the example builds against the install
-# with pkg-config, and against the build tree with `make examples`.
+# with pkg-config, and against the build tree with `make examples`; every
+# persistent kernel gets the same registers from nvcc as from NVRTC.
 #
 # Runs make from the repository root (found from this script).  A cold
 # `make lib` (nvcc for sm_80, sm_90a, sm_100a) takes about 15 s on 2 cores.
@@ -53,6 +54,50 @@ have=$(nm -C "$B/lib/normtune.o" | grep -o 'nt_persist<[0-9, ]*>' | sort -u | wc
     || bad persistent_instantiations "header lists ${want:-?}, library has $have"
 naive=$(nm -C "$B/lib/normtune.o" | grep -o 'nt_naive_row<1, 1>' | sort -u | wc -l)
 [ "$naive" = 1 ] && ok generic_default_instantiated || bad generic_default_instantiated
+
+# the library runs the kernels the tuner measured: for every persistent
+# config of the header, nvcc (the library, sm_90a) and NVRTC (normtune
+# compile) give the kernel the same number of registers.  (Generic pointer
+# arithmetic into shared memory once made them differ by up to 11.)
+NORMTUNE=${NORMTUNE:-$B/normtune}
+ksrc="kernels/nt_args.h $(cd "$root" && ls kernels/*.cuh | grep -v '^kernels/check.cuh$' | sort | tr '\n' ' ')"
+khash=$(cd "$root" && "$B/embed" --hash $ksrc)
+"$CUDA/bin/nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --resource-usage \
+    -I"$root" -I"$B/lib" -I"$CUDA/include" -DNT_KERNEL_HASH="\"$khash\"" \
+    -c -o "$T/ru.o" "$root/kernels/normtune.cu" >"$T/ru.txt" 2>&1
+awk '/Compiling entry function .*nt_persist/ { match($0, /nt_persistI[^v]*/); k = substr($0, RSTART, RLENGTH);
+       gsub(/nt_persistI|E+$/, "", k); gsub(/ELi/, ",", k); gsub(/Li/, "", k) }
+     /Used [0-9]+ registers/ && k != "" { print k, $5; k = "" }' "$T/ru.txt" | sort -u >"$T/nvcc.regs"
+# one variant per tuned shape that uses a persistent config, NVRTC-compiled
+{
+    awk '/^static const normtune_config normtune_configs/ {c = 1; next} c && /^};/ {c = 0}
+         c && /PERSISTENT/ { match($0, /[0-9]+: block=[^ ]*/); split(substr($0, RSTART, RLENGTH), a, ": ");
+                             p[a[1]] = a[2] }
+         /^    \{[0-9]+LL, [0-9]+LL, [0-9]+,/ { gsub(/[{}LL,]/, " "); if (($3) in p) {
+             w = w sprintf("  [\"%s %s %s\"] = true,\n", $1, $2, p[$3]);
+             sh = sh sprintf("  {N = %s, M = %s},\n", $1, $2) } }
+         END { printf "local want = {\n%s}\nlocal shapes = {\n%s}\n", w, sh }' "$hdr"
+    cat <<'EOF2'
+return normtune.sweep {
+  op = "rmsnorm_bwd", shapes = shapes,
+  families = { persistent = {
+    params = {block = {64, 128, 256, 512, 1024}, chunks = normtune.range(1, 8), stages = {1, 2, 3, 4}, k = {0, 1, 2, 4, 8}},
+    where = function(p, s)
+      return want[string.format("%d %d block=%d,chunks=%d,stages=%d,k=%d", s.N, s.M, p.block, p.chunks, p.stages, p.k)] == true
+    end } },
+}
+EOF2
+} >"$T/lib_configs.lua"
+NORMTUNE_CACHE=${NORMTUNE_CACHE:-$T/cache} "$NORMTUNE" compile "$T/lib_configs.lua" --arch sm_90a >"$T/nvrtc.out" 2>&1
+awk '$3 == "ok" && $NF ~ /^1?[0-9]+>$/ { k = $(NF-3) $(NF-2) $(NF-1) $NF; gsub(/nt_persist<|>/, "", k); print k, $4 }' \
+    "$T/nvrtc.out" | sort -u >"$T/nvrtc.regs"
+nk=$(wc -l <"$T/nvcc.regs"); nd=$(join "$T/nvcc.regs" "$T/nvrtc.regs" | awk '$2 != $3' | wc -l)
+nj=$(join "$T/nvcc.regs" "$T/nvrtc.regs" | wc -l)
+if [ "$nk" -gt 0 ] && [ "$nk" = "$nj" ] && [ "$nd" = 0 ] && [ "$nk" = "$want" ]; then
+    ok same_registers_as_tuner; echo "  $nk persistent kernels, nvcc and NVRTC agree"
+else
+    bad same_registers_as_tuner "nvcc $nk kernels, matched $nj, differing $nd (header lists ${want:-?}): $(join -a1 "$T/nvcc.regs" "$T/nvrtc.regs" | awk '$2 != $3' | head -5 | tr '\n' ';') $(tail -3 "$T/nvrtc.out")"
+fi
 
 # a C program linked against each library: argument errors need no GPU
 cat >"$T/p.c" <<'EOF2'
