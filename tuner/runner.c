@@ -26,6 +26,7 @@
 #include "kernels/ref.h"
 #include "tuner/compile.h"
 #include "tuner/gate.h"
+#include "tuner/timing.h"
 #include "tuner/runner.h"
 
 #define L2_FACTOR 3           /* rotating sets hold >= 3x the L2 */
@@ -537,8 +538,9 @@ static int timed_batch(nt_runner *r, variant *v, int n, int per_event, int *set,
     return 0;
 }
 
-/* Samples until the 95% CI of the median is within rel_ci (half-width over
- * median) or max_samples.  Fills median/p10/p90 and the samples.
+/* Samples until the stopping rule of tuner/timing.h holds (the median's 95%
+ * CI within rel_ci, the two halves agreeing) or max_samples.  Fills
+ * median/p10/p90 and the samples.
  *
  * A sample is the mean of `reps` back-to-back runs of the chain lasting at
  * least SAMPLE_US, so that neither the events' resolution nor a passing
@@ -549,7 +551,7 @@ static int time_variant(nt_runner *r, variant *v, const nt_timing *t, nt_result 
     int set = 0, maxs = t->max_samples < NT_MAX_SAMPLES ? t->max_samples : NT_MAX_SAMPLES;
     int warm = t->warmup > 0 ? t->warmup : 1, reps, fit = NT_GATE_MAX_LAUNCHES / v->plan.nlaunch;
     float ms = 0;
-    static double sorted[NT_MAX_SAMPLES];
+    static double scratch[NT_MAX_SAMPLES];
     /* warm-up in gated batches; the last one, timed, sizes the samples */
     for (int done = 0, n; done < warm; done += n) {
         n = warm - done < fit ? warm - done : fit;
@@ -572,18 +574,12 @@ static int time_variant(nt_runner *r, variant *v, const nt_timing *t, nt_result 
         }
         int n = out->nsamples;
         if (n < t->min_samples) continue;
-        memcpy(sorted, out->samples, (size_t)n * sizeof(double));
-        qsort(sorted, (size_t)n, sizeof(double), cmp_double);
-        double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-        /* order-statistic CI of the median: ranks n/2 -+ 1.96 sqrt(n)/2 */
-        int lo = (int)floor(n / 2.0 - 0.98 * sqrt((double)n));
-        int hi = (int)ceil(n / 2.0 + 0.98 * sqrt((double)n));
-        if (lo < 0) lo = 0;
-        if (hi > n - 1) hi = n - 1;
-        out->median_us = med;
-        out->p10_us = sorted[(int)(0.1 * (n - 1))];
-        out->p90_us = sorted[(int)(0.9 * (n - 1))];
-        if ((sorted[hi] - sorted[lo]) / 2 <= t->rel_ci * med) break;
+        nt_sample_stats ss;
+        int done = nt_timing_done(out->samples, n, t->rel_ci, scratch, &ss);
+        out->median_us = ss.median;
+        out->p10_us = ss.p10;
+        out->p90_us = ss.p90;
+        if (done) break;
     }
     return 0;
 }
