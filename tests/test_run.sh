@@ -18,6 +18,9 @@ expect run_no_script 2 run
 expect run_two_scripts 2 run "$sweep" "$sweep"
 expect run_bad_option 2 run --frobnicate "$sweep"
 expect run_bad_jobs 2 run --jobs zero "$sweep"
+expect run_bad_settle 2 run --settle -3 "$sweep"
+grep -q -- "--settle" "$T/err" && ok run_bad_settle_message || bad run_bad_settle_message "$(cat "$T/err")"
+"$NORMTUNE" run --help | grep -q -- "--settle S" && ok run_help_settle || bad run_help_settle
 expect run_missing_script 1 run "$T/nope.lua" --db "$T/r.db"
 if nvidia-smi >/dev/null 2>&1; then
     echo "SKIP run_no_device (this machine has a GPU)"

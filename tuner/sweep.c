@@ -11,6 +11,7 @@
  * keeps every result stored so far: each is one transaction).  A kernel that
  * faults loses the CUDA context: its result is stored and normtune restarts
  * itself to resume. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -243,11 +244,17 @@ int cmd_run(int argc, char **argv) {
             break;
         case 'n': ro.use_cache = 0; break;
         case 'v': o.verbose = 1; break;
-        case 'S':
-            if (!strcmp(optarg, "0")) { settle = 0; break; }
-            if (nt_parse_pos("run", "--settle", optarg, &v)) return NT_EXIT_USAGE;
-            settle = (double)v;
+        case 'S': {
+            char *end;
+            errno = 0;
+            long s = strtol(optarg, &end, 10);
+            if (end == optarg || *end || errno || s < 0 || s > 3600) {
+                nt_errorf("run", "--settle needs whole seconds from 0 to 3600, got '%s'", optarg);
+                return NT_EXIT_USAGE;
+            }
+            settle = (double)s;
             break;
+        }
         case 'h': run_usage(stdout); return NT_EXIT_OK;
         default: run_usage(stderr); return NT_EXIT_USAGE;
         }
