@@ -200,7 +200,10 @@ static void check_shape(long long M, long long N) {
 
 TEST(version) {
     const char *v = normtune_version();
-    printf("  %s\n  device %s, header tuned on %s\n", v, prop.name, NORMTUNE_DEVICE);
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    printf("  %s\n  device %s (GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x), "
+           "header tuned on %s\n", v, prop.name, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8],
+           u[9], u[10], u[11], u[12], u[13], u[14], u[15], NORMTUNE_DEVICE);
     CHECK(v && strstr(v, NORMTUNE_SOURCE_HASH), "version '%s' lacks the source hash", v ? v : "");
     CHECK(!strcmp(normtune_strerror(NORMTUNE_SUCCESS), "success"), "strerror(0)");
     CHECK(!strcmp(normtune_strerror((normtune_status)99), "unknown status"), "strerror(99)");
