@@ -103,6 +103,7 @@ test-gpu: $(GPU_DEPS)
 	@NORMTUNE=$(abspath $(BIN)) sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
+	$(BIN) export --check --db $(DB) -o $(HEADER)
 	$(BIN) run $(SWEEP) --db $(DB)
 	$(BIN) export --db $(DB) -o $(HEADER)
 	$(BIN) report --db $(DB)

@@ -35,6 +35,7 @@
 #include "kernels/family.h"
 #include "tuner/cli.h"
 #include "tuner/export.h"
+#include "tuner/output.h"
 
 /* One distinct config: a family and its params, as texts and as ints. */
 typedef struct xcfg {
@@ -491,69 +492,30 @@ done:
 /* ---- the command ------------------------------------------------------- */
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: normtune export --db FILE [--device NAME] -o FILE.h\n\n"
+    fprintf(f, "usage: normtune export --db FILE [--device NAME] [--check] -o FILE.h\n\n"
                "Write the dispatch header: the best config per tuned shape of one device,\n"
                "as a self-contained C header (see docs/dispatch-header.md).  The same\n"
                "database always gives the same bytes.\n\n"
                "  --db FILE         results database (opened read-only)\n"
                "  --device NAME     device name or uuid (needed when the database has several)\n"
-               "  -o, --output FILE header to write (replaced atomically)\n"
+               "  -o, --output FILE header to write (replaced atomically; an SQLite\n"
+               "                    database, or the --db file, is refused)\n"
+               "  --check           only check that -o may be written (make tune runs\n"
+               "                    this before the sweep); the database may not exist yet\n"
                "  -h, --help        this help\n");
 }
 
-/* Write the header for the rows to a temporary file in out's directory and
- * rename it over out.  0, or -1 with a message (the temporary is removed). */
-static int write_atomic(const char *out, const store_best_row *rows, int n, const store_prov *prov,
-                        char *err, size_t errlen) {
-    char *tmp = malloc(strlen(out) + 16);
-    FILE *f = NULL;
-    int fd, rc = -1;
-    if (!tmp) {
-        snprintf(err, errlen, "out of memory");
+/* Write the header for the rows through nt_out (checked, atomic; the
+ * database is protected).  0, or -1 with a message. */
+static int write_header(const char *out, const char *dbpath, const store_best_row *rows, int n,
+                        const store_prov *prov, char *err, size_t errlen) {
+    nt_out o;
+    if (nt_out_open(&o, out, &dbpath, 1, err, errlen)) return -1;
+    if (nt_export_write(o.f, rows, n, prov, err, errlen)) {
+        nt_out_abort(&o);
         return -1;
     }
-    sprintf(tmp, "%s.tmp.XXXXXX", out);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    f = fdopen(fd, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        close(fd);
-        goto done;
-    }
-    if (nt_export_write(f, rows, n, prov, err, errlen)) goto done;
-    {
-        mode_t um = umask(0);               /* mkstemp makes 0600: use the */
-        umask(um);                          /* mode a plain fopen would give */
-        if (fchmod(fd, 0666 & ~um)) {
-            snprintf(err, errlen, "cannot chmod %s: %s", tmp, strerror(errno));
-            goto done;
-        }
-    }
-    if (fsync(fd)) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        goto done;
-    }
-    if (fclose(f)) {
-        f = NULL;
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        goto done;
-    }
-    f = NULL;
-    if (rename(tmp, out)) {
-        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, out, strerror(errno));
-        goto done;
-    }
-    rc = 0;
-done:
-    if (f) fclose(f);
-    if (rc) unlink(tmp);
-    free(tmp);
-    return rc;
+    return nt_out_commit(&o, err, errlen);
 }
 
 /* normtune export: see usage(). */
@@ -562,6 +524,7 @@ int cmd_export(int argc, char **argv) {
         {"db", required_argument, NULL, 'd'},
         {"device", required_argument, NULL, 'D'},
         {"output", required_argument, NULL, 'o'},
+        {"check", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -570,7 +533,7 @@ int cmd_export(int argc, char **argv) {
     store *db = NULL;
     store_best_row *rows = NULL;
     store_prov prov;
-    int n = 0, c, rc = NT_EXIT_FAIL;
+    int n = 0, c, check = 0, rc = NT_EXIT_FAIL;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -578,6 +541,7 @@ int cmd_export(int argc, char **argv) {
         case 'd': dbpath = optarg; break;
         case 'D': device = optarg; break;
         case 'o': out = optarg; break;
+        case 'c': check = 1; break;
         case 'h': usage(stdout); return NT_EXIT_OK;
         case ':':
             nt_errorf("export", "option %s needs a value", argv[optind - 1]);
@@ -595,10 +559,15 @@ int cmd_export(int argc, char **argv) {
         nt_errorf("export", "needs --db FILE and -o FILE.h (see normtune export --help)");
         return NT_EXIT_USAGE;
     }
+    if (nt_out_check(out, &dbpath, 1, err, sizeof err)) {
+        nt_errorf("export", "%s", err);
+        return NT_EXIT_FAIL;
+    }
+    if (check) return NT_EXIT_OK;
     memset(&prov, 0, sizeof prov);
     if (store_open(&db, dbpath, STORE_READ, err, sizeof err) ||
         store_best(db, device, &rows, &n, &prov, err, sizeof err) ||
-        write_atomic(out, rows, n, &prov, err, sizeof err)) {
+        write_header(out, dbpath, rows, n, &prov, err, sizeof err)) {
         nt_errorf("export", "%s", err);
         goto done;
     }
