@@ -13,10 +13,12 @@
  * is a result with a status; only a broken CUDA context is fatal. */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cuda_runtime.h>
@@ -146,17 +148,64 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
     return 0;
 }
 
+#define NO_GPU_WORKS "; 'normtune list', 'compile', 'query', 'report', 'export', " \
+    "'merge', 'migrate' and 'plot' work without a GPU"
+
+/* Format a device's UUID as nvidia-smi prints it ("GPU-xxxxxxxx-..."). */
+static void uuid_text(const struct cudaDeviceProp *p, char *buf, size_t len) {
+    const unsigned char *u = (const unsigned char *)p->uuid.bytes;
+    snprintf(buf, len,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+}
+
+/* The ordinal of the first of n devices whose UUID starts with sel (at
+ * least "GPU-" and 4 more characters) or whose name equals sel, ignoring
+ * case; -1 with the devices listed in err when none does. */
+static int select_device(const char *sel, int n, char *err, size_t errlen) {
+    size_t u = 0, sl = strlen(sel);
+    u += (size_t)snprintf(err, errlen, "no GPU matches --device '%s'; present:", sel);
+    for (int i = 0; i < n; i++) {
+        struct cudaDeviceProp p;
+        char id[64];
+        if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+        uuid_text(&p, id, sizeof id);
+        if ((sl >= 8 && !strncasecmp(id, sel, sl)) || !strcasecmp(p.name, sel)) return i;
+        if (u < errlen) u += (size_t)snprintf(err + u, errlen - u, "%s %d %s (%s)",
+                                              i ? "," : "", i, p.name, id);
+    }
+    return -1;
+}
+
 int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen) {
-    int n = 0, v = 0;
+    int n = 0, v = 0, dev = o->device;
     cudaError_t e = cudaGetDeviceCount(&n);
     *out = NULL;
-    if (e != cudaSuccess || n == 0) {
-        snprintf(err, errlen, "no CUDA device: %s",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    if (e == cudaErrorInsufficientDriver) {
+        cudaDriverGetVersion(&v);
+        if (v == 0)
+            snprintf(err, errlen, "no GPU: this machine has no NVIDIA driver (run needs an "
+                     "NVIDIA GPU and its driver)" NO_GPU_WORKS);
+        else
+            snprintf(err, errlen, "no usable GPU: the NVIDIA driver (CUDA %d.%d) is older than "
+                     "the CUDA runtime normtune was built with (%d.%d)" NO_GPU_WORKS,
+                     v / 1000, (v % 1000) / 10, CUDART_VERSION / 1000,
+                     (CUDART_VERSION % 1000) / 10);
         return -1;
     }
-    if (o->device < 0 || o->device >= n) {
-        snprintf(err, errlen, "no CUDA device %d (%d present)", o->device, n);
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) {
+        snprintf(err, errlen, "no GPU: the NVIDIA driver sees no device" NO_GPU_WORKS);
+        return -1;
+    }
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "no usable GPU: %s (%s)" NO_GPU_WORKS, cudaGetErrorString(e),
+                 cudaGetErrorName(e));
+        return -1;
+    }
+    if (o->select && (dev = select_device(o->select, n, err, errlen)) < 0) return -1;
+    if (dev < 0 || dev >= n) {
+        snprintf(err, errlen, "no GPU %d: %d present (ordinals 0 to %d)", dev, n, n - 1);
         return -1;
     }
     nt_runner *r = calloc(1, sizeof *r);
@@ -165,27 +214,24 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
         return -1;
     }
     r->o = *o;
+    r->o.device = dev;
     struct cudaDeviceProp p;
-    if ((e = cudaSetDevice(o->device)) != cudaSuccess ||
-        (e = cudaGetDeviceProperties(&p, o->device)) != cudaSuccess) {
-        snprintf(err, errlen, "no CUDA device: %s", cudaGetErrorString(e));
+    if ((e = cudaSetDevice(dev)) != cudaSuccess ||
+        (e = cudaGetDeviceProperties(&p, dev)) != cudaSuccess) {
+        snprintf(err, errlen, "GPU %d is not usable: %s", dev, cudaGetErrorString(e));
         free(r);
         return -1;
     }
     nt_device *d = &r->dev;
     snprintf(d->name, sizeof d->name, "%.127s", p.name);
-    const unsigned char *u = (const unsigned char *)p.uuid.bytes;
-    snprintf(d->uuid, sizeof d->uuid,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-             u[14], u[15]);
+    uuid_text(&p, d->uuid, sizeof d->uuid);
     d->cc_major = p.major;
     d->cc_minor = p.minor;
     d->sms = p.multiProcessorCount;
     d->l2_bytes = p.l2CacheSize;
-    cudaDeviceGetAttribute(&d->sm_clock_khz, cudaDevAttrClockRate, o->device);
-    cudaDeviceGetAttribute(&d->mem_clock_khz, cudaDevAttrMemoryClockRate, o->device);
-    cudaDeviceGetAttribute(&d->mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, o->device);
+    cudaDeviceGetAttribute(&d->sm_clock_khz, cudaDevAttrClockRate, dev);
+    cudaDeviceGetAttribute(&d->mem_clock_khz, cudaDevAttrMemoryClockRate, dev);
+    cudaDeviceGetAttribute(&d->mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
     driver_version(d->driver, sizeof d->driver);
     cudaRuntimeGetVersion(&v);
     snprintf(d->runtime, sizeof d->runtime, "%d.%d", v / 1000, (v % 1000) / 10);
@@ -327,15 +373,80 @@ static uint64_t shape_seed(const nt_runner *r, const nt_shape *s, int set, int w
     return nt_fnv1a(h, k, sizeof k);
 }
 
-/* Make shape s current: inputs, rotating sets, reference.  0 or -1. */
+/* a*b+c into *out; 1 on overflow */
+static int mul_add(size_t a, size_t b, size_t c, size_t *out) {
+    return __builtin_mul_overflow(a, b, out) || __builtin_add_overflow(*out, c, out);
+}
+
+int nt_shape_mem_plan(const nt_shape *s, int64_t l2_bytes, nt_shape_mem *m, char *err,
+                      size_t errlen) {
+    size_t per_set, rest, l2 = l2_bytes > 0 ? (size_t)l2_bytes : 0;
+    memset(m, 0, sizeof *m);
+    if (s->M < 1 || s->N < 1 || (uint64_t)s->M > SIZE_MAX || (uint64_t)s->N > SIZE_MAX ||
+        mul_add((size_t)s->M, (size_t)s->N, 0, &m->n) ||  /* elements */
+        mul_add(m->n, 2, 0, &m->bytes) ||                 /* one bf16 tensor */
+        mul_add(m->bytes, 3, 0, &per_set) ||              /* x, dy, dx */
+        mul_add((size_t)s->N, 16, 0, &rest) ||            /* w, dw, reference dw */
+        /* host: x, dy, the float64 reference of dx (n doubles), w, dw */
+        mul_add(m->n, 8, 2 * m->bytes, &m->host) || __builtin_add_overflow(m->host, rest, &m->host)) {
+        snprintf(err, errlen, "shape M=%lld N=%lld is too large: its sizes overflow %zu-bit "
+                 "arithmetic", (long long)s->M, (long long)s->N, sizeof(size_t) * 8);
+        return -1;
+    }
+    m->sets = (int)((L2_FACTOR * l2 + per_set - 1) / per_set);
+    if (m->sets < 1) m->sets = 1;
+    if (m->sets > MAX_SETS) m->sets = MAX_SETS;
+    /* device: the sets, the float64 reference of dx, a copy of dx, w, dw */
+    if (mul_add(per_set, (size_t)m->sets, m->bytes, &m->device) ||
+        mul_add(m->n, 8, m->device, &m->device) ||
+        __builtin_add_overflow(m->device, rest, &m->device)) {
+        snprintf(err, errlen, "shape M=%lld N=%lld is too large: its device memory overflows "
+                 "%zu-bit arithmetic", (long long)s->M, (long long)s->N, sizeof(size_t) * 8);
+        return -1;
+    }
+    return 0;
+}
+
+/* Host memory the kernel says is available (MemAvailable), in bytes, or
+ * SIZE_MAX when it cannot be read. */
+static size_t host_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    int found = 0;
+    if (!f) return SIZE_MAX;
+    while (!found && fgets(line, sizeof line, f))
+        found = sscanf(line, "MemAvailable: %llu kB", &kb) == 1;
+    fclose(f);
+    return found && kb < SIZE_MAX / 1024 ? (size_t)kb * 1024 : SIZE_MAX;
+}
+
+/* Make shape s current: inputs, rotating sets, reference.  0; 1 when this
+ * shape cannot be set up here (too large, out of host or device memory: a
+ * result with a status, message in err, the sweep goes on); -1 when the
+ * runner is broken. */
 static int shape_setup(nt_runner *r, const nt_shape *s, char *err, size_t errlen) {
+    nt_shape_mem m;
+    size_t avail_dev = 0, total_dev = 0, avail_host;
     if (r->shape.M == s->M && r->shape.N == s->N) return 0;
     shape_free(r);
-    size_t n = (size_t)s->M * (size_t)s->N, bytes = n * 2;
-    size_t per_set = 3 * bytes;   /* x, dy, dx */
-    int sets = (int)((L2_FACTOR * (size_t)r->dev.l2_bytes + per_set - 1) / per_set);
-    if (sets < 1) sets = 1;
-    if (sets > MAX_SETS) sets = MAX_SETS;
+    memset(&r->shape, 0, sizeof r->shape);
+    if (nt_shape_mem_plan(s, r->dev.l2_bytes, &m, err, errlen)) return 1;
+    avail_host = host_available();
+    /* leave a quarter of what is available to everything else */
+    if (m.host > avail_host / 4 * 3) {
+        snprintf(err, errlen, "shape M=%lld N=%lld needs %.1f GB of host memory, %.1f GB are "
+                 "available", (long long)s->M, (long long)s->N, m.host / 1e9, avail_host / 1e9);
+        return 1;
+    }
+    if (cudaMemGetInfo(&avail_dev, &total_dev) == cudaSuccess &&
+        m.device + r->wsize > avail_dev / 10 * 9) {
+        snprintf(err, errlen, "shape M=%lld N=%lld needs %.1f GB of GPU memory, %.1f GB are "
+                 "free", (long long)s->M, (long long)s->N, m.device / 1e9, avail_dev / 1e9);
+        return 1;
+    }
+    size_t n = m.n, bytes = m.bytes;
+    int sets = m.sets;
     r->hx = malloc(bytes);
     r->hdy = malloc(bytes);
     r->hw = malloc((size_t)s->N * 2);
@@ -345,7 +456,7 @@ static int shape_setup(nt_runner *r, const nt_shape *s, char *err, size_t errlen
         shape_free(r);
         snprintf(err, errlen, "out of host memory for M=%lld N=%lld", (long long)s->M,
                  (long long)s->N);
-        return -1;
+        return 1;
     }
     CK(cudaMallocHost(&r->out_dw, (size_t)s->N * 4), "cudaMallocHost");
     CK(cudaMallocHost(&r->chk_dw, (size_t)s->N * 4), "cudaMallocHost");
@@ -370,7 +481,7 @@ static int shape_setup(nt_runner *r, const nt_shape *s, char *err, size_t errlen
     }
     if (nt_ref_rmsnorm_bwd(r->hx, r->hw, r->hdy, s->M, s->N, r->o.eps, r->rdx, r->rdw, 0)) {
         snprintf(err, errlen, "float64 reference failed");
-        return -1;
+        return 1;
     }
     /* dx is checked on the device against this copy of the reference */
     CK(cudaMalloc((void **)&r->d_rdx, n * sizeof(double)), "cudaMalloc reference");
@@ -648,9 +759,21 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shap
         int sm = cb.smem[i] + (int)v.plan.l[i].smem;
         if (sm > out->smem) out->smem = sm;
     }
-    if (shape_setup(r, s, err, errlen)) {
-        rc = -1;
-        snprintf(out->msg, sizeof out->msg, "%s", err);
+    switch (shape_setup(r, s, err, errlen)) {
+    case 0: break;
+    case 1:                           /* this shape cannot run here: a result */
+        fail(out, NT_RESOURCES, err);
+        goto done;
+    default:                          /* a CUDA error */
+        shape_free(r);
+        memset(&r->shape, 0, sizeof r->shape);
+        if (r->broken) {
+            rc = -1;
+            snprintf(out->msg, sizeof out->msg, "%s", err);
+        } else {                      /* e.g. cudaMalloc out of memory */
+            cudaGetLastError();
+            fail(out, NT_RESOURCES, err);
+        }
         goto done;
     }
     if (load(r, &v, &cb, out, err, errlen)) goto done;

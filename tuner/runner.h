@@ -22,15 +22,18 @@
 typedef struct nt_runner nt_runner;
 
 typedef struct nt_runner_opts {
-    int device;               /* CUDA device ordinal */
+    int device;               /* CUDA device ordinal (--gpu) */
+    const char *select;       /* or NULL; else the device whose UUID (or UUID
+                                 prefix) or name matches (--device) */
     uint64_t seed;            /* input seed */
     int jobs;                 /* compiler threads, <= 0: online CPUs */
     int use_cache;            /* NVRTC disk cache */
     double eps;               /* RMSNorm epsilon */
 } nt_runner_opts;
 
-/* Open the device.  Returns 0, or -1 with a message ("no CUDA device: ...")
- * when there is no usable device. */
+/* Open the device.  Returns 0, or -1 with a message when there is no usable
+ * device: it says why (no driver, a driver too old, no device, no match
+ * for --device) and which commands work without a GPU. */
 int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen);
 void nt_runner_close(nt_runner *r);
 
@@ -42,6 +45,19 @@ int nt_runner_copy_bw(nt_runner *r, double settle_s, double *gbps, char *err, si
 
 /* The evaluator (ctx = r).  ev->copy_gbps is 0 until set by the caller. */
 void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev);
+
+/* The memory one shape needs: n = M*N elements, bytes of one M x N bf16
+ * tensor, the rotating input sets, and host and device bytes in all (inputs,
+ * outputs, the float64 reference).  Every product is overflow-checked.
+ * 0, or -1 with a message naming the shape when a size does not fit in
+ * size_t.  No GPU needed (tested in make test). */
+typedef struct nt_shape_mem {
+    size_t n, bytes;          /* elements, bytes of one M x N tensor */
+    int sets;                 /* rotating sets of x, dy, dx */
+    size_t host, device;      /* bytes in all */
+} nt_shape_mem;
+int nt_shape_mem_plan(const nt_shape *s, int64_t l2_bytes, nt_shape_mem *m, char *err,
+                      size_t errlen);
 
 /* What the planner needs of the device. */
 const nt_devinfo *nt_runner_devinfo(const nt_runner *r);

@@ -196,13 +196,16 @@ static void on_sigint(int sig) {
 }
 
 static void run_usage(FILE *f) {
-    fprintf(f, "usage: normtune run SCRIPT [--db FILE] [--device N] [--seed S] [--jobs N]\n"
-               "                    [--settle SECONDS] [--no-cache] [--verbose]\n\n"
+    fprintf(f, "usage: normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]\n"
+               "                    [--jobs N] [--settle SECONDS] [--no-cache] [--verbose]\n\n"
                "Measure every variant of the sweep script on the GPU into FILE\n"
                "(default results.db); variants already measured there with the same\n"
                "device, kernel source and timing settings are skipped (resume).\n\n"
                "  --db FILE     results database, created if missing (results.db)\n"
-               "  --device N    CUDA device ordinal (0)\n"
+               "  --device SEL  the GPU whose name or UUID (or UUID prefix) is SEL, as\n"
+               "                nvidia-smi -L prints them; the same meaning as in the\n"
+               "                reading commands\n"
+               "  --gpu N       or the GPU with CUDA ordinal N (0)\n"
                "  --seed S      input seed (1)\n"
                "  --jobs N      NVRTC compiler threads (online CPUs)\n"
                "  --settle S    keep the GPU copying S seconds before measuring, so\n"
@@ -217,10 +220,11 @@ int cmd_run(int argc, char **argv) {
         {"seed", required_argument, 0, 's'},  {"jobs", required_argument, 0, 'j'},
         {"no-cache", no_argument, 0, 'n'},    {"verbose", no_argument, 0, 'v'},
         {"settle", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
+        {"gpu", required_argument, 0, 'g'},
         {0, 0, 0, 0},
     };
     const char *dbpath = "results.db";
-    nt_runner_opts ro = {0, 1, 0, 1, 1e-6};
+    nt_runner_opts ro = {.device = 0, .seed = 1, .use_cache = 1, .eps = 1e-6};
     nt_run_opts o = {0};
     double settle = DEFAULT_SETTLE_S;
     long long v;
@@ -229,9 +233,17 @@ int cmd_run(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'd': dbpath = optarg; break;
-        case 'D':
+        case 'D':                 /* one meaning in every command: name or UUID */
+            if (optarg[strspn(optarg, "0123456789")] == 0) {
+                nt_errorf("run", "--device takes a GPU's name or UUID, as in every command; "
+                          "for the CUDA ordinal use --gpu %s", optarg);
+                return NT_EXIT_USAGE;
+            }
+            ro.select = optarg;
+            break;
+        case 'g':
             if (!strcmp(optarg, "0")) { ro.device = 0; break; }
-            if (nt_parse_pos("run", "--device", optarg, &v)) return NT_EXIT_USAGE;
+            if (nt_parse_pos("run", "--gpu", optarg, &v)) return NT_EXIT_USAGE;
             ro.device = (int)v;
             break;
         case 's':
