@@ -101,7 +101,7 @@ TEST(refuses_what_does_not_fit) {
 
 int main(int argc, char **argv) {
     char err[512];
-    nt_runner_opts o = {0, 7, 0, 1, 1e-6};
+    nt_runner_opts o = {.device = 0, .seed = 7, .use_cache = 1, .eps = 1e-6};
     small = argc > 1 && !strcmp(argv[1], "--small");
     if (nt_runner_open(&run, &o, err, sizeof err)) {
         printf("FAIL open: %s\n", err);
