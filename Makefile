@@ -100,7 +100,7 @@ endif
 
 # GPU tests, then compute-sanitizer memcheck and racecheck on small shapes
 test-gpu: $(GPU_DEPS)
-	@NORMTUNE=$(abspath $(BIN)) sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh tests/gpu/test_unrunnable.sh
+	@NORMTUNE=$(abspath $(BIN)) sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh tests/gpu/test_unrunnable.sh tests/gpu/test_device.sh
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) export --check --db $(DB) -o $(HEADER)
