@@ -299,7 +299,7 @@ TEST(merge) {
     char *ca = slurp(pa, &na), *cb = slurp(pb, &nb);
     const char *pc = tpath("mc.db");
     unlink(pc);
-    CHECK(store_merge(pa, pb, pc, err, sizeof err) == 0, "merge: %s", err);
+    CHECK(store_merge(pa, pb, pc, NULL, err, sizeof err) == 0, "merge: %s", err);
     /* distinct: k1, k2 (a's copy kept), k3, k4 */
     CHECK(count(pc, "SELECT count(*) FROM result") == 4, "results %lld",
           count(pc, "SELECT count(*) FROM result"));
@@ -321,7 +321,7 @@ TEST(merge) {
     /* merging the merge with an input again adds nothing */
     const char *pd = tpath("md.db");
     unlink(pd);
-    CHECK(store_merge(pc, pa, pd, err, sizeof err) == 0, "merge 2: %s", err);
+    CHECK(store_merge(pc, pa, pd, NULL, err, sizeof err) == 0, "merge 2: %s", err);
     CHECK(count(pd, "SELECT count(*) FROM result") == 4, "re-merge results");
     CHECK(count(pd, "SELECT count(*) FROM sample") == 23, "re-merge samples");
     CHECK(count(pd, "SELECT count(*) FROM sweep") == 3, "re-merge sweeps");
@@ -346,7 +346,7 @@ TEST(merge_refuses_existing_output) {
     FILE *f = fopen(out, "w");
     fputs("keep me", f);
     fclose(f);
-    CHECK(store_merge(tpath("mx.db"), tpath("mx.db"), out, err, sizeof err) != 0, "merged");
+    CHECK(store_merge(tpath("mx.db"), tpath("mx.db"), out, NULL, err, sizeof err) != 0, "merged");
     CHECK(strstr(err, "exists") != NULL, "message '%s'", err);
     long n;
     char *c = slurp(out, &n);
@@ -354,7 +354,7 @@ TEST(merge_refuses_existing_output) {
     free(c);
     /* a bad input leaves no output behind */
     const char *out2 = tpath("mx-out2.db");
-    CHECK(store_merge(tpath("mx.db"), tpath("nonexistent.db"), out2, err, sizeof err) != 0,
+    CHECK(store_merge(tpath("mx.db"), tpath("nonexistent.db"), out2, NULL, err, sizeof err) != 0,
           "merged a missing input");
     CHECK(!exists(out2), "output left behind");
 }
@@ -453,7 +453,8 @@ TEST(migrates_schema_1) {
     const char *v1 = tpath("v1.db");
     CHECK(sqlite3_open(v1, &s) == SQLITE_OK, "sqlite3_open");
     CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; ALTER TABLE result DROP COLUMN reps;"
-                          " PRAGMA user_version = 1", NULL, NULL, NULL) == SQLITE_OK,
+                          " ALTER TABLE sweep DROP COLUMN pid; PRAGMA user_version = 1",
+                       NULL, NULL, NULL) == SQLITE_OK,
           "make a schema-1 file: %s", sqlite3_errmsg(s));
     sqlite3_close(s);
     db = NULL;
@@ -461,7 +462,7 @@ TEST(migrates_schema_1) {
     CHECK(count(v1, "PRAGMA user_version") == 1, "a read migrated it");
     CHECK(store_open(&db, v1, STORE_WRITE, err, sizeof err) == 0, "write: %s", err);
     store_close(db);
-    CHECK(count(v1, "PRAGMA user_version") == 2, "not migrated");
+    CHECK(count(v1, "PRAGMA user_version") == STORE_SCHEMA_VERSION, "not migrated");
     CHECK(count(v1, "SELECT count(*) FROM pragma_table_info('result') WHERE name = 'reps'") == 1,
           "no reps column");
 }
