@@ -268,6 +268,7 @@ static int open_ro(const char *path, sqlite3 **out) {
     if (!uri) return SQLITE_NOMEM;
     int rc = sqlite3_open_v2(uri, out, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
+    if (rc == SQLITE_OK) sqlite3_busy_timeout(*out, BUSY_MS);   /* a writer commits */
     return rc;
 }
 
