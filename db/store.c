@@ -750,12 +750,12 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
         if (!(isnew || blank) && set_wal(db, err, errlen)) goto fail;
         /* take and release the write lock: a writer learns now, not later */
         if (tx(db, Q_BEGIN, err, errlen) || tx(db, Q_ROLLBACK, err, errlen)) goto fail;
-        /* what a crashed writer left in the -wal goes into the file */
-        sqlite3_exec(db->db, "PRAGMA wal_checkpoint(PASSIVE)", NULL, NULL, NULL);
         if (v2 < STORE_SCHEMA_VERSION && migrate(db, v2, err, errlen)) goto fail;
         if (!(q = stmt(db, Q_SWEEP_DEAD, err, errlen)) ||
             step_done(db, q, "marking dead sweeps interrupted", err, errlen))
             goto fail;
+        /* what a crashed writer left in the -wal goes into the file now */
+        sqlite3_exec(db->db, "PRAGMA wal_checkpoint(PASSIVE)", NULL, NULL, NULL);
         db->ready = 1;
     }
     *out = db;
