@@ -932,6 +932,75 @@ TEST(close_checkpoints) {
     store_close(r);
 }
 
+/* Writers refuse at open what they could not write: a read-only file (and
+ * leave no -wal/-shm beside it) and a directory they cannot write.  As
+ * root, permissions stop nothing: the checks then run as user nobody. */
+TEST(writers_check_first) {
+    const char *base = getenv("TMPDIR");
+    char dir[600], sub[700], ro[700], fresh[800], side[720];
+    snprintf(dir, sizeof dir, "%s/nt-db-XXXXXX", base && *base ? base : "/tmp");
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(sub, sizeof sub, "%s/ro", dir);
+    snprintf(ro, sizeof ro, "%s/ro.db", dir);
+    snprintf(fresh, sizeof fresh, "%s/new.db", sub);
+    mkdir(sub, 0755);
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *db = NULL;
+    sqlite3 *s;
+    CHECK(store_open(&db, ro, STORE_CREATE, err, sizeof err) == 0, "create: %s", err);
+    if (!db) return;
+    CHECK(store_device(db, &h, &dev, err, sizeof err) == 0 &&
+              store_sweep_begin(db, dev, "x.lua", "1", 0, &sweep, err, sizeof err) == 0, "sweep");
+    store_close(db);
+    /* WAL mode as another SQLite program may leave it (no -wal file) */
+    CHECK(sqlite3_open(ro, &s) == SQLITE_OK &&
+              sqlite3_exec(s, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) == SQLITE_OK, "wal");
+    sqlite3_close(s);
+    chmod(ro, 0444);
+    chmod(sub, 0555);
+    chmod(dir, 0777);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char e[512], p2[740];
+        int bad = 0;
+        store *w = NULL;
+        if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(64);
+        if (store_open(&w, ro, STORE_WRITE, e, sizeof e) == 0) bad |= 1;
+        else if (!strstr(e, "cannot write it")) bad |= 2;
+        snprintf(p2, sizeof p2, "%s-wal", ro);
+        if (access(p2, F_OK) == 0) bad |= 4;
+        snprintf(p2, sizeof p2, "%s-shm", ro);
+        if (access(p2, F_OK) == 0) bad |= 4;
+        if (store_open(&w, fresh, STORE_CREATE, e, sizeof e) == 0) bad |= 8;
+        else if (!strstr(e, "cannot write its directory")) bad |= 16;
+        /* reading still works, in the writable directory and beside it */
+        if (store_open(&w, ro, STORE_READ, e, sizeof e) != 0) bad |= 32;
+        store_close(w);
+        _exit(bad);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int bad = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+    CHECK(bad != 64, "cannot become user nobody");
+    CHECK(!(bad & 1), "a write open of a read-only file succeeded");
+    CHECK(!(bad & 2), "read-only file: message does not say it cannot write it");
+    CHECK(!(bad & 4), "a refused write open left -wal/-shm files");
+    CHECK(!(bad & 8), "a create in a read-only directory succeeded");
+    CHECK(!(bad & 16), "read-only directory: message does not name it");
+    CHECK(!(bad & 32), "a read of a read-only file failed");
+    chmod(sub, 0755);
+    snprintf(side, sizeof side, "%s-wal", ro);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", ro);
+    unlink(side);
+    unlink(ro);
+    unlink(fresh);
+    rmdir(sub);
+    rmdir(dir);
+}
+
 int main(void) {
     RUN(round_trip);
     RUN(resume_key);
@@ -949,5 +1018,6 @@ int main(void) {
     RUN(merge_counts);
     RUN(dead_sweep_and_crash_wal);
     RUN(close_checkpoints);
+    RUN(writers_check_first);
     T_END();
 }
