@@ -120,7 +120,9 @@ if [ "$asuser" != skip ]; then
     sqlite3 "$R/rw/wal.db" "PRAGMA journal_mode = WAL" >/dev/null
     # a file as normtune leaves it, in a directory nobody may write
     cp "$T/base.db" "$R/ro/done.db"
-    chmod 444 "$R/rw/wal.db" "$R/ro/done.db"
+    # a WAL-mode file there: SQLite cannot read it without creating -wal/-shm
+    cp "$R/rw/wal.db" "$R/ro/wal.db"
+    chmod 444 "$R/rw/wal.db" "$R/ro/done.db" "$R/ro/wal.db"
     chmod 755 "$R"; chmod 777 "$R/rw"; chmod 555 "$R/ro"
     cp "$R/rw/wal.db" "$R/wal.orig"
 
@@ -136,6 +138,8 @@ if [ "$asuser" != skip ]; then
     has ro_dir_migrate_message "$R/err" "cannot write"
     [ -z "$(names "$R/ro/done.db")" ] && ok ro_dir_no_wal_left || bad ro_dir_no_wal_left
     xrun ro_file_query 0 query --db "$R/rw/wal.db" sweeps
+    xrun ro_dir_wal_query 1 query --db "$R/ro/wal.db"
+    has ro_dir_wal_query_message "$R/err" "wal.db: cannot read it here"
     chmod -R u+w "$R"; rm -rf "$R"
 fi
 
