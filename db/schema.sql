@@ -1,4 +1,4 @@
--- schema.sql -- the normtune results database, schema version 2.
+-- schema.sql -- the normtune results database, schema version 3.
 --
 -- Embedded into the binary at build time (store_schema_texts[0]) and run
 -- by db/store.c, inside one transaction, on a new or empty file.  A later
@@ -11,7 +11,7 @@
 -- microseconds; bandwidths GB/s (1e9 bytes per second).
 
 PRAGMA application_id = 1314145346;   -- 0x4e544442, "NTDB": a normtune file
-PRAGMA user_version = 2;              -- STORE_SCHEMA_VERSION
+PRAGMA user_version = 3;              -- STORE_SCHEMA_VERSION
 
 -- A GPU.  Identified by its uuid; a device without one (uuid NULL) by name.
 CREATE TABLE device (
@@ -41,7 +41,8 @@ CREATE TABLE sweep (
     status      TEXT    NOT NULL DEFAULT 'running'
                 CHECK (status IN ('running', 'done', 'interrupted', 'failed')),
     copy_gbps   REAL,                        -- measured D2D copy bandwidth
-    host        TEXT    NOT NULL DEFAULT ''  -- machine the sweep ran on
+    host        TEXT    NOT NULL DEFAULT '', -- machine the sweep ran on
+    pid         INTEGER                      -- its process id (NULL before schema 3)
 );
 
 -- A kernel configuration: family, canonical params, kernel source hash.

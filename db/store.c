@@ -8,14 +8,28 @@
  * program, or one written by a newer normtune is refused and left as it was.
  * An older schema is migrated forward one step at a time (migrations[]).
  *
+ * Every open runs PRAGMA integrity_check and foreign_key_check and refuses
+ * a damaged file, so a damaged file is never read as empty.  Read-only opens
+ * are plain shared-lock opens (never immutable: a writer may be at work).  A
+ * write open checks that the file and its directory are writable and takes
+ * and releases the write lock before it returns, so a writer learns at once
+ * that it cannot write; it then checkpoints what a crashed writer left in
+ * the -wal file and marks sweeps whose process died as interrupted.  Closing
+ * a write store checkpoints the WAL into the main file and, when it is the
+ * last connection, leaves the file in rollback mode: the file alone then
+ * holds everything, and it can be read in a directory the reader cannot
+ * write.
+ *
  * Every statement a store runs is listed in q_sql[], prepared once on first
  * use and cached in the store, bound by name, stepped and reset.  Each write
  * is one transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error), so a
  * killed sweep leaves whole results or none.  Merging attaches the inputs
  * read-only and copies their rows into a new file, mapping ids through
- * temporary tables.  The store_report_* functions turn canned queries into
- * rows of formatted text for `normtune query`. */
+ * temporary tables, each input inside one read transaction.  The
+ * store_report_* functions turn canned queries into rows of formatted text
+ * for `normtune query`. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +47,8 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
 
 #define APP_ID 0x4e544442          /* "NTDB": PRAGMA application_id */
 #define BUSY_MS 10000              /* wait this long for another writer */
+#define CLOSE_BUSY_MS 2000         /* ... and this long to checkpoint at close */
+#define MAX_CHECK_ERRS 5           /* integrity_check lines in a message */
 #define MAX_COLS 16                /* columns of a canned report */
 
 /* Migration steps: migrations[v] turns schema version v into v + 1 (run in
@@ -42,6 +58,8 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     NULL,                          /* 0 -> 1: a new file, see new_schema() */
     /* 1 -> 2: timing samples average `reps` back-to-back runs (NULL: 1) */
     "ALTER TABLE result ADD COLUMN reps INTEGER;",
+    /* 2 -> 3: the sweep's process id, to tell a dead sweep from a running one */
+    "ALTER TABLE sweep ADD COLUMN pid INTEGER;",
 };
 
 /* Every statement of the store, prepared lazily and cached per store. */
@@ -49,7 +67,7 @@ enum {
     Q_BEGIN, Q_COMMIT, Q_ROLLBACK,
     Q_DEV_UUID, Q_DEV_NAME, Q_DEV_INS, Q_DEV_UPD, Q_DEV_GET, Q_DEV_FIND,
     Q_DEV_ALL, Q_DEV_WITH_RESULTS,
-    Q_SWEEP_INS, Q_SWEEP_END,
+    Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_LOOKUP, Q_SAMPLES,
     Q_BEST, Q_BEST_SWEEPS, Q_LAST_CREATED,
@@ -92,9 +110,13 @@ static const char *const q_sql[Q_COUNT] = {
                            "WHERE EXISTS (SELECT 1 FROM result r WHERE "
                            "r.device_id = d.id) ORDER BY d.id",
     [Q_SWEEP_INS] = "INSERT INTO sweep(script, script_hash, started, device_id, "
-                    "status, copy_gbps, host) VALUES (:script, :hash, :now, "
-                    ":dev, 'running', :copy, :host)",
+                    "status, copy_gbps, host, pid) VALUES (:script, :hash, :now, "
+                    ":dev, 'running', :copy, :host, :pid)",
     [Q_SWEEP_END] = "UPDATE sweep SET status = :status, finished = :now WHERE id = :id",
+    /* running sweeps whose process is gone; finished: their last result */
+    [Q_SWEEP_DEAD] = "UPDATE sweep SET status = 'interrupted', finished = (SELECT "
+                     "max(r.created) FROM result r WHERE r.sweep_id = sweep.id) "
+                     "WHERE status = 'running' AND NOT nt_alive(host, pid, started)",
     [Q_VAR_INS] = "INSERT OR IGNORE INTO variant(family, params, src_hash) "
                   "VALUES (:family, :params, :src)",
     [Q_VAR_GET] = "SELECT id FROM variant WHERE family = :family AND "
@@ -147,7 +169,8 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_REP_RESULT] = "SELECT n_samples FROM result WHERE id = :res",
     [Q_REP_SAMPLES] = "SELECT idx, us FROM sample WHERE result_id = :res ORDER BY idx",
     [Q_REP_SWEEPS] = "SELECT s.id, d.name, s.script, s.started, s.finished, "
-                     "s.status, s.copy_gbps, (SELECT count(*) FROM result r "
+                     "CASE WHEN s.status = 'running' AND NOT nt_alive(s.host, "
+                     "s.pid, s.started) THEN 'interrupted' ELSE s.status END, s.copy_gbps,  (SELECT count(*) FROM result r "
                      "WHERE r.sweep_id = s.id), (SELECT count(*) FROM result r "
                      "WHERE r.sweep_id = s.id AND r.status = 'ok') FROM sweep s "
                      "JOIN device d ON d.id = s.device_id ORDER BY s.started, s.id",
@@ -157,6 +180,8 @@ struct store {
     sqlite3 *db;
     int mode;                      /* STORE_READ / WRITE / CREATE */
     char *path;                    /* as given, for messages (owned) */
+    int had_wal;                   /* a -wal file was there before the open */
+    int ready;                     /* a write store that opened fully */
     sqlite3_stmt *q[Q_COUNT];      /* cached statements, NULL until used */
 };
 
@@ -218,23 +243,54 @@ static char *make_uri(const char *path, const char *query) {
     return u;
 }
 
-/* The query part for opening path read-only.  With no -wal file beside it no
- * connection is open on it, so it is read as immutable: SQLite then creates
- * no -wal/-shm files next to a file it must leave untouched. */
-static const char *ro_query(const char *path) {
-    char wal[4096];
+/* 1 if path + suffix exists. */
+static int exists_with(const char *path, const char *suffix) {
+    char p[4096];
     struct stat st;
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    return stat(wal, &st) == 0 ? "mode=ro" : "mode=ro&immutable=1";
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    return stat(p, &st) == 0;
 }
 
-/* Open path read-only through a URI; returns an SQLite code, *out set. */
+/* The directory of path into buf ("." for a bare name). */
+static void dir_of(const char *path, char *buf, size_t len) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(buf, len, ".");
+    else if (slash == path) snprintf(buf, len, "/");
+    else snprintf(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+/* Open path read-only through a URI, with SQLite's usual shared lock (no
+ * immutable: another process may be writing it); returns an SQLite code,
+ * *out set.  A file in WAL mode gets -wal/-shm files beside it when the
+ * directory allows; ro_cleanup removes them again. */
 static int open_ro(const char *path, sqlite3 **out) {
-    char *uri = make_uri(path, ro_query(path));
+    char *uri = make_uri(path, "mode=ro");
     if (!uri) return SQLITE_NOMEM;
     int rc = sqlite3_open_v2(uri, out, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
+    if (rc == SQLITE_OK) sqlite3_busy_timeout(*out, BUSY_MS);   /* a writer commits */
     return rc;
+}
+
+/* After a read of path that found no -wal file: SQLite (in WAL mode) may
+ * have created empty -wal/-shm files it cannot remove from a read-only
+ * connection.  A read-write open and close removes them when it is the last
+ * connection, the way SQLite always does (nothing else is written: the WAL
+ * is empty unless a writer is at work, and then they are left alone). */
+static void ro_cleanup(const char *path, int had_wal) {
+    char dir[4096];
+    sqlite3 *db = NULL;
+    if (had_wal || !exists_with(path, "-wal")) return;
+    dir_of(path, dir, sizeof dir);
+    if (access(path, W_OK) != 0 || access(dir, W_OK) != 0) return;
+    char *uri = make_uri(path, NULL);
+    if (uri && sqlite3_open_v2(uri, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, NULL) ==
+                   SQLITE_OK) {
+        sqlite3_busy_timeout(db, 0);
+        sqlite3_exec(db, "PRAGMA schema_version", NULL, NULL, NULL);
+    }
+    sqlite3_close(db);
+    free(uri);
 }
 
 /* Run a query returning one integer; returns SQLite's code. */
@@ -315,7 +371,178 @@ static int copy_str(char *dst, size_t len, const unsigned char *src) {
     return STORE_OK;
 }
 
+/* ---- dead sweeps ---------------------------------------------------------- */
+
+/* This host's name into buf ("" if unknown). */
+static void host_name(char *buf, size_t len) {
+    if (gethostname(buf, len - 1) != 0) buf[0] = 0;
+    buf[len - 1] = 0;
+}
+
+/* When process pid started, in seconds since the epoch (from /proc); -1 if
+ * unknown. */
+static double proc_start(long pid) {
+    char p[64], buf[1024], *save = NULL;
+    unsigned long long ticks = 0, btime = 0;
+    size_t n;
+    int field = 2, found = 0;
+    FILE *f;
+
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    if (!(f = fopen(p, "r"))) return -1;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *s = strrchr(buf, ')');               /* the name may hold blanks */
+    if (!s) return -1;
+    for (char *t = strtok_r(s + 1, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        if (++field == 22) {                   /* starttime, clock ticks after boot */
+            ticks = strtoull(t, NULL, 10);
+            found = 1;
+            break;
+        }
+    if (!found || !(f = fopen("/proc/stat", "r"))) return -1;
+    while (fgets(buf, sizeof buf, f))
+        if (sscanf(buf, "btime %llu", &btime) == 1) break;
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    return btime && hz > 0 ? (double)btime + (double)ticks / (double)hz : -1;
+}
+
+/* A UTC ISO 8601 time as seconds since the epoch; -1 if it does not parse. */
+static double iso_time(const char *s) {
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    if (!s || sscanf(s, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                     &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (double)timegm(&tm);
+}
+
+/* SQL function nt_alive(host, pid, started): 0 when the sweep's process is
+ * known to be gone: it ran on this host and its pid is no longer alive, or
+ * the pid now belongs to a process that started after the sweep did.  1
+ * otherwise (another host, no pid recorded: it cannot be told). */
+static void fn_alive(sqlite3_context *c, int argc, sqlite3_value **v) {
+    char me[256];
+    const char *host = (const char *)sqlite3_value_text(v[0]);
+    long pid = (long)sqlite3_value_int64(v[1]);
+    int alive = 1;
+    (void)argc;
+    host_name(me, sizeof me);
+    if (host && *me && !strcmp(host, me) && sqlite3_value_type(v[1]) != SQLITE_NULL &&
+        pid > 0) {
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            alive = 0;
+        } else {
+            double ps = proc_start(pid), st = iso_time((const char *)sqlite3_value_text(v[2]));
+            if (ps > 0 && st > 0 && ps > st + 2) alive = 0;   /* pid reused */
+        }
+    }
+    sqlite3_result_int(c, alive);
+}
+
 /* ---- opening ------------------------------------------------------------- */
+
+/* 1 if an SQLite code says the file's content is broken. */
+static int is_corrupt(int rc) {
+    return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB;
+}
+
+/* The message for a damaged file; returns STORE_ERR. */
+static int damaged(const char *path, const char *check, const char *detail, char *err,
+                   size_t errlen) {
+    return seterr(err, errlen, "%s: database is damaged (%s: %s); restore it from a copy",
+                  path, check, detail);
+}
+
+/* Check the database schema ("main" or an attached name) of db with
+ * PRAGMA integrity_check (every page, record and index entry) and then
+ * PRAGMA foreign_key_check (every id names an existing row).  Returns
+ * STORE_OK, or STORE_ERR with a message naming path and the first
+ * problems. */
+static int check_integrity(sqlite3 *db, const char *schema, const char *path, char *err,
+                           size_t errlen) {
+    char sql[96], msg[400] = "";
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+    int rc, nrow = 0, ok = 0;
+
+    snprintf(sql, sizeof sql, "PRAGMA %s.integrity_check(%d)", schema, MAX_CHECK_ERRS);
+    rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        if ((rc = sqlite3_step(st)) != SQLITE_ROW) break;
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        if (++nrow == 1 && t && !strcmp(t, "ok")) ok = 1;
+        else if (n < sizeof msg)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "%s%s", n ? "; " : "", t ? t : "");
+    }
+    if (rc != SQLITE_DONE) {
+        int code = sqlite3_extended_errcode(db);
+        snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        return is_corrupt(code) ? damaged(path, "integrity_check", msg, err, errlen)
+                                : seterr(err, errlen, "%s: integrity_check: %s", path, msg);
+    }
+    sqlite3_finalize(st);
+    if (!ok) {
+        for (char *c = msg; *c; c++)
+            if (*c == '\n') *c = ' ';
+        return damaged(path, "integrity_check", msg, err, errlen);
+    }
+
+    snprintf(sql, sizeof sql, "PRAGMA %s.foreign_key_check", schema);
+    rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        snprintf(msg, sizeof msg, "%s row %lld names a %s row that is missing",
+                 (const char *)sqlite3_column_text(st, 0),
+                 (long long)sqlite3_column_int64(st, 1),
+                 (const char *)sqlite3_column_text(st, 2));
+        sqlite3_finalize(st);
+        return damaged(path, "foreign_key_check", msg, err, errlen);
+    }
+    if (rc != SQLITE_DONE) {
+        int code = sqlite3_extended_errcode(db);
+        snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        return is_corrupt(code) ? damaged(path, "foreign_key_check", msg, err, errlen)
+                                : seterr(err, errlen, "%s: foreign_key_check: %s", path, msg);
+    }
+    sqlite3_finalize(st);
+    return STORE_OK;
+}
+
+/* A writer's checks before SQLite opens anything: the file (if it exists)
+ * and its directory (where SQLite keeps the -wal and -shm files) must be
+ * writable.  Returns STORE_OK or STORE_ERR with err set. */
+static int check_writable(const char *path, int exists, char *err, size_t errlen) {
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    if (exists && access(path, W_OK) != 0)
+        return seterr(err, errlen, "%s: cannot write it (%s); this command writes the "
+                      "database", path, strerror(errno));
+    if (access(dir, W_OK | X_OK) != 0)
+        return seterr(err, errlen, "%s: cannot write its directory %s (%s); SQLite keeps "
+                      "%s-wal and %s-shm beside a database it writes", path, dir,
+                      strerror(errno), path, path);
+    return STORE_OK;
+}
+
+/* The message for a read-only open that failed; returns STORE_ERR. */
+static int ro_failed(const char *path, sqlite3 *db, int rc, char *err, size_t errlen) {
+    const char *m = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if (is_corrupt(rc)) return damaged(path, "reading it", m, err, errlen);
+    if (((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) &&
+        !exists_with(path, "-wal"))
+        return seterr(err, errlen, "%s: cannot read it here (%s): it is in WAL mode and "
+                      "SQLite must create %s-wal and -shm beside it, in a directory you "
+                      "cannot write; copy the file to one you can (with no -wal file "
+                      "beside it, the file alone is complete)", path, m, path);
+    return seterr(err, errlen, "%s: cannot read it as SQLite: %s", path, m);
+}
 
 /* Decide what an existing, non-empty file is, reading it read-only.  Sets
  * *version to its user_version and *blank to 1 for an SQLite database with
@@ -335,12 +562,12 @@ static int inspect(const char *path, int64_t *version, int *blank, char *err,
     sqlite3 *db = NULL;
     int64_t app = 0, nobj = 0;
     int rc = open_ro(path, &db);
+    if (rc == SQLITE_OK) sqlite3_extended_result_codes(db, 1);
     if (rc == SQLITE_OK) rc = one_int(db, "PRAGMA application_id", &app);
     if (rc == SQLITE_OK) rc = one_int(db, "PRAGMA user_version", version);
     if (rc == SQLITE_OK) rc = one_int(db, "SELECT count(*) FROM sqlite_master", &nobj);
     if (rc != SQLITE_OK) {
-        seterr(err, errlen, "%s: cannot read it as SQLite: %s", path,
-               db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        ro_failed(path, db, rc, err, errlen);
         sqlite3_close(db);
         return STORE_ERR;
     }
@@ -407,19 +634,35 @@ static int migrate(store *db, int64_t v, char *err, size_t errlen) {
     return STORE_OK;
 }
 
+/* Put a write connection in WAL mode (readers and one writer at once). */
+static int set_wal(store *db, char *err, size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    int wal = 0;
+    if (sqlite3_prepare_v2(db->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        wal = !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    if (!wal) return dberr(db, err, errlen, "cannot switch it to WAL mode");
+    if (sqlite3_exec(db->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+        return dberr(db, err, errlen, "PRAGMA synchronous");
+    return STORE_OK;
+}
+
 /* Open path as a store (see store.h).  *out is a new store the caller closes
- * with store_close; NULL on error. */
+ * with store_close; NULL on error.  A refused file is left as it was. */
 int store_open(store **out, const char *path, int mode, char *err, size_t errlen) {
     struct stat st;
     int64_t version = 0, v2 = 0, app = 0;
-    int blank = 0, isnew = 0, rc;
+    int blank = 0, isnew = 0, rc, had_wal, exists;
     store *db = NULL;
     char *uri = NULL;
 
     *out = NULL;
     if (mode != STORE_READ && mode != STORE_WRITE && mode != STORE_CREATE)
         return seterr(err, errlen, "store_open: bad mode %d", mode);
-    if (stat(path, &st) != 0) {
+    had_wal = exists_with(path, "-wal");
+    exists = stat(path, &st) == 0;
+    if (!exists) {
         if (errno != ENOENT || mode != STORE_CREATE)
             return seterr(err, errlen, "%s: %s", path, strerror(errno));
         isnew = 1;
@@ -429,24 +672,32 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
         if (mode == STORE_READ)
             return seterr(err, errlen, "%s: empty file, not a normtune database", path);
         isnew = 1;
-    } else {
-        if (inspect(path, &version, &blank, err, errlen)) return STORE_ERR;
-        if (blank && mode == STORE_READ)
-            return seterr(err, errlen, "%s: an empty SQLite database, not a normtune "
-                          "database", path);
+    }
+    if (mode != STORE_READ && check_writable(path, exists, err, errlen)) return STORE_ERR;
+    if (!isnew) {
+        if (inspect(path, &version, &blank, err, errlen)) goto refused;
+        if (blank && mode == STORE_READ) {
+            seterr(err, errlen, "%s: an empty SQLite database, not a normtune database", path);
+            goto refused;
+        }
         for (int64_t v = version; v < STORE_SCHEMA_VERSION && !blank; v++)
-            if (!migrations[v])                 /* check before writing anything */
-                return seterr(err, errlen, "%s: schema %lld, and this build has no "
-                              "migration from it; left untouched", path, (long long)v);
-        if (version < STORE_SCHEMA_VERSION && !blank && mode == STORE_READ)
-            return seterr(err, errlen, "%s: schema %lld is older than this build's "
-                          "(%d); migrate it first: normtune migrate --db %s",
-                          path, (long long)version, STORE_SCHEMA_VERSION, path);
+            if (!migrations[v]) {               /* check before writing anything */
+                seterr(err, errlen, "%s: schema %lld, and this build has no migration "
+                       "from it; left untouched", path, (long long)v);
+                goto refused;
+            }
+        if (version < STORE_SCHEMA_VERSION && !blank && mode == STORE_READ) {
+            seterr(err, errlen, "%s: schema %lld is older than this build's (%d); "
+                   "migrate it first: normtune migrate --db %s", path, (long long)version,
+                   STORE_SCHEMA_VERSION, path);
+            goto refused;
+        }
     }
 
     db = calloc(1, sizeof *db);
     if (!db || !(db->path = strdup(path))) goto oom;
     db->mode = mode;
+    db->had_wal = had_wal;
     if (mode == STORE_READ) {
         rc = open_ro(path, &db->db);
     } else {
@@ -459,25 +710,33 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
         dberr(db, err, errlen, "open");
         goto fail;
     }
+    if (mode != STORE_READ && sqlite3_db_readonly(db->db, "main") == 1) {
+        seterr(err, errlen, "%s: SQLite can open it read-only only (a read-only file "
+               "system?); this command writes the database", path);
+        goto fail;
+    }
     sqlite3_busy_timeout(db->db, BUSY_MS);
     sqlite3_extended_result_codes(db->db, 1);
     if (sqlite3_exec(db->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK) {
         dberr(db, err, errlen, "PRAGMA foreign_keys");
         goto fail;
     }
-    if (mode != STORE_READ) {
-        if ((isnew || blank) && new_schema(db, err, errlen)) goto fail;
-        if (sqlite3_exec(db->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
-                         NULL, NULL, NULL) != SQLITE_OK) {
-            dberr(db, err, errlen, "PRAGMA journal_mode");
-            goto fail;
-        }
+    if (sqlite3_create_function(db->db, "nt_alive", 3, SQLITE_UTF8, NULL, fn_alive, NULL,
+                                NULL) != SQLITE_OK) {
+        dberr(db, err, errlen, "registering nt_alive");
+        goto fail;
     }
+    if (mode != STORE_READ && (isnew || blank) &&
+        (set_wal(db, err, errlen) || new_schema(db, err, errlen)))
+        goto fail;
     /* Check again through the connection itself (another process may have
      * changed the file since inspect()). */
-    if (one_int(db->db, "PRAGMA application_id", &app) != SQLITE_OK ||
-        one_int(db->db, "PRAGMA user_version", &v2) != SQLITE_OK) {
-        dberr(db, err, errlen, "reading the schema version");
+    if ((rc = one_int(db->db, "PRAGMA application_id", &app)) != SQLITE_OK ||
+        (rc = one_int(db->db, "PRAGMA user_version", &v2)) != SQLITE_OK) {
+        if (is_corrupt(sqlite3_extended_errcode(db->db)))
+            damaged(path, "reading the schema version", sqlite3_errmsg(db->db), err, errlen);
+        else
+            dberr(db, err, errlen, "reading the schema version");
         goto fail;
     }
     if (app != APP_ID || v2 > STORE_SCHEMA_VERSION) {
@@ -485,22 +744,47 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
                "database of schema %d or older", path, STORE_SCHEMA_VERSION);
         goto fail;
     }
-    if (mode != STORE_READ && v2 < STORE_SCHEMA_VERSION && migrate(db, v2, err, errlen))
-        goto fail;
+    if (check_integrity(db->db, "main", path, err, errlen)) goto fail;
+    if (mode != STORE_READ) {
+        sqlite3_stmt *q;
+        if (!(isnew || blank) && set_wal(db, err, errlen)) goto fail;
+        /* take and release the write lock: a writer learns now, not later */
+        if (tx(db, Q_BEGIN, err, errlen) || tx(db, Q_ROLLBACK, err, errlen)) goto fail;
+        if (v2 < STORE_SCHEMA_VERSION && migrate(db, v2, err, errlen)) goto fail;
+        if (!(q = stmt(db, Q_SWEEP_DEAD, err, errlen)) ||
+            step_done(db, q, "marking dead sweeps interrupted", err, errlen))
+            goto fail;
+        /* what a crashed writer left in the -wal goes into the file now */
+        sqlite3_exec(db->db, "PRAGMA wal_checkpoint(PASSIVE)", NULL, NULL, NULL);
+        db->ready = 1;
+    }
     *out = db;
     return STORE_OK;
 oom:
     seterr(err, errlen, "%s: out of memory", path);
 fail:
     store_close(db);
+refused:
+    ro_cleanup(path, had_wal);
     return STORE_ERR;
 }
 
-/* Finalize every cached statement and close the connection. */
+/* Finalize every cached statement and close the connection.  A write store
+ * that opened fully first checkpoints the WAL into the main file and, when
+ * no other connection is open, switches the file back to rollback mode
+ * (which also removes the -wal and -shm files), so that the file alone is
+ * the whole database and can be read where its directory is not writable. */
 void store_close(store *db) {
     if (!db) return;
     for (int i = 0; i < Q_COUNT; i++) sqlite3_finalize(db->q[i]);
+    if (db->db && db->ready) {
+        sqlite3_busy_timeout(db->db, CLOSE_BUSY_MS);
+        sqlite3_exec(db->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+        sqlite3_busy_timeout(db->db, 0);
+        sqlite3_exec(db->db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+    }
     sqlite3_close(db->db);
+    if (db->mode == STORE_READ && db->db) ro_cleanup(db->path, db->had_wal);
     free(db->path);
     free(db);
 }
@@ -561,7 +845,8 @@ fail:
     return STORE_ERR;
 }
 
-/* Add a sweep row with status "running" and the current time. */
+/* Add a sweep row with status "running", the current time, this host and
+ * this process id. */
 int store_sweep_begin(store *db, int64_t device, const char *script,
                       const char *script_hash, double copy_gbps, int64_t *id,
                       char *err, size_t errlen) {
@@ -569,10 +854,11 @@ int store_sweep_begin(store *db, int64_t device, const char *script,
     sqlite3_stmt *st = stmt(db, Q_SWEEP_INS, err, errlen);
     if (!st) return STORE_ERR;
     utc_now(now, sizeof now);
-    if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+    host_name(host, sizeof host);
     if (bind_t(st, ":script", script ? script : "") |
         bind_t(st, ":hash", script_hash ? script_hash : "") | bind_t(st, ":now", now) |
         bind_i(st, ":dev", device) | bind_t(st, ":host", host) |
+        bind_i(st, ":pid", (int64_t)getpid()) |
         (copy_gbps > 0 ? bind_d(st, ":copy", copy_gbps) : bind_null(st, ":copy"))) {
         stmt_done(st);
         return dberr(db, err, errlen, "binding the sweep");
@@ -811,8 +1097,10 @@ static const char merge_copy[] =
     " AND m.name = d.name) ORDER BY m.id LIMIT 1) FROM src.device d;"
     /* sweeps */
     "INSERT INTO main.sweep(script, script_hash, started, finished, device_id,"
-    " status, copy_gbps, host) SELECT s.script, s.script_hash, s.started,"
-    " s.finished, md.dst, s.status, s.copy_gbps, s.host FROM src.sweep s"
+    " status, copy_gbps, host, pid) SELECT s.script, s.script_hash, s.started,"
+    " s.finished, md.dst, CASE WHEN s.status = 'running' AND NOT nt_alive(s.host,"
+    " s.pid, s.started) THEN 'interrupted' ELSE s.status END, s.copy_gbps, s.host,"
+    " s.pid FROM src.sweep s"
     " JOIN temp.map_dev md ON md.src = s.device_id WHERE NOT EXISTS (SELECT 1"
     " FROM main.sweep m WHERE m.device_id = md.dst AND m.script = s.script AND"
     " m.script_hash = s.script_hash AND m.started = s.started AND m.host = s.host)"
@@ -856,10 +1144,31 @@ static const char merge_copy[] =
     "INSERT INTO main.sample(result_id, idx, us) SELECT mr.dst, x.idx, x.us"
     " FROM src.sample x JOIN temp.map_res mr ON mr.src = x.result_id;";
 
-/* Attach path read-only as "src", copy it into out's main, detach. */
-static int merge_one(store *out, const char *path, char *err, size_t errlen) {
+/* Results of src whose key main already had (run after merge_copy, in its
+ * transaction): how many, and how many of them hold the same measurement
+ * (status, message, median, p10, p90, sample count). */
+static const char merge_overlap[] =
+    "SELECT count(*), coalesce(sum(m.status IS r.status AND m.message IS r.message"
+    " AND m.median_us IS r.median_us AND m.p10_us IS r.p10_us AND m.p90_us IS r.p90_us"
+    " AND m.n_samples IS r.n_samples), 0) FROM src.result r"
+    " JOIN temp.map_dev d ON d.src = r.device_id JOIN temp.map_var v ON v.src = r.variant_id"
+    " JOIN temp.map_shape s ON s.src = r.shape_id"
+    " JOIN main.result m ON m.device_id = d.dst AND m.variant_id = v.dst AND"
+    " m.shape_id = s.dst AND m.warmup = r.warmup AND m.min_samples = r.min_samples"
+    " AND m.max_samples = r.max_samples AND m.rel_ci = r.rel_ci"
+    " WHERE r.id NOT IN (SELECT src FROM temp.new_res)";
+
+/* Attach path read-only as "src" and copy it into out's main, in one
+ * transaction: SQLite holds one read transaction on src for all of it, so
+ * the copy is one consistent snapshot while a writer goes on.  The
+ * snapshot is checked (normtune's, schema, integrity) before it is copied.
+ * *added gets the results copied, *same and *differ those whose key main
+ * had already (same or another measurement).  Detaches at the end. */
+static int merge_one(store *out, const char *path, int64_t *added, int64_t *same,
+                     int64_t *differ, char *err, size_t errlen) {
     sqlite3_stmt *st = NULL;
-    char *uri = make_uri(path, ro_query(path));
+    char *uri = make_uri(path, "mode=ro");
+    int64_t app = 0, ver = 0, n = 0;
     int rc;
 
     if (!uri) return seterr(err, errlen, "out of memory");
@@ -871,18 +1180,42 @@ static int merge_one(store *out, const char *path, char *err, size_t errlen) {
     if (rc != SQLITE_OK)
         return seterr(err, errlen, "%s: cannot attach: %s", path, sqlite3_errmsg(out->db));
     if (tx(out, Q_BEGIN, err, errlen)) goto detach;
-    if (sqlite3_exec(out->db, merge_copy, NULL, NULL, NULL) != SQLITE_OK) {
+    if (one_int(out->db, "PRAGMA src.application_id", &app) != SQLITE_OK ||
+        one_int(out->db, "PRAGMA src.user_version", &ver) != SQLITE_OK) {
+        if (is_corrupt(sqlite3_extended_errcode(out->db)))
+            damaged(path, "reading it", sqlite3_errmsg(out->db), err, errlen);
+        else
+            seterr(err, errlen, "%s: %s", path, sqlite3_errmsg(out->db));
+        goto rollback;
+    }
+    if (app != APP_ID || ver != STORE_SCHEMA_VERSION) {
+        seterr(err, errlen, "%s: changed while being merged, no longer a normtune "
+               "database of schema %d", path, STORE_SCHEMA_VERSION);
+        goto rollback;
+    }
+    if (check_integrity(out->db, "src", path, err, errlen)) goto rollback;
+    if (sqlite3_exec(out->db, merge_copy, NULL, NULL, NULL) != SQLITE_OK ||
+        one_int(out->db, "SELECT count(*) FROM temp.new_res", &n) != SQLITE_OK) {
         seterr(err, errlen, "merging %s: %s", path, sqlite3_errmsg(out->db));
-        tx(out, Q_ROLLBACK, NULL, 0);
-        goto detach;
+        goto rollback;
     }
-    if (tx(out, Q_COMMIT, err, errlen)) {
-        tx(out, Q_ROLLBACK, NULL, 0);
-        goto detach;
+    *added = n;
+    rc = sqlite3_prepare_v2(out->db, merge_overlap, -1, &st, NULL);
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        *same = sqlite3_column_int64(st, 1);
+        *differ = sqlite3_column_int64(st, 0) - *same;
+    } else {
+        seterr(err, errlen, "merging %s: %s", path, sqlite3_errmsg(out->db));
+        sqlite3_finalize(st);
+        goto rollback;
     }
+    sqlite3_finalize(st);
+    if (tx(out, Q_COMMIT, err, errlen)) goto rollback;
     return sqlite3_exec(out->db, "DETACH DATABASE src", NULL, NULL, NULL) == SQLITE_OK
                ? STORE_OK
                : dberr(out, err, errlen, "detach");
+rollback:
+    tx(out, Q_ROLLBACK, NULL, 0);
 detach:
     sqlite3_exec(out->db, "DETACH DATABASE src", NULL, NULL, NULL);
     return STORE_ERR;
@@ -900,15 +1233,20 @@ static void remove_db(const char *path) {
 
 /* Fold a and b into the new file out (see store.h).  Inputs are checked with
  * store_open(STORE_READ) and attached read-only; on failure out is removed. */
-int store_merge(const char *a, const char *b, const char *out, char *err,
-                size_t errlen) {
+int store_merge(const char *a, const char *b, const char *out,
+                store_merge_counts *counts, char *err, size_t errlen) {
     const char *in[2] = {a, b};
+    int had_wal[2];
+    int64_t added[2] = {0, 0}, same[2] = {0, 0}, differ[2] = {0, 0}, total = 0;
     store *s = NULL;
-    int fd;
+    int fd, rc = STORE_ERR;
 
+    if (counts) memset(counts, 0, sizeof *counts);
     for (int i = 0; i < 2; i++) {
+        had_wal[i] = exists_with(in[i], "-wal");
         if (store_open(&s, in[i], STORE_READ, err, errlen)) return STORE_ERR;
         store_close(s);
+        s = NULL;
     }
     fd = open(out, O_WRONLY | O_CREAT | O_EXCL, 0644);   /* claim the name */
     if (fd < 0) {
@@ -918,19 +1256,30 @@ int store_merge(const char *a, const char *b, const char *out, char *err,
         return seterr(err, errlen, "%s: %s", out, strerror(errno));
     }
     close(fd);
-    if (store_open(&s, out, STORE_CREATE, err, errlen)) goto fail;
+    if (store_open(&s, out, STORE_CREATE, err, errlen)) goto done;
     if (sqlite3_exec(s->db, merge_setup, NULL, NULL, NULL) != SQLITE_OK) {
         dberr(s, err, errlen, "merge setup");
-        goto fail;
+        goto done;
     }
     for (int i = 0; i < 2; i++)
-        if (merge_one(s, in[i], err, errlen)) goto fail;
+        if (merge_one(s, in[i], &added[i], &same[i], &differ[i], err, errlen)) goto done;
+    if (one_int(s->db, "SELECT count(*) FROM result", &total) != SQLITE_OK) {
+        dberr(s, err, errlen, "counting results");
+        goto done;
+    }
+    if (counts) {
+        counts->total = total;
+        counts->from_a = added[0];
+        counts->from_b = added[1];
+        counts->same = same[1];
+        counts->differ = differ[1];
+    }
+    rc = STORE_OK;
+done:
     store_close(s);
-    return STORE_OK;
-fail:
-    store_close(s);
-    remove_db(out);
-    return STORE_ERR;
+    if (rc != STORE_OK) remove_db(out);
+    for (int i = 0; i < 2; i++) ro_cleanup(in[i], had_wal[i]);
+    return rc;
 }
 
 /* ---- best results and provenance ---------------------------------------- */

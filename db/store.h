@@ -1,11 +1,11 @@
 /* store.h -- the results database (SQLite), the only code that sees sqlite3.h.
  *
- * One file, WAL mode, versioned with PRAGMA user_version (schema in
- * db/schema.sql, embedded at build time).  Every write happens inside a
- * transaction, so a killed sweep leaves whole results or none.  A file that
- * is not a normtune database, or one of a newer schema, is refused and left
- * untouched.  Functions return 0 (STORE_OK) or -1 (STORE_ERR) with a message
- * in err. */
+ * One file, WAL mode while written, versioned with PRAGMA user_version
+ * (schema in db/schema.sql, embedded at build time).  Every write happens
+ * inside a transaction, so a killed sweep leaves whole results or none.  A
+ * file that is not a normtune database, one of a newer schema, or one that
+ * fails SQLite's integrity check is refused and left untouched.  Functions
+ * return 0 (STORE_OK) or -1 (STORE_ERR) with a message in err. */
 #ifndef NT_STORE_H
 #define NT_STORE_H
 
@@ -15,7 +15,7 @@
 
 #define STORE_OK 0
 #define STORE_ERR (-1)
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 typedef struct store store;
 
@@ -23,15 +23,24 @@ enum { STORE_READ = 0, STORE_WRITE = 1, STORE_CREATE = 2 };
 
 /* Open path.  STORE_CREATE creates a new file (or opens an existing
  * normtune database); STORE_WRITE needs an existing one; STORE_READ opens
- * read-only.  An older schema is migrated forward (not in STORE_READ). */
+ * read-only, with a shared lock (a writer may be at work).  Every open runs
+ * PRAGMA integrity_check and foreign_key_check and refuses a damaged file.
+ * Write opens check first that the file and its directory can be written
+ * (and take and release the write lock), checkpoint what a crashed writer
+ * left in the -wal file, mark sweeps whose process died as interrupted, and
+ * migrate an older schema forward (STORE_READ refuses an older schema). */
 int store_open(store **out, const char *path, int mode, char *err, size_t errlen);
+/* Close; a write store first checkpoints the WAL into the main file, so the
+ * file alone holds everything. */
 void store_close(store *db);
 
 /* Record a device (matched by uuid, else by name) and return its id. */
 int store_device(store *db, const nt_device *d, int64_t *id, char *err, size_t errlen);
 
-/* Start a sweep: script path and hash, device, copy bandwidth.  Status
- * "running" until store_sweep_end sets "done", "interrupted" or "failed". */
+/* Start a sweep: script path and hash, device, copy bandwidth; the host and
+ * process id are recorded too.  Status "running" until store_sweep_end sets
+ * "done", "interrupted" or "failed"; a running sweep whose process (on this
+ * host) is gone reads as "interrupted". */
 int store_sweep_begin(store *db, int64_t device, const char *script,
                       const char *script_hash, double copy_gbps, int64_t *id,
                       char *err, size_t errlen);
@@ -58,11 +67,22 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
 int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
               char *err, size_t errlen);
 
+/* What a merge did, counted in results. */
+typedef struct store_merge_counts {
+    int64_t total;            /* results in out */
+    int64_t from_a, from_b;   /* added from each input */
+    int64_t same;             /* B's results whose key A had, same measurement */
+    int64_t differ;           /* ... with another measurement: A's kept */
+} store_merge_counts;
+
 /* Fold databases a and b into a new file out (which must not exist):
  * devices, sweeps, variants, shapes, results and samples, without
- * duplicates (a result present in both is kept once).  Inputs untouched. */
-int store_merge(const char *a, const char *b, const char *out, char *err,
-                size_t errlen);
+ * duplicates (a result present in both is kept once, as A has it).  Each
+ * input is checked and read in one read transaction (one snapshot, while a
+ * writer may go on); inputs are left untouched.  counts (may be NULL) gets
+ * what was added. */
+int store_merge(const char *a, const char *b, const char *out,
+                store_merge_counts *counts, char *err, size_t errlen);
 
 /* Best successful result per shape for one device. */
 typedef struct store_best_row {

@@ -4,13 +4,16 @@
  * a result and its samples, the resume key, replacing instead of
  * duplicating, merging two overlapping databases, refusing files that are
  * not normtune's (left byte-identical), the best result per shape with its
- * provenance, and the rows of the canned reports.  The SQLite API is used
- * directly only to count rows and to make foreign or newer files. */
+ * provenance, the rows of the canned reports, merge counts, the WAL
+ * checkpointed into the main file after a crash and at close, and sweeps
+ * whose process died shown (and then stored) as interrupted.  The SQLite API
+ * is used directly only to count rows and to make foreign or newer files. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "db/store.h"
@@ -68,6 +71,31 @@ static long long count(const char *path, const char *sql) {
     }
     sqlite3_close(db);
     return v;
+}
+
+/* Like count(), through a normal read-only open that sees the -wal file. */
+static long long count_live(const char *path, const char *sql) {
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    long long v = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return v;
+}
+
+/* Copy the file src alone (not its -wal) to dst, as a user might. */
+static int copy_file(const char *src, const char *dst) {
+    long n;
+    char *b = slurp(src, &n);
+    FILE *f = fopen(dst, "wb");
+    int ok = b && f && fwrite(b, 1, (size_t)n, f) == (size_t)n;
+    if (f) fclose(f);
+    free(b);
+    return ok ? 0 : -1;
 }
 
 static nt_device mkdev(const char *name, const char *uuid) {
@@ -299,7 +327,7 @@ TEST(merge) {
     char *ca = slurp(pa, &na), *cb = slurp(pb, &nb);
     const char *pc = tpath("mc.db");
     unlink(pc);
-    CHECK(store_merge(pa, pb, pc, err, sizeof err) == 0, "merge: %s", err);
+    CHECK(store_merge(pa, pb, pc, NULL, err, sizeof err) == 0, "merge: %s", err);
     /* distinct: k1, k2 (a's copy kept), k3, k4 */
     CHECK(count(pc, "SELECT count(*) FROM result") == 4, "results %lld",
           count(pc, "SELECT count(*) FROM result"));
@@ -321,7 +349,7 @@ TEST(merge) {
     /* merging the merge with an input again adds nothing */
     const char *pd = tpath("md.db");
     unlink(pd);
-    CHECK(store_merge(pc, pa, pd, err, sizeof err) == 0, "merge 2: %s", err);
+    CHECK(store_merge(pc, pa, pd, NULL, err, sizeof err) == 0, "merge 2: %s", err);
     CHECK(count(pd, "SELECT count(*) FROM result") == 4, "re-merge results");
     CHECK(count(pd, "SELECT count(*) FROM sample") == 23, "re-merge samples");
     CHECK(count(pd, "SELECT count(*) FROM sweep") == 3, "re-merge sweeps");
@@ -346,7 +374,7 @@ TEST(merge_refuses_existing_output) {
     FILE *f = fopen(out, "w");
     fputs("keep me", f);
     fclose(f);
-    CHECK(store_merge(tpath("mx.db"), tpath("mx.db"), out, err, sizeof err) != 0, "merged");
+    CHECK(store_merge(tpath("mx.db"), tpath("mx.db"), out, NULL, err, sizeof err) != 0, "merged");
     CHECK(strstr(err, "exists") != NULL, "message '%s'", err);
     long n;
     char *c = slurp(out, &n);
@@ -354,7 +382,7 @@ TEST(merge_refuses_existing_output) {
     free(c);
     /* a bad input leaves no output behind */
     const char *out2 = tpath("mx-out2.db");
-    CHECK(store_merge(tpath("mx.db"), tpath("nonexistent.db"), out2, err, sizeof err) != 0,
+    CHECK(store_merge(tpath("mx.db"), tpath("nonexistent.db"), out2, NULL, err, sizeof err) != 0,
           "merged a missing input");
     CHECK(!exists(out2), "output left behind");
 }
@@ -453,7 +481,8 @@ TEST(migrates_schema_1) {
     const char *v1 = tpath("v1.db");
     CHECK(sqlite3_open(v1, &s) == SQLITE_OK, "sqlite3_open");
     CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; ALTER TABLE result DROP COLUMN reps;"
-                          " PRAGMA user_version = 1", NULL, NULL, NULL) == SQLITE_OK,
+                          " ALTER TABLE sweep DROP COLUMN pid; PRAGMA user_version = 1",
+                       NULL, NULL, NULL) == SQLITE_OK,
           "make a schema-1 file: %s", sqlite3_errmsg(s));
     sqlite3_close(s);
     db = NULL;
@@ -461,7 +490,7 @@ TEST(migrates_schema_1) {
     CHECK(count(v1, "PRAGMA user_version") == 1, "a read migrated it");
     CHECK(store_open(&db, v1, STORE_WRITE, err, sizeof err) == 0, "write: %s", err);
     store_close(db);
-    CHECK(count(v1, "PRAGMA user_version") == 2, "not migrated");
+    CHECK(count(v1, "PRAGMA user_version") == STORE_SCHEMA_VERSION, "not migrated");
     CHECK(count(v1, "SELECT count(*) FROM pragma_table_info('result') WHERE name = 'reps'") == 1,
           "no reps column");
 }
@@ -777,6 +806,201 @@ TEST(cli_report_and_query) {
     CHECK(run_to(out, cmd_report, 3, missing) == 1, "missing file");
 }
 
+TEST(merge_counts) {
+    /* A: k1 k2 k3; B: k2 (same measurement), k3 (another), k4, k5 */
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    const char *pa = tpath("ca.db"), *pb = tpath("cb.db"), *pc = tpath("cc.db");
+    const char *params[] = {"nsplit=1,partial=f32", "nsplit=2,partial=f32",
+                            "nsplit=3,partial=f32", "nsplit=4,partial=f32",
+                            "nsplit=5,partial=f32"};
+    store_key k[5];
+    store *a = mkstore("ca.db", &h, &dev, &sweep);
+    CHECK(a != NULL, "store a");
+    if (!a) return;
+    for (int i = 0; i < 5; i++) k[i] = mkkey(dev, "rmsnorm_bwd.naive", params[i], 2048, 1024);
+    for (int i = 0; i < 3; i++) CHECK(put(a, sweep, &k[i], NT_OK, 10.0 + i, 3) == 0, "a %d", i);
+    store_close(a);
+    store *b = mkstore("cb.db", &h, &dev, &sweep);
+    CHECK(b != NULL, "store b");
+    if (!b) return;
+    CHECK(put(b, sweep, &k[1], NT_OK, 11.0, 3) == 0 && put(b, sweep, &k[2], NT_OK, 20.0, 3) == 0 &&
+              put(b, sweep, &k[3], NT_OK, 13.0, 3) == 0 &&
+              put(b, sweep, &k[4], NT_COMPILE_ERROR, 0, 0) == 0, "b");
+    store_close(b);
+    store_merge_counts n;
+    memset(&n, 0xff, sizeof n);
+    unlink(pc);
+    CHECK(store_merge(pa, pb, pc, &n, err, sizeof err) == 0, "merge: %s", err);
+    CHECK(n.total == 5 && n.from_a == 3 && n.from_b == 2 && n.same == 1 && n.differ == 1,
+          "total %lld, a %lld, b %lld, same %lld, differ %lld", (long long)n.total,
+          (long long)n.from_a, (long long)n.from_b, (long long)n.same, (long long)n.differ);
+    CHECK(count(pc, "SELECT count(*) FROM result WHERE median_us = 12.0") == 1 &&
+              count(pc, "SELECT count(*) FROM result WHERE median_us = 20.0") == 0,
+          "A's measurement kept");
+    /* the other way round: B first */
+    unlink(pc);
+    CHECK(store_merge(pb, pa, pc, &n, err, sizeof err) == 0, "merge: %s", err);
+    CHECK(n.total == 5 && n.from_a == 4 && n.from_b == 1 && n.same == 1 && n.differ == 1,
+          "b, a: total %lld, a %lld, b %lld, same %lld, differ %lld", (long long)n.total,
+          (long long)n.from_a, (long long)n.from_b, (long long)n.same, (long long)n.differ);
+}
+
+/* A sweep whose process died: "running" in the file, "interrupted" when
+ * read, stored as interrupted (with the time of its last result) by the
+ * next write open, which also moves the crashed process's -wal content
+ * into the main file at once. */
+TEST(dead_sweep_and_crash_wal) {
+    const char *p = tpath("dead.db"), *c1 = tpath("dead-copy1.db"), *c2 = tpath("dead-copy2.db");
+    char wal[700];
+    snprintf(wal, sizeof wal, "%s-wal", p);
+    unlink(p);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {                       /* the sweep: one result, then it dies */
+        nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+        int64_t dev, sweep;
+        store *db = NULL;
+        if (store_open(&db, p, STORE_CREATE, err, sizeof err) ||
+            store_device(db, &h, &dev, err, sizeof err) ||
+            store_sweep_begin(db, dev, "sweeps/x.lua", "1234", 4000.0, &sweep, err,
+                              sizeof err))
+            _exit(1);
+        store_key k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
+        if (put(db, sweep, &k, NT_OK, 10.0, 4)) _exit(1);
+        _exit(0);                         /* no store_close: as if killed */
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the sweep process failed");
+    CHECK(exists(wal), "no -wal file after the crash");
+    CHECK(count_live(p, "SELECT count(*) FROM sweep WHERE status = 'running'") == 1,
+          "stored status");
+
+    /* reading: shown interrupted, nothing written */
+    store *r = NULL;
+    rep *rp = calloc(1, sizeof *rp);
+    CHECK(store_open(&r, p, STORE_READ, err, sizeof err) == 0, "read: %s", err);
+    if (r) {
+        CHECK(store_report_sweeps(r, collect, rp, err, sizeof err) == 0 && rp->nrow == 1,
+              "sweeps: %s", err);
+        CHECK(strstr(rp->row[0], "|interrupted|") != NULL, "row '%s'", rp->row[0]);
+        store_close(r);
+    }
+    CHECK(count_live(p, "SELECT count(*) FROM sweep WHERE status = 'running'") == 1,
+          "a read changed the status");
+
+    /* writing: the crashed WAL goes into the file at open, the sweep is marked */
+    store *w = NULL;
+    CHECK(store_open(&w, p, STORE_WRITE, err, sizeof err) == 0, "write: %s", err);
+    CHECK(copy_file(p, c1) == 0, "copy");
+    CHECK(count(c1, "SELECT count(*) FROM result") == 1, "the file alone lacks the crashed "
+          "sweep's result while a writer has it open (%lld)",
+          count(c1, "SELECT count(*) FROM result"));
+    CHECK(count(c1, "SELECT count(*) FROM sweep WHERE status = 'interrupted' AND finished = "
+                "(SELECT created FROM result)") == 1, "not marked interrupted");
+    /* a running sweep of a live process stays running */
+    int64_t sweep2;
+    CHECK(store_sweep_begin(w, 1, "sweeps/y.lua", "5678", 0, &sweep2, err, sizeof err) == 0,
+          "begin: %s", err);
+    memset(rp, 0, sizeof *rp);
+    CHECK(store_report_sweeps(w, collect, rp, err, sizeof err) == 0 && rp->nrow == 2, "rows");
+    CHECK(strstr(rp->row[1], "|running|") != NULL, "live sweep '%s'", rp->row[1]);
+    store_close(w);
+    free(rp);
+    CHECK(!exists(wal), "-wal left after close");
+    CHECK(copy_file(p, c2) == 0 && count(c2, "SELECT count(*) FROM sweep") == 2, "close");
+}
+
+/* Closing a writer checkpoints even while a reader has the file open. */
+TEST(close_checkpoints) {
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *w = mkstore("ckpt.db", &h, &dev, &sweep), *r = NULL;
+    const char *p = tpath("ckpt.db"), *c = tpath("ckpt-copy.db");
+    CHECK(w != NULL, "store");
+    if (!w) return;
+    CHECK(store_open(&r, p, STORE_READ, err, sizeof err) == 0, "read: %s", err);
+    store_key k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
+    CHECK(put(w, sweep, &k, NT_OK, 10.0, 4) == 0, "put");
+    store_close(w);
+    CHECK(copy_file(p, c) == 0, "copy");
+    CHECK(count(c, "SELECT count(*) FROM result") == 1 &&
+              count(c, "SELECT count(*) FROM sample") == 4,
+          "the file alone lacks what the writer stored (%lld results)",
+          count(c, "SELECT count(*) FROM result"));
+    store_close(r);
+}
+
+/* Writers refuse at open what they could not write: a read-only file (and
+ * leave no -wal/-shm beside it) and a directory they cannot write.  As
+ * root, permissions stop nothing: the checks then run as user nobody. */
+TEST(writers_check_first) {
+    const char *base = getenv("TMPDIR");
+    char dir[600], sub[700], ro[700], fresh[800], side[720];
+    snprintf(dir, sizeof dir, "%s/nt-db-XXXXXX", base && *base ? base : "/tmp");
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(sub, sizeof sub, "%s/ro", dir);
+    snprintf(ro, sizeof ro, "%s/ro.db", dir);
+    snprintf(fresh, sizeof fresh, "%s/new.db", sub);
+    mkdir(sub, 0755);
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *db = NULL;
+    sqlite3 *s;
+    CHECK(store_open(&db, ro, STORE_CREATE, err, sizeof err) == 0, "create: %s", err);
+    if (!db) return;
+    CHECK(store_device(db, &h, &dev, err, sizeof err) == 0 &&
+              store_sweep_begin(db, dev, "x.lua", "1", 0, &sweep, err, sizeof err) == 0, "sweep");
+    store_close(db);
+    /* WAL mode as another SQLite program may leave it (no -wal file) */
+    CHECK(sqlite3_open(ro, &s) == SQLITE_OK &&
+              sqlite3_exec(s, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) == SQLITE_OK, "wal");
+    sqlite3_close(s);
+    chmod(ro, 0444);
+    chmod(sub, 0555);
+    chmod(dir, 0777);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char e[512], p2[740];
+        int bad = 0;
+        store *w = NULL;
+        if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(64);
+        if (store_open(&w, ro, STORE_WRITE, e, sizeof e) == 0) bad |= 1;
+        else if (!strstr(e, "cannot write it")) bad |= 2;
+        snprintf(p2, sizeof p2, "%s-wal", ro);
+        if (access(p2, F_OK) == 0) bad |= 4;
+        snprintf(p2, sizeof p2, "%s-shm", ro);
+        if (access(p2, F_OK) == 0) bad |= 4;
+        if (store_open(&w, fresh, STORE_CREATE, e, sizeof e) == 0) bad |= 8;
+        else if (!strstr(e, "cannot write its directory")) bad |= 16;
+        /* reading still works, in the writable directory and beside it */
+        if (store_open(&w, ro, STORE_READ, e, sizeof e) != 0) bad |= 32;
+        store_close(w);
+        _exit(bad);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int bad = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+    CHECK(bad != 64, "cannot become user nobody");
+    CHECK(!(bad & 1), "a write open of a read-only file succeeded");
+    CHECK(!(bad & 2), "read-only file: message does not say it cannot write it");
+    CHECK(!(bad & 4), "a refused write open left -wal/-shm files");
+    CHECK(!(bad & 8), "a create in a read-only directory succeeded");
+    CHECK(!(bad & 16), "read-only directory: message does not name it");
+    CHECK(!(bad & 32), "a read of a read-only file failed");
+    chmod(sub, 0755);
+    snprintf(side, sizeof side, "%s-wal", ro);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", ro);
+    unlink(side);
+    unlink(ro);
+    unlink(fresh);
+    rmdir(sub);
+    rmdir(dir);
+}
+
 int main(void) {
     RUN(round_trip);
     RUN(resume_key);
@@ -791,5 +1015,9 @@ int main(void) {
     RUN(read_only_open);
     RUN(read_while_writing);
     RUN(cli_report_and_query);
+    RUN(merge_counts);
+    RUN(dead_sweep_and_crash_wal);
+    RUN(close_checkpoints);
+    RUN(writers_check_first);
     T_END();
 }

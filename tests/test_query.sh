@@ -73,7 +73,7 @@ mkdb() {
 INSERT INTO device VALUES (1, '$3', 9, 0, 132, 62914560, 1980000, 2619000, 6144,
     '570.86', '12.8', '13.0', '$2');
 INSERT INTO sweep VALUES (1, 'sweeps/x.lua', 'h1', '2025-01-01T00:00:00.000Z',
-    '2025-01-01T01:00:00.000Z', 1, 'done', 4000.0, 'host-$2');
+    '2025-01-01T01:00:00.000Z', 1, 'done', 4000.0, 'host-$2', NULL);
 INSERT INTO variant VALUES (1, 'rmsnorm_bwd.naive', 'nsplit=64,partial=f32', 'abc'),
     (2, 'rmsnorm_bwd.persistent', 'block=256,chunks=2,stages=2,k=0', 'abc'),
     (3, 'rmsnorm_bwd.persistent', 'block=64,chunks=8,stages=1,k=0', 'abc');
@@ -140,19 +140,19 @@ cp "$T/a.orig" "$T/newer.db"
 sqlite3 "$T/newer.db" "PRAGMA user_version = 5;"
 cp "$T/newer.db" "$T/newer.orig"
 expect query_newer_schema 1 query --db "$T/newer.db"
-has query_newer_schema_message "$T/err" "newer normtune (schema 5, this build knows 2)"
+has query_newer_schema_message "$T/err" "newer normtune (schema 5, this build knows 3)"
 
 # a schema-1 file: reading commands refuse it and name `normtune migrate`,
 # which brings it to the current schema; then it reads
 cp "$T/a.orig" "$T/old.db"
-sqlite3 "$T/old.db" "ALTER TABLE result DROP COLUMN reps; PRAGMA user_version = 1;"
+sqlite3 "$T/old.db" "ALTER TABLE result DROP COLUMN reps; ALTER TABLE sweep DROP COLUMN pid; PRAGMA user_version = 1;"
 cp "$T/old.db" "$T/old.orig"
 expect query_old_schema 1 query --db "$T/old.db"
 has query_old_schema_message "$T/err" "normtune migrate --db"
 cmp -s "$T/old.db" "$T/old.orig" && ok old_untouched_by_query || bad old_untouched_by_query
 expect migrate_usage 2 migrate
 expect migrate_old 0 migrate --db "$T/old.db"
-[ "$(sqlite3 "$T/old.db" "PRAGMA user_version")" = 2 ] && ok migrated_version || bad migrated_version
+[ "$(sqlite3 "$T/old.db" "PRAGMA user_version")" = 3 ] && ok migrated_version || bad migrated_version
 expect query_after_migrate 0 query --db "$T/old.db"
 expect merge_newer_schema 1 merge "$T/newer.db" "$T/a.db" -o "$T/m3.db"
 cmp -s "$T/newer.db" "$T/newer.orig" && ok newer_untouched || bad newer_untouched

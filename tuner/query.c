@@ -1,4 +1,5 @@
-/* query.c -- `normtune query`, `normtune report` and `normtune merge`.
+/* query.c -- `normtune query` and `normtune report` (merge and migrate:
+ * tuner/cmd_merge.c).
  *
  * The read side of the results database for performance engineers.
  * `query` runs one of the store's canned reports (best per shape, one shape's
@@ -7,7 +8,7 @@
  * right.  `report` prints, per shape sorted by (N, M), the best family and
  * params, its bandwidth and share of copy bandwidth, and the time of the best
  * persistent variant over the best naive one, as a markdown table that can be
- * pasted into a note.  `merge` folds two databases into a new one.
+ * pasted into a note.
  *
  * The tables are collected in memory (tbl) from the store's row callbacks
  * and printed once complete, so an error half-way prints no partial table.
@@ -453,66 +454,4 @@ fail:
     free(rows);
     store_close(db);
     return NT_EXIT_FAIL;
-}
-
-/* ---- normtune merge ----------------------------------------------------------- */
-
-static void merge_usage(FILE *f) {
-    fprintf(f,
-        "usage: normtune merge A.db B.db -o OUT.db\n\n"
-        "Fold two results databases (say, from two machines) into a new one:\n"
-        "devices, sweeps, variants, shapes, results and their samples.  A result\n"
-        "whose key (device, variant, kernel source, shape, timing settings) is in\n"
-        "both is kept once, as A has it.  The inputs are opened read-only; OUT\n"
-        "must not exist.\n\n"
-        "options:\n"
-        "  -o, --output FILE   the new database\n"
-        "  -h, --help          this text\n");
-}
-
-int cmd_merge(int argc, char **argv) {
-    opts o;
-    char err[512];
-    int rc = parse("merge", argc, argv, "o", merge_usage, &o);
-    if (rc >= 0) return rc;
-    if (argc - optind != 2 || !o.out) {
-        nt_errorf("merge", "needs two input databases and -o OUT.db (see normtune merge --help)");
-        return NT_EXIT_USAGE;
-    }
-    if (store_merge(argv[optind], argv[optind + 1], o.out, err, sizeof err)) {
-        nt_errorf("merge", "%s", err);
-        return NT_EXIT_FAIL;
-    }
-    fprintf(stderr, "normtune merge: wrote %s\n", o.out);
-    return NT_EXIT_OK;
-}
-
-static void migrate_usage(FILE *f) {
-    fprintf(f,
-        "usage: normtune migrate --db FILE\n\n"
-        "Bring a results database written by an older normtune to this build's\n"
-        "schema, in place, one transaction per version step.  Reading commands\n"
-        "(query, report, export, merge) refuse an older schema and point here.\n\n"
-        "options:\n"
-        "  --db FILE    the database\n"
-        "  -h, --help   this text\n");
-}
-
-int cmd_migrate(int argc, char **argv) {
-    opts o;
-    char err[512];
-    store *db = NULL;
-    int rc = parse("migrate", argc, argv, "d", migrate_usage, &o);
-    if (rc >= 0) return rc;
-    if (!o.db || optind != argc) {
-        nt_errorf("migrate", "needs --db FILE and nothing else (see normtune migrate --help)");
-        return NT_EXIT_USAGE;
-    }
-    if (store_open(&db, o.db, STORE_WRITE, err, sizeof err)) {
-        nt_errorf("migrate", "%s", err);
-        return NT_EXIT_FAIL;
-    }
-    store_close(db);
-    fprintf(stderr, "normtune migrate: %s is at schema %d\n", o.db, STORE_SCHEMA_VERSION);
-    return NT_EXIT_OK;
 }

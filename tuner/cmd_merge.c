@@ -1,0 +1,121 @@
+/* cmd_merge.c -- `normtune merge` and `normtune migrate`: the commands that
+ * write a results database other than `run`.
+ *
+ * `merge A.db B.db -o OUT.db` folds two databases into a new one and says on
+ * stderr how many results came from each input, how many B had that A had
+ * too (identical, or measured differently: A's kept).  `migrate --db FILE`
+ * brings an older schema to this build's, in place.  Both go through
+ * db/store.c, which checks every database they open (integrity, schema,
+ * that a written file can be written) before any work.
+ * Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage error. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db/store.h"
+#include "tuner/cli.h"
+
+/* Parse --help, --db (when db is not NULL) and -o/--output (when out is
+ * not NULL) for cmd.  Returns -1 to go on (positionals start at optind),
+ * else the exit code (help printed: 0, usage error: 2). */
+static int parse(const char *cmd, int argc, char **argv, void (*usage)(FILE *),
+                 const char **db, const char **out) {
+    static const struct option longopts[] = {
+        {"db", required_argument, NULL, 'd'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;                                 /* full reset (GNU) */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, out ? ":ho:" : ":h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return NT_EXIT_OK;
+        }
+        if (c == ':') {
+            nt_errorf(cmd, "option %s needs a value", argv[optind - 1]);
+            return NT_EXIT_USAGE;
+        }
+        if (c == 'd' && db) *db = optarg;
+        else if (c == 'o' && out) *out = optarg;
+        else {
+            nt_errorf(cmd, "unknown option '%s' (see normtune %s --help)", argv[optind - 1],
+                      cmd);
+            return NT_EXIT_USAGE;
+        }
+    }
+    return -1;
+}
+
+/* ---- normtune merge ----------------------------------------------------------- */
+
+static void merge_usage(FILE *f) {
+    fprintf(f,
+        "usage: normtune merge A.db B.db -o OUT.db\n\n"
+        "Fold two results databases (say, from two machines) into a new one:\n"
+        "devices, sweeps, variants, shapes, results and their samples.  A result\n"
+        "whose key (device, variant, kernel source, shape, timing settings) is in\n"
+        "both is kept once, as A has it.  The inputs are opened read-only, checked\n"
+        "for damage, and each is read as one snapshot, so a sweep may go on\n"
+        "writing them; OUT must not exist.  Prints on stderr how many results\n"
+        "came from A and from B, and how many of B's keys A had too: with the\n"
+        "same measurement, or a different one (A's kept).\n\n"
+        "options:\n"
+        "  -o, --output FILE   the new database\n"
+        "  -h, --help          this text\n");
+}
+
+int cmd_merge(int argc, char **argv) {
+    const char *out = NULL;
+    char err[1024];
+    store_merge_counts n;
+    int rc = parse("merge", argc, argv, merge_usage, NULL, &out);
+    if (rc >= 0) return rc;
+    if (argc - optind != 2 || !out) {
+        nt_errorf("merge", "needs two input databases and -o OUT.db (see normtune merge --help)");
+        return NT_EXIT_USAGE;
+    }
+    if (store_merge(argv[optind], argv[optind + 1], out, &n, err, sizeof err)) {
+        nt_errorf("merge", "%s", err);
+        return NT_EXIT_FAIL;
+    }
+    fprintf(stderr, "normtune merge: %s: %lld results (%lld from A, %lld from B, %lld in "
+            "both, %lld differ: kept A's)\n", out, (long long)n.total, (long long)n.from_a,
+            (long long)n.from_b, (long long)n.same, (long long)n.differ);
+    return NT_EXIT_OK;
+}
+
+/* ---- normtune migrate --------------------------------------------------------- */
+
+static void migrate_usage(FILE *f) {
+    fprintf(f,
+        "usage: normtune migrate --db FILE\n\n"
+        "Bring a results database written by an older normtune to this build's\n"
+        "schema, in place, one transaction per version step.  Reading commands\n"
+        "(query, report, export, merge) refuse an older schema and point here.\n"
+        "A damaged or unwritable file is refused before anything is written.\n\n"
+        "options:\n"
+        "  --db FILE    the database\n"
+        "  -h, --help   this text\n");
+}
+
+int cmd_migrate(int argc, char **argv) {
+    const char *db = NULL;
+    char err[1024];
+    store *s = NULL;
+    int rc = parse("migrate", argc, argv, migrate_usage, &db, NULL);
+    if (rc >= 0) return rc;
+    if (!db || optind != argc) {
+        nt_errorf("migrate", "needs --db FILE and nothing else (see normtune migrate --help)");
+        return NT_EXIT_USAGE;
+    }
+    if (store_open(&s, db, STORE_WRITE, err, sizeof err)) {
+        nt_errorf("migrate", "%s", err);
+        return NT_EXIT_FAIL;
+    }
+    store_close(s);
+    fprintf(stderr, "normtune migrate: %s is at schema %d\n", db, STORE_SCHEMA_VERSION);
+    return NT_EXIT_OK;
+}
