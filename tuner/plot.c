@@ -60,6 +60,8 @@ typedef struct fig {
     double xmin, xmax;             /* x range, when xmin < xmax */
     double ref;                    /* a horizontal reference line, when > 0 */
     char reflabel[160];
+    int nsep;                      /* vertical separators at these x */
+    double sep[64];
     int nxt;                       /* explicit x tics */
     double *xtpos;
     char **xtlab;
@@ -214,6 +216,10 @@ static int fig_write(const fig *f, const char *dir, int png, char *err, size_t e
         }
         fputs(")\n", g);
     }
+    if (f->nsep) fputs("set grid noxtics\n", g);
+    for (int i = 0; i < f->nsep; i++)
+        fprintf(g, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lc rgb '#909090' "
+                   "dt 2 lw 1 back\n", f->sep[i], f->sep[i]);
     fputs("plot ", g);
     for (int i = 0; i < f->ns; i++) {
         const series *s = &f->s[i];
@@ -539,6 +545,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
             else
                 snprintf(lab, sizeof lab, "%lld x %lld", (long long)r->N, (long long)r->M);
             if (fig_xtic(f, i, lab)) goto oom;
+            if (i > 0 && rows[i - 1].N != r->N && f->nsep < 64) f->sep[f->nsep++] = i - 0.5;
             continue;
         }
         for (int fi = 0; fi < fams.n; fi++) {
@@ -600,7 +607,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
     snprintf(f->title, sizeof f->title, "%s%s%s: %s\nnormtune, results of %.10s", prov.device,
              mixed ? "" : ", ", mixed ? "" : ops.v[0], what, prov.last_finished);
     if (kind == K_SPREAD) {
-        snprintf(f->xlabel, sizeof f->xlabel, "shape N x M (N: row length, M: rows)");
+        snprintf(f->xlabel, sizeof f->xlabel, "shape N x M (N: row length, M: rows), by N, then M");
         f->xrot = 1;
         f->xmin = -0.7;
         f->xmax = n - 0.3;
