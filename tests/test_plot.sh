@@ -91,6 +91,11 @@ expect plot_csv 0 plot --csv "$T/best.csv" --x N --y "GB/s,% copy" --logx -o "$T
 svg plot_csv_svg "$T/csv.svg"
 has plot_csv_series "$T/csv.svg" "% copy"
 has plot_csv_xlabel "$T/csv.svg" ">N<"
+expect plot_csv_by 0 plot --csv "$T/best.csv" --x N --y GB/s --by M --logx -o "$T/by.svg"
+has plot_csv_by_1024 "$T/by.svg" ">M=1024<"
+has plot_csv_by_8192 "$T/by.svg" ">M=8192<"
+expect plot_csv_by_unknown 1 plot --csv "$T/best.csv" --by Q -o "$T/x.svg"
+expect plot_by_with_db 2 plot --db "$db" --by M
 expect plot_csv_default_cols 0 plot --csv "$T/best.csv" -o "$T/csv2.svg"
 has plot_csv_default_series "$T/csv2.svg" ">result<"
 printf 'size,"time, us"\n1,2.5\n2,\n4,9\n' >"$T/m.csv"

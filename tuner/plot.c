@@ -672,15 +672,31 @@ static int csv_numeric(const tbl *t, int c) {
     return any;
 }
 
+/* Sort the points of s by x (stable for equal x: insertion sort; series
+ * are small). */
+static void sort_points(series *s) {
+    for (int i = 1; i < s->n; i++) {
+        double x = s->x[i], y = s->y[i];
+        int j = i - 1;
+        for (; j >= 0 && s->x[j] > x; j--) {
+            s->x[j + 1] = s->x[j];
+            s->y[j + 1] = s->y[j];
+        }
+        s->x[j + 1] = x;
+        s->y[j + 1] = y;
+    }
+}
+
 /* Build the figure of CSV file path: x column xs (NULL: the first) against
- * columns ys ("A,B"; NULL: every other numeric column).  0, or -1 with a
- * message. */
-static int fig_csv(fig *f, const char *path, const char *xs, const char *ys, int logx,
-                   char *err, size_t errlen) {
+ * columns ys ("A,B"; NULL: every other numeric column), one series per
+ * value of column by (NULL: one per y column); points sorted by a numeric
+ * x.  0, or -1 with a message. */
+static int fig_csv(fig *f, const char *path, const char *xs, const char *ys, const char *by,
+                   int logx, char *err, size_t errlen) {
     tbl t = {0};
     FILE *in = fopen(path, "r");
     char msg[400], *list = NULL;
-    int xc, ycols[64], ny = 0, xnum, rc = -1;
+    int xc, ycols[64], ny = 0, xnum, rc = -1, byc = -1, bynum;
 
     if (!in) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
@@ -727,13 +743,12 @@ static int fig_csv(fig *f, const char *path, const char *xs, const char *ys, int
         snprintf(err, errlen, "--logx: column '%s' is not numeric", tbl_at(&t, 0, xc));
         goto done;
     }
+    if (by && (byc = csv_col(&t, by, err, errlen)) < 0) goto done;
+    bynum = byc >= 0 && csv_numeric(&t, byc);
     for (int k = 0; k < ny; k++) {
-        series *s = fig_series(f, tbl_at(&t, 0, ycols[k]));
-        if (!s) goto oom;
-        snprintf(s->color, sizeof s->color, "%s", palette[k % NPAL]);
-        s->key1 = k;
         for (int r = 1; r < t.nrow; r++) {
             const char *xv = tbl_at(&t, r, xc), *yv = tbl_at(&t, r, ycols[k]);
+            char title[200];
             double x = r - 1;
             if (csv_missing(yv) || (xnum && csv_missing(xv))) continue;
             if (xnum) x = strtod(xv, NULL);
@@ -741,8 +756,25 @@ static int fig_csv(fig *f, const char *path, const char *xs, const char *ys, int
                 snprintf(err, errlen, "--logx: '%s' has a value <= 0 (%s)", tbl_at(&t, 0, xc), xv);
                 goto done;
             }
+            if (byc < 0)
+                snprintf(title, sizeof title, "%s", tbl_at(&t, 0, ycols[k]));
+            else
+                snprintf(title, sizeof title, "%s=%s%s%s", tbl_at(&t, 0, byc), tbl_at(&t, r, byc),
+                         ny > 1 ? " " : "", ny > 1 ? tbl_at(&t, 0, ycols[k]) : "");
+            int fresh = f->ns;
+            series *s = fig_series(f, title);
+            if (!s) goto oom;
+            if (f->ns > fresh) {                /* new: ordered by y column, then by value */
+                s->key1 = k;
+                s->key2 = bynum ? strtod(tbl_at(&t, r, byc), NULL) : f->ns;
+            }
             if (series_add(s, x, strtod(yv, NULL))) goto oom;
         }
+    }
+    qsort(f->s, (size_t)f->ns, sizeof *f->s, series_cmp);
+    for (int i = 0; i < f->ns; i++) {
+        snprintf(f->s[i].color, sizeof f->s[i].color, "%s", palette[i % NPAL]);
+        if (xnum) sort_points(&f->s[i]);
     }
     if (!xnum) {                                /* x as labels, at most ~40 shown */
         int step = (t.nrow - 1 + 39) / 40;
@@ -774,7 +806,8 @@ static void plot_usage(FILE *f) {
     fprintf(f,
         "usage: normtune plot --db FILE [-o OUT.svg|OUT.png] [--device NAME]\n"
         "                     [--kind bw|pct|spread]\n"
-        "       normtune plot --csv FILE [-o OUT] [--x COL] [--y COL[,COL...]] [--logx]\n\n"
+        "       normtune plot --csv FILE [-o OUT] [--x COL] [--y COL[,COL...]] [--by COL]\n"
+        "                     [--logx]\n\n"
         "Draw results with gnuplot (Debian package gnuplot-nox).\n\n"
         "figures of a results database (--db):\n"
         "  --kind bw       GB/s of the best config of each family against N (log2\n"
@@ -788,6 +821,7 @@ static void plot_usage(FILE *f) {
         "                  first); a column that is not numeric gives labels\n"
         "  --y COL,...     the columns plotted, one line each (default: every other\n"
         "                  numeric column); empty and '-' cells are skipped\n"
+        "  --by COL        one line per value of COL (say M), titled COL=value\n"
         "  --logx          log2 x axis\n\n"
         "options:\n"
         "  -o, --output FILE  the picture: .svg (default plot.svg) or .png; written\n"
@@ -803,11 +837,12 @@ int cmd_plot(int argc, char **argv) {
         {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'D'},
         {"kind", required_argument, NULL, 'k'}, {"x", required_argument, NULL, 'x'},
         {"y", required_argument, NULL, 'y'},    {"logx", no_argument, NULL, 'l'},
+        {"by", required_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     static const char *const kinds[] = {[K_BW] = "bw", [K_PCT] = "pct", [K_SPREAD] = "spread"};
     const char *dbp = NULL, *csv = NULL, *out = "plot.svg", *device = NULL, *kindname = NULL;
-    const char *xs = NULL, *ys = NULL, *ext;
+    const char *xs = NULL, *ys = NULL, *by = NULL, *ext;
     char err[2048], *prog = NULL, *dir = NULL;
     int c, kind = K_BW, logx = 0, png, rc = NT_EXIT_FAIL;
     fig f = {0};
@@ -825,6 +860,7 @@ int cmd_plot(int argc, char **argv) {
         case 'k': kindname = optarg; break;
         case 'x': xs = optarg; break;
         case 'y': ys = optarg; break;
+        case 'b': by = optarg; break;
         case 'l': logx = 1; break;
         case ':':
             nt_errorf(CMD, "option %s needs a value", argv[optind - 1]);
@@ -843,8 +879,8 @@ int cmd_plot(int argc, char **argv) {
                   dbp ? "both" : "neither");
         return NT_EXIT_USAGE;
     }
-    if (dbp && (xs || ys || logx)) {
-        nt_errorf(CMD, "--x, --y and --logx go with --csv, not --db");
+    if (dbp && (xs || ys || by || logx)) {
+        nt_errorf(CMD, "--x, --y, --by and --logx go with --csv, not --db");
         return NT_EXIT_USAGE;
     }
     if (csv && (kindname || device)) {
@@ -881,7 +917,7 @@ int cmd_plot(int argc, char **argv) {
         if (store_open(&db, dbp, STORE_READ, err, sizeof err) ||
             fig_db(&f, db, device, kind, err, sizeof err))
             goto fail;
-    } else if (fig_csv(&f, csv, xs, ys, logx, err, sizeof err)) {
+    } else if (fig_csv(&f, csv, xs, ys, by, logx, err, sizeof err)) {
         goto fail;
     }
     if (!(dir = make_tmpdir(err, sizeof err)) || fig_write(&f, dir, png, err, sizeof err) ||
