@@ -526,7 +526,10 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
             if (g > top) top = g, topfam = fi;
             if (kind == K_SPREAD) {
                 series *s = fig_series(f, fams.v[fi]);
-                if (!s || series_add(s, i, g)) goto oom_t;
+                if (!s || series_add(s, i, g)) {
+                    tbl_free(&t);
+                    goto oom;
+                }
                 s->key2 = fi;
             }
         }
@@ -629,7 +632,6 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
     }
     rc = 0;
     goto done;
-oom_t:
 oom:
     snprintf(err, errlen, "out of memory");
 done:
