@@ -790,7 +790,7 @@ TEST(cli_report_and_query) {
         CHECK(strstr(txt, "| ---: | ----: | ---------- |") != NULL, "rule:\n%s", txt);
     }
     free(txt);
-    char *qargv[] = {"query", "--db", dbp, "shape", "16384", "4096", NULL};
+    char *qargv[] = {"query", "--db", dbp, "shape", "4096", "16384", NULL};
     CHECK(run_to(out, cmd_query, 6, qargv) == 0, "query failed");
     txt = slurp(out, &n);
     if (txt) {

@@ -29,6 +29,12 @@ expect query_db_no_value 2 query --db
 expect query_bad_report 2 query --db x.db frobnicate
 expect query_shape_one_arg 2 query --db x.db shape 2048
 expect query_shape_not_number 2 query --db x.db shape 2048 abc
+expect query_shape_mixed 2 query --db x.db shape M=2048 4096
+has query_shape_mixed_usage "$T/err" "shape N M"
+expect query_shape_twice 2 query --db x.db shape N=2048 N=4096
+expect query_shape_bad_name 2 query --db x.db shape K=2048 N=4096
+expect query_shape_help 0 query --help
+has query_shape_help_text "$T/out" "shape N M"
 expect query_samples_zero 2 query --db x.db samples 0
 expect query_best_extra 2 query --db x.db best 1
 expect query_bad_option 2 query --db x.db --frobnicate
@@ -96,10 +102,17 @@ cp "$T/a.db" "$T/a.orig"
 
 expect query_best 0 query --db "$T/a.db"
 has query_best_row "$T/out" "rmsnorm_bwd.persistent  block=256,chunks=2,stages=2,k=0  20.00  1677.7    41.9       2"
-expect query_shape 0 query --db "$T/a.db" shape 2048 4096
+# N first, as every table prints it (the fixture's shape is N=4096 M=2048)
+expect query_shape 0 query --db "$T/a.db" shape 4096 2048
 has query_shape_rank1 "$T/out" "   1  rmsnorm_bwd  bf16   rmsnorm_bwd.persistent  block=256,chunks=2,stages=2,k=0  ok"
 has query_shape_pct_best "$T/out" "50.0"
 has query_shape_failed "$T/out" "dw error 3e-2"
+expect query_shape_named 0 query --db "$T/a.db" shape N=4096 M=2048
+has query_shape_named_rank1 "$T/out" "   1  rmsnorm_bwd  bf16   rmsnorm_bwd.persistent"
+expect query_shape_named_swapped 0 query --db "$T/a.db" shape M=2048 N=4096
+has query_shape_named_swapped_rank1 "$T/out" "   1  rmsnorm_bwd  bf16   rmsnorm_bwd.persistent"
+expect query_shape_old_order 1 query --db "$T/a.db" shape 2048 4096
+has query_shape_old_order_names "$T/err" "M=4096 N=2048"
 expect query_samples 0 query --db "$T/a.db" samples 2
 has query_samples_rounded "$T/out" "  2  20.12"
 expect query_sweeps 0 query --db "$T/a.db" sweeps

@@ -16,6 +16,7 @@ int cmd_run(int argc, char **argv);     /* tuner/sweep.c */
 int cmd_export(int argc, char **argv);  /* tuner/export.c */
 int cmd_query(int argc, char **argv);   /* tuner/query.c */
 int cmd_report(int argc, char **argv);  /* tuner/query.c */
+int cmd_plot(int argc, char **argv);    /* tuner/plot.c */
 int cmd_merge(int argc, char **argv);   /* tuner/query.c */
 int cmd_migrate(int argc, char **argv); /* tuner/query.c */
 

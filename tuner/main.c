@@ -19,6 +19,7 @@ static const struct {
     {"export", cmd_export, "write the dispatch header from a results database"},
     {"query", cmd_query, "canned reports over a results database"},
     {"report", cmd_report, "summary of the best configs per shape, with family ratios"},
+    {"plot", cmd_plot, "draw results or a CSV with gnuplot (.svg or .png)"},
     {"merge", cmd_merge, "fold two results databases into a new one"},
     {"migrate", cmd_migrate, "bring a database of an older normtune to this schema"},
 };

@@ -1,0 +1,69 @@
+/* table.h -- tables of texts, and the one place that writes and reads them
+ * in the output formats of `query`, `report` and `plot`.
+ *
+ * The store's reports arrive as rows of text cells through a callback
+ * (store_row_fn, "-" for SQL NULL); tbl collects them, so that nothing is
+ * printed until a report is complete.  tbl_write prints a tbl as an aligned
+ * text table, a markdown table, CSV (RFC 4180) or JSON (an array of
+ * objects); tbl_read_csv reads such CSV back, for `plot --csv`. */
+#ifndef NT_TABLE_H
+#define NT_TABLE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* A table of texts: row 0 is the header; cells are owned (malloc'd). */
+typedef struct tbl {
+    int ncol;
+    int nrow, cap;                 /* rows including the header */
+    char **cell;                   /* nrow * ncol */
+    int oom;                       /* an allocation failed, or a row had the
+                                      wrong number of cells */
+} tbl;
+
+/* Output formats of tbl_write. */
+enum { TBL_TABLE, TBL_MD, TBL_CSV, TBL_JSON };
+
+/* Free the cells and zero t. */
+void tbl_free(tbl *t);
+
+/* Append a row of ncol texts (copied; NULL is taken as "").  The first row
+ * fixes ncol.  On failure t->oom is set and the row is dropped. */
+void tbl_add(tbl *t, int ncol, const char *const *cells);
+
+/* A store_row_fn collecting into the tbl ctx; a header arriving again
+ * restarts the table. */
+void tbl_row(void *ctx, int header, int ncol, const char *const *cell);
+
+/* Cell (r, c); row 0 is the header. */
+const char *tbl_at(const tbl *t, int r, int c);
+
+/* Index of the header cell named name, or -1. */
+int tbl_col(const tbl *t, const char *name);
+
+/* 1 if s is a whole number text ("12.5", "-3", "1e9"), else 0. */
+int tbl_is_num(const char *s);
+
+/* The format named "table", "csv" or "json" (TBL_*), or -1. */
+int tbl_format(const char *name);
+
+/* Write t to f in format fmt:
+ *   TBL_TABLE  aligned columns, numbers right, a rule under the header,
+ *              "(no rows)" when empty;
+ *   TBL_MD     a markdown table padded to read as text;
+ *   TBL_CSV    one header line, then a line per row; a field holding a
+ *              comma, a double quote, CR or LF is quoted, quotes doubled
+ *              (RFC 4180), lines end in LF; "-" (NULL) is an empty field;
+ *   TBL_JSON   an array of objects keyed by the header; in a column whose
+ *              cells are all numbers (or "-"), numbers are JSON numbers;
+ *              "-" is null; strings escaped, bytes that are not UTF-8
+ *              written as U+FFFD. */
+void tbl_write(const tbl *t, int fmt, FILE *f);
+
+/* Read CSV (RFC 4180: quoted fields may hold commas, quotes doubled, CR LF
+ * or LF line ends; blank lines skipped) from f into an empty t; the first
+ * line is the header.  0, or -1 with a message in err (a line number where
+ * it helps). */
+int tbl_read_csv(tbl *t, FILE *f, char *err, size_t errlen);
+
+#endif
