@@ -104,7 +104,9 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_DEV_GET] = "SELECT name, coalesce(uuid, 'none'), cc_major, cc_minor, "
                   "driver, runtime, nvrtc FROM device WHERE id = :id",
     [Q_DEV_FIND] = "SELECT id, name, coalesce(uuid, 'none') FROM device "
-                   "WHERE name = :name OR uuid = :name ORDER BY id",
+                   "WHERE name = :name COLLATE NOCASE OR uuid = :name COLLATE NOCASE OR "
+                   "(length(:name) >= 8 AND "
+                   "substr(uuid, 1, length(:name)) = :name COLLATE NOCASE) ORDER BY id",
     [Q_DEV_ALL] = "SELECT id, name, coalesce(uuid, 'none') FROM device ORDER BY id",
     [Q_DEV_WITH_RESULTS] = "SELECT d.id, d.name, coalesce(d.uuid, 'none') FROM device d "
                            "WHERE EXISTS (SELECT 1 FROM result r WHERE "
@@ -1299,7 +1301,9 @@ static void list_devices(sqlite3_stmt *st, char *buf, size_t len) {
 }
 
 /* Resolve a device argument to an id: by name or uuid, or (name NULL) the
- * only device that has results.  Errors name the candidates. */
+ * only device that has results.  A name matches ignoring case, a uuid by
+ * its first 8 or more characters, as `run --device` picks a GPU
+ * (tuner/runner.c).  Errors name the candidates. */
 static int dev_resolve(store *db, const char *name, int64_t *id, char *err,
                        size_t errlen) {
     char names[1024];

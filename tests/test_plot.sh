@@ -31,7 +31,7 @@ sqlite3 "$db" <"$root/db/schema.sql" && sqlite3 "$db" <<EOF
 INSERT INTO device VALUES (1, '$sqldev', 9, 0, 132, 62914560, 1980000, 2619000,
     6144, '570.86', '12.8', '13.0', 'GPU-1');
 INSERT INTO sweep VALUES (1, 'sweeps/x.lua', 'h1', '2025-01-01T00:00:00.000Z',
-    '2025-01-01T01:00:00.000Z', 1, 'done', 4000.0, 'h');
+    '2025-01-01T01:00:00.000Z', 1, 'done', 4000.0, 'h', NULL);
 INSERT INTO variant VALUES (1, 'rmsnorm_bwd.naive', 'nsplit=32', 'abc'),
     (2, 'rmsnorm_bwd.naive', 'nsplit=64', 'abc'),
     (3, 'rmsnorm_bwd.persistent', 'block=256', 'abc'),

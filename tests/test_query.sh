@@ -170,6 +170,14 @@ expect query_after_migrate 0 query --db "$T/old.db"
 expect merge_newer_schema 1 merge "$T/newer.db" "$T/a.db" -o "$T/m3.db"
 cmp -s "$T/newer.db" "$T/newer.orig" && ok newer_untouched || bad newer_untouched
 
+# --device means what it means for `run`: a name ignoring case, or a UUID
+# or its first 8 or more characters
+cp "$root/data/results.db" "$T/h200.db"
+expect device_name_any_case 0 report --db "$T/h200.db" --device "nvidia h200"
+expect device_uuid_prefix 0 report --db "$T/h200.db" --device gpu-3bf896bb
+expect device_uuid_too_short 1 report --db "$T/h200.db" --device GPU-3bf
+expect device_wrong_uuid 1 report --db "$T/h200.db" --device GPU-3bf896bc
+
 rm -rf "$T"
 echo "RESULT $passed $failed"
 [ "$failed" = 0 ]

@@ -61,7 +61,7 @@ if [ $rc = 0 ] && [ "$1" = "$total" ] && [ "$2" = 0 ]; then ok "nothing_left"
 else bad "nothing_left" "exit $rc: $(head -c 300 "$T/d.err")"; fi
 
 n=0
-for shape in "16384 8192" "65536 8192"; do
+for shape in "N=8192 M=16384" "N=8192 M=65536"; do
     c=$("$NORMTUNE" query --db "$db" shape $shape | awk 'NR > 2 && NF' | wc -l)
     n=$((n + c))
 done
