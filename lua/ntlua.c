@@ -2,13 +2,16 @@
  *
  * A sweep script is Lua 5.4 run in a sandbox (base without load/loadfile/
  * dofile, table, string, math, utf8; no os, io, package or debug), with a
- * memory cap and an instruction budget.  It returns normtune.sweep{...}:
- * a C function that checks every field of the table and packs the result
+ * memory cap, an instruction limit per run and CPU/wall-clock budgets.  It
+ * returns normtune.sweep{...}: a C function that checks every field of the
+ * table (with caps on M, N and the size of the spaces) and packs the result
  * into a userdata of type "normtune.sweep" (an nt_sweep plus an ownership
- * flag; its __gc frees what has not been handed over).  ntl_load then moves
- * the nt_sweep out to the caller and keeps the state open, because the
- * families' `where` constraints stay in the registry and are called back by
- * ntl_where during enumeration.
+ * flag; its __gc frees what has not been handed over).  ntl_load runs the
+ * script twice, in two states, and compares the two sweeps; it then moves
+ * the first nt_sweep out to the caller and keeps its state open, because
+ * the families' `where` constraints stay in the registry and are called
+ * back by ntl_where during enumeration.  A UTF-8 BOM and a first '#' line
+ * are skipped as luaL_loadfilex skips them.
  *
  * Errors read "file:line: path: message".  Lua's own errors (syntax, runtime)
  * carry the position Lua gives them; errors found by normtune.sweep start at
@@ -168,8 +171,8 @@ static void gd_hard_stop(ntl_guard *g) {
 /* Ask the section to stop: kind is "CPU" or "wall-clock time". */
 static void gd_soft_stop(ntl_guard *g, double now, const char *kind, double used, double max) {
     snprintf(g->msg, sizeof g->msg,
-             "stopped after %.1f s of %s %s (budget %g s; " NTL_BUDGET_ENV " changes it)", used,
-             kind, ntl_phase[g->phase].what, max);
+             "stopped after %.*f s of %s %s (budget %g s; " NTL_BUDGET_ENV " changes it)",
+             used < 1 ? 2 : 1, used, kind, ntl_phase[g->phase].what, max);
     g->stop_at = now;
     g->acked = 0;
     if (g->phase == PH_WHERE) g->spent = 1;

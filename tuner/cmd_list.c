@@ -275,6 +275,10 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
     if (counts) memset(counts, 0, (size_t)sw->nshape * nf * sizeof *counts);
     if (ntl_walk_begin(sw, err, errlen)) return -1;
     if (check && check_walks(&w)) goto out;
+    if (fn && w.show && isatty(1)) {  /* list prints the variants there: no line */
+        if (w.shown) fputs("\r\033[K", stderr);
+        w.show = w.shown = 0;
+    }
     if (reuse) {
         if (counts) memcpy(counts, sw->ref_count, (size_t)sw->nshape * nf * sizeof *counts);
         rc = 0;

@@ -18,7 +18,8 @@
  * The walks run under the script's where() budget (lua/ntlua.h).  When
  * stderr is a terminal and a call visits at least a million points, a line
  * "enumerating: 1.2M of 4.0M points" shows progress (at most four updates a
- * second) and is erased at the end. */
+ * second) and is erased at the end; not over a walk with a callback when
+ * stdout is a terminal too (`list` prints the variants there). */
 #ifndef NT_ENUMERATE_H
 #define NT_ENUMERATE_H
 
