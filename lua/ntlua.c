@@ -168,11 +168,16 @@ static void gd_hard_stop(ntl_guard *g) {
     _exit(1);
 }
 
-/* Ask the section to stop: kind is "CPU" or "wall-clock time". */
-static void gd_soft_stop(ntl_guard *g, double now, const char *kind, double used, double max) {
+/* The stop message of phase p: kind is "CPU" or "wall-clock time". */
+static void gd_msg(ntl_guard *g, int p, const char *kind, double used, double max) {
     snprintf(g->msg, sizeof g->msg,
              "stopped after %.*f s of %s %s (budget %g s; " NTL_BUDGET_ENV " changes it)",
-             used < 1 ? 2 : 1, used, kind, ntl_phase[g->phase].what, max);
+             used < 1 ? 2 : 1, used, kind, ntl_phase[p].what, max);
+}
+
+/* Ask the open section to stop. */
+static void gd_soft_stop(ntl_guard *g, double now, const char *kind, double used, double max) {
+    gd_msg(g, g->phase, kind, used, max);
     g->stop_at = now;
     g->acked = 0;
     if (g->phase == PH_WHERE) g->spent = 1;
@@ -191,6 +196,14 @@ static double gd_check(ntl_guard *g, double now) {
                 if (g->spent) continue;
                 c -= g->where_cpu;
                 t -= g->where_wall;
+                if (c <= 0 || t <= 0) {   /* overran in a section now closed */
+                    if (c <= 0)
+                        gd_msg(g, i, "CPU", g->where_cpu, g->cpu_max[i]);
+                    else
+                        gd_msg(g, i, "wall-clock time", g->where_wall, g->wall_max[i]);
+                    g->spent = 1;         /* the next where() section fails at once */
+                    continue;
+                }
             }
             w = fmin(w, fmin(c, t));
         }
