@@ -27,7 +27,9 @@
  * sleeps until the earliest moment any budget could run out (a thread uses
  * at most one second of CPU per second), then looks: on an overrun it sets
  * the guard's stop flag, which the count hook turns into a Lua error; when
- * the section has not come back after the grace period it writes the
+ * the section has not come back after the grace period (CPU time of its
+ * thread, or a longer wall-clock time: a thread the machine does not run is
+ * not ended for that) it writes the
  * message and calls _exit(1). */
 #include <ctype.h>
 #include <errno.h>
@@ -54,7 +56,9 @@
 #define NTL_MAX_HOOKS 500                  /* hook calls per run: 5e7 instructions */
 #define NTL_SWEEP_MT "normtune.sweep"
 #define NTL_BUDGET_ENV "NORMTUNE_SCRIPT_BUDGET"
-#define NTL_GRACE 1.0                      /* seconds a stopped script has to return */
+#define NTL_GRACE 1.0                      /* CPU seconds a stopped script has to return */
+#define NTL_GRACE_WALL 2.0                 /* ... or 5 x that in wall-clock seconds,
+                                              at least this, if sooner */
 #define NTL_BUDGET_MAX 86400.0             /* largest budget the variable may set */
 
 /* The sections a guard times, and their default budgets (seconds). */
@@ -73,7 +77,8 @@ static const struct {
 typedef struct ntl_guard {
     struct ntl_guard *next;   /* the watchdog's list */
     char path[1024];          /* for messages */
-    double cpu_max[PH_N], wall_max[PH_N], grace;
+    double cpu_max[PH_N], wall_max[PH_N];
+    double grace, grace_wall; /* after a stop: CPU seconds, wall seconds */
     int phase;                /* section open: PH_*, or -1 */
     int depth;                /* nested PH_WHERE sections */
     clockid_t clk;            /* CPU clock of the thread in the section */
@@ -83,6 +88,7 @@ typedef struct ntl_guard {
     double where_cpu, where_wall;   /* PH_WHERE spent in closed sections/calls */
     int spent;                /* PH_WHERE's budget is gone: calls fail at once */
     double stop_at;           /* when a stop was asked for in this section, or 0 */
+    double stop_cpu;          /* the section thread's CPU time then */
     int acked;                /* the section saw the stop (no hard stop then) */
     char msg[256];            /* "stopped after ..." */
     atomic_int stop;          /* asked to stop: read by the count hook */
@@ -158,8 +164,8 @@ static void gd_errmsg(ntl_guard *g, char *err, size_t errlen) {
 static void gd_hard_stop(ntl_guard *g) {
     char m[1536];
     int n = snprintf(m, sizeof m,
-                     "%snormtune: %s: %s; it did not stop within %g s of being asked to, so "
-                     "normtune exits (a long string pattern match or a __gc finalizer cannot "
+                     "%snormtune: %s: %s; it did not stop within %g s of CPU of being asked to, "
+                     "so normtune exits (a long string pattern match or a __gc finalizer cannot "
                      "be interrupted)\n",
                      isatty(2) ? "\r\033[K" : "", g->path, g->msg, g->grace);
     if (n > (int)sizeof m - 1) n = (int)sizeof m - 1;
@@ -179,6 +185,7 @@ static void gd_msg(ntl_guard *g, int p, const char *kind, double used, double ma
 static void gd_soft_stop(ntl_guard *g, double now, const char *kind, double used, double max) {
     gd_msg(g, g->phase, kind, used, max);
     g->stop_at = now;
+    g->stop_cpu = cpu_s(g->clk);
     g->acked = 0;
     if (g->phase == PH_WHERE) g->spent = 1;
     atomic_store(&g->stop, 1);
@@ -211,8 +218,10 @@ static double gd_check(ntl_guard *g, double now) {
     }
     if (g->stop_at > 0) {     /* asked already: wait for it, or end it */
         if (g->acked) return INFINITY;
-        if (now - g->stop_at >= g->grace) gd_hard_stop(g);
-        return g->stop_at + g->grace - now;
+        double c = cpu_s(g->clk);
+        c = c < 0 ? 0 : c - g->stop_cpu;
+        if (c >= g->grace || now - g->stop_at >= g->grace_wall) gd_hard_stop(g);
+        return fmin(g->grace - c, g->stop_at + g->grace_wall - now);
     }
     double cpu = cpu_s(g->clk), wall;
     cpu = cpu < 0 ? 0 : cpu - g->cpu0;
@@ -282,6 +291,7 @@ static int gd_budgets(ntl_guard *g, char *err, size_t errlen) {
         g->wall_max[i] = ntl_phase[i].wall;
     }
     g->grace = NTL_GRACE;
+    g->grace_wall = fmax(NTL_GRACE_WALL, 5 * g->grace);
     if (!e || !*e) return 0;
     char *end;
     double c = strtod(e, &end), w = 3 * c;
@@ -300,6 +310,7 @@ static int gd_budgets(ntl_guard *g, char *err, size_t errlen) {
         g->wall_max[i] = w;
     }
     g->grace = fmin(NTL_GRACE, c);
+    g->grace_wall = fmax(NTL_GRACE_WALL, 5 * g->grace);
     return 0;
 }
 

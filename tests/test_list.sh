@@ -127,9 +127,9 @@ printf 'setmetatable({}, {__gc = function() while true do end end})\ncollectgarb
 expect_stop gc_load gc.lua "of CPU while loading the script"
 printf 'G = setmetatable({}, {__gc = function() while true do end end})\n%s}}}\n' "$hdr" >"$T/gc_close.lua"
 expect_stop gc_close gc_close.lua "of CPU in a __gc finalizer while closing the script"
-# a where() slow on every call (10 ms of Lua each, 64 calls a walk): a soft
+# a where() slow on every call (10-20 ms of Lua each, 64 calls a walk): a soft
 # stop at the running line; then the same pattern in where(): a hard one
-printf '%s,\n    where = function(p, s)\n      local x = 0\n      for i = 1, 2e6 do x = x + i end\n      return true\n    end}}}\n' "$hdr" >"$T/slow_where.lua"
+printf '%s,\n    where = function(p, s)\n      local x = 0\n      for i = 1, 4e6 do x = x + i end\n      return true\n    end}}}\n' "$hdr" >"$T/slow_where.lua"
 expect_stop slow_where slow_where.lua "of CPU in where()"
 grep -q "^normtune list: .*slow_where.lua:6: stopped after" "$T/err" && ok slow_where_line || bad slow_where_line "$(cat "$T/err")"
 printf '%s,\n    where = function(p, s)\n      return not string.find(string.rep("a", 60), ".-.-.-.-.-.-.-.-b")\n    end}}}\n' "$hdr" >"$T/pattern_where.lua"
