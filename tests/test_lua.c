@@ -4,7 +4,11 @@
  * Every script is written by the test into t_tmpdir().  Good scripts are
  * loaded and their enumeration counted against numbers worked out by hand;
  * bad ones must fail with "file:line: message" where the line is the one
- * that holds the mistake and the message names what is allowed. */
+ * that holds the mistake and the message names what is allowed.  Issue 10:
+ * the CPU and wall-clock budgets (soft stops only: a hard stop ends the
+ * process, tests/test_list.sh runs those), the caps on spaces, walks, M and
+ * N, a BOM and a #! line, the determinism checks, and the progress line on
+ * a pseudo-terminal. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
