@@ -2,26 +2,47 @@
  *
  * A sweep script is Lua 5.4 run in a sandbox (base without load/loadfile/
  * dofile, table, string, math, utf8; no os, io, package or debug), with a
- * memory cap and an instruction budget.  It returns normtune.sweep{...}:
- * a C function that checks every field of the table and packs the result
+ * memory cap, an instruction limit per run and CPU/wall-clock budgets.  It
+ * returns normtune.sweep{...}: a C function that checks every field of the
+ * table (with caps on M, N and the size of the spaces) and packs the result
  * into a userdata of type "normtune.sweep" (an nt_sweep plus an ownership
- * flag; its __gc frees what has not been handed over).  ntl_load then moves
- * the nt_sweep out to the caller and keeps the state open, because the
- * families' `where` constraints stay in the registry and are called back by
- * ntl_where during enumeration.
+ * flag; its __gc frees what has not been handed over).  ntl_load runs the
+ * script twice, in two states, and compares the two sweeps; it then moves
+ * the first nt_sweep out to the caller and keeps its state open, because
+ * the families' `where` constraints stay in the registry and are called
+ * back by ntl_where during enumeration.  A UTF-8 BOM and a first '#' line
+ * are skipped as luaL_loadfilex skips them.
  *
  * Errors read "file:line: path: message".  Lua's own errors (syntax, runtime)
  * carry the position Lua gives them; errors found by normtune.sweep start at
  * the line of the normtune.sweep call and are refined by looking up the
  * offending field's key in the script text (families -> persistent ->
- * params -> blok), skipping comments, strings and function bodies. */
+ * params -> blok), skipping comments, strings and function bodies.
+ *
+ * Budgets: a watchdog thread (one per process, started by the first load)
+ * keeps a list of guards, one per loaded sweep.  A guard is in at most one
+ * section at a time -- a run of the script, a walk over the sweep's points
+ * (where() calls), or closing the state -- and knows the section's CPU clock
+ * (pthread_getcpuclockid of the thread in it) and start.  The watchdog
+ * sleeps until the earliest moment any budget could run out (a thread uses
+ * at most one second of CPU per second), then looks: on an overrun it sets
+ * the guard's stop flag, which the count hook turns into a Lua error; when
+ * the section has not come back after the grace period (CPU time of its
+ * thread, or a longer wall-clock time: a thread the machine does not run is
+ * not ended for that) it writes the
+ * message and calls _exit(1). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -34,13 +55,54 @@
 #define NTL_HOOK_EVERY 100000              /* VM instructions between hook calls */
 #define NTL_MAX_HOOKS 500                  /* hook calls per run: 5e7 instructions */
 #define NTL_SWEEP_MT "normtune.sweep"
+#define NTL_BUDGET_ENV "NORMTUNE_SCRIPT_BUDGET"
+#define NTL_GRACE 1.0                      /* CPU seconds a stopped script has to return */
+#define NTL_GRACE_WALL 2.0                 /* ... or 5 x that in wall-clock seconds,
+                                              at least this, if sooner */
+#define NTL_BUDGET_MAX 86400.0             /* largest budget the variable may set */
+
+/* The sections a guard times, and their default budgets (seconds). */
+enum { PH_LOAD, PH_WHERE, PH_CLOSE, PH_N };
+static const struct {
+    const char *what;         /* for messages: "stopped after 1.0 s of CPU <what>" */
+    double cpu, wall;
+} ntl_phase[PH_N] = {
+    {"while loading the script", 10, 30},
+    {"in where()", 30, 60},
+    {"in a __gc finalizer while closing the script", 10, 30},
+};
+
+/* The budgets of one sweep and the section it is in.  Fields below mu are
+ * read by the watchdog and written under wd.mu. */
+typedef struct ntl_guard {
+    struct ntl_guard *next;   /* the watchdog's list */
+    char path[1024];          /* for messages */
+    double cpu_max[PH_N], wall_max[PH_N];
+    double grace, grace_wall; /* after a stop: CPU seconds, wall seconds */
+    int phase;                /* section open: PH_*, or -1 */
+    int depth;                /* nested PH_WHERE sections */
+    clockid_t clk;            /* CPU clock of the thread in the section */
+    double cpu0, wall0;       /* the section's start: that clock, monotonic */
+    int in_call;              /* PH_WHERE: inside a where() call since call0 */
+    double call0;
+    double where_cpu, where_wall;   /* PH_WHERE spent in closed sections/calls */
+    int spent;                /* PH_WHERE's budget is gone: calls fail at once */
+    double stop_at;           /* when a stop was asked for in this section, or 0 */
+    double stop_cpu;          /* the section thread's CPU time then */
+    int acked;                /* the section saw the stop (no hard stop then) */
+    char msg[256];            /* "stopped after ..." */
+    atomic_int stop;          /* asked to stop: read by the count hook */
+} ntl_guard;
 
 /* Per-state context, the allocator's user data (lua_getallocf finds it). */
 typedef struct ntl_ctx {
     size_t used;              /* bytes held by the state */
     int hooks;                /* count-hook calls since the current run began */
-    char *src;                /* the script text, for locating keys */
+    char *src;                /* the script text as parsed, for locating keys */
     size_t nsrc;
+    char *buf;                /* the file's bytes, owned (NULL in a check state) */
+    ntl_guard *g;             /* budgets; owned by the state of the sweep */
+    int quiet;                /* print() writes nothing (the second run) */
 } ntl_ctx;
 
 /* What normtune.sweep returns: the checked sweep, and whether the userdata
@@ -68,6 +130,303 @@ static const char *const timing_fields[] = {"warmup", "min_samples", "max_sample
                                             "rel_ci", NULL};
 static const char *const dtypes[] = {"bf16", NULL};
 
+/* ---- budgets: the watchdog ---------------------------------------------- */
+
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;        /* on CLOCK_MONOTONIC */
+    ntl_guard *list;
+    int ok;                   /* the thread runs */
+} wd = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0};
+
+static double mono_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Seconds on a CPU clock; -1 when it cannot be read (thread gone). */
+static double cpu_s(clockid_t c) {
+    struct timespec t;
+    if (clock_gettime(c, &t)) return -1;
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The guard's stop message for err: "path: stopped after ...". */
+static void gd_errmsg(ntl_guard *g, char *err, size_t errlen) {
+    pthread_mutex_lock(&wd.mu);
+    snprintf(err, errlen, "%s: %s", g->path, g->msg);
+    pthread_mutex_unlock(&wd.mu);
+}
+
+/* End the process: the section did not return within the grace period. */
+static void gd_hard_stop(ntl_guard *g) {
+    char m[1536];
+    int n = snprintf(m, sizeof m,
+                     "%snormtune: %s: %s; it did not stop within %g s of CPU of being asked to, "
+                     "so normtune exits (a long string pattern match or a __gc finalizer cannot "
+                     "be interrupted)\n",
+                     isatty(2) ? "\r\033[K" : "", g->path, g->msg, g->grace);
+    if (n > (int)sizeof m - 1) n = (int)sizeof m - 1;
+    ssize_t w = write(2, m, (size_t)n);
+    (void)w;
+    _exit(1);
+}
+
+/* The stop message of phase p: kind is "CPU" or "wall-clock time". */
+static void gd_msg(ntl_guard *g, int p, const char *kind, double used, double max) {
+    snprintf(g->msg, sizeof g->msg,
+             "stopped after %.*f s of %s %s (budget %g s; " NTL_BUDGET_ENV " changes it)",
+             used < 1 ? 2 : 1, used, kind, ntl_phase[p].what, max);
+}
+
+/* Ask the open section to stop. */
+static void gd_soft_stop(ntl_guard *g, double now, const char *kind, double used, double max) {
+    gd_msg(g, g->phase, kind, used, max);
+    g->stop_at = now;
+    g->stop_cpu = cpu_s(g->clk);
+    g->acked = 0;
+    if (g->phase == PH_WHERE) g->spent = 1;
+    atomic_store(&g->stop, 1);
+}
+
+/* Look at one guard (wd.mu held): stop it when it overran.  Returns how long
+ * the watchdog may sleep before this guard needs another look. */
+static double gd_check(ntl_guard *g, double now) {
+    int p = g->phase;
+    if (p < 0) {              /* idle: the soonest any section could overrun */
+        double w = INFINITY;
+        for (int i = 0; i < PH_N; i++) {
+            double c = g->cpu_max[i], t = g->wall_max[i];
+            if (i == PH_WHERE) {
+                if (g->spent) continue;
+                c -= g->where_cpu;
+                t -= g->where_wall;
+                if (c <= 0 || t <= 0) {   /* overran in a section now closed */
+                    if (c <= 0)
+                        gd_msg(g, i, "CPU", g->where_cpu, g->cpu_max[i]);
+                    else
+                        gd_msg(g, i, "wall-clock time", g->where_wall, g->wall_max[i]);
+                    g->spent = 1;         /* the next where() section fails at once */
+                    continue;
+                }
+            }
+            w = fmin(w, fmin(c, t));
+        }
+        return w;
+    }
+    if (g->stop_at > 0) {     /* asked already: wait for it, or end it */
+        if (g->acked) return INFINITY;
+        double c = cpu_s(g->clk);
+        c = c < 0 ? 0 : c - g->stop_cpu;
+        if (c >= g->grace || now - g->stop_at >= g->grace_wall) gd_hard_stop(g);
+        return fmin(g->grace - c, g->stop_at + g->grace_wall - now);
+    }
+    double cpu = cpu_s(g->clk), wall;
+    cpu = cpu < 0 ? 0 : cpu - g->cpu0;
+    if (p == PH_WHERE) {
+        cpu += g->where_cpu;
+        wall = g->where_wall + (g->in_call ? now - g->call0 : 0);
+    } else {
+        wall = now - g->wall0;
+    }
+    if (cpu >= g->cpu_max[p]) {
+        gd_soft_stop(g, now, "CPU", cpu, g->cpu_max[p]);
+        return g->grace;
+    }
+    if (wall >= g->wall_max[p]) {
+        gd_soft_stop(g, now, "wall-clock time", wall, g->wall_max[p]);
+        return g->grace;
+    }
+    return fmin(g->cpu_max[p] - cpu, g->wall_max[p] - wall);
+}
+
+/* The watchdog thread: look at every guard, sleep until the next moment one
+ * could need it (a new guard or section wakes it early). */
+static void *wd_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&wd.mu);
+    for (;;) {
+        double now = mono_s(), wait = 3600;
+        for (ntl_guard *g = wd.list; g; g = g->next) wait = fmin(wait, gd_check(g, now));
+        if (!wd.list) {
+            pthread_cond_wait(&wd.cv, &wd.mu);
+            continue;
+        }
+        wait = fmax(wait, 0.002) + now;
+        struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
+        pthread_cond_timedwait(&wd.cv, &wd.mu, &ts);
+    }
+    return NULL;
+}
+
+/* Start the watchdog with every signal blocked (they go to other threads). */
+static void wd_start(void) {
+    pthread_condattr_t ca;
+    pthread_attr_t at;
+    sigset_t all, old;
+    pthread_t t;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_destroy(&wd.cv);
+    pthread_cond_init(&wd.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    wd.ok = pthread_create(&t, &at, wd_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+}
+
+/* Parse NORMTUNE_SCRIPT_BUDGET ("CPU" or "CPU,WALL" seconds) into g, over
+ * the defaults; a lone CPU figure gives a wall budget three times it.
+ * 0, or -1 with a message. */
+static int gd_budgets(ntl_guard *g, char *err, size_t errlen) {
+    const char *e = getenv(NTL_BUDGET_ENV);
+    for (int i = 0; i < PH_N; i++) {
+        g->cpu_max[i] = ntl_phase[i].cpu;
+        g->wall_max[i] = ntl_phase[i].wall;
+    }
+    g->grace = NTL_GRACE;
+    g->grace_wall = fmax(NTL_GRACE_WALL, 5 * g->grace);
+    if (!e || !*e) return 0;
+    char *end;
+    double c = strtod(e, &end), w = 3 * c;
+    if (end != e && *end == ',') {
+        const char *q = end + 1;
+        w = strtod(q, &end);
+        if (end == q) end = (char *)e;
+    }
+    if (end == e || *end || !(c > 0 && c <= NTL_BUDGET_MAX) || !(w > 0 && w <= NTL_BUDGET_MAX)) {
+        snprintf(err, errlen, "%s must be CPU seconds or CPU,WALL seconds, each in (0, %g], got '%s'",
+                 NTL_BUDGET_ENV, NTL_BUDGET_MAX, e);
+        return -1;
+    }
+    for (int i = 0; i < PH_N; i++) {
+        g->cpu_max[i] = c;
+        g->wall_max[i] = w;
+    }
+    g->grace = fmin(NTL_GRACE, c);
+    g->grace_wall = fmax(NTL_GRACE_WALL, 5 * g->grace);
+    return 0;
+}
+
+/* A new guard for path, on the watchdog's list.  NULL with a message. */
+static ntl_guard *gd_new(const char *path, char *err, size_t errlen) {
+    ntl_guard *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    if (gd_budgets(g, err, errlen)) {
+        free(g);
+        return NULL;
+    }
+    pthread_once(&wd.once, wd_start);
+    if (!wd.ok) {
+        snprintf(err, errlen, "%s: cannot start the thread that keeps scripts to their budget", path);
+        free(g);
+        return NULL;
+    }
+    snprintf(g->path, sizeof g->path, "%s", path);
+    g->phase = -1;
+    atomic_init(&g->stop, 0);
+    pthread_mutex_lock(&wd.mu);
+    g->next = wd.list;
+    wd.list = g;
+    pthread_cond_signal(&wd.cv);
+    pthread_mutex_unlock(&wd.mu);
+    return g;
+}
+
+/* Take g off the list and free it; NULL is fine. */
+static void gd_free(ntl_guard *g) {
+    if (!g) return;
+    pthread_mutex_lock(&wd.mu);
+    for (ntl_guard **q = &wd.list; *q; q = &(*q)->next)
+        if (*q == g) {
+            *q = g->next;
+            break;
+        }
+    pthread_mutex_unlock(&wd.mu);
+    free(g);
+}
+
+/* Open a section of the calling thread.  A PH_WHERE section inside an open
+ * one nests.  Load and close sections start with a fresh budget; where()
+ * sections share one, and once it is spent the stop flag stays set. */
+static void gd_open(ntl_guard *g, int phase) {
+    pthread_mutex_lock(&wd.mu);
+    if (g->phase == PH_WHERE && phase == PH_WHERE) {
+        g->depth++;
+        pthread_mutex_unlock(&wd.mu);
+        return;
+    }
+    g->phase = phase;
+    g->depth = 1;
+    if (pthread_getcpuclockid(pthread_self(), &g->clk)) g->clk = CLOCK_THREAD_CPUTIME_ID;
+    g->cpu0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+    g->wall0 = mono_s();
+    g->in_call = 0;
+    g->stop_at = 0;
+    g->acked = 0;
+    if (phase == PH_WHERE && g->spent) {
+        g->stop_at = g->wall0;    /* the calls fail at once: nothing to wait for */
+        g->acked = 1;
+    }
+    atomic_store(&g->stop, phase == PH_WHERE && g->spent);
+    pthread_cond_signal(&wd.cv);
+    pthread_mutex_unlock(&wd.mu);
+}
+
+/* Close the innermost section. */
+static void gd_close(ntl_guard *g) {
+    pthread_mutex_lock(&wd.mu);
+    if (g->phase >= 0 && --g->depth <= 0) {
+        if (g->phase == PH_WHERE) {
+            double c = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+            if (c >= g->cpu0) g->where_cpu += c - g->cpu0;
+        }
+        if (g->stop_at > 0) g->acked = 1;
+        g->phase = -1;
+        g->in_call = 0;
+    }
+    pthread_mutex_unlock(&wd.mu);
+}
+
+/* Was a stop asked for?  Marks it seen, so the watchdog does not end the
+ * process.  1 or 0. */
+static int gd_stopped(ntl_guard *g) {
+    if (!atomic_load(&g->stop)) return 0;
+    pthread_mutex_lock(&wd.mu);
+    g->acked = 1;
+    pthread_mutex_unlock(&wd.mu);
+    return 1;
+}
+
+/* Begin a where() call: its wall-clock time counts.  -1 when the budget is
+ * spent (no call then). */
+static int gd_call_begin(ntl_guard *g) {
+    if (gd_stopped(g)) return -1;
+    pthread_mutex_lock(&wd.mu);
+    g->in_call = 1;
+    g->call0 = mono_s();
+    pthread_mutex_unlock(&wd.mu);
+    return 0;
+}
+
+/* End a where() call; 1 when a stop was asked for during it. */
+static int gd_call_end(ntl_guard *g) {
+    pthread_mutex_lock(&wd.mu);
+    if (g->in_call) g->where_wall += mono_s() - g->call0;
+    g->in_call = 0;
+    pthread_mutex_unlock(&wd.mu);
+    return gd_stopped(g);
+}
+
 /* ---- state: allocator, hook, message handler ---------------------------- */
 
 /* The allocator: realloc with a cap on the bytes the state holds. */
@@ -85,11 +444,21 @@ static void *ntl_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     return q;
 }
 
-/* Count hook: stop a script (or a where()) that runs away. */
+/* Count hook: stop a script (or a where()) that runs away, or that the
+ * watchdog asked to stop (its budget is spent). */
 static void ntl_hook(lua_State *L, lua_Debug *ar) {
     void *ud;
     (void)ar;
     lua_getallocf(L, &ud);
+    ntl_guard *g = ((ntl_ctx *)ud)->g;
+    if (g && atomic_load_explicit(&g->stop, memory_order_relaxed)) {
+        char msg[256];
+        pthread_mutex_lock(&wd.mu);
+        snprintf(msg, sizeof msg, "%s", g->msg);
+        pthread_mutex_unlock(&wd.mu);
+        lua_pushstring(L, msg);   /* the message handler adds the line */
+        lua_error(L);
+    }
     if (++((ntl_ctx *)ud)->hooks > NTL_MAX_HOOKS) {
         /* no position here: the message handler adds the running line */
         lua_pushfstring(L, "script ran for more than %d instructions (an endless loop?)",
@@ -129,9 +498,13 @@ static int ntl_msgh(lua_State *L) {
     return 1;
 }
 
-/* print() writes to stderr: stdout belongs to the commands' output. */
+/* print() writes to stderr: stdout belongs to the commands' output.  The
+ * second (checking) run of a script prints nothing. */
 static int ntl_print(lua_State *L) {
     int n = lua_gettop(L);
+    void *ud;
+    lua_getallocf(L, &ud);
+    if (((ntl_ctx *)ud)->quiet) return 0;
     for (int i = 1; i <= n; i++) {
         size_t len;
         const char *s = luaL_tolstring(L, i, &len);
@@ -448,6 +821,22 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
             lua_pop(L, 1);
         }
         lua_pop(L, 1);        /* params */
+        uint64_t size = search_space_size(&sf->space);
+        if (size > NTL_MAX_SPACE) {
+            char dims[160] = "", dnames[160] = "";
+            size_t nd = 0, nn = 0;
+            for (int j = 0; j < sf->space.ndim && nd < sizeof dims && nn < sizeof dnames; j++) {
+                nd += (size_t)snprintf(dims + nd, sizeof dims - nd, "%s%d", j ? " x " : "",
+                                       sf->space.dim[j].nval);
+                nn += (size_t)snprintf(dnames + nn, sizeof dnames - nn, "%s%s", j ? " x " : "",
+                                       sf->space.dim[j].name);
+            }
+            chk_fail(k, pkeys,
+                     "%s: the space of family %s has %s = %llu points (%s), more than the cap "
+                     "of %llu (did a normtune.range miss its step?)",
+                     pwhat, f->name, dims, (unsigned long long)size, dnames,
+                     (unsigned long long)NTL_MAX_SPACE);
+        }
         if (get_field(k, ft, "where", LUA_TFUNCTION, 1, keys, what) == LUA_TFUNCTION)
             sf->where_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         else
@@ -477,6 +866,7 @@ static void read_shapes(const ntl_chk *k, int idx, ntl_box *box) {
         int st = lua_gettop(L);
         check_keys(k, st, shape_fields, keys, what, "field");
         int64_t v[2];
+        static const long long vmax[2] = {NTL_MAX_M, NTL_MAX_N};
         char occ[2][32];      /* "M#i": the i-th M = after shapes */
         snprintf(occ[0], sizeof occ[0], "M#%d", i + 1);
         snprintf(occ[1], sizeof occ[1], "N#%d", i + 1);
@@ -489,6 +879,9 @@ static void read_shapes(const ntl_chk *k, int idx, ntl_box *box) {
                          shape_fields[j]);
             v[j] = get_int(k, vkeys, fw);
             if (v[j] < 1) chk_fail(k, vkeys, "%s must be a positive integer, got %lld", fw, (long long)v[j]);
+            if (v[j] > vmax[j])
+                chk_fail(k, vkeys, "%s must be at most %lld (%s), got %lld", fw, vmax[j],
+                         j ? "2^24" : "2^31 - 1", (long long)v[j]);
             lua_pop(L, 1);
         }
         for (int j = 0; j < i; j++)
@@ -668,6 +1061,15 @@ static int ntl_sweep(lua_State *L) {
     read_families(&k, lua_gettop(L), box);
     lua_pop(L, 1);
 
+    uint64_t walk = 0;        /* spaces are capped: no overflow */
+    for (int f = 0; f < sw->nfam; f++) walk += search_space_size(&sw->fam[f].space);
+    if (walk * (uint64_t)sw->nshape > NTL_MAX_WALK)
+        chk_fail(&k, (const char *[]){"families", NULL},
+                 "the sweep has %d shapes x %llu points (all families' spaces) = %llu, more than "
+                 "the cap of %llu points a walk over the sweep may visit",
+                 sw->nshape, (unsigned long long)walk, (unsigned long long)walk * (unsigned long long)sw->nshape,
+                 (unsigned long long)NTL_MAX_WALK);
+
     get_field(&k, 1, "search", LUA_TTABLE, 1, (const char *[]){"search", NULL}, "");
     read_search(&k, lua_gettop(L), sw);
     lua_pop(L, 1);
@@ -795,12 +1197,144 @@ static void pcall_error(lua_State *L, int rc, const char *path, char *err, size_
         snprintf(err, errlen, "%s", lua_tostring(L, -1));
 }
 
-/* Load and check a script (see ntlua.h).  On success *sw owns the shapes,
- * the spaces, the Lua state and its context; ntl_free releases them. */
-int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen) {
-    ntl_ctx *c = NULL;
-    lua_State *L = NULL;
+/* The text Lua parses, as luaL_loadfilex sees a file: a UTF-8 BOM skipped,
+ * and a first line starting with '#' (a "#!" line) blanked to spaces but
+ * for its newline, so that line numbers stay right.  When a binary chunk
+ * follows that line, the text starts at it (and is refused as binary).
+ * Changes buf in place; returns the offset of the text in it. */
+static size_t skip_head(char *buf, size_t n) {
+    size_t o = n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    if (o < n && buf[o] == '#') {
+        size_t e = o;
+        while (e < n && buf[e] != '\n') buf[e++] = ' ';
+        if (e + 1 < n && buf[e + 1] == LUA_SIGNATURE[0]) o = e + 1;
+    }
+    return o;
+}
+
+/* Free what a sweep moved out of a box holds (shapes, spaces); the where
+ * refs go with the state. */
+static void sweep_release(nt_sweep *sw) {
+    for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
+    free(sw->shapes);
+    memset(sw, 0, sizeof *sw);
+}
+
+/* The first difference between two runs' sweeps, in d; 0 when equal. */
+static int sweep_diff(const nt_sweep *a, const nt_sweep *b, char *d, size_t n) {
+    if (strcmp(a->op, b->op) || strcmp(a->dtype, b->dtype))
+        return snprintf(d, n, "op/dtype %s/%s, then %s/%s", a->op, a->dtype, b->op, b->dtype), 1;
+    if (a->nshape != b->nshape)
+        return snprintf(d, n, "%d shapes, then %d", a->nshape, b->nshape), 1;
+    for (int i = 0; i < a->nshape; i++)
+        if (a->shapes[i].M != b->shapes[i].M || a->shapes[i].N != b->shapes[i].N)
+            return snprintf(d, n, "shapes[%d] is M=%lld N=%lld, then M=%lld N=%lld", i + 1,
+                            (long long)a->shapes[i].M, (long long)a->shapes[i].N,
+                            (long long)b->shapes[i].M, (long long)b->shapes[i].N), 1;
+    if (a->nfam != b->nfam) return snprintf(d, n, "%d families, then %d", a->nfam, b->nfam), 1;
+    for (int f = 0; f < a->nfam; f++) {
+        const search_space *x = &a->fam[f].space, *y = &b->fam[f].space;
+        const char *name = a->fam[f].fam->name;
+        if (a->fam[f].fam != b->fam[f].fam || x->ndim != y->ndim)
+            return snprintf(d, n, "family %s, then %s", name, b->fam[f].fam->name), 1;
+        if ((a->fam[f].where_ref < 0) != (b->fam[f].where_ref < 0))
+            return snprintf(d, n, "family %s has a where() only in one run", name), 1;
+        for (int j = 0; j < x->ndim; j++) {
+            if (x->dim[j].nval != y->dim[j].nval)
+                return snprintf(d, n, "%s %s has %d values, then %d", name, x->dim[j].name,
+                                x->dim[j].nval, y->dim[j].nval), 1;
+            for (int v = 0; v < x->dim[j].nval; v++)
+                if (strcmp(x->dim[j].val[v], y->dim[j].val[v]))
+                    return snprintf(d, n, "%s %s[%d] is %s, then %s", name, x->dim[j].name, v + 1,
+                                    x->dim[j].val[v], y->dim[j].val[v]), 1;
+        }
+    }
+    if (memcmp(&a->search, &b->search, sizeof a->search))
+        return snprintf(d, n, "the search settings differ"), 1;
+    if (memcmp(&a->timing, &b->timing, sizeof a->timing) || a->eps != b->eps)
+        return snprintf(d, n, "the timing settings or eps differ"), 1;
+    return 0;
+}
+
+/* One run of the script in a new state with context c (a load section of
+ * c->g is open).  *out is the state, also after a failure (NULL when none
+ * was made): the caller closes it, in a section of its own.  On success the
+ * sweep is moved into *sw.  0, or -1 with a message. */
+static int run_once(ntl_ctx *c, const char *path, nt_sweep *sw, lua_State **out, char *err,
+                    size_t errlen) {
+    lua_State *L;
     char chunk[1100];
+    int rc;
+    if (!(*out = L = lua_newstate(ntl_alloc, c))) {
+        snprintf(err, errlen, "%s: cannot create a Lua state", path);
+        return -1;
+    }
+    lua_sethook(L, ntl_hook, LUA_MASKCOUNT, NTL_HOOK_EVERY);
+    lua_pushcfunction(L, ntl_msgh);                            /* 1 */
+    lua_pushcfunction(L, ntl_open);
+    if (lua_pcall(L, 0, 0, 1) != LUA_OK) {
+        snprintf(err, errlen, "%s: %s", path, lua_tostring(L, -1));
+        return -1;
+    }
+    snprintf(chunk, sizeof chunk, "@%s", path);
+    if (luaL_loadbufferx(L, c->src, c->nsrc, chunk, "t") != LUA_OK) {  /* 2 */
+        const char *msg = lua_tostring(L, -1), *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        if (strstr(msg, base))    /* a syntax error names the file and line */
+            snprintf(err, errlen, "%s", msg);
+        else                      /* a binary chunk: no position */
+            snprintf(err, errlen, "%s: %s", path, msg);
+        return -1;
+    }
+    c->hooks = 0;
+    rc = lua_pcall(L, 0, 1, 1);
+    if (gd_stopped(c->g)) {       /* also when the script caught the stop */
+        const char *m = rc == LUA_OK ? NULL : lua_tostring(L, -1);
+        if (m && strstr(m, "stopped after"))
+            snprintf(err, errlen, "%s", m);
+        else
+            gd_errmsg(c->g, err, errlen);
+        return -1;
+    }
+    if (rc != LUA_OK) {
+        pcall_error(L, rc, path, err, errlen);
+        return -1;
+    }
+    ntl_box *box = luaL_testudata(L, -1, NTL_SWEEP_MT);
+    if (!box) {
+        snprintf(err, errlen, "%s: the script must return normtune.sweep{...}, it returned %s",
+                 path, luaL_typename(L, -1));
+        return -1;
+    }
+    if (!box->owned) {        /* a to-be-closed variable released it */
+        snprintf(err, errlen, "%s: the returned sweep was closed (<close>) before the return", path);
+        return -1;
+    }
+    *sw = box->sw;            /* the caller owns shapes, spaces and refs now */
+    box->owned = 0;
+    lua_settop(L, 0);
+    return 0;
+}
+
+/* Close a state (NULL is fine) in a close section: its finalizers run. */
+static void close_state(ntl_guard *g, lua_State *L) {
+    if (!L) return;
+    gd_open(g, PH_CLOSE);
+    lua_close(L);
+    gd_close(g);
+}
+
+/* Load and check a script (see ntlua.h): run it, run it again in a second
+ * state and compare.  On success *sw owns the shapes, the spaces, the Lua
+ * state and its context (with the file buffer and the guard); ntl_free
+ * releases them. */
+int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen) {
+    ntl_ctx *c = NULL, c2;
+    ntl_guard *g = NULL;
+    lua_State *L = NULL, *L2 = NULL;
+    nt_sweep sw2;
+    size_t nbuf = 0, off;
+    char diff[256], hash[sizeof sw->hash];
     int rc;
     memset(sw, 0, sizeof *sw);
     if (strlen(path) >= sizeof sw->path) {
@@ -811,68 +1345,81 @@ int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    if (!(c->src = read_file(path, &c->nsrc, err, errlen))) goto err;
-    if (!(L = lua_newstate(ntl_alloc, c))) {
-        snprintf(err, errlen, "%s: cannot create a Lua state", path);
+    if (!(c->buf = read_file(path, &nbuf, err, errlen))) goto err;
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)nt_fnv1a(NT_FNV_INIT, c->buf, nbuf));
+    off = skip_head(c->buf, nbuf);
+    c->src = c->buf + off;
+    c->nsrc = nbuf - off;
+    if (!(g = c->g = gd_new(path, err, errlen))) goto err;
+    gd_open(g, PH_LOAD);
+    rc = run_once(c, path, sw, &L, err, errlen);
+    gd_close(g);
+    if (rc) {
+        close_state(g, L);
+        L = NULL;
         goto err;
     }
-    lua_sethook(L, ntl_hook, LUA_MASKCOUNT, NTL_HOOK_EVERY);
-    lua_pushcfunction(L, ntl_msgh);                            /* 1 */
-    lua_pushcfunction(L, ntl_open);
-    if (lua_pcall(L, 0, 0, 1) != LUA_OK) {
-        snprintf(err, errlen, "%s: %s", path, lua_tostring(L, -1));
-        goto err;
-    }
-    snprintf(chunk, sizeof chunk, "@%s", path);
-    if (luaL_loadbufferx(L, c->src, c->nsrc, chunk, "t") != LUA_OK) {  /* 2 */
-        const char *msg = lua_tostring(L, -1), *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        if (strstr(msg, base))    /* a syntax error names the file and line */
-            snprintf(err, errlen, "%s", msg);
-        else                      /* a binary chunk: no position */
-            snprintf(err, errlen, "%s: %s", path, msg);
-        goto err;
-    }
-    c->hooks = 0;
-    if ((rc = lua_pcall(L, 0, 1, 1)) != LUA_OK) {
-        pcall_error(L, rc, path, err, errlen);
-        goto err;
-    }
-    ntl_box *box = luaL_testudata(L, -1, NTL_SWEEP_MT);
-    if (!box) {
-        snprintf(err, errlen, "%s: the script must return normtune.sweep{...}, it returned %s",
-                 path, luaL_typename(L, -1));
-        goto err;
-    }
-    if (!box->owned) {        /* a to-be-closed variable released it */
-        snprintf(err, errlen, "%s: the returned sweep was closed (<close>) before the return", path);
-        goto err;
-    }
-    *sw = box->sw;            /* the caller owns shapes, spaces and refs now */
-    box->owned = 0;
-    lua_settop(L, 0);
+    /* the second run: the same script must build the same sweep */
+    c2 = *c;
+    c2.used = 0;
+    c2.buf = NULL;
+    c2.quiet = 1;
+    memset(&sw2, 0, sizeof sw2);
+    gd_open(g, PH_LOAD);
+    rc = run_once(&c2, path, &sw2, &L2, err, errlen);
+    if (rc == 0 && (rc = sweep_diff(sw, &sw2, diff, sizeof diff)))
+        snprintf(err, errlen,
+                 "%s: the script built a different sweep when run a second time (%s); it must "
+                 "build the same one every time (tostring() of a table or function, and the "
+                 "order of pairs(), change from run to run)",
+                 path, diff);
+    gd_close(g);
+    sweep_release(&sw2);
+    close_state(g, L2);
+    if (rc) goto err;
     snprintf(sw->path, sizeof sw->path, "%s", path);
-    snprintf(sw->hash, sizeof sw->hash, "%016llx",
-             (unsigned long long)nt_fnv1a(NT_FNV_INIT, c->src, c->nsrc));
+    memcpy(sw->hash, hash, sizeof hash);
     sw->L = L;
     return 0;
 err:
-    if (L) lua_close(L);
-    if (c) free(c->src);
+    if (L) {
+        sweep_release(sw);
+        close_state(g, L);
+    }
+    gd_free(g);
+    if (c) free(c->buf);
     free(c);
     memset(sw, 0, sizeof *sw);
     return -1;
 }
 
-/* Call family f's where(p, shape); see ntlua.h. */
+/* The guard of a loaded sweep. */
+static ntl_guard *guard_of(const nt_sweep *sw) {
+    void *ud;
+    lua_getallocf(sw->L, &ud);
+    return ((ntl_ctx *)ud)->g;
+}
+
+/* Call family f's where(p, shape); see ntlua.h.  Outside a walk the call
+ * is a where() section of its own. */
 int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s, int *accept,
               char *err, size_t errlen) {
     const nt_sweep_family *sf = &sw->fam[f];
     lua_State *L = sw->L;
     void *ud;
-    int rc;
+    int rc, own = 0;
     *accept = 1;
     if (sf->where_ref < 0) return 0;
+    ntl_guard *g = guard_of(sw);
+    if (g->phase != PH_WHERE) {   /* only this thread changes it */
+        gd_open(g, PH_WHERE);
+        own = 1;
+    }
+    if (gd_call_begin(g)) {
+        gd_errmsg(g, err, errlen);
+        if (own) gd_close(g);
+        return -1;
+    }
     int top = lua_gettop(L);
     lua_pushcfunction(L, ntl_msgh);
     lua_rawgeti(L, LUA_REGISTRYINDEX, sf->where_ref);
@@ -894,8 +1441,16 @@ int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s, int *a
     lua_setfield(L, -2, "N");
     lua_getallocf(L, &ud);
     ((ntl_ctx *)ud)->hooks = 0;
-    if ((rc = lua_pcall(L, 2, 1, top + 1)) != LUA_OK) {
+    rc = lua_pcall(L, 2, 1, top + 1);
+    int stopped = gd_call_end(g);
+    if (own) gd_close(g);
+    if (rc != LUA_OK) {
         pcall_error(L, rc, sw->path, err, errlen);
+        lua_settop(L, top);
+        return -1;
+    }
+    if (stopped) {                /* the script caught the stop */
+        gd_errmsg(g, err, errlen);
         lua_settop(L, top);
         return -1;
     }
@@ -914,6 +1469,30 @@ int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s, int *a
     return 0;
 }
 
+/* Open a walk: a where() section (see ntlua.h). */
+int ntl_walk_begin(nt_sweep *sw, char *err, size_t errlen) {
+    ntl_guard *g = guard_of(sw);
+    gd_open(g, PH_WHERE);
+    if (atomic_load(&g->stop)) {
+        gd_errmsg(g, err, errlen);
+        gd_close(g);
+        return -1;
+    }
+    return 0;
+}
+
+void ntl_walk_end(nt_sweep *sw) {
+    gd_close(guard_of(sw));
+}
+
+/* Has the watchdog asked the walk to stop? */
+int ntl_walk_poll(nt_sweep *sw, char *err, size_t errlen) {
+    ntl_guard *g = guard_of(sw);
+    if (!gd_stopped(g)) return 0;
+    gd_errmsg(g, err, errlen);
+    return -1;
+}
+
 /* Params of family f at point idx: texts copied from the space. */
 void ntl_point_params(const nt_sweep *sw, int f, const int *idx, nt_params *p) {
     const search_space *sp = &sw->fam[f].space;
@@ -921,17 +1500,26 @@ void ntl_point_params(const nt_sweep *sw, int f, const int *idx, nt_params *p) {
     for (int d = 0; d < sp->ndim; d++) nt_params_set(p, sp->dim[d].name, sp->dim[d].val[idx[d]]);
 }
 
-/* Free everything ntl_load gave *sw; safe on a zeroed or failed sweep. */
+/* Free everything ntl_load gave *sw; safe on a zeroed or failed sweep.  The
+ * state is closed in a section of its own: its finalizers run then. */
 void ntl_free(nt_sweep *sw) {
     for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
     free(sw->shapes);
+    free(sw->ref_hash);
+    free(sw->ref_count);
+    free(sw->ref_strat);
     if (sw->L) {
         lua_State *L = sw->L;
+        ntl_ctx *c;
         void *ud;
         lua_getallocf(L, &ud);
+        c = ud;
+        gd_open(c->g, PH_CLOSE);
         lua_close(L);
-        if (ud) free(((ntl_ctx *)ud)->src);
-        free(ud);
+        gd_close(c->g);
+        gd_free(c->g);
+        free(c->buf);
+        free(c);
     }
     memset(sw, 0, sizeof *sw);
 }

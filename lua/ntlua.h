@@ -4,7 +4,16 @@
  * normtune.sweep{...}; ntl_load runs it in a sandboxed state (no os, no io
  * writes, no load of binary chunks), checks every field, and fills an
  * nt_sweep.  The state stays open so that `where` constraints can be called
- * back with ntl_where.  Errors read "file:line: message". */
+ * back with ntl_where.  Errors read "file:line: message".
+ *
+ * Budgets: every run of the script, the where() calls of a sweep in total,
+ * and closing the state each get a CPU-time and a wall-clock budget
+ * (docs/lua-api.md, "Budgets"; NORMTUNE_SCRIPT_BUDGET overrides them).  A
+ * watchdog thread asks a script that overruns to stop (a Lua error at its
+ * next instruction hook); one that does not come back within a grace period
+ * (C code such as a pattern match, or a __gc finalizer, where Lua runs no
+ * hooks) is ended: a message on stderr and _exit(1).  Nothing is stored
+ * while a script or where() runs, so that loses nothing. */
 #ifndef NT_LUA_H
 #define NT_LUA_H
 
@@ -16,6 +25,16 @@
 
 #define NTL_MAX_FAMILIES 8
 #define NTL_MAX_SHAPES 4096
+/* Largest M and N a shape may have: M*N*16 bytes stays below 2^59, so sizes
+ * computed from M, N and an element size cannot overflow 64 bits; a launch
+ * of one block per row fits CUDA's grid limit (2^31 - 1); N fits an int. */
+#define NTL_MAX_M 2147483647LL               /* 2^31 - 1 */
+#define NTL_MAX_N 16777216LL                 /* 2^24 */
+/* Most points a family's space may have (product of its value counts), and
+ * most points one walk over the sweep may visit (shapes x the points of all
+ * families' spaces). */
+#define NTL_MAX_SPACE 1048576ULL             /* 2^20 */
+#define NTL_MAX_WALK 16777216ULL             /* 2^24 */
 
 typedef struct nt_sweep_family {
     const nt_family *fam;     /* the family descriptor */
@@ -36,10 +55,19 @@ typedef struct nt_sweep {
     nt_timing timing;
     double eps;               /* epsilon, default 1e-6 */
     void *L;                  /* lua_State, owned */
+    /* Set by the determinism check of tuner/enumerate.h (malloc'd, freed by
+     * ntl_free); NULL until it has run. */
+    uint64_t *ref_hash;       /* per shape: hash of the exhaustive walk */
+    uint64_t *ref_count;      /* per shape x family: points it accepted */
+    uint64_t *ref_strat;      /* per shape: hash of the first strategy walk */
 } nt_sweep;
 
-/* Load and check a script.  0, or -1 with "file:line: message" in err;
- * on failure *sw holds nothing that needs freeing. */
+/* Load and check a script.  The script runs twice, in two states, and must
+ * build the same sweep both times (the second run's print() is silent).  A
+ * UTF-8 BOM and a first line starting with '#' are skipped as lua5.4 skips
+ * them.  0, or -1 with "file:line: message" in err (also for a bad
+ * NORMTUNE_SCRIPT_BUDGET); on failure *sw holds nothing that needs
+ * freeing. */
 int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen);
 
 /* Call family f's where(p, shape) for a point.  *accept = 1 when there is no
@@ -48,9 +76,21 @@ int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen);
 int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s,
               int *accept, char *err, size_t errlen);
 
+/* Budget of where() in total: nt_enumerate brackets its walks with
+ * ntl_walk_begin/ntl_walk_end (the CPU time of the thread between them
+ * counts; wall-clock time counts only inside where() calls) and calls
+ * ntl_walk_poll now and then, which notices a stop the watchdog asked for
+ * when no where() runs.  begin and poll return 0, or -1 with "file: stopped
+ * after ..." in err once the budget is spent.  Brackets may nest. */
+int ntl_walk_begin(nt_sweep *sw, char *err, size_t errlen);
+void ntl_walk_end(nt_sweep *sw);
+int ntl_walk_poll(nt_sweep *sw, char *err, size_t errlen);
+
 /* Params of family f for the point idx (values as texts). */
 void ntl_point_params(const nt_sweep *sw, int f, const int *idx, nt_params *p);
 
+/* Close the state (its finalizers run under the closing budget) and free
+ * everything; safe on a zeroed or failed sweep. */
 void ntl_free(nt_sweep *sw);
 
 #endif

@@ -1,7 +1,10 @@
 #!/bin/sh
 # test_list.sh -- `normtune list`: the default sweep (its total equals the
 # sum of its counts and the number of variant lines), --count, usage errors
-# (exit 2), bad scripts (exit 1, "file:line: message" on stderr), --help.
+# (exit 2), bad scripts (exit 1, "file:line: message" on stderr), --help;
+# scripts that would hang (budgets, hard stops in a child process), the
+# space cap, where() determinism across list/compile/run, BOM and #!, M
+# bounds.
 #
 # Needs NORMTUNE (the binary) and NT_TMP (a scratch dir); prints PASS/FAIL
 # lines and "RESULT passed failed".
@@ -96,6 +99,90 @@ grep -q 'emptied.lua: shape M=8 N=512: no variant left after where constraints' 
 printf 'os.execute("touch %s/pwned")\n' "$T" >"$T/os.lua"
 expect sandbox 1 list "$T/os.lua"
 [ ! -e "$T/pwned" ] && ok sandbox_no_effect || bad sandbox_no_effect
+
+# ---- scripts that always end (issue 10) -----------------------------------
+# Every case runs under timeout: without the budgets these ran for minutes.
+# The hard stop ends the process, so these run the CLI.
+hdr='return normtune.sweep {
+  op = "rmsnorm_bwd", shapes = {{M = 8, N = 1024}},
+  families = {naive = {params = {nsplit = normtune.range(1, 32), partial = {"bf16", "f32"}}'
+# budgeted: expect_stop NAME SCRIPT PHASE -- exit 1 within the timeout,
+# "SCRIPT...: stopped after ... PHASE (budget 0.3 s"
+expect_stop() {
+    start=$(date +%s)
+    NORMTUNE_SCRIPT_BUDGET=0.3 timeout 60 "$NORMTUNE" list --count "$T/$2" >"$T/out" 2>"$T/err"; rc=$?
+    took=$(( $(date +%s) - start ))
+    if [ "$rc" = 1 ] && grep -q "$2.*stopped after .* $3 (budget 0.3 s" "$T/err" && [ "$took" -le 10 ]; then
+        ok "$1"
+    else
+        bad "$1" "exit $rc after ${took} s: $(head -c 300 "$T/err")"
+    fi
+}
+# a backtracking pattern runs in C: minutes with lua5.4, ended hard
+printf 'local x = string.find(string.rep("a", 60), ".-.-.-.-.-.-.-.-b")\n%s}}}\n' "$hdr" >"$T/pattern.lua"
+expect_stop pattern_load pattern.lua "of CPU while loading the script"
+grep -q "did not stop within" "$T/err" && ok pattern_hard_stop || bad pattern_hard_stop "$(cat "$T/err")"
+# an endless __gc finalizer: Lua runs no hooks there
+printf 'setmetatable({}, {__gc = function() while true do end end})\ncollectgarbage()\n%s}}}\n' "$hdr" >"$T/gc.lua"
+expect_stop gc_load gc.lua "of CPU while loading the script"
+printf 'G = setmetatable({}, {__gc = function() while true do end end})\n%s}}}\n' "$hdr" >"$T/gc_close.lua"
+expect_stop gc_close gc_close.lua "of CPU in a __gc finalizer while closing the script"
+# a where() slow on every call (10-20 ms of Lua each, 64 calls a walk): a soft
+# stop at the running line; then the same pattern in where(): a hard one
+printf '%s,\n    where = function(p, s)\n      local x = 0\n      for i = 1, 4e6 do x = x + i end\n      return true\n    end}}}\n' "$hdr" >"$T/slow_where.lua"
+expect_stop slow_where slow_where.lua "of CPU in where()"
+grep -q "^normtune list: .*slow_where.lua:6: stopped after" "$T/err" && ok slow_where_line || bad slow_where_line "$(cat "$T/err")"
+printf '%s,\n    where = function(p, s)\n      return not string.find(string.rep("a", 60), ".-.-.-.-.-.-.-.-b")\n    end}}}\n' "$hdr" >"$T/pattern_where.lua"
+expect_stop pattern_where pattern_where.lua "of CPU in where()"
+# the wall-clock budget alone
+NORMTUNE_SCRIPT_BUDGET=100,0.3 timeout 60 "$NORMTUNE" list --count "$T/slow_where.lua" >"$T/out" 2>"$T/err"
+[ $? = 1 ] && grep -q "stopped after .* of wall-clock time in where() (budget 0.3 s" "$T/err" &&
+    ok wall_budget || bad wall_budget "$(cat "$T/err")"
+NORMTUNE_SCRIPT_BUDGET=soon "$NORMTUNE" list --count "$sweep" >"$T/out" 2>"$T/err"
+[ $? = 1 ] && grep -q "NORMTUNE_SCRIPT_BUDGET must be" "$T/err" && ok bad_budget_env || bad bad_budget_env "$(cat "$T/err")"
+
+# normtune.range without its step: refused before enumerating, naming the
+# family, its dimensions, the product and the cap
+sed 's/block = {64, 128}, chunks = {1, 2}, stages = {1}, k = {0}/block = normtune.range(32, 1024), chunks = normtune.range(1, 16), stages = {1, 2, 3, 4}, k = normtune.range(0, 32)/' "$T/small.lua" >"$T/nostep.lua"
+start=$(date +%s)
+timeout 60 "$NORMTUNE" list --count "$T/nostep.lua" >"$T/out" 2>"$T/err"; rc=$?
+[ "$rc" = 1 ] && [ $(( $(date +%s) - start )) -le 2 ] && ok space_cap || bad space_cap "exit $rc"
+has space_cap_message "$T/err" "nostep.lua:7: families.persistent.params: the space of family rmsnorm_bwd.persistent has 993 x 16 x 4 x 33 = 2097216 points (block x chunks x stages x k), more than the cap of 1048576"
+# no progress line when stderr is not a terminal
+sed 's/block = {64, 128}, chunks = {1, 2}, stages = {1}, k = {0}/block = normtune.range(32, 1024, 32), chunks = normtune.range(1, 16), stages = {1, 2, 3, 4}, k = normtune.range(0, 32)/; s/where = function(p, s) return p.block \* p.chunks \* 8 == s.N end,//' "$T/small.lua" >"$T/large.lua"
+expect large_space 0 list --count "$T/large.lua"
+[ ! -s "$T/err" ] && ok no_progress_off_terminal || bad no_progress_off_terminal "$(cat "$T/err")"
+
+# a where() that is not deterministic fails list, list --count, compile and
+# run alike, naming the shape; run before it touches the GPU or the database
+sed 's/return p.block \* p.chunks \* 8 == s.N/return math.random() < 0.5/' "$T/small.lua" >"$T/random_where.lua"
+sed 's/return p.block \* p.chunks \* 8 == s.N/calls = (calls or 0) + 1 return calls % 2 == 0/' "$T/small.lua" >"$T/state_where.lua"
+for f in random_where state_where; do
+    for cmd in "list" "list --count" "compile --arch sm_90a --no-cache" "run --db $T/$f.db"; do
+        # shellcheck disable=SC2086
+        "$NORMTUNE" $cmd "$T/$f.lua" >"$T/out" 2>"$T/err"; rc=$?
+        name="${f}_$(echo "$cmd" | cut -d' ' -f1-2 | tr -c 'a-z\n' _)"
+        if [ "$rc" = 1 ] && grep -q "$f.lua: where() is not deterministic: for shape M=8 N=[0-9]* (shapes\[[12]\])" "$T/err"; then
+            ok "$name"
+        else
+            bad "$name" "exit $rc: $(head -c 300 "$T/err")"
+        fi
+    done
+    [ ! -e "$T/$f.db" ] && ok "${f}_run_no_db" || bad "${f}_run_no_db"
+done
+
+# a UTF-8 BOM and a #! line, as lua5.4 takes them; error lines still right
+{ printf '\357\273\277#!/usr/bin/env normtune\n'; cat "$T/small.lua"; } >"$T/bom.lua"
+expect bom_shebang 0 list --count "$T/bom.lua"
+[ "$(awk '$1 == "total" {print $NF}' "$T/out")" = 11 ] && ok bom_shebang_total || bad bom_shebang_total "$(tail -1 "$T/out")"
+{ printf '\357\273\277#!/usr/bin/env normtune\n'; cat "$T/misspelt.lua"; } >"$T/bom_misspelt.lua"
+expect bom_misspelt 1 list "$T/bom_misspelt.lua"
+grep -q "bom_misspelt.lua:8: .*unknown parameter 'blok'" "$T/err" && ok bom_misspelt_line || bad bom_misspelt_line "$(cat "$T/err")"
+
+# M bounded: sizes from M*N*bytes cannot overflow later
+sed 's/{M = 8, N = 512}/{M = 2305843009213693952, N = 8}/' "$T/small.lua" >"$T/huge_m.lua"
+expect huge_m 1 list --count "$T/huge_m.lua"
+has huge_m_message "$T/err" "huge_m.lua:3: shapes[2].M must be at most 2147483647 (2^31 - 1), got 2305843009213693952"
 
 rm -rf "$T"
 echo "RESULT $passed $failed"

@@ -4,11 +4,17 @@
  * Every script is written by the test into t_tmpdir().  Good scripts are
  * loaded and their enumeration counted against numbers worked out by hand;
  * bad ones must fail with "file:line: message" where the line is the one
- * that holds the mistake and the message names what is allowed. */
+ * that holds the mistake and the message names what is allowed.  Issue 10:
+ * the CPU and wall-clock budgets (soft stops only: a hard stop ends the
+ * process, tests/test_list.sh runs those), the caps on spaces, walks, M and
+ * N, a BOM and a #! line, the determinism checks, and the progress line on
+ * a pseudo-terminal. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "lua/ntlua.h"
@@ -601,6 +607,309 @@ TEST(t_error_lines) {
         "shapes[2]: M=1 N=8 repeats shapes[1]");
 }
 
+/* ---- issue 10: budgets, caps, determinism, BOM and #! ------------------- */
+
+/* The script of the budget tests: naive with 64 points on one shape; where
+ * (when given) is the body of the function. */
+static const char *with_where(const char *name, const char *body) {
+    static char text[2048];
+    snprintf(text, sizeof text,
+             "return normtune.sweep {\n"
+             "  op = \"rmsnorm_bwd\", shapes = {{M = 8, N = 1024}},\n"
+             "  families = {naive = {params = {nsplit = normtune.range(1, 32), partial = {\"bf16\", \"f32\"}},\n"
+             "    where = function(p, s)\n"
+             "%s\n"
+             "    end}},\n"
+             "}\n",
+             body);
+    return script(name, text);
+}
+
+/* where() that is slow on every call (about 10-20 ms of Lua) stays under the
+ * per-call instruction limit; its total is stopped by the CPU budget, at
+ * the line running, and later calls fail at once.  The wall-clock budget
+ * stops it the same way. */
+TEST(t_budget_where) {
+    static const char body[] = "      local x = 0\n      for i = 1, 4e6 do x = x + i end\n      return true";
+    const char *const env[] = {"0.2", "100,0.2"};
+    const char *const kind[] = {"of CPU in where() (budget 0.2 s", "of wall-clock time in where() (budget 0.2 s"};
+    for (int k = 0; k < 2; k++) {
+        nt_sweep sw;
+        char err[1024];
+        setenv("NORMTUNE_SCRIPT_BUDGET", env[k], 1);
+        int rc = ntl_load(with_where("slow_where.lua", body), &sw, err, sizeof err);
+        CHECK(rc == 0, "load: %s", err);
+        if (rc) continue;
+        rc = nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, NULL, err, sizeof err);
+        CHECK(rc == -1 && strstr(err, "slow_where.lua:6: stopped after ") && strstr(err, kind[k]),
+              "budget %s: rc %d: %s", env[k], rc, err);
+        nt_params p;
+        int idx[2] = {0, 0}, acc;
+        ntl_point_params(&sw, 0, idx, &p);
+        rc = ntl_where(&sw, 0, &p, &sw.shapes[0], &acc, err, sizeof err);
+        CHECK(rc == -1 && strstr(err, "slow_where.lua: stopped after"), "later call: %s", err);
+        ntl_free(&sw);
+    }
+    unsetenv("NORMTUNE_SCRIPT_BUDGET");
+}
+
+/* A load that overruns its budget fails, even when the script catches the
+ * stop (the instruction limit alone let this one load); a bad budget
+ * variable is refused. */
+TEST(t_budget_load) {
+    char err[1024];
+    setenv("NORMTUNE_SCRIPT_BUDGET", "0.02", 1);
+    CHECK(load_fails("caught.lua",
+                     "local ok = pcall(function() while true do end end)\n"
+                     "return normtune.sweep {\n"
+                     "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+                     "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+                     "}\n",
+                     err, sizeof err) &&
+              strstr(err, "caught.lua: stopped after ") &&
+              strstr(err, "of CPU while loading the script (budget 0.02 s"),
+          "caught stop: %s", err);
+    CHECK(load_fails("spin.lua", "local i = 0\nwhile true do i = i + 1 end\n", err, sizeof err) &&
+              strstr(err, "spin.lua:2: stopped after "),
+          "plain loop: %s", err);
+    const char *const bad[] = {"abc", "0", "-1", "1,", "1,0", "1x", "1e9"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("NORMTUNE_SCRIPT_BUDGET", bad[i], 1);
+        CHECK(load_fails("budget_env.lua", small_lua, err, sizeof err) &&
+                  strstr(err, "NORMTUNE_SCRIPT_BUDGET must be"),
+              "NORMTUNE_SCRIPT_BUDGET=%s: %s", bad[i], err);
+    }
+    unsetenv("NORMTUNE_SCRIPT_BUDGET");
+    nt_sweep sw;
+    int rc = ntl_load(script("budget_ok.lua", small_lua), &sw, err, sizeof err);
+    CHECK(rc == 0, "default budget: %s", err);
+    ntl_free(&sw);
+}
+
+/* The raw product of a family's space, and of a walk, is capped before any
+ * enumeration; the message names the family, the dimensions and the cap. */
+TEST(t_space_caps) {
+    BAD("range_no_step.lua", 5,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 8, N = 1024}},\n"
+        "  families = {\n"
+        "    persistent = {\n"
+        "      params = {\n"
+        "        block = normtune.range(32, 1024), chunks = normtune.range(1, 16),\n"
+        "        stages = {1, 2, 3, 4}, k = normtune.range(0, 32)},\n"
+        "    },\n"
+        "  },\n"
+        "}\n",
+        "families.persistent.params: the space of family rmsnorm_bwd.persistent has "
+        "993 x 16 x 4 x 33 = 2097216 points (block x chunks x stages x k), more than the cap of 1048576");
+    /* 993 x 16 x 4 x 16 = 1016832 points, under the cap; 17 shapes of it are
+     * 17286144, over the 2^24 of a walk */
+    BAD("walk_cap.lua", 4,
+        "local shapes = {}\n"
+        "for i = 1, 17 do shapes[i] = {M = i, N = 1024} end\n"
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = shapes, families = {\n"
+        "    persistent = {params = {block = normtune.range(32, 1024), chunks = normtune.range(1, 16),\n"
+        "        stages = {1, 2, 3, 4}, k = normtune.range(0, 15)}},\n"
+        "  },\n"
+        "}\n",
+        "the sweep has 17 shapes x 1016832 points (all families' spaces) = 17286144, more than the cap of 16777216");
+}
+
+/* M and N are bounded so that M*N*element sizes cannot overflow. */
+TEST(t_shape_bounds) {
+    BAD("huge_m.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 8, N = 8},\n"
+        "    {M = 2305843009213693952, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "}\n",
+        "shapes[2].M must be at most 2147483647 (2^31 - 1), got 2305843009213693952");
+    BAD("huge_n.lua", 2,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 8, N = 16777224}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "}\n",
+        "shapes[1].N must be at most 16777216 (2^24), got 16777224");
+    nt_sweep sw;
+    char err[1024];
+    int rc = ntl_load(script("largest.lua",
+                             "return normtune.sweep {\n"
+                             "  op = \"rmsnorm_bwd\", shapes = {{M = 2147483647, N = 16777216}},\n"
+                             "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+                             "}\n"),
+                      &sw, err, sizeof err);
+    CHECK(rc == 0 && sw.shapes[0].M == 2147483647 && sw.shapes[0].N == 16777216, "largest: %s", err);
+    ntl_free(&sw);
+}
+
+/* A UTF-8 BOM and a first '#' line load as lua5.4 loads them; line numbers
+ * of errors stay those of the file. */
+TEST(t_bom_shebang) {
+    static const char body[] =
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 8, N = 1024}},\n"
+        "  families = {naive = {params = {nsplit = {1, 2}, partial = {\"f32\"}}}},\n"
+        "}\n";
+    const char *const heads[] = {"\xEF\xBB\xBF", "#!/usr/bin/env lua5.4\n",
+                                 "\xEF\xBB\xBF#!/usr/bin/env lua5.4\n", "# a comment line\n"};
+    for (int i = 0; i < 4; i++) {
+        char text[1024], err[1024];
+        nt_sweep sw;
+        snprintf(text, sizeof text, "%s%s", heads[i], body);
+        int rc = ntl_load(script("head.lua", text), &sw, err, sizeof err);
+        CHECK(rc == 0 && sw.nshape == 1, "head %d: %s", i, err);
+        if (rc == 0) {
+            uint64_t counts[1];
+            rc = nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err);
+            CHECK(rc == 0 && counts[0] == 2, "head %d: %s", i, err);
+        }
+        ntl_free(&sw);
+    }
+    BAD("bom_syntax.lua", 3, "\xEF\xBB\xBF#!/usr/bin/env lua5.4\nlocal a = 1\nlocal b = = 2\n",
+        "unexpected symbol");
+    BAD("bom_runtime.lua", 2, "#!/usr/bin/env lua5.4\nlocal x = nil + 1\n", "arithmetic");
+    BAD("bom_field.lua", 5,
+        "\xEF\xBB\xBF#!/usr/bin/env lua5.4\n"
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 8, N = 1024}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"},\n"
+        "    nsplti = {2}}}},\n"
+        "}\n",
+        "unknown parameter 'nsplti'");
+    /* a binary chunk after the first line is still refused */
+    char err[512];
+    CHECK(load_fails("bin_after.lua", "#!/bin/lua\n\033Lua\x54\x00 junk", err, sizeof err) &&
+              strstr(err, "binary"),
+          "binary after #!: %s", err);
+    /* a '#' anywhere else is still Lua's length operator or a syntax error */
+    CHECK(load_fails("hash2.lua", "local x = 1\n# not a comment\n", err, sizeof err) &&
+              strstr(err, "hash2.lua:2:"),
+          "# on line 2: %s", err);
+}
+
+/* A where() using math.random, or keeping state between calls, is caught
+ * by the first walk, naming the first shape where the walks differ. */
+TEST(t_where_determinism) {
+    static const char *const bodies[] = {
+        "      return math.random() < 0.5",
+        "      calls = (calls or 0) + 1\n      return calls % 2 == 0",
+        "      calls = (calls or 0) + 1\n      return calls <= 40",
+    };
+    for (int i = 0; i < 3; i++) {
+        nt_sweep sw;
+        char err[1024];
+        uint64_t counts[1];
+        int rc = ntl_load(with_where("nondet.lua", bodies[i]), &sw, err, sizeof err);
+        CHECK(rc == 0, "load: %s", err);
+        if (rc) continue;
+        rc = nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err);
+        CHECK(rc == -1 && strstr(err, "nondet.lua: where() is not deterministic: for shape M=8 N=1024 (shapes[1])"),
+              "where %d: rc %d: %s", i, rc, err);
+        ntl_free(&sw);
+    }
+    /* a deterministic where gives the same counts on every walk and mode */
+    nt_sweep sw;
+    char err[1024];
+    uint64_t c1[1], c2[1];
+    int rc = ntl_load(with_where("det.lua", "      return p.nsplit % 3 == 0 or p.partial == \"f32\""), &sw, err,
+                      sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    rc = nt_enum_check(&sw, err, sizeof err);
+    CHECK(rc == 0, "check: %s", err);
+    rc = nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, c1, err, sizeof err) ||
+         nt_enumerate(&sw, NT_ENUM_STRATEGY, NULL, NULL, c2, err, sizeof err);
+    /* 32 f32 points, and bf16 for nsplit 3, 6, ..., 30: 10 */
+    CHECK(rc == 0 && c1[0] == 42 && c2[0] == 42, "rc %d counts %llu %llu: %s", rc,
+          (unsigned long long)c1[0], (unsigned long long)c2[0], err);
+    ntl_free(&sw);
+}
+
+/* The script runs twice and must build the same sweep: tostring() of a
+ * table differs between states. */
+TEST(t_load_twice) {
+    char err[1024];
+    CHECK(load_fails("address.lua",
+                     "local M = tonumber(tostring({}):match(\"0x(%x+)\"), 16) % 100000 + 1\n"
+                     "return normtune.sweep {\n"
+                     "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}, {M = M, N = 8}},\n"
+                     "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+                     "}\n",
+                     err, sizeof err) &&
+              strstr(err, "address.lua: the script built a different sweep when run a second time (shapes[2] is M="),
+          "address: %s", err);
+}
+
+/* Run fn with stderr going to fd; returns what was written to it, read
+ * back through rfd (at most len - 1 bytes, NUL-terminated). */
+static void with_stderr(int fd, void (*fn)(void), int rfd, char *out, size_t len) {
+    int saved = dup(2);
+    fflush(stderr);
+    dup2(fd, 2);
+    fn();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < len && (r = read(rfd, out + n, len - 1 - n)) > 0) n += (size_t)r;
+    out[n] = 0;
+}
+
+static int progress_rc;
+
+/* 16 shapes x 32 x 16 x 4 x 33 = 1081344 points a walk; the check walks
+ * twice: 2162688 visits, "2.2M".  Counting needs no third walk. */
+static void big_walk(void) {
+    nt_sweep sw;
+    char err[1024];
+    progress_rc = -1;
+    if (ntl_load(script("big.lua",
+                        "local shapes = {}\n"
+                        "for i = 1, 16 do shapes[i] = {M = i, N = 1024} end\n"
+                        "return normtune.sweep {\n"
+                        "  op = \"rmsnorm_bwd\", shapes = shapes, families = {\n"
+                        "    persistent = {params = {block = normtune.range(32, 1024, 32),\n"
+                        "      chunks = normtune.range(1, 16), stages = {1, 2, 3, 4}, k = normtune.range(0, 32)}}},\n"
+                        "}\n"),
+                 &sw, err, sizeof err) == 0)
+        progress_rc = nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, NULL, err, sizeof err);
+    ntl_free(&sw);
+}
+
+/* A large walk shows a progress line on a terminal, erased at the end;
+ * nothing when stderr is a file. */
+TEST(t_progress) {
+    char out[4096];
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    CHECK(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0, "no pseudo-terminal");
+    if (m < 0) return;
+    int sl = open(ptsname(m), O_RDWR | O_NOCTTY);
+    CHECK(sl >= 0, "pty slave");
+    if (sl < 0) return;
+    struct termios tio;       /* raw: no newline translation */
+    tcgetattr(sl, &tio);
+    cfmakeraw(&tio);
+    tcsetattr(sl, TCSANOW, &tio);
+    fcntl(m, F_SETFL, O_NONBLOCK);
+    with_stderr(sl, big_walk, m, out, sizeof out);
+    CHECK(progress_rc == 0, "walk failed");
+    CHECK(!strncmp(out, "\renumerating: ", 14) && strstr(out, " of 2.2M points"), "terminal: '%s'", out);
+    size_t n = strlen(out);
+    CHECK(n >= 4 && !strcmp(out + n - 4, "\r\033[K"), "not erased: '%s'", out);
+    close(sl);
+    close(m);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/stderr.txt", t_tmpdir());
+    int f = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    int r = open(path, O_RDONLY);
+    with_stderr(f, big_walk, r, out, sizeof out);
+    CHECK(progress_rc == 0 && out[0] == 0, "not a terminal: '%s'", out);
+    close(f);
+    close(r);
+}
+
 int main(void) {
     RUN(t_counts);
     RUN(t_space_and_params);
@@ -615,5 +924,13 @@ int main(void) {
     RUN(t_where_types);
     RUN(t_sandbox);
     RUN(t_error_lines);
+    RUN(t_budget_where);
+    RUN(t_budget_load);
+    RUN(t_space_caps);
+    RUN(t_shape_bounds);
+    RUN(t_bom_shebang);
+    RUN(t_where_determinism);
+    RUN(t_load_twice);
+    RUN(t_progress);
     T_END();
 }

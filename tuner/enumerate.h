@@ -6,7 +6,20 @@
  * each point and hands the accepted ones to a callback.  `normtune list`
  * prints them; the sweep runner measures them.  Implemented in
  * tuner/cmd_list.c.  where() runs in the sweep's Lua state: one thread at a
- * time per nt_sweep. */
+ * time per nt_sweep.
+ *
+ * Determinism: the first nt_enumerate of a sweep (or nt_enum_check) first
+ * walks every point twice, the second time in other orders, and compares a
+ * hash of (shape, family, point, accepted) per shape; every later walk is
+ * compared with it too.  A where() that uses math.random or keeps state
+ * between calls is an error naming the first shape where the walks differ,
+ * so `list`, `list --count`, `compile` and `run` cannot disagree.
+ *
+ * The walks run under the script's where() budget (lua/ntlua.h).  When
+ * stderr is a terminal and a call visits at least a million points, a line
+ * "enumerating: 1.2M of 4.0M points" shows progress (at most four updates a
+ * second) and is erased at the end; not over a walk with a callback when
+ * stdout is a terminal too (`list` prints the variants there). */
 #ifndef NT_ENUMERATE_H
 #define NT_ENUMERATE_H
 
@@ -31,13 +44,21 @@ enum {
 typedef int (*nt_enum_fn)(void *ctx, const nt_sweep *sw, int shape, int fam,
                           const int *idx, const nt_params *p, char *err, size_t errlen);
 
-/* Walk the sweep.  fn may be NULL (count only).  counts, when not NULL, has
+/* Walk the sweep.  fn may be NULL (count only; an exhaustive count is the
+ * determinism check's, without another walk).  counts, when not NULL, has
  * sw->nshape * sw->nfam entries and receives the accepted points per
  * (shape, family) at counts[shape * sw->nfam + fam].  Returns 0, or -1 with
- * a message in err: a where() error ("file:line: ..."), a search error, the
- * callback's error, or (exhaustive) "file: shape M=.. N=..: no variant left
- * after where constraints". */
+ * a message in err: a where() error ("file:line: ..."), a spent budget
+ * ("file:line: stopped after ..."), a search error, the callback's error,
+ * "file: shape M=.. N=..: no variant left after where constraints" (every
+ * shape needs a point in the exhaustive walk, whatever the mode), or
+ * "file: where() is not deterministic: for shape M=.. N=.. (shapes[i]) ...". */
 int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *counts,
                  char *err, size_t errlen);
+
+/* The determinism check alone (a no-op once done): what the first
+ * nt_enumerate does before its walk.  `run` calls it before any GPU work.
+ * 0, or -1 with a message as nt_enumerate's. */
+int nt_enum_check(nt_sweep *sw, char *err, size_t errlen);
 
 #endif

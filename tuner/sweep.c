@@ -287,6 +287,13 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "%s\n", err);
         return NT_EXIT_FAIL;
     }
+    /* where() deterministic and within budget, every shape with a variant:
+     * known before the GPU is touched */
+    if (nt_enum_check(&sw, err, sizeof err)) {
+        nt_errorf("run", "%s", err);
+        ntl_free(&sw);
+        return NT_EXIT_FAIL;
+    }
     ro.eps = sw.eps;
     if (nt_runner_open(&r, &ro, err, sizeof err)) {
         nt_errorf("run", "%s", err);
