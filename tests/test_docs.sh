@@ -10,7 +10,7 @@ NAME=test_docs
 sweep=$root/lua/sweeps/rmsnorm_bwd.lua
 total=$("$NORMTUNE" list --count "$sweep" | awk '$1 == "total" {print $NF}')
 [ -n "$total" ] && ok list_counts || bad list_counts "no total from list --count"
-for f in README.md docs/lua-api.md; do
+for f in README.md docs/lua-api.md lua/sweeps/rmsnorm_bwd.lua; do
     n=$(grep -o '[0-9][0-9]* variants' "$root/$f" | head -1 | cut -d' ' -f1)
     [ "$n" = "$total" ] && ok "variant_count_$f" || bad "variant_count_$f" "says ${n:-nothing}, list counts $total"
 done
