@@ -133,20 +133,20 @@ test-compile: $(BIN)
 #                    with clang into build-fuzz/ and run each FUZZ_TIME seconds
 #                    on tests/fuzz/seeds/NAME plus build-fuzz/corpus/NAME
 #
-# SAN is added to every compile and link of the project's C sources; the
-# sanitizer options make a report exit 99 and go to a file under
-# build-*/san/, which tests/run.sh turns into a FAIL line.
+# SAN is added to every compile and link of the project's C sources.  For
+# test-asan the sanitizer options make a report exit 99 and go to a file
+# under build-asan/san/, which tests/run.sh turns into a FAIL line.
 SAN ?=
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_ENV = ASAN_OPTIONS=exitcode=99:detect_leaks=1:abort_on_error=0:log_path=$(abspath $(1))/san/asan \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=99:log_path=$(abspath $(1))/san/ubsan \
-    LSAN_OPTIONS=exitcode=99:suppressions=$(abspath tests/lsan.supp) NT_SANLOG=$(abspath $(1))/san
+    LSAN_OPTIONS=exitcode=99 NT_SANLOG=$(abspath $(1))/san
 
 .PHONY: test-compile test-asan fuzz fuzz-deps fuzz-build
 test-asan:
 	@rm -rf build-asan/san; mkdir -p build-asan/san
 	@$(call SAN_ENV,build-asan) $(MAKE) --no-print-directory B=build-asan \
-	  SAN="$(ASAN_FLAGS)" CFLAGS="-O1 -g" test
+	  SAN="$(ASAN_FLAGS)" CFLAGS="-O2 -g" test
 
 FUZZ_CC ?= $(firstword $(shell command -v clang-14 clang 2>/dev/null) clang-14)
 FUZZ_TIME ?= 30
@@ -169,6 +169,7 @@ fuzz-deps:
 	fi; rm -f $$p $$p.c
 
 fuzz-build: $(FUZZ_BIN)
+$(B)/fuzz/fuzz_cache: tuner/compile.c   # it includes the parser's source
 
 $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(B)/libcore.a | deps
 	@mkdir -p $(dir $@)
@@ -178,8 +179,7 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(B)/libcore.a | deps
 fuzz: fuzz-deps
 	@$(MAKE) --no-print-directory B=build-fuzz CC=$(FUZZ_CC) \
 	  SAN="$(ASAN_FLAGS) -fsanitize=fuzzer-no-link" CFLAGS="-O1 -g" fuzz-build
-	@rm -rf build-fuzz/san; mkdir -p build-fuzz/san
-	@$(call SAN_ENV,build-fuzz) sh tests/fuzz/run.sh build-fuzz $(FUZZ_TIME)
+	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_TIME)
 
 ifeq ($(NOBUILD),1)
 GPU_DEPS :=
