@@ -2,7 +2,11 @@
 #
 #   make            build build/normtune (installs missing Debian packages
 #                   when run as root with apt-get, else names them and stops)
-#   make test       build and run the CPU test suite (CI runs this)
+#   make test       build and run the CPU test suite (CI runs this); quiet,
+#                   V=1 shows full command lines and every test's output
+#   make test-compile  every variant of the default sweep compiles (NVRTC, slow)
+#   make test-asan  the CPU suite built with ASan + UBSan into build-asan/
+#   make fuzz       libFuzzer harnesses (tests/fuzz/), FUZZ_TIME s each
 #   make tune       default sweep on the GPU -> results.db -> normtune_dispatch.h
 #   make test-gpu   GPU tests (needs a CUDA device)
 #   make lib        production library build/libnormtune.{a,so} (issue 4)
@@ -12,10 +16,10 @@
 
 CUDA ?= $(firstword $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)) /usr/local/cuda)
 CC ?= cc
-B := build
+B ?= build
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/gen \
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SAN) -D_GNU_SOURCE -I. -I$(B)/gen \
     -I/usr/include/lua5.4 -I$(CUDA)/include -pthread
 LUA_A = $(firstword $(wildcard /usr/lib/*/liblua5.4.a /usr/lib/liblua5.4.a /usr/local/lib/liblua5.4.a))
 LDLIBS = $(LUA_A) -lsqlite3 -L$(CUDA)/lib64 -lcudart_static -lnvrtc \
@@ -34,6 +38,17 @@ SWEEP ?= lua/sweeps/rmsnorm_bwd.lua
 DB ?= results.db
 HEADER ?= normtune_dispatch.h
 
+# Quiet by default: "  CC build/obj/x.o" instead of the command line.
+# V=1 prints every command (and makes tests/run.sh print all test output).
+V ?= 0
+ifeq ($(V),1)
+Q :=
+msg = @:
+else
+Q := @
+msg = @printf '  %-6s %s\n' '$(1)' '$(2)'
+endif
+
 .PHONY: all deps test test-gpu tune compile-check clean lib install
 all: $(BIN)
 
@@ -44,6 +59,7 @@ deps:
 	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
 	command -v sqlite3 >/dev/null 2>&1 || missing="$$missing sqlite3"; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
+	command -v gnuplot >/dev/null 2>&1 || missing="$$missing gnuplot-nox"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "normtune: installing$$missing with apt-get"; \
@@ -59,38 +75,111 @@ deps:
 
 $(B)/embed: tuner/embed.c
 	@mkdir -p $(B)
-	$(CC) -std=c11 $(WARN) -O2 -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=c11 $(WARN) -O2 -o $@ $<
 
 # Kernel sources and the schema, embedded into the binary.
 $(B)/gen/embedded.c: $(B)/embed $(KSRC) kernels/check.cuh db/schema.sql
 	@mkdir -p $(B)/gen
-	{ $(B)/embed nt_kernel $(KSRC); $(B)/embed nt_check kernels/check.cuh; \
+	$(call msg,GEN,$@)
+	$(Q){ $(B)/embed nt_kernel $(KSRC); $(B)/embed nt_check kernels/check.cuh; \
 	  $(B)/embed store_schema db/schema.sql; } > $@.tmp && mv $@.tmp $@
 
 $(B)/obj/gen/embedded.o: $(B)/gen/embedded.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -c -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=c11 -O2 -c -o $@ $<
 
 $(B)/obj/%.o: %.c $(wildcard */*.h) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/libcore.a: $(CORE_OBJ)
-	rm -f $@; ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)rm -f $@; ar rcs $@ $^
 
 $(BIN): $(B)/obj/tuner/main.o $(B)/libcore.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%: tests/%.c tests/t.h $(B)/libcore.a | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libcore.a $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libcore.a $(LDLIBS)
 
 $(B)/gpu/%: tests/gpu/%.c tests/t.h $(B)/libcore.a | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libcore.a $(LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libcore.a $(LDLIBS)
 
+# The CPU suite.  A test that runs make itself (test_lib_build.sh) must build
+# the default tree whatever this make was given, hence the env -u.
 test: $(BIN) $(TEST_BIN)
-	@NORMTUNE=$(abspath $(BIN)) CC="$(CC)" sh tests/run.sh $(TEST_BIN) $(TEST_SH)
+	@env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u B -u SAN -u CFLAGS \
+	  NORMTUNE=$(abspath $(BIN)) CC="$(CC)" V=$(V) sh tests/run.sh $(TEST_BIN) $(TEST_SH)
+
+# Every variant of the default sweep compiles for sm_90a with NVRTC (about
+# 35 s on 2 cores with a cold cache; CI runs it as its own step).
+test-compile: $(BIN)
+	@NORMTUNE=$(abspath $(BIN)) V=$(V) sh tests/run.sh tests/compile_all.sh
+
+# ---- sanitizers and fuzzing ---------------------------------------------------
+#
+#   make test-asan   the CPU suite (make test) built with AddressSanitizer and
+#                    UndefinedBehaviorSanitizer into build-asan/; any report,
+#                    a leak included, fails the test that caused it
+#   make fuzz [FUZZ_TIME=30]  build the libFuzzer harnesses tests/fuzz/fuzz_*.c
+#                    with clang into build-fuzz/ and run each FUZZ_TIME seconds
+#                    on tests/fuzz/seeds/NAME plus build-fuzz/corpus/NAME
+#
+# SAN is added to every compile and link of the project's C sources.  For
+# test-asan the sanitizer options make a report exit 99 and go to a file
+# under build-asan/san/, which tests/run.sh turns into a FAIL line.
+SAN ?=
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_ENV = ASAN_OPTIONS=exitcode=99:detect_leaks=1:abort_on_error=0:log_path=$(abspath $(1))/san/asan \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=99:log_path=$(abspath $(1))/san/ubsan \
+    LSAN_OPTIONS=exitcode=99 NT_SANLOG=$(abspath $(1))/san
+
+.PHONY: test-compile test-asan fuzz fuzz-deps fuzz-build
+test-asan:
+	@rm -rf build-asan/san; mkdir -p build-asan/san
+	@$(call SAN_ENV,build-asan) $(MAKE) --no-print-directory B=build-asan \
+	  SAN="$(ASAN_FLAGS)" CFLAGS="-O2 -g" test
+
+FUZZ_CC ?= $(firstword $(shell command -v clang-14 clang 2>/dev/null) clang-14)
+FUZZ_TIME ?= 30
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+# clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev).
+fuzz-deps:
+	@mkdir -p build-fuzz; p=build-fuzz/probe; \
+	printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' >$$p.c; \
+	if ! $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $$p $$p.c >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "normtune: installing clang-14 libclang-rt-14-dev with apt-get"; \
+	    apt-get update -q >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang-14 libclang-rt-14-dev >/dev/null || \
+	    { echo "normtune: error: apt-get could not install clang-14 libclang-rt-14-dev"; exit 1; }; \
+	  else \
+	    echo "normtune: error: $(FUZZ_CC) cannot build a libFuzzer program (run as root: apt-get install clang-14 libclang-rt-14-dev)"; \
+	    exit 1; \
+	  fi; \
+	fi; rm -f $$p $$p.c
+
+fuzz-build: $(FUZZ_BIN)
+$(B)/fuzz/fuzz_cache: tuner/compile.c   # it includes the parser's source
+
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(B)/libcore.a | deps
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(B)/libcore.a $(LDLIBS)
+
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory B=build-fuzz CC=$(FUZZ_CC) \
+	  SAN="$(ASAN_FLAGS) -fsanitize=fuzzer-no-link" CFLAGS="-O1 -g" fuzz-build
+	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_TIME)
 
 ifeq ($(NOBUILD),1)
 GPU_DEPS :=
@@ -109,7 +198,7 @@ tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) report --db $(DB)
 
 clean:
-	rm -rf $(B)
+	rm -rf $(B) build-asan build-fuzz
 
 # ---- the production library (issue 4): docs/api.md -------------------------
 #

@@ -587,6 +587,9 @@ static int inspect(const char *path, int64_t *version, int *blank, char *err,
         return seterr(err, errlen, "%s: written by a newer normtune (schema %lld, "
                       "this build knows %d)", path, (long long)*version,
                       STORE_SCHEMA_VERSION);
+    if (*version < 0)         /* user_version is signed; migrations[] is not */
+        return seterr(err, errlen, "%s: schema %lld is not a schema version (a damaged "
+                      "file?); left untouched", path, (long long)*version);
     return STORE_OK;
 }
 

@@ -464,7 +464,9 @@ static int entry_unpack(const unsigned char *p, size_t n, const char *key, int n
         uint32_t v[4];
         for (int j = 0; j < 4; j++)
             if (get_u32(&r, &v[j])) return -1;
-        if (v[3] == 0 || v[3] >= NT_LOWERED_LEN || get(&r, c->lowered[i], v[3])) return -1;
+        if (v[3] == 0 || v[3] >= NT_LOWERED_LEN || get(&r, c->lowered[i], v[3]) ||
+            memchr(c->lowered[i], 0, v[3]))  /* a name is text: no NUL inside */
+            return -1;
         c->lowered[i][v[3]] = 0;
         c->regs[i] = (int)v[0];
         c->spill[i] = (int)v[1];
