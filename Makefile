@@ -115,7 +115,9 @@ $(B)/gpu/%: tests/gpu/%.c tests/t.h $(B)/libcore.a | deps
 
 # The CPU suite.  A test that runs make itself (test_lib_build.sh) must build
 # the default tree whatever this make was given, hence the env -u.
-test: $(BIN) $(TEST_BIN)
+# The GPU test programs are built (not run) too, so that an API change that
+# breaks them shows in CI, which has no GPU.
+test: $(BIN) $(TEST_BIN) $(B)/gpu/test_kernels
 	@env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u B -u SAN -u CFLAGS \
 	  NORMTUNE=$(abspath $(BIN)) CC="$(CC)" V=$(V) sh tests/run.sh $(TEST_BIN) $(TEST_SH)
 
