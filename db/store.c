@@ -147,8 +147,16 @@ static const char *const q_sql[Q_COUNT] = {
                  "r.warmup = :warmup AND r.min_samples = :min AND "
                  "r.max_samples = :max AND r.rel_ci = :rel_ci",
     [Q_SAMPLES] = "SELECT us FROM sample WHERE result_id = :res ORDER BY idx",
+    /* the view `best`, with results whose dw error exceeds :max_err_dw left
+     * out (they are not eligible for the output dtype asked for) */
     [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-               "gbps, pct_copy, result_id FROM best WHERE device_id = :dev "
+               "gbps, pct_copy, result_id FROM (SELECT s.M, s.N, s.op, s.dtype, "
+               "v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy, "
+               "r.id AS result_id, row_number() OVER (PARTITION BY r.shape_id ORDER BY "
+               "r.median_us, v.family, v.params, v.src_hash, r.id) AS rank FROM result r "
+               "JOIN variant v ON v.id = r.variant_id JOIN shape s ON s.id = r.shape_id "
+               "WHERE r.device_id = :dev AND r.status = 'ok' AND r.median_us IS NOT NULL "
+               "AND (:max_err_dw IS NULL OR r.err_dw <= :max_err_dw)) WHERE rank = 1 "
                "ORDER BY N, M, op, dtype",
     [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
     [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",
@@ -1386,6 +1394,12 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
  * (caller frees), NULL on error. */
 int store_best(store *db, const char *device, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen) {
+    return store_best_within(db, device, -1.0, rows, n, prov, err, errlen);
+}
+
+int store_best_within(store *db, const char *device, double max_err_dw,
+                      store_best_row **rows, int *n, store_prov *prov, char *err,
+                      size_t errlen) {
     int64_t dev;
     int cap = 0, rc;
     store_best_row *v = NULL, *r;
@@ -1395,7 +1409,8 @@ int store_best(store *db, const char *device, store_best_row **rows, int *n,
     *n = 0;
     if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, Q_BEST, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", dev)) {
+    if (bind_i(st, ":dev", dev) || (max_err_dw >= 0 ? bind_d(st, ":max_err_dw", max_err_dw)
+                                                    : bind_null(st, ":max_err_dw"))) {
         stmt_done(st);
         return dberr(db, err, errlen, "binding the device");
     }
@@ -1434,7 +1449,8 @@ int store_best(store *db, const char *device, store_best_row **rows, int *n,
     }
     stmt_done(st);
     if (*n == 0) {
-        seterr(err, errlen, "%s: no successful result for device %s", db->path,
+        seterr(err, errlen, "%s: no successful result%s for device %s", db->path,
+               max_err_dw >= 0 ? " precise enough for the output dtype" : "",
                device ? device : "(the only one)");
         goto fail2;
     }

@@ -113,6 +113,13 @@ typedef struct store_prov {
 int store_best(store *db, const char *device, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen);
 
+/* store_best among the results whose relative dw error is at most
+ * max_err_dw (a negative max_err_dw: no limit), so that a config too
+ * imprecise for the output dtype the header serves is never exported. */
+int store_best_within(store *db, const char *device, double max_err_dw,
+                      store_best_row **rows, int *n, store_prov *prov, char *err,
+                      size_t errlen);
+
 /* Canned reports for `normtune query`.  Each calls row() once with the
  * column names (header = 1) and then once per row; cells are texts. */
 typedef void (*store_row_fn)(void *ctx, int header, int ncol, const char *const *cell);

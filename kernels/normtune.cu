@@ -246,7 +246,8 @@ static int lib_params(int c, const nt_family **fam, nt_params *p) {
 }
 
 /* Make config c ready for M x N on the device with facts di: params, the
- * family's check and plan, every launch resolved to a kernel of c, shared
+ * family's check and plan (refused when its dw is less precise than fp32),
+ * every launch resolved to a kernel of c, shared
  * memory opted in, grid sized.  Fills *ch; 0, or -1 when c cannot run here
  * (a CUDA error is kept in lib_cuda_err). */
 static int lib_try(int c, long long M, long long N, const nt_devinfo *di, lib_choice *ch) {
@@ -260,6 +261,10 @@ static int lib_try(int c, long long M, long long N, const nt_devinfo *di, lib_ch
     if (ch->fam->check(&ch->params, &s, di, err, sizeof err)) return -1;
     if (ch->fam->plan(&ch->params, &s, di, &ch->plan, err, sizeof err)) return -1;
     if (ch->plan.nlaunch < 1 || ch->plan.nlaunch > NT_MAX_LAUNCH) return -1;
+    /* dw is fp32 unless NORMTUNE_DW_BF16 asks for bf16, and one choice serves
+     * both: a config whose dw is only bf16-precise (bf16 partials) is never
+     * chosen, from the table or as a fallback (NT_TOL_F32, kernels/family.h) */
+    if (!(ch->plan.tol_dw <= NT_TOL_F32)) return -1;
     cudaError_t e = cudaSuccess;
     for (int i = 0; i < ch->plan.nlaunch && e == cudaSuccess; i++) {
         if (!(ch->k[i] = lib_find_kernel(cfg, ch->plan.l[i].name))) return -1;

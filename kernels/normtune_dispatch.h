@@ -12,6 +12,9 @@
  *   newest result   2026-11-29T15:48:44.767Z
  *   shapes          40, configs 22
  *
+ * Each shape's config is its fastest result whose fp32 dw stayed within
+ * 1e-05 relative L2 error of float64 (an output's precision is part of
+ * what is asked: bf16 partials are not eligible for an fp32 dw).
  * normtune_lookup(M, N, can_run) gives the config for a shape: exact,
  * else the nearest tuned shape, else NORMTUNE_DEFAULT_CONFIG.  A build
  * must refuse this header when NORMTUNE_SOURCE_HASH differs from the hash
@@ -40,13 +43,13 @@ enum normtune_family {
  * identifiers.  The production build instantiates exactly these.  A
  * family with no config here has an empty list. */
 /* rmsnorm_bwd.naive: X(config, nsplit, partial); partial index: bf16 = 0, f32 = 1 */
-#define NORMTUNE_RMSNORM_BWD_NAIVE_NCONFIGS 1
-#define NORMTUNE_RMSNORM_BWD_NAIVE_CONFIGS(X) \
-    X(0, 32, bf16)
+#define NORMTUNE_RMSNORM_BWD_NAIVE_NCONFIGS 0
+#define NORMTUNE_RMSNORM_BWD_NAIVE_CONFIGS(X)
 
 /* rmsnorm_bwd.persistent: X(config, block, chunks, stages, k) */
-#define NORMTUNE_RMSNORM_BWD_PERSISTENT_NCONFIGS 21
+#define NORMTUNE_RMSNORM_BWD_PERSISTENT_NCONFIGS 22
 #define NORMTUNE_RMSNORM_BWD_PERSISTENT_CONFIGS(X) \
+    X(0, 128, 1, 3, 2) \
     X(1, 128, 1, 3, 4) \
     X(2, 64, 2, 4, 4) \
     X(3, 256, 1, 2, 2) \
@@ -79,7 +82,7 @@ typedef struct normtune_config {
 } normtune_config;
 
 static const normtune_config normtune_configs[NORMTUNE_NCONFIGS] = {
-    {NORMTUNE_FAMILY_RMSNORM_BWD_NAIVE, 2, {32, 0, 0, 0}}, /* 0: nsplit=32,partial=bf16 */
+    {NORMTUNE_FAMILY_RMSNORM_BWD_PERSISTENT, 4, {128, 1, 3, 2}}, /* 0: block=128,chunks=1,stages=3,k=2 */
     {NORMTUNE_FAMILY_RMSNORM_BWD_PERSISTENT, 4, {128, 1, 3, 4}}, /* 1: block=128,chunks=1,stages=3,k=4 */
     {NORMTUNE_FAMILY_RMSNORM_BWD_PERSISTENT, 4, {64, 2, 4, 4}}, /* 2: block=64,chunks=2,stages=4,k=4 */
     {NORMTUNE_FAMILY_RMSNORM_BWD_PERSISTENT, 4, {256, 1, 2, 2}}, /* 3: block=256,chunks=1,stages=2,k=2 */
@@ -112,7 +115,7 @@ typedef struct normtune_entry {
 
 #define NORMTUNE_TABLE_SIZE 40
 static const normtune_entry normtune_table[NORMTUNE_TABLE_SIZE] = {
-    {1024LL, 1024LL, 0, 7.847, 802.6},
+    {1024LL, 1024LL, 0, 8.349, 754.3},
     {1024LL, 4096LL, 1, 13.818, 1821.7},
     {1024LL, 16384LL, 2, 32.153, 3130.9},
     {1024LL, 65536LL, 2, 103.376, 3895.1},

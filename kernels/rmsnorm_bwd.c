@@ -20,12 +20,6 @@
 #define FINAL_COLS 16         /* columns per block of nt_colsum_final */
 #define COLSUM_THREADS 256
 #define RED_SMEM 512          /* static shared bytes of the row reduction */
-/* Tolerances, relative L2 error vs float64.  A bf16 result carries a rounding
- * error of about 2^-9 / sqrt(3) = 1.1e-3 relative RMS (1.7e-3 measured for dx);
- * an fp32 sum of up to 65536 rows stays near 1e-6.  The bounds leave room
- * for that and catch any real mistake, which gives errors near 1. */
-#define TOL_BF16 1e-2
-#define TOL_F32 1e-4
 
 static const char *const partial_choices[] = {"bf16", "f32", NULL};
 
@@ -104,8 +98,8 @@ static int naive_plan(const nt_params *p, const nt_shape *s, const nt_devinfo *d
     pl->l[2].grid_y = 1;
     pl->l[2].block = COLSUM_THREADS;
     pl->nparts = (int)nsplit;
-    pl->tol_dx = TOL_BF16;
-    pl->tol_dw = f32 ? TOL_F32 : TOL_BF16;
+    pl->tol_dx = NT_TOL_BF16;
+    pl->tol_dw = f32 ? NT_TOL_F32 : NT_TOL_BF16;
     pl->workspace = ALIGN256((size_t)s->M * (size_t)s->N * (f32 ? 4 : 2)) +
                     ALIGN256((size_t)nsplit * (size_t)s->N * 4);
     return 0;
@@ -179,8 +173,8 @@ static int persist_plan(const nt_params *p, const nt_shape *s, const nt_devinfo 
     pl->l[1].grid_y = 1;
     pl->l[1].block = COLSUM_THREADS;
     pl->nparts = 0;
-    pl->tol_dx = TOL_BF16;
-    pl->tol_dw = TOL_F32;
+    pl->tol_dx = NT_TOL_BF16;
+    pl->tol_dw = NT_TOL_F32;
     if (dev) {
         /* upper bound on resident blocks: by threads, or k */
         int64_t kmax = k ? k : dev->max_threads_per_sm / block;

@@ -384,6 +384,9 @@ TEST(command_line) {
     CHECK(stat(db, &st) != 0, "a read-only export created the database");
 }
 
+/* The dw error put() records (0 unless a test sets it). */
+static double put_err_dw;
+
 /* Put one ok result for (M, N, family, params) under sweep sw. */
 static int put(store *db, int64_t dev, int64_t sw, int64_t M, int64_t N, const char *fam,
                const char *params, double us, char *err, size_t errlen) {
@@ -408,7 +411,52 @@ static int put(store *db, int64_t dev, int64_t sw, int64_t M, int64_t N, const c
     res.nsamples = 2;
     res.samples[0] = res.samples[1] = us;
     res.gbps = 6.0 * (double)M * (double)N / (us * 1e3);
+    res.err_dw = put_err_dw;
     return store_put(db, sw, &k, &res, err, errlen);
+}
+
+/* The export serves an fp32 dw: a result whose dw error exceeds NT_TOL_F32
+ * (bf16 partials, 1.6e-3 measured) is never the config of its shape, even
+ * when it is the fastest; the next fastest precise one is. */
+TEST(dw_precision) {
+    char db[700], out[700], err[512] = "";
+    store *s = NULL;
+    nt_device d;
+    int64_t dev = 0, sw = 0;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "NVIDIA H200");
+    snprintf(d.uuid, sizeof d.uuid, "GPU-prec");
+    d.cc_major = 9;
+    snprintf(db, sizeof db, "%s/prec.db", t_tmpdir());
+    snprintf(out, sizeof out, "%s/prec.h", t_tmpdir());
+    int ok = store_open(&s, db, STORE_CREATE, err, sizeof err) == 0 &&
+             store_device(s, &d, &dev, err, sizeof err) == 0 &&
+             store_sweep_begin(s, dev, "t.lua", "00", 100.0, &sw, err, sizeof err) == 0;
+    put_err_dw = 1.6e-3;
+    ok = ok && put(s, dev, sw, 1024, 1024, NAIVE, "nsplit=32,partial=bf16", 7.8, err, sizeof err) == 0;
+    put_err_dw = 2e-7;
+    ok = ok && put(s, dev, sw, 1024, 1024, PERS, "block=128,chunks=1,stages=3,k=2", 8.3, err, sizeof err) == 0 &&
+         put(s, dev, sw, 1024, 1024, NAIVE, "nsplit=64,partial=f32", 9.0, err, sizeof err) == 0;
+    put_err_dw = 1.6e-3;                /* a shape with no precise result at all */
+    ok = ok && put(s, dev, sw, 4096, 1024, NAIVE, "nsplit=32,partial=bf16", 9.9, err, sizeof err) == 0 &&
+         store_sweep_end(s, sw, "done", err, sizeof err) == 0;
+    put_err_dw = 0;
+    CHECK(ok, "making the database: %s", err);
+    if (s) store_close(s);
+    if (!ok) return;
+    CHECK(export_cmd("--db", db, "-o", out, NULL) == 0, "export failed");
+    long n = 0;
+    char *h = slurp(out, &n);
+    CHECK(h != NULL, "no header");
+    if (!h) return;
+    CHECK(strstr(h, "partial=bf16") == NULL && strstr(h, ", bf16)") == NULL,
+          "a config with bf16 partials was exported for an fp32 dw");
+    CHECK(strstr(h, "/* 0: block=128,chunks=1,stages=3,k=2 */") != NULL,
+          "the fastest precise config is not the one exported");
+    CHECK(strstr(h, "{1024LL, 1024LL, 0, 8.300,") != NULL, "1024 x 1024 does not use it");
+    CHECK(strstr(h, "#define NORMTUNE_TABLE_SIZE 1\n") != NULL,
+          "a shape with no precise result is in the table");
+    free(h);
 }
 
 TEST(end_to_end) {
@@ -481,5 +529,6 @@ int main(void) {
     RUN(refusals);
     RUN(command_line);
     RUN(end_to_end);
+    RUN(dw_precision);
     T_END();
 }

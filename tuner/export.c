@@ -370,6 +370,9 @@ static void put_head(FILE *f, const xport *x, const store_best_row *r0, const st
             " *   newest result   %s\n"
             " *   shapes          %d, configs %d\n"
             " *\n"
+            " * Each shape's config is its fastest result whose fp32 dw stayed within\n"
+            " * %.0e relative L2 error of float64 (an output's precision is part of\n"
+            " * what is asked: bf16 partials are not eligible for an fp32 dw).\n"
             " * normtune_lookup(M, N, can_run) gives the config for a shape: exact,\n"
             " * else the nearest tuned shape, else NORMTUNE_DEFAULT_CONFIG.  A build\n"
             " * must refuse this header when NORMTUNE_SOURCE_HASH differs from the hash\n"
@@ -386,7 +389,8 @@ static void put_head(FILE *f, const xport *x, const store_best_row *r0, const st
             "#define NORMTUNE_DEFAULT_CONFIG (-1)\n"
             "\n",
             r0->op, r0->dtype, dev, p->cc_major, p->cc_minor, uuid, drv, rt, nv, p->src_hash,
-            p->nsweeps, last, x->nent, x->ncfg, NT_EXPORT_VERSION, p->src_hash, r0->op, r0->dtype,
+            p->nsweeps, last, x->nent, x->ncfg, NT_TOL_F32, NT_EXPORT_VERSION, p->src_hash,
+            r0->op, r0->dtype,
             dev, p->cc_major * 10 + p->cc_minor);
 }
 
@@ -566,7 +570,7 @@ int cmd_export(int argc, char **argv) {
     if (check) return NT_EXIT_OK;
     memset(&prov, 0, sizeof prov);
     if (store_open(&db, dbpath, STORE_READ, err, sizeof err) ||
-        store_best(db, device, &rows, &n, &prov, err, sizeof err) ||
+        store_best_within(db, device, NT_TOL_F32, &rows, &n, &prov, err, sizeof err) ||
         write_header(out, dbpath, rows, n, &prov, err, sizeof err)) {
         nt_errorf("export", "%s", err);
         goto done;

@@ -9,9 +9,10 @@
  *   correctness   tuned and untuned shapes, M from 1 up, N from 8 to 16384
  *                 (1536, 2880, 4104, 11008 included) against the float64
  *                 reference; outputs poisoned with NaN before each call;
- *                 dx rel. L2 <= 1e-2, dw <= 1e-4 (fp32 dw; the config's own
- *                 tolerance if the tuner accepted a looser one) or 1e-2 (bf16
- *                 dw); three calls bitwise identical; tuned shapes use their
+ *                 dx rel. L2 <= 1e-2, dw <= NT_TOL_F32 = 1e-5 (fp32 dw,
+ *                 whatever config serves the shape) or 1e-2 (bf16 dw); the
+ *                 shapes where bf16 partials once served an fp32 dw, and
+ *                 random shapes; three calls bitwise identical; tuned shapes use their
  *                 config (on the device the header was tuned on)
  *   threads       four host threads calling at once give the same bits
  *   speed         every tuned shape of the header, timed like the tuner
@@ -33,6 +34,7 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/family.h"      /* NT_TOL_F32: the tolerance of an fp32 output */
 #include "kernels/normtune.h"
 #include "kernels/ref.h"
 #include "tests/t.h"
@@ -176,7 +178,7 @@ static void check_shape(long long M, long long N) {
             tol = 1e-2;
         } else {
             edw = nt_rel_l2_f32(s.rdw, dw0, (size_t)N);
-            tol = ch.tol_dw > 1e-4 ? ch.tol_dw : 1e-4;
+            tol = NT_TOL_F32;       /* an fp32 output, whatever the config */
         }
         printf("  M=%-6lld N=%-6lld dw=%s config %3d %-24s %-34s grid %5u  err dx %.2e dw %.2e\n",
                M, N, bf ? "bf16" : "f32 ", ch.config, ch.family, ch.params, ch.grid, edx, edw);
@@ -291,6 +293,25 @@ TEST(correctness_untuned) {
     static const long long Ns[] = {8, 1536, 2880, 4096, 4104, 11008, 16384};
     for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++)
         for (size_t j = 0; j < sizeof Ns / sizeof Ns[0]; j++) check_shape(Ms[i], Ns[j]);
+}
+
+/* Shapes where the library once served an fp32 dw from bf16 partials
+ * (rel. L2 1.5-1.7e-3), then random shapes as a user would try them: M from
+ * 1, N any multiple of 8 up to 16384 (fixed seed, so a failure repeats). */
+TEST(correctness_dw_precision) {
+    static const long long shapes[][2] = {{1, 8},       {7, 24},     {2, 96},    {215, 112},
+                                          {10587, 1472}, {4096, 1032}, {16384, 1032}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        check_shape(shapes[i][0], shapes[i][1]);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int n = 0; n < 16;) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;            /* xorshift64 */
+        long long N = 8 * (long long)(1 + (x >> 20) % 2048);
+        long long M = 1 + (long long)((x >> 40) % 20000);
+        if (M * N > REF_ELEMS) continue;
+        check_shape(M, N);
+        n++;
+    }
 }
 
 /* Tuned shapes small enough for a quick reference. */
@@ -516,6 +537,7 @@ int main(void) {
     RUN(speed);               /* first: on a fresh process, like the tuner's */
     RUN(arguments);
     RUN(correctness_untuned);
+    RUN(correctness_dw_precision);
     RUN(correctness_tuned);
     RUN(threads);
     T_END();
