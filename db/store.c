@@ -156,7 +156,8 @@ static const char *const q_sql[Q_COUNT] = {
                "r.median_us, v.family, v.params, v.src_hash, r.id) AS rank FROM result r "
                "JOIN variant v ON v.id = r.variant_id JOIN shape s ON s.id = r.shape_id "
                "WHERE r.device_id = :dev AND r.status = 'ok' AND r.median_us IS NOT NULL "
-               "AND (:max_err_dw IS NULL OR r.err_dw <= :max_err_dw)) WHERE rank = 1 "
+               "AND (:max_err_dw IS NULL OR r.err_dw IS NULL OR r.err_dw <= :max_err_dw)) "
+               "WHERE rank = 1 "
                "ORDER BY N, M, op, dtype",
     [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
     [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",

@@ -115,7 +115,9 @@ int store_best(store *db, const char *device, store_best_row **rows, int *n,
 
 /* store_best among the results whose relative dw error is at most
  * max_err_dw (a negative max_err_dw: no limit), so that a config too
- * imprecise for the output dtype the header serves is never exported. */
+ * imprecise for the output dtype the header serves is never exported.  A
+ * result with no recorded error (made by hand, not by the runner, which
+ * records it for every ok result) is kept. */
 int store_best_within(store *db, const char *device, double max_err_dw,
                       store_best_row **rows, int *n, store_prov *prov, char *err,
                       size_t errlen);
