@@ -469,6 +469,18 @@ static int damaged(const char *path, const char *check, const char *detail, char
                   path, check, detail);
 }
 
+/* A check statement st stepped to an error: finalize it and return the
+ * message, "damaged" when SQLite says the content is broken.  STORE_ERR. */
+static int check_failed(sqlite3 *db, sqlite3_stmt *st, const char *path, const char *check,
+                        char *err, size_t errlen) {
+    char msg[512];
+    int code = sqlite3_extended_errcode(db);
+    snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return is_corrupt(code) ? damaged(path, check, msg, err, errlen)
+                            : seterr(err, errlen, "%s: %s: %s", path, check, msg);
+}
+
 /* Check the database schema ("main" or an attached name) of db with
  * PRAGMA integrity_check (every page, record and index entry) and then
  * PRAGMA foreign_key_check (every id names an existing row).  Returns
@@ -490,13 +502,7 @@ static int check_integrity(sqlite3 *db, const char *schema, const char *path, ch
         else if (n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, "%s%s", n ? "; " : "", t ? t : "");
     }
-    if (rc != SQLITE_DONE) {
-        int code = sqlite3_extended_errcode(db);
-        snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(db));
-        sqlite3_finalize(st);
-        return is_corrupt(code) ? damaged(path, "integrity_check", msg, err, errlen)
-                                : seterr(err, errlen, "%s: integrity_check: %s", path, msg);
-    }
+    if (rc != SQLITE_DONE) return check_failed(db, st, path, "integrity_check", err, errlen);
     sqlite3_finalize(st);
     if (!ok) {
         for (char *c = msg; *c; c++)
@@ -515,13 +521,7 @@ static int check_integrity(sqlite3 *db, const char *schema, const char *path, ch
         sqlite3_finalize(st);
         return damaged(path, "foreign_key_check", msg, err, errlen);
     }
-    if (rc != SQLITE_DONE) {
-        int code = sqlite3_extended_errcode(db);
-        snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(db));
-        sqlite3_finalize(st);
-        return is_corrupt(code) ? damaged(path, "foreign_key_check", msg, err, errlen)
-                                : seterr(err, errlen, "%s: foreign_key_check: %s", path, msg);
-    }
+    if (rc != SQLITE_DONE) return check_failed(db, st, path, "foreign_key_check", err, errlen);
     sqlite3_finalize(st);
     return STORE_OK;
 }

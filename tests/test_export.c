@@ -384,6 +384,14 @@ TEST(command_line) {
     CHECK(stat(db, &st) != 0, "a read-only export created the database");
 }
 
+/* An H200 of the given uuid, as the tests' results are recorded under. */
+static void test_device(nt_device *d, const char *uuid) {
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "NVIDIA H200");
+    snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+    d->cc_major = 9;
+}
+
 /* The dw error put() records (0 unless a test sets it). */
 static double put_err_dw;
 
@@ -423,10 +431,7 @@ TEST(dw_precision) {
     store *s = NULL;
     nt_device d;
     int64_t dev = 0, sw = 0;
-    memset(&d, 0, sizeof d);
-    snprintf(d.name, sizeof d.name, "NVIDIA H200");
-    snprintf(d.uuid, sizeof d.uuid, "GPU-prec");
-    d.cc_major = 9;
+    test_device(&d, "GPU-prec");
     snprintf(db, sizeof db, "%s/prec.db", t_tmpdir());
     snprintf(out, sizeof out, "%s/prec.h", t_tmpdir());
     int ok = store_open(&s, db, STORE_CREATE, err, sizeof err) == 0 &&
@@ -464,10 +469,7 @@ TEST(end_to_end) {
     store *s = NULL;
     nt_device d;
     int64_t dev = 0, sw = 0;
-    memset(&d, 0, sizeof d);
-    snprintf(d.name, sizeof d.name, "NVIDIA H200");
-    snprintf(d.uuid, sizeof d.uuid, "GPU-test");
-    d.cc_major = 9;
+    test_device(&d, "GPU-test");
     snprintf(d.driver, sizeof d.driver, "13000");
     snprintf(d.runtime, sizeof d.runtime, "13000");
     snprintf(d.nvrtc, sizeof d.nvrtc, "13.0");
