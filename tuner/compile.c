@@ -33,7 +33,7 @@
 #include "tuner/cli.h"
 #include "tuner/compile.h"
 #include "tuner/enumerate.h"
-#include "tuner/eval.h"
+#include "kernels/nt.h"
 
 #define CACHE_MAGIC "NTCUBIN"     /* 7 chars + NUL = 8 bytes */
 #define CACHE_VERSION 1u

@@ -14,7 +14,7 @@
 
 #include "db/store.h"
 #include "lua/ntlua.h"
-#include "tuner/eval.h"
+#include "kernels/nt.h"
 
 typedef struct nt_run_opts {
     int verbose;              /* a line per result on stderr */
