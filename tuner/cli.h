@@ -11,9 +11,9 @@
 #define NT_EXIT_USAGE 2
 
 int cmd_list(int argc, char **argv);    /* tuner/cmd_list.c */
-int cmd_compile(int argc, char **argv); /* tuner/compile.c */
-int cmd_run(int argc, char **argv);     /* tuner/sweep.c */
-int cmd_export(int argc, char **argv);  /* tuner/export.c */
+int cmd_compile(int argc, char **argv); /* tuner/cmd_compile.c */
+int cmd_run(int argc, char **argv);     /* tuner/cmd_run.c */
+int cmd_export(int argc, char **argv);  /* tuner/cmd_export.c */
 int cmd_query(int argc, char **argv);   /* tuner/query.c */
 int cmd_report(int argc, char **argv);  /* tuner/query.c */
 int cmd_plot(int argc, char **argv);    /* tuner/plot.c */

@@ -66,6 +66,9 @@ typedef struct nt_csrc {
 /* Free the cubin bytes and zero *c.  Safe on a zeroed struct. */
 void nt_cubin_free(nt_cubin *c);
 
+/* Milliseconds on the monotonic clock (compile times are measured with it). */
+double nt_now_ms(void);
+
 /* Compile src with NVRTC, no cache.  Returns 0 with *out filled (status
  * NT_OK), or -1 with status NT_COMPILE_ERROR and the reason -- for a source
  * error, the NVRTC log -- in err.  *out owns its data either way. */

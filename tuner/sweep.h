@@ -38,4 +38,7 @@ typedef struct nt_run_stats {
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
                  nt_run_stats *st, char *err, size_t errlen);
 
+/* Seconds on the monotonic clock (the driver's progress and `run`'s total). */
+double nt_now_s(void);
+
 #endif
