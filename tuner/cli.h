@@ -21,7 +21,7 @@ int cmd_run(int argc, char **argv);     /* tuner/cmd_run.c */
 int cmd_export(int argc, char **argv);  /* tuner/cmd_export.c */
 int cmd_query(int argc, char **argv);   /* tuner/cmd_query.c */
 int cmd_report(int argc, char **argv);  /* tuner/cmd_report.c */
-int cmd_plot(int argc, char **argv);    /* tuner/plot.c */
+int cmd_plot(int argc, char **argv);    /* tuner/cmd_plot.c */
 int cmd_merge(int argc, char **argv);   /* tuner/cmd_merge.c */
 int cmd_migrate(int argc, char **argv); /* tuner/cmd_merge.c */
 
