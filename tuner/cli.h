@@ -1,8 +1,9 @@
 /* cli.h -- the normtune commands, one function each, and shared CLI helpers.
  *
  * Every command takes (argc, argv) with argv[0] the command name, parses its
- * options with getopt_long, handles --help, and returns the process exit
- * code: 0 success, 1 failure (message on stderr), 2 usage error. */
+ * options with nt_parse_opts from a table of its own (--help included), and
+ * returns the process exit code: 0 success, 1 failure (message on stderr),
+ * 2 usage error. */
 #ifndef NT_CLI_H
 #define NT_CLI_H
 
@@ -32,6 +33,42 @@ void nt_errorf(const char *cmd, const char *fmt, ...)
 /* Parse a positive integer option value; returns 0 and sets *v, or prints a
  * usage error naming opt and returns -1. */
 int nt_parse_pos(const char *cmd, const char *opt, const char *text, long long *v);
+
+/* ---- the option parser of every command ---- */
+
+/* How an option's value is stored (nt_opt.kind). */
+enum {
+    NT_OPT_FLAG,              /* no value; *(int *)dst = 1 */
+    NT_OPT_STR,               /* *(const char **)dst = the value */
+    NT_OPT_POS,               /* *(long long *)dst = the value, a positive
+                                 integer (nt_parse_pos, named "--NAME") */
+    NT_OPT_FN,                /* fn(cmd, value, dst) stores it: 0, or -1 with
+                                 a usage error printed */
+};
+
+/* One option of a command: --NAME, and -LETTER when letter is not 0.  A
+ * value is given as "--NAME V", "--NAME=V", "-L V" or "-LV". */
+typedef struct nt_opt {
+    const char *name;
+    char letter;
+    int kind;                 /* NT_OPT_* */
+    void *dst;
+    int (*fn)(const char *cmd, const char *value, void *dst);
+} nt_opt;
+
+#define NT_MAX_OPTS 16        /* options of one command, --help not counted */
+
+/* Parse the options of argv for cmd from the table opts (nopt entries),
+ * GNU style: options and positionals in any order, "--" ends the options,
+ * a long name may be abbreviated to a unique prefix.  --help and -h print
+ * usage on stdout.  Each value is stored as the table says, in the order
+ * given.  Returns -1 to go on (the positionals are argv[optind..argc-1]),
+ * else the exit code to return: 0 (help printed) or 2, with
+ * "normtune CMD: option --x needs a value" or
+ * "normtune CMD: unknown option '--x' (see normtune CMD --help)" or the
+ * value's own usage error printed. */
+int nt_parse_opts(const char *cmd, int argc, char **argv, const nt_opt *opts, int nopt,
+                  void (*usage)(FILE *));
 
 /* ---- the commands that read a database (query, report) ---- */
 

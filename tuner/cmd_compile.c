@@ -7,7 +7,7 @@
  * the same kernels into one compile unit, runs the units on the compiler
  * pool with the disk cache (tuner/compile.h), and prints one line per
  * variant and a summary.  CI runs it to prove every variant builds. */
-#include <getopt.h>
+#include <getopt.h>          /* optind */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,31 +150,18 @@ static int arch_ok(const char *a) {
 }
 
 int cmd_compile(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"arch", required_argument, NULL, 'a'},
-        {"jobs", required_argument, NULL, 'j'},
-        {"no-cache", no_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *arch = NULL;
     long long jobs = 0;
-    int use_cache = 1, c, rc = NT_EXIT_FAIL;
+    int no_cache = 0, use_cache, rc;
     char err[1024], dir[1024];
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":a:j:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'a': arch = optarg; break;
-        case 'j':
-            if (nt_parse_pos("compile", "--jobs", optarg, &jobs)) return NT_EXIT_USAGE;
-            break;
-        case 'C': use_cache = 0; break;
-        case 'h': compile_usage(stdout); return NT_EXIT_OK;
-        case ':': nt_errorf("compile", "option %s needs a value", argv[optind - 1]); return NT_EXIT_USAGE;
-        default: nt_errorf("compile", "unknown option '%s' (see --help)", argv[optind - 1]); return NT_EXIT_USAGE;
-        }
-    }
+    const nt_opt opts[] = {
+        {"arch", 'a', NT_OPT_STR, &arch, NULL},
+        {"jobs", 'j', NT_OPT_POS, &jobs, NULL},
+        {"no-cache", 0, NT_OPT_FLAG, &no_cache, NULL},
+    };
+    if ((rc = nt_parse_opts("compile", argc, argv, opts, 3, compile_usage)) >= 0) return rc;
+    rc = NT_EXIT_FAIL;
+    use_cache = !no_cache;
     if (optind != argc - 1) {
         nt_errorf("compile", optind >= argc ? "missing SCRIPT (see --help)"
                                             : "expected one SCRIPT, got %d arguments", argc - optind);

@@ -7,7 +7,7 @@
  * shape of one device, has nt_export_write (tuner/export.c) write the
  * header to a temporary file next to the output and renames it into place,
  * so a reader never sees half a header. */
-#include <getopt.h>
+#include <getopt.h>          /* optind */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,37 +46,20 @@ static int write_header(const char *out, const char *dbpath, const store_best_ro
 
 /* normtune export: see usage(). */
 int cmd_export(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'd'},
-        {"device", required_argument, NULL, 'D'},
-        {"output", required_argument, NULL, 'o'},
-        {"check", no_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *dbpath = NULL, *device = NULL, *out = NULL;
     char err[512];
     store *db = NULL;
     store_best_row *rows = NULL;
     store_prov prov;
-    int n = 0, c, check = 0, rc = NT_EXIT_FAIL;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': dbpath = optarg; break;
-        case 'D': device = optarg; break;
-        case 'o': out = optarg; break;
-        case 'c': check = 1; break;
-        case 'h': usage(stdout); return NT_EXIT_OK;
-        case ':':
-            nt_errorf("export", "option %s needs a value", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        default:
-            nt_errorf("export", "unknown option '%s' (see normtune export --help)", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        }
-    }
+    int n = 0, check = 0, rc;
+    const nt_opt opts[] = {
+        {"db", 0, NT_OPT_STR, &dbpath, NULL},
+        {"device", 0, NT_OPT_STR, &device, NULL},
+        {"output", 'o', NT_OPT_STR, &out, NULL},
+        {"check", 0, NT_OPT_FLAG, &check, NULL},
+    };
+    if ((rc = nt_parse_opts("export", argc, argv, opts, 4, usage)) >= 0) return rc;
+    rc = NT_EXIT_FAIL;
     if (optind < argc) {
         nt_errorf("export", "unexpected argument '%s' (see normtune export --help)", argv[optind]);
         return NT_EXIT_USAGE;

@@ -10,7 +10,7 @@
  * strategy proposes (its budget and seed), in its order.  Nothing is
  * compiled or run: this is the dry run of a sweep.  The walk itself is
  * nt_enumerate (tuner/enumerate.c). */
-#include <getopt.h>
+#include <getopt.h>          /* optind */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,28 +88,13 @@ static void usage(FILE *f) {
 }
 
 int cmd_list(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"count", no_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int only_counts = 0, c, rc = NT_EXIT_FAIL;
+    int only_counts = 0, rc = NT_EXIT_FAIL;
+    const nt_opt opts[] = {{"count", 'c', NT_OPT_FLAG, &only_counts, NULL}};
     char err[1024];
     nt_sweep sw;
     uint64_t *counts = NULL;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
-        if (c == 'c') {
-            only_counts = 1;
-        } else if (c == 'h') {
-            usage(stdout);
-            return NT_EXIT_OK;
-        } else {
-            nt_errorf("list", "unknown option '%s' (see normtune list --help)", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        }
-    }
+    if ((rc = nt_parse_opts("list", argc, argv, opts, 1, usage)) >= 0) return rc;
+    rc = NT_EXIT_FAIL;
     if (optind != argc - 1) {
         nt_errorf("list", "%s (usage: normtune list [--count] SCRIPT)",
                   optind == argc ? "needs a SCRIPT" : "takes one SCRIPT");

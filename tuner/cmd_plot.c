@@ -7,7 +7,7 @@
  * Checks the options and the output name (a database or the input is
  * refused before anything is drawn), then has nt_plot_draw (tuner/plot.c)
  * build the figure and run gnuplot.  Exit codes: 0 ok, 1 failure, 2 usage. */
-#include <getopt.h>
+#include <getopt.h>          /* optind */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -48,43 +48,21 @@ static void plot_usage(FILE *f) {
 }
 
 int cmd_plot(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"db", required_argument, NULL, 'd'},   {"csv", required_argument, NULL, 'c'},
-        {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'D'},
-        {"kind", required_argument, NULL, 'k'}, {"x", required_argument, NULL, 'x'},
-        {"y", required_argument, NULL, 'y'},    {"logx", no_argument, NULL, 'l'},
-        {"by", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
-    };
     static const char *const kinds[] = {
         [NT_PLOT_BW] = "bw", [NT_PLOT_PCT] = "pct", [NT_PLOT_SPREAD] = "spread"};
     const char *dbp = NULL, *csv = NULL, *out = "plot.svg", *device = NULL, *kindname = NULL;
     const char *xs = NULL, *ys = NULL, *by = NULL, *ext;
     char err[2048];
-    int c, kind = NT_PLOT_BW, logx = 0, png;
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'h': plot_usage(stdout); return NT_EXIT_OK;
-        case 'd': dbp = optarg; break;
-        case 'c': csv = optarg; break;
-        case 'o': out = optarg; break;
-        case 'D': device = optarg; break;
-        case 'k': kindname = optarg; break;
-        case 'x': xs = optarg; break;
-        case 'y': ys = optarg; break;
-        case 'b': by = optarg; break;
-        case 'l': logx = 1; break;
-        case ':':
-            nt_errorf(CMD, "option %s needs a value", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        default:
-            nt_errorf(CMD, "unknown option '%s' (see normtune plot --help)", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        }
-    }
+    int kind = NT_PLOT_BW, logx = 0, png;
+    const nt_opt opts[] = {
+        {"db", 0, NT_OPT_STR, &dbp, NULL},       {"csv", 0, NT_OPT_STR, &csv, NULL},
+        {"output", 'o', NT_OPT_STR, &out, NULL}, {"device", 0, NT_OPT_STR, &device, NULL},
+        {"kind", 0, NT_OPT_STR, &kindname, NULL}, {"x", 0, NT_OPT_STR, &xs, NULL},
+        {"y", 0, NT_OPT_STR, &ys, NULL},         {"logx", 0, NT_OPT_FLAG, &logx, NULL},
+        {"by", 0, NT_OPT_STR, &by, NULL},
+    };
+    int rc = nt_parse_opts(CMD, argc, argv, opts, 9, plot_usage);
+    if (rc >= 0) return rc;
     if (optind < argc) {
         nt_errorf(CMD, "unexpected argument '%s' (see normtune plot --help)", argv[optind]);
         return NT_EXIT_USAGE;

@@ -12,7 +12,7 @@
  * The table is collected in memory (tbl) from the store's row callbacks and
  * printed once complete, so an error half-way prints no partial table.
  * Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage error. */
-#include <getopt.h>
+#include <getopt.h>          /* optind */
 #include <stdio.h>
 #include <string.h>
 

@@ -11,7 +11,7 @@
  * tuner/output.c: atomic, never over a database).  The table is collected
  * in memory first, so an error half-way prints no partial table.
  * Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage error. */
-#include <getopt.h>
+#include <getopt.h>          /* optind */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,7 @@
  * faults loses the CUDA context: its result is stored and normtune restarts
  * itself to resume. */
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h>          /* optind */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,63 +64,64 @@ static void run_usage(FILE *f) {
                "  --verbose     one line per result\n");
 }
 
+/* --device: a GPU's name or UUID into *(const char **)dst; a bare number is
+ * refused (it was the CUDA ordinal once: --gpu).  0, or -1 (usage error). */
+static int opt_device(const char *cmd, const char *v, void *dst) {
+    if (v[strspn(v, "0123456789")] == 0) {
+        nt_errorf(cmd, "--device takes a GPU's name or UUID, as in every command; "
+                  "for the CUDA ordinal use --gpu %s", v);
+        return -1;
+    }
+    *(const char **)dst = v;
+    return 0;
+}
+
+/* --gpu: the CUDA ordinal, 0 or a positive integer, into *(int *)dst. */
+static int opt_gpu(const char *cmd, const char *v, void *dst) {
+    long long n;
+    if (!strcmp(v, "0")) {
+        *(int *)dst = 0;
+        return 0;
+    }
+    if (nt_parse_pos(cmd, "--gpu", v, &n)) return -1;
+    *(int *)dst = (int)n;
+    return 0;
+}
+
+/* --settle: whole seconds from 0 to 3600 into *(double *)dst. */
+static int opt_settle(const char *cmd, const char *v, void *dst) {
+    char *end;
+    errno = 0;
+    long s = strtol(v, &end, 10);
+    if (end == v || *end || errno || s < 0 || s > 3600) {
+        nt_errorf(cmd, "--settle needs whole seconds from 0 to 3600, got '%s'", v);
+        return -1;
+    }
+    *(double *)dst = (double)s;
+    return 0;
+}
+
 int cmd_run(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},    {"device", required_argument, 0, 'D'},
-        {"seed", required_argument, 0, 's'},  {"jobs", required_argument, 0, 'j'},
-        {"no-cache", no_argument, 0, 'n'},    {"verbose", no_argument, 0, 'v'},
-        {"settle", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
-        {"gpu", required_argument, 0, 'g'},
-        {0, 0, 0, 0},
-    };
     const char *dbpath = "results.db";
     nt_runner_opts ro = {.device = 0, .seed = 1, .use_cache = 1, .eps = 1e-6};
     nt_run_opts o = {0};
     double settle = DEFAULT_SETTLE_S;
-    long long v;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': dbpath = optarg; break;
-        case 'D':                 /* one meaning in every command: name or UUID */
-            if (optarg[strspn(optarg, "0123456789")] == 0) {
-                nt_errorf("run", "--device takes a GPU's name or UUID, as in every command; "
-                          "for the CUDA ordinal use --gpu %s", optarg);
-                return NT_EXIT_USAGE;
-            }
-            ro.select = optarg;
-            break;
-        case 'g':
-            if (!strcmp(optarg, "0")) { ro.device = 0; break; }
-            if (nt_parse_pos("run", "--gpu", optarg, &v)) return NT_EXIT_USAGE;
-            ro.device = (int)v;
-            break;
-        case 's':
-            if (nt_parse_pos("run", "--seed", optarg, &v)) return NT_EXIT_USAGE;
-            ro.seed = (uint64_t)v;
-            break;
-        case 'j':
-            if (nt_parse_pos("run", "--jobs", optarg, &v)) return NT_EXIT_USAGE;
-            ro.jobs = (int)v;
-            break;
-        case 'n': ro.use_cache = 0; break;
-        case 'v': o.verbose = 1; break;
-        case 'S': {
-            char *end;
-            errno = 0;
-            long s = strtol(optarg, &end, 10);
-            if (end == optarg || *end || errno || s < 0 || s > 3600) {
-                nt_errorf("run", "--settle needs whole seconds from 0 to 3600, got '%s'", optarg);
-                return NT_EXIT_USAGE;
-            }
-            settle = (double)s;
-            break;
-        }
-        case 'h': run_usage(stdout); return NT_EXIT_OK;
-        default: run_usage(stderr); return NT_EXIT_USAGE;
-        }
-    }
+    long long seed = 0, jobs = 0;
+    int no_cache = 0, rc;
+    const nt_opt opts[] = {
+        {"db", 0, NT_OPT_STR, &dbpath, NULL},
+        {"device", 0, NT_OPT_FN, &ro.select, opt_device},
+        {"seed", 0, NT_OPT_POS, &seed, NULL},
+        {"jobs", 0, NT_OPT_POS, &jobs, NULL},
+        {"no-cache", 0, NT_OPT_FLAG, &no_cache, NULL},
+        {"verbose", 0, NT_OPT_FLAG, &o.verbose, NULL},
+        {"settle", 0, NT_OPT_FN, &settle, opt_settle},
+        {"gpu", 0, NT_OPT_FN, &ro.device, opt_gpu},
+    };
+    if ((rc = nt_parse_opts("run", argc, argv, opts, 8, run_usage)) >= 0) return rc;
+    if (seed) ro.seed = (uint64_t)seed;
+    if (jobs) ro.jobs = (int)jobs;
+    if (no_cache) ro.use_cache = 0;
     if (optind != argc - 1) {
         nt_errorf("run", "expected one SCRIPT argument");
         run_usage(stderr);
@@ -132,7 +133,7 @@ int cmd_run(int argc, char **argv) {
     nt_runner *r = NULL;
     nt_evaluator ev;
     nt_run_stats st;
-    int rc = NT_EXIT_FAIL;
+    rc = NT_EXIT_FAIL;
     if (ntl_load(argv[optind], &sw, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return NT_EXIT_FAIL;
