@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../tuner/eval.h"
+#include "../kernels/nt.h"
 
 #define STORE_OK 0
 #define STORE_ERR (-1)

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include "../kernels/family.h"
 #include "../search/search.h"
-#include "../tuner/eval.h"
+#include "../kernels/nt.h"
 
 #define NTL_MAX_FAMILIES 8
 #define NTL_MAX_SHAPES 4096

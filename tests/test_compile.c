@@ -15,7 +15,7 @@
 
 #include "tests/t.h"
 #include "tuner/compile.h"
-#include "tuner/eval.h"
+#include "kernels/nt.h"
 
 static const char *hdr_names[] = {"tiny.cuh"};
 static const char *hdr_texts[] = {

@@ -765,7 +765,7 @@ static int run_to(const char *out, int (*cmd)(int, char **), int argc, char **ar
 }
 
 TEST(cli_report_and_query) {
-    /* the commands of tuner/query.c on a store made here (no sqlite3 shell) */
+    /* the commands of tuner/cmd_query.c and cmd_report.c on a store made here (no sqlite3 shell) */
     int64_t dev;
     store *db = mkbest("cli.db", &dev);
     CHECK(db != NULL, "store");

@@ -1,24 +1,30 @@
 /* cli.h -- the normtune commands, one function each, and shared CLI helpers.
  *
  * Every command takes (argc, argv) with argv[0] the command name, parses its
- * options with getopt_long, handles --help, and returns the process exit
- * code: 0 success, 1 failure (message on stderr), 2 usage error. */
+ * options with nt_parse_opts from a table of its own (--help included), and
+ * returns the process exit code: 0 success, 1 failure (message on stderr),
+ * 2 usage error. */
 #ifndef NT_CLI_H
 #define NT_CLI_H
+
+#include <stdio.h>
+
+#include "db/store.h"
+#include "tuner/output.h"
 
 #define NT_EXIT_OK 0
 #define NT_EXIT_FAIL 1
 #define NT_EXIT_USAGE 2
 
 int cmd_list(int argc, char **argv);    /* tuner/cmd_list.c */
-int cmd_compile(int argc, char **argv); /* tuner/compile.c */
-int cmd_run(int argc, char **argv);     /* tuner/sweep.c */
-int cmd_export(int argc, char **argv);  /* tuner/export.c */
-int cmd_query(int argc, char **argv);   /* tuner/query.c */
-int cmd_report(int argc, char **argv);  /* tuner/query.c */
-int cmd_plot(int argc, char **argv);    /* tuner/plot.c */
-int cmd_merge(int argc, char **argv);   /* tuner/query.c */
-int cmd_migrate(int argc, char **argv); /* tuner/query.c */
+int cmd_compile(int argc, char **argv); /* tuner/cmd_compile.c */
+int cmd_run(int argc, char **argv);     /* tuner/cmd_run.c */
+int cmd_export(int argc, char **argv);  /* tuner/cmd_export.c */
+int cmd_query(int argc, char **argv);   /* tuner/cmd_query.c */
+int cmd_report(int argc, char **argv);  /* tuner/cmd_report.c */
+int cmd_plot(int argc, char **argv);    /* tuner/cmd_plot.c */
+int cmd_merge(int argc, char **argv);   /* tuner/cmd_merge.c */
+int cmd_migrate(int argc, char **argv); /* tuner/cmd_merge.c */
 
 /* Print "normtune CMD: " + message + newline on stderr. */
 void nt_errorf(const char *cmd, const char *fmt, ...)
@@ -27,5 +33,79 @@ void nt_errorf(const char *cmd, const char *fmt, ...)
 /* Parse a positive integer option value; returns 0 and sets *v, or prints a
  * usage error naming opt and returns -1. */
 int nt_parse_pos(const char *cmd, const char *opt, const char *text, long long *v);
+
+/* ---- the option parser of every command ---- */
+
+/* How an option's value is stored (nt_opt.kind). */
+enum {
+    NT_OPT_FLAG,              /* no value; *(int *)dst = 1 */
+    NT_OPT_STR,               /* *(const char **)dst = the value */
+    NT_OPT_POS,               /* *(long long *)dst = the value, a positive
+                                 integer (nt_parse_pos, named "--NAME") */
+    NT_OPT_FN,                /* fn(cmd, value, dst) stores it: 0, or -1 with
+                                 a usage error printed */
+};
+
+/* One option of a command: --NAME, and -LETTER when letter is not 0.  A
+ * value is given as "--NAME V", "--NAME=V", "-L V" or "-LV". */
+typedef struct nt_opt {
+    const char *name;
+    char letter;
+    int kind;                 /* NT_OPT_* */
+    void *dst;
+    int (*fn)(const char *cmd, const char *value, void *dst);
+} nt_opt;
+
+#define NT_MAX_OPTS 16        /* options of one command, --help not counted */
+
+/* Parse the options of argv for cmd from the table opts (nopt entries),
+ * GNU style: options and positionals in any order, "--" ends the options,
+ * a long name may be abbreviated to a unique prefix.  --help and -h print
+ * usage on stdout.  Each value is stored as the table says, in the order
+ * given.  Returns -1 to go on (the positionals are argv[optind..argc-1]),
+ * else the exit code to return: 0 (help printed) or 2, with
+ * "normtune CMD: option --x needs a value" or
+ * "normtune CMD: unknown option '--x' (see normtune CMD --help)" or the
+ * value's own usage error printed. */
+int nt_parse_opts(const char *cmd, int argc, char **argv, const nt_opt *opts, int nopt,
+                  void (*usage)(FILE *));
+
+/* ---- the commands that read a database (query, report) ---- */
+
+/* Their options; which of them one accepts is given to nt_parse_dbopts. */
+typedef struct nt_dbopts {
+    const char *db, *device, *out, *format;
+} nt_dbopts;
+
+/* Parse argv for cmd, accepting the options whose letters are in accept
+ * ('d' --db, 'D' --device, 'o' -o/--output, 'f' --format; --help always,
+ * printed with usage).  Returns -1 to go on (positionals start at optind),
+ * else the exit code to return (help printed: 0, usage error: 2). */
+int nt_parse_dbopts(const char *cmd, int argc, char **argv, const char *accept,
+                    void (*usage)(FILE *), nt_dbopts *o);
+
+/* The TBL_* format of --format (default: table), or -1 with a usage error
+ * printed. */
+int nt_parse_format(const char *cmd, const char *name);
+
+/* Open the database read-only; prints the error and returns NULL on
+ * failure.  The caller closes it (store_close). */
+store *nt_open_db(const char *cmd, const char *path);
+
+/* Where a command's output goes: stdout, or -o FILE through nt_out (never
+ * the database). */
+typedef struct nt_sink {
+    nt_out o;
+    int file;                      /* 1: writing o */
+    FILE *f;                       /* where to write: stdout or o.f */
+} nt_sink;
+
+/* Open the output: stdout when path is NULL, else path (never over db).
+ * 0, or -1 with the error printed. */
+int nt_sink_open(const char *cmd, nt_sink *s, const char *path, const char *db);
+
+/* Finish the output: commit the file (ok) or drop it (!ok).  Returns the
+ * exit code: NT_EXIT_OK only when ok and the output was written. */
+int nt_sink_close(const char *cmd, nt_sink *s, int ok);
 
 #endif

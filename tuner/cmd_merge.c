@@ -8,46 +8,12 @@
  * db/store.c, which checks every database they open (integrity, schema,
  * that a written file can be written) before any work.
  * Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage error. */
-#include <getopt.h>
+#include <getopt.h>          /* optind */
 #include <stdio.h>
 #include <string.h>
 
 #include "db/store.h"
 #include "tuner/cli.h"
-
-/* Parse --help, --db (when db is not NULL) and -o/--output (when out is
- * not NULL) for cmd.  Returns -1 to go on (positionals start at optind),
- * else the exit code (help printed: 0, usage error: 2). */
-static int parse(const char *cmd, int argc, char **argv, void (*usage)(FILE *),
-                 const char **db, const char **out) {
-    static const struct option longopts[] = {
-        {"db", required_argument, NULL, 'd'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    optind = 0;                                 /* full reset (GNU) */
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, out ? ":ho:" : ":h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return NT_EXIT_OK;
-        }
-        if (c == ':') {
-            nt_errorf(cmd, "option %s needs a value", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        }
-        if (c == 'd' && db) *db = optarg;
-        else if (c == 'o' && out) *out = optarg;
-        else {
-            nt_errorf(cmd, "unknown option '%s' (see normtune %s --help)", argv[optind - 1],
-                      cmd);
-            return NT_EXIT_USAGE;
-        }
-    }
-    return -1;
-}
 
 /* ---- normtune merge ----------------------------------------------------------- */
 
@@ -71,7 +37,8 @@ int cmd_merge(int argc, char **argv) {
     const char *out = NULL;
     char err[1024];
     store_merge_counts n;
-    int rc = parse("merge", argc, argv, merge_usage, NULL, &out);
+    const nt_opt opts[] = {{"output", 'o', NT_OPT_STR, &out, NULL}};
+    int rc = nt_parse_opts("merge", argc, argv, opts, 1, merge_usage);
     if (rc >= 0) return rc;
     if (argc - optind != 2 || !out) {
         nt_errorf("merge", "needs two input databases and -o OUT.db (see normtune merge --help)");
@@ -105,7 +72,8 @@ int cmd_migrate(int argc, char **argv) {
     const char *db = NULL;
     char err[1024];
     store *s = NULL;
-    int rc = parse("migrate", argc, argv, migrate_usage, &db, NULL);
+    const nt_opt opts[] = {{"db", 0, NT_OPT_STR, &db, NULL}};
+    int rc = nt_parse_opts("migrate", argc, argv, opts, 1, migrate_usage);
     if (rc >= 0) return rc;
     if (!db || optind != argc) {
         nt_errorf("migrate", "needs --db FILE and nothing else (see normtune migrate --help)");

@@ -40,7 +40,7 @@ typedef struct nt_cubin {
     int spill[NT_MAX_LAUNCH]; /* spill store bytes, per launch */
     int smem[NT_MAX_LAUNCH];  /* static shared memory bytes, per launch */
     int max_regs, max_spill, max_smem; /* over the launches */
-    int status;               /* NT_OK or NT_COMPILE_ERROR (tuner/eval.h) */
+    int status;               /* NT_OK or NT_COMPILE_ERROR (kernels/nt.h) */
     int hit;                  /* 1: came from the disk cache */
     double ms;                /* wall time of the lookup + compile */
     char key[17];             /* cache key, 16 hex digits */
@@ -65,6 +65,9 @@ typedef struct nt_csrc {
 
 /* Free the cubin bytes and zero *c.  Safe on a zeroed struct. */
 void nt_cubin_free(nt_cubin *c);
+
+/* Milliseconds on the monotonic clock (compile times are measured with it). */
+double nt_now_ms(void);
 
 /* Compile src with NVRTC, no cache.  Returns 0 with *out filled (status
  * NT_OK), or -1 with status NT_COMPILE_ERROR and the reason -- for a source

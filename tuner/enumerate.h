@@ -5,7 +5,7 @@
  * order, points last dimension fastest), calls the family's `where` for
  * each point and hands the accepted ones to a callback.  `normtune list`
  * prints them; the sweep runner measures them.  Implemented in
- * tuner/cmd_list.c.  where() runs in the sweep's Lua state: one thread at a
+ * tuner/enumerate.c.  where() runs in the sweep's Lua state: one thread at a
  * time per nt_sweep.
  *
  * Determinism: the first nt_enumerate of a sweep (or nt_enum_check) first

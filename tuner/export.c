@@ -1,4 +1,5 @@
-/* export.c -- `normtune export`: the results database -> the dispatch header.
+/* export.c -- the dispatch header writer behind `normtune export`
+ * (tuner/cmd_export.c): the results database -> the dispatch header.
  *
  * nt_export_write is the pure part: from the best row per shape of one
  * device and its provenance it writes a self-contained C header (C99, and
@@ -17,13 +18,9 @@
  *   table       normtune_table[] {N, M, config, median_us, gbps}, by (N, M);
  *   lookup      normtune_lookup(M, N, can_run): exact shape, else same N by
  *               nearest M (ratio), else nearest N, ..., else -1.
- *
- * cmd_export opens the database read-only, asks store_best for the rows,
- * writes the header to a temporary file next to the output and renames it
- * into place, so a reader never sees half a header. */
+ */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,7 +30,6 @@
 #include <unistd.h>
 
 #include "kernels/family.h"
-#include "tuner/cli.h"
 #include "tuner/export.h"
 #include "tuner/output.h"
 
@@ -490,95 +486,5 @@ int nt_export_write(FILE *f, const store_best_row *rows, int n, const store_prov
 done:
     free(x.cfg);
     free(x.ent);
-    return rc;
-}
-
-/* ---- the command ------------------------------------------------------- */
-
-static void usage(FILE *f) {
-    fprintf(f, "usage: normtune export --db FILE [--device NAME] [--check] -o FILE.h\n\n"
-               "Write the dispatch header: the best config per tuned shape of one device,\n"
-               "as a self-contained C header (see docs/dispatch-header.md).  The same\n"
-               "database always gives the same bytes.\n\n"
-               "  --db FILE         results database (opened read-only)\n"
-               "  --device NAME     device name or uuid (needed when the database has several)\n"
-               "  -o, --output FILE header to write (replaced atomically; an SQLite\n"
-               "                    database, or the --db file, is refused)\n"
-               "  --check           only check that -o may be written (make tune runs\n"
-               "                    this before the sweep); the database may not exist yet\n"
-               "  -h, --help        this help\n");
-}
-
-/* Write the header for the rows through nt_out (checked, atomic; the
- * database is protected).  0, or -1 with a message. */
-static int write_header(const char *out, const char *dbpath, const store_best_row *rows, int n,
-                        const store_prov *prov, char *err, size_t errlen) {
-    nt_out o;
-    if (nt_out_open(&o, out, &dbpath, 1, err, errlen)) return -1;
-    if (nt_export_write(o.f, rows, n, prov, err, errlen)) {
-        nt_out_abort(&o);
-        return -1;
-    }
-    return nt_out_commit(&o, err, errlen);
-}
-
-/* normtune export: see usage(). */
-int cmd_export(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'd'},
-        {"device", required_argument, NULL, 'D'},
-        {"output", required_argument, NULL, 'o'},
-        {"check", no_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *dbpath = NULL, *device = NULL, *out = NULL;
-    char err[512];
-    store *db = NULL;
-    store_best_row *rows = NULL;
-    store_prov prov;
-    int n = 0, c, check = 0, rc = NT_EXIT_FAIL;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': dbpath = optarg; break;
-        case 'D': device = optarg; break;
-        case 'o': out = optarg; break;
-        case 'c': check = 1; break;
-        case 'h': usage(stdout); return NT_EXIT_OK;
-        case ':':
-            nt_errorf("export", "option %s needs a value", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        default:
-            nt_errorf("export", "unknown option '%s' (see normtune export --help)", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        nt_errorf("export", "unexpected argument '%s' (see normtune export --help)", argv[optind]);
-        return NT_EXIT_USAGE;
-    }
-    if (!dbpath || !out) {
-        nt_errorf("export", "needs --db FILE and -o FILE.h (see normtune export --help)");
-        return NT_EXIT_USAGE;
-    }
-    if (nt_out_check(out, &dbpath, 1, err, sizeof err)) {
-        nt_errorf("export", "%s", err);
-        return NT_EXIT_FAIL;
-    }
-    if (check) return NT_EXIT_OK;
-    memset(&prov, 0, sizeof prov);
-    if (store_open(&db, dbpath, STORE_READ, err, sizeof err) ||
-        store_best_within(db, device, NT_TOL_F32, &rows, &n, &prov, err, sizeof err) ||
-        write_header(out, dbpath, rows, n, &prov, err, sizeof err)) {
-        nt_errorf("export", "%s", err);
-        goto done;
-    }
-    fprintf(stderr, "normtune export: %s: %d shapes\n", out, n);
-    rc = NT_EXIT_OK;
-done:
-    free(rows);
-    if (db) store_close(db);
     return rc;
 }

@@ -1,14 +1,15 @@
-/* plot.c -- `normtune plot`: figures of a results database, or of any CSV
- * that `query`/`report --format csv` write, drawn by gnuplot.
+/* plot.c -- the figures behind `normtune plot` (tuner/cmd_plot.c): of a
+ * results database, or of any CSV that `query`/`report --format csv` write,
+ * drawn by gnuplot.
  *
  * Three figures:
- *   --kind bw (default) / pct  the best config of each family per shape:
+ *   NT_PLOT_BW / NT_PLOT_PCT  the best config of each family per shape:
  *                GB/s (or % of the measured copy bandwidth) against N on a
  *                log2 axis, one line per M and family, the copy bandwidth
  *                as a reference line;
- *   --kind spread  every successful variant's GB/s per shape as points, one
+ *   NT_PLOT_SPREAD  every successful variant's GB/s per shape as points, one
  *                colour per family, the best of each shape marked;
- *   --csv FILE   columns of a CSV file: x (first column or --x) against
+ *   a CSV file   columns of a CSV file: x (first column or --x) against
  *                the numeric columns (or --y A,B).
  *
  * The figure is first built in memory (fig: series of points and labels),
@@ -18,10 +19,9 @@
  * the target through nt_out (atomic; a database is never overwritten) and
  * the directory is removed.  Every text from the data (device, family,
  * column names) reaches gnuplot in single quotes, where it neither expands
- * backquotes nor macros.  Exit codes: 0 ok, 1 failure, 2 usage. */
+ * backquotes nor macros. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,11 +33,9 @@
 #include <unistd.h>
 
 #include "db/store.h"
-#include "tuner/cli.h"
+#include "tuner/plot.h"
 #include "tuner/output.h"
 #include "tuner/table.h"
-
-#define CMD "plot"
 
 /* ---- the figure in memory ---------------------------------------------------- */
 
@@ -417,7 +415,6 @@ static int cmp_text_desc(const void *a, const void *b) {
     return strcmp((const char *)b, (const char *)a);
 }
 
-enum { K_BW, K_PCT, K_SPREAD };
 
 /* Columns of store_report_shape used here. */
 typedef struct shcols {
@@ -524,7 +521,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
             }
             if (g > best[fi]) best[fi] = g, bestp[fi] = p;
             if (g > top) top = g, topfam = fi;
-            if (kind == K_SPREAD) {
+            if (kind == NT_PLOT_SPREAD) {
                 series *s = fig_series(f, fams.v[fi]);
                 if (!s || series_add(s, i, g)) {
                     tbl_free(&t);
@@ -534,7 +531,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
             }
         }
         tbl_free(&t);
-        if (kind == K_SPREAD) {
+        if (kind == NT_PLOT_SPREAD) {
             char lab[96];
             if (topfam >= 0) {
                 series *s = fig_series(f, "best of the shape");
@@ -558,7 +555,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
             snprintf(title, sizeof title, "%s%sM=%lld %s", mixed ? od : "", mixed ? ", " : "",
                      (long long)r->M, fams.v[fi]);
             series *s = fig_series(f, title);
-            if (!s || series_add(s, (double)r->N, kind == K_PCT ? bestp[fi] : best[fi])) goto oom;
+            if (!s || series_add(s, (double)r->N, kind == NT_PLOT_PCT ? bestp[fi] : best[fi])) goto oom;
             s->key1 = names_idx(&ops, od);
             s->key2 = (double)r->M;
             s->key3 = fi;
@@ -574,7 +571,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
         series *s = &f->s[i];
         int rank = 0, mi;
         char m[32];
-        if (kind == K_SPREAD) {
+        if (kind == NT_PLOT_SPREAD) {
             if (s->key1 == 1) {
                 snprintf(s->color, sizeof s->color, "#000000");
                 s->pt = 6;
@@ -605,11 +602,11 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
     qsort(f->s, (size_t)f->ns, sizeof *f->s, series_cmp);
 
     /* labels */
-    const char *what = kind == K_SPREAD ? "every successful variant per shape, best circled"
+    const char *what = kind == NT_PLOT_SPREAD ? "every successful variant per shape, best circled"
                                         : "best config per family and shape";
     snprintf(f->title, sizeof f->title, "%s%s%s: %s\nnormtune, results of %.10s", prov.device,
              mixed ? "" : ", ", mixed ? "" : ops.v[0], what, prov.last_finished);
-    if (kind == K_SPREAD) {
+    if (kind == NT_PLOT_SPREAD) {
         snprintf(f->xlabel, sizeof f->xlabel, "shape N x M (N: row length, M: rows), by N, then M");
         f->xrot = 1;
         f->xmin = -0.7;
@@ -620,9 +617,9 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
         if (log_tics(f, rows, n)) goto oom;
     }
     snprintf(f->ylabel, sizeof f->ylabel, "%s",
-             kind == K_PCT ? "% of the measured copy bandwidth"
+             kind == NT_PLOT_PCT ? "% of the measured copy bandwidth"
                            : "GB/s (minimum bytes / median time)");
-    if (kind == K_PCT) {
+    if (kind == NT_PLOT_PCT) {
         f->ref = 100;
         snprintf(f->reflabel, sizeof f->reflabel, "device-to-device copy (100%%)");
     } else if (ncopy) {
@@ -802,136 +799,32 @@ done:
     return rc;
 }
 
-/* ---- normtune plot ------------------------------------------------------------------- */
+/* ---- drawing ----------------------------------------------------------------------- */
 
-static void plot_usage(FILE *f) {
-    fprintf(f,
-        "usage: normtune plot --db FILE [-o OUT.svg|OUT.png] [--device NAME]\n"
-        "                     [--kind bw|pct|spread]\n"
-        "       normtune plot --csv FILE [-o OUT] [--x COL] [--y COL[,COL...]] [--by COL]\n"
-        "                     [--logx]\n\n"
-        "Draw results with gnuplot (Debian package gnuplot-nox).\n\n"
-        "figures of a results database (--db):\n"
-        "  --kind bw       GB/s of the best config of each family against N (log2\n"
-        "                  axis), one line per M and family, and the measured copy\n"
-        "                  bandwidth as a dotted line (default)\n"
-        "  --kind pct      the same as %% of the copy bandwidth\n"
-        "  --kind spread   GB/s of every successful variant per shape (points, one\n"
-        "                  colour per family), the best of each shape circled\n\n"
-        "a figure of a CSV file (--csv), such as query/report --format csv write:\n"
-        "  --x COL         the x column, by name or 1-based number (default: the\n"
-        "                  first); a column that is not numeric gives labels\n"
-        "  --y COL,...     the columns plotted, one line each (default: every other\n"
-        "                  numeric column); empty and '-' cells are skipped\n"
-        "  --by COL        one line per value of COL (say M), titled COL=value\n"
-        "  --logx          log2 x axis\n\n"
-        "options:\n"
-        "  -o, --output FILE  the picture: .svg (default plot.svg) or .png; written\n"
-        "                  atomically; an SQLite database and the input are refused\n"
-        "  --device NAME   device name or uuid (default: the only device with\n"
-        "                  results)\n"
-        "  -h, --help      this text\n");
-}
-
-int cmd_plot(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"db", required_argument, NULL, 'd'},   {"csv", required_argument, NULL, 'c'},
-        {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'D'},
-        {"kind", required_argument, NULL, 'k'}, {"x", required_argument, NULL, 'x'},
-        {"y", required_argument, NULL, 'y'},    {"logx", no_argument, NULL, 'l'},
-        {"by", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
-    };
-    static const char *const kinds[] = {[K_BW] = "bw", [K_PCT] = "pct", [K_SPREAD] = "spread"};
-    const char *dbp = NULL, *csv = NULL, *out = "plot.svg", *device = NULL, *kindname = NULL;
-    const char *xs = NULL, *ys = NULL, *by = NULL, *ext;
-    char err[2048], *prog = NULL, *dir = NULL;
-    int c, kind = K_BW, logx = 0, png, rc = NT_EXIT_FAIL;
+/* Draw the figure of r (see plot.h). */
+int nt_plot_draw(const nt_plot_req *r, char *err, size_t errlen) {
+    char *prog = NULL, *dir = NULL;
+    int rc = -1;
     fig f = {0};
     store *db = NULL;
 
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'h': plot_usage(stdout); return NT_EXIT_OK;
-        case 'd': dbp = optarg; break;
-        case 'c': csv = optarg; break;
-        case 'o': out = optarg; break;
-        case 'D': device = optarg; break;
-        case 'k': kindname = optarg; break;
-        case 'x': xs = optarg; break;
-        case 'y': ys = optarg; break;
-        case 'b': by = optarg; break;
-        case 'l': logx = 1; break;
-        case ':':
-            nt_errorf(CMD, "option %s needs a value", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        default:
-            nt_errorf(CMD, "unknown option '%s' (see normtune plot --help)", argv[optind - 1]);
-            return NT_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        nt_errorf(CMD, "unexpected argument '%s' (see normtune plot --help)", argv[optind]);
-        return NT_EXIT_USAGE;
-    }
-    if (!dbp == !csv) {
-        nt_errorf(CMD, "needs --db FILE or --csv FILE, not %s (see normtune plot --help)",
-                  dbp ? "both" : "neither");
-        return NT_EXIT_USAGE;
-    }
-    if (dbp && (xs || ys || by || logx)) {
-        nt_errorf(CMD, "--x, --y, --by and --logx go with --csv, not --db");
-        return NT_EXIT_USAGE;
-    }
-    if (csv && (kindname || device)) {
-        nt_errorf(CMD, "--kind and --device go with --db, not --csv");
-        return NT_EXIT_USAGE;
-    }
-    if (kindname) {
-        for (kind = 0; kind < (int)(sizeof kinds / sizeof kinds[0]); kind++)
-            if (!strcmp(kindname, kinds[kind])) break;
-        if (kind == (int)(sizeof kinds / sizeof kinds[0])) {
-            nt_errorf(CMD, "unknown --kind '%s' (bw, pct or spread)", kindname);
-            return NT_EXIT_USAGE;
-        }
-    }
-    /* a database or the input is refused before the name is looked at */
-    const char *protect[2] = {dbp, csv};
-    if (nt_out_check(out, protect, 2, err, sizeof err)) {
-        nt_errorf(CMD, "%s", err);
-        return NT_EXIT_FAIL;
-    }
-    ext = strrchr(out, '.');
-    if (ext && strchr(ext, '/')) ext = NULL;
-    if (!ext || (strcasecmp(ext, ".svg") && strcasecmp(ext, ".png"))) {
-        nt_errorf(CMD, "-o %s: the name must end in .svg or .png", out);
-        return NT_EXIT_USAGE;
-    }
-    png = !strcasecmp(ext, ".png");
-
     if (!(prog = find_gnuplot())) {
-        nt_errorf(CMD, "gnuplot not found: install the Debian package gnuplot-nox");
-        return NT_EXIT_FAIL;
+        snprintf(err, errlen, "gnuplot not found: install the Debian package gnuplot-nox");
+        return -1;
     }
-    if (dbp) {
-        if (store_open(&db, dbp, STORE_READ, err, sizeof err) ||
-            fig_db(&f, db, device, kind, err, sizeof err))
+    if (r->db) {
+        if (store_open(&db, r->db, STORE_READ, err, errlen) ||
+            fig_db(&f, db, r->device, r->kind, err, errlen))
             goto fail;
-    } else if (fig_csv(&f, csv, xs, ys, by, logx, err, sizeof err)) {
+    } else if (fig_csv(&f, r->csv, r->x, r->y, r->by, r->logx, err, errlen)) {
         goto fail;
     }
-    if (!(dir = make_tmpdir(err, sizeof err)) || fig_write(&f, dir, png, err, sizeof err) ||
-        run_gnuplot(prog, dir, err, sizeof err) ||
-        commit_output(dir, out, protect, err, sizeof err))
+    if (!(dir = make_tmpdir(err, errlen)) || fig_write(&f, dir, r->png, err, errlen) ||
+        run_gnuplot(prog, dir, err, errlen) ||
+        commit_output(dir, r->out, r->protect, err, errlen))
         goto fail;
-    fprintf(stderr, "normtune plot: wrote %s\n", out);
-    rc = NT_EXIT_OK;
-    goto done;
+    rc = 0;
 fail:
-    nt_errorf(CMD, "%s", err);
-done:
     remove_tmpdir(dir);
     if (db) store_close(db);
     fig_free(&f);

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "tuner/eval.h"
+#include "kernels/nt.h"
 
 typedef struct nt_runner nt_runner;
 

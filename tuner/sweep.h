@@ -14,7 +14,7 @@
 
 #include "db/store.h"
 #include "lua/ntlua.h"
-#include "tuner/eval.h"
+#include "kernels/nt.h"
 
 typedef struct nt_run_opts {
     int verbose;              /* a line per result on stderr */
@@ -37,5 +37,8 @@ typedef struct nt_run_stats {
  * (a database error, a where() error, an evaluator that broke). */
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
                  nt_run_stats *st, char *err, size_t errlen);
+
+/* Seconds on the monotonic clock (the driver's progress and `run`'s total). */
+double nt_now_s(void);
 
 #endif

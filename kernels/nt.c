@@ -1,7 +1,7 @@
-/* eval.c -- status names of the evaluator seam (see eval.h). */
+/* nt.c -- status names of the shared vocabulary (see nt.h). */
 #include <string.h>
 
-#include "tuner/eval.h"
+#include "kernels/nt.h"
 
 static const char *const status_names[NT_NSTATUS] = {
     "ok", "compile_error", "resources", "launch_error", "wrong", "nondeterministic",

@@ -1,11 +1,15 @@
-/* eval.h -- the evaluator seam: (shape, family, params, timing) -> result.
+/* nt.h -- the shared vocabulary at the bottom of the tree: timing settings,
+ * result status, one result, the device, and the evaluator seam
+ * (shape, family, params, timing) -> result.  Shapes, families and params
+ * are in kernels/family.h, which this header includes.
  *
- * The sweep driver (tuner/sweep.c) never talks to a GPU directly: it hands
- * each proposal to an nt_evaluator.  The GPU runner (tuner/runner.c) is one
- * evaluator; the CPU tests use a fixture evaluator that lives in tests/.
- * Plain structs only, so db/ and lua/ can include this header too. */
-#ifndef NT_EVAL_H
-#define NT_EVAL_H
+ * search/, db/, lua/ and tuner/ include it; it includes nothing outside
+ * kernels/.  The sweep driver (tuner/sweep.c) never talks to a GPU directly:
+ * it hands each proposal to an nt_evaluator.  The GPU runner
+ * (tuner/runner.c) is one evaluator; the CPU tests use a fixture evaluator
+ * that lives in tests/.  Plain structs only. */
+#ifndef NT_NT_H
+#define NT_NT_H
 
 #include <stdint.h>
 #include "../kernels/family.h"

@@ -1,0 +1,196 @@
+/* cmd_report.c -- `normtune report`: the best config per shape as a
+ * markdown table.
+ *
+ *   normtune report --db FILE [--device NAME] [--format F] [-o FILE]
+ *
+ * Prints, per shape sorted by (N, M), the best family and params (as
+ * `export` ships them), its bandwidth and share of copy bandwidth, and the
+ * time of the best persistent variant over the best naive one, as a
+ * markdown table that can be pasted into a note; or the rows as CSV or
+ * JSON (--format, tuner/table.c); to stdout or to a file with -o (through
+ * tuner/output.c: atomic, never over a database).  The table is collected
+ * in memory first, so an error half-way prints no partial table.
+ * Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage error. */
+#include <getopt.h>          /* optind */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/store.h"
+#include "kernels/family.h"
+#include "tuner/cli.h"
+#include "tuner/table.h"
+
+static void report_usage(FILE *f) {
+    fprintf(f,
+        "usage: normtune report --db FILE [--device NAME] [--format F] [-o FILE]\n\n"
+        "Summary of the best config per shape as a markdown table, one row per\n"
+        "(N, M): the best family and params (as `normtune export` ships them:\n"
+        "the fastest whose fp32 dw is within 1e-5 of float64), median time, GB/s, %% of copy\n"
+        "bandwidth, and persistent/naive: the best persistent time over the\n"
+        "best naive time for that shape (below 1: persistent is faster).\n\n"
+        "options:\n"
+        "  --db FILE       the results database (opened read-only)\n"
+        "  --device NAME   device name or uuid (default: the only device with\n"
+        "                  results)\n"
+        "  --format F      table (default: the markdown report), csv or json\n"
+        "                  (the rows only, with columns device, N, M, op, dtype,\n"
+        "                  family, params, us, GB/s, %% copy, persistent/naive)\n"
+        "  -o, --output FILE  write there (atomically) instead of stdout; an\n"
+        "                  SQLite database and the --db file are refused\n"
+        "  -h, --help      this text\n");
+}
+
+/* The fastest successful time per family kind of one (op, dtype), found in
+ * the rows of store_report_shape. */
+typedef struct famtime {
+    const char *op, *dtype;
+    double persistent, naive;      /* best median us, 0 = none */
+    int c_op, c_dtype, c_fam, c_status, c_us; /* column indices, -1 = unknown */
+} famtime;
+
+static int col_index(int ncol, const char *const *cell, const char *name) {
+    for (int i = 0; i < ncol; i++)
+        if (!strcmp(cell[i], name)) return i;
+    return -1;
+}
+
+/* store_row_fn: keep the best time of the persistent and naive families. */
+static void famtime_row(void *ctx, int header, int ncol, const char *const *cell) {
+    famtime *ft = ctx;
+    if (header) {
+        ft->c_op = col_index(ncol, cell, "op");
+        ft->c_dtype = col_index(ncol, cell, "dtype");
+        ft->c_fam = col_index(ncol, cell, "family");
+        ft->c_status = col_index(ncol, cell, "status");
+        ft->c_us = col_index(ncol, cell, "us");
+        return;
+    }
+    if (ft->c_op < 0 || ft->c_dtype < 0 || ft->c_fam < 0 || ft->c_status < 0 || ft->c_us < 0)
+        return;
+    if (strcmp(cell[ft->c_op], ft->op) || strcmp(cell[ft->c_dtype], ft->dtype) ||
+        strcmp(cell[ft->c_status], "ok"))
+        return;
+    const char *kind = strrchr(cell[ft->c_fam], '.');
+    kind = kind ? kind + 1 : cell[ft->c_fam];
+    double us = strtod(cell[ft->c_us], NULL), *best = !strcmp(kind, "persistent") ? &ft->persistent
+                                                    : !strcmp(kind, "naive")    ? &ft->naive
+                                                                                : NULL;
+    if (best && us > 0 && (*best == 0 || us < *best)) *best = us;
+}
+
+/* A family name without its op prefix ("rmsnorm_bwd.naive" -> "naive"). */
+static const char *short_family(const store_best_row *r) {
+    size_t n = strlen(r->op);
+    return !strncmp(r->family, r->op, n) && r->family[n] == '.' ? r->family + n + 1 : r->family;
+}
+
+/* Columns of the report: all of them in CSV and JSON; in the markdown
+ * table device always goes, op and dtype when every row has the same. */
+enum { R_DEV, R_N, R_M, R_OP, R_DTYPE, R_FAM, R_PARAMS, R_US, R_GBPS, R_PCT, R_RATIO, R_NCOL };
+static const char *const report_head[R_NCOL] = {
+    "device", "N", "M", "op", "dtype", "family", "params", "us", "GB/s", "% copy",
+    "persistent/naive"};
+
+int cmd_report(int argc, char **argv) {
+    nt_dbopts o;
+    tbl t = {0};
+    char err[512], c[R_NCOL][64];
+    const char *cell[R_NCOL];
+    store *db;
+    store_best_row *rows = NULL;
+    store_prov prov;
+    nt_sink out;
+    int n = 0, mixed = 0, ncol, fmt, rc = nt_parse_dbopts("report", argc, argv, "dDof", report_usage, &o);
+
+    if (rc >= 0) return rc;
+    if (optind < argc) {
+        nt_errorf("report", "unexpected argument '%s' (see normtune report --help)",
+                  argv[optind]);
+        return NT_EXIT_USAGE;
+    }
+    if (!o.db) {
+        nt_errorf("report", "needs --db FILE (see normtune report --help)");
+        return NT_EXIT_USAGE;
+    }
+    if ((fmt = nt_parse_format("report", o.format)) < 0) return NT_EXIT_USAGE;
+    if (nt_sink_open("report", &out, o.out, o.db)) return NT_EXIT_FAIL;
+    if (!(db = nt_open_db("report", o.db))) return nt_sink_close("report", &out, 0);
+    /* the configs the export would ship: precise enough for an fp32 dw */
+    if (store_best_within(db, o.device, NT_TOL_F32, &rows, &n, &prov, err, sizeof err)) {
+        nt_errorf("report", "%s", err);
+        store_close(db);
+        return nt_sink_close("report", &out, 0);
+    }
+    for (int i = 1; i < n; i++)
+        mixed |= strcmp(rows[i].op, rows[0].op) || strcmp(rows[i].dtype, rows[0].dtype);
+
+    /* which columns: keep[] */
+    int keep[R_NCOL];
+    for (int j = 0; j < R_NCOL; j++) keep[j] = 1;
+    if (fmt == TBL_TABLE) {
+        keep[R_DEV] = 0;                        /* said in the title */
+        keep[R_OP] = keep[R_DTYPE] = mixed;     /* said once above the table */
+    }
+    ncol = 0;
+    for (int j = 0; j < R_NCOL; j++)
+        if (keep[j]) cell[ncol++] = report_head[j];
+    tbl_add(&t, ncol, cell);
+    for (int i = 0; i < n && !t.oom; i++) {
+        const store_best_row *r = &rows[i];
+        famtime ft = {r->op, r->dtype, 0, 0, -1, -1, -1, -1, -1};
+        if (store_report_shape(db, o.device, r->M, r->N, famtime_row, &ft, err, sizeof err)) {
+            nt_errorf("report", "%s", err);
+            goto fail;
+        }
+        const char *all[R_NCOL];
+        for (int j = 0; j < R_NCOL; j++) all[j] = c[j];
+        all[R_DEV] = prov.device;
+        snprintf(c[R_N], 64, "%lld", (long long)r->N);
+        snprintf(c[R_M], 64, "%lld", (long long)r->M);
+        all[R_OP] = r->op;
+        all[R_DTYPE] = r->dtype;
+        all[R_FAM] = short_family(r);
+        all[R_PARAMS] = r->params;
+        snprintf(c[R_US], 64, "%.2f", r->median_us);
+        snprintf(c[R_GBPS], 64, "%.1f", r->gbps);
+        snprintf(c[R_PCT], 64, "%.1f", r->pct_copy);
+        if (ft.persistent > 0 && ft.naive > 0)
+            snprintf(c[R_RATIO], 64, "%.2f", ft.persistent / ft.naive);
+        else
+            snprintf(c[R_RATIO], 64, "-");
+        int k = 0;
+        for (int j = 0; j < R_NCOL; j++)
+            if (keep[j]) cell[k++] = all[j];
+        tbl_add(&t, ncol, cell);
+    }
+    if (t.oom) {
+        nt_errorf("report", "out of memory");
+        goto fail;
+    }
+    if (fmt == TBL_TABLE) {
+        FILE *f = out.f;
+        fprintf(f, "## normtune report: %s\n\n", prov.device);
+        fprintf(f, "Device %s (uuid %s, cc %d.%d), driver %s, CUDA runtime %s, NVRTC %s.\n",
+                prov.device, prov.uuid, prov.cc_major, prov.cc_minor, prov.driver,
+                prov.runtime, prov.nvrtc);
+        fprintf(f, "Kernel sources %s; %d sweep%s; newest result %s.\n", prov.src_hash,
+                prov.nsweeps, prov.nsweeps == 1 ? "" : "s", prov.last_finished);
+        if (!mixed) fprintf(f, "Op %s, dtype %s.\n", rows[0].op, rows[0].dtype);
+        fprintf(f, "us: median time; GB/s: minimum bytes / median; %% copy: share of the\n"
+                   "measured copy bandwidth; persistent/naive: best persistent time over best\n"
+                   "naive time (below 1: persistent is faster).\n\n");
+        tbl_write(&t, TBL_MD, f);
+    } else {
+        tbl_write(&t, fmt, out.f);
+    }
+    tbl_free(&t);
+    free(rows);
+    store_close(db);
+    return nt_sink_close("report", &out, 1);
+fail:
+    tbl_free(&t);
+    free(rows);
+    store_close(db);
+    return nt_sink_close("report", &out, 0);
+}

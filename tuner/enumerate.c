@@ -1,0 +1,311 @@
+/* enumerate.c -- nt_enumerate (tuner/enumerate.h): the walk over a sweep
+ * script's shapes x families x points that `list`, `compile` and the sweep
+ * driver share, with its determinism check and progress line.  The `list`
+ * command that prints the walk is in tuner/cmd_list.c. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lua/ntlua.h"
+#include "search/search.h"
+#include "tuner/enumerate.h"
+
+#define PROGRESS_MIN 1000000   /* point visits from which a terminal sees progress */
+#define PROGRESS_EVERY 0.25    /* seconds between progress updates */
+#define POLL_MASK 1023         /* budget and progress looked at every 1024 points */
+
+/* One nt_enumerate call: the sweep, the callback, the error buffer, and the
+ * progress line ("enumerating: 1.2M of 4.0M points" on a terminal). */
+typedef struct walker {
+    nt_sweep *sw;
+    nt_enum_fn fn;
+    void *ctx;
+    uint64_t *counts;         /* filled by the check's first walk, or NULL */
+    char *err;
+    size_t errlen;
+    uint64_t done, total;     /* point visits so far, in all */
+    int show;                 /* a progress line may be drawn */
+    int shown;                /* one is on the screen */
+    double next;              /* earliest time of the next update */
+} walker;
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* n as "999", "12.3k" or "4.0M" into buf. */
+static const char *human(uint64_t n, char *buf, size_t len) {
+    if (n >= 1000000)
+        snprintf(buf, len, "%.1fM", (double)n / 1e6);
+    else if (n >= 1000)
+        snprintf(buf, len, "%.1fk", (double)n / 1e3);
+    else
+        snprintf(buf, len, "%" PRIu64, n);
+    return buf;
+}
+
+/* Draw the progress line, at most every PROGRESS_EVERY seconds. */
+static void progress(walker *w) {
+    char a[32], b[32];
+    double t = now_s();
+    if (t < w->next) return;
+    w->next = t + PROGRESS_EVERY;
+    fprintf(stderr, "\renumerating: %s of %s points", human(w->done, a, sizeof a),
+            human(w->total, b, sizeof b));
+    fflush(stderr);
+    w->shown = 1;
+}
+
+/* Count a visit; now and then look at the budget and the progress line.
+ * 0, or -1 with a message (the where() budget is spent). */
+static int tick(walker *w) {
+    if ((++w->done & POLL_MASK) == 0) {
+        if (ntl_walk_poll(w->sw, w->err, w->errlen)) return -1;
+        if (w->show) progress(w);
+    }
+    return 0;
+}
+
+/* Mix of the bits of x (splitmix64's finalizer). */
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Hash of one visit: shape s, family f, point number i (< NTL_MAX_SPACE),
+ * accepted or not.  Summed per shape, so the order of visits does not
+ * matter. */
+static uint64_t visit_hash(int s, int f, uint64_t i, int acc) {
+    return mix64(((uint64_t)s << 40) ^ ((uint64_t)f << 32) ^ (i << 1) ^ (uint64_t)(acc != 0));
+}
+
+/* Number of point idx of a space (last dimension fastest). */
+static uint64_t point_number(const search_space *sp, const int *idx) {
+    uint64_t i = 0;
+    for (int d = 0; d < sp->ndim; d++) i = i * (uint64_t)sp->dim[d].nval + (uint64_t)idx[d];
+    return i;
+}
+
+/* Check one point against where(); call fn when accepted.  Sets *acc.
+ * 0, or -1 with a message in err. */
+static int visit(walker *w, int s, int f, const int *idx, nt_enum_fn fn, int *acc) {
+    nt_sweep *sw = w->sw;
+    nt_params p;
+    ntl_point_params(sw, f, idx, &p);
+    if (ntl_where(sw, f, &p, &sw->shapes[s], acc, w->err, w->errlen)) return -1;
+    if (*acc && fn && fn(w->ctx, sw, s, f, idx, &p, w->err, w->errlen)) return -1;
+    return tick(w);
+}
+
+/* Position j of a pseudo-random permutation of [0, size) chosen by key:
+ * a bijection of [0, 2^bits) (multiply by an odd number, add, xor-shift)
+ * applied until it lands below size ("cycle walking"). */
+static uint64_t permute(uint64_t j, uint64_t size, uint64_t key) {
+    int bits = 1;
+    while (bits < 63 && (1ULL << bits) < size) bits++;
+    uint64_t mask = (1ULL << bits) - 1, x = j;
+    do {
+        x = (x * 0x9e3779b97f4a7c15ULL + key) & mask;
+        x ^= x >> (bits / 2 + 1);
+        x = (x * 0xbf58476d1ce4e5b9ULL) & mask;
+        x ^= x >> (bits / 2 + 1);
+    } while (x >= size);
+    return x;
+}
+
+/* Every point of family f's space for shape s: in order, or (scramble) in
+ * a pseudo-random order of its own, so that a where() that keeps state
+ * between calls sees other neighbours.  Adds the accepted points to *n and
+ * the visits' hashes to *h. */
+static int walk_space(walker *w, int s, int f, int scramble, nt_enum_fn fn, uint64_t *n,
+                      uint64_t *h) {
+    const search_space *sp = &w->sw->fam[f].space;
+    uint64_t size = search_space_size(sp), key = mix64((uint64_t)s * 31 + (uint64_t)f + 1);
+    int idx[SEARCH_MAX_DIMS], acc;
+    for (uint64_t j = 0; j < size; j++) {
+        uint64_t i = scramble ? permute(j, size, key) : j;
+        search_space_point(sp, i, idx);
+        if (visit(w, s, f, idx, fn, &acc)) return -1;
+        *n += (uint64_t)acc;
+        *h += visit_hash(s, f, i, acc);
+    }
+    return 0;
+}
+
+/* Points of family f for shape s, through the script's search strategy.
+ * Adds the accepted ones to *n, the visits' hashes to *h.  0 or -1. */
+static int walk_strategy(walker *w, int s, int f, nt_enum_fn fn, uint64_t *n, uint64_t *h) {
+    nt_sweep *sw = w->sw;
+    search_state *st = NULL;
+    int idx[SEARCH_MAX_DIMS], acc, rc = 0;
+    char msg[256];
+    if (search_start(&st, &sw->fam[f].space, &sw->search, msg, sizeof msg)) {
+        snprintf(w->err, w->errlen, "%s: %s", sw->path, msg);
+        return -1;
+    }
+    while (search_next(st, idx)) {
+        if ((rc = visit(w, s, f, idx, fn, &acc))) break;
+        search_report(st, idx, acc ? 0.0 : INFINITY);
+        *n += (uint64_t)acc;
+        *h += visit_hash(s, f, point_number(&sw->fam[f].space, idx), acc);
+    }
+    search_free(st);
+    return rc;
+}
+
+/* Visits of one walk: exhaustive, or through the strategy (its budget). */
+static uint64_t walk_size(const nt_sweep *sw, int mode) {
+    uint64_t n = 0;
+    for (int f = 0; f < sw->nfam; f++) {
+        uint64_t size = search_space_size(&sw->fam[f].space);
+        if (mode == NT_ENUM_STRATEGY && sw->search.budget && sw->search.budget < size)
+            size = sw->search.budget;
+        n += size;
+    }
+    return n * (uint64_t)sw->nshape;
+}
+
+/* "file: where() is not deterministic: ..." for shape s into err. */
+static int not_deterministic(walker *w, int s, uint64_t was, uint64_t now) {
+    const nt_sweep *sw = w->sw;
+    char how[96];
+    if (was != now)
+        snprintf(how, sizeof how, "%" PRIu64 " points, where an earlier walk accepted %" PRIu64, now,
+                 was);
+    else
+        snprintf(how, sizeof how, "other points than an earlier walk (%" PRIu64 " of them)", now);
+    snprintf(w->err, w->errlen,
+             "%s: where() is not deterministic: for shape M=%lld N=%lld (shapes[%d]) it accepted "
+             "%s; where() must depend only on p and s (no math.random, no state kept between "
+             "calls)",
+             sw->path, (long long)sw->shapes[s].M, (long long)sw->shapes[s].N, s + 1, how);
+    return -1;
+}
+
+/* Accepted points of shape s in the reference walk. */
+static uint64_t ref_total(const nt_sweep *sw, int s) {
+    uint64_t n = 0;
+    for (int f = 0; f < sw->nfam; f++) n += sw->ref_count[(size_t)s * (size_t)sw->nfam + (size_t)f];
+    return n;
+}
+
+/* The determinism check: two exhaustive walks, the second with shapes,
+ * families and points in other orders; the per-shape hashes must agree.
+ * Keeps the first walk's hashes and counts in sw->ref_hash/ref_count.
+ * 0, or -1 with a message naming the first shape that differs. */
+static int check_walks(walker *w) {
+    nt_sweep *sw = w->sw;
+    size_t ns = (size_t)sw->nshape, nf = (size_t)sw->nfam;
+    uint64_t *h = calloc(4 * ns, sizeof *h), *cnt = calloc(ns * nf, sizeof *cnt);
+    if (!h || !cnt) {
+        free(h);
+        free(cnt);
+        snprintf(w->err, w->errlen, "out of memory");
+        return -1;
+    }
+    uint64_t *tot = h + 2 * ns;   /* [pass * ns + s]: hashes in h, totals in tot */
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < sw->nshape; k++) {
+            int s = pass ? sw->nshape - 1 - k : k;
+            size_t at = (size_t)pass * ns + (size_t)s;
+            for (int j = 0; j < sw->nfam; j++) {
+                int f = pass ? sw->nfam - 1 - j : j;
+                uint64_t n = 0;
+                if (walk_space(w, s, f, pass, NULL, &n, &h[at])) goto fail;
+                if (!pass) cnt[(size_t)s * nf + (size_t)f] = n;
+                if (!pass && w->counts) w->counts[(size_t)s * nf + (size_t)f] = n;
+                tot[at] += n;
+            }
+            if (!pass && tot[at] == 0) {
+                snprintf(w->err, w->errlen,
+                         "%s: shape M=%lld N=%lld: no variant left after where constraints",
+                         sw->path, (long long)sw->shapes[s].M, (long long)sw->shapes[s].N);
+                goto fail;
+            }
+        }
+    for (int s = 0; s < sw->nshape; s++)
+        if (h[s] != h[ns + (size_t)s]) {
+            not_deterministic(w, s, tot[s], tot[ns + (size_t)s]);
+            goto fail;
+        }
+    sw->ref_hash = h;         /* the first ns entries: the first walk's */
+    sw->ref_count = cnt;
+    return 0;
+fail:
+    free(h);
+    free(cnt);
+    return -1;
+}
+
+/* Run the check of check_walks once per sweep (see enumerate.h). */
+int nt_enum_check(nt_sweep *sw, char *err, size_t errlen) {
+    return nt_enumerate(sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, NULL, err, errlen);
+}
+
+/* Walk the sweep (see enumerate.h): the determinism check first when it
+ * has not run; an exhaustive count without a callback is the check's. */
+int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *counts,
+                 char *err, size_t errlen) {
+    int check = !sw->ref_hash, reuse = mode == NT_ENUM_EXHAUSTIVE && !fn, rc = -1;
+    walker w = {sw, fn, ctx, reuse ? counts : NULL, err, errlen, 0, 0, 0, 0, 0};
+    size_t nf = (size_t)sw->nfam;
+    w.total = (check ? 2 * walk_size(sw, NT_ENUM_EXHAUSTIVE) : 0) + (reuse ? 0 : walk_size(sw, mode));
+    w.show = w.total >= PROGRESS_MIN && isatty(2);
+    if (counts) memset(counts, 0, (size_t)sw->nshape * nf * sizeof *counts);
+    if (ntl_walk_begin(sw, err, errlen)) return -1;
+    if (check && check_walks(&w)) goto out;
+    if (fn && w.show && isatty(1)) {  /* list prints the variants there: no line */
+        if (w.shown) fputs("\r\033[K", stderr);
+        w.show = w.shown = 0;
+    }
+    if (reuse) {
+        if (counts) memcpy(counts, sw->ref_count, (size_t)sw->nshape * nf * sizeof *counts);
+        rc = 0;
+        goto out;
+    }
+    if (mode == NT_ENUM_STRATEGY && !sw->ref_strat &&
+        !(sw->ref_strat = calloc((size_t)sw->nshape, sizeof *sw->ref_strat))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int s = 0; s < sw->nshape; s++) {
+        uint64_t total = 0, h = 0;
+        for (int f = 0; f < sw->nfam; f++) {
+            uint64_t n = 0;
+            if (mode == NT_ENUM_STRATEGY ? walk_strategy(&w, s, f, fn, &n, &h)
+                                         : walk_space(&w, s, f, 0, fn, &n, &h))
+                goto out;
+            if (counts) counts[(size_t)s * nf + (size_t)f] = n;
+            total += n;
+        }
+        /* the same points as the check's walk (or the first strategy walk) */
+        if (mode == NT_ENUM_EXHAUSTIVE && h != sw->ref_hash[s]) {
+            not_deterministic(&w, s, ref_total(sw, s), total);
+            goto out;
+        }
+        if (mode == NT_ENUM_STRATEGY) {
+            if (!sw->ref_strat[s]) sw->ref_strat[s] = h | 1;  /* 0 = not yet */
+            if (sw->ref_strat[s] != (h | 1)) {
+                not_deterministic(&w, s, total, total);
+                goto out;
+            }
+        }
+    }
+    rc = 0;
+out:
+    ntl_walk_end(sw);
+    if (w.shown) {            /* erase the progress line */
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    return rc;
+}
