@@ -24,4 +24,11 @@ for code in $(grep -ho 'return NT_EXIT_[A-Z]*\|rc = [0-9][0-9]*;' "$root"/tuner/
     case $code in 0|1|2) ;; *) [ "$code" -lt 64 ] && continue ;; esac
     grep -q "Exit codes:.*$code\|$code (" "$root/README.md" && ok "readme_exit_$code" || bad "readme_exit_$code" "README does not give exit code $code"
 done
+# every file of the tree the documents name exists (files move)
+missing=""
+for f in $(cd "$root" && grep -rhoE '(tuner|kernels|db|lua|search|tests)/[A-Za-z_/]+\.(c|h|cu|cuh|sh|lua|sql)' \
+           README.md docs/*.md data/README.md tests/fuzz/README.md | sort -u); do
+    [ -e "$root/$f" ] || missing="$missing $f"
+done
+[ -z "$missing" ] && ok docs_name_existing_files || bad docs_name_existing_files "no such file:$missing"
 finish
