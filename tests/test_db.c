@@ -487,7 +487,8 @@ TEST(refuse_foreign_files) {
     CHECK(!exists(tpath("missing.db")), "created by a non-create open");
 }
 
-/* A schema-1 file (no result.reps) is migrated by a writing open, and a
+/* A schema-1 file (no result.reps, errors in columns err_dx/err_dw) is
+ * migrated by a writing open, keeping its result, samples and errors, and a
  * reading open leaves it alone. */
 TEST(migrates_schema_1) {
     nt_device h = mkdev("NVIDIA H200", "GPU-1111");
@@ -495,13 +496,18 @@ TEST(migrates_schema_1) {
     sqlite3 *s;
     store *db = mkstore("v1.db", &h, &dev, &sweep);
     CHECK(db != NULL, "store");
+    if (!db) return;
+    store_key k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 64, 1024);
+    CHECK(put(db, sweep, &k, NT_OK, 3.0, 2) == 0, "put");
     store_close(db);
     const char *v1 = tpath("v1.db");
     CHECK(sqlite3_open(v1, &s) == SQLITE_OK, "sqlite3_open");
     CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; ALTER TABLE result DROP COLUMN reps;"
                           " ALTER TABLE sweep DROP COLUMN pid; DROP TABLE error;"
                           " ALTER TABLE result ADD COLUMN err_dx REAL;"
-                          " ALTER TABLE result ADD COLUMN err_dw REAL; PRAGMA user_version = 1",
+                          " ALTER TABLE result ADD COLUMN err_dw REAL;"
+                          " UPDATE result SET err_dx = 0.25, err_dw = NULL;"
+                          " PRAGMA user_version = 1",
                        NULL, NULL, NULL) == SQLITE_OK,
           "make a schema-1 file: %s", sqlite3_errmsg(s));
     sqlite3_close(s);
@@ -517,6 +523,12 @@ TEST(migrates_schema_1) {
               == 0, "err_dx/err_dw columns kept");
     CHECK(count(v1, "SELECT count(*) FROM sqlite_master WHERE name = 'error'") == 1,
           "no error table");
+    /* the one non-NULL error column became one row, with no tolerance */
+    CHECK(count(v1, "SELECT count(*) FROM error") == 1 &&
+              count(v1, "SELECT count(*) FROM error WHERE tensor = 'dx' AND value = 0.25 "
+                    "AND tolerance IS NULL") == 1, "errors not migrated");
+    CHECK(count(v1, "SELECT count(*) FROM result") == 1 &&
+              count(v1, "SELECT count(*) FROM sample") == 2, "a result or sample lost");
 }
 
 TEST(blank_files_get_the_schema) {
