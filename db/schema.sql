@@ -1,4 +1,4 @@
--- schema.sql -- the normtune results database, schema version 3.
+-- schema.sql -- the normtune results database, schema version 4.
 --
 -- Embedded into the binary at build time (store_schema_texts[0]) and run
 -- by db/store.c, inside one transaction, on a new or empty file.  A later
@@ -11,7 +11,7 @@
 -- microseconds; bandwidths GB/s (1e9 bytes per second).
 
 PRAGMA application_id = 1314145346;   -- 0x4e544442, "NTDB": a normtune file
-PRAGMA user_version = 3;              -- STORE_SCHEMA_VERSION
+PRAGMA user_version = 4;              -- STORE_SCHEMA_VERSION
 
 -- A GPU.  Identified by its uuid; a device without one (uuid NULL) by name.
 CREATE TABLE device (
@@ -85,8 +85,6 @@ CREATE TABLE result (
     bytes       REAL,                        -- minimum bytes the op moves
     gbps        REAL,                        -- bytes / median
     pct_copy    REAL,                        -- gbps / sweep copy_gbps, in %
-    err_dx      REAL,                        -- relative L2 error vs float64
-    err_dw      REAL,
     regs        INTEGER,                     -- registers per thread (max)
     spill       INTEGER,                     -- spill store bytes (max)
     smem        INTEGER,                     -- shared bytes per block (max)
@@ -104,6 +102,17 @@ CREATE TABLE sample (
     idx       INTEGER NOT NULL,              -- 0, 1, ...
     us        REAL    NOT NULL,
     PRIMARY KEY (result_id, idx)
+) WITHOUT ROWID;
+
+-- Named errors of a result: per output tensor, its relative L2 error
+-- against the float64 reference and the tolerance it was checked against
+-- (NULL for results stored before schema 4, which kept no tolerance).
+CREATE TABLE error (
+    result_id INTEGER NOT NULL REFERENCES result(id) ON DELETE CASCADE,
+    tensor    TEXT    NOT NULL,              -- output name: "dx", "dw"
+    value     REAL    NOT NULL,              -- relative L2 error
+    tolerance REAL,
+    PRIMARY KEY (result_id, tensor)
 ) WITHOUT ROWID;
 
 -- The fastest successful result per (device, shape).  Ties go to the

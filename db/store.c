@@ -60,6 +60,17 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "ALTER TABLE result ADD COLUMN reps INTEGER;",
     /* 2 -> 3: the sweep's process id, to tell a dead sweep from a running one */
     "ALTER TABLE sweep ADD COLUMN pid INTEGER;",
+    /* 3 -> 4: errors become named rows of their own table; the tolerance of
+     * an older result is unknown (NULL) */
+    "CREATE TABLE error (result_id INTEGER NOT NULL REFERENCES result(id) "
+    "ON DELETE CASCADE, tensor TEXT NOT NULL, value REAL NOT NULL, tolerance REAL, "
+    "PRIMARY KEY (result_id, tensor)) WITHOUT ROWID;"
+    "INSERT INTO error(result_id, tensor, value) SELECT id, 'dx', err_dx FROM result "
+    "WHERE err_dx IS NOT NULL;"
+    "INSERT INTO error(result_id, tensor, value) SELECT id, 'dw', err_dw FROM result "
+    "WHERE err_dw IS NOT NULL;"
+    "ALTER TABLE result DROP COLUMN err_dx;"
+    "ALTER TABLE result DROP COLUMN err_dw;",
 };
 
 /* Every statement of the store, prepared lazily and cached per store. */
@@ -69,7 +80,7 @@ enum {
     Q_DEV_ALL, Q_DEV_WITH_RESULTS,
     Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
-    Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_LOOKUP, Q_SAMPLES,
+    Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
     Q_BEST, Q_BEST_SWEEPS, Q_LAST_CREATED,
     Q_REP_BEST, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_COUNT
@@ -131,14 +142,16 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_RES_INS] = "INSERT INTO result(sweep_id, variant_id, shape_id, device_id, "
                   "warmup, min_samples, max_samples, rel_ci, status, message, "
                   "median_us, p10_us, p90_us, n_samples, bytes, gbps, pct_copy, "
-                  "err_dx, err_dw, regs, spill, smem, grid, reps, created) VALUES "
+                  "regs, spill, smem, grid, reps, created) VALUES "
                   "(:sweep, :var, :shape, :dev, :warmup, :min, :max, :rel_ci, "
                   ":status, :msg, :median, :p10, :p90, :n, :bytes, :gbps, :pct, "
-                  ":err_dx, :err_dw, :regs, :spill, :smem, :grid, :reps, :now)",
+                  ":regs, :spill, :smem, :grid, :reps, :now)",
     [Q_SAMPLE_INS] = "INSERT INTO sample(result_id, idx, us) VALUES (:res, :idx, :us)",
+    [Q_ERR_INS] = "INSERT INTO error(result_id, tensor, value, tolerance) "
+                  "VALUES (:res, :tensor, :value, :tol)",
     [Q_LOOKUP] = "SELECT r.id, r.status, r.message, r.median_us, r.p10_us, "
-                 "r.p90_us, r.n_samples, r.bytes, r.gbps, r.pct_copy, r.err_dx, "
-                 "r.err_dw, r.regs, r.spill, r.smem, r.grid, r.reps FROM result r "
+                 "r.p90_us, r.n_samples, r.bytes, r.gbps, r.pct_copy, "
+                 "r.regs, r.spill, r.smem, r.grid, r.reps FROM result r "
                  "JOIN variant v ON v.id = r.variant_id "
                  "JOIN shape s ON s.id = r.shape_id "
                  "WHERE r.device_id = :dev AND v.family = :family AND "
@@ -147,8 +160,11 @@ static const char *const q_sql[Q_COUNT] = {
                  "r.warmup = :warmup AND r.min_samples = :min AND "
                  "r.max_samples = :max AND r.rel_ci = :rel_ci",
     [Q_SAMPLES] = "SELECT us FROM sample WHERE result_id = :res ORDER BY idx",
-    /* the view `best`, with results whose dw error exceeds :max_err_dw left
-     * out (they are not eligible for the output dtype asked for) */
+    [Q_ERRS] = "SELECT tensor, value, coalesce(tolerance, 0) FROM error "
+               "WHERE result_id = :res ORDER BY tensor",
+    /* the view `best`, with results whose error for output :tensor exceeds
+     * :max left out (they are not eligible for the output dtype asked for);
+     * a result with no error recorded for :tensor stays eligible */
     [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
                "gbps, pct_copy, result_id FROM (SELECT s.M, s.N, s.op, s.dtype, "
                "v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy, "
@@ -156,7 +172,8 @@ static const char *const q_sql[Q_COUNT] = {
                "r.median_us, v.family, v.params, v.src_hash, r.id) AS rank FROM result r "
                "JOIN variant v ON v.id = r.variant_id JOIN shape s ON s.id = r.shape_id "
                "WHERE r.device_id = :dev AND r.status = 'ok' AND r.median_us IS NOT NULL "
-               "AND (:max_err_dw IS NULL OR r.err_dw IS NULL OR r.err_dw <= :max_err_dw)) "
+               "AND (:max IS NULL OR NOT EXISTS (SELECT 1 FROM error e WHERE "
+               "e.result_id = r.id AND e.tensor = :tensor AND e.value > :max))) "
                "WHERE rank = 1 "
                "ORDER BY N, M, op, dtype",
     [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
@@ -972,6 +989,11 @@ int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
     if (r->nsamples < 0 || r->nsamples > NT_MAX_SAMPLES)
         return seterr(err, errlen, "store_put: %d samples (0..%d)", r->nsamples,
                       NT_MAX_SAMPLES);
+    if (r->nerr < 0 || r->nerr > NT_MAX_ERRS)
+        return seterr(err, errlen, "store_put: %d errors (0..%d)", r->nerr, NT_MAX_ERRS);
+    for (int i = 0; i < r->nerr; i++)
+        if (!memchr(r->errs[i].tensor, 0, sizeof r->errs[i].tensor) || !r->errs[i].tensor[0])
+            return seterr(err, errlen, "store_put: error %d has no tensor name", i);
     utc_now(now, sizeof now);
     if (tx(db, Q_BEGIN, err, errlen)) return STORE_ERR;
     if (upsert(db, Q_VAR_INS, Q_VAR_GET, k, bind_variant, &var, "recording the variant",
@@ -994,7 +1016,6 @@ int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
         bind_num(st, ":p10", r->p10_us, ok) | bind_num(st, ":p90", r->p90_us, ok) |
         bind_i(st, ":n", r->nsamples) | bind_num(st, ":bytes", r->bytes, ok) |
         bind_num(st, ":gbps", r->gbps, ok) | bind_num(st, ":pct", r->pct_copy, ok) |
-        bind_num(st, ":err_dx", r->err_dx, ok) | bind_num(st, ":err_dw", r->err_dw, ok) |
         bind_i(st, ":regs", r->regs) | bind_i(st, ":spill", r->spill) |
         bind_i(st, ":smem", r->smem) | bind_i(st, ":grid", r->grid) | bind_i(st, ":reps", r->reps) |
         bind_t(st, ":now", now))
@@ -1007,6 +1028,15 @@ int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
         if (bind_i(st, ":res", res) | bind_i(st, ":idx", i) | bind_d(st, ":us", r->samples[i]))
             goto bindfail;
         if (step_done(db, st, "storing a sample", err, errlen)) goto fail;
+    }
+    if (!(st = stmt(db, Q_ERR_INS, err, errlen))) goto fail;
+    for (int i = 0; i < r->nerr; i++) {
+        const nt_error *e = &r->errs[i];
+        if (bind_i(st, ":res", res) | bind_t(st, ":tensor", e->tensor) |
+            bind_d(st, ":value", e->value) |
+            (e->tol > 0 ? bind_d(st, ":tol", e->tol) : bind_null(st, ":tol")))
+            goto bindfail;
+        if (step_done(db, st, "storing an error", err, errlen)) goto fail;
     }
     return tx(db, Q_COMMIT, err, errlen) ? (tx(db, Q_ROLLBACK, NULL, 0), STORE_ERR)
                                          : STORE_OK;
@@ -1058,13 +1088,11 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
     out->bytes = sqlite3_column_double(st, 7);
     out->gbps = sqlite3_column_double(st, 8);
     out->pct_copy = sqlite3_column_double(st, 9);
-    out->err_dx = sqlite3_column_double(st, 10);
-    out->err_dw = sqlite3_column_double(st, 11);
-    out->regs = sqlite3_column_int(st, 12);
-    out->spill = sqlite3_column_int(st, 13);
-    out->smem = sqlite3_column_int(st, 14);
-    out->grid = sqlite3_column_int(st, 15);
-    out->reps = sqlite3_column_int(st, 16);
+    out->regs = sqlite3_column_int(st, 10);
+    out->spill = sqlite3_column_int(st, 11);
+    out->smem = sqlite3_column_int(st, 12);
+    out->grid = sqlite3_column_int(st, 13);
+    out->reps = sqlite3_column_int(st, 14);
     stmt_done(st);
 
     if (!(st = stmt(db, Q_SAMPLES, err, errlen))) return STORE_ERR;
@@ -1076,6 +1104,21 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
         out->samples[out->nsamples++] = sqlite3_column_double(st, 0);
     stmt_done(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dberr(db, err, errlen, "reading samples");
+
+    if (!(st = stmt(db, Q_ERRS, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":res", res)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the errors");
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && out->nerr < NT_MAX_ERRS) {
+        nt_error *e = &out->errs[out->nerr++];
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        snprintf(e->tensor, sizeof e->tensor, "%s", t ? (const char *)t : ""); /* cut if long */
+        e->value = sqlite3_column_double(st, 1);
+        e->tol = sqlite3_column_double(st, 2);
+    }
+    stmt_done(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dberr(db, err, errlen, "reading errors");
     return STORE_OK;
 }
 
@@ -1094,7 +1137,7 @@ static const char merge_setup[] =
  * the caller.  Devices match by uuid (by name when they have none), sweeps
  * by (device, script, hash, start time, host), variants and shapes by their
  * unique keys; results whose key is already in main are skipped, and the
- * samples of the inserted ones follow them. */
+ * samples and errors of the inserted ones follow them. */
 static const char merge_copy[] =
     "DELETE FROM temp.map_dev; DELETE FROM temp.map_sweep; DELETE FROM temp.map_var;"
     "DELETE FROM temp.map_shape; DELETE FROM temp.new_res; DELETE FROM temp.map_res;"
@@ -1141,10 +1184,10 @@ static const char merge_copy[] =
     " AND m.max_samples = r.max_samples AND m.rel_ci = r.rel_ci);"
     "INSERT INTO main.result(sweep_id, variant_id, shape_id, device_id, warmup,"
     " min_samples, max_samples, rel_ci, status, message, median_us, p10_us, p90_us,"
-    " n_samples, bytes, gbps, pct_copy, err_dx, err_dw, regs, spill, smem, grid, reps,"
+    " n_samples, bytes, gbps, pct_copy, regs, spill, smem, grid, reps,"
     " created) SELECT w.dst, v.dst, s.dst, d.dst, r.warmup, r.min_samples,"
     " r.max_samples, r.rel_ci, r.status, r.message, r.median_us, r.p10_us, r.p90_us,"
-    " r.n_samples, r.bytes, r.gbps, r.pct_copy, r.err_dx, r.err_dw, r.regs, r.spill,"
+    " r.n_samples, r.bytes, r.gbps, r.pct_copy, r.regs, r.spill,"
     " r.smem, r.grid, r.reps, r.created FROM src.result r JOIN temp.new_res n ON n.src = r.id"
     " JOIN temp.map_sweep w ON w.src = r.sweep_id JOIN temp.map_dev d ON d.src = r.device_id"
     " JOIN temp.map_var v ON v.src = r.variant_id JOIN temp.map_shape s ON s.src = r.shape_id"
@@ -1156,7 +1199,10 @@ static const char merge_copy[] =
     " m.shape_id = s.dst AND m.warmup = r.warmup AND m.min_samples = r.min_samples"
     " AND m.max_samples = r.max_samples AND m.rel_ci = r.rel_ci;"
     "INSERT INTO main.sample(result_id, idx, us) SELECT mr.dst, x.idx, x.us"
-    " FROM src.sample x JOIN temp.map_res mr ON mr.src = x.result_id;";
+    " FROM src.sample x JOIN temp.map_res mr ON mr.src = x.result_id;"
+    "INSERT INTO main.error(result_id, tensor, value, tolerance) SELECT mr.dst,"
+    " x.tensor, x.value, x.tolerance"
+    " FROM src.error x JOIN temp.map_res mr ON mr.src = x.result_id;";
 
 /* Results of src whose key main already had (run after merge_copy, in its
  * transaction): how many, and how many of them hold the same measurement
@@ -1395,10 +1441,10 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
  * (caller frees), NULL on error. */
 int store_best(store *db, const char *device, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen) {
-    return store_best_within(db, device, -1.0, rows, n, prov, err, errlen);
+    return store_best_within(db, device, NULL, -1.0, rows, n, prov, err, errlen);
 }
 
-int store_best_within(store *db, const char *device, double max_err_dw,
+int store_best_within(store *db, const char *device, const char *tensor, double max_err,
                       store_best_row **rows, int *n, store_prov *prov, char *err,
                       size_t errlen) {
     int64_t dev;
@@ -1410,8 +1456,8 @@ int store_best_within(store *db, const char *device, double max_err_dw,
     *n = 0;
     if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, Q_BEST, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", dev) || (max_err_dw >= 0 ? bind_d(st, ":max_err_dw", max_err_dw)
-                                                    : bind_null(st, ":max_err_dw"))) {
+    if (bind_i(st, ":dev", dev) || bind_t(st, ":tensor", tensor ? tensor : "") ||
+        (tensor && max_err >= 0 ? bind_d(st, ":max", max_err) : bind_null(st, ":max"))) {
         stmt_done(st);
         return dberr(db, err, errlen, "binding the device");
     }
@@ -1451,7 +1497,7 @@ int store_best_within(store *db, const char *device, double max_err_dw,
     stmt_done(st);
     if (*n == 0) {
         seterr(err, errlen, "%s: no successful result%s for device %s", db->path,
-               max_err_dw >= 0 ? " precise enough for the output dtype" : "",
+               tensor && max_err >= 0 ? " precise enough for the output dtype" : "",
                device ? device : "(the only one)");
         goto fail2;
     }

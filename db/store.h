@@ -15,7 +15,7 @@
 
 #define STORE_OK 0
 #define STORE_ERR (-1)
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct store store;
 
@@ -113,12 +113,13 @@ typedef struct store_prov {
 int store_best(store *db, const char *device, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen);
 
-/* store_best among the results whose relative dw error is at most
- * max_err_dw (a negative max_err_dw: no limit), so that a config too
- * imprecise for the output dtype the header serves is never exported.  A
- * result with no recorded error (made by hand, not by the runner, which
- * records it for every ok result) is kept. */
-int store_best_within(store *db, const char *device, double max_err_dw,
+/* store_best among the results whose relative L2 error for the output
+ * tensor `tensor` ("dw") is at most max_err (tensor NULL or a negative
+ * max_err: no limit), so that a config too imprecise for the output dtype
+ * the header serves is never exported.  A result with no error recorded for
+ * that tensor (made by hand, not by the runner, which records it for every
+ * ok result) is kept. */
+int store_best_within(store *db, const char *device, const char *tensor, double max_err,
                       store_best_row **rows, int *n, store_prov *prov, char *err,
                       size_t errlen);
 

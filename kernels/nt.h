@@ -16,6 +16,8 @@
 
 #define NT_MAX_SAMPLES 2000   /* hard cap on timing samples per result */
 #define NT_MSG_LEN 512
+#define NT_MAX_ERRS 8         /* named errors per result */
+#define NT_TENSOR_LEN 16      /* an output tensor's name, with its NUL */
 
 /* Timing settings of a sweep (script field `timing`).  Part of the key that
  * decides whether a result can be reused. */
@@ -44,6 +46,15 @@ const char *nt_status_name(int status);
 /* Status from its name; -1 if unknown. */
 int nt_status_parse(const char *name);
 
+/* One named error of a result: an output tensor's relative L2 error
+ * against the float64 reference and the tolerance it was checked against
+ * (0: none recorded). */
+typedef struct nt_error {
+    char tensor[NT_TENSOR_LEN]; /* output name: "dx", "dw" */
+    double value;             /* relative L2 error */
+    double tol;               /* its tolerance; 0 if unknown */
+} nt_error;
+
 /* One result.  samples[] holds nsamples raw times in microseconds; each is
  * the mean of `reps` back-to-back runs of the chain between two events. */
 typedef struct nt_result {
@@ -55,7 +66,8 @@ typedef struct nt_result {
     double bytes;             /* minimum bytes moved (family min_bytes) */
     double gbps;              /* bytes / median, GB/s (1e9) */
     double pct_copy;          /* gbps / copy bandwidth of the sweep, in % */
-    double err_dx, err_dw;    /* relative L2 errors vs the float64 reference */
+    nt_error errs[NT_MAX_ERRS]; /* errors per output tensor, errs[0..nerr) */
+    int nerr;
     int regs;                 /* max registers per thread over the chain */
     int spill;                /* max spill bytes (stores) over the chain */
     int smem;                 /* max static + dynamic shared bytes per block */

@@ -137,14 +137,22 @@ static nt_result *mkres(int status, double median, int n) {
     r->bytes = 4.0 * 1024 * 1024;
     r->gbps = median > 0 ? r->bytes / (median * 1e3) : 0;
     r->pct_copy = r->gbps / 40.0;
-    r->err_dx = 1.5e-7;
-    r->err_dw = 2.5e-6;
+    r->errs[0] = (nt_error){"dx", 1.5e-7 * median, 1e-2};
+    r->errs[1] = (nt_error){"dw", 1e-8 * median, 1e-5};
+    r->nerr = 2;
     r->regs = 40;
     r->spill = 0;
     r->smem = 2048;
     r->grid = 264;
     if (status != NT_OK) snprintf(r->msg, sizeof r->msg, "failed\nsecond line");
     return r;
+}
+
+/* The error of r named tensor, or NULL. */
+static const nt_error *find_err(const nt_result *r, const char *tensor) {
+    for (int i = 0; i < r->nerr; i++)
+        if (!strcmp(r->errs[i].tensor, tensor)) return &r->errs[i];
+    return NULL;
 }
 
 /* Open a new store at name with one device and one sweep. */
@@ -191,7 +199,10 @@ TEST(round_trip) {
           out->p90_us);
     CHECK(out->gbps == in->gbps && out->pct_copy == in->pct_copy && out->bytes == in->bytes,
           "bandwidth %g %g", out->gbps, out->pct_copy);
-    CHECK(out->err_dx == in->err_dx && out->err_dw == in->err_dw, "errors");
+    const nt_error *edx = find_err(out, "dx"), *edw = find_err(out, "dw");
+    CHECK(out->nerr == 2 && edx && edw, "errors: %d", out->nerr);
+    CHECK(edx && edx->value == in->errs[0].value && edx->tol == in->errs[0].tol, "dx error");
+    CHECK(edw && edw->value == in->errs[1].value && edw->tol == in->errs[1].tol, "dw error");
     CHECK(out->regs == 40 && out->smem == 2048 && out->grid == 264 && out->spill == 0,
           "resources %d %d %d", out->regs, out->smem, out->grid);
     CHECK(out->nsamples == 37, "nsamples %d", out->nsamples);
@@ -345,6 +356,12 @@ TEST(merge) {
           "A100 samples follow their result");
     CHECK(count(pc, "SELECT count(*) FROM result r JOIN sweep s ON s.id = r.sweep_id "
                 "WHERE s.device_id <> r.device_id") == 0, "sweep ids mapped");
+    CHECK(count(pc, "SELECT count(*) FROM error") == 8, "errors %lld",
+          count(pc, "SELECT count(*) FROM error"));
+    /* each error follows its own result: value = 2.5e-6 * median (mkres) */
+    CHECK(count(pc, "SELECT count(*) FROM error e JOIN result r ON r.id = e.result_id "
+                "WHERE e.tensor = 'dw' AND abs(e.value - 1e-8 * r.median_us) < 1e-15 "
+                "AND e.tolerance = 1e-5") == 4, "dw errors mapped to their results");
     CHECK(count(pc, "SELECT count(*) FROM pragma_foreign_key_check") == 0, "foreign keys");
     /* merging the merge with an input again adds nothing */
     const char *pd = tpath("md.db");
@@ -352,6 +369,7 @@ TEST(merge) {
     CHECK(store_merge(pc, pa, pd, NULL, err, sizeof err) == 0, "merge 2: %s", err);
     CHECK(count(pd, "SELECT count(*) FROM result") == 4, "re-merge results");
     CHECK(count(pd, "SELECT count(*) FROM sample") == 23, "re-merge samples");
+    CHECK(count(pd, "SELECT count(*) FROM error") == 8, "re-merge errors");
     CHECK(count(pd, "SELECT count(*) FROM sweep") == 3, "re-merge sweeps");
 
     char *ca2 = slurp(pa, &na2), *cb2 = slurp(pb, &nb2);
@@ -469,7 +487,8 @@ TEST(refuse_foreign_files) {
     CHECK(!exists(tpath("missing.db")), "created by a non-create open");
 }
 
-/* A schema-1 file (no result.reps) is migrated by a writing open, and a
+/* A schema-1 file (no result.reps, errors in columns err_dx/err_dw) is
+ * migrated by a writing open, keeping its result, samples and errors, and a
  * reading open leaves it alone. */
 TEST(migrates_schema_1) {
     nt_device h = mkdev("NVIDIA H200", "GPU-1111");
@@ -477,11 +496,18 @@ TEST(migrates_schema_1) {
     sqlite3 *s;
     store *db = mkstore("v1.db", &h, &dev, &sweep);
     CHECK(db != NULL, "store");
+    if (!db) return;
+    store_key k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 64, 1024);
+    CHECK(put(db, sweep, &k, NT_OK, 3.0, 2) == 0, "put");
     store_close(db);
     const char *v1 = tpath("v1.db");
     CHECK(sqlite3_open(v1, &s) == SQLITE_OK, "sqlite3_open");
     CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; ALTER TABLE result DROP COLUMN reps;"
-                          " ALTER TABLE sweep DROP COLUMN pid; PRAGMA user_version = 1",
+                          " ALTER TABLE sweep DROP COLUMN pid; DROP TABLE error;"
+                          " ALTER TABLE result ADD COLUMN err_dx REAL;"
+                          " ALTER TABLE result ADD COLUMN err_dw REAL;"
+                          " UPDATE result SET err_dx = 0.25, err_dw = NULL;"
+                          " PRAGMA user_version = 1",
                        NULL, NULL, NULL) == SQLITE_OK,
           "make a schema-1 file: %s", sqlite3_errmsg(s));
     sqlite3_close(s);
@@ -493,6 +519,16 @@ TEST(migrates_schema_1) {
     CHECK(count(v1, "PRAGMA user_version") == STORE_SCHEMA_VERSION, "not migrated");
     CHECK(count(v1, "SELECT count(*) FROM pragma_table_info('result') WHERE name = 'reps'") == 1,
           "no reps column");
+    CHECK(count(v1, "SELECT count(*) FROM pragma_table_info('result') WHERE name LIKE 'err_d_'")
+              == 0, "err_dx/err_dw columns kept");
+    CHECK(count(v1, "SELECT count(*) FROM sqlite_master WHERE name = 'error'") == 1,
+          "no error table");
+    /* the one non-NULL error column became one row, with no tolerance */
+    CHECK(count(v1, "SELECT count(*) FROM error") == 1 &&
+              count(v1, "SELECT count(*) FROM error WHERE tensor = 'dx' AND value = 0.25 "
+                    "AND tolerance IS NULL") == 1, "errors not migrated");
+    CHECK(count(v1, "SELECT count(*) FROM result") == 1 &&
+              count(v1, "SELECT count(*) FROM sample") == 2, "a result or sample lost");
 }
 
 TEST(blank_files_get_the_schema) {

@@ -1,8 +1,9 @@
 #!/bin/sh
 # test_dbsafe.sh -- damaged, read-only and busy databases from the command
-# line, on copies of the shipped data/results.db (schema 2):
-#   - `migrate` brings a copy to the current schema and keeps every result
-#     and sample (counts and values before == after);
+# line, on copies of the shipped data/results.db (schema 3):
+#   - `migrate` brings a schema-3 and a schema-2 copy to the current schema
+#     and keeps every result and sample (counts and values before == after)
+#     and every dx/dw error (schema 4 keeps them as rows of `error`);
 #   - a damaged page of the device table (read as an empty table by SQLite
 #     until checked) and 64 flipped bytes mid-file: query, report, export,
 #     migrate and merge exit 1 with a message naming the file, and the file
@@ -26,25 +27,60 @@ fi
 # names FILE: the -wal and -shm files beside FILE, if any
 names() { ls "$1-wal" "$1-shm" 2>/dev/null; }
 
-# ---- the shipped schema-2 database, migrated: nothing lost -------------------
+# ---- the shipped database, migrated from schema 3 and 2: nothing lost --------
 ship="$root/data/results.db"
 cp "$ship" "$T/base.db"
+# (once the shipped file is migrated to 4, a schema-3 copy is made from it:
+# the named dx/dw errors back into the columns err_dx/err_dw)
+if [ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 4 ]; then
+    sqlite3 "$T/base.db" "ALTER TABLE result ADD COLUMN err_dx REAL;
+        ALTER TABLE result ADD COLUMN err_dw REAL;
+        UPDATE result SET err_dx = (SELECT value FROM error e WHERE e.result_id = result.id
+            AND e.tensor = 'dx'), err_dw = (SELECT value FROM error e
+            WHERE e.result_id = result.id AND e.tensor = 'dw');
+        DROP TABLE error; PRAGMA user_version = 3"
+fi
+[ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 3 ] && ok schema_3_copy || bad schema_3_copy
 q='SELECT count(*) FROM result; SELECT count(*) FROM sample; SELECT count(*) FROM sweep;
    SELECT count(*) FROM variant; SELECT count(*) FROM shape; SELECT count(*) FROM device;
    SELECT sum(median_us), sum(n_samples), max(created) FROM result; SELECT sum(us) FROM sample;
    SELECT id, status, median_us, gbps, reps FROM result ORDER BY id LIMIT 3;
    SELECT result_id, idx, us FROM sample ORDER BY result_id DESC, idx DESC LIMIT 2;'
+# the errors of schema 3 (columns) and of schema 4 (rows), as the same text
+errs3="SELECT id, 'dx', quote(err_dx) FROM result WHERE err_dx IS NOT NULL UNION ALL
+   SELECT id, 'dw', quote(err_dw) FROM result WHERE err_dw IS NOT NULL ORDER BY 1, 2"
+errs4="SELECT result_id, tensor, quote(value) FROM error ORDER BY 1, 2"
 before=$(sqlite3 "$T/base.db" "$q")
-# (once the shipped file is migrated, a schema-2 copy is made from it)
-if [ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 3 ]; then
-    sqlite3 "$T/base.db" "ALTER TABLE sweep DROP COLUMN pid; PRAGMA user_version = 2"
-fi
+errs_before=$(sqlite3 "$T/base.db" "$errs3")
+cp "$T/base.db" "$T/s3.db"
+sqlite3 "$T/base.db" "ALTER TABLE sweep DROP COLUMN pid; PRAGMA user_version = 2"
 [ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 2 ] && ok schema_2_copy || bad schema_2_copy
-expect migrate_shipped 0 migrate --db "$T/base.db"
-after=$(sqlite3 "$T/base.db" "$q")
-[ -n "$before" ] && [ "$before" = "$after" ] && ok migrate_keeps_every_row ||
-    bad migrate_keeps_every_row "before: $before | after: $after"
-[ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 3 ] && ok migrated_to_3 || bad migrated_to_3
+[ "$(echo "$errs_before" | wc -l)" -gt 1000 ] && ok shipped_has_errors ||
+    bad shipped_has_errors "$(echo "$errs_before" | wc -l) error values"
+for v in 3 2; do
+    f="$T/base.db"; [ $v = 3 ] && f="$T/s3.db"
+    expect "migrate_schema_$v" 0 migrate --db "$f"
+    after=$(sqlite3 "$f" "$q")
+    [ -n "$before" ] && [ "$before" = "$after" ] && ok "migrate_${v}_keeps_every_row" ||
+        bad "migrate_${v}_keeps_every_row" "before: $before | after: $after"
+    errs_after=$(sqlite3 "$f" "$errs4")
+    [ -n "$errs_before" ] && [ "$errs_before" = "$errs_after" ] && ok "migrate_${v}_keeps_errors" ||
+        bad "migrate_${v}_keeps_errors" "$(echo "$errs_before" | head -3) | $(echo "$errs_after" | head -3)"
+    [ "$(sqlite3 "$f" "SELECT count(*) FROM error WHERE tolerance IS NOT NULL")" = 0 ] &&
+        ok "migrate_${v}_tolerance_unknown" || bad "migrate_${v}_tolerance_unknown"
+    [ "$(sqlite3 "$f" "SELECT count(*) FROM pragma_table_info('result') WHERE name LIKE 'err_d_'")" = 0 ] &&
+        ok "migrate_${v}_drops_err_columns" || bad "migrate_${v}_drops_err_columns"
+    [ "$(sqlite3 "$f" "PRAGMA user_version")" = 4 ] && ok "migrated_${v}_to_4" || bad "migrated_${v}_to_4"
+    [ "$(sqlite3 "$f" "SELECT count(*) FROM pragma_foreign_key_check")" = 0 ] &&
+        ok "migrated_${v}_foreign_keys" || bad "migrated_${v}_foreign_keys"
+done
+# a few values by hand: the first dx and dw errors of the shipped file
+for t in dx dw; do
+    old=$(sqlite3 "$ship" "SELECT id, err_$t FROM result WHERE err_$t IS NOT NULL ORDER BY id LIMIT 1" 2>/dev/null ||
+          sqlite3 "$ship" "SELECT result_id, value FROM error WHERE tensor = '$t' ORDER BY result_id LIMIT 1")
+    new=$(sqlite3 "$T/s3.db" "SELECT result_id, value FROM error WHERE tensor = '$t' ORDER BY result_id LIMIT 1")
+    [ -n "$old" ] && [ "$old" = "$new" ] && ok "migrated_first_$t" || bad "migrated_first_$t" "$old vs $new"
+done
 [ "$(sqlite3 "$T/base.db" "SELECT count(*) FROM pragma_table_info('sweep') WHERE name = 'pid'")" = 1 ] &&
     ok migrated_pid_column || bad migrated_pid_column
 [ "$(sqlite3 "$T/base.db" "SELECT count(*) FROM result")" -gt 1000 ] && ok shipped_has_results ||
@@ -151,6 +187,7 @@ cp "$T/base.db" "$T/live.db"
 sqlite3 "$T/live.db" "PRAGMA journal_mode = WAL" >/dev/null
 cp "$T/base.db" "$T/other.db"
 sqlite3 "$T/other.db" "DELETE FROM sample WHERE result_id IN (SELECT id FROM result WHERE id % 2 = 0);
+    DELETE FROM error WHERE result_id IN (SELECT id FROM result WHERE id % 2 = 0);
     DELETE FROM result WHERE id % 2 = 0; UPDATE result SET median_us = median_us * 1.5 WHERE id % 3 = 0;"
 nres=$(sqlite3 "$T/base.db" "SELECT count(*) FROM result")
 (

@@ -392,8 +392,9 @@ static void test_device(nt_device *d, const char *uuid) {
     d->cc_major = 9;
 }
 
-/* The dw error put() records (0 unless a test sets it). */
-static double put_err_dw;
+/* The dw error put() records (0: none recorded) and a dx error put()
+ * records beside it (0: none). */
+static double put_err_dw, put_err_dx;
 
 /* Put one ok result for (M, N, family, params) under sweep sw. */
 static int put(store *db, int64_t dev, int64_t sw, int64_t M, int64_t N, const char *fam,
@@ -419,7 +420,8 @@ static int put(store *db, int64_t dev, int64_t sw, int64_t M, int64_t N, const c
     res.nsamples = 2;
     res.samples[0] = res.samples[1] = us;
     res.gbps = 6.0 * (double)M * (double)N / (us * 1e3);
-    res.err_dw = put_err_dw;
+    if (put_err_dx > 0) res.errs[res.nerr++] = (nt_error){"dx", put_err_dx, 1e-2};
+    if (put_err_dw > 0) res.errs[res.nerr++] = (nt_error){"dw", put_err_dw, NT_TOL_F32};
     return store_put(db, sw, &k, &res, err, errlen);
 }
 
@@ -440,8 +442,10 @@ TEST(dw_precision) {
     put_err_dw = 1.6e-3;
     ok = ok && put(s, dev, sw, 1024, 1024, NAIVE, "nsplit=32,partial=bf16", 7.8, err, sizeof err) == 0;
     put_err_dw = 2e-7;
+    put_err_dx = 0.5;                   /* only dw's error decides */
     ok = ok && put(s, dev, sw, 1024, 1024, PERS, "block=128,chunks=1,stages=3,k=2", 8.3, err, sizeof err) == 0 &&
          put(s, dev, sw, 1024, 1024, NAIVE, "nsplit=64,partial=f32", 9.0, err, sizeof err) == 0;
+    put_err_dx = 0;
     put_err_dw = 1.6e-3;                /* a shape with no precise result at all */
     ok = ok && put(s, dev, sw, 4096, 1024, NAIVE, "nsplit=32,partial=bf16", 9.9, err, sizeof err) == 0 &&
          store_sweep_end(s, sw, "done", err, sizeof err) == 0;

@@ -153,19 +153,21 @@ cp "$T/a.orig" "$T/newer.db"
 sqlite3 "$T/newer.db" "PRAGMA user_version = 5;"
 cp "$T/newer.db" "$T/newer.orig"
 expect query_newer_schema 1 query --db "$T/newer.db"
-has query_newer_schema_message "$T/err" "newer normtune (schema 5, this build knows 3)"
+has query_newer_schema_message "$T/err" "newer normtune (schema 5, this build knows 4)"
 
 # a schema-1 file: reading commands refuse it and name `normtune migrate`,
 # which brings it to the current schema; then it reads
 cp "$T/a.orig" "$T/old.db"
-sqlite3 "$T/old.db" "ALTER TABLE result DROP COLUMN reps; ALTER TABLE sweep DROP COLUMN pid; PRAGMA user_version = 1;"
+sqlite3 "$T/old.db" "ALTER TABLE result DROP COLUMN reps; ALTER TABLE sweep DROP COLUMN pid;
+    DROP TABLE error; ALTER TABLE result ADD COLUMN err_dx REAL; ALTER TABLE result ADD COLUMN err_dw REAL;
+    PRAGMA user_version = 1;"
 cp "$T/old.db" "$T/old.orig"
 expect query_old_schema 1 query --db "$T/old.db"
 has query_old_schema_message "$T/err" "normtune migrate --db"
 cmp -s "$T/old.db" "$T/old.orig" && ok old_untouched_by_query || bad old_untouched_by_query
 expect migrate_usage 2 migrate
 expect migrate_old 0 migrate --db "$T/old.db"
-[ "$(sqlite3 "$T/old.db" "PRAGMA user_version")" = 3 ] && ok migrated_version || bad migrated_version
+[ "$(sqlite3 "$T/old.db" "PRAGMA user_version")" = 4 ] && ok migrated_version || bad migrated_version
 expect query_after_migrate 0 query --db "$T/old.db"
 expect merge_newer_schema 1 merge "$T/newer.db" "$T/a.db" -o "$T/m3.db"
 cmp -s "$T/newer.db" "$T/newer.orig" && ok newer_untouched || bad newer_untouched
@@ -173,6 +175,7 @@ cmp -s "$T/newer.db" "$T/newer.orig" && ok newer_untouched || bad newer_untouche
 # --device means what it means for `run`: a name ignoring case, or a UUID
 # or its first 8 or more characters
 cp "$root/data/results.db" "$T/h200.db"
+"$NORMTUNE" migrate --db "$T/h200.db" >/dev/null 2>&1   # the shipped file may be older
 expect device_name_any_case 0 report --db "$T/h200.db" --device "nvidia h200"
 expect device_uuid_prefix 0 report --db "$T/h200.db" --device gpu-3bf896bb
 expect device_uuid_too_short 1 report --db "$T/h200.db" --device GPU-3bf

@@ -75,7 +75,7 @@ int cmd_export(int argc, char **argv) {
     if (check) return NT_EXIT_OK;
     memset(&prov, 0, sizeof prov);
     if (store_open(&db, dbpath, STORE_READ, err, sizeof err) ||
-        store_best_within(db, device, NT_TOL_F32, &rows, &n, &prov, err, sizeof err) ||
+        store_best_within(db, device, "dw", NT_TOL_F32, &rows, &n, &prov, err, sizeof err) ||
         write_header(out, dbpath, rows, n, &prov, err, sizeof err)) {
         nt_errorf("export", "%s", err);
         goto done;

@@ -800,14 +800,18 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shap
     v.a.dw_bf16 = 0;
     /* validate */
     size_t n = (size_t)s->M * (size_t)s->N;
-    if (run_once(r, &v, r->out_dw, err, errlen) || dx_error(r, r->dx[0], n, &out->err_dx, err, errlen)) {
+    nt_error *edx = &out->errs[0], *edw = &out->errs[1];
+    *edx = (nt_error){"dx", 0, v.plan.tol_dx};
+    *edw = (nt_error){"dw", 0, v.plan.tol_dw};
+    if (run_once(r, &v, r->out_dw, err, errlen) || dx_error(r, r->dx[0], n, &edx->value, err, errlen)) {
         fail(out, NT_LAUNCH_ERROR, err);
         goto done;
     }
-    out->err_dw = rel_l2_f32(r->rdw, r->out_dw, (size_t)s->N);
-    if (!(out->err_dx <= v.plan.tol_dx) || !(out->err_dw <= v.plan.tol_dw)) {
+    edw->value = rel_l2_f32(r->rdw, r->out_dw, (size_t)s->N);
+    out->nerr = 2;
+    if (!(edx->value <= edx->tol) || !(edw->value <= edw->tol)) {
         snprintf(err, errlen, "wrong result: rel. L2 error dx %.3g (tolerance %.0e), dw %.3g "
-                 "(tolerance %.0e)", out->err_dx, v.plan.tol_dx, out->err_dw, v.plan.tol_dw);
+                 "(tolerance %.0e)", edx->value, edx->tol, edw->value, edw->tol);
         fail(out, NT_WRONG, err);
         goto done;
     }

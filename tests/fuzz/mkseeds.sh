@@ -12,4 +12,8 @@ rm -f fixture.db fixture-v1.db
 { echo "PRAGMA page_size = 512;"; cat "$root/db/schema.sql" fixture.sql
   echo "PRAGMA journal_mode = DELETE;"; } | sqlite3 fixture.db >/dev/null
 cp fixture.db fixture-v1.db
-sqlite3 fixture-v1.db "ALTER TABLE result DROP COLUMN reps; PRAGMA user_version = 1; VACUUM;"
+sqlite3 fixture-v1.db "ALTER TABLE result DROP COLUMN reps; ALTER TABLE sweep DROP COLUMN pid;
+    ALTER TABLE result ADD COLUMN err_dx REAL; ALTER TABLE result ADD COLUMN err_dw REAL;
+    UPDATE result SET err_dx = (SELECT value FROM error WHERE result_id = result.id AND tensor = 'dx'),
+        err_dw = (SELECT value FROM error WHERE result_id = result.id AND tensor = 'dw');
+    DROP TABLE error; PRAGMA user_version = 1; VACUUM;"

@@ -1,6 +1,6 @@
 INSERT INTO device VALUES (1, 'NVIDIA H200', 9, 0, 132, 62914560, 1980000, 2619000, 6144,
     '570.86', '12.8', '13.0', NULL);
-INSERT INTO sweep VALUES (1, '', '', 'x', NULL, 1, 'running', NULL, '');
+INSERT INTO sweep VALUES (1, '', '', 'x', NULL, 1, 'running', NULL, '', NULL);
 INSERT INTO variant VALUES (1, 'rmsnorm_bwd.persistent', 'block=,chunks=2=3,stages,k=-0', 'mixed'),
     (2, 'rmsnorm_bwd.nosuch', 'nsplit=64,partial=f32,nsplit=32', 'zz');
 INSERT INTO shape VALUES (1, 'rmsnorm_bwd', 'bf16', -1, 9223372036854775807),
