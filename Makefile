@@ -26,9 +26,9 @@ LDLIBS = $(LUA_A) -lsqlite3 -L$(CUDA)/lib64 -lcudart_static -lnvrtc \
     -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lrt -lm
 
 # The device sources NVRTC sees, in hash order (the library hashes the same list).
-KSRC := kernels/nt_args.h $(sort $(filter-out kernels/check.cuh,$(wildcard kernels/*.cuh)))
+KSRC := kernels/nt_args.h $(sort $(filter-out kernels/check.cuh,$(wildcard kernels/*.cuh kernels/*/*.cuh)))
 CORE_SRC := $(filter-out tuner/main.c tuner/embed.c, \
-    $(wildcard kernels/*.c search/*.c db/*.c lua/*.c tuner/*.c))
+    $(wildcard kernels/*.c kernels/*/*.c search/*.c db/*.c lua/*.c tuner/*.c))
 CORE_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC)) $(B)/obj/gen/embedded.o
 TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 TEST_SH := $(wildcard tests/test_*.sh)
@@ -225,7 +225,7 @@ LIB_GENCODE ?= $(if $(filter compute_80,$(LIB_ARCHS)),-gencode=arch=compute_80$(
     -gencode=arch=compute_90a,code=sm_90a \
     $(if $(filter compute_100,$(LIB_ARCHS)),-gencode=arch=compute_100a$(,)code=sm_100a)
 , := ,
-LIB_CSRC := kernels/family.c kernels/rmsnorm_bwd.c kernels/launch.c
+LIB_CSRC := kernels/family.c kernels/launch.c $(wildcard kernels/*/families.c)
 LIB_OBJ := $(B)/lib/normtune.o $(patsubst kernels/%.c,$(B)/lib/%.o,$(LIB_CSRC))
 LIB_HDR := $(B)/lib/nt_dispatch.h
 LIB_LIBS := -L$(CUDA)/lib64 -lcudart -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lrt -lm
@@ -251,7 +251,7 @@ $(LIB_HDR): $(B)/embed $(KSRC) FORCE
 $(B)/lib/normtune.o: kernels/normtune.cu kernels/normtune.h kernels/family.h kernels/launch.h \
     $(KSRC) $(LIB_HDR)
 	$(NVCC) -std=c++17 -O3 $(LIB_GENCODE) -Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics,-Wall \
-	  -I. -I$(B)/lib -I$(CUDA)/include -DNT_KERNEL_HASH=\"$$($(B)/embed --hash $(KSRC))\" \
+	  -I. -Ikernels -I$(B)/lib -I$(CUDA)/include -DNT_KERNEL_HASH=\"$$($(B)/embed --hash $(KSRC))\" \
 	  -c -o $@ $<
 
 $(B)/lib/%.o: kernels/%.c kernels/family.h kernels/launch.h kernels/nt_args.h

@@ -1,7 +1,7 @@
 /* family.c -- the family table and the parameter helpers every module uses.
  *
  * Families are entries of nt_families[]; each is defined next to its device
- * code (rmsnorm_bwd.c for the two RMSNorm backward chains).  Parameters are
+ * code (rmsnorm_bwd/families.c for the two RMSNorm backward chains).  Parameters are
  * key/value texts; this file checks them against a family's declarations and
  * writes their canonical text (declared order), the variant's identity in
  * the database. */

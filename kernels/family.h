@@ -105,7 +105,7 @@ typedef struct nt_family {
      * use, in which case grids are left as 0. */
     int (*plan)(const nt_params *p, const nt_shape *s, const nt_devinfo *dev,
                 nt_plan *plan, char *err, size_t errlen);
-    /* The header NVRTC compiles for this family ("rmsnorm_bwd.cuh"). */
+    /* The header NVRTC compiles for this family ("rmsnorm_bwd/kernels.cuh"). */
     const char *source;
     /* Minimum bytes moved through device memory by the op. */
     double (*min_bytes)(const nt_shape *s);
@@ -138,7 +138,7 @@ int nt_params_parse(const char *text, nt_params *p);
 int nt_params_validate(const nt_family *f, const nt_params *p, char *err, size_t errlen);
 
 /* The device sources every family compiles (nt_args.h and the .cuh files of kernels/),
- * embedded at build time: names ("rmsnorm_bwd.cuh"), texts, and one hash
+ * embedded at build time: names ("rmsnorm_bwd/kernels.cuh"), texts, and one hash
  * over all of them (16 hex digits, FNV-1a 64 of name, NUL, text per file),
  * the "kernel source hash" stored with results and checked by the library. */
 extern const char *const nt_kernel_names[];

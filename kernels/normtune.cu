@@ -38,7 +38,7 @@
 
 #include <cuda_runtime.h>
 
-#include "rmsnorm_bwd.cuh"
+#include "rmsnorm_bwd/kernels.cuh"
 
 extern "C" {
 #include "kernels/family.h"

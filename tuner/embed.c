@@ -1,12 +1,12 @@
 /* embed.c -- build tool: turn source files into C arrays, or print their hash.
  *
- *   embed PREFIX FILE...     C source on stdout: PREFIX_names[] (base names),
+ *   embed PREFIX FILE...     C source on stdout: PREFIX_names[] (names: see base()),
  *                            PREFIX_texts[] (contents), PREFIX_count and
  *                            PREFIX_hash[] (16 hex digits).
  *   embed --hash FILE...     the hash alone.
  *
- * The hash is FNV-1a 64 over, for each file in the order given, its base
- * name, a NUL byte and its bytes.  The exported dispatch header carries the
+ * The hash is FNV-1a 64 over, for each file in the order given, its
+ * embedded name, a NUL byte and its bytes.  The exported dispatch header carries the
  * hash of the kernel sources it was tuned with and the production build
  * compares it with this tool's answer.  Builds with the host compiler alone. */
 #include <stdint.h>
@@ -38,7 +38,12 @@ static unsigned char *slurp(const char *path, size_t *n) {
     return b;
 }
 
+/* The name a file is embedded under: its path with a leading "kernels/"
+ * removed ("kernels/rmsnorm_bwd/kernels.cuh" -> "rmsnorm_bwd/kernels.cuh"),
+ * the name device code includes it by (nvcc: -Ikernels); other paths keep
+ * their base name. */
 static const char *base(const char *p) {
+    if (!strncmp(p, "kernels/", 8)) return p + 8;
     const char *s = strrchr(p, '/');
     return s ? s + 1 : p;
 }

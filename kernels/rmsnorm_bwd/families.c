@@ -1,4 +1,4 @@
-/* rmsnorm_bwd.c -- the two RMSNorm backward families as data.
+/* rmsnorm_bwd/families.c -- the two RMSNorm backward families as data.
  *
  * rmsnorm_bwd.naive: the 3-kernel chain.  One block per row writes dx and
  *   an M x N partial of dw (bf16 or f32); a column sum splits the rows into
@@ -8,7 +8,7 @@
  *   loads of the next rows through shared memory (stages); a final column
  *   sum over the grid's partial rows gives dw.
  *
- * Device code: rmsnorm_bwd.cuh.  Both support every M >= 1 and every N that
+ * Device code: kernels.cuh.  Both support every M >= 1 and every N that
  * is a multiple of 8 up to 16384 (persistent: N <= block * chunks * 8). */
 #include <stdio.h>
 #include <string.h>
@@ -108,7 +108,7 @@ static int naive_plan(const nt_params *p, const nt_shape *s, const nt_devinfo *d
 const nt_family nt_rmsnorm_bwd_naive = {
     "rmsnorm_bwd.naive", "rmsnorm_bwd",
     "3-kernel chain: per-row dx and M x N dw partials, two column sums",
-    2, naive_params, naive_check, naive_plan, "rmsnorm_bwd.cuh", min_bytes,
+    2, naive_params, naive_check, naive_plan, "rmsnorm_bwd/kernels.cuh", min_bytes,
 };
 
 /* ---- persistent ------------------------------------------------------- */
@@ -188,5 +188,5 @@ static int persist_plan(const nt_params *p, const nt_shape *s, const nt_devinfo 
 const nt_family nt_rmsnorm_bwd_persistent = {
     "rmsnorm_bwd.persistent", "rmsnorm_bwd",
     "2-kernel chain: persistent rows with dw partials in registers, one column sum",
-    4, persistent_params, persist_check, persist_plan, "rmsnorm_bwd.cuh", min_bytes,
+    4, persistent_params, persist_check, persist_plan, "rmsnorm_bwd/kernels.cuh", min_bytes,
 };
