@@ -166,4 +166,145 @@ __device__ __forceinline__ void nt_wait_prev() {
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
+
+/* ---- dtypes ------------------------------------------------------------
+ * Kernels are templated on the storage type of each tensor: nt_bf16,
+ * nt_f16 or float (the ctype of kernels/family.h's nt_dtypes[]).  A row is
+ * moved in vectors of E elements (E = 16 / sizeof(activation): one 16-byte
+ * chunk of x; a weight of another dtype then takes 8 or 32 bytes per
+ * chunk).  nt_vec<T, E> holds E elements as W 32-bit words; loads, stores
+ * and cp.async move W words in pieces of at most 16 bytes. */
+struct nt_bf16 { unsigned short bits; };
+struct nt_f16 { unsigned short bits; };
+
+/* fp16 pair in a 32-bit word: element 0 in the low half. */
+__device__ __forceinline__ float nt_h_lo(unsigned u) {
+    float f;
+    asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %1;\n\tcvt.f32.f16 %0, l;\n\t}" : "=f"(f) : "r"(u));
+    return f;
+}
+__device__ __forceinline__ float nt_h_hi(unsigned u) {
+    float f;
+    asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %1;\n\tcvt.f32.f16 %0, h;\n\t}" : "=f"(f) : "r"(u));
+    return f;
+}
+/* Round two floats to fp16 (nearest even) and pack: lo in the low half. */
+__device__ __forceinline__ unsigned nt_h_pack(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+/* Per-dtype conversions of a 32-bit word holding 32 / (8 sizeof(T)) elements. */
+template <class T> struct nt_dt;
+template <> struct nt_dt<nt_bf16> {
+    static __device__ __forceinline__ void get(unsigned u, float *f) { f[0] = nt_lo(u); f[1] = nt_hi(u); }
+    static __device__ __forceinline__ unsigned put(const float *f) { return nt_pack(f[0], f[1]); }
+};
+template <> struct nt_dt<nt_f16> {
+    static __device__ __forceinline__ void get(unsigned u, float *f) { f[0] = nt_h_lo(u); f[1] = nt_h_hi(u); }
+    static __device__ __forceinline__ unsigned put(const float *f) { return nt_h_pack(f[0], f[1]); }
+};
+template <> struct nt_dt<float> {
+    static __device__ __forceinline__ void get(unsigned u, float *f) { f[0] = __uint_as_float(u); }
+    static __device__ __forceinline__ unsigned put(const float *f) { return __float_as_uint(f[0]); }
+};
+
+/* E elements of T as W words. */
+template <class T, int E>
+struct nt_vec {
+    static constexpr int W = E * (int)sizeof(T) / 4;  /* 32-bit words */
+    static constexpr int PER = 4 / (int)sizeof(T);    /* elements per word */
+    unsigned w[W];
+    __device__ __forceinline__ void get(float *f) const {
+#pragma unroll
+        for (int i = 0; i < W; i++) nt_dt<T>::get(w[i], f + PER * i);
+    }
+    __device__ __forceinline__ void put(const float *f) {
+#pragma unroll
+        for (int i = 0; i < W; i++) w[i] = nt_dt<T>::put(f + PER * i);
+    }
+    __device__ __forceinline__ void zero() {
+#pragma unroll
+        for (int i = 0; i < W; i++) w[i] = 0u;
+    }
+};
+
+/* W words from global memory at p (aligned to min(4W, 16) bytes).  NC: a
+ * read-once load that bypasses L1 (ld.global.nc.L1::no_allocate); else an
+ * ordinary load (data read again, such as w). */
+template <int W, bool NC>
+__device__ __forceinline__ void nt_ldg(const void *p, unsigned *w) {
+    if constexpr (W == 1) {
+        if (NC) asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
+        else asm volatile("ld.global.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
+    } else if constexpr (W == 2) {
+        if (NC) asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];"
+                             : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+        else asm volatile("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+    } else {
+        static_assert(W % 4 == 0, "W: 1, 2 or a multiple of 4 words");
+#pragma unroll
+        for (int i = 0; i < W; i += 4) {
+            const char *q = (const char *)p + 4 * i;
+            if (NC) asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                                 : "=r"(w[i]), "=r"(w[i + 1]), "=r"(w[i + 2]), "=r"(w[i + 3])
+                                 : "l"(q));
+            else asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                              : "=r"(w[i]), "=r"(w[i + 1]), "=r"(w[i + 2]), "=r"(w[i + 3])
+                              : "l"(q));
+        }
+    }
+}
+
+/* W words to global memory at p.  CS: a streaming store (evict first: the
+ * output is not read again by this chain). */
+template <int W, bool CS>
+__device__ __forceinline__ void nt_stg(void *p, const unsigned *w) {
+    if constexpr (W == 1) {
+        if (CS) asm volatile("st.global.cs.u32 [%0], %1;" :: "l"(p), "r"(w[0]) : "memory");
+        else asm volatile("st.global.u32 [%0], %1;" :: "l"(p), "r"(w[0]) : "memory");
+    } else if constexpr (W == 2) {
+        if (CS) asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" :: "l"(p), "r"(w[0]), "r"(w[1]) : "memory");
+        else asm volatile("st.global.v2.u32 [%0], {%1, %2};" :: "l"(p), "r"(w[0]), "r"(w[1]) : "memory");
+    } else {
+        static_assert(W % 4 == 0, "W: 1, 2 or a multiple of 4 words");
+#pragma unroll
+        for (int i = 0; i < W; i += 4) {
+            char *q = (char *)p + 4 * i;
+            if (CS) asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                                 :: "l"(q), "r"(w[i]), "r"(w[i + 1]), "r"(w[i + 2]), "r"(w[i + 3]) : "memory");
+            else asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
+                              :: "l"(q), "r"(w[i]), "r"(w[i + 1]), "r"(w[i + 2]), "r"(w[i + 3]) : "memory");
+        }
+    }
+}
+
+/* W words between shared memory (32-bit address) and registers, and an
+ * asynchronous copy of W words global -> shared (cp.async, L2 only; W a
+ * multiple of 4: 16-byte pieces; W 1 or 2: one 4- or 8-byte copy). */
+template <int W>
+__device__ __forceinline__ void nt_lds(unsigned a, unsigned *w) {
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w[i]) : "r"(a + 4u * i) : "memory");
+}
+template <int W>
+__device__ __forceinline__ void nt_sts(unsigned a, const unsigned *w) {
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        asm volatile("st.shared.u32 [%0], %1;" :: "r"(a + 4u * i), "r"(w[i]) : "memory");
+}
+template <int W>
+__device__ __forceinline__ void nt_cp_async(unsigned a, const void *g) {
+    if constexpr (W == 1) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(a), "l"(g) : "memory");
+    } else if constexpr (W == 2) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" :: "r"(a), "l"(g) : "memory");
+    } else {
+#pragma unroll
+        for (int i = 0; i < W; i += 4) nt_cp16(a + 4u * i, (const char *)g + 4 * i);
+    }
+}
+
 #endif

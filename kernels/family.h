@@ -1,10 +1,14 @@
-/* family.h -- kernel families as data: parameters, source, launch plan.
+/* family.h -- dtypes, ops, problems and kernel families as data.
  *
- * A family is a table entry (nt_family): its name, its named parameters,
- * a check that says whether (params, shape, device) can run, a planner that
- * turns them into NVRTC source text and a launch plan, and the minimum number
- * of bytes the op must move (for GB/s).  Adding a family means adding an
- * entry to nt_families[] in family.c; the driver never names a family.
+ * An op (nt_op) is a table of tensors by role, dtype slots, a float64
+ * reference and its families; a problem (nt_problem) is an op with its
+ * dtypes and a shape M x N.  A family (nt_family) is a table entry: its
+ * name, its named parameters, a check that says whether (params, problem,
+ * device) can run, a planner that turns them into NVRTC name expressions
+ * and a launch plan, and the sources its kernels are built from.  Each op
+ * lives in its own folder kernels/<op>/; adding one means adding the folder
+ * and one line to nt_ops[] in kernels/ops.c.  The driver never names an op,
+ * a tensor or a family.
  *
  * Plain C, no CUDA headers: the tuner, the Lua binding, the tests and the
  * production library all include it.  Every external symbol starts nt_. */
@@ -14,16 +18,134 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/nt_args.h"
+
 #define NT_MAX_PARAMS 8       /* parameters per family */
 #define NT_NAME_LEN 32        /* parameter names and values, with NUL */
 #define NT_MAX_LAUNCH 4       /* kernels in one chain */
 #define NT_MAX_N 16384        /* largest row length any family supports */
 
-/* A problem shape: M rows of N elements. */
+/* A shape: M rows of N elements (a sweep's shapes; a problem adds the op
+ * and the dtypes). */
 typedef struct nt_shape {
     int64_t M;                /* rows */
     int64_t N;                /* columns (hidden size) */
 } nt_shape;
+
+/* ---- dtypes -------------------------------------------------------------
+ * The element types of tensors.  Kernels are templated on the device type
+ * named by ctype (kernels/common.cuh defines nt_bf16 and nt_f16; fp32 is
+ * float).  tol is the relative L2 error vs float64 an output of this dtype
+ * may carry: its rounding alone is 2^-p / sqrt(3) relative RMS (bf16, p = 9:
+ * 1.1e-3, 1.7e-3 measured for dx; fp16, p = 12: 1.4e-4; fp32 sums of up to
+ * 65536 rows stay near 1e-6, at most 2.4e-7 measured on the H200).  An
+ * output's precision is part of what the user asked for: a config whose
+ * plan allows more error for an output than its dtype's tol is never
+ * exported, nor chosen by the library, for that dtype. */
+typedef enum nt_dtype { NT_BF16 = 0, NT_F16 = 1, NT_F32 = 2, NT_NDTYPES } nt_dtype;
+
+typedef struct nt_dtype_info {
+    const char *name;         /* "bf16", "f16", "f32" (scripts, database, header) */
+    const char *ctype;        /* device type of the kernels' templates */
+    int size;                 /* bytes per element */
+    double tol;               /* relative L2 error an output may carry */
+} nt_dtype_info;
+
+extern const nt_dtype_info nt_dtypes[NT_NDTYPES];
+#define NT_TOL_BF16 1e-2
+#define NT_TOL_F16 2e-3
+#define NT_TOL_F32 1e-5
+
+/* The dtype called name, or -1. */
+int nt_dtype_parse(const char *name);
+
+/* ---- ops and problems -----------------------------------------------------
+ * An op (rmsnorm_bwd, rmsnorm_fwd) describes its tensors by role, the
+ * dtypes a problem chooses (slots), a float64 reference and its families.
+ * A problem is (op, dtypes, M, N).  The driver, runner, store, Lua binding
+ * and export handle problems and named tensors only; nothing outside
+ * kernels/<op>/ names an op's tensors. */
+#define NT_MAX_SLOTS 4        /* dtype choices of one op */
+
+enum { NT_IN = 0, NT_OUT = 1 };          /* tensor roles */
+enum { NT_DIM_M = 0, NT_DIM_N = 1, NT_DIM_1 = 2 }; /* extents: M, N or 1 */
+
+/* One tensor of an op: rows x cols elements of its dtype, row-major. */
+typedef struct nt_tensor_def {
+    const char *name;         /* "x", "dw" (error rows, messages) */
+    int role;                 /* NT_IN or NT_OUT */
+    int rows, cols;           /* NT_DIM_M or NT_DIM_1, NT_DIM_N or NT_DIM_1 */
+    int slot;                 /* dtype: the problem's dtype[slot], or -1 */
+    int fixed;                /* the dtype when slot < 0 (rstd: NT_F32) */
+    double lo, hi;            /* inputs: filled uniform in [lo, hi) */
+    int optional;             /* outputs: the library may be passed NULL */
+    const char *doc;
+} nt_tensor_def;
+
+/* One dtype choice of an op: which dtypes it may take, and its default. */
+typedef struct nt_slot_def {
+    const char *name;         /* "x" (the dtype of x, dy, dx), "w", "dw" */
+    unsigned allowed;         /* bit d set: dtype d allowed */
+    int def;                  /* default dtype */
+    const char *doc;
+} nt_slot_def;
+
+struct nt_op;
+struct nt_family;
+
+typedef struct nt_problem {
+    const struct nt_op *op;
+    int dtype[NT_MAX_SLOTS];  /* by the op's slots */
+    int64_t M;                /* rows */
+    int64_t N;                /* columns (hidden size) */
+} nt_problem;
+
+typedef struct nt_op {
+    const char *name;         /* "rmsnorm_bwd" */
+    const char *doc;          /* one line */
+    int nslots;
+    const nt_slot_def *slots;
+    int ntensors;
+    const nt_tensor_def *tensors; /* in nt_args.t[] order */
+    /* Dtype combinations and shapes the op supports: 0, or -1 with why. */
+    int (*check)(const nt_problem *p, char *err, size_t errlen);
+    /* The float64 reference on the host: t[i] holds input i in its dtype
+     * (bits as the kernels read them; NULL for outputs), out[i] receives
+     * output i as double (NULL for inputs).  nthreads <= 0: the online
+     * CPUs; the result must not depend on it.  0, or -1 when memory or
+     * threads cannot be had. */
+    int (*ref)(const nt_problem *p, const void *const *t, double *const *out, double eps,
+               int nthreads);
+    const struct nt_family *const *families; /* NULL-terminated */
+} nt_op;
+
+extern const nt_op *const nt_ops[];        /* NULL-terminated (kernels/ops.c) */
+
+/* The op called name, or NULL. */
+const nt_op *nt_op_find(const char *name);
+
+/* The dtype of tensor i of problem p. */
+int nt_tensor_dtype(const nt_problem *p, int i);
+
+/* Elements of tensor i of problem p (rows x cols). */
+int64_t nt_tensor_elems(const nt_problem *p, int i);
+
+/* Minimum bytes the op moves through device memory: every tensor once. */
+double nt_problem_bytes(const nt_problem *p);
+
+/* A problem of op with its default dtypes and M x N. */
+void nt_problem_init(nt_problem *p, const nt_op *op, int64_t M, int64_t N);
+
+/* Canonical text of p's dtypes, "x=bf16,w=f32,dw=f32" in slot order; and
+ * back (slots not named keep their default; unknown slot or dtype names,
+ * or a dtype a slot does not allow, are -1 with a message).  0 or -1. */
+int nt_dtypes_canon(const nt_problem *p, char *buf, size_t len);
+int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen);
+
+/* Validate p: its dtypes allowed by the slots, then the op's check, with
+ * the shape rules every op shares (M >= 1, N a multiple of 8 in
+ * [8, NT_MAX_N]).  0, or -1 with a message. */
+int nt_problem_check(const nt_problem *p, char *err, size_t errlen);
 
 /* One parameter value: the text as written in the script ("256", "f32"). */
 typedef struct nt_kv {
@@ -75,43 +197,46 @@ typedef struct nt_plan {
     int nlaunch;
     nt_launch l[NT_MAX_LAUNCH];
     size_t workspace;         /* bytes of scratch the chain needs (upper bound) */
-    int nparts;               /* dw partial rows: 0 = the grid of launch 0 */
-    double tol_dx, tol_dw;    /* relative L2 error allowed vs float64 */
+    int nparts;               /* partial rows in ws: 0 = the grid of launch 0 */
+    double tol[NT_MAX_TENSORS]; /* per output: the relative L2 error vs float64
+                                 the chain may carry; 0 = its dtype's tol
+                                 (more than that: not eligible for it) */
 } nt_plan;
 
-/* The relative L2 error vs float64 an output of each dtype may carry.  An
- * output's precision is part of what the user asked for: a bf16 result
- * carries a rounding error of about 2^-9 / sqrt(3) = 1.1e-3 relative RMS
- * (1.7e-3 measured for dx), an fp32 sum of up to 65536 rows stays near
- * 1e-6 (at most 2.4e-7 measured on the H200).  A config whose plan allows
- * more than NT_TOL_F32 for an fp32 output (dw through bf16 partials) is
- * never exported, nor chosen by the library, for that output. */
-#define NT_TOL_BF16 1e-2
-#define NT_TOL_F32 1e-5
+/* The tolerance output i of problem p is checked against under plan pl:
+ * pl->tol[i], or the dtype's when 0. */
+double nt_plan_tol(const nt_plan *pl, const nt_problem *p, int i);
+
+/* 1 when every output of p is as precise under pl as its dtype asks. */
+int nt_plan_precise(const nt_plan *pl, const nt_problem *p);
 
 /* A family descriptor.  All functions return 0 on success, else -1 with a
  * message in err (size errlen). */
 typedef struct nt_family {
     const char *name;         /* "rmsnorm_bwd.persistent" */
-    const char *op;           /* "rmsnorm_bwd" */
+    const nt_op *op;
     const char *doc;          /* one line */
     int nparams;
     const nt_param_def *params;
-    /* Can these params run this shape on this device (dev may be NULL: check
-     * only what does not depend on the device)?  0 yes, -1 no with reason. */
-    int (*check)(const nt_params *p, const nt_shape *s, const nt_devinfo *dev,
+    /* Can these params run this problem on this device (dev may be NULL:
+     * check only what does not depend on the device)?  The problem itself
+     * has passed nt_problem_check.  0 yes, -1 no with reason. */
+    int (*check)(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                  char *err, size_t errlen);
-    /* Fill plan for (params, shape, device).  dev may be NULL for compile-only
-     * use, in which case grids are left as 0. */
-    int (*plan)(const nt_params *p, const nt_shape *s, const nt_devinfo *dev,
+    /* Fill plan for (params, problem, device).  dev may be NULL for
+     * compile-only use, in which case grids are left as 0. */
+    int (*plan)(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                 nt_plan *plan, char *err, size_t errlen);
-    /* The header NVRTC compiles for this family ("rmsnorm_bwd/kernels.cuh"). */
-    const char *source;
-    /* Minimum bytes moved through device memory by the op. */
-    double (*min_bytes)(const nt_shape *s);
+    /* The embedded sources the family's kernels are built from, NULL-
+     * terminated, the one NVRTC includes last ({"nt_args.h", "common.cuh",
+     * "rmsnorm_bwd/kernels.cuh", NULL}): the family's source hash covers
+     * exactly these, so changing one family re-measures only it. */
+    const char *const *sources;
 } nt_family;
 
-extern const nt_family *const nt_families[]; /* NULL-terminated */
+/* Families of every op, in op then family order (NULL-terminated); filled
+ * from nt_ops[] on first use. */
+const nt_family *const *nt_all_families(void);
 
 /* Look up a family by full name ("rmsnorm_bwd.persistent"); NULL if none. */
 const nt_family *nt_family_find(const char *name);
@@ -137,14 +262,19 @@ int nt_params_parse(const char *text, nt_params *p);
  * present, no unknown key, values within range/choices.  0 or -1 + message. */
 int nt_params_validate(const nt_family *f, const nt_params *p, char *err, size_t errlen);
 
-/* The device sources every family compiles (nt_args.h and the .cuh files of kernels/),
- * embedded at build time: names ("rmsnorm_bwd/kernels.cuh"), texts, and one hash
- * over all of them (16 hex digits, FNV-1a 64 of name, NUL, text per file),
- * the "kernel source hash" stored with results and checked by the library. */
+/* The device sources families compile (nt_args.h, common.cuh and the
+ * kernels.cuh of each op), embedded at build time: names relative to
+ * kernels/ ("rmsnorm_bwd/kernels.cuh") and texts.  Linked into the tuner,
+ * not into the production library. */
 extern const char *const nt_kernel_names[];
 extern const char *const nt_kernel_texts[];
 extern const int nt_kernel_count;
-extern const char nt_kernel_hash[];
+
+/* A family's source hash: 16 hex digits of FNV-1a 64 over name, NUL, text
+ * of each of its sources in order, into buf[17].  The hash stored with
+ * each result and checked by the library build.  0, or -1 when a source
+ * is not embedded. */
+int nt_family_hash(const nt_family *f, char buf[17]);
 
 /* FNV-1a 64-bit hash of bytes, continuing from h (start with NT_FNV_INIT). */
 #define NT_FNV_INIT 0xcbf29ce484222325ULL

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/family.h"
 #include "kernels/ref.h"
 
 #define REF_SLICES 64         /* fixed row slices for dw partials */
@@ -36,6 +37,50 @@ uint16_t nt_f32_to_bf16(float f) {
     return (uint16_t)(u >> 16);
 }
 
+float nt_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+    if (e == 0x1f) {
+        u = sign | 0x7f800000u | (m << 13);             /* inf, NaN */
+    } else if (e) {
+        u = sign | ((e + 112) << 23) | (m << 13);       /* normal: bias 15 -> 127 */
+    } else if (m) {                                     /* subnormal: normalize */
+        int sh = 0;
+        while (!(m & 0x400)) {
+            m <<= 1;
+            sh++;
+        }
+        u = sign | ((uint32_t)(113 - sh) << 23) | ((m & 0x3ff) << 13);
+    } else {
+        u = sign;
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t nt_f32_to_f16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return sign | (a > 0x7f800000u ? 0x7e00 : 0x7c00);
+    if (a >= 0x477ff000u) return sign | 0x7c00;          /* rounds to >= 65520: inf */
+    if (a < 0x38800000u) {                               /* below 2^-14: subnormal */
+        /* value = a's float; subnormal unit 2^-24: round(value * 2^24) */
+        float v;
+        memcpy(&v, &a, 4);
+        double q = (double)v * 16777216.0;
+        double fl = (double)(uint32_t)q, rem = q - fl;
+        uint32_t r = (uint32_t)fl;
+        if (rem > 0.5 || (rem == 0.5 && (r & 1))) r++;
+        return sign | (uint16_t)r;
+    }
+    uint32_t e = (a >> 23) - 112, m = a & 0x7fffff;      /* rebias 127 -> 15 */
+    uint32_t h = (e << 10) | (m >> 13), rest = m & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++; /* may carry into e: fine */
+    return sign | (uint16_t)h;
+}
+
 /* splitmix64: a small, well-mixed, seedable generator. */
 static uint64_t splitmix(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -50,6 +95,35 @@ void nt_fill_uniform(uint16_t *a, size_t n, double lo, double hi, uint64_t seed)
         double u = (double)(splitmix(&s) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
         a[i] = nt_f32_to_bf16((float)(lo + (hi - lo) * u));
     }
+}
+
+/* The value of one draw, rounded to dtype and stored as a[i]. */
+static void put(int dtype, void *a, size_t i, double v) {
+    if (dtype == NT_F32)
+        ((float *)a)[i] = (float)v;
+    else if (dtype == NT_F16)
+        ((uint16_t *)a)[i] = nt_f32_to_f16((float)v);
+    else
+        ((uint16_t *)a)[i] = nt_f32_to_bf16((float)v);
+}
+
+void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed) {
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i++) {
+        double u = (double)(splitmix(&s) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
+        put(dtype, a, i, lo + (hi - lo) * u);
+    }
+}
+
+void nt_to_f64(int dtype, const void *src, size_t n, double *dst) {
+    const uint16_t *h = src;
+    const float *f = src;
+    if (dtype == NT_F32)
+        for (size_t i = 0; i < n; i++) dst[i] = f[i];
+    else if (dtype == NT_F16)
+        for (size_t i = 0; i < n; i++) dst[i] = nt_f16_to_f32(h[i]);
+    else
+        for (size_t i = 0; i < n; i++) dst[i] = nt_bf16_to_f32(h[i]);
 }
 
 void nt_ref_forward(const double *x, const double *w, int64_t M, int64_t N, double eps,
@@ -214,6 +288,12 @@ static double rel_l2(const double *ref, const void *a, size_t n,
 static double get_bf16(const void *a, size_t i) { return nt_bf16_to_f32(((const uint16_t *)a)[i]); }
 static double get_f32(const void *a, size_t i) { return ((const float *)a)[i]; }
 static double get_f64(const void *a, size_t i) { return ((const double *)a)[i]; }
+
+static double get_f16(const void *a, size_t i) { return nt_f16_to_f32(((const uint16_t *)a)[i]); }
+
+double nt_rel_l2_dt(int dtype, const double *ref, const void *a, size_t n) {
+    return rel_l2(ref, a, n, dtype == NT_F32 ? get_f32 : dtype == NT_F16 ? get_f16 : get_bf16);
+}
 
 double nt_rel_l2_bf16(const double *ref, const uint16_t *a, size_t n) {
     return rel_l2(ref, a, n, get_bf16);

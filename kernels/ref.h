@@ -18,9 +18,25 @@ float nt_bf16_to_f32(uint16_t b);
  * infinities and overflow to infinity as IEEE rounding says. */
 uint16_t nt_f32_to_bf16(float f);
 
+/* fp16 bits -> float (exact), and float -> fp16 bits rounding to nearest
+ * even (overflow to infinity, NaN stays NaN, subnormals kept). */
+float nt_f16_to_f32(uint16_t h);
+uint16_t nt_f32_to_f16(float f);
+
 /* Fill a[n] with the bf16 of values uniform in [lo, hi), from a PRNG seeded
  * with seed (same seed, same values, on every machine). */
 void nt_fill_uniform(uint16_t *a, size_t n, double lo, double hi, uint64_t seed);
+
+/* The same for any dtype (enum nt_dtype of kernels/family.h): a holds n
+ * elements of dtype; the values drawn are those of nt_fill_uniform, each
+ * rounded to the dtype. */
+void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed);
+
+/* n elements of dtype at src, converted exactly to double into dst. */
+void nt_to_f64(int dtype, const void *src, size_t n, double *dst);
+
+/* Relative L2 error of n elements of dtype at a against ref (as below). */
+double nt_rel_l2_dt(int dtype, const double *ref, const void *a, size_t n);
 
 /* Forward RMSNorm in double: y_ij = x_ij * r_i * w_j with
  * r_i = 1 / sqrt(mean_j x_ij^2 + eps).  y is M x N, row-major. */
