@@ -1,4 +1,4 @@
--- schema.sql -- the normtune results database, schema version 4.
+-- schema.sql -- the normtune results database, schema version 5.
 --
 -- Embedded into the binary at build time (store_schema_texts[0]) and run
 -- by db/store.c, inside one transaction, on a new or empty file.  A later
@@ -11,7 +11,7 @@
 -- microseconds; bandwidths GB/s (1e9 bytes per second).
 
 PRAGMA application_id = 1314145346;   -- 0x4e544442, "NTDB": a normtune file
-PRAGMA user_version = 4;              -- STORE_SCHEMA_VERSION
+PRAGMA user_version = 5;              -- STORE_SCHEMA_VERSION
 
 -- A GPU.  Identified by its uuid; a device without one (uuid NULL) by name.
 CREATE TABLE device (
@@ -48,7 +48,7 @@ CREATE TABLE sweep (
 -- A kernel configuration: family, canonical params, kernel source hash.
 CREATE TABLE variant (
     id       INTEGER PRIMARY KEY,
-    family   TEXT NOT NULL,                  -- "rmsnorm_bwd.persistent"
+    family   TEXT NOT NULL,                  -- "<op>.<family>"
     params   TEXT NOT NULL,                  -- "block=256,chunks=2,stages=2,k=0"
     src_hash TEXT NOT NULL,                  -- hash of the kernel sources
     UNIQUE (family, params, src_hash)
@@ -57,8 +57,8 @@ CREATE TABLE variant (
 -- A problem: op, element type, M rows of N elements.
 CREATE TABLE shape (
     id    INTEGER PRIMARY KEY,
-    op    TEXT    NOT NULL,                  -- "rmsnorm_bwd"
-    dtype TEXT    NOT NULL,                  -- "bf16"
+    op    TEXT    NOT NULL,                  -- the op's name
+    dtype TEXT    NOT NULL,                  -- its dtypes: "x=bf16,w=f32,dw=f32"
     M     INTEGER NOT NULL,
     N     INTEGER NOT NULL,
     UNIQUE (op, dtype, M, N)
@@ -105,32 +105,19 @@ CREATE TABLE sample (
 ) WITHOUT ROWID;
 
 -- Named errors of a result: per output tensor, its relative L2 error
--- against the float64 reference and the tolerance it was checked against
--- (NULL for results stored before schema 4, which kept no tolerance).
+-- against the float64 reference, the tolerance it was checked against
+-- (the plan's; NULL for results stored before schema 4) and the tolerance
+-- the output's dtype asks for (required; a result with value > required is
+-- not eligible for `best`: an fp32 output computed through bf16).
 CREATE TABLE error (
     result_id INTEGER NOT NULL REFERENCES result(id) ON DELETE CASCADE,
-    tensor    TEXT    NOT NULL,              -- output name: "dx", "dw"
+    tensor    TEXT    NOT NULL,              -- output name in the op's table
     value     REAL    NOT NULL,              -- relative L2 error
     tolerance REAL,
+    required  REAL,
     PRIMARY KEY (result_id, tensor)
 ) WITHOUT ROWID;
 
--- The fastest successful result per (device, shape).  Ties go to the
--- smaller (family, params, src_hash), so the choice depends on content only.
-CREATE VIEW best AS
-SELECT device_id, device, op, dtype, M, N, family, params, src_hash,
-       median_us, gbps, pct_copy, result_id, sweep_id, created
-FROM (
-    SELECT r.device_id, d.name AS device, s.op, s.dtype, s.M, s.N,
-           v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy,
-           r.id AS result_id, r.sweep_id, r.created,
-           row_number() OVER (PARTITION BY r.device_id, r.shape_id
-                              ORDER BY r.median_us, v.family, v.params,
-                                       v.src_hash, r.id) AS rank
-    FROM result r
-    JOIN variant v ON v.id = r.variant_id
-    JOIN shape s ON s.id = r.shape_id
-    JOIN device d ON d.id = r.device_id
-    WHERE r.status = 'ok' AND r.median_us IS NOT NULL
-)
-WHERE rank = 1;
+-- The view `best` (the fastest eligible result per device and problem) is
+-- created by db/store.c right after this file (BEST_VIEW there, which the
+-- migration to schema 5 uses too): one text for both.

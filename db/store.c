@@ -51,6 +51,21 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
 #define MAX_CHECK_ERRS 5           /* integrity_check lines in a message */
 #define MAX_COLS 16                /* columns of a canned report */
 
+/* The view `best`, created after db/schema.sql on a new file and by the
+ * migration to schema 5: per device and problem, the fastest ok result whose every output is
+ * within the tolerance its dtype asks for. */
+#define BEST_VIEW \
+    "CREATE VIEW best AS SELECT device_id, device, op, dtype, M, N, family, params, " \
+    "src_hash, median_us, gbps, pct_copy, result_id, sweep_id, created FROM (" \
+    "SELECT r.device_id, d.name AS device, s.op, s.dtype, s.M, s.N, v.family, v.params, " \
+    "v.src_hash, r.median_us, r.gbps, r.pct_copy, r.id AS result_id, r.sweep_id, r.created, " \
+    "row_number() OVER (PARTITION BY r.device_id, r.shape_id ORDER BY r.median_us, " \
+    "v.family, v.params, v.src_hash, r.id) AS rank FROM result r " \
+    "JOIN variant v ON v.id = r.variant_id JOIN shape s ON s.id = r.shape_id " \
+    "JOIN device d ON d.id = r.device_id WHERE r.status = 'ok' AND r.median_us IS NOT NULL " \
+    "AND NOT EXISTS (SELECT 1 FROM error e WHERE e.result_id = r.id AND " \
+    "e.required IS NOT NULL AND e.value > e.required)) WHERE rank = 1;"
+
 /* Migration steps: migrations[v] turns schema version v into v + 1 (run in
  * one transaction, after which user_version is set to v + 1).  Entry 0 is
  * unused: a new file gets schema.sql, which is always the newest schema. */
@@ -71,6 +86,17 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "WHERE err_dw IS NOT NULL;"
     "ALTER TABLE result DROP COLUMN err_dx;"
     "ALTER TABLE result DROP COLUMN err_dw;",
+    /* 4 -> 5: a problem's dtypes are a slot list ("x=bf16,w=bf16,dw=f32"),
+     * older files name one dtype ("bf16": the first slot's, the others the
+     * op's defaults, which is what the tuner measured); every error row
+     * records the tolerance its output's dtype asks for; `best` keeps only
+     * results within it (nt_dtypes_of and nt_required: see fn_dtypes_of) */
+    "UPDATE shape SET dtype = nt_dtypes_of(op, dtype);"
+    "ALTER TABLE error ADD COLUMN required REAL;"
+    "UPDATE error SET required = (SELECT nt_required(s.op, s.dtype, error.tensor) "
+    "FROM result r JOIN shape s ON s.id = r.shape_id WHERE r.id = error.result_id);"
+    "DROP VIEW best;"
+    BEST_VIEW,
 };
 
 /* Every statement of the store, prepared lazily and cached per store. */
@@ -147,8 +173,8 @@ static const char *const q_sql[Q_COUNT] = {
                   ":status, :msg, :median, :p10, :p90, :n, :bytes, :gbps, :pct, "
                   ":regs, :spill, :smem, :grid, :reps, :now)",
     [Q_SAMPLE_INS] = "INSERT INTO sample(result_id, idx, us) VALUES (:res, :idx, :us)",
-    [Q_ERR_INS] = "INSERT INTO error(result_id, tensor, value, tolerance) "
-                  "VALUES (:res, :tensor, :value, :tol)",
+    [Q_ERR_INS] = "INSERT INTO error(result_id, tensor, value, tolerance, required) "
+                  "VALUES (:res, :tensor, :value, :tol, :req)",
     [Q_LOOKUP] = "SELECT r.id, r.status, r.message, r.median_us, r.p10_us, "
                  "r.p90_us, r.n_samples, r.bytes, r.gbps, r.pct_copy, "
                  "r.regs, r.spill, r.smem, r.grid, r.reps FROM result r "
@@ -160,22 +186,12 @@ static const char *const q_sql[Q_COUNT] = {
                  "r.warmup = :warmup AND r.min_samples = :min AND "
                  "r.max_samples = :max AND r.rel_ci = :rel_ci",
     [Q_SAMPLES] = "SELECT us FROM sample WHERE result_id = :res ORDER BY idx",
-    [Q_ERRS] = "SELECT tensor, value, coalesce(tolerance, 0) FROM error "
+    [Q_ERRS] = "SELECT tensor, value, coalesce(tolerance, 0), coalesce(required, 0) FROM error "
                "WHERE result_id = :res ORDER BY tensor",
-    /* the view `best`, with results whose error for output :tensor exceeds
-     * :max left out (they are not eligible for the output dtype asked for);
-     * a result with no error recorded for :tensor stays eligible */
+    /* the view `best` for one device (eligible results only) */
     [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-               "gbps, pct_copy, result_id FROM (SELECT s.M, s.N, s.op, s.dtype, "
-               "v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy, "
-               "r.id AS result_id, row_number() OVER (PARTITION BY r.shape_id ORDER BY "
-               "r.median_us, v.family, v.params, v.src_hash, r.id) AS rank FROM result r "
-               "JOIN variant v ON v.id = r.variant_id JOIN shape s ON s.id = r.shape_id "
-               "WHERE r.device_id = :dev AND r.status = 'ok' AND r.median_us IS NOT NULL "
-               "AND (:max IS NULL OR NOT EXISTS (SELECT 1 FROM error e WHERE "
-               "e.result_id = r.id AND e.tensor = :tensor AND e.value > :max))) "
-               "WHERE rank = 1 "
-               "ORDER BY N, M, op, dtype",
+               "gbps, pct_copy, result_id FROM best WHERE device_id = :dev "
+               "ORDER BY op, dtype, N, M",
     [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
     [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",
     [Q_REP_BEST] = "SELECT device, op, dtype, N, M, family, params, median_us, "
@@ -449,6 +465,52 @@ static double iso_time(const char *s) {
     return (double)timegm(&tm);
 }
 
+/* The problem of an op named op with dtypes text dt: canonical
+ * "slot=dtype,..." or, as schema 4 and older stored it, one dtype name (the
+ * first slot's).  0, or -1 when the op or the text is unknown. */
+static int problem_of(const char *op, const char *dt, nt_problem *p) {
+    const nt_op *o = op ? nt_op_find(op) : NULL;
+    char text[160], e[128];
+    if (!o || !dt) return -1;
+    nt_problem_init(p, o, 1, 8);
+    if (!strchr(dt, '=')) {
+        snprintf(text, sizeof text, "%s=%s", o->slots[0].name, dt);
+        dt = text;
+    }
+    return nt_dtypes_parse(p, dt, e, sizeof e);
+}
+
+/* SQL function nt_dtypes_of(op, dtype): the canonical dtypes text of a
+ * stored shape (see problem_of); the text itself when it is not understood
+ * (an op this build does not know). */
+static void fn_dtypes_of(sqlite3_context *c, int argc, sqlite3_value **v) {
+    const char *op = (const char *)sqlite3_value_text(v[0]);
+    const char *dt = (const char *)sqlite3_value_text(v[1]);
+    nt_problem p;
+    char out[160];
+    (void)argc;
+    if (!problem_of(op, dt, &p) && !nt_dtypes_canon(&p, out, sizeof out))
+        sqlite3_result_text(c, out, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_result_value(c, v[1]);
+}
+
+/* SQL function nt_required(op, dtype, tensor): the relative error the dtype
+ * of output `tensor` of that problem allows; NULL when unknown. */
+static void fn_required(sqlite3_context *c, int argc, sqlite3_value **v) {
+    const char *t = (const char *)sqlite3_value_text(v[2]);
+    nt_problem p;
+    (void)argc;
+    if (t && !problem_of((const char *)sqlite3_value_text(v[0]),
+                         (const char *)sqlite3_value_text(v[1]), &p))
+        for (int i = 0; i < p.op->ntensors; i++)
+            if (!strcmp(p.op->tensors[i].name, t)) {
+                sqlite3_result_double(c, nt_dtypes[nt_tensor_dtype(&p, i)].tol);
+                return;
+            }
+    sqlite3_result_null(c);
+}
+
 /* SQL function nt_alive(host, pid, started): 0 when the sweep's process is
  * known to be gone: it ran on this host and its pid is no longer alive, or
  * the pid now belongs to a process that started after the sweep did.  1
@@ -628,7 +690,8 @@ static int new_schema(store *db, char *err, size_t errlen) {
         one_int(db->db, "SELECT count(*) FROM sqlite_master", &nobj) != SQLITE_OK)
         goto fail;
     if (v == 0 && nobj == 0) {
-        if (sqlite3_exec(db->db, store_schema_texts[0], NULL, NULL, NULL) != SQLITE_OK)
+        if (sqlite3_exec(db->db, store_schema_texts[0], NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(db->db, BEST_VIEW, NULL, NULL, NULL) != SQLITE_OK)
             goto fail;
         if (one_int(db->db, "PRAGMA user_version", &v) != SQLITE_OK) goto fail;
         if (v != STORE_SCHEMA_VERSION) {
@@ -753,8 +816,12 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
         goto fail;
     }
     if (sqlite3_create_function(db->db, "nt_alive", 3, SQLITE_UTF8, NULL, fn_alive, NULL,
-                                NULL) != SQLITE_OK) {
-        dberr(db, err, errlen, "registering nt_alive");
+                                NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->db, "nt_dtypes_of", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                NULL, fn_dtypes_of, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->db, "nt_required", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                NULL, fn_required, NULL, NULL) != SQLITE_OK) {
+        dberr(db, err, errlen, "registering the SQL functions");
         goto fail;
     }
     if (mode != STORE_READ && (isnew || blank) &&
@@ -1034,7 +1101,8 @@ int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
         const nt_error *e = &r->errs[i];
         if (bind_i(st, ":res", res) | bind_t(st, ":tensor", e->tensor) |
             bind_d(st, ":value", e->value) |
-            (e->tol > 0 ? bind_d(st, ":tol", e->tol) : bind_null(st, ":tol")))
+            (e->tol > 0 ? bind_d(st, ":tol", e->tol) : bind_null(st, ":tol")) |
+            (e->required > 0 ? bind_d(st, ":req", e->required) : bind_null(st, ":req")))
             goto bindfail;
         if (step_done(db, st, "storing an error", err, errlen)) goto fail;
     }
@@ -1116,6 +1184,7 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
         snprintf(e->tensor, sizeof e->tensor, "%s", t ? (const char *)t : ""); /* cut if long */
         e->value = sqlite3_column_double(st, 1);
         e->tol = sqlite3_column_double(st, 2);
+        e->required = sqlite3_column_double(st, 3);
     }
     stmt_done(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dberr(db, err, errlen, "reading errors");
@@ -1200,8 +1269,8 @@ static const char merge_copy[] =
     " AND m.max_samples = r.max_samples AND m.rel_ci = r.rel_ci;"
     "INSERT INTO main.sample(result_id, idx, us) SELECT mr.dst, x.idx, x.us"
     " FROM src.sample x JOIN temp.map_res mr ON mr.src = x.result_id;"
-    "INSERT INTO main.error(result_id, tensor, value, tolerance) SELECT mr.dst,"
-    " x.tensor, x.value, x.tolerance"
+    "INSERT INTO main.error(result_id, tensor, value, tolerance, required) SELECT mr.dst,"
+    " x.tensor, x.value, x.tolerance, x.required"
     " FROM src.error x JOIN temp.map_res mr ON mr.src = x.result_id;";
 
 /* Results of src whose key main already had (run after merge_copy, in its
@@ -1437,16 +1506,10 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
     return STORE_OK;
 }
 
-/* Best rows of a device, sorted by (N, M); see store.h.  *rows is malloc'd
- * (caller frees), NULL on error. */
+/* Best rows of a device; see store.h.  *rows is malloc'd (caller frees),
+ * NULL on error. */
 int store_best(store *db, const char *device, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen) {
-    return store_best_within(db, device, NULL, -1.0, rows, n, prov, err, errlen);
-}
-
-int store_best_within(store *db, const char *device, const char *tensor, double max_err,
-                      store_best_row **rows, int *n, store_prov *prov, char *err,
-                      size_t errlen) {
     int64_t dev;
     int cap = 0, rc;
     store_best_row *v = NULL, *r;
@@ -1456,8 +1519,7 @@ int store_best_within(store *db, const char *device, const char *tensor, double 
     *n = 0;
     if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, Q_BEST, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", dev) || bind_t(st, ":tensor", tensor ? tensor : "") ||
-        (tensor && max_err >= 0 ? bind_d(st, ":max", max_err) : bind_null(st, ":max"))) {
+    if (bind_i(st, ":dev", dev)) {
         stmt_done(st);
         return dberr(db, err, errlen, "binding the device");
     }
@@ -1496,9 +1558,8 @@ int store_best_within(store *db, const char *device, const char *tensor, double 
     }
     stmt_done(st);
     if (*n == 0) {
-        seterr(err, errlen, "%s: no successful result%s for device %s", db->path,
-               tensor && max_err >= 0 ? " precise enough for the output dtype" : "",
-               device ? device : "(the only one)");
+        seterr(err, errlen, "%s: no successful result within its dtypes' tolerances for "
+               "device %s", db->path, device ? device : "(the only one)");
         goto fail2;
     }
     if (prov && fill_prov(db, dev, v, *n, prov, err, errlen)) goto fail2;

@@ -15,7 +15,7 @@
 
 #define STORE_OK 0
 #define STORE_ERR (-1)
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 typedef struct store store;
 
@@ -50,10 +50,10 @@ int store_sweep_end(store *db, int64_t sweep, const char *status, char *err,
 /* The key of a measurement: reused instead of re-measured when all match. */
 typedef struct store_key {
     int64_t device;
-    const char *family;       /* "rmsnorm_bwd.persistent" */
+    const char *family;       /* full family name "<op>.<family>" */
     const char *params;       /* canonical text, nt_params_canon */
-    const char *src_hash;     /* kernel source hash */
-    const char *op, *dtype;   /* "rmsnorm_bwd", "bf16" */
+    const char *src_hash;     /* the family's source hash (nt_family_hash) */
+    const char *op, *dtype;   /* op name, canonical dtypes (nt_dtypes_canon) */
     nt_shape shape;
     nt_timing timing;
 } store_key;
@@ -87,7 +87,7 @@ int store_merge(const char *a, const char *b, const char *out,
 /* Best successful result per shape for one device. */
 typedef struct store_best_row {
     int64_t M, N;
-    char op[32], dtype[16];
+    char op[32], dtype[128];   /* op and canonical dtypes ("x=bf16,w=f32,...") */
     char family[64];
     char params[160];         /* canonical */
     char src_hash[24];
@@ -108,20 +108,14 @@ typedef struct store_prov {
 } store_prov;
 
 /* Best rows for a device (device == NULL: the only device, an error if the
- * database has several; matched by name or uuid), sorted by (N, M).  *rows is
- * malloc'd, caller frees.  A device with no successful result is an error. */
+ * database has several; matched by name or uuid), sorted by (op, dtypes,
+ * N, M): the view `best`, which keeps per shape the fastest ok result
+ * whose every output error is within the tolerance its dtype asks for
+ * (error.required), so that a config too imprecise for an output dtype
+ * (an fp32 dw through bf16 partials) is never exported for it.  *rows is
+ * malloc'd, caller frees.  A device with no such result is an error. */
 int store_best(store *db, const char *device, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen);
-
-/* store_best among the results whose relative L2 error for the output
- * tensor `tensor` ("dw") is at most max_err (tensor NULL or a negative
- * max_err: no limit), so that a config too imprecise for the output dtype
- * the header serves is never exported.  A result with no error recorded for
- * that tensor (made by hand, not by the runner, which records it for every
- * ok result) is kept. */
-int store_best_within(store *db, const char *device, const char *tensor, double max_err,
-                      store_best_row **rows, int *n, store_prov *prov, char *err,
-                      size_t errlen);
 
 /* Canned reports for `normtune query`.  Each calls row() once with the
  * column names (header = 1) and then once per row; cells are texts. */

@@ -1,28 +1,181 @@
-/* family.c -- the family table and the parameter helpers every module uses.
+/* family.c -- dtypes, problems, the family lookup and the parameter helpers
+ * every module uses (see family.h).
  *
- * Families are entries of nt_families[]; each is defined next to its device
- * code (rmsnorm_bwd/families.c for the two RMSNorm backward chains).  Parameters are
- * key/value texts; this file checks them against a family's declarations and
- * writes their canonical text (declared order), the variant's identity in
- * the database. */
+ * Ops are listed in kernels/ops.c; each op's families are defined next to
+ * its device code in kernels/<op>/.  Parameters are key/value texts; this
+ * file checks them against a family's declarations and writes their
+ * canonical text (declared order), the variant's identity in the database.
+ * Linked into the tuner and into the production library. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/family.h"
 
-extern const nt_family nt_rmsnorm_bwd_naive;
-extern const nt_family nt_rmsnorm_bwd_persistent;
+/* ---- dtypes -------------------------------------------------------------- */
 
-const nt_family *const nt_families[] = {
-    &nt_rmsnorm_bwd_naive,
-    &nt_rmsnorm_bwd_persistent,
-    NULL,
+const nt_dtype_info nt_dtypes[NT_NDTYPES] = {
+    [NT_BF16] = {"bf16", "nt_bf16", 2, NT_TOL_BF16},
+    [NT_F16] = {"f16", "nt_f16", 2, NT_TOL_F16},
+    [NT_F32] = {"f32", "float", 4, NT_TOL_F32},
 };
 
+int nt_dtype_parse(const char *name) {
+    for (int d = 0; d < NT_NDTYPES; d++)
+        if (!strcmp(nt_dtypes[d].name, name)) return d;
+    return -1;
+}
+
+/* ---- ops and problems ------------------------------------------------------ */
+
+const nt_op *nt_op_find(const char *name) {
+    for (int i = 0; nt_ops[i]; i++)
+        if (!strcmp(nt_ops[i]->name, name)) return nt_ops[i];
+    return NULL;
+}
+
+int nt_tensor_dtype(const nt_problem *p, int i) {
+    const nt_tensor_def *t = &p->op->tensors[i];
+    return t->slot < 0 ? t->fixed : p->dtype[t->slot];
+}
+
+int64_t nt_tensor_elems(const nt_problem *p, int i) {
+    const nt_tensor_def *t = &p->op->tensors[i];
+    return (t->rows == NT_DIM_M ? p->M : 1) * (t->cols == NT_DIM_N ? p->N : 1);
+}
+
+double nt_problem_bytes(const nt_problem *p) {
+    double b = 0;
+    for (int i = 0; i < p->op->ntensors; i++)
+        b += (double)nt_tensor_elems(p, i) * nt_dtypes[nt_tensor_dtype(p, i)].size;
+    return b;
+}
+
+void nt_problem_init(nt_problem *p, const nt_op *op, int64_t M, int64_t N) {
+    memset(p, 0, sizeof *p);
+    p->op = op;
+    for (int s = 0; s < op->nslots; s++) p->dtype[s] = op->slots[s].def;
+    p->M = M;
+    p->N = N;
+}
+
+int nt_dtypes_canon(const nt_problem *p, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int s = 0; s < p->op->nslots; s++) {
+        int d = p->dtype[s];
+        int n = snprintf(buf + used, len - used, "%s%s=%s", s ? "," : "", p->op->slots[s].name,
+                         d >= 0 && d < NT_NDTYPES ? nt_dtypes[d].name : "?");
+        if (n < 0 || (size_t)n >= len - used) return -1;
+        used += (size_t)n;
+    }
+    return 0;
+}
+
+/* The allowed dtypes of slot sd as text: "bf16, f16, f32". */
+static void allowed_text(const nt_slot_def *sd, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int d = 0; d < NT_NDTYPES && used < len; d++)
+        if (sd->allowed & (1u << d))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                                     nt_dtypes[d].name);
+}
+
+int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen) {
+    char buf[256], allowed[64];
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, errlen, "dtypes '%.40s...' too long", text);
+        return -1;
+    }
+    strcpy(buf, text);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        int s = -1;
+        if (!eq) {
+            snprintf(err, errlen, "dtypes: '%s' is not slot=dtype (e.g. x=bf16)", tok);
+            return -1;
+        }
+        *eq = 0;
+        for (int i = 0; i < p->op->nslots; i++)
+            if (!strcmp(p->op->slots[i].name, tok)) s = i;
+        if (s < 0) {
+            size_t u = 0;
+            for (int i = 0; i < p->op->nslots && u < sizeof allowed; i++)
+                u += (size_t)snprintf(allowed + u, sizeof allowed - u, "%s%s", i ? ", " : "",
+                                      p->op->slots[i].name);
+            snprintf(err, errlen, "%s has no dtype '%s' (it has: %s)", p->op->name, tok, allowed);
+            return -1;
+        }
+        int d = nt_dtype_parse(eq + 1);
+        allowed_text(&p->op->slots[s], allowed, sizeof allowed);
+        if (d < 0 || !(p->op->slots[s].allowed & (1u << d))) {
+            snprintf(err, errlen, "%s: %s=%s is not a dtype it takes (allowed: %s)", p->op->name,
+                     tok, eq + 1, allowed);
+            return -1;
+        }
+        p->dtype[s] = d;
+    }
+    return 0;
+}
+
+int nt_problem_check(const nt_problem *p, char *err, size_t errlen) {
+    char allowed[64];
+    for (int s = 0; s < p->op->nslots; s++) {
+        int d = p->dtype[s];
+        if (d < 0 || d >= NT_NDTYPES || !(p->op->slots[s].allowed & (1u << d))) {
+            allowed_text(&p->op->slots[s], allowed, sizeof allowed);
+            snprintf(err, errlen, "%s: dtype of %s must be one of %s", p->op->name,
+                     p->op->slots[s].name, allowed);
+            return -1;
+        }
+    }
+    if (p->M < 1 || p->N < 8 || p->N > NT_MAX_N || p->N % 8) {
+        snprintf(err, errlen, "shape M=%lld N=%lld unsupported (M >= 1, N a multiple of 8 up "
+                 "to %d)", (long long)p->M, (long long)p->N, NT_MAX_N);
+        return -1;
+    }
+    return p->op->check ? p->op->check(p, err, errlen) : 0;
+}
+
+double nt_plan_tol(const nt_plan *pl, const nt_problem *p, int i) {
+    double dt = nt_dtypes[nt_tensor_dtype(p, i)].tol;
+    return pl->tol[i] > 0 ? pl->tol[i] : dt;
+}
+
+int nt_plan_precise(const nt_plan *pl, const nt_problem *p) {
+    for (int i = 0; i < p->op->ntensors; i++)
+        if (p->op->tensors[i].role == NT_OUT &&
+            !(nt_plan_tol(pl, p, i) <= nt_dtypes[nt_tensor_dtype(p, i)].tol))
+            return 0;
+    return 1;
+}
+
+/* ---- families -------------------------------------------------------------- */
+
+#define MAX_FAMILIES 64
+
+const nt_family *const *nt_all_families(void) {
+    /* built from constant tables: every caller computes the same list, so
+     * concurrent first calls write the same values */
+    static const nt_family *all[MAX_FAMILIES + 1];
+    static int done;
+    if (!done) {
+        int n = 0;
+        for (int i = 0; nt_ops[i]; i++)
+            for (int j = 0; nt_ops[i]->families[j] && n < MAX_FAMILIES; j++)
+                all[n++] = nt_ops[i]->families[j];
+        all[n] = NULL;
+        done = 1;
+    }
+    return all;
+}
+
 const nt_family *nt_family_find(const char *name) {
-    for (int i = 0; nt_families[i]; i++)
-        if (!strcmp(nt_families[i]->name, name)) return nt_families[i];
+    for (int i = 0; nt_ops[i]; i++)
+        for (int j = 0; nt_ops[i]->families[j]; j++)
+            if (!strcmp(nt_ops[i]->families[j]->name, name)) return nt_ops[i]->families[j];
     return NULL;
 }
 

@@ -1,7 +1,7 @@
 /* nt.h -- the shared vocabulary at the bottom of the tree: timing settings,
  * result status, one result, the device, and the evaluator seam
- * (shape, family, params, timing) -> result.  Shapes, families and params
- * are in kernels/family.h, which this header includes.
+ * (problem, family, params, timing) -> result.  Dtypes, ops, problems,
+ * families and params are in kernels/family.h, which this header includes.
  *
  * search/, db/, lua/ and tuner/ include it; it includes nothing outside
  * kernels/.  The sweep driver (tuner/sweep.c) never talks to a GPU directly:
@@ -50,9 +50,13 @@ int nt_status_parse(const char *name);
  * against the float64 reference and the tolerance it was checked against
  * (0: none recorded). */
 typedef struct nt_error {
-    char tensor[NT_TENSOR_LEN]; /* output name: "dx", "dw" */
+    char tensor[NT_TENSOR_LEN]; /* the output's name in the op's tensor table */
     double value;             /* relative L2 error */
-    double tol;               /* its tolerance; 0 if unknown */
+    double tol;               /* the tolerance it was checked against (the
+                                 plan's); 0 if unknown */
+    double required;          /* the tolerance its dtype asks for; 0 if
+                                 unknown.  value > required: the result is
+                                 not eligible for this problem's dtypes */
 } nt_error;
 
 /* One result.  samples[] holds nsamples raw times in microseconds; each is
@@ -63,7 +67,7 @@ typedef struct nt_result {
     double median_us, p10_us, p90_us; /* over samples */
     int nsamples;
     double samples[NT_MAX_SAMPLES];
-    double bytes;             /* minimum bytes moved (family min_bytes) */
+    double bytes;             /* minimum bytes moved (nt_problem_bytes) */
     double gbps;              /* bytes / median, GB/s (1e9) */
     double pct_copy;          /* gbps / copy bandwidth of the sweep, in % */
     nt_error errs[NT_MAX_ERRS]; /* errors per output tensor, errs[0..nerr) */
@@ -93,12 +97,12 @@ typedef struct nt_device {
 typedef struct nt_evaluator {
     void *ctx;
     int (*eval)(void *ctx, const nt_family *fam, const nt_params *p,
-                const nt_shape *s, const nt_timing *t, nt_result *out);
+                const nt_problem *pr, const nt_timing *t, nt_result *out);
     /* Optional (may be NULL): a hint that eval will later be called with
      * these arguments, in this order, so work such as compilation can start
      * ahead.  The driver calls it for upcoming proposals. */
     void (*prefetch)(void *ctx, const nt_family *fam, const nt_params *p,
-                     const nt_shape *s);
+                     const nt_problem *pr);
     nt_device dev;            /* the device results are recorded under */
     double copy_gbps;         /* measured copy bandwidth, 0 if none */
     char arch[16];            /* "sm_90a" */

@@ -121,14 +121,13 @@ typedef struct ntl_chk {
     char where[LUA_IDSIZE];   /* short source name */
 } ntl_chk;
 
-static const char *const top_fields[] = {"op", "dtype", "shapes", "families",
+static const char *const top_fields[] = {"op", "dtype", "dtypes", "shapes", "families",
                                          "search", "timing", "eps", NULL};
 static const char *const fam_fields[] = {"params", "where", NULL};
 static const char *const shape_fields[] = {"M", "N", NULL};
 static const char *const search_fields[] = {"strategy", "budget", "seed", NULL};
 static const char *const timing_fields[] = {"warmup", "min_samples", "max_samples",
                                             "rel_ci", NULL};
-static const char *const dtypes[] = {"bf16", NULL};
 
 /* ---- budgets: the watchdog ---------------------------------------------- */
 
@@ -712,7 +711,8 @@ static void read_space(const ntl_chk *k, int idx, const nt_family *f, const nt_p
                        search_space *sp, const char *const *keys) {
     lua_State *L = k->L;
     char what[128], err[256], list[256];
-    snprintf(what, sizeof what, "families.%s.params.%s", f->name + strlen(f->op) + 1, d->name);
+    snprintf(what, sizeof what, "families.%s.params.%s", f->name + strlen(f->op->name) + 1,
+             d->name);
     int n = list_len(k, idx, keys, what);
     if (n > SEARCH_MAX_VALUES)
         chk_fail(k, keys, "%s: %d values, at most %d", what, n, SEARCH_MAX_VALUES);
@@ -752,7 +752,7 @@ static void read_space(const ntl_chk *k, int idx, const nt_family *f, const nt_p
     lua_pop(L, 1);            /* the value buffer */
 }
 
-/* Read families (table at idx) into box->sw.fam, in nt_families[] order. */
+/* Read families (table at idx) into box->sw.fam, in the op's order. */
 static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
     lua_State *L = k->L;
     nt_sweep *sw = &box->sw;
@@ -760,11 +760,11 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
     const nt_family *fams[NTL_MAX_FAMILIES];
     int nf = 0;
     char list[256];
-    for (int i = 0; nt_families[i] && nf < NTL_MAX_FAMILIES; i++)
-        if (!strcmp(nt_families[i]->op, sw->op)) {
-            fams[nf] = nt_families[i];
-            names[nf++] = nt_families[i]->name + strlen(sw->op) + 1;
-        }
+    for (int i = 0; sw->op->families[i] && nf < NTL_MAX_FAMILIES; i++) {
+        fams[nf] = sw->op->families[i];
+        names[nf] = fams[nf]->name + strlen(sw->op->name) + 1;
+        nf++;
+    }
     names[nf] = NULL;
     /* every key a family of this op */
     lua_pushnil(L);
@@ -775,9 +775,9 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
                      "families: keys must be family names, got a %s key (allowed: %s)",
                      luaL_typename(L, -1), join(names, list, sizeof list));
         const char *name = lua_tostring(L, -1);
-        if (!nt_family_find2(sw->op, name))
+        if (!nt_family_find2(sw->op->name, name))
             chk_fail(k, (const char *[]){"families", name, NULL},
-                     "families: unknown family '%s' for op %s (allowed: %s)", name, sw->op,
+                     "families: unknown family '%s' for op %s (allowed: %s)", name, sw->op->name,
                      join(names, list, sizeof list));
     }
     for (int i = 0; i < nf; i++) {
@@ -846,6 +846,90 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
     if (sw->nfam == 0)
         chk_fail(k, (const char *[]){"families", NULL}, "families: no family given (allowed: %s)",
                  join(names, list, sizeof list));
+}
+
+/* One dtype combination: the table at idx ({x = "bf16", w = "f32"}) or a
+ * string (the dtype of the first slot), over the op's defaults, checked
+ * by the op; into *p.  what names it in messages. */
+static void read_dtype1(const ntl_chk *k, int idx, const char *const *keys, const char *what,
+                        const nt_op *op, nt_problem *p) {
+    lua_State *L = k->L;
+    char text[256] = "", err[256];
+    size_t u = 0;
+    nt_problem_init(p, op, 1, 8);
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        snprintf(text, sizeof text, "%s=%s", op->slots[0].name, lua_tostring(L, idx));
+    } else if (lua_istable(L, idx)) {
+        const char *sn[NT_MAX_SLOTS + 1];
+        for (int i = 0; i < op->nslots; i++) sn[i] = op->slots[i].name;
+        sn[op->nslots] = NULL;
+        check_keys(k, idx, sn, keys, what, "dtype");
+        for (int i = 0; i < op->nslots; i++) {
+            if (lua_getfield(L, idx, sn[i]) != LUA_TNIL) {
+                if (lua_type(L, -1) != LUA_TSTRING)
+                    chk_fail(k, keys, "%s.%s: expected a dtype name, got %s", what, sn[i],
+                             luaL_typename(L, -1));
+                u += (size_t)snprintf(text + u, sizeof text - u, "%s%s=%s", u ? "," : "", sn[i],
+                                      lua_tostring(L, -1));
+            }
+            lua_pop(L, 1);
+            if (u >= sizeof text) chk_fail(k, keys, "%s: too long", what);
+        }
+    } else {
+        chk_fail(k, keys, "%s: expected a dtype name or a table {%s = ...}, got %s", what,
+                 op->slots[0].name, luaL_typename(L, idx));
+    }
+    if (nt_dtypes_parse(p, text, err, sizeof err) || nt_problem_check(p, err, sizeof err))
+        chk_fail(k, keys, "%s: %s", what, err);
+}
+
+/* Read dtype (one combination) or dtypes (a list of them) into box->sw;
+ * neither: the op's defaults. */
+static void read_dtypes(const ntl_chk *k, ntl_box *box) {
+    lua_State *L = k->L;
+    nt_sweep *sw = &box->sw;
+    const char *const dk[] = {"dtype", NULL}, *const dsk[] = {"dtypes", NULL};
+    int t1 = lua_getfield(L, 1, "dtype"), t2 = lua_getfield(L, 1, "dtypes");
+    if (t1 != LUA_TNIL && t2 != LUA_TNIL)
+        chk_fail(k, dsk, "give dtype (one combination) or dtypes (a list), not both");
+    if (t2 != LUA_TNIL) {
+        int n = list_len(k, lua_gettop(L), dsk, "dtypes");
+        if (n > NTL_MAX_DTYPES)
+            chk_fail(k, dsk, "dtypes: %d combinations, at most %d", n, NTL_MAX_DTYPES);
+        for (int i = 0; i < n; i++) {
+            char what[32], a[128], b[128];
+            snprintf(what, sizeof what, "dtypes[%d]", i + 1);
+            lua_rawgeti(L, -1, i + 1);
+            read_dtype1(k, lua_gettop(L), dsk, what, sw->op, &sw->dts[i]);
+            lua_pop(L, 1);
+            nt_dtypes_canon(&sw->dts[i], a, sizeof a);
+            for (int j = 0; j < i; j++)
+                if (!nt_dtypes_canon(&sw->dts[j], b, sizeof b) && !strcmp(a, b))
+                    chk_fail(k, dsk, "%s: %s repeats dtypes[%d]", what, a, j + 1);
+            sw->ndt = i + 1;
+        }
+    } else if (t1 != LUA_TNIL) {
+        read_dtype1(k, lua_gettop(L) - 1, dk, "dtype", sw->op, &sw->dts[0]);
+        sw->ndt = 1;
+    } else {
+        nt_problem_init(&sw->dts[0], sw->op, 1, 8);
+        sw->ndt = 1;
+    }
+    lua_pop(L, 2);
+}
+
+int ntl_nproblems(const nt_sweep *sw) { return sw->ndt * sw->nshape; }
+
+void ntl_problem(const nt_sweep *sw, int q, nt_problem *p) {
+    *p = sw->dts[q / sw->nshape];
+    p->M = sw->shapes[q % sw->nshape].M;
+    p->N = sw->shapes[q % sw->nshape].N;
+}
+
+void ntl_problem_text(const nt_problem *p, char *buf, size_t len) {
+    char dt[128];
+    if (nt_dtypes_canon(p, dt, sizeof dt)) dt[0] = 0;
+    snprintf(buf, len, "M=%lld N=%lld %s", (long long)p->M, (long long)p->N, dt);
 }
 
 /* Read shapes (list at idx) into box->sw.shapes. */
@@ -995,8 +1079,8 @@ static int box_gc(lua_State *L) {
 
 static int box_tostring(lua_State *L) {
     ntl_box *b = luaL_checkudata(L, 1, NTL_SWEEP_MT);
-    lua_pushfstring(L, "normtune.sweep(%s, %d shapes, %d families)", b->sw.op, b->sw.nshape,
-                    b->sw.nfam);
+    lua_pushfstring(L, "normtune.sweep(%s, %d dtypes, %d shapes, %d families)",
+                    b->sw.op ? b->sw.op->name : "?", b->sw.ndt, b->sw.nshape, b->sw.nfam);
     return 1;
 }
 
@@ -1028,30 +1112,14 @@ static int ntl_sweep(lua_State *L) {
     get_field(&k, 1, "op", LUA_TSTRING, 0, opk, "");
     const char *op = lua_tostring(L, -1);
     const char *ops[16];
-    int nops = 0, known = 0;
-    for (int i = 0; nt_families[i]; i++) {
-        int seen = 0;
-        for (int j = 0; j < nops; j++) seen |= !strcmp(ops[j], nt_families[i]->op);
-        if (!seen && nops < 15) ops[nops++] = nt_families[i]->op;
-        known |= !strcmp(op, nt_families[i]->op);
-    }
+    int nops = 0;
+    for (int i = 0; nt_ops[i] && nops < 15; i++) ops[nops++] = nt_ops[i]->name;
     ops[nops] = NULL;
-    if (!known || strlen(op) >= sizeof sw->op)
+    if (!(sw->op = nt_op_find(op)))
         chk_fail(&k, opk, "op: unknown op '%s' (allowed: %s)", op, join(ops, list, sizeof list));
-    snprintf(sw->op, sizeof sw->op, "%s", op);
     lua_pop(L, 1);
 
-    const char *const dk[] = {"dtype", NULL};
-    if (get_field(&k, 1, "dtype", LUA_TSTRING, 1, dk, "") == LUA_TNIL) {
-        snprintf(sw->dtype, sizeof sw->dtype, "bf16");
-    } else {
-        const char *dt = lua_tostring(L, -1);
-        if (!in_list(dtypes, dt))
-            chk_fail(&k, dk, "dtype: unknown dtype '%s' (allowed: %s)", dt,
-                     join(dtypes, list, sizeof list));
-        snprintf(sw->dtype, sizeof sw->dtype, "%s", dt);
-    }
-    lua_pop(L, 1);
+    read_dtypes(&k, box);
 
     get_field(&k, 1, "shapes", LUA_TTABLE, 0, (const char *[]){"shapes", NULL}, "");
     read_shapes(&k, lua_gettop(L), box);
@@ -1063,12 +1131,13 @@ static int ntl_sweep(lua_State *L) {
 
     uint64_t walk = 0;        /* spaces are capped: no overflow */
     for (int f = 0; f < sw->nfam; f++) walk += search_space_size(&sw->fam[f].space);
-    if (walk * (uint64_t)sw->nshape > NTL_MAX_WALK)
+    uint64_t np = (uint64_t)sw->nshape * (uint64_t)sw->ndt;
+    if (walk * np > NTL_MAX_WALK)
         chk_fail(&k, (const char *[]){"families", NULL},
-                 "the sweep has %d shapes x %llu points (all families' spaces) = %llu, more than "
-                 "the cap of %llu points a walk over the sweep may visit",
-                 sw->nshape, (unsigned long long)walk, (unsigned long long)walk * (unsigned long long)sw->nshape,
-                 (unsigned long long)NTL_MAX_WALK);
+                 "the sweep has %d dtype combinations x %d shapes x %llu points (all families' "
+                 "spaces) = %llu, more than the cap of %llu points a walk over the sweep may "
+                 "visit", sw->ndt, sw->nshape, (unsigned long long)walk,
+                 (unsigned long long)(walk * np), (unsigned long long)NTL_MAX_WALK);
 
     get_field(&k, 1, "search", LUA_TTABLE, 1, (const char *[]){"search", NULL}, "");
     read_search(&k, lua_gettop(L), sw);
@@ -1222,8 +1291,16 @@ static void sweep_release(nt_sweep *sw) {
 
 /* The first difference between two runs' sweeps, in d; 0 when equal. */
 static int sweep_diff(const nt_sweep *a, const nt_sweep *b, char *d, size_t n) {
-    if (strcmp(a->op, b->op) || strcmp(a->dtype, b->dtype))
-        return snprintf(d, n, "op/dtype %s/%s, then %s/%s", a->op, a->dtype, b->op, b->dtype), 1;
+    if (a->op != b->op)
+        return snprintf(d, n, "op %s, then %s", a->op->name, b->op->name), 1;
+    if (a->ndt != b->ndt)
+        return snprintf(d, n, "%d dtype combinations, then %d", a->ndt, b->ndt), 1;
+    for (int i = 0; i < a->ndt; i++) {
+        char x[128], y[128];
+        nt_dtypes_canon(&a->dts[i], x, sizeof x);
+        nt_dtypes_canon(&b->dts[i], y, sizeof y);
+        if (strcmp(x, y)) return snprintf(d, n, "dtypes[%d] is %.100s, then %.100s", i + 1, x, y), 1;
+    }
     if (a->nshape != b->nshape)
         return snprintf(d, n, "%d shapes, then %d", a->nshape, b->nshape), 1;
     for (int i = 0; i < a->nshape; i++)
@@ -1402,7 +1479,7 @@ static ntl_guard *guard_of(const nt_sweep *sw) {
 
 /* Call family f's where(p, shape); see ntlua.h.  Outside a walk the call
  * is a where() section of its own. */
-int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s, int *accept,
+int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_problem *s, int *accept,
               char *err, size_t errlen) {
     const nt_sweep_family *sf = &sw->fam[f];
     lua_State *L = sw->L;
@@ -1434,11 +1511,17 @@ int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s, int *a
             lua_pushstring(L, v);
         lua_setfield(L, -2, d->name);
     }
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     lua_pushinteger(L, (lua_Integer)s->M);
     lua_setfield(L, -2, "M");
     lua_pushinteger(L, (lua_Integer)s->N);
     lua_setfield(L, -2, "N");
+    lua_createtable(L, 0, s->op->nslots);
+    for (int i = 0; i < s->op->nslots; i++) {
+        lua_pushstring(L, nt_dtypes[s->dtype[i]].name);
+        lua_setfield(L, -2, s->op->slots[i].name);
+    }
+    lua_setfield(L, -2, "dtype");
     lua_getallocf(L, &ud);
     ((ntl_ctx *)ud)->hooks = 0;
     rc = lua_pcall(L, 2, 1, top + 1);

@@ -25,6 +25,7 @@
 
 #define NTL_MAX_FAMILIES 8
 #define NTL_MAX_SHAPES 4096
+#define NTL_MAX_DTYPES 16                    /* dtype combinations of one sweep */
 /* Largest M and N a shape may have: M*N*16 bytes stays below 2^59, so sizes
  * computed from M, N and an element size cannot overflow 64 bits; a launch
  * of one block per row fits CUDA's grid limit (2^31 - 1); N fits an int. */
@@ -45,10 +46,14 @@ typedef struct nt_sweep_family {
 typedef struct nt_sweep {
     char path[1024];          /* script path as given */
     char hash[17];            /* FNV-1a 64 of the script bytes, hex */
-    char op[32];              /* "rmsnorm_bwd" */
-    char dtype[16];           /* "bf16" */
+    const nt_op *op;          /* the op the script names */
+    int ndt;                  /* dtype combinations (field dtypes, or dtype) */
+    nt_problem dts[NTL_MAX_DTYPES]; /* their dtypes (M and N unused) */
     int nshape;
     nt_shape *shapes;         /* nshape shapes, owned */
+    /* The problems of the sweep are every dtype combination x every shape,
+     * dtypes outer: problem q is dts[q / nshape] at shapes[q % nshape]
+     * (ntl_problem). */
     int nfam;
     nt_sweep_family fam[NTL_MAX_FAMILIES];
     search_cfg search;        /* strategy, budget, seed */
@@ -57,9 +62,9 @@ typedef struct nt_sweep {
     void *L;                  /* lua_State, owned */
     /* Set by the determinism check of tuner/enumerate.h (malloc'd, freed by
      * ntl_free); NULL until it has run. */
-    uint64_t *ref_hash;       /* per shape: hash of the exhaustive walk */
-    uint64_t *ref_count;      /* per shape x family: points it accepted */
-    uint64_t *ref_strat;      /* per shape: hash of the first strategy walk */
+    uint64_t *ref_hash;       /* per problem: hash of the exhaustive walk */
+    uint64_t *ref_count;      /* per problem x family: points it accepted */
+    uint64_t *ref_strat;      /* per problem: hash of the first strategy walk */
 } nt_sweep;
 
 /* Load and check a script.  The script runs twice, in two states, and must
@@ -70,10 +75,18 @@ typedef struct nt_sweep {
  * freeing. */
 int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen);
 
-/* Call family f's where(p, shape) for a point.  *accept = 1 when there is no
+/* Problems of the sweep (ndt * nshape), and problem q (see nt_sweep). */
+int ntl_nproblems(const nt_sweep *sw);
+void ntl_problem(const nt_sweep *sw, int q, nt_problem *p);
+
+/* A problem as text for messages: "M=4096 N=1024 x=bf16,w=bf16,dw=f32". */
+void ntl_problem_text(const nt_problem *p, char *buf, size_t len);
+
+/* Call family f's where(p, s) for a point of problem pr (s = {M=, N=,
+ * dtype = {slot = "bf16", ...}}).  *accept = 1 when there is no
  * constraint.  0, or -1 with "file:line: message" (a runtime error in the
  * constraint, or a non-boolean result). */
-int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_shape *s,
+int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_problem *pr,
               int *accept, char *err, size_t errlen);
 
 /* Budget of where() in total: nt_enumerate brackets its walks with

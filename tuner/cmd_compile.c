@@ -4,7 +4,7 @@
  *   normtune compile SCRIPT --arch ARCH [--jobs N] [--no-cache]
  *
  * Walks the script (tuner/enumerate.h), groups the variants whose plans name
- * the same kernels into one compile unit, runs the units on the compiler
+ * the same kernels from the same sources into one compile unit, runs the units on the compiler
  * pool with the disk cache (tuner/compile.h), and prints one line per
  * variant and a summary.  CI runs it to prove every variant builds. */
 #include <getopt.h>          /* optind */
@@ -33,9 +33,10 @@ typedef struct cunit {
     char err[NT_MSG_LEN];
 } cunit;
 
-/* One printed line: a (family, params) variant and its unit. */
+/* One printed line: a (family, dtypes, params) variant and its unit. */
 typedef struct cvariant {
     int fam;                  /* index into the sweep's families */
+    char dtypes[128];         /* canonical dtypes of the problem */
     char params[256];         /* canonical params */
     int unit;                 /* index into the units */
     int first;                /* 1: the first variant of its unit */
@@ -55,21 +56,30 @@ static void exprs_of(const nt_plan *pl, char *buf, size_t len) {
         used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ";" : "", pl->l[i].name);
 }
 
-/* Add (family f, params text, plan) to the lists unless already there.
- * Returns 0, or -1 when out of memory. */
-static int add_variant(cctx *c, int f, const nt_family *fam, const char *params,
-                       const nt_plan *pl) {
+/* 1 when families a and b are built from the same sources. */
+static int same_sources(const nt_family *a, const nt_family *b) {
+    int i = 0;
+    for (; a->sources[i] && b->sources[i]; i++)
+        if (strcmp(a->sources[i], b->sources[i])) return 0;
+    return !a->sources[i] && !b->sources[i];
+}
+
+/* Add (family f, dtypes, params text, plan) to the lists unless already
+ * there.  Returns 0, or -1 when out of memory. */
+static int add_variant(cctx *c, int f, const nt_family *fam, const char *dtypes,
+                       const char *params, const nt_plan *pl) {
     char ex[sizeof c->u[0].exprs];
     exprs_of(pl, ex, sizeof ex);
     int unit = -1;
     for (int i = 0; i < c->nu; i++)
-        if (c->u[i].fam->source == fam->source && !strcmp(c->u[i].fam->source, fam->source) &&
-            !strcmp(c->u[i].exprs, ex)) {
+        if (same_sources(c->u[i].fam, fam) && !strcmp(c->u[i].exprs, ex)) {
             unit = i;
             break;
         }
     for (int i = 0; i < c->nv && unit >= 0; i++)
-        if (c->v[i].fam == f && c->v[i].unit == unit && !strcmp(c->v[i].params, params)) return 0;
+        if (c->v[i].fam == f && c->v[i].unit == unit && !strcmp(c->v[i].params, params) &&
+            !strcmp(c->v[i].dtypes, dtypes))
+            return 0;
     if (unit < 0) {
         if (c->nu == c->capu) {
             int cap = c->capu ? 2 * c->capu : 64;
@@ -95,30 +105,32 @@ static int add_variant(cctx *c, int f, const nt_family *fam, const char *params,
     cvariant *v = &c->v[c->nv++];
     v->fam = f;
     snprintf(v->params, sizeof v->params, "%s", params);
+    snprintf(v->dtypes, sizeof v->dtypes, "%s", dtypes);
     v->unit = unit;
     v->first = 1;
     for (int i = 0; i < c->nv - 1; i++) v->first &= c->v[i].unit != unit;
     return 0;
 }
 
-/* nt_enumerate callback: plan the point for its shape and add it.  Points
- * the family refuses for the shape (check/plan) are skipped: they are not
- * compiled because they would never run. */
-static int on_point(void *ctx, const nt_sweep *sw, int shape, int f, const int *idx,
+/* nt_enumerate callback: plan the point for its problem and add it.
+ * Points the family refuses for the problem (check/plan) are skipped: they
+ * are not compiled because they would never run. */
+static int on_point(void *ctx, const nt_sweep *sw, int prob, int f, const int *idx,
                     const nt_params *p, char *err, size_t errlen) {
     cctx *c = ctx;
     const nt_family *fam = sw->fam[f].fam;
-    const nt_shape *s = &sw->shapes[shape];
-    char canon[256], why[256];
+    nt_problem s;
+    char canon[256], why[256], dt[128];
     nt_plan pl;
     (void)idx;
-    if (nt_params_canon(fam, p, canon, sizeof canon)) {
+    ntl_problem(sw, prob, &s);
+    if (nt_params_canon(fam, p, canon, sizeof canon) || nt_dtypes_canon(&s, dt, sizeof dt)) {
         snprintf(err, errlen, "%s: parameters too long", fam->name);
         return -1;
     }
-    if (fam->check(p, s, NULL, why, sizeof why) || fam->plan(p, s, NULL, &pl, why, sizeof why))
+    if (fam->check(p, &s, NULL, why, sizeof why) || fam->plan(p, &s, NULL, &pl, why, sizeof why))
         return 0;
-    if (add_variant(c, f, fam, canon, &pl)) {
+    if (add_variant(c, f, fam, dt, canon, &pl)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -213,8 +225,8 @@ int cmd_compile(int argc, char **argv) {
         }
     }
     int nok = 0, nfail = 0, nhit = 0;
-    printf("%-24s %-36s %-13s %4s %5s %6s %-5s %7s  %s\n", "family", "params", "status", "regs",
-           "spill", "smem", "cache", "ms", "kernel");
+    printf("%-24s %-20s %-36s %-13s %4s %5s %6s %-5s %7s  %s\n", "family", "dtypes", "params",
+           "status", "regs", "spill", "smem", "cache", "ms", "kernel");
     for (int i = 0; i < cx.nv; i++) {
         cvariant *v = &cx.v[i];
         cunit *u = &cx.u[v->unit];
@@ -226,15 +238,16 @@ int cmd_compile(int argc, char **argv) {
             if (u->res.hit) nhit++;
         }
         const char *cache = !v->first ? "same" : u->res.hit ? "hit" : "miss";
-        printf("%-24s %-36s %-13s %4d %5d %6d %-5s %7.1f  %s\n", sw.fam[v->fam].fam->name,
-               v->params, nt_status_name(u->rc ? NT_COMPILE_ERROR : NT_OK), u->res.max_regs,
+        printf("%-24s %-20s %-36s %-13s %4d %5d %6d %-5s %7.1f  %s\n", sw.fam[v->fam].fam->name,
+               v->dtypes, v->params, nt_status_name(u->rc ? NT_COMPILE_ERROR : NT_OK), u->res.max_regs,
                u->res.max_spill, u->res.max_smem, cache, v->first ? u->res.ms : 0.0,
                u->plan.l[0].name);
         fflush(stdout);
         if (u->rc) {
             nfail++;
-            if (v->first) fprintf(stderr, "normtune compile: %s %s: %s\n", sw.fam[v->fam].fam->name,
-                                  v->params, u->err);
+            if (v->first)
+                fprintf(stderr, "normtune compile: %s %s %s: %s\n", sw.fam[v->fam].fam->name,
+                        v->dtypes, v->params, u->err);
         } else {
             nok++;
         }

@@ -2,11 +2,11 @@
  *
  *   normtune list [--count] SCRIPT
  *
- * Loads the script (lua/ntlua.h), walks its shapes x families x points,
- * keeps the points the families' where() constraints accept, and prints
- * one line per variant ("M=4096 N=1024 rmsnorm_bwd.persistent
- * block=128,chunks=1,stages=2,k=0"), then a table of counts per shape and
- * family with totals.  With a "random" strategy the points are those the
+ * Loads the script (lua/ntlua.h), walks its problems (dtype combinations x
+ * shapes) x families x points, keeps the points the families' where()
+ * constraints accept, and prints one line per variant ("M=4096 N=1024
+ * x=bf16,w=bf16,dw=f32 <op>.persistent block=128,chunks=1,stages=2,k=0"),
+ * then a table of counts per problem and family with totals.  With a "random" strategy the points are those the
  * strategy proposes (its budget and seed), in its order.  Nothing is
  * compiled or run: this is the dry run of a sweep.  The walk itself is
  * nt_enumerate (tuner/enumerate.c). */
@@ -30,35 +30,46 @@ static int print_variant(void *ctx, const nt_sweep *sw, int s, int f, const int 
         snprintf(err, errlen, "%s: params of %s too long", sw->path, sw->fam[f].fam->name);
         return -1;
     }
-    printf("M=%lld N=%lld %s %s\n", (long long)sw->shapes[s].M, (long long)sw->shapes[s].N,
-           sw->fam[f].fam->name, canon);
+    nt_problem pr;
+    char pt[200];
+    ntl_problem(sw, s, &pr);
+    ntl_problem_text(&pr, pt, sizeof pt);
+    printf("%s %s %s\n", pt, sw->fam[f].fam->name, canon);
     return 0;
 }
 
 /* The family's name after "op.". */
 static const char *short_name(const nt_sweep *sw, int f) {
-    return sw->fam[f].fam->name + strlen(sw->op) + 1;
+    return sw->fam[f].fam->name + strlen(sw->op->name) + 1;
 }
 
-/* The counts table: a row per shape, a column per family, totals. */
+/* The counts table: a row per problem, a column per family, totals. */
 static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
-    int w[NTL_MAX_FAMILIES];
+    int w[NTL_MAX_FAMILIES], lw = 24;
     uint64_t coltot[NTL_MAX_FAMILIES] = {0}, all = 0;
-    printf("# %s (hash %s): %d shapes, %d families, strategy %s\n", sw->path, sw->hash,
-           sw->nshape, sw->nfam, sw->search.strategy);
-    printf("%-24s", "shape");
+    char label[200];
+    for (int s = 0; s < ntl_nproblems(sw); s++) {
+        nt_problem pr;
+        ntl_problem(sw, s, &pr);
+        ntl_problem_text(&pr, label, sizeof label);
+        if ((int)strlen(label) > lw) lw = (int)strlen(label);
+    }
+    printf("# %s (hash %s): %s, %d dtype combination%s x %d shapes, %d families, strategy %s\n",
+           sw->path, sw->hash, sw->op->name, sw->ndt, sw->ndt == 1 ? "" : "s", sw->nshape,
+           sw->nfam, sw->search.strategy);
+    printf("%-*s", lw, "problem");
     for (int f = 0; f < sw->nfam; f++) {
         w[f] = (int)strlen(short_name(sw, f));
         if (w[f] < 10) w[f] = 10;
         printf(" %*s", w[f], short_name(sw, f));
     }
     printf(" %10s\n", "total");
-    for (int s = 0; s < sw->nshape; s++) {
-        char shape[64];
+    for (int s = 0; s < ntl_nproblems(sw); s++) {
+        nt_problem pr;
         uint64_t row = 0;
-        snprintf(shape, sizeof shape, "M=%lld N=%lld", (long long)sw->shapes[s].M,
-                 (long long)sw->shapes[s].N);
-        printf("%-24s", shape);
+        ntl_problem(sw, s, &pr);
+        ntl_problem_text(&pr, label, sizeof label);
+        printf("%-*s", lw, label);
         for (int f = 0; f < sw->nfam; f++) {
             uint64_t c = counts[(size_t)s * (size_t)sw->nfam + (size_t)f];
             printf(" %*" PRIu64, w[f], c);
@@ -68,7 +79,7 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
         printf(" %10" PRIu64 "\n", row);
         all += row;
     }
-    printf("%-24s", "total");
+    printf("%-*s", lw, "total");
     for (int f = 0; f < sw->nfam; f++) printf(" %*" PRIu64, w[f], coltot[f]);
     printf(" %10" PRIu64 "\n", all);
 }
@@ -76,11 +87,11 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
 static void usage(FILE *f) {
     fprintf(f,
             "usage: normtune list [--count] SCRIPT\n\n"
-            "Load a Lua sweep script and print every (shape, family, params) the\n"
+            "Load a Lua sweep script and print every (problem, family, params) the\n"
             "search would visit after the families' where() constraints, one line\n"
             "per variant:\n"
-            "  M=4096 N=1024 rmsnorm_bwd.persistent block=128,chunks=1,stages=2,k=0\n"
-            "then the number of variants per shape and family, and the total.\n"
+            "  M=4096 N=1024 x=bf16,w=bf16,dw=f32 rmsnorm_bwd.persistent block=128,...\n"
+            "then the number of variants per problem and family, and the total.\n"
             "Nothing is compiled or run.\n\n"
             "options:\n"
             "  -c, --count   print only the counts\n"
@@ -104,12 +115,12 @@ int cmd_list(int argc, char **argv) {
         nt_errorf("list", "%s", err);
         return NT_EXIT_FAIL;
     }
-    counts = calloc((size_t)sw.nshape * (size_t)sw.nfam, sizeof *counts);
+    counts = calloc((size_t)ntl_nproblems(&sw) * (size_t)sw.nfam, sizeof *counts);
     if (!counts) {
         nt_errorf("list", "out of memory");
         goto done;
     }
-    /* the determinism check walks everything and checks every shape keeps a
+    /* the determinism check walks everything and checks every problem keeps a
      * variant, before any output */
     if (nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err)) {
         nt_errorf("list", "%s", err);

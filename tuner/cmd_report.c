@@ -116,8 +116,8 @@ int cmd_report(int argc, char **argv) {
     if ((fmt = nt_parse_format("report", o.format)) < 0) return NT_EXIT_USAGE;
     if (nt_sink_open("report", &out, o.out, o.db)) return NT_EXIT_FAIL;
     if (!(db = nt_open_db("report", o.db))) return nt_sink_close("report", &out, 0);
-    /* the configs the export would ship: precise enough for an fp32 dw */
-    if (store_best_within(db, o.device, "dw", NT_TOL_F32, &rows, &n, &prov, err, sizeof err)) {
+    /* the configs the export would ship: within their outputs' dtypes */
+    if (store_best(db, o.device, &rows, &n, &prov, err, sizeof err)) {
         nt_errorf("report", "%s", err);
         store_close(db);
         return nt_sink_close("report", &out, 0);

@@ -553,11 +553,18 @@ int nt_compile_src_cached(const nt_csrc *src, int use_cache, nt_cubin *out, char
 void nt_csrc_for_plan(const nt_family *f, const nt_plan *plan, const char *arch, nt_csrc *src) {
     memset(src, 0, sizeof *src);
     src->name = f->name;
-    snprintf(src->textbuf, sizeof src->textbuf, "#include \"%s\"\n", f->source);
     src->text = NULL;
-    src->nhdr = nt_kernel_count;
-    src->hdr_names = nt_kernel_names;
-    src->hdr_texts = nt_kernel_texts;
+    /* the family's sources only: they are what its hash covers, so the
+     * cache key (over every header) changes with them and nothing else */
+    for (int i = 0; f->sources[i] && src->nhdr < NT_MAX_SOURCES; i++)
+        for (int k = 0; k < nt_kernel_count; k++)
+            if (!strcmp(nt_kernel_names[k], f->sources[i])) {
+                src->hdrbuf[0][src->nhdr] = nt_kernel_names[k];
+                src->hdrbuf[1][src->nhdr++] = nt_kernel_texts[k];
+                snprintf(src->textbuf, sizeof src->textbuf, "#include \"%s\"\n", f->sources[i]);
+            }
+    src->hdr_names = src->hdrbuf[0];
+    src->hdr_texts = src->hdrbuf[1];
     src->nexpr = plan->nlaunch < NT_MAX_LAUNCH ? plan->nlaunch : NT_MAX_LAUNCH;
     for (int i = 0; i < src->nexpr; i++) src->expr[i] = plan->l[i].name;
     src->arch = arch;

@@ -49,6 +49,8 @@ typedef struct nt_cubin {
 /* One program for NVRTC: what nt_compile_src compiles.  Pointers are
  * borrowed; they must stay valid until the compile returns (for a pool job:
  * until nt_pool_wait returns the result). */
+#define NT_MAX_SOURCES 8      /* embedded sources of one family */
+
 typedef struct nt_csrc {
     const char *name;         /* program name for messages ("persistent.cu") */
     const char *text;         /* main source text, or NULL: use textbuf */
@@ -56,6 +58,8 @@ typedef struct nt_csrc {
     int nhdr;                 /* headers NVRTC may #include by name */
     const char *const *hdr_names;
     const char *const *hdr_texts;
+    const char *hdrbuf[2][NT_MAX_SOURCES]; /* names, texts owned by the struct
+                                 (for_plan: the family's sources) */
     int nexpr;                /* name expressions, at most NT_MAX_LAUNCH */
     const char *expr[NT_MAX_LAUNCH];
     const char *arch;         /* "sm_90a" */

@@ -81,8 +81,8 @@ static uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/* Hash of one visit: shape s, family f, point number i (< NTL_MAX_SPACE),
- * accepted or not.  Summed per shape, so the order of visits does not
+/* Hash of one visit: problem s, family f, point number i (< NTL_MAX_SPACE),
+ * accepted or not.  Summed per problem, so the order of visits does not
  * matter. */
 static uint64_t visit_hash(int s, int f, uint64_t i, int acc) {
     return mix64(((uint64_t)s << 40) ^ ((uint64_t)f << 32) ^ (i << 1) ^ (uint64_t)(acc != 0));
@@ -100,8 +100,10 @@ static uint64_t point_number(const search_space *sp, const int *idx) {
 static int visit(walker *w, int s, int f, const int *idx, nt_enum_fn fn, int *acc) {
     nt_sweep *sw = w->sw;
     nt_params p;
+    nt_problem pr;
     ntl_point_params(sw, f, idx, &p);
-    if (ntl_where(sw, f, &p, &sw->shapes[s], acc, w->err, w->errlen)) return -1;
+    ntl_problem(sw, s, &pr);
+    if (ntl_where(sw, f, &p, &pr, acc, w->err, w->errlen)) return -1;
     if (*acc && fn && fn(w->ctx, sw, s, f, idx, &p, w->err, w->errlen)) return -1;
     return tick(w);
 }
@@ -122,7 +124,7 @@ static uint64_t permute(uint64_t j, uint64_t size, uint64_t key) {
     return x;
 }
 
-/* Every point of family f's space for shape s: in order, or (scramble) in
+/* Every point of family f's space for problem s: in order, or (scramble) in
  * a pseudo-random order of its own, so that a where() that keeps state
  * between calls sees other neighbours.  Adds the accepted points to *n and
  * the visits' hashes to *h. */
@@ -141,7 +143,7 @@ static int walk_space(walker *w, int s, int f, int scramble, nt_enum_fn fn, uint
     return 0;
 }
 
-/* Points of family f for shape s, through the script's search strategy.
+/* Points of family f for problem s, through the script's search strategy.
  * Adds the accepted ones to *n, the visits' hashes to *h.  0 or -1. */
 static int walk_strategy(walker *w, int s, int f, nt_enum_fn fn, uint64_t *n, uint64_t *h) {
     nt_sweep *sw = w->sw;
@@ -171,40 +173,54 @@ static uint64_t walk_size(const nt_sweep *sw, int mode) {
             size = sw->search.budget;
         n += size;
     }
-    return n * (uint64_t)sw->nshape;
+    return n * (uint64_t)ntl_nproblems(sw);
 }
 
-/* "file: where() is not deterministic: ..." for shape s into err. */
+/* "M=.. N=.. dtypes (shapes[i], dtypes[j])": problem s for messages. */
+static void problem_text(const nt_sweep *sw, int s, char *buf, size_t len) {
+    nt_problem p;
+    char t[160];
+    ntl_problem(sw, s, &p);
+    ntl_problem_text(&p, t, sizeof t);
+    if (sw->ndt > 1)
+        snprintf(buf, len, "%s (shapes[%d], dtypes[%d])", t, s % sw->nshape + 1,
+                 s / sw->nshape + 1);
+    else
+        snprintf(buf, len, "%s (shapes[%d])", t, s % sw->nshape + 1);
+}
+
+/* "file: where() is not deterministic: ..." for problem s into err. */
 static int not_deterministic(walker *w, int s, uint64_t was, uint64_t now) {
     const nt_sweep *sw = w->sw;
-    char how[96];
+    char how[96], pt[256];
+    problem_text(sw, s, pt, sizeof pt);
     if (was != now)
         snprintf(how, sizeof how, "%" PRIu64 " points, where an earlier walk accepted %" PRIu64, now,
                  was);
     else
         snprintf(how, sizeof how, "other points than an earlier walk (%" PRIu64 " of them)", now);
     snprintf(w->err, w->errlen,
-             "%s: where() is not deterministic: for shape M=%lld N=%lld (shapes[%d]) it accepted "
-             "%s; where() must depend only on p and s (no math.random, no state kept between "
-             "calls)",
-             sw->path, (long long)sw->shapes[s].M, (long long)sw->shapes[s].N, s + 1, how);
+             "%s: where() is not deterministic: for %s it accepted %s; where() must depend "
+             "only on p and s (no math.random, no state kept between calls)",
+             sw->path, pt, how);
     return -1;
 }
 
-/* Accepted points of shape s in the reference walk. */
+/* Accepted points of problem s in the reference walk. */
 static uint64_t ref_total(const nt_sweep *sw, int s) {
     uint64_t n = 0;
     for (int f = 0; f < sw->nfam; f++) n += sw->ref_count[(size_t)s * (size_t)sw->nfam + (size_t)f];
     return n;
 }
 
-/* The determinism check: two exhaustive walks, the second with shapes,
- * families and points in other orders; the per-shape hashes must agree.
+/* The determinism check: two exhaustive walks, the second with problems,
+ * families and points in other orders; the per-problem hashes must agree.
  * Keeps the first walk's hashes and counts in sw->ref_hash/ref_count.
- * 0, or -1 with a message naming the first shape that differs. */
+ * 0, or -1 with a message naming the first problem that differs. */
 static int check_walks(walker *w) {
     nt_sweep *sw = w->sw;
-    size_t ns = (size_t)sw->nshape, nf = (size_t)sw->nfam;
+    int np = ntl_nproblems(sw);
+    size_t ns = (size_t)np, nf = (size_t)sw->nfam;
     uint64_t *h = calloc(4 * ns, sizeof *h), *cnt = calloc(ns * nf, sizeof *cnt);
     if (!h || !cnt) {
         free(h);
@@ -214,8 +230,8 @@ static int check_walks(walker *w) {
     }
     uint64_t *tot = h + 2 * ns;   /* [pass * ns + s]: hashes in h, totals in tot */
     for (int pass = 0; pass < 2; pass++)
-        for (int k = 0; k < sw->nshape; k++) {
-            int s = pass ? sw->nshape - 1 - k : k;
+        for (int k = 0; k < np; k++) {
+            int s = pass ? np - 1 - k : k;
             size_t at = (size_t)pass * ns + (size_t)s;
             for (int j = 0; j < sw->nfam; j++) {
                 int f = pass ? sw->nfam - 1 - j : j;
@@ -226,13 +242,14 @@ static int check_walks(walker *w) {
                 tot[at] += n;
             }
             if (!pass && tot[at] == 0) {
-                snprintf(w->err, w->errlen,
-                         "%s: shape M=%lld N=%lld: no variant left after where constraints",
-                         sw->path, (long long)sw->shapes[s].M, (long long)sw->shapes[s].N);
+                char pt[256];
+                problem_text(sw, s, pt, sizeof pt);
+                snprintf(w->err, w->errlen, "%s: %s: no variant left after where constraints",
+                         sw->path, pt);
                 goto fail;
             }
         }
-    for (int s = 0; s < sw->nshape; s++)
+    for (int s = 0; s < np; s++)
         if (h[s] != h[ns + (size_t)s]) {
             not_deterministic(w, s, tot[s], tot[ns + (size_t)s]);
             goto fail;
@@ -257,10 +274,10 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
                  char *err, size_t errlen) {
     int check = !sw->ref_hash, reuse = mode == NT_ENUM_EXHAUSTIVE && !fn, rc = -1;
     walker w = {sw, fn, ctx, reuse ? counts : NULL, err, errlen, 0, 0, 0, 0, 0};
-    size_t nf = (size_t)sw->nfam;
+    size_t nf = (size_t)sw->nfam, np = (size_t)ntl_nproblems(sw);
     w.total = (check ? 2 * walk_size(sw, NT_ENUM_EXHAUSTIVE) : 0) + (reuse ? 0 : walk_size(sw, mode));
     w.show = w.total >= PROGRESS_MIN && isatty(2);
-    if (counts) memset(counts, 0, (size_t)sw->nshape * nf * sizeof *counts);
+    if (counts) memset(counts, 0, np * nf * sizeof *counts);
     if (ntl_walk_begin(sw, err, errlen)) return -1;
     if (check && check_walks(&w)) goto out;
     if (fn && w.show && isatty(1)) {  /* list prints the variants there: no line */
@@ -268,16 +285,16 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
         w.show = w.shown = 0;
     }
     if (reuse) {
-        if (counts) memcpy(counts, sw->ref_count, (size_t)sw->nshape * nf * sizeof *counts);
+        if (counts) memcpy(counts, sw->ref_count, np * nf * sizeof *counts);
         rc = 0;
         goto out;
     }
     if (mode == NT_ENUM_STRATEGY && !sw->ref_strat &&
-        !(sw->ref_strat = calloc((size_t)sw->nshape, sizeof *sw->ref_strat))) {
+        !(sw->ref_strat = calloc(np, sizeof *sw->ref_strat))) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    for (int s = 0; s < sw->nshape; s++) {
+    for (int s = 0; s < (int)np; s++) {
         uint64_t total = 0, h = 0;
         for (int f = 0; f < sw->nfam; f++) {
             uint64_t n = 0;

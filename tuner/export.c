@@ -209,11 +209,15 @@ static int build(xport *x, const store_best_row *rows, int n, const store_prov *
         snprintf(err, errlen, "op '%s' or dtype '%s' is not an identifier", rows[0].op, rows[0].dtype);
         return -1;
     }
-    /* the families of this op, in the family table's order */
-    for (int i = 0; nt_families[i]; i++) {
-        const nt_family *f = nt_families[i];
-        if (strcmp(f->op, rows[0].op) || x->nfam >= (int)(sizeof x->fams / sizeof x->fams[0]))
-            continue;
+    /* the families of this op, in its order */
+    const nt_op *op = nt_op_find(rows[0].op);
+    if (!op) {
+        snprintf(err, errlen, "op '%s' is not one this normtune knows", rows[0].op);
+        return -1;
+    }
+    for (int i = 0; op->families[i]; i++) {
+        const nt_family *f = op->families[i];
+        if (x->nfam >= (int)(sizeof x->fams / sizeof x->fams[0])) continue;
         x->fams[x->nfam++] = f;
         if (f->nparams > x->maxp) x->maxp = f->nparams;
     }

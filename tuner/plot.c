@@ -41,7 +41,7 @@
 
 /* One plotted series: points with one style and a legend entry. */
 typedef struct series {
-    char title[200];
+    char title[400];
     char color[16];                /* "#rrggbb" or "#aarrggbb" (aa: transparency) */
     int dash, pt, lines;           /* gnuplot dashtype, pointtype; 1: lines too */
     double ps, lw;                 /* point size, line width */
@@ -52,7 +52,7 @@ typedef struct series {
 
 /* A whole figure: labels, axes, series. */
 typedef struct fig {
-    char title[400], xlabel[200], ylabel[200];
+    char title[640], xlabel[200], ylabel[200];
     int logx;                      /* log2 x axis */
     int xrot;                      /* x tic labels rotated */
     double xmin, xmax;             /* x range, when xmin < xmax */
@@ -399,7 +399,7 @@ static const char *fam_short(const char *fam) {
 /* A list of distinct texts, in first-seen order. */
 typedef struct names {
     int n;
-    char v[32][64];
+    char v[32][192];
 } names;
 
 /* Index of s in l, added if new; -1 if the list is full. */
@@ -477,7 +477,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
 
     if (store_best(db, device, &rows, &n, &prov, err, errlen)) return -1;
     for (int i = 0; i < n; i++) {
-        char od[64], m[32];
+        char od[192], m[32];
         snprintf(od, sizeof od, "%s %s", rows[i].op, rows[i].dtype);
         snprintf(m, sizeof m, "%lld", (long long)rows[i].M);
         if (names_idx(&ops, od) < 0 || names_idx(&Ms, m) < 0) {
@@ -532,7 +532,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
         }
         tbl_free(&t);
         if (kind == NT_PLOT_SPREAD) {
-            char lab[96];
+            char lab[224];
             if (topfam >= 0) {
                 series *s = fig_series(f, "best of the shape");
                 if (!s || series_add(s, i, top)) goto oom;
@@ -549,7 +549,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
             continue;
         }
         for (int fi = 0; fi < fams.n; fi++) {
-            char title[200], od[64];
+            char title[320], od[192];
             if (best[fi] <= 0) continue;
             snprintf(od, sizeof od, "%s %s", r->op, r->dtype);
             snprintf(title, sizeof title, "%s%sM=%lld %s", mixed ? od : "", mixed ? ", " : "",

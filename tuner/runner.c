@@ -4,12 +4,16 @@
  * machines without a driver and says plainly that there is no device.
  * Kernels come from NVRTC cubins loaded with cudaLibraryLoadData.
  *
- * Per shape (kept while consecutive evaluations share it): seeded random
- * inputs x ~ U(-2,2), dy ~ U(-1,1), w ~ 1+U(-.5,.5) in R rotating sets (R
- * sets of x, dy and dx hold >= 3x the L2), and the float64 reference of set
- * 0.  Per variant: plan, compile (prefetched by the pool), load, size the
- * persistent grid, poison dx/dw/workspace with NaN, run, validate every
- * element, run twice more and compare bitwise, then time.  A failing variant
+ * Per problem (kept while consecutive evaluations share it): every input
+ * tensor of the op filled with seeded random values in the range its
+ * tensor table gives, in its dtype; the M-row tensors in R rotating sets
+ * (which together hold >= 3x the L2); the float64 reference of set 0 from
+ * the op.  Per variant: plan, compile (prefetched by the pool), load, size
+ * the persistent grid, poison every output and the workspace with NaN,
+ * run, validate every element of every output against the reference (a
+ * named error per output, checked against the plan's tolerance), run twice
+ * more and compare every output bitwise, then time.  The runner never
+ * names an op or a tensor.  A failing variant
  * is a result with a status; only a broken CUDA context is fatal. */
 #include <math.h>
 #include <stddef.h>
@@ -59,18 +63,16 @@ struct nt_runner {
     nt_pool *pool;
     pending pend[MAX_PENDING];
     int npend;
-    /* current shape */
-    nt_shape shape;
+    /* current problem */
+    nt_problem prob;          /* op NULL: none */
     int nsets;
-    void *x[MAX_SETS], *dy[MAX_SETS], *dx[MAX_SETS];
-    void *w, *dw;
+    size_t bytes[NT_MAX_TENSORS];       /* per tensor */
+    void *t[MAX_SETS][NT_MAX_TENSORS];  /* per set; tensors of one row (w,
+                                           dw) live in set 0 and are shared */
     void *ws;                 /* workspace, wsize bytes */
     size_t wsize;
-    uint16_t *hx, *hw, *hdy;  /* host inputs of set 0 */
-    double *rdx, *rdw;        /* float64 reference of set 0 */
-    void *out_dw, *chk_dw;    /* pinned: dw of the validation / a later run */
-    double *d_rdx;            /* device copy of the dx reference */
-    void *dx_first;           /* dx of the validation run, for the bitwise check */
+    double *d_ref[NT_MAX_TENSORS];      /* outputs: float64 reference of set 0 */
+    void *first[NT_MAX_TENSORS];        /* outputs: of the validation run */
     /* validation kernels (kernels/check.cuh) */
     cudaLibrary_t chk_lib;
     cudaKernel_t k_err, k_diff;
@@ -263,31 +265,28 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
     return 0;
 }
 
-/* Free the per-shape buffers. */
+/* 1 when tensor i of the current problem rotates (has M rows). */
+static int rotates(const nt_runner *r, int i) {
+    return r->prob.op->tensors[i].rows == NT_DIM_M;
+}
+
+/* Free the per-problem buffers. */
 static void shape_free(nt_runner *r) {
-    for (int i = 0; i < r->nsets; i++) {
-        cudaFree(r->x[i]);
-        cudaFree(r->dy[i]);
-        cudaFree(r->dx[i]);
+    for (int s = 0; s < MAX_SETS; s++)
+        for (int i = 0; i < NT_MAX_TENSORS; i++) {
+            if (s == 0 || (r->prob.op && i < r->prob.op->ntensors && rotates(r, i)))
+                cudaFree(r->t[s][i]);
+            r->t[s][i] = NULL;
+        }
+    for (int i = 0; i < NT_MAX_TENSORS; i++) {
+        cudaFree(r->d_ref[i]);
+        cudaFree(r->first[i]);
+        r->d_ref[i] = NULL;
+        r->first[i] = NULL;
+        r->bytes[i] = 0;
     }
     r->nsets = 0;
-    cudaFree(r->w);
-    cudaFree(r->dw);
-    cudaFreeHost(r->out_dw);
-    cudaFreeHost(r->chk_dw);
-    cudaFree(r->d_rdx);
-    cudaFree(r->dx_first);
-    r->d_rdx = NULL;
-    r->dx_first = NULL;
-    free(r->hx);
-    free(r->hw);
-    free(r->hdy);
-    free(r->rdx);
-    free(r->rdw);
-    r->w = r->dw = r->out_dw = r->chk_dw = NULL;
-    r->hx = r->hw = r->hdy = NULL;
-    r->rdx = r->rdw = NULL;
-    r->shape.M = r->shape.N = 0;
+    memset(&r->prob, 0, sizeof r->prob);
 }
 
 void nt_runner_close(nt_runner *r) {
@@ -367,7 +366,10 @@ int nt_runner_copy_bw(nt_runner *r, double settle_s, double *gbps, char *err, si
 
 /* ---- per-shape inputs and reference ------------------------------------ */
 
-static uint64_t shape_seed(const nt_runner *r, const nt_shape *s, int set, int what) {
+/* The seed of tensor `what` of set `set`: from the run's seed, the shape
+ * and the tensor's index, so that every dtype of a shape draws the same
+ * values (each rounded to its dtype). */
+static uint64_t shape_seed(const nt_runner *r, const nt_problem *s, int set, int what) {
     uint64_t h = nt_fnv1a(NT_FNV_INIT, &r->o.seed, sizeof r->o.seed);
     int64_t k[4] = {s->M, s->N, set, what};
     return nt_fnv1a(h, k, sizeof k);
@@ -378,28 +380,43 @@ static int mul_add(size_t a, size_t b, size_t c, size_t *out) {
     return __builtin_mul_overflow(a, b, out) || __builtin_add_overflow(*out, c, out);
 }
 
-int nt_shape_mem_plan(const nt_shape *s, int64_t l2_bytes, nt_shape_mem *m, char *err,
+int nt_shape_mem_plan(const nt_problem *s, int64_t l2_bytes, nt_shape_mem *m, char *err,
                       size_t errlen) {
-    size_t per_set, rest, l2 = l2_bytes > 0 ? (size_t)l2_bytes : 0;
+    size_t per_set = 0, fixed = 0, outs = 0, refs = 0, ins = 0, l2 = l2_bytes > 0 ? (size_t)l2_bytes : 0;
+    int bad = 0;
     memset(m, 0, sizeof *m);
-    if (s->M < 1 || s->N < 1 || (uint64_t)s->M > SIZE_MAX || (uint64_t)s->N > SIZE_MAX ||
-        mul_add((size_t)s->M, (size_t)s->N, 0, &m->n) ||  /* elements */
-        mul_add(m->n, 2, 0, &m->bytes) ||                 /* one bf16 tensor */
-        mul_add(m->bytes, 3, 0, &per_set) ||              /* x, dy, dx */
-        mul_add((size_t)s->N, 16, 0, &rest) ||            /* w, dw, reference dw */
-        /* host: x, dy, the float64 reference of dx (n doubles), w, dw */
-        mul_add(m->n, 8, 2 * m->bytes, &m->host) || __builtin_add_overflow(m->host, rest, &m->host)) {
+    if (s->M < 1 || s->N < 1 || (uint64_t)s->M > SIZE_MAX || (uint64_t)s->N > SIZE_MAX)
+        bad = 1;
+    for (int i = 0; !bad && i < s->op->ntensors; i++) {
+        const nt_tensor_def *t = &s->op->tensors[i];
+        size_t rows = t->rows == NT_DIM_M ? (size_t)s->M : 1, cols = t->cols == NT_DIM_N ? (size_t)s->N : 1;
+        size_t n, b;
+        bad |= mul_add(rows, cols, 0, &n) ||
+               mul_add(n, (size_t)nt_dtypes[nt_tensor_dtype(s, i)].size, 0, &b);
+        if (bad) break;
+        m->elems[i] = n;
+        m->tbytes[i] = b;
+        bad |= t->rows == NT_DIM_M ? __builtin_add_overflow(per_set, b, &per_set)
+                                   : __builtin_add_overflow(fixed, b, &fixed);
+        if (t->role == NT_OUT)      /* its reference (double) and first-run copy */
+            bad |= mul_add(n, 8, refs, &refs) || __builtin_add_overflow(outs, b, &outs);
+        else                        /* set 0's inputs stay on the host */
+            bad |= __builtin_add_overflow(ins, b, &ins);
+    }
+    /* host: set 0's inputs and the float64 reference of every output */
+    if (bad || __builtin_add_overflow(ins, refs, &m->host)) {
         snprintf(err, errlen, "shape M=%lld N=%lld is too large: its sizes overflow %zu-bit "
                  "arithmetic", (long long)s->M, (long long)s->N, sizeof(size_t) * 8);
         return -1;
     }
-    m->sets = (int)((L2_FACTOR * l2 + per_set - 1) / per_set);
+    m->set_bytes = per_set;
+    m->sets = per_set ? (int)((L2_FACTOR * l2 + per_set - 1) / per_set) : 1;
     if (m->sets < 1) m->sets = 1;
     if (m->sets > MAX_SETS) m->sets = MAX_SETS;
-    /* device: the sets, the float64 reference of dx, a copy of dx, w, dw */
-    if (mul_add(per_set, (size_t)m->sets, m->bytes, &m->device) ||
-        mul_add(m->n, 8, m->device, &m->device) ||
-        __builtin_add_overflow(m->device, rest, &m->device)) {
+    /* device: the sets, the one-row tensors, the references, the copies */
+    if (mul_add(per_set, (size_t)m->sets, fixed, &m->device) ||
+        __builtin_add_overflow(m->device, refs, &m->device) ||
+        __builtin_add_overflow(m->device, outs, &m->device)) {
         snprintf(err, errlen, "shape M=%lld N=%lld is too large: its device memory overflows "
                  "%zu-bit arithmetic", (long long)s->M, (long long)s->N, sizeof(size_t) * 8);
         return -1;
@@ -421,16 +438,25 @@ static size_t host_available(void) {
     return found && kb < SIZE_MAX / 1024 ? (size_t)kb * 1024 : SIZE_MAX;
 }
 
-/* Make shape s current: inputs, rotating sets, reference.  0; 1 when this
- * shape cannot be set up here (too large, out of host or device memory: a
- * result with a status, message in err, the sweep goes on); -1 when the
- * runner is broken. */
-static int shape_setup(nt_runner *r, const nt_shape *s, char *err, size_t errlen) {
+/* 1 when a and b are the same problem. */
+static int same_problem(const nt_problem *a, const nt_problem *b) {
+    return a->op == b->op && a->M == b->M && a->N == b->N &&
+           !memcmp(a->dtype, b->dtype, sizeof a->dtype);
+}
+
+/* Make problem s current: inputs, rotating sets, reference.  0; 1 when
+ * this problem cannot be set up here (too large, out of host or device
+ * memory: a result with a status, message in err, the sweep goes on); -1
+ * when the runner is broken. */
+static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errlen) {
     nt_shape_mem m;
     size_t avail_dev = 0, total_dev = 0, avail_host;
-    if (r->shape.M == s->M && r->shape.N == s->N) return 0;
+    const nt_op *op = s->op;
+    void *host[NT_MAX_TENSORS] = {0};
+    double *ref[NT_MAX_TENSORS] = {0};
+    int rc = 1;
+    if (r->prob.op && same_problem(&r->prob, s)) return 0;
     shape_free(r);
-    memset(&r->shape, 0, sizeof r->shape);
     if (nt_shape_mem_plan(s, r->dev.l2_bytes, &m, err, errlen)) return 1;
     avail_host = host_available();
     /* leave a quarter of what is available to everything else */
@@ -445,72 +471,95 @@ static int shape_setup(nt_runner *r, const nt_shape *s, char *err, size_t errlen
                  "free", (long long)s->M, (long long)s->N, m.device / 1e9, avail_dev / 1e9);
         return 1;
     }
-    size_t n = m.n, bytes = m.bytes;
-    int sets = m.sets;
-    r->hx = malloc(bytes);
-    r->hdy = malloc(bytes);
-    r->hw = malloc((size_t)s->N * 2);
-    r->rdx = malloc(n * sizeof(double));
-    r->rdw = malloc((size_t)s->N * sizeof(double));
-    if (!r->hx || !r->hdy || !r->hw || !r->rdx || !r->rdw) {
-        shape_free(r);
-        snprintf(err, errlen, "out of host memory for M=%lld N=%lld", (long long)s->M,
-                 (long long)s->N);
-        return 1;
+    r->prob = *s;
+    for (int i = 0; i < op->ntensors; i++) r->bytes[i] = m.tbytes[i];
+    for (int i = 0; i < op->ntensors; i++) {
+        const nt_tensor_def *t = &op->tensors[i];
+        if (t->role == NT_IN ? !(host[i] = malloc(m.tbytes[i] ? m.tbytes[i] : 1))
+                             : !(ref[i] = malloc(m.elems[i] * sizeof(double)))) {
+            snprintf(err, errlen, "out of host memory for M=%lld N=%lld", (long long)s->M,
+                     (long long)s->N);
+            goto out;
+        }
     }
-    CK(cudaMallocHost(&r->out_dw, (size_t)s->N * 4), "cudaMallocHost");
-    CK(cudaMallocHost(&r->chk_dw, (size_t)s->N * 4), "cudaMallocHost");
-    CK(cudaMalloc(&r->w, (size_t)s->N * 2), "cudaMalloc w");
-    CK(cudaMalloc(&r->dw, (size_t)s->N * 4), "cudaMalloc dw");
-    nt_fill_uniform(r->hw, (size_t)s->N, 0.5, 1.5, shape_seed(r, s, 0, 2));
-    CK(cudaMemcpy(r->w, r->hw, (size_t)s->N * 2, cudaMemcpyHostToDevice), "upload w");
-    for (int i = 0; i < sets; i++) {
-        CK(cudaMalloc(&r->x[i], bytes), "cudaMalloc x");
-        r->nsets = i + 1;
-        CK(cudaMalloc(&r->dy[i], bytes), "cudaMalloc dy");
-        CK(cudaMalloc(&r->dx[i], bytes), "cudaMalloc dx");
-        /* set i's inputs; set 0's stay on the host for the reference */
-        nt_fill_uniform(r->hx, n, -2.0, 2.0, shape_seed(r, s, i, 0));
-        nt_fill_uniform(r->hdy, n, -1.0, 1.0, shape_seed(r, s, i, 1));
-        CK(cudaMemcpy(r->x[i], r->hx, bytes, cudaMemcpyHostToDevice), "upload x");
-        CK(cudaMemcpy(r->dy[i], r->hdy, bytes, cudaMemcpyHostToDevice), "upload dy");
+    rc = -1;
+#undef CK
+#define CK(call, what)                                                   \
+    do {                                                                 \
+        cudaError_t e_ = (call);                                         \
+        if (e_ != cudaSuccess) {                                         \
+            cuda_fail(r, e_, what, err, errlen);                         \
+            goto out;                                                    \
+        }                                                                \
+    } while (0)
+    for (int set = 0; set < m.sets; set++) {
+        for (int i = 0; i < op->ntensors; i++) {
+            const nt_tensor_def *t = &op->tensors[i];
+            if (set > 0 && !rotates(r, i)) {
+                r->t[set][i] = r->t[0][i];
+                continue;
+            }
+            CK(cudaMalloc(&r->t[set][i], m.tbytes[i]), "cudaMalloc a tensor");
+            if (t->role != NT_IN) continue;
+            /* set `set`'s values; set 0's stay on the host for the reference */
+            nt_fill(nt_tensor_dtype(s, i), host[i], m.elems[i], t->lo, t->hi, shape_seed(r, s, set, i));
+            CK(cudaMemcpy(r->t[set][i], host[i], m.tbytes[i], cudaMemcpyHostToDevice), "upload");
+        }
+        r->nsets = set + 1;
     }
-    if (sets > 1) {
-        nt_fill_uniform(r->hx, n, -2.0, 2.0, shape_seed(r, s, 0, 0));
-        nt_fill_uniform(r->hdy, n, -1.0, 1.0, shape_seed(r, s, 0, 1));
-    }
-    if (nt_ref_rmsnorm_bwd(r->hx, r->hw, r->hdy, s->M, s->N, r->o.eps, r->rdx, r->rdw, 0)) {
+    if (m.sets > 1)
+        for (int i = 0; i < op->ntensors; i++)
+            if (op->tensors[i].role == NT_IN && rotates(r, i))
+                nt_fill(nt_tensor_dtype(s, i), host[i], m.elems[i], op->tensors[i].lo,
+                        op->tensors[i].hi, shape_seed(r, s, 0, i));
+    if (op->ref(s, (const void *const *)host, ref, r->o.eps, 0)) {
         snprintf(err, errlen, "float64 reference failed");
-        return 1;
+        rc = 1;
+        goto out;
     }
-    /* dx is checked on the device against this copy of the reference */
-    CK(cudaMalloc((void **)&r->d_rdx, n * sizeof(double)), "cudaMalloc reference");
-    CK(cudaMalloc(&r->dx_first, bytes), "cudaMalloc dx copy");
-    CK(cudaMemcpy(r->d_rdx, r->rdx, n * sizeof(double), cudaMemcpyHostToDevice), "upload reference");
-    free(r->rdx);
-    r->rdx = NULL;
-    r->shape = *s;
-    return 0;
+    /* every output is checked on the device against this copy */
+    for (int i = 0; i < op->ntensors; i++) {
+        if (op->tensors[i].role != NT_OUT) continue;
+        CK(cudaMalloc((void **)&r->d_ref[i], m.elems[i] * sizeof(double)), "cudaMalloc reference");
+        CK(cudaMalloc(&r->first[i], m.tbytes[i]), "cudaMalloc output copy");
+        CK(cudaMemcpy(r->d_ref[i], ref[i], m.elems[i] * sizeof(double), cudaMemcpyHostToDevice),
+           "upload reference");
+    }
+#undef CK
+#define CK(call, what)                                                     \
+    do {                                                                   \
+        cudaError_t e_ = (call);                                           \
+        if (e_ != cudaSuccess) return cuda_fail(r, e_, what, err, errlen); \
+    } while (0)
+    rc = 0;
+out:
+    for (int i = 0; i < NT_MAX_TENSORS; i++) {
+        free(host[i]);
+        free(ref[i]);
+    }
+    if (rc) shape_free(r);
+    return rc;
 }
 
 /* ---- validation -------------------------------------------------------- */
 
-/* Relative L2 error of dx (bf16, on the device) against the reference, by
- * the check kernel; +inf when any element is not finite (left unwritten). */
-static int dx_error(nt_runner *r, const void *dx, size_t n, double *out, char *err,
-                    size_t errlen) {
-    long long nn = (long long)n;
-    void *args[] = {(void *)&dx, (void *)&r->d_rdx, &nn, (void *)&r->d_part};
+/* Relative L2 error of output i (set 0, on the device) against the
+ * reference, by the check kernel; +inf when any element is not finite
+ * (left unwritten). */
+static int out_error(nt_runner *r, int i, double *out, char *err, size_t errlen) {
+    long long nn = (long long)(r->bytes[i] / (size_t)nt_dtypes[nt_tensor_dtype(&r->prob, i)].size);
+    int dt = nt_tensor_dtype(&r->prob, i);
+    void *args[] = {(void *)&r->t[0][i], &dt, (void *)&r->d_ref[i], &nn, (void *)&r->d_part};
     CK(cudaLaunchKernel((const void *)r->k_err, (dim3){CHK_BLOCKS, 1, 1}, (dim3){256, 1, 1}, args,
                         0, r->st), "check kernel");
     CK(cudaMemcpyAsync(r->h_part, r->d_part, CHK_BLOCKS * 3 * sizeof(double),
                        cudaMemcpyDeviceToHost, r->st), "copy error terms");
     CK(cudaStreamSynchronize(r->st), "check kernel");
     double num = 0, den = 0, bad = 0;
-    for (int i = 0; i < CHK_BLOCKS; i++) {
-        num += r->h_part[3 * i];
-        den += r->h_part[3 * i + 1];
-        bad += r->h_part[3 * i + 2];
+    for (int b = 0; b < CHK_BLOCKS; b++) {
+        num += r->h_part[3 * b];
+        den += r->h_part[3 * b + 1];
+        bad += r->h_part[3 * b + 2];
     }
     *out = bad > 0 ? INFINITY : den > 0 ? sqrt(num / den) : sqrt(num);
     return 0;
@@ -531,16 +580,6 @@ static int words_differ(nt_runner *r, const void *a, const void *b, size_t bytes
     return 0;
 }
 
-static double rel_l2_f32(const double *ref, const float *a, size_t n) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(a[i])) return INFINITY;
-        num += (a[i] - ref[i]) * (a[i] - ref[i]);
-        den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* ---- one variant ------------------------------------------------------- */
 
 typedef struct variant {
@@ -554,9 +593,7 @@ typedef struct variant {
 /* Launch the whole chain on input set `set`. */
 static cudaError_t chain(nt_runner *r, variant *v, int set) {
     nt_args a = v->a;
-    a.x = r->x[set];
-    a.dy = r->dy[set];
-    a.dx = r->dx[set];
+    for (int i = 0; i < r->prob.op->ntensors; i++) a.t[i] = r->t[set][i];
     return nt_chain_launch(&v->plan, (const void *const *)v->k, v->grid0, &a, r->st);
 }
 
@@ -567,7 +604,7 @@ static void job_key(const nt_family *f, const nt_plan *pl, char *buf, size_t len
         u += (size_t)snprintf(buf + u, len - u, "|%s", pl->l[i].name);
 }
 
-static void prefetch(void *ctx, const nt_family *f, const nt_params *p, const nt_shape *s) {
+static void prefetch(void *ctx, const nt_family *f, const nt_params *p, const nt_problem *s) {
     nt_runner *r = ctx;
     nt_job job;
     char err[256];
@@ -613,16 +650,15 @@ static int fail(nt_result *out, int status, const char *msg) {
     return 0;
 }
 
-/* Run the chain once on set 0 from poisoned outputs and workspace; copy dw
- * to the host buffer hdw (dx stays in r->dx[0]). */
-static int run_once(nt_runner *r, variant *v, void *hdw, char *err, size_t errlen) {
-    size_t n = (size_t)r->shape.M * (size_t)r->shape.N;
-    CK(cudaMemsetAsync(r->dx[0], 0xff, n * 2, r->st), "poison dx");
-    CK(cudaMemsetAsync(r->dw, 0xff, (size_t)r->shape.N * 4, r->st), "poison dw");
-    CK(cudaMemsetAsync(r->ws, 0xff, v->plan.workspace, r->st), "poison workspace");
+/* Run the chain once on set 0 from poisoned outputs and workspace (every
+ * byte 0xff: NaN in every dtype); the outputs stay in set 0. */
+static int run_once(nt_runner *r, variant *v, char *err, size_t errlen) {
+    for (int i = 0; i < r->prob.op->ntensors; i++)
+        if (r->prob.op->tensors[i].role == NT_OUT)
+            CK(cudaMemsetAsync(r->t[0][i], 0xff, r->bytes[i], r->st), "poison an output");
+    if (v->plan.workspace)
+        CK(cudaMemsetAsync(r->ws, 0xff, v->plan.workspace, r->st), "poison workspace");
     CK(chain(r, v, 0), "launch");
-    CK(cudaMemcpyAsync(hdw, r->dw, (size_t)r->shape.N * 4, cudaMemcpyDeviceToHost, r->st),
-       "copy dw back");
     CK(cudaStreamSynchronize(r->st), "run");
     return 0;
 }
@@ -728,14 +764,14 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
         cuda_fail(r, e, "dynamic shared memory", err, errlen);
         return fail(out, NT_RESOURCES, err) - 1;
     }
-    e = nt_chain_grid(&v->plan, (const void *)v->k[0], r->di.sms, (long long)r->shape.M,
+    e = nt_chain_grid(&v->plan, (const void *)v->k[0], r->di.sms, (long long)r->prob.M,
                       &v->grid0, err, errlen);
     if (e != cudaSuccess) return fail(out, NT_RESOURCES, err) - 1;
     out->grid = (int)v->grid0;
     return 0;
 }
 
-static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shape *s,
+static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_problem *s,
                 const nt_timing *t, nt_result *out) {
     nt_runner *r = ctx;
     char err[NT_MSG_LEN] = "";
@@ -743,12 +779,15 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shap
     nt_cubin cb;
     variant v;
     int rc = 0;
+    const nt_op *op = s->op;
     memset(&cb, 0, sizeof cb);
     memset(&v, 0, sizeof v);
     memset(out, 0, sizeof *out);      /* the fields after samples[] too */
-    out->bytes = f->min_bytes(s);
+    out->bytes = nt_problem_bytes(s);
     if (r->broken) return snprintf(out->msg, sizeof out->msg, "CUDA context is broken"), -1;
-    if (f->plan(p, s, &r->di, &v.plan, err, errlen)) return fail(out, NT_UNSUPPORTED, err);
+    if (nt_problem_check(s, err, errlen) || f->check(p, s, &r->di, err, errlen) ||
+        f->plan(p, s, &r->di, &v.plan, err, errlen))
+        return fail(out, NT_UNSUPPORTED, err);
     if (get_cubin(r, f, &v.plan, &cb, err, errlen)) {
         nt_cubin_free(&cb);
         return fail(out, NT_COMPILE_ERROR, err);
@@ -761,12 +800,11 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shap
     }
     switch (shape_setup(r, s, err, errlen)) {
     case 0: break;
-    case 1:                           /* this shape cannot run here: a result */
+    case 1:                           /* this problem cannot run here: a result */
         fail(out, NT_RESOURCES, err);
         goto done;
     default:                          /* a CUDA error */
         shape_free(r);
-        memset(&r->shape, 0, sizeof r->shape);
         if (r->broken) {
             rc = -1;
             snprintf(out->msg, sizeof out->msg, "%s", err);
@@ -790,48 +828,63 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shap
         r->wsize = v.plan.workspace;
     }
     v.a = (nt_args){0};
-    v.a.w = r->w;
-    v.a.dw = r->dw;
     v.a.ws = r->ws;
     v.a.M = s->M;
     v.a.N = (int)s->N;
     v.a.nparts = v.plan.nparts ? v.plan.nparts : (int)v.grid0;
     v.a.eps = (float)r->o.eps;
-    v.a.dw_bf16 = 0;
-    /* validate */
-    size_t n = (size_t)s->M * (size_t)s->N;
-    nt_error *edx = &out->errs[0], *edw = &out->errs[1];
-    *edx = (nt_error){"dx", 0, v.plan.tol_dx};
-    *edw = (nt_error){"dw", 0, v.plan.tol_dw};
-    if (run_once(r, &v, r->out_dw, err, errlen) || dx_error(r, r->dx[0], n, &edx->value, err, errlen)) {
+    /* validate every output: a named error each */
+    if (run_once(r, &v, err, errlen)) {
         fail(out, NT_LAUNCH_ERROR, err);
         goto done;
     }
-    edw->value = rel_l2_f32(r->rdw, r->out_dw, (size_t)s->N);
-    out->nerr = 2;
-    if (!(edx->value <= edx->tol) || !(edw->value <= edw->tol)) {
-        snprintf(err, errlen, "wrong result: rel. L2 error dx %.3g (tolerance %.0e), dw %.3g "
-                 "(tolerance %.0e)", edx->value, edx->tol, edw->value, edw->tol);
+    int wrong = 0;
+    size_t used = (size_t)snprintf(err, errlen, "wrong result: rel. L2 error");
+    for (int i = 0; i < op->ntensors && out->nerr < NT_MAX_ERRS; i++) {
+        if (op->tensors[i].role != NT_OUT) continue;
+        nt_error *e = &out->errs[out->nerr++];
+        snprintf(e->tensor, sizeof e->tensor, "%s", op->tensors[i].name);
+        e->tol = nt_plan_tol(&v.plan, s, i);
+        e->required = nt_dtypes[nt_tensor_dtype(s, i)].tol;
+        char e2[NT_MSG_LEN];
+        if (out_error(r, i, &e->value, e2, sizeof e2)) {
+            fail(out, NT_LAUNCH_ERROR, e2);
+            goto done;
+        }
+        wrong |= !(e->value <= e->tol);
+        if (used < errlen)
+            used += (size_t)snprintf(err + used, errlen - used, "%s %s %.3g (tolerance %.0e)",
+                                     out->nerr > 1 ? "," : "", e->tensor, e->value, e->tol);
+    }
+    if (wrong) {
         fail(out, NT_WRONG, err);
         goto done;
     }
-    /* determinism: two more runs, bitwise */
-    if (cudaMemcpyAsync(r->dx_first, r->dx[0], n * 2, cudaMemcpyDeviceToDevice, r->st)) {
-        fail(out, NT_LAUNCH_ERROR, "copy of dx failed");
-        goto done;
-    }
+    /* determinism: two more runs, every output bitwise */
+    for (int i = 0; i < op->ntensors; i++)
+        if (op->tensors[i].role == NT_OUT &&
+            cudaMemcpyAsync(r->first[i], r->t[0][i], r->bytes[i], cudaMemcpyDeviceToDevice, r->st)) {
+            fail(out, NT_LAUNCH_ERROR, "copy of an output failed");
+            goto done;
+        }
     for (int k = 0; k < 2; k++) {
-        unsigned long long nd = 0;
-        if (run_once(r, &v, r->chk_dw, err, errlen) ||
-            words_differ(r, r->dx[0], r->dx_first, n * 2, &nd, err, errlen)) {
+        if (run_once(r, &v, err, errlen)) {
             fail(out, NT_LAUNCH_ERROR, err);
             goto done;
         }
-        if (nd || memcmp(r->chk_dw, r->out_dw, (size_t)s->N * 4)) {
-            snprintf(err, errlen, "run %d differs bitwise from the first (%s)", k + 2,
-                     nd ? "dx" : "dw");
-            fail(out, NT_NONDETERMINISTIC, err);
-            goto done;
+        for (int i = 0; i < op->ntensors; i++) {
+            unsigned long long nd = 0;
+            if (op->tensors[i].role != NT_OUT) continue;
+            if (words_differ(r, r->t[0][i], r->first[i], r->bytes[i], &nd, err, errlen)) {
+                fail(out, NT_LAUNCH_ERROR, err);
+                goto done;
+            }
+            if (nd) {
+                snprintf(err, errlen, "run %d differs bitwise from the first (%s: %llu words)",
+                         k + 2, op->tensors[i].name, nd);
+                fail(out, NT_NONDETERMINISTIC, err);
+                goto done;
+            }
         }
     }
     if (time_variant(r, &v, t, out, err, errlen)) {

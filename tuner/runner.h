@@ -28,7 +28,7 @@ typedef struct nt_runner_opts {
     uint64_t seed;            /* input seed */
     int jobs;                 /* compiler threads, <= 0: online CPUs */
     int use_cache;            /* NVRTC disk cache */
-    double eps;               /* RMSNorm epsilon */
+    double eps;               /* the ops' epsilon */
 } nt_runner_opts;
 
 /* Open the device.  Returns 0, or -1 with a message when there is no usable
@@ -46,17 +46,20 @@ int nt_runner_copy_bw(nt_runner *r, double settle_s, double *gbps, char *err, si
 /* The evaluator (ctx = r).  ev->copy_gbps is 0 until set by the caller. */
 void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev);
 
-/* The memory one shape needs: n = M*N elements, bytes of one M x N bf16
- * tensor, the rotating input sets, and host and device bytes in all (inputs,
- * outputs, the float64 reference).  Every product is overflow-checked.
- * 0, or -1 with a message naming the shape when a size does not fit in
- * size_t.  No GPU needed (tested in make test). */
+/* The memory one problem needs: elements and bytes per tensor, the bytes of
+ * one rotating set (the tensors with M rows), how many sets (together >= 3x
+ * the L2, at most 64), and host and device bytes in all (inputs, outputs,
+ * the float64 reference of every output, a copy of every output for the
+ * bitwise check).  Every product is overflow-checked.  0, or -1 with a
+ * message naming the shape when a size does not fit in size_t.  No GPU
+ * needed (tested in make test). */
 typedef struct nt_shape_mem {
-    size_t n, bytes;          /* elements, bytes of one M x N tensor */
-    int sets;                 /* rotating sets of x, dy, dx */
+    size_t elems[NT_MAX_TENSORS], tbytes[NT_MAX_TENSORS]; /* per tensor */
+    size_t set_bytes;         /* one rotating set */
+    int sets;                 /* rotating sets */
     size_t host, device;      /* bytes in all */
 } nt_shape_mem;
-int nt_shape_mem_plan(const nt_shape *s, int64_t l2_bytes, nt_shape_mem *m, char *err,
+int nt_shape_mem_plan(const nt_problem *s, int64_t l2_bytes, nt_shape_mem *m, char *err,
                       size_t errlen);
 
 /* What the planner needs of the device. */

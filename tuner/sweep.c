@@ -21,7 +21,7 @@
 #define PREFETCH 48           /* variants whose compilation may run ahead */
 
 typedef struct item {
-    int shape, fam;
+    int prob, fam;            /* problem (ntl_problem) and family indices */
     nt_params p;
     char canon[160];
 } item;
@@ -32,7 +32,7 @@ typedef struct items {
 } items;
 
 /* nt_enumerate callback: collect the point. */
-static int collect(void *ctx, const nt_sweep *sw, int shape, int fam, const int *idx,
+static int collect(void *ctx, const nt_sweep *sw, int prob, int fam, const int *idx,
                    const nt_params *p, char *err, size_t errlen) {
     items *it = ctx;
     (void)idx;
@@ -44,7 +44,7 @@ static int collect(void *ctx, const nt_sweep *sw, int shape, int fam, const int 
         it->cap = cap;
     }
     item *x = &it->v[it->n++];
-    x->shape = shape;
+    x->prob = prob;
     x->fam = fam;
     x->p = *p;
     if (nt_params_canon(sw->fam[fam].fam, p, x->canon, sizeof x->canon))
@@ -59,17 +59,36 @@ double nt_now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void key_of(const nt_sweep *sw, const item *x, int64_t dev, const char *src,
-                   store_key *k) {
+/* The store key of item x: its problem's op, dtypes and shape, its family,
+ * params and the family's source hash (o->src_hash when set), the sweep's
+ * timing.  The texts live in *kb.  0, or -1 with a message. */
+typedef struct keybuf {
+    char dtypes[128];
+    char src[17];
+} keybuf;
+
+static int key_of(const nt_sweep *sw, const item *x, int64_t dev, const nt_run_opts *o,
+                  store_key *k, keybuf *kb, char *err, size_t errlen) {
+    nt_problem pr;
+    const nt_family *f = sw->fam[x->fam].fam;
+    ntl_problem(sw, x->prob, &pr);
     memset(k, 0, sizeof *k);
+    if (nt_dtypes_canon(&pr, kb->dtypes, sizeof kb->dtypes))
+        return snprintf(err, errlen, "dtypes too long"), -1;
+    if (o->src_hash)
+        snprintf(kb->src, sizeof kb->src, "%s", o->src_hash);
+    else if (nt_family_hash(f, kb->src))
+        return snprintf(err, errlen, "family %s: a source is not embedded", f->name), -1;
     k->device = dev;
-    k->family = sw->fam[x->fam].fam->name;
+    k->family = f->name;
     k->params = x->canon;
-    k->src_hash = src;
-    k->op = sw->op;
-    k->dtype = sw->dtype;
-    k->shape = sw->shapes[x->shape];
+    k->src_hash = kb->src;
+    k->op = sw->op->name;
+    k->dtype = kb->dtypes;
+    k->shape.M = pr.M;
+    k->shape.N = pr.N;
     k->timing = sw->timing;
+    return 0;
 }
 
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
@@ -79,7 +98,7 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
     nt_result *res = NULL;
     int64_t dev = 0;
     int rc = -1, mode;
-    const char *src = o->src_hash ? o->src_hash : nt_kernel_hash;
+    keybuf kb;
     double t0 = nt_now_s(), last = 0;
     memset(st, 0, sizeof *st);
 
@@ -97,7 +116,7 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
     for (size_t i = 0; i < all.n; i++) {
         store_key k;
         int found = 0;
-        key_of(sw, &all.v[i], dev, src, &k);
+        if (key_of(sw, &all.v[i], dev, o, &k, &kb, err, errlen)) goto out;
         if (store_lookup(db, &k, &found, NULL, err, errlen)) goto out;
         if (found)
             st->reused++;
@@ -117,16 +136,22 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
         }
         for (; ev->prefetch && pre < ntodo && pre < t + PREFETCH; pre++) {
             const item *x = &all.v[todo[pre]];
-            ev->prefetch(ev->ctx, sw->fam[x->fam].fam, &x->p, &sw->shapes[x->shape]);
+            nt_problem pp;
+            ntl_problem(sw, x->prob, &pp);
+            ev->prefetch(ev->ctx, sw->fam[x->fam].fam, &x->p, &pp);
         }
         const item *x = &all.v[todo[t]];
         const nt_family *f = sw->fam[x->fam].fam;
-        const nt_shape *s = &sw->shapes[x->shape];
+        nt_problem pr;
+        char ptxt[200];
+        ntl_problem(sw, x->prob, &pr);
+        ntl_problem_text(&pr, ptxt, sizeof ptxt);
+        const nt_problem *s = &pr;
         store_key k;
-        key_of(sw, x, dev, src, &k);
+        if (key_of(sw, x, dev, o, &k, &kb, err, errlen)) goto out;
         if (ev->eval(ev->ctx, f, &x->p, s, &sw->timing, res)) {
-            snprintf(err, errlen, "evaluator failed on M=%lld N=%lld %s %s: %s", (long long)s->M,
-                     (long long)s->N, f->name, x->canon, res->msg);
+            snprintf(err, errlen, "evaluator failed on %s %s %s: %s", ptxt, f->name, x->canon,
+                     res->msg);
             /* a variant that broke the evaluator is still a result */
             char e2[256];
             if (res->status != NT_OK) store_put(db, st->sweep_id, &k, res, e2, sizeof e2);
@@ -140,8 +165,8 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
         st->ok += res->status == NT_OK;
         double tn = nt_now_s();
         if (o->verbose) {
-            fprintf(stderr, "[%zu/%zu] M=%lld N=%lld %s %s: %s", t + 1, ntodo, (long long)s->M,
-                    (long long)s->N, f->name, x->canon, nt_status_name(res->status));
+            fprintf(stderr, "[%zu/%zu] %s %s %s: %s", t + 1, ntodo, ptxt, f->name, x->canon,
+                    nt_status_name(res->status));
             if (res->status == NT_OK)
                 fprintf(stderr, " %.2f us %.0f GB/s %.1f%%", res->median_us, res->gbps,
                         res->pct_copy);
@@ -153,9 +178,8 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
             fprintf(stderr, "\r[%zu/%zu] M=%-6lld N=%-6lld %-24s %5.0f s left   ", t + 1, ntodo,
                     (long long)s->M, (long long)s->N, f->name, eta);
             last = tn;
-        } else if (!o->progress && (t + 1 == ntodo || x->shape != all.v[todo[t + 1]].shape)) {
-            fprintf(stderr, "  M=%lld N=%lld done (%zu/%zu, %.0f s)\n", (long long)s->M,
-                    (long long)s->N, t + 1, ntodo, tn - t0);
+        } else if (!o->progress && (t + 1 == ntodo || x->prob != all.v[todo[t + 1]].prob)) {
+            fprintf(stderr, "  %s done (%zu/%zu, %.0f s)\n", ptxt, t + 1, ntodo, tn - t0);
         }
     }
     if (o->progress && !o->verbose && ntodo) fputc('\n', stderr);

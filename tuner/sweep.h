@@ -1,8 +1,8 @@
 /* sweep.h -- the sweep driver: script -> search -> evaluator -> store.
  *
  * nt_sweep_run walks the variants of a loaded script (tuner/enumerate.h),
- * skips those the database already holds for the same device, kernel source
- * and timing settings (that is how an interrupted sweep resumes), hands the
+ * skips those the database already holds for the same device, family source
+ * hash and timing settings (that is how an interrupted sweep resumes), hands the
  * rest to an evaluator -- the GPU runner, or a fixture in the tests -- and
  * stores each result in its own transaction.  It never talks to CUDA. */
 #ifndef NT_SWEEP_H
@@ -20,7 +20,8 @@ typedef struct nt_run_opts {
     int verbose;              /* a line per result on stderr */
     int progress;             /* a live progress line (stderr is a terminal) */
     volatile sig_atomic_t *stop; /* set asynchronously: stop after the current result */
-    const char *src_hash;     /* kernel source hash; NULL = nt_kernel_hash */
+    const char *src_hash;     /* source hash of every family (tests); NULL =
+                                 each family's own (nt_family_hash) */
 } nt_run_opts;
 
 typedef struct nt_run_stats {

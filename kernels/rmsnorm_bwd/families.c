@@ -35,19 +35,11 @@ static const nt_param_def persistent_params[] = {
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
 };
 
-static double min_bytes(const nt_shape *s) {
-    /* read x and dy, write dx (bf16); read w (bf16), write dw (fp32) */
-    return 3.0 * (double)s->M * (double)s->N * 2.0 + (double)s->N * (2.0 + 4.0);
-}
+extern const nt_op nt_op_rmsnorm_bwd;
+static const char *const sources[] = {"nt_args.h", "common.cuh", "rmsnorm_bwd/kernels.cuh", NULL};
 
-/* Common shape rules: M >= 1, N a multiple of 8 in [8, NT_MAX_N]. */
-static int check_shape(const nt_shape *s, char *err, size_t errlen) {
-    if (s->M < 1 || s->N < 8 || s->N > NT_MAX_N || s->N % 8) {
-        snprintf(err, errlen, "shape M=%lld N=%lld unsupported (M >= 1, N a multiple of 8 up to %d)",
-                 (long long)s->M, (long long)s->N, NT_MAX_N);
-        return -1;
-    }
-    return 0;
+static int check_shape(const nt_problem *s, char *err, size_t errlen) {
+    return nt_problem_check(s, err, errlen);
 }
 
 static unsigned cdiv(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
@@ -62,7 +54,7 @@ static int naive_chunks(int64_t N) {
     return ch;
 }
 
-static int naive_check(const nt_params *p, const nt_shape *s, const nt_devinfo *dev,
+static int naive_check(const nt_params *p, const nt_problem *s, const nt_devinfo *dev,
                        char *err, size_t errlen) {
     (void)dev;
     int ok = 1;
@@ -75,7 +67,7 @@ static int naive_check(const nt_params *p, const nt_shape *s, const nt_devinfo *
     return check_shape(s, err, errlen);
 }
 
-static int naive_plan(const nt_params *p, const nt_shape *s, const nt_devinfo *dev,
+static int naive_plan(const nt_params *p, const nt_problem *s, const nt_devinfo *dev,
                       nt_plan *pl, char *err, size_t errlen) {
     if (naive_check(p, s, dev, err, errlen)) return -1;
     int64_t nsplit = nt_params_int(p, "nsplit", NULL);
@@ -98,17 +90,16 @@ static int naive_plan(const nt_params *p, const nt_shape *s, const nt_devinfo *d
     pl->l[2].grid_y = 1;
     pl->l[2].block = COLSUM_THREADS;
     pl->nparts = (int)nsplit;
-    pl->tol_dx = NT_TOL_BF16;
-    pl->tol_dw = f32 ? NT_TOL_F32 : NT_TOL_BF16;
+    pl->tol[4] = f32 ? 0 : NT_TOL_BF16;
     pl->workspace = ALIGN256((size_t)s->M * (size_t)s->N * (f32 ? 4 : 2)) +
                     ALIGN256((size_t)nsplit * (size_t)s->N * 4);
     return 0;
 }
 
 const nt_family nt_rmsnorm_bwd_naive = {
-    "rmsnorm_bwd.naive", "rmsnorm_bwd",
+    "rmsnorm_bwd.naive", &nt_op_rmsnorm_bwd,
     "3-kernel chain: per-row dx and M x N dw partials, two column sums",
-    2, naive_params, naive_check, naive_plan, "rmsnorm_bwd/kernels.cuh", min_bytes,
+    2, naive_params, naive_check, naive_plan, sources,
 };
 
 /* ---- persistent ------------------------------------------------------- */
@@ -119,7 +110,7 @@ static unsigned persist_smem(int64_t block, int64_t chunks, int64_t stages) {
     return stages > 1 ? (unsigned)((2 * stages + 1) * block * chunks * 16) : 0;
 }
 
-static int persist_check(const nt_params *p, const nt_shape *s, const nt_devinfo *dev,
+static int persist_check(const nt_params *p, const nt_problem *s, const nt_devinfo *dev,
                          char *err, size_t errlen) {
     int ok = 1;
     int64_t block = nt_params_int(p, "block", &ok), chunks = nt_params_int(p, "chunks", &ok);
@@ -153,7 +144,7 @@ static int persist_check(const nt_params *p, const nt_shape *s, const nt_devinfo
     return 0;
 }
 
-static int persist_plan(const nt_params *p, const nt_shape *s, const nt_devinfo *dev,
+static int persist_plan(const nt_params *p, const nt_problem *s, const nt_devinfo *dev,
                         nt_plan *pl, char *err, size_t errlen) {
     if (persist_check(p, s, dev, err, errlen)) return -1;
     int64_t block = nt_params_int(p, "block", NULL), chunks = nt_params_int(p, "chunks", NULL);
@@ -173,8 +164,6 @@ static int persist_plan(const nt_params *p, const nt_shape *s, const nt_devinfo 
     pl->l[1].grid_y = 1;
     pl->l[1].block = COLSUM_THREADS;
     pl->nparts = 0;
-    pl->tol_dx = NT_TOL_BF16;
-    pl->tol_dw = NT_TOL_F32;
     if (dev) {
         /* upper bound on resident blocks: by threads, or k */
         int64_t kmax = k ? k : dev->max_threads_per_sm / block;
@@ -186,7 +175,7 @@ static int persist_plan(const nt_params *p, const nt_shape *s, const nt_devinfo 
 }
 
 const nt_family nt_rmsnorm_bwd_persistent = {
-    "rmsnorm_bwd.persistent", "rmsnorm_bwd",
+    "rmsnorm_bwd.persistent", &nt_op_rmsnorm_bwd,
     "2-kernel chain: persistent rows with dw partials in registers, one column sum",
-    4, persistent_params, persist_check, persist_plan, "rmsnorm_bwd/kernels.cuh", min_bytes,
+    4, persistent_params, persist_check, persist_plan, sources,
 };

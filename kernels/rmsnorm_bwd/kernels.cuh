@@ -105,9 +105,9 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
     const int N = a.N, nvec = N >> 3;
     const long long M = a.M;
     const float invN = 1.0f / (float)N;
-    const nt_u4 *x = (const nt_u4 *)a.x, *dy = (const nt_u4 *)a.dy;
-    const nt_u4 *wp = (const nt_u4 *)a.w;
-    nt_u4 *dx = (nt_u4 *)a.dx;
+    const nt_u4 *x = (const nt_u4 *)a.t[0], *dy = (const nt_u4 *)a.t[2];
+    const nt_u4 *wp = (const nt_u4 *)a.t[1];
+    nt_u4 *dx = (nt_u4 *)a.t[3];
 
     nt_launch_next();
     bool act[C];
@@ -206,8 +206,8 @@ __global__ void __launch_bounds__(1024) nt_naive_row(nt_args a) {
     const int N = a.N, nvec = N >> 3;
     const long long row = blockIdx.x;
     const float invN = 1.0f / (float)N;
-    const nt_u4 *x = (const nt_u4 *)a.x + row * nvec, *dy = (const nt_u4 *)a.dy + row * nvec;
-    const nt_u4 *wp = (const nt_u4 *)a.w;
+    const nt_u4 *x = (const nt_u4 *)a.t[0] + row * nvec, *dy = (const nt_u4 *)a.t[2] + row * nvec;
+    const nt_u4 *wp = (const nt_u4 *)a.t[1];
     bool act[C];
     nt_u4 wv[C], xv[C], gv[C];
     float part[8 * C];
@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(1024) nt_naive_row(nt_args a) {
     }
     nt_launch_next();
     nt_row<C>(nt_reg_src{xv}, nt_reg_src{gv}, nt_reg_src{wv}, act, (float (*)[8])0, part,
-              (nt_u4 *)a.dx + row * nvec + tid, B, invN, a.eps, red);
+              (nt_u4 *)a.t[3] + row * nvec + tid, B, invN, a.eps, red);
 #pragma unroll
     for (int j = 0; j < C; j++) {
         if (!act[j]) continue;
@@ -308,11 +308,11 @@ __global__ void __launch_bounds__(256) nt_colsum_final(nt_args a) {
     nt_wait_prev();
     nt_f4 t = nt_colsum4<1, NT_FINAL_CG>(in, a.N, 0, a.nparts, ok, c4);
     if (!ok || threadIdx.x >= NT_FINAL_CG) return;
-    if (a.dw_bf16) {
+    if (0) {
         nt_u2 v = {nt_pack(t.x, t.y), nt_pack(t.z, t.w)};
-        ((nt_u2 *)a.dw)[c4] = v;
+        ((nt_u2 *)a.t[4])[c4] = v;
     } else {
-        ((nt_f4 *)a.dw)[c4] = t;
+        ((nt_f4 *)a.t[4])[c4] = t;
     }
 }
 
