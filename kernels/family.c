@@ -54,7 +54,8 @@ double nt_problem_bytes(const nt_problem *p) {
 void nt_problem_init(nt_problem *p, const nt_op *op, int64_t M, int64_t N) {
     memset(p, 0, sizeof *p);
     p->op = op;
-    for (int s = 0; s < op->nslots; s++) p->dtype[s] = op->slots[s].def;
+    for (int s = 0; s < op->nslots; s++)
+        p->dtype[s] = op->slots[s].def >= 0 ? op->slots[s].def : op->slots[0].def;
     p->M = M;
     p->N = N;
 }
@@ -84,6 +85,7 @@ static void allowed_text(const nt_slot_def *sd, char *buf, size_t len) {
 
 int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen) {
     char buf[256], allowed[64];
+    int named[NT_MAX_SLOTS] = {0};
     if (strlen(text) >= sizeof buf) {
         snprintf(err, errlen, "dtypes '%.40s...' too long", text);
         return -1;
@@ -116,7 +118,11 @@ int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen) {
             return -1;
         }
         p->dtype[s] = d;
+        named[s] = 1;
     }
+    for (int s = 0; s < p->op->nslots; s++)   /* defaults, after the named */
+        if (!named[s])
+            p->dtype[s] = p->op->slots[s].def >= 0 ? p->op->slots[s].def : p->dtype[0];
     return 0;
 }
 

@@ -86,7 +86,8 @@ typedef struct nt_tensor_def {
 typedef struct nt_slot_def {
     const char *name;         /* "x" (the dtype of x, dy, dx), "w", "dw" */
     unsigned allowed;         /* bit d set: dtype d allowed */
-    int def;                  /* default dtype */
+    int def;                  /* default dtype; -1: the dtype of slot 0
+                                 (w defaults to the activation dtype) */
     const char *doc;
 } nt_slot_def;
 
@@ -117,6 +118,13 @@ typedef struct nt_op {
     int (*ref)(const nt_problem *p, const void *const *t, double *const *out, double eps,
                int nthreads);
     const struct nt_family *const *families; /* NULL-terminated */
+    /* The config the production library runs where no tuned config can: a
+     * family of the op (short name) and its canonical params.  It must run
+     * every problem the op accepts (every dtype combination, M >= 1, N a
+     * multiple of 8 up to NT_MAX_N) at its dtypes' precision; tests check
+     * it. */
+    const char *fallback_family;
+    const char *fallback_params;
 } nt_op;
 
 extern const nt_op *const nt_ops[];        /* NULL-terminated (kernels/ops.c) */
@@ -137,8 +145,10 @@ double nt_problem_bytes(const nt_problem *p);
 void nt_problem_init(nt_problem *p, const nt_op *op, int64_t M, int64_t N);
 
 /* Canonical text of p's dtypes, "x=bf16,w=f32,dw=f32" in slot order; and
- * back (slots not named keep their default; unknown slot or dtype names,
- * or a dtype a slot does not allow, are -1 with a message).  0 or -1. */
+ * back (slots not named take their default, after the named ones: a slot
+ * whose default follows slot 0 takes slot 0's dtype; unknown slot or dtype
+ * names, or a dtype a slot does not allow, are -1 with a message).  0 or
+ * -1. */
 int nt_dtypes_canon(const nt_problem *p, char *buf, size_t len);
 int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen);
 

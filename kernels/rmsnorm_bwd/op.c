@@ -12,11 +12,11 @@ static const nt_tensor_def tensors[] = {
 };
 static const nt_slot_def slots[] = {
     {"x", 1u << NT_BF16, NT_BF16, "x, dy, dx"},
-    {"w", 1u << NT_BF16, NT_BF16, "w"},
+    {"w", 1u << NT_BF16, -1, "w"},
     {"dw", 1u << NT_F32, NT_F32, "dw"},
 };
 static int ref(const nt_problem *p, const void *const *t, double *const *out, double eps, int nth) {
     return nt_ref_rmsnorm_bwd(t[0], t[1], t[2], p->M, p->N, eps, out[3], out[4], nth);
 }
 static const nt_family *const fams[] = {&nt_rmsnorm_bwd_naive, &nt_rmsnorm_bwd_persistent, NULL};
-const nt_op nt_op_rmsnorm_bwd = {"rmsnorm_bwd", "RMSNorm backward", 3, slots, 5, tensors, NULL, ref, fams};
+const nt_op nt_op_rmsnorm_bwd = {"rmsnorm_bwd", "RMSNorm backward", 3, slots, 5, tensors, NULL, ref, fams, "naive", "nsplit=64,partial=f32"};

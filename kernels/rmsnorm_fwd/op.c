@@ -6,4 +6,4 @@ static const nt_tensor_def tensors[] = {
 };
 static const nt_slot_def slots[] = {{"x", 1u << NT_BF16, NT_BF16, "x"}};
 static const nt_family *const fams[] = {NULL};
-const nt_op nt_op_rmsnorm_fwd = {"rmsnorm_fwd", "RMSNorm forward", 1, slots, 1, tensors, NULL, NULL, fams};
+const nt_op nt_op_rmsnorm_fwd = {"rmsnorm_fwd", "RMSNorm forward", 1, slots, 1, tensors, NULL, NULL, fams, NULL, NULL};
