@@ -118,6 +118,27 @@ CREATE TABLE error (
     PRIMARY KEY (result_id, tensor)
 ) WITHOUT ROWID;
 
--- The view `best` (the fastest eligible result per device and problem) is
--- created by db/store.c right after this file (BEST_VIEW there, which the
--- migration to schema 5 uses too): one text for both.
+-- The fastest eligible result per (device, problem): status ok, and every
+-- output within the tolerance its dtype asks for (an fp32 dw computed
+-- through bf16 partials is not eligible).  Ties go to the smaller (family,
+-- params, src_hash), so the choice depends on content only.  The migration
+-- to schema 5 (db/store.c) re-creates the view from this text.
+CREATE VIEW best AS
+SELECT device_id, device, op, dtype, M, N, family, params, src_hash,
+       median_us, gbps, pct_copy, result_id, sweep_id, created
+FROM (
+    SELECT r.device_id, d.name AS device, s.op, s.dtype, s.M, s.N,
+           v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy,
+           r.id AS result_id, r.sweep_id, r.created,
+           row_number() OVER (PARTITION BY r.device_id, r.shape_id
+                              ORDER BY r.median_us, v.family, v.params,
+                                       v.src_hash, r.id) AS rank
+    FROM result r
+    JOIN variant v ON v.id = r.variant_id
+    JOIN shape s ON s.id = r.shape_id
+    JOIN device d ON d.id = r.device_id
+    WHERE r.status = 'ok' AND r.median_us IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM error e WHERE e.result_id = r.id
+                      AND e.required IS NOT NULL AND e.value > e.required)
+)
+WHERE rank = 1;

@@ -51,21 +51,6 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
 #define MAX_CHECK_ERRS 5           /* integrity_check lines in a message */
 #define MAX_COLS 16                /* columns of a canned report */
 
-/* The view `best`, created after db/schema.sql on a new file and by the
- * migration to schema 5: per device and problem, the fastest ok result whose every output is
- * within the tolerance its dtype asks for. */
-#define BEST_VIEW \
-    "CREATE VIEW best AS SELECT device_id, device, op, dtype, M, N, family, params, " \
-    "src_hash, median_us, gbps, pct_copy, result_id, sweep_id, created FROM (" \
-    "SELECT r.device_id, d.name AS device, s.op, s.dtype, s.M, s.N, v.family, v.params, " \
-    "v.src_hash, r.median_us, r.gbps, r.pct_copy, r.id AS result_id, r.sweep_id, r.created, " \
-    "row_number() OVER (PARTITION BY r.device_id, r.shape_id ORDER BY r.median_us, " \
-    "v.family, v.params, v.src_hash, r.id) AS rank FROM result r " \
-    "JOIN variant v ON v.id = r.variant_id JOIN shape s ON s.id = r.shape_id " \
-    "JOIN device d ON d.id = r.device_id WHERE r.status = 'ok' AND r.median_us IS NOT NULL " \
-    "AND NOT EXISTS (SELECT 1 FROM error e WHERE e.result_id = r.id AND " \
-    "e.required IS NOT NULL AND e.value > e.required)) WHERE rank = 1;"
-
 /* Migration steps: migrations[v] turns schema version v into v + 1 (run in
  * one transaction, after which user_version is set to v + 1).  Entry 0 is
  * unused: a new file gets schema.sql, which is always the newest schema. */
@@ -95,8 +80,7 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "ALTER TABLE error ADD COLUMN required REAL;"
     "UPDATE error SET required = (SELECT nt_required(s.op, s.dtype, error.tensor) "
     "FROM result r JOIN shape s ON s.id = r.shape_id WHERE r.id = error.result_id);"
-    "DROP VIEW best;"
-    BEST_VIEW,
+    "DROP VIEW best;",        /* ... and the view of schema.sql (view_sql) */
 };
 
 /* Every statement of the store, prepared lazily and cached per store. */
@@ -188,9 +172,10 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_SAMPLES] = "SELECT us FROM sample WHERE result_id = :res ORDER BY idx",
     [Q_ERRS] = "SELECT tensor, value, coalesce(tolerance, 0), coalesce(required, 0) FROM error "
                "WHERE result_id = :res ORDER BY tensor",
-    /* the view `best` for one device (eligible results only) */
+    /* the view `best` for one device, among the results of the current
+     * family sources (temp.best_current: see current_view) */
     [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-               "gbps, pct_copy, result_id FROM best WHERE device_id = :dev "
+               "gbps, pct_copy, result_id FROM temp.best_current WHERE device_id = :dev "
                "ORDER BY op, dtype, N, M",
     [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
     [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",
@@ -227,6 +212,7 @@ struct store {
     int had_wal;                   /* a -wal file was there before the open */
     int ready;                     /* a write store that opened fully */
     sqlite3_stmt *q[Q_COUNT];      /* cached statements, NULL until used */
+    int has_current;               /* temp.best_current exists (current_view) */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -511,6 +497,18 @@ static void fn_required(sqlite3_context *c, int argc, sqlite3_value **v) {
     sqlite3_result_null(c);
 }
 
+/* SQL function nt_current(family, src_hash): 1 when src_hash is the
+ * family's source hash in this build (nt_family_hash), else 0 (another
+ * version of its kernels, or a family this build does not have). */
+static void fn_current(sqlite3_context *c, int argc, sqlite3_value **v) {
+    const char *fam = (const char *)sqlite3_value_text(v[0]);
+    const char *h = (const char *)sqlite3_value_text(v[1]);
+    const nt_family *f = fam ? nt_family_find(fam) : NULL;
+    char cur[17];
+    (void)argc;
+    sqlite3_result_int(c, f && h && !nt_family_hash(f, cur) && !strcmp(cur, h));
+}
+
 /* SQL function nt_alive(host, pid, started): 0 when the sweep's process is
  * known to be gone: it ran on this host and its pid is no longer alive, or
  * the pid now belongs to a process that started after the sweep did.  1
@@ -690,8 +688,7 @@ static int new_schema(store *db, char *err, size_t errlen) {
         one_int(db->db, "SELECT count(*) FROM sqlite_master", &nobj) != SQLITE_OK)
         goto fail;
     if (v == 0 && nobj == 0) {
-        if (sqlite3_exec(db->db, store_schema_texts[0], NULL, NULL, NULL) != SQLITE_OK ||
-            sqlite3_exec(db->db, BEST_VIEW, NULL, NULL, NULL) != SQLITE_OK)
+        if (sqlite3_exec(db->db, store_schema_texts[0], NULL, NULL, NULL) != SQLITE_OK)
             goto fail;
         if (one_int(db->db, "PRAGMA user_version", &v) != SQLITE_OK) goto fail;
         if (v != STORE_SCHEMA_VERSION) {
@@ -708,16 +705,35 @@ fail:
     return STORE_ERR;
 }
 
+/* The CREATE VIEW statement of `name` in db/schema.sql, into buf: a
+ * migration that changes a view re-creates it from the one text.  0, or -1
+ * when schema.sql has no such view. */
+static int view_sql(const char *name, char *buf, size_t len) {
+    char head[64];
+    snprintf(head, sizeof head, "CREATE VIEW %s AS", name);
+    const char *a = strstr(store_schema_texts[0], head), *b = a ? strstr(a, ";\n") : NULL;
+    if (!b || (size_t)(b - a) + 2 > len) return -1;
+    memcpy(buf, a, (size_t)(b - a) + 1);
+    buf[b - a + 1] = 0;
+    return 0;
+}
+
+/* Views each migration step re-creates from schema.sql after its SQL. */
+static const char *const migration_views[STORE_SCHEMA_VERSION] = {[4] = "best"};
+
 /* Migrate from version v to STORE_SCHEMA_VERSION, one transaction a step. */
 static int migrate(store *db, int64_t v, char *err, size_t errlen) {
-    char sql[64];
+    char sql[64], view[4096];
     for (; v < STORE_SCHEMA_VERSION; v++) {
         if (!migrations[v])
             return seterr(err, errlen, "%s: no migration from schema %lld", db->path,
                           (long long)v);
         snprintf(sql, sizeof sql, "PRAGMA user_version = %lld", (long long)v + 1);
         if (tx(db, Q_BEGIN, err, errlen)) return STORE_ERR;
+        if (migration_views[v] && view_sql(migration_views[v], view, sizeof view))
+            return seterr(err, errlen, "internal: schema.sql has no view %s", migration_views[v]);
         if (sqlite3_exec(db->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
+            (migration_views[v] && sqlite3_exec(db->db, view, NULL, NULL, NULL) != SQLITE_OK) ||
             sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
             dberr(db, err, errlen, "migrating the schema");
             tx(db, Q_ROLLBACK, NULL, 0);
@@ -820,7 +836,9 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
         sqlite3_create_function(db->db, "nt_dtypes_of", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                                 NULL, fn_dtypes_of, NULL, NULL) != SQLITE_OK ||
         sqlite3_create_function(db->db, "nt_required", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                                NULL, fn_required, NULL, NULL) != SQLITE_OK) {
+                                NULL, fn_required, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->db, "nt_current", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                NULL, fn_current, NULL, NULL) != SQLITE_OK) {
         dberr(db, err, errlen, "registering the SQL functions");
         goto fail;
     }
@@ -1506,6 +1524,27 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
     return STORE_OK;
 }
 
+/* Create temp.best_current on this connection: the view `best` of
+ * db/schema.sql (one text) with one more condition, that the result was
+ * measured with the family's current sources.  0 or -1. */
+static int current_view(store *db, char *err, size_t errlen) {
+    static const char cond[] = "WHERE r.status = 'ok'";
+    char view[4096], sql[4608];
+    const char *at, *as;
+    if (db->has_current) return STORE_OK;
+    if (view_sql("best", view, sizeof view) || !(at = strstr(view, cond)) ||
+        !(as = strstr(view, " AS")))
+        return seterr(err, errlen, "internal: schema.sql's view best has no \"%s\"", cond);
+    /* "CREATE TEMP VIEW best_current" + " AS ... " + the new condition + the rest */
+    snprintf(sql, sizeof sql, "CREATE TEMP VIEW best_current%.*s"
+             "WHERE nt_current(v.family, v.src_hash) AND %s",
+             (int)(at - as), as, at + strlen("WHERE "));
+    if (sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return dberr(db, err, errlen, "creating the view of current results");
+    db->has_current = 1;
+    return STORE_OK;
+}
+
 /* Best rows of a device; see store.h.  *rows is malloc'd (caller frees),
  * NULL on error. */
 int store_best(store *db, const char *device, store_best_row **rows, int *n,
@@ -1518,6 +1557,7 @@ int store_best(store *db, const char *device, store_best_row **rows, int *n,
     *rows = NULL;
     *n = 0;
     if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
+    if (current_view(db, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, Q_BEST, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":dev", dev)) {
         stmt_done(st);
@@ -1558,8 +1598,9 @@ int store_best(store *db, const char *device, store_best_row **rows, int *n,
     }
     stmt_done(st);
     if (*n == 0) {
-        seterr(err, errlen, "%s: no successful result within its dtypes' tolerances for "
-               "device %s", db->path, device ? device : "(the only one)");
+        seterr(err, errlen, "%s: no successful result of the current kernel sources within "
+               "its dtypes' tolerances for device %s", db->path,
+               device ? device : "(the only one)");
         goto fail2;
     }
     if (prov && fill_prov(db, dev, v, *n, prov, err, errlen)) goto fail2;

@@ -109,10 +109,13 @@ typedef struct store_prov {
 
 /* Best rows for a device (device == NULL: the only device, an error if the
  * database has several; matched by name or uuid), sorted by (op, dtypes,
- * N, M): the view `best`, which keeps per shape the fastest ok result
+ * N, M): the view `best`, which keeps per problem the fastest ok result
  * whose every output error is within the tolerance its dtype asks for
  * (error.required), so that a config too imprecise for an output dtype
- * (an fp32 dw through bf16 partials) is never exported for it.  *rows is
+ * (an fp32 dw through bf16 partials) is never exported for it -- among the
+ * results measured with the current sources of their family
+ * (nt_family_hash), so that a family whose kernels changed is re-measured
+ * before it is exported again, and the others are not.  *rows is
  * malloc'd, caller frees.  A device with no such result is an error. */
 int store_best(store *db, const char *device, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen);

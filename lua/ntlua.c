@@ -1134,9 +1134,10 @@ static int ntl_sweep(lua_State *L) {
     uint64_t np = (uint64_t)sw->nshape * (uint64_t)sw->ndt;
     if (walk * np > NTL_MAX_WALK)
         chk_fail(&k, (const char *[]){"families", NULL},
-                 "the sweep has %d dtype combinations x %d shapes x %llu points (all families' "
-                 "spaces) = %llu, more than the cap of %llu points a walk over the sweep may "
-                 "visit", sw->ndt, sw->nshape, (unsigned long long)walk,
+                 "the sweep has %d dtype combination%s x %d shapes x %llu points (all "
+                 "families' spaces) = %llu, more than the cap of %llu points a walk over the "
+                 "sweep may visit", sw->ndt, sw->ndt == 1 ? "" : "s", sw->nshape,
+                 (unsigned long long)walk,
                  (unsigned long long)(walk * np), (unsigned long long)NTL_MAX_WALK);
 
     get_field(&k, 1, "search", LUA_TTABLE, 1, (const char *[]){"search", NULL}, "");

@@ -372,7 +372,8 @@ TEST(pool_out_of_order_and_stop) {
 }
 
 TEST(every_family_compiles) {
-    static const nt_shape shape = {4096, 4096};
+    nt_problem shape;
+    nt_problem_init(&shape, nt_op_find("rmsnorm_bwd"), 4096, 4096);
     static const struct {
         const char *fam, *params;
     } v[] = {

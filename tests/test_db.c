@@ -118,10 +118,21 @@ static nt_device mkdev(const char *name, const char *uuid) {
 
 static const nt_timing timing = {10, 20, 200, 0.01};
 
+/* The current source hash of a family (results under it are the ones
+ * store_best reports). */
+static const char *cur_hash(const char *family) {
+    static char h[8][17];
+    static int next;
+    char *b = h[next++ % 8];
+    const nt_family *f = nt_family_find(family);
+    if (!f || nt_family_hash(f, b)) snprintf(b, 17, "0000000000000000");
+    return b;
+}
+
 static store_key mkkey(int64_t dev, const char *family, const char *params,
                        int64_t M, int64_t N) {
-    store_key k = {dev, family, params, "abcdef0123456789", "rmsnorm_bwd", "bf16",
-                   {M, N}, timing};
+    store_key k = {dev, family, params, cur_hash(family), "rmsnorm_bwd",
+                   "x=bf16,w=bf16,dw=f32", {M, N}, timing};
     return k;
 }
 
@@ -137,8 +148,8 @@ static nt_result *mkres(int status, double median, int n) {
     r->bytes = 4.0 * 1024 * 1024;
     r->gbps = median > 0 ? r->bytes / (median * 1e3) : 0;
     r->pct_copy = r->gbps / 40.0;
-    r->errs[0] = (nt_error){"dx", 1.5e-7 * median, 1e-2};
-    r->errs[1] = (nt_error){"dw", 1e-8 * median, 1e-5};
+    r->errs[0] = (nt_error){"dx", 1.5e-7 * median, 1e-2, 1e-2};
+    r->errs[1] = (nt_error){"dw", 1e-8 * median, 1e-5, 1e-5};
     r->nerr = 2;
     r->regs = 40;
     r->spill = 0;
@@ -502,11 +513,14 @@ TEST(migrates_schema_1) {
     store_close(db);
     const char *v1 = tpath("v1.db");
     CHECK(sqlite3_open(v1, &s) == SQLITE_OK, "sqlite3_open");
-    CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; ALTER TABLE result DROP COLUMN reps;"
+    CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; DROP VIEW best;"
+                          " ALTER TABLE result DROP COLUMN reps;"
                           " ALTER TABLE sweep DROP COLUMN pid; DROP TABLE error;"
                           " ALTER TABLE result ADD COLUMN err_dx REAL;"
                           " ALTER TABLE result ADD COLUMN err_dw REAL;"
                           " UPDATE result SET err_dx = 0.25, err_dw = NULL;"
+                          " UPDATE shape SET dtype = 'bf16';"
+                          " CREATE VIEW best AS SELECT * FROM result;"
                           " PRAGMA user_version = 1",
                        NULL, NULL, NULL) == SQLITE_OK,
           "make a schema-1 file: %s", sqlite3_errmsg(s));
@@ -523,12 +537,52 @@ TEST(migrates_schema_1) {
               == 0, "err_dx/err_dw columns kept");
     CHECK(count(v1, "SELECT count(*) FROM sqlite_master WHERE name = 'error'") == 1,
           "no error table");
-    /* the one non-NULL error column became one row, with no tolerance */
+    /* the one non-NULL error column became one row, with no tolerance, and
+     * the tolerance a bf16 dx asks for */
     CHECK(count(v1, "SELECT count(*) FROM error") == 1 &&
               count(v1, "SELECT count(*) FROM error WHERE tensor = 'dx' AND value = 0.25 "
-                    "AND tolerance IS NULL") == 1, "errors not migrated");
+                    "AND tolerance IS NULL AND required = 1e-2") == 1, "errors not migrated");
     CHECK(count(v1, "SELECT count(*) FROM result") == 1 &&
               count(v1, "SELECT count(*) FROM sample") == 2, "a result or sample lost");
+    /* the one dtype of schema 4 and older became the op's dtype slots */
+    CHECK(count(v1, "SELECT count(*) FROM shape WHERE dtype = 'x=bf16,w=bf16,dw=f32'") == 1,
+          "dtype not migrated");
+    /* 0.25 > 1e-2: the result is not eligible, so best is empty */
+    CHECK(count(v1, "SELECT count(*) FROM best") == 0, "best keeps an ineligible result");
+}
+
+/* The schema-4 fixture (as data/results.db was before schema 5) migrates
+ * with every result, sample and error kept, dtypes and required
+ * tolerances filled in, and the same best results as before. */
+TEST(migrates_schema_4_fixture) {
+    const char *src = "tests/fuzz/seeds/store/fixture.db", *dst = tpath("v4.db");
+    long n;
+    char *bytes = slurp(src, &n);
+    CHECK(bytes != NULL, "read %s", src);
+    if (!bytes) return;
+    FILE *f = fopen(dst, "wb");
+    CHECK(f && fwrite(bytes, 1, (size_t)n, f) == (size_t)n, "copy");
+    if (f) fclose(f);
+    free(bytes);
+    CHECK(count(dst, "PRAGMA user_version") == 4, "fixture is schema 4");
+    long long res = count(dst, "SELECT count(*) FROM result"),
+              smp = count(dst, "SELECT count(*) FROM sample"),
+              errs = count(dst, "SELECT count(*) FROM error"),
+              best = count(dst, "SELECT count(*) FROM best");
+    store *db = NULL;
+    CHECK(store_open(&db, dst, STORE_WRITE, err, sizeof err) == 0, "open: %s", err);
+    if (db) store_close(db);
+    CHECK(count(dst, "PRAGMA user_version") == STORE_SCHEMA_VERSION, "version");
+    CHECK(count(dst, "SELECT count(*) FROM result") == res && res > 0, "results");
+    CHECK(count(dst, "SELECT count(*) FROM sample") == smp && smp > 0, "samples");
+    CHECK(count(dst, "SELECT count(*) FROM error") == errs && errs > 0, "errors");
+    CHECK(count(dst, "SELECT count(*) FROM shape WHERE dtype <> 'x=bf16,w=bf16,dw=f32'") == 0,
+          "dtypes");
+    CHECK(count(dst, "SELECT count(*) FROM error WHERE required IS NULL OR required <> "
+                "CASE tensor WHEN 'dx' THEN 1e-2 WHEN 'dw' THEN 1e-5 END") == 0,
+          "required tolerances");
+    CHECK(count(dst, "SELECT count(*) FROM best") <= best, "best grew");
+    CHECK(count(dst, "SELECT count(*) FROM pragma_foreign_key_check") == 0, "foreign keys");
 }
 
 TEST(blank_files_get_the_schema) {
@@ -603,14 +657,19 @@ TEST(best) {
                   !strcmp(rows[2].params, "block=256,chunks=2,stages=2,k=0") &&
                   rows[2].median_us == 40.0, "row 2 %s %s %g", rows[2].family,
               rows[2].params, rows[2].median_us);
-        CHECK(!strcmp(rows[2].op, "rmsnorm_bwd") && !strcmp(rows[2].dtype, "bf16"), "op");
+        CHECK(!strcmp(rows[2].op, "rmsnorm_bwd") && !strcmp(rows[2].dtype, "x=bf16,w=bf16,dw=f32"),
+              "op %s dtype %s", rows[2].op, rows[2].dtype);
         CHECK(rows[2].result_id > 0 && rows[2].gbps > 0, "id/gbps");
     }
     CHECK(!strcmp(prov.device, "NVIDIA H200") && !strcmp(prov.uuid, "GPU-1111"), "prov dev");
     CHECK(prov.cc_major == 9 && prov.cc_minor == 0, "cc");
     CHECK(!strcmp(prov.driver, "570.86") && !strcmp(prov.runtime, "12.8") &&
               !strcmp(prov.nvrtc, "13.0"), "versions");
-    CHECK(!strcmp(prov.src_hash, "abcdef0123456789"), "src_hash %s", prov.src_hash);
+    /* best rows of both families: "mixed" when their source hashes differ */
+    char hn[17], hp[17];
+    snprintf(hn, sizeof hn, "%s", cur_hash("rmsnorm_bwd.naive"));
+    snprintf(hp, sizeof hp, "%s", cur_hash("rmsnorm_bwd.persistent"));
+    CHECK(!strcmp(prov.src_hash, strcmp(hn, hp) ? "mixed" : hn), "src_hash %s", prov.src_hash);
     CHECK(prov.nsweeps == 1, "nsweeps %d", prov.nsweeps);
     CHECK(strlen(prov.last_finished) >= 20 && prov.last_finished[10] == 'T' &&
               prov.last_finished[strlen(prov.last_finished) - 1] == 'Z', "time %s",
@@ -628,12 +687,19 @@ TEST(best) {
           "unknown device");
     CHECK(strstr(err, "GPU-1111") != NULL, "message '%s'", err);
 
-    /* a different kernel source makes the provenance "mixed" */
-    store_key k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 65536, 8192);
+    /* a result of other kernel sources (a family since changed) is never
+     * best, however fast; a shape with only such results has no best row */
+    store_key k = mkkey(dev, "rmsnorm_bwd.persistent", "block=128,chunks=4,stages=2,k=0", 16384,
+                        4096);
+    k.src_hash = "0000000000000000";
+    CHECK(put(db, 1, &k, NT_OK, 0.5, 2) == 0, "put");
+    k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 65536, 8192);
     k.src_hash = "0000000000000000";
     CHECK(put(db, 1, &k, NT_OK, 5.0, 2) == 0, "put");
-    CHECK(store_best(db, NULL, &rows, &n, &prov, err, sizeof err) == 0 && n == 4, "4 rows");
-    CHECK(!strcmp(prov.src_hash, "mixed"), "src_hash %s", prov.src_hash);
+    CHECK(store_best(db, NULL, &rows, &n, &prov, err, sizeof err) == 0 && n == 3, "%d rows", n);
+    for (int i = 0; i < n; i++)
+        CHECK(rows[i].median_us > 1.0 && rows[i].N != 8192, "stale result %lld x %lld %g us",
+              (long long)rows[i].N, (long long)rows[i].M, rows[i].median_us);
     free(rows);
 
     /* a second device with results: NULL is ambiguous; one with only failures */
@@ -688,7 +754,7 @@ TEST(reports) {
     /* 4 MiB in 40 us = 104.9 GB/s = 2.6% of 4000 GB/s... as mkres computes it */
     char want[512];
     double gb = 4.0 * 1024 * 1024 / 40e3;
-    snprintf(want, sizeof want, "NVIDIA H200|rmsnorm_bwd|bf16|4096|16384|rmsnorm_bwd."
+    snprintf(want, sizeof want, "NVIDIA H200|rmsnorm_bwd|x=bf16,w=bf16,dw=f32|4096|16384|rmsnorm_bwd."
              "persistent|block=256,chunks=2,stages=2,k=0|40.00|%.1f|%.1f|", gb, gb / 40.0);
     CHECK(!strncmp(r->row[2], want, strlen(want)), "row '%s' want '%s'", r->row[2], want);
 
@@ -696,7 +762,8 @@ TEST(reports) {
     CHECK(store_report_shape(db, NULL, 16384, 4096, collect, r, err, sizeof err) == 0, "%s",
           err);
     CHECK(r->nrow == 4 && r->ncol == 15, "rows %d cols %d", r->nrow, r->ncol);
-    CHECK(!strncmp(r->row[0], "1|rmsnorm_bwd|bf16|rmsnorm_bwd.persistent|block=256", 51),
+    CHECK(!strncmp(r->row[0], "1|rmsnorm_bwd|x=bf16,w=bf16,dw=f32|rmsnorm_bwd.persistent|block=256",
+                   67),
           "rank 1 '%s'", r->row[0]);
     CHECK(strstr(r->row[0], "|40.00|38.00|42.00|3|") != NULL, "times '%s'", r->row[0]);
     CHECK(strstr(r->row[1], "|50.00|") && strstr(r->row[1], "|80.0|"), "80%% '%s'", r->row[1]);
@@ -831,8 +898,10 @@ TEST(cli_report_and_query) {
     txt = slurp(out, &n);
     if (txt) {
         txt[n] = 0;
-        CHECK(strstr(txt, "\n   1  rmsnorm_bwd  bf16   rmsnorm_bwd.persistent  block=256") &&
-                  strstr(txt, "   -  rmsnorm_bwd  bf16   rmsnorm_bwd.persistent  block=128"),
+        CHECK(strstr(txt, "\n   1  rmsnorm_bwd  x=bf16,w=bf16,dw=f32  rmsnorm_bwd.persistent  "
+                          "block=256") &&
+                  strstr(txt, "   -  rmsnorm_bwd  x=bf16,w=bf16,dw=f32  rmsnorm_bwd.persistent  "
+                              "block=128"),
               "table:\n%s", txt);
     }
     free(txt);
@@ -1046,6 +1115,7 @@ int main(void) {
     RUN(refuse_foreign_files);
     RUN(blank_files_get_the_schema);
     RUN(migrates_schema_1);
+    RUN(migrates_schema_4_fixture);
     RUN(best);
     RUN(reports);
     RUN(read_only_open);

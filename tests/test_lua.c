@@ -138,10 +138,11 @@ TEST(t_space_and_params) {
     nt_params_canon(sw.fam[1].fam, &p, canon, sizeof canon);
     CHECK(!strcmp(canon, "block=192,chunks=2,stages=1,k=0"), "canon %s", canon);
     int acc = -1;
-    nt_shape big = {8, 8192};
+    nt_problem big, small;
+    nt_problem_init(&big, sw.op, 8, 8192);
+    nt_problem_init(&small, sw.op, 8, 1024);
     CHECK(ntl_where(&sw, 1, &p, &big, &acc, err, sizeof err) == 0 && acc == 0,
           "192*2*8 < 8192 must be rejected (acc %d, %s)", acc, err);
-    nt_shape small = {8, 1024};
     CHECK(ntl_where(&sw, 1, &p, &small, &acc, err, sizeof err) == 0 && acc == 1,
           "192*2*8 >= 1024 must be accepted (acc %d, %s)", acc, err);
     ntl_free(&sw);
@@ -201,7 +202,10 @@ TEST(t_defaults_and_hash) {
     CHECK(rc == 0, "load: %s", err);
     if (rc) return;
     CHECK(!strcmp(sw.hash, "c626b869f589ee1d"), "hash %s", sw.hash);
-    CHECK(!strcmp(sw.op, "rmsnorm_bwd") && !strcmp(sw.dtype, "bf16"), "op %s dtype %s", sw.op, sw.dtype);
+    char dt[128];
+    nt_dtypes_canon(&sw.dts[0], dt, sizeof dt);
+    CHECK(!strcmp(sw.op->name, "rmsnorm_bwd") && sw.ndt == 1 && !strcmp(dt, "x=bf16,w=bf16,dw=f32"),
+          "op %s, %d dtypes, %s", sw.op->name, sw.ndt, dt);
     CHECK(!strcmp(sw.search.strategy, "exhaustive") && sw.search.budget == 0, "search default");
     CHECK(sw.timing.warmup == 10 && sw.timing.min_samples == 20 && sw.timing.max_samples == 200 &&
               sw.timing.rel_ci == 0.01, "timing defaults %d %d %d %g", sw.timing.warmup,
@@ -253,7 +257,7 @@ TEST(t_unknown_names) {
         "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
         "  famlies = {},\n"
         "}\n",
-        "unknown field 'famlies'", "allowed: op, dtype, shapes, families, search, timing, eps");
+        "unknown field 'famlies'", "allowed: op, dtype, dtypes, shapes, families, search, timing, eps");
     BAD("param.lua", 6,
         "return normtune.sweep {\n"
         "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
@@ -411,7 +415,7 @@ TEST(t_types_and_values) {
         "  op = \"rmsnorm_bwd\", dtype = \"fp8\", shapes = {{M = 1, N = 8}},\n"
         "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
         "}\n",
-        "unknown dtype 'fp8'", "allowed: bf16");
+        "dtype: rmsnorm_bwd: x=fp8 is not a dtype it takes", "allowed: bf16, f16, f32");
 }
 
 /* Empty lists and ranges, non-positive shapes. */
@@ -476,7 +480,8 @@ TEST(t_space_empty_after_where) {
     uint64_t counts[2] = {99, 99};
     rc = nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err);
     CHECK(rc == -1, "enumerate must fail");
-    CHECK(strstr(err, "emptied.lua: shape M=64 N=16384: no variant left after where constraints") != NULL,
+    CHECK(strstr(err, "emptied.lua: M=64 N=16384 x=bf16,w=bf16,dw=f32 (shapes[2]): no variant left after "
+                  "where constraints") != NULL,
           "message: %s", err);
     CHECK(counts[0] == 2, "first shape counted %llu", (unsigned long long)counts[0]);
     ntl_free(&sw);
@@ -507,12 +512,14 @@ TEST(t_where_errors) {
           "runtime error in where: %s", err);
     nt_params p;
     int idx[4] = {0, 0, 0, 0}, acc = 7;
+    nt_problem p0;
     ntl_point_params(&sw, 1, idx, &p);
-    rc = ntl_where(&sw, 1, &p, &sw.shapes[0], &acc, err, sizeof err);
+    ntl_problem(&sw, 0, &p0);
+    rc = ntl_where(&sw, 1, &p, &p0, &acc, err, sizeof err);
     CHECK(rc == -1 && strstr(err, "where_err.lua:9: ") && strstr(err, "must return a boolean, got number"),
           "non-boolean: %s", err);
     /* the state is still usable after an error */
-    rc = ntl_where(&sw, 1, &p, &sw.shapes[0], &acc, err, sizeof err);
+    rc = ntl_where(&sw, 1, &p, &p0, &acc, err, sizeof err);
     CHECK(rc == -1 && strstr(err, "where_err.lua:9: "), "again: %s", err);
     ntl_free(&sw);
 }
@@ -645,8 +652,10 @@ TEST(t_budget_where) {
               "budget %s: rc %d: %s", env[k], rc, err);
         nt_params p;
         int idx[2] = {0, 0}, acc;
+        nt_problem p0;
         ntl_point_params(&sw, 0, idx, &p);
-        rc = ntl_where(&sw, 0, &p, &sw.shapes[0], &acc, err, sizeof err);
+        ntl_problem(&sw, 0, &p0);
+        rc = ntl_where(&sw, 0, &p, &p0, &acc, err, sizeof err);
         CHECK(rc == -1 && strstr(err, "slow_where.lua: stopped after"), "later call: %s", err);
         ntl_free(&sw);
     }
@@ -713,7 +722,7 @@ TEST(t_space_caps) {
         "        stages = {1, 2, 3, 4}, k = normtune.range(0, 15)}},\n"
         "  },\n"
         "}\n",
-        "the sweep has 17 shapes x 1016832 points (all families' spaces) = 17286144, more than the cap of 16777216");
+        "the sweep has 1 dtype combination x 17 shapes x 1016832 points (all families' spaces) = 17286144, more than the cap of 16777216");
 }
 
 /* M and N are bounded so that M*N*element sizes cannot overflow. */
@@ -804,7 +813,7 @@ TEST(t_where_determinism) {
         CHECK(rc == 0, "load: %s", err);
         if (rc) continue;
         rc = nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err);
-        CHECK(rc == -1 && strstr(err, "nondet.lua: where() is not deterministic: for shape M=8 N=1024 (shapes[1])"),
+        CHECK(rc == -1 && strstr(err, "nondet.lua: where() is not deterministic: for M=8 N=1024 x=bf16,w=bf16,dw=f32 (shapes[1])"),
               "where %d: rc %d: %s", i, rc, err);
         ntl_free(&sw);
     }
@@ -910,6 +919,63 @@ TEST(t_progress) {
     close(r);
 }
 
+/* dtypes: a list of combinations; the problems are every combination x
+ * every shape, dtypes outer; where() sees s.dtype. */
+TEST(t_dtypes) {
+    nt_sweep sw;
+    char err[1024], dt[128];
+    int rc = ntl_load(script("dtypes.lua",
+                             "return normtune.sweep {\n"
+                             "  op = \"rmsnorm_bwd\",\n"
+                             "  dtypes = {{x = \"bf16\"}, {x = \"f16\", w = \"f32\"}, \"f32\"},\n"
+                             "  shapes = {{M = 8, N = 1024}, {M = 16, N = 2048}},\n"
+                             "  families = {naive = {params = {nsplit = {1, 2}, partial = {\"f32\"}},\n"
+                             "    where = function(p, s) return s.dtype.w ~= \"f32\" or p.nsplit == 1 end}},\n"
+                             "}\n"),
+                      &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    static const char *const want[] = {"x=bf16,w=bf16,dw=f32", "x=f16,w=f32,dw=f32",
+                                       "x=f32,w=f32,dw=f32"};
+    CHECK(sw.ndt == 3 && ntl_nproblems(&sw) == 6, "%d dtypes, %d problems", sw.ndt,
+          ntl_nproblems(&sw));
+    for (int q = 0; q < ntl_nproblems(&sw) && sw.ndt == 3; q++) {
+        nt_problem p;
+        ntl_problem(&sw, q, &p);
+        nt_dtypes_canon(&p, dt, sizeof dt);
+        CHECK(!strcmp(dt, want[q / 2]) && p.M == (q % 2 ? 16 : 8), "problem %d: %s M=%lld", q,
+              dt, (long long)p.M);
+    }
+    uint64_t counts[6] = {0};
+    rc = nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err);
+    CHECK(rc == 0, "enumerate: %s", err);
+    /* w = f32 (problems 2 and 3) keeps nsplit = 1 only */
+    CHECK(counts[0] == 2 && counts[1] == 2 && counts[2] == 1 && counts[3] == 1 && counts[4] == 1,
+          "counts %llu %llu %llu %llu %llu", (unsigned long long)counts[0],
+          (unsigned long long)counts[1], (unsigned long long)counts[2],
+          (unsigned long long)counts[3], (unsigned long long)counts[4]);
+    ntl_free(&sw);
+}
+
+TEST(t_dtypes_errors) {
+    const char *fam = "  shapes = {{M = 1, N = 8}},\n"
+                      "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n}\n";
+    char text[1024];
+#define DT(name, line, field, ...)                                                       \
+    snprintf(text, sizeof text, "return normtune.sweep {\n  op = \"rmsnorm_bwd\",\n%s%s", \
+             field, fam);                                                                 \
+    BAD(name, line, text, __VA_ARGS__)
+    DT("dt_both.lua", 3, "  dtype = \"bf16\", dtypes = {\"bf16\"},\n", "not both");
+    DT("dt_repeat.lua", 3, "  dtypes = {{x = \"bf16\"}, \"bf16\"},\n",
+       "dtypes[2]: x=bf16,w=bf16,dw=f32 repeats dtypes[1]");
+    DT("dt_slot.lua", 3, "  dtypes = {{y = \"bf16\"}},\n", "unknown dtype 'y'", "allowed: x, w, dw");
+    DT("dt_type.lua", 3, "  dtypes = {{x = 16}},\n", "dtypes[1].x: expected a dtype name");
+    DT("dt_combo.lua", 3, "  dtypes = {{x = \"bf16\", w = \"f16\"}},\n", "dtypes[1]: ",
+       "rmsnorm_bwd");
+    DT("dt_empty.lua", 3, "  dtypes = {},\n", "dtypes: empty list");
+#undef DT
+}
+
 int main(void) {
     RUN(t_counts);
     RUN(t_space_and_params);
@@ -918,6 +984,8 @@ int main(void) {
     RUN(t_lua_errors);
     RUN(t_unknown_names);
     RUN(t_types_and_values);
+    RUN(t_dtypes);
+    RUN(t_dtypes_errors);
     RUN(t_empty_and_nonpositive);
     RUN(t_space_empty_after_where);
     RUN(t_where_errors);

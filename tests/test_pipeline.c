@@ -44,7 +44,7 @@ typedef struct fixture {
 
 /* The made-up time of a variant: persistent beats naive, and among
  * persistent variants block 256 and stages 2 are best; chunks = 3 is wrong. */
-static double fake_us(const nt_family *f, const nt_params *p, const nt_shape *s) {
+static double fake_us(const nt_family *f, const nt_params *p, const nt_problem *s) {
     double base = (double)s->M * (double)s->N * 6.0 / 4e3 / 1e3; /* 4 TB/s */
     if (!strcmp(f->name, "rmsnorm_bwd.naive"))
         return base * (1.7 + nt_params_int(p, "nsplit", NULL) / 1000.0);
@@ -54,11 +54,12 @@ static double fake_us(const nt_family *f, const nt_params *p, const nt_shape *s)
                    0.02 * (double)nt_params_int(p, "chunks", NULL));
 }
 
-static int fix_eval(void *ctx, const nt_family *f, const nt_params *p, const nt_shape *s,
+static int fix_eval(void *ctx, const nt_family *f, const nt_params *p, const nt_problem *s,
                     const nt_timing *t, nt_result *out) {
     fixture *fx = ctx;
+    (void)f;
     memset(out, 0, sizeof *out);
-    out->bytes = f->min_bytes(s);
+    out->bytes = nt_problem_bytes(s);
     if (++fx->calls == fx->stop_after && fx->stop) *fx->stop = 1;
     if (fx->sleep_us) {
         struct timespec ts = {0, fx->sleep_us * 1000L};
@@ -150,10 +151,12 @@ TEST(store_has_everything_once) {
     if (!db) return;
     for (int s = 0; s < sw.nshape; s++) {
         store_key k = {0};
+        char hash[17];
+        nt_family_hash(nt_family_find("rmsnorm_bwd.persistent"), hash);
         k.family = "rmsnorm_bwd.persistent";
-        k.src_hash = nt_kernel_hash;
+        k.src_hash = hash;
         k.op = "rmsnorm_bwd";
-        k.dtype = "bf16";
+        k.dtype = "x=bf16,w=bf16,dw=f32";
         k.shape = sw.shapes[s];
         k.timing = sw.timing;
         k.device = 1;
@@ -167,7 +170,9 @@ TEST(store_has_everything_once) {
             if (found && r.status == NT_OK) {
                 nt_params p;
                 nt_params_parse(ps[i], &p);
-                double want = fake_us(nt_family_find(k.family), &p, &k.shape) * 1.001;
+                nt_problem pr;
+                nt_problem_init(&pr, nt_op_find("rmsnorm_bwd"), k.shape.M, k.shape.N);
+                double want = fake_us(nt_family_find(k.family), &p, &pr) * 1.001;
                 CHECK(r.nsamples == 3, "samples %d", r.nsamples);
                 CHECK(fabs(r.median_us - want) < 1e-9 * want, "median %g, want %g", r.median_us, want);
             }
@@ -196,7 +201,9 @@ TEST(export_picks_the_fastest) {
         CHECK(!strcmp(rows[i].params, want), "M=%lld N=%lld best %s", (long long)rows[i].M,
               (long long)rows[i].N, rows[i].params);
     }
-    CHECK(!strcmp(prov.src_hash, nt_kernel_hash), "hash %s", prov.src_hash);
+    char hash[17];
+    nt_family_hash(nt_family_find("rmsnorm_bwd.persistent"), hash);
+    CHECK(!strcmp(prov.src_hash, hash), "hash %s", prov.src_hash);
     char hpath[700];
     snprintf(hpath, sizeof hpath, "%s/dispatch.h", t_tmpdir());
     FILE *f = fopen(hpath, "w");
@@ -208,8 +215,8 @@ TEST(export_picks_the_fastest) {
     size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     buf[len] = 0;
     if (f) fclose(f);
-    CHECK(strstr(buf, nt_kernel_hash) != NULL, "no source hash in header");
-    CHECK(strstr(buf, "X(0, 256, 1, 2, 0)") != NULL, "winning config not listed");
+    CHECK(strstr(buf, hash) != NULL, "no source hash in header");
+    CHECK(strstr(buf, "block=256,chunks=1,stages=2,k=0") != NULL, "winning config not listed");
     free(rows);
     store_close(db);
 }

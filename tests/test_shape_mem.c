@@ -1,43 +1,73 @@
-/* test_shape_mem.c -- the runner's memory plan for a shape (no GPU needed):
- * sizes are the products they should be, and shapes whose sizes overflow
- * size_t are refused with a message instead of wrapping (M = 2^61, N = 8
- * used to give a zero-byte tensor). */
+/* test_shape_mem.c -- the runner's memory plan for a problem (no GPU
+ * needed): sizes are the products of the op's tensor table and dtypes, and
+ * shapes whose sizes overflow size_t are refused with a message instead of
+ * wrapping (M = 2^61, N = 8 used to give a zero-byte tensor). */
 #include "tests/t.h"
 #include "tuner/runner.h"
 
+/* A problem of op `op` with dtypes text dt (NULL: defaults). */
+static nt_problem prob(const char *op, const char *dt, int64_t M, int64_t N) {
+    nt_problem p;
+    char err[256];
+    nt_problem_init(&p, nt_op_find(op), M, N);
+    if (dt && nt_dtypes_parse(&p, dt, err, sizeof err)) printf("  dtypes %s: %s\n", dt, err);
+    return p;
+}
+
 TEST(sizes_of_a_normal_shape) {
-    nt_shape s = {.M = 4096, .N = 1024};
+    nt_problem s = prob("rmsnorm_bwd", NULL, 4096, 1024);
     nt_shape_mem m;
     char err[256] = "";
+    size_t t = 2u * 4096u * 1024u;        /* one bf16 M x N tensor */
     CHECK(nt_shape_mem_plan(&s, 60 << 20, &m, err, sizeof err) == 0, "%s", err);
-    CHECK(m.n == 4096u * 1024u, "n %zu", m.n);
-    CHECK(m.bytes == 2u * 4096u * 1024u, "bytes %zu", m.bytes);
+    /* x, w, dy, dx, dw: w bf16, dw fp32 */
+    CHECK(m.elems[0] == 4096u * 1024u && m.tbytes[0] == t, "x %zu", m.tbytes[0]);
+    CHECK(m.tbytes[1] == 2 * 1024 && m.tbytes[4] == 4 * 1024, "w %zu dw %zu", m.tbytes[1],
+          m.tbytes[4]);
     /* 3 tensors of 8 MiB a set, >= 3x a 60 MiB L2: 8 sets */
-    CHECK(m.sets == 8, "sets %d", m.sets);
-    CHECK(m.host == 2 * m.bytes + 8 * m.n + 16 * 1024, "host %zu", m.host);
-    CHECK(m.device == 8 * 3 * m.bytes + m.bytes + 8 * m.n + 16 * 1024, "device %zu", m.device);
+    CHECK(m.set_bytes == 3 * t && m.sets == 8, "set %zu sets %d", m.set_bytes, m.sets);
+    /* host: x, w, dy; double references of dx, dw */
+    CHECK(m.host == 2 * t + 2048 + 8 * 4096u * 1024u + 8 * 1024, "host %zu", m.host);
+    /* device: 8 sets, w, dw, references, copies of dx and dw */
+    CHECK(m.device == 8 * 3 * t + 2048 + 4096 + 8 * 4096u * 1024u + 8 * 1024 + t + 4096,
+          "device %zu", m.device);
+}
+
+TEST(sizes_follow_the_dtypes) {
+    nt_problem a = prob("rmsnorm_bwd", "x=f32", 1000, 512);
+    nt_problem b = prob("rmsnorm_bwd", "x=bf16,w=f32", 1000, 512);
+    nt_shape_mem m;
+    char err[256] = "";
+    CHECK(nt_shape_mem_plan(&a, 60 << 20, &m, err, sizeof err) == 0, "%s", err);
+    CHECK(m.tbytes[0] == 4 * 1000 * 512 && m.tbytes[1] == 4 * 512 && m.tbytes[4] == 4 * 512,
+          "f32: x %zu w %zu dw %zu", m.tbytes[0], m.tbytes[1], m.tbytes[4]);
+    CHECK(nt_shape_mem_plan(&b, 60 << 20, &m, err, sizeof err) == 0, "%s", err);
+    CHECK(m.tbytes[0] == 2 * 1000 * 512 && m.tbytes[1] == 4 * 512, "bf16/f32: x %zu w %zu",
+          m.tbytes[0], m.tbytes[1]);
+    CHECK(nt_problem_bytes(&b) == 3.0 * 2 * 1000 * 512 + 4.0 * 512 + 4.0 * 512, "bytes %g",
+          nt_problem_bytes(&b));
 }
 
 TEST(overflowing_shapes_are_refused) {
-    static const nt_shape bad[] = {
-        {.M = 1ll << 61, .N = 8},          /* n*2 wraps to 0 */
-        {.M = 1ll << 40, .N = 1ll << 30},  /* n wraps */
-        {.M = 1ll << 58, .N = 8},          /* a set of 3 tensors wraps */
-        {.M = 0, .N = 8},
-        {.M = 8, .N = -1},
+    static const int64_t bad[][2] = {
+        {1ll << 61, 8},          /* n*2 wraps to 0 */
+        {1ll << 40, 1ll << 30},  /* n wraps */
+        {1ll << 58, 8},          /* a set of 3 tensors wraps */
+        {0, 8},
+        {8, -1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nt_problem s = prob("rmsnorm_bwd", NULL, bad[i][0], bad[i][1]);
         nt_shape_mem m;
         char err[256] = "";
-        CHECK(nt_shape_mem_plan(&bad[i], 60 << 20, &m, err, sizeof err) == -1,
-              "M=%lld N=%lld accepted: bytes %zu", (long long)bad[i].M, (long long)bad[i].N,
-              m.bytes);
+        CHECK(nt_shape_mem_plan(&s, 60 << 20, &m, err, sizeof err) == -1,
+              "M=%lld N=%lld accepted: x %zu bytes", (long long)s.M, (long long)s.N, m.tbytes[0]);
         CHECK(i >= 3 || strstr(err, "too large"), "message: %s", err);
     }
 }
 
 TEST(one_set_when_a_set_exceeds_the_l2) {
-    nt_shape s = {.M = 65536, .N = 16384};
+    nt_problem s = prob("rmsnorm_bwd", NULL, 65536, 16384);
     nt_shape_mem m;
     char err[256] = "";
     CHECK(nt_shape_mem_plan(&s, 60 << 20, &m, err, sizeof err) == 0, "%s", err);
@@ -46,6 +76,7 @@ TEST(one_set_when_a_set_exceeds_the_l2) {
 
 int main(void) {
     RUN(sizes_of_a_normal_shape);
+    RUN(sizes_follow_the_dtypes);
     RUN(overflowing_shapes_are_refused);
     RUN(one_set_when_a_set_exceeds_the_l2);
     T_END();

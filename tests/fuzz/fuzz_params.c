@@ -7,7 +7,8 @@
  * (nt_params_canon) must parse back to the same values -- a round trip that
  * aborts when it does not hold -- and nt_params_int / the family's check()
  * and plan() (device-free, as `normtune compile` calls them) run on it with a
- * few shapes.  Seeds: tests/fuzz/seeds/params/. */
+ * few shapes in every dtype combination of the family's op that passes
+ * nt_problem_check (and some it refuses, for check()'s sake).  Seeds: tests/fuzz/seeds/params/. */
 #include "tests/fuzz/fuzz.h"
 
 #include "kernels/family.h"
@@ -26,8 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int ok;
         (void)nt_params_int(&p, p.kv[i].key, &ok);
     }
-    for (int f = 0; nt_families[f]; f++) {
-        const nt_family *fam = nt_families[f];
+    const nt_family *const *all = nt_all_families();
+    for (int f = 0; all[f]; f++) {
+        const nt_family *fam = all[f];
         if (nt_params_validate(fam, &p, err, sizeof err)) continue;
         if (nt_params_canon(fam, &p, canon, sizeof canon)) continue;
         if (nt_params_parse(canon, &q) || q.n != fam->nparams) {
@@ -41,12 +43,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
             }
         }
-        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-            nt_plan plan;
-            if (fam->check(&q, &shapes[s], NULL, err, sizeof err) == 0)
-                (void)fam->plan(&q, &shapes[s], NULL, &plan, err, sizeof err);
-            (void)fam->min_bytes(&shapes[s]);
-        }
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int d = 0; d < NT_NDTYPES * NT_NDTYPES * NT_NDTYPES; d++) {
+                nt_problem pr;
+                nt_plan plan;
+                nt_problem_init(&pr, fam->op, shapes[s].M, shapes[s].N);
+                for (int k = 0, dd = d; k < fam->op->nslots && k < 3; k++, dd /= NT_NDTYPES)
+                    pr.dtype[k] = dd % NT_NDTYPES;
+                if (nt_problem_check(&pr, err, sizeof err)) continue;
+                if (fam->check(&q, &pr, NULL, err, sizeof err) == 0)
+                    (void)fam->plan(&q, &pr, NULL, &plan, err, sizeof err);
+                (void)nt_problem_bytes(&pr);
+            }
     }
     return 0;
 }

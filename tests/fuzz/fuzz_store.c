@@ -11,9 +11,8 @@
  * 1e6 VM steps and at 1 MB per value.
  *
  * The file is then opened with store_open(STORE_READ) and read the ways the
- * commands read it: store_report_sweeps, store_report_best, store_best_within
- * (filtered by the dw error of table error), store_best
- * followed by nt_export_write (which parses the params texts), and
+ * commands read it: store_report_sweeps, store_report_best, store_best
+ * (the view best, which filters by table error) followed by nt_export_write (which parses the params texts), and
  * store_report_shape and store_report_samples on the first best row; then
  * opened with STORE_WRITE (which migrates an older schema).  A function
  * that fails must leave a message.  Seeds: tests/fuzz/seeds/store/ (a small
@@ -114,11 +113,6 @@ static void reads(store *db) {
     err[0] = 0;
     rc = store_report_best(db, NULL, row, &sum, err, sizeof err);
     need_msg(rc, err, "store_report_best");
-    err[0] = 0;
-    rc = store_best_within(db, NULL, "dw", 1e-5, &rows, &n, &prov, err, sizeof err);
-    need_msg(rc, err, "store_best_within");
-    free(rows);
-    rows = NULL;
     err[0] = 0;
     rc = store_best(db, NULL, &rows, &n, &prov, err, sizeof err);
     need_msg(rc, err, "store_best");
