@@ -8,18 +8,37 @@
  *   loads of the next rows through shared memory (stages); a final column
  *   sum over the grid's partial rows gives dw.
  *
- * Device code: kernels.cuh.  Both support every M >= 1 and every N that
- * is a multiple of 8 up to 16384 (persistent: N <= block * chunks * 8). */
+ * The kernels (kernels.cuh) are templates on the problem's dtypes, TX (x,
+ * dy, dx), TW (w) and TDW (dw), named here by their ctypes and then by the
+ * family's integers: "nt_persist<nt_bf16, float, float, 256, 2, 2, 0>".
+ * These name expressions are the only spelling of a config's kernels: the
+ * tuner compiles them with NVRTC and the export writes them for the
+ * library.  A chunk is 16 bytes of the activation, E = 16 / sizeof(x)
+ * elements (8 for bf16 and f16, 4 for f32).  Both families support every
+ * M >= 1 and every N that is a multiple of 8 up to NT_MAX_N (persistent:
+ * N <= block * chunks * E).
+ *
+ * Precision: every output carries its dtype's tolerance (plan.tol = 0),
+ * except dw of naive with partial = bf16, which is only bf16-precise: such
+ * a config is not eligible for an f32 or f16 dw (nt_plan_precise). */
 #include <stdio.h>
 #include <string.h>
 
 #include "kernels/family.h"
+#include "kernels/rmsnorm_bwd/tensors.h"
+
+extern const nt_op nt_op_rmsnorm_bwd;
 
 #define ALIGN256(x) (((x) + 255) & ~(size_t)255)
 #define SPLIT_COLS 64         /* columns per block of nt_colsum_split */
 #define FINAL_COLS 16         /* columns per block of nt_colsum_final */
 #define COLSUM_THREADS 256
 #define RED_SMEM 512          /* static shared bytes of the row reduction */
+#define MAX_THREADS 1024      /* threads per block */
+
+static const char *const sources[] = {
+    "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/kernels.cuh", NULL,
+};
 
 static const char *const partial_choices[] = {"bf16", "f32", NULL};
 
@@ -30,105 +49,143 @@ static const nt_param_def naive_params[] = {
 
 static const nt_param_def persistent_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block, a multiple of 32"},
-    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte vectors per thread per row"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread per row"},
     {"stages", NT_PARAM_INT, NULL, 1, 4, "rows in flight per block (1: no shared-memory pipeline)"},
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
 };
 
-extern const nt_op nt_op_rmsnorm_bwd;
-static const char *const sources[] = {"nt_args.h", "common.cuh", "rmsnorm_bwd/kernels.cuh", NULL};
+static unsigned cdiv(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
 
-static int check_shape(const nt_problem *s, char *err, size_t errlen) {
-    return nt_problem_check(s, err, errlen);
+/* Elements of one 16-byte chunk of p's activation. */
+static int chunk_elems(const nt_problem *p) { return 16 / nt_dtypes[p->dtype[NT_BWD_SX]].size; }
+
+/* The name expression "kernel<TX, TW, TDW, rest>" of p into buf: the
+ * dtypes' ctypes, then the family's integers (rest).  0, or -1 with a
+ * message if it does not fit. */
+static int kname(char *buf, size_t len, const char *kernel, const nt_problem *p, const char *rest,
+                 char *err, size_t errlen) {
+    int n = snprintf(buf, len, "%s<%s, %s, %s, %s>", kernel, nt_dtypes[p->dtype[NT_BWD_SX]].ctype,
+                     nt_dtypes[p->dtype[NT_BWD_SW]].ctype, nt_dtypes[p->dtype[NT_BWD_SDW]].ctype,
+                     rest);
+    if (n < 0 || (size_t)n >= len) {
+        snprintf(err, errlen, "name expression of %s too long", kernel);
+        return -1;
+    }
+    return 0;
 }
 
-static unsigned cdiv(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
+/* The final column sum into dw: "nt_colsum_final<TDW, where>" (where the
+ * fp32 partial rows start in ws: 0 at ws, 1/2 after an M x N bf16/f32
+ * partial); launch l. */
+static void final_launch(const nt_problem *p, int where, nt_launch *l) {
+    snprintf(l->name, sizeof l->name, "nt_colsum_final<%s, %d>",
+             nt_dtypes[p->dtype[NT_BWD_SDW]].ctype, where);
+    l->grid = cdiv(p->N, FINAL_COLS);
+    l->grid_y = 1;
+    l->block = COLSUM_THREADS;
+    l->pdl = 1;
+}
 
 /* ---- naive ------------------------------------------------------------ */
 
 /* Chunks per thread of the row kernel: the fewest (power of two) that keep
- * the block at 1024 threads or fewer. */
-static int naive_chunks(int64_t N) {
+ * the block at MAX_THREADS or fewer for N elements in chunks of E.  The only
+ * spelling of this rule: the library runs the names plan() writes. */
+static int naive_chunks(int64_t N, int E) {
     int ch = 1;
-    while (cdiv(N / 8, ch) > 1024) ch *= 2;
+    while (cdiv(N / E, ch) > MAX_THREADS) ch *= 2;
     return ch;
 }
 
-static int naive_check(const nt_params *p, const nt_problem *s, const nt_devinfo *dev,
+static int naive_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                        char *err, size_t errlen) {
+    (void)pr;
     (void)dev;
     int ok = 1;
     int64_t nsplit = nt_params_int(p, "nsplit", &ok);
     const char *part = nt_params_get(p, "partial");
-    if (!ok || nsplit < 1 || !part || (strcmp(part, "bf16") && strcmp(part, "f32"))) {
-        snprintf(err, errlen, "naive needs nsplit >= 1 and partial = bf16 | f32");
+    if (!ok || nsplit < 1 || nsplit > 4096 || !part || (strcmp(part, "bf16") && strcmp(part, "f32"))) {
+        snprintf(err, errlen, "naive needs nsplit in [1, 4096] and partial = bf16 | f32");
         return -1;
     }
-    return check_shape(s, err, errlen);
+    return 0;
 }
 
-static int naive_plan(const nt_params *p, const nt_problem *s, const nt_devinfo *dev,
+/* The relative L2 error dw may carry with partial = bf16: the partial's
+ * rounding makes dw only bf16-precise, looser than an f32 or f16 dw asks
+ * (0: the dw dtype's own tolerance). */
+static double bf16_partial_tol(const nt_problem *pr) {
+    return NT_TOL_BF16 > nt_dtypes[pr->dtype[NT_BWD_SDW]].tol ? NT_TOL_BF16 : 0;
+}
+
+static int naive_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                       nt_plan *pl, char *err, size_t errlen) {
-    if (naive_check(p, s, dev, err, errlen)) return -1;
+    if (naive_check(p, pr, dev, err, errlen)) return -1;
     int64_t nsplit = nt_params_int(p, "nsplit", NULL);
     int f32 = !strcmp(nt_params_get(p, "partial"), "f32");
-    int ch = naive_chunks(s->N);
+    int E = chunk_elems(pr), ch = naive_chunks(pr->N, E);
+    char rest[32];
     memset(pl, 0, sizeof *pl);
     pl->nlaunch = 3;
-    snprintf(pl->l[0].name, sizeof pl->l[0].name, "nt_naive_row<%d, %d>", ch, f32);
-    pl->l[0].grid = (unsigned)s->M;
+    snprintf(rest, sizeof rest, "%d, %d", ch, f32);
+    if (kname(pl->l[0].name, sizeof pl->l[0].name, "nt_naive_row", pr, rest, err, errlen))
+        return -1;
+    pl->l[0].grid = (unsigned)pr->M;
     pl->l[0].grid_y = 1;
-    pl->l[0].block = (cdiv(cdiv(s->N / 8, ch), 32)) * 32;
+    pl->l[0].block = cdiv(cdiv(pr->N / E, ch), 32) * 32;
     snprintf(pl->l[1].name, sizeof pl->l[1].name, "nt_colsum_split<%d>", f32);
-    pl->l[1].grid = cdiv(s->N, SPLIT_COLS);
+    pl->l[1].grid = cdiv(pr->N, SPLIT_COLS);
     pl->l[1].grid_y = (unsigned)nsplit;
-    pl->l[1].pdl = 1;
     pl->l[1].block = COLSUM_THREADS;
-    snprintf(pl->l[2].name, sizeof pl->l[2].name, "nt_colsum_final<%d>", 1 + f32);
-    pl->l[2].grid = cdiv(s->N, FINAL_COLS);
-    pl->l[2].pdl = 1;
-    pl->l[2].grid_y = 1;
-    pl->l[2].block = COLSUM_THREADS;
+    pl->l[1].pdl = 1;
+    final_launch(pr, 1 + f32, &pl->l[2]);
     pl->nparts = (int)nsplit;
-    pl->tol[4] = f32 ? 0 : NT_TOL_BF16;
-    pl->workspace = ALIGN256((size_t)s->M * (size_t)s->N * (f32 ? 4 : 2)) +
-                    ALIGN256((size_t)nsplit * (size_t)s->N * 4);
+    if (!f32) pl->tol[NT_BWD_DW] = bf16_partial_tol(pr);
+    pl->workspace = ALIGN256((size_t)pr->M * (size_t)pr->N * (f32 ? 4 : 2)) +
+                    ALIGN256((size_t)nsplit * (size_t)pr->N * 4);
     return 0;
 }
 
 const nt_family nt_rmsnorm_bwd_naive = {
-    "rmsnorm_bwd.naive", &nt_op_rmsnorm_bwd,
-    "3-kernel chain: per-row dx and M x N dw partials, two column sums",
-    2, naive_params, naive_check, naive_plan, sources,
+    .name = "rmsnorm_bwd.naive",
+    .op = &nt_op_rmsnorm_bwd,
+    .doc = "3-kernel chain: per-row dx and M x N dw partials, two column sums",
+    .nparams = 2,
+    .params = naive_params,
+    .check = naive_check,
+    .plan = naive_plan,
+    .sources = sources,
 };
 
 /* ---- persistent ------------------------------------------------------- */
 
-/* Dynamic shared memory of the persistent kernel: stages x (x, dy) rows
- * and w, when pipelined (stages > 1). */
-static unsigned persist_smem(int64_t block, int64_t chunks, int64_t stages) {
-    return stages > 1 ? (unsigned)((2 * stages + 1) * block * chunks * 16) : 0;
+/* Dynamic shared memory of the persistent kernel, when pipelined (stages >
+ * 1): per chunk slot, stages x (x, dy) 16-byte chunks and the chunk's E
+ * weights. */
+static unsigned persist_smem(const nt_problem *pr, int64_t block, int64_t chunks, int64_t stages) {
+    int64_t wbytes = (int64_t)chunk_elems(pr) * nt_dtypes[pr->dtype[NT_BWD_SW]].size;
+    return stages > 1 ? (unsigned)((2 * stages * 16 + wbytes) * block * chunks) : 0;
 }
 
-static int persist_check(const nt_params *p, const nt_problem *s, const nt_devinfo *dev,
+static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                          char *err, size_t errlen) {
     int ok = 1;
     int64_t block = nt_params_int(p, "block", &ok), chunks = nt_params_int(p, "chunks", &ok);
     int64_t stages = nt_params_int(p, "stages", &ok), k = nt_params_int(p, "k", &ok);
     if (!ok || block < 32 || block > 1024 || block % 32 || chunks < 1 || chunks > 16 ||
-        stages < 1 || stages > 4 || k < 0) {
+        stages < 1 || stages > 4 || k < 0 || k > 32) {
         snprintf(err, errlen, "persistent needs block a multiple of 32 in [32, 1024], "
-                              "chunks in [1, 16], stages in [1, 4], k >= 0");
+                              "chunks in [1, 16], stages in [1, 4], k in [0, 32]");
         return -1;
     }
-    if (check_shape(s, err, errlen)) return -1;
-    if (s->N > block * chunks * 8) {
-        snprintf(err, errlen, "N=%lld exceeds block*chunks*8 = %lld", (long long)s->N,
-                 (long long)(block * chunks * 8));
+    int64_t E = chunk_elems(pr);
+    if (pr->N > block * chunks * E) {
+        snprintf(err, errlen, "N=%lld exceeds block*chunks*%lld = %lld (x=%s)", (long long)pr->N,
+                 (long long)E, (long long)(block * chunks * E), nt_dtypes[pr->dtype[NT_BWD_SX]].name);
         return -1;
     }
     if (dev) {
-        unsigned smem = persist_smem(block, chunks, stages);
+        unsigned smem = persist_smem(pr, block, chunks, stages);
         if (smem + RED_SMEM > (unsigned)dev->smem_per_block_optin) {
             snprintf(err, errlen, "needs %u bytes of shared memory per block, the device allows %d",
                      smem + RED_SMEM, dev->smem_per_block_optin);
@@ -144,38 +201,42 @@ static int persist_check(const nt_params *p, const nt_problem *s, const nt_devin
     return 0;
 }
 
-static int persist_plan(const nt_params *p, const nt_problem *s, const nt_devinfo *dev,
+static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                         nt_plan *pl, char *err, size_t errlen) {
-    if (persist_check(p, s, dev, err, errlen)) return -1;
+    if (persist_check(p, pr, dev, err, errlen)) return -1;
     int64_t block = nt_params_int(p, "block", NULL), chunks = nt_params_int(p, "chunks", NULL);
     int64_t stages = nt_params_int(p, "stages", NULL), k = nt_params_int(p, "k", NULL);
+    char rest[64];
     memset(pl, 0, sizeof *pl);
     pl->nlaunch = 2;
-    snprintf(pl->l[0].name, sizeof pl->l[0].name, "nt_persist<%lld, %lld, %lld, %lld>",
-             (long long)block, (long long)chunks, (long long)stages, (long long)k);
+    snprintf(rest, sizeof rest, "%lld, %lld, %lld, %lld", (long long)block, (long long)chunks,
+             (long long)stages, (long long)k);
+    if (kname(pl->l[0].name, sizeof pl->l[0].name, "nt_persist", pr, rest, err, errlen))
+        return -1;
     pl->l[0].grid = 0;          /* the runner sizes it: SMs x k, at most M */
     pl->l[0].grid_y = 1;
     pl->l[0].block = (unsigned)block;
-    pl->l[0].smem = persist_smem(block, chunks, stages);
+    pl->l[0].smem = persist_smem(pr, block, chunks, stages);
     pl->l[0].blocks_per_sm = (int)k;
-    snprintf(pl->l[1].name, sizeof pl->l[1].name, "nt_colsum_final<0>");
-    pl->l[1].grid = cdiv(s->N, FINAL_COLS);
-    pl->l[1].pdl = 1;
-    pl->l[1].grid_y = 1;
-    pl->l[1].block = COLSUM_THREADS;
+    final_launch(pr, 0, &pl->l[1]);
     pl->nparts = 0;
     if (dev) {
         /* upper bound on resident blocks: by threads, or k */
         int64_t kmax = k ? k : dev->max_threads_per_sm / block;
         int64_t parts = (int64_t)dev->sms * kmax;
-        if (parts > s->M) parts = s->M;
-        pl->workspace = ALIGN256((size_t)parts * (size_t)s->N * 4);
+        if (parts > pr->M) parts = pr->M;
+        pl->workspace = ALIGN256((size_t)parts * (size_t)pr->N * 4);
     }
     return 0;
 }
 
 const nt_family nt_rmsnorm_bwd_persistent = {
-    "rmsnorm_bwd.persistent", &nt_op_rmsnorm_bwd,
-    "2-kernel chain: persistent rows with dw partials in registers, one column sum",
-    4, persistent_params, persist_check, persist_plan, sources,
+    .name = "rmsnorm_bwd.persistent",
+    .op = &nt_op_rmsnorm_bwd,
+    .doc = "2-kernel chain: persistent rows with dw partials in registers, one column sum",
+    .nparams = 4,
+    .params = persistent_params,
+    .check = persist_check,
+    .plan = persist_plan,
+    .sources = sources,
 };

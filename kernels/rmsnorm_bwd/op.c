@@ -1,22 +1,83 @@
-/* TEMPORARY port (replaced by the helper's op.c) */
-#include <stdlib.h>
+/* rmsnorm_bwd/op.c -- RMSNorm backward as an op: its tensors, dtype slots,
+ * dtype rules, float64 reference and families.
+ *
+ * Given x (M x N), w (N) and dy (M x N), computes dx (M x N) and dw (N):
+ *   dx = r w dy - x r^3 mean(dy w x),   dw = sum over rows of dy x r,
+ * with r = 1 / sqrt(mean(x^2) + eps) per row.  x, dy and dx share one dtype
+ * (bf16, f16, f32); w is that dtype or f32 (mixed-precision training keeps
+ * norm weights in f32); dw is f32 or the weight's dtype.  The fill ranges
+ * are those the runner has always used.  Device code: kernels.cuh;
+ * families: families.c; reference: ref.c. */
+#include <stdio.h>
+
 #include "kernels/family.h"
-#include "kernels/ref.h"
-extern const nt_family nt_rmsnorm_bwd_naive, nt_rmsnorm_bwd_persistent;
-static const nt_tensor_def tensors[] = {
-    {"x", NT_IN, NT_DIM_M, NT_DIM_N, 0, 0, -2, 2, 0, "input"},
-    {"w", NT_IN, NT_DIM_1, NT_DIM_N, 1, 0, 0.5, 1.5, 0, "weight"},
-    {"dy", NT_IN, NT_DIM_M, NT_DIM_N, 0, 0, -1, 1, 0, "gradient of y"},
-    {"dx", NT_OUT, NT_DIM_M, NT_DIM_N, 0, 0, 0, 0, 0, "gradient of x"},
-    {"dw", NT_OUT, NT_DIM_1, NT_DIM_N, 2, 0, 0, 0, 0, "gradient of w"},
+#include "kernels/rmsnorm_bwd/ref.h"
+#include "kernels/rmsnorm_bwd/tensors.h"
+
+extern const nt_family nt_rmsnorm_bwd_naive;
+extern const nt_family nt_rmsnorm_bwd_persistent;
+
+#define ALL_DTYPES ((1u << NT_BF16) | (1u << NT_F16) | (1u << NT_F32))
+
+static const nt_tensor_def tensors[NT_BWD_NTENSORS] = {
+    [NT_BWD_X] = {.name = "x", .role = NT_IN, .rows = NT_DIM_M, .cols = NT_DIM_N,
+                  .slot = NT_BWD_SX, .lo = -2, .hi = 2, .doc = "input of the forward pass"},
+    [NT_BWD_W] = {.name = "w", .role = NT_IN, .rows = NT_DIM_1, .cols = NT_DIM_N,
+                  .slot = NT_BWD_SW, .lo = 0.5, .hi = 1.5, .doc = "weight"},
+    [NT_BWD_DY] = {.name = "dy", .role = NT_IN, .rows = NT_DIM_M, .cols = NT_DIM_N,
+                   .slot = NT_BWD_SX, .lo = -1, .hi = 1, .doc = "gradient of the output"},
+    [NT_BWD_DX] = {.name = "dx", .role = NT_OUT, .rows = NT_DIM_M, .cols = NT_DIM_N,
+                   .slot = NT_BWD_SX, .doc = "gradient of x"},
+    [NT_BWD_DW] = {.name = "dw", .role = NT_OUT, .rows = NT_DIM_1, .cols = NT_DIM_N,
+                   .slot = NT_BWD_SDW, .doc = "gradient of w, summed over the rows"},
 };
-static const nt_slot_def slots[] = {
-    {"x", 1u << NT_BF16, NT_BF16, "x, dy, dx"},
-    {"w", 1u << NT_BF16, -1, "w"},
-    {"dw", 1u << NT_F32, NT_F32, "dw"},
+
+static const nt_slot_def slots[NT_BWD_NSLOTS] = {
+    [NT_BWD_SX] = {.name = "x", .allowed = ALL_DTYPES, .def = NT_BF16,
+                   .doc = "dtype of x, dy and dx"},
+    [NT_BWD_SW] = {.name = "w", .allowed = ALL_DTYPES, .def = NT_BF16,
+                   .doc = "dtype of w: the activation dtype or f32"},
+    [NT_BWD_SDW] = {.name = "dw", .allowed = ALL_DTYPES, .def = NT_F32,
+                    .doc = "dtype of dw: f32 or the weight dtype"},
 };
-static int ref(const nt_problem *p, const void *const *t, double *const *out, double eps, int nth) {
-    return nt_ref_rmsnorm_bwd(t[0], t[1], t[2], p->M, p->N, eps, out[3], out[4], nth);
+
+/* The dtype rules between slots (each slot's own choices and the shape are
+ * checked by nt_problem_check): w is x's dtype or f32, dw is f32 or w's
+ * dtype.  0, or -1 with a message naming the dtypes. */
+static int check(const nt_problem *p, char *err, size_t errlen) {
+    int x = p->dtype[NT_BWD_SX], w = p->dtype[NT_BWD_SW], dw = p->dtype[NT_BWD_SDW];
+    for (int s = 0; s < NT_BWD_NSLOTS; s++)
+        if (p->dtype[s] < 0 || p->dtype[s] >= NT_NDTYPES) {
+            snprintf(err, errlen, "rmsnorm_bwd: no dtype %d for %s", p->dtype[s], slots[s].name);
+            return -1;
+        }
+    if (w != x && w != NT_F32) {
+        snprintf(err, errlen, "rmsnorm_bwd: w=%s must be the activation dtype (x=%s) or f32",
+                 nt_dtypes[w].name, nt_dtypes[x].name);
+        return -1;
+    }
+    if (dw != NT_F32 && dw != w) {
+        snprintf(err, errlen, "rmsnorm_bwd: dw=%s must be f32 or the weight dtype (w=%s)",
+                 nt_dtypes[dw].name, nt_dtypes[w].name);
+        return -1;
+    }
+    return 0;
 }
-static const nt_family *const fams[] = {&nt_rmsnorm_bwd_naive, &nt_rmsnorm_bwd_persistent, NULL};
-const nt_op nt_op_rmsnorm_bwd = {"rmsnorm_bwd", "RMSNorm backward", 3, slots, 5, tensors, NULL, ref, fams, "naive", "nsplit=64,partial=f32"};
+
+static const nt_family *const families[] = {
+    &nt_rmsnorm_bwd_naive,
+    &nt_rmsnorm_bwd_persistent,
+    NULL,
+};
+
+const nt_op nt_op_rmsnorm_bwd = {
+    .name = "rmsnorm_bwd",
+    .doc = "RMSNorm backward: dx and dw from x, w, dy",
+    .nslots = NT_BWD_NSLOTS,
+    .slots = slots,
+    .ntensors = NT_BWD_NTENSORS,
+    .tensors = tensors,
+    .check = check,
+    .ref = nt_rmsnorm_bwd_ref,
+    .families = families,
+};

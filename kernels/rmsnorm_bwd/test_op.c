@@ -1,0 +1,455 @@
+/* rmsnorm_bwd/test_op.c -- CPU tests of the RMSNorm backward op: its
+ * float64 reference, dtype rules, tolerances and kernel names.
+ *
+ * - The double reference matches central finite differences of the loss
+ *   L(x, w) = sum_ij dy_ij rmsnorm(x, w)_ij element by element, and known
+ *   values on a tiny row.
+ * - The op's dtype-generic reference is bitwise independent of the thread
+ *   count, and bitwise the double reference on the same values converted,
+ *   for every allowed dtype combination.
+ * - check() accepts exactly the allowed dtype combinations.
+ * - plan(): naive with bf16 partials is not precise enough for an f32 or
+ *   f16 dw, but is for a bf16 dw; every other plan is; every name
+ *   expression starts with the problem's ctypes; the naive chunk rule is
+ *   the fewest power of two keeping a block at 1024 threads; the persistent
+ *   limits and shared memory follow the dtypes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/family.h"
+#include "kernels/ref.h"
+#include "kernels/rmsnorm_bwd/ref.h"
+#include "kernels/rmsnorm_bwd/tensors.h"
+#include "tests/t.h"
+
+extern const nt_op nt_op_rmsnorm_bwd;
+extern const nt_family nt_rmsnorm_bwd_naive;
+extern const nt_family nt_rmsnorm_bwd_persistent;
+
+#define OP (&nt_op_rmsnorm_bwd)
+
+/* Uniform double in [lo, hi) from a tiny LCG (test-local). */
+static double urand(uint64_t *s, double lo, double hi) {
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (hi - lo) * (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* L = sum dy * rmsnorm(x, w), the forward written out here. */
+static double loss(const double *x, const double *w, const double *dy, int M, int N, double eps) {
+    double l = 0;
+    for (int i = 0; i < M; i++) {
+        double ss = 0;
+        for (int j = 0; j < N; j++) ss += x[i * N + j] * x[i * N + j];
+        double r = 1.0 / sqrt(ss / N + eps);
+        for (int j = 0; j < N; j++) l += dy[i * N + j] * x[i * N + j] * r * w[j];
+    }
+    return l;
+}
+
+static int close_rel(double a, double b, double tol) {
+    return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+/* 1 when (x, w, dw) is a dtype combination the op allows. */
+static int allowed(int x, int w, int dw) {
+    return (w == x || w == NT_F32) && (dw == NT_F32 || dw == w);
+}
+
+/* A problem of the op with dtypes (x, w, dw) and shape M x N. */
+static nt_problem problem(int x, int w, int dw, int64_t M, int64_t N) {
+    nt_problem p;
+    nt_problem_init(&p, OP, M, N);
+    p.dtype[NT_BWD_SX] = x;
+    p.dtype[NT_BWD_SW] = w;
+    p.dtype[NT_BWD_SDW] = dw;
+    return p;
+}
+
+TEST(backward_matches_finite_differences) {
+    const double h = 1e-5, eps = 1e-6;
+    int bad = 0;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        uint64_t s = seed * 7919;
+        int M = 1 + (int)(urand(&s, 0, 5));          /* 1..5 */
+        int N = 1 + (int)(urand(&s, 0, 24));         /* 1..24 */
+        double x[5 * 24], w[24], dy[5 * 24], dx[5 * 24], dw[24];
+        for (int i = 0; i < M * N; i++) {
+            x[i] = urand(&s, -2, 2);
+            dy[i] = urand(&s, -1, 1);
+        }
+        for (int j = 0; j < N; j++) w[j] = 1 + urand(&s, -0.5, 0.5);
+        CHECK(nt_rmsnorm_bwd_ref_f64(x, w, dy, M, N, eps, dx, dw, 1) == 0, "seed %d", (int)seed);
+        for (int i = 0; i < M * N; i++) {
+            double keep = x[i];
+            x[i] = keep + h;
+            double lp = loss(x, w, dy, M, N, eps);
+            x[i] = keep - h;
+            double lm = loss(x, w, dy, M, N, eps);
+            x[i] = keep;
+            double fd = (lp - lm) / (2 * h);
+            if (!close_rel(dx[i], fd, 1e-6) && bad++ < 5)
+                CHECK(0, "seed %d M=%d N=%d dx[%d] = %.12g, finite difference %.12g", (int)seed, M,
+                      N, i, dx[i], fd);
+        }
+        for (int j = 0; j < N; j++) {
+            double keep = w[j];
+            w[j] = keep + h;
+            double lp = loss(x, w, dy, M, N, eps);
+            w[j] = keep - h;
+            double lm = loss(x, w, dy, M, N, eps);
+            w[j] = keep;
+            double fd = (lp - lm) / (2 * h);
+            if (!close_rel(dw[j], fd, 1e-6) && bad++ < 5)
+                CHECK(0, "seed %d M=%d N=%d dw[%d] = %.12g, finite difference %.12g", (int)seed, M,
+                      N, j, dw[j], fd);
+        }
+    }
+    CHECK(bad == 0, "%d elements off", bad);
+}
+
+TEST(backward_known_values) {
+    /* one row x = (3, 4), w = (1, 2), dy = (1, 0), eps = 0:
+     * ms = 12.5, r = 1/sqrt(12.5); dot = mean(dy w x) = 1.5
+     * dx0 = r*1*1 - 3 r^3 1.5, dx1 = -4 r^3 1.5, dw = (3r, 0) */
+    double x[2] = {3, 4}, w[2] = {1, 2}, dy[2] = {1, 0}, dx[2], dw[2];
+    double r = 1 / sqrt(12.5);
+    CHECK(nt_rmsnorm_bwd_ref_f64(x, w, dy, 1, 2, 0.0, dx, dw, 1) == 0, "rc");
+    CHECK(close_rel(dx[0], r - 4.5 * r * r * r, 1e-14), "dx0 %.17g", dx[0]);
+    CHECK(close_rel(dx[1], -6 * r * r * r, 1e-14), "dx1 %.17g", dx[1]);
+    CHECK(close_rel(dw[0], 3 * r, 1e-14) && dw[1] == 0, "dw %.17g %.17g", dw[0], dw[1]);
+}
+
+/* Inputs of problem p filled as the runner fills them (the op's ranges),
+ * their double conversions, and room for both references' outputs. */
+typedef struct bufs {
+    void *in[NT_BWD_NTENSORS];
+    double *d[NT_BWD_NTENSORS];        /* inputs as double */
+    double *o[NT_BWD_NTENSORS];        /* op.ref outputs */
+    double *f[NT_BWD_NTENSORS];        /* f64 reference outputs */
+} bufs;
+
+static int64_t elems(const nt_problem *p, int i) {
+    const nt_tensor_def *t = &p->op->tensors[i];
+    return (t->rows == NT_DIM_M ? p->M : 1) * (t->cols == NT_DIM_N ? p->N : 1);
+}
+
+static void bufs_make(bufs *b, const nt_problem *p, uint64_t seed) {
+    memset(b, 0, sizeof *b);
+    for (int i = 0; i < NT_BWD_NTENSORS; i++) {
+        const nt_tensor_def *t = &p->op->tensors[i];
+        size_t n = (size_t)elems(p, i);
+        int dt = p->dtype[t->slot];
+        if (t->role == NT_IN) {
+            b->in[i] = malloc(n * (size_t)nt_dtypes[dt].size);
+            b->d[i] = malloc(n * sizeof(double));
+            nt_fill(dt, b->in[i], n, t->lo, t->hi, seed + (uint64_t)i);
+            nt_to_f64(dt, b->in[i], n, b->d[i]);
+        } else {
+            b->o[i] = malloc(n * sizeof(double));
+            b->f[i] = malloc(n * sizeof(double));
+        }
+    }
+}
+
+static void bufs_free(bufs *b) {
+    for (int i = 0; i < NT_BWD_NTENSORS; i++) free(b->in[i]), free(b->d[i]), free(b->o[i]), free(b->f[i]);
+}
+
+TEST(threads_bitwise_equal) {
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 301, 136);
+    bufs b;
+    bufs_make(&b, &p, 1);
+    size_t nx = (size_t)p.M * (size_t)p.N, nw = (size_t)p.N;
+    double *dx1 = malloc(nx * sizeof(double)), *dw1 = malloc(nw * sizeof(double));
+    double *one[NT_BWD_NTENSORS] = {0};
+    one[NT_BWD_DX] = dx1;
+    one[NT_BWD_DW] = dw1;
+    CHECK(OP->ref(&p, (const void *const *)b.in, one, 1e-6, 1) == 0, "1 thread");
+    int nth[] = {7, 0, 64, 200};
+    for (int k = 0; k < 4; k++) {
+        CHECK(OP->ref(&p, (const void *const *)b.in, b.o, 1e-6, nth[k]) == 0, "%d threads", nth[k]);
+        CHECK(!memcmp(dx1, b.o[NT_BWD_DX], nx * sizeof(double)), "dx differs, %d threads", nth[k]);
+        CHECK(!memcmp(dw1, b.o[NT_BWD_DW], nw * sizeof(double)), "dw differs, %d threads", nth[k]);
+    }
+    /* M smaller than the thread count */
+    p.M = 2;
+    CHECK(OP->ref(&p, (const void *const *)b.in, one, 1e-6, 1) == 0, "M=2");
+    CHECK(OP->ref(&p, (const void *const *)b.in, b.o, 1e-6, 16) == 0, "M=2");
+    CHECK(!memcmp(dw1, b.o[NT_BWD_DW], nw * sizeof(double)), "M=2 dw differs");
+    /* dw is not trivially zero, and dx of M=2 is the first two rows of dx of M=301 */
+    double s = 0;
+    for (size_t j = 0; j < nw; j++) s += fabs(dw1[j]);
+    CHECK(s > 0, "dw all zero");
+    free(dx1), free(dw1);
+    bufs_free(&b);
+}
+
+TEST(generic_ref_is_f64_ref_on_converted_values) {
+    int tried = 0;
+    for (int x = 0; x < NT_NDTYPES; x++)
+        for (int w = 0; w < NT_NDTYPES; w++)
+            for (int dw = 0; dw < NT_NDTYPES; dw++) {
+                if (!allowed(x, w, dw)) continue;
+                nt_problem p = problem(x, w, dw, 37, 72);
+                bufs b;
+                bufs_make(&b, &p, 100 + (uint64_t)(9 * x + 3 * w + dw));
+                CHECK(OP->ref(&p, (const void *const *)b.in, b.o, 1e-6, 3) == 0, "ref");
+                CHECK(nt_rmsnorm_bwd_ref_f64(b.d[NT_BWD_X], b.d[NT_BWD_W], b.d[NT_BWD_DY], p.M,
+                                             p.N, 1e-6, b.f[NT_BWD_DX], b.f[NT_BWD_DW], 5) == 0,
+                      "f64 ref");
+                CHECK(!memcmp(b.o[NT_BWD_DX], b.f[NT_BWD_DX], sizeof(double) * (size_t)(p.M * p.N)),
+                      "dx: x=%s w=%s", nt_dtypes[x].name, nt_dtypes[w].name);
+                CHECK(!memcmp(b.o[NT_BWD_DW], b.f[NT_BWD_DW], sizeof(double) * (size_t)p.N),
+                      "dw: x=%s w=%s", nt_dtypes[x].name, nt_dtypes[w].name);
+                /* the inputs kept their fill ranges and their dtype's rounding:
+                 * an f32 input is not a 16-bit one (some value is not bf16) */
+                int wide = 0;
+                for (int64_t i = 0; i < p.M * p.N; i++) {
+                    double v = b.d[NT_BWD_X][i];
+                    CHECK(v >= -2 && v <= 2, "x[%lld] = %g out of [-2, 2] (rounded)", (long long)i, v);
+                    wide |= (double)nt_bf16_to_f32(nt_f32_to_bf16((float)v)) != v;
+                }
+                CHECK(wide == (x != NT_BF16), "x=%s: values %s bf16", nt_dtypes[x].name,
+                      wide ? "not all" : "all");
+                bufs_free(&b);
+                tried++;
+            }
+    CHECK(tried == 7, "%d allowed combinations, expected 7", tried);
+}
+
+TEST(check_accepts_exactly_the_allowed_dtypes) {
+    char err[256];
+    for (int x = 0; x < NT_NDTYPES; x++)
+        for (int w = 0; w < NT_NDTYPES; w++)
+            for (int dw = 0; dw < NT_NDTYPES; dw++) {
+                nt_problem p = problem(x, w, dw, 4, 64);
+                err[0] = 0;
+                int rc = OP->check(&p, err, sizeof err);
+                CHECK((rc == 0) == allowed(x, w, dw), "x=%s w=%s dw=%s: rc %d (%s)",
+                      nt_dtypes[x].name, nt_dtypes[w].name, nt_dtypes[dw].name, rc, err);
+                CHECK(rc == 0 || rc == -1, "rc %d", rc);
+            }
+    nt_problem p = problem(NT_BF16, NT_F16, NT_F32, 4, 64);
+    CHECK(OP->check(&p, err, sizeof err) == -1 && strstr(err, "w=f16") && strstr(err, "x=bf16"),
+          "message names the dtypes: %s", err);
+    p = problem(NT_BF16, NT_F32, NT_BF16, 4, 64);
+    CHECK(OP->check(&p, err, sizeof err) == -1 && strstr(err, "dw=bf16") && strstr(err, "w=f32"),
+          "message names the dtypes: %s", err);
+    /* the defaults are bf16, bf16, f32, and allowed */
+    nt_problem_init(&p, OP, 4, 64);
+    CHECK(p.dtype[NT_BWD_SX] == NT_BF16 && p.dtype[NT_BWD_SW] == NT_BF16 &&
+              p.dtype[NT_BWD_SDW] == NT_F32 && OP->check(&p, err, sizeof err) == 0,
+          "defaults");
+}
+
+TEST(op_table) {
+    CHECK(OP->ntensors == NT_BWD_NTENSORS && OP->nslots == NT_BWD_NSLOTS, "counts");
+    const char *names[] = {"x", "w", "dy", "dx", "dw"};
+    for (int i = 0; i < NT_BWD_NTENSORS; i++)
+        CHECK(!strcmp(OP->tensors[i].name, names[i]), "tensor %d is %s", i, OP->tensors[i].name);
+    CHECK(OP->tensors[NT_BWD_DX].role == NT_OUT && OP->tensors[NT_BWD_DW].role == NT_OUT &&
+              OP->tensors[NT_BWD_DY].role == NT_IN,
+          "roles");
+    CHECK(OP->tensors[NT_BWD_DY].slot == NT_BWD_SX && OP->tensors[NT_BWD_DX].slot == NT_BWD_SX &&
+              OP->tensors[NT_BWD_W].slot == NT_BWD_SW && OP->tensors[NT_BWD_DW].slot == NT_BWD_SDW,
+          "slots");
+    int n = 0;
+    for (; OP->families[n]; n++) {
+        const nt_family *f = OP->families[n];
+        CHECK(f->op == OP, "%s: op", f->name);
+        CHECK(!strncmp(f->name, "rmsnorm_bwd.", 12), "%s", f->name);
+        int k = 0;
+        while (f->sources[k + 1]) k++;
+        CHECK(!strcmp(f->sources[k], "rmsnorm_bwd/kernels.cuh"), "%s: last source %s", f->name,
+              f->sources[k]);
+    }
+    CHECK(n == 2, "%d families", n);
+}
+
+/* Params from canonical text (test helper). */
+static nt_params params(const char *text) {
+    nt_params p;
+    if (nt_params_parse(text, &p)) p.n = -1;
+    return p;
+}
+
+static const char *const naive_cfg[] = {"nsplit=1,partial=bf16", "nsplit=64,partial=f32",
+                                        "nsplit=7,partial=bf16", NULL};
+static const char *const persist_cfg[] = {"block=256,chunks=2,stages=2,k=0",
+                                          "block=512,chunks=4,stages=2,k=1",
+                                          "block=1024,chunks=16,stages=1,k=0",
+                                          "block=128,chunks=8,stages=4,k=2", NULL};
+
+TEST(plan_precision_follows_the_dw_dtype) {
+    char err[256];
+    nt_plan pl;
+    for (int x = 0; x < NT_NDTYPES; x++)
+        for (int w = 0; w < NT_NDTYPES; w++)
+            for (int dw = 0; dw < NT_NDTYPES; dw++) {
+                if (!allowed(x, w, dw)) continue;
+                nt_problem p = problem(x, w, dw, 1000, 1032);
+                for (int c = 0; naive_cfg[c]; c++) {
+                    nt_params q = params(naive_cfg[c]);
+                    CHECK(nt_rmsnorm_bwd_naive.plan(&q, &p, NULL, &pl, err, sizeof err) == 0, "%s",
+                          err);
+                    int bf16part = strstr(naive_cfg[c], "bf16") != NULL;
+                    int want = !bf16part || dw == NT_BF16;
+                    CHECK(nt_plan_precise(&pl, &p) == want, "naive %s x=%s w=%s dw=%s: precise %d",
+                          naive_cfg[c], nt_dtypes[x].name, nt_dtypes[w].name, nt_dtypes[dw].name,
+                          !want);
+                    CHECK(nt_plan_tol(&pl, &p, NT_BWD_DX) == nt_dtypes[x].tol, "dx tol");
+                    double tdw = nt_plan_tol(&pl, &p, NT_BWD_DW);
+                    CHECK(tdw == (bf16part ? fmax(NT_TOL_BF16, nt_dtypes[dw].tol) : nt_dtypes[dw].tol),
+                          "dw tol %g", tdw);
+                }
+                for (int c = 0; persist_cfg[c]; c++) {
+                    nt_params q = params(persist_cfg[c]);
+                    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err) == 0,
+                          "%s", err);
+                    CHECK(nt_plan_precise(&pl, &p), "persistent %s", persist_cfg[c]);
+                }
+            }
+    /* the bug of issue 9: bf16 partials for an f32 dw */
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 7, 24);
+    nt_params q = params("nsplit=64,partial=bf16");
+    CHECK(nt_rmsnorm_bwd_naive.plan(&q, &p, NULL, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!nt_plan_precise(&pl, &p), "bf16 partials eligible for an f32 dw");
+}
+
+/* 1 when s starts with prefix. */
+static int starts(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+TEST(name_expressions_start_with_the_ctypes) {
+    char err[256], want[128], fin[128];
+    nt_plan pl;
+    int64_t Ns[] = {8, 24, 1032, 4096, 16384};
+    int named = 0;
+    for (int x = 0; x < NT_NDTYPES; x++)
+        for (int w = 0; w < NT_NDTYPES; w++)
+            for (int dw = 0; dw < NT_NDTYPES; dw++) {
+                if (!allowed(x, w, dw)) continue;
+                snprintf(fin, sizeof fin, "nt_colsum_final<%s, ", nt_dtypes[dw].ctype);
+                for (int n = 0; n < 5; n++) {
+                    nt_problem p = problem(x, w, dw, 3, Ns[n]);
+                    for (int c = 0; naive_cfg[c]; c++) {
+                        nt_params q = params(naive_cfg[c]);
+                        if (nt_rmsnorm_bwd_naive.plan(&q, &p, NULL, &pl, err, sizeof err)) {
+                            CHECK(0, "%s", err);
+                            continue;
+                        }
+                        snprintf(want, sizeof want, "nt_naive_row<%s, %s, %s, ", nt_dtypes[x].ctype,
+                                 nt_dtypes[w].ctype, nt_dtypes[dw].ctype);
+                        CHECK(pl.nlaunch == 3 && starts(pl.l[0].name, want) &&
+                                  starts(pl.l[1].name, "nt_colsum_split<") &&
+                                  starts(pl.l[2].name, fin),
+                              "%s | %s | %s", pl.l[0].name, pl.l[1].name, pl.l[2].name);
+                        named++;
+                    }
+                    for (int c = 0; persist_cfg[c]; c++) {
+                        nt_params q = params(persist_cfg[c]);
+                        if (nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err))
+                            continue;              /* N too long for this config */
+                        snprintf(want, sizeof want, "nt_persist<%s, %s, %s, ", nt_dtypes[x].ctype,
+                                 nt_dtypes[w].ctype, nt_dtypes[dw].ctype);
+                        CHECK(pl.nlaunch == 2 && starts(pl.l[0].name, want) &&
+                                  starts(pl.l[1].name, fin),
+                              "%s | %s", pl.l[0].name, pl.l[1].name);
+                        named++;
+                    }
+                }
+            }
+    CHECK(named > 150, "only %d plans", named);
+    nt_problem p = problem(NT_BF16, NT_F32, NT_F32, 3, 4096);
+    nt_params q = params("block=256,chunks=2,stages=2,k=0");
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err) == 0 &&
+              !strcmp(pl.l[0].name, "nt_persist<nt_bf16, float, float, 256, 2, 2, 0>") &&
+              !strcmp(pl.l[1].name, "nt_colsum_final<float, 0>"),
+          "%s | %s", pl.l[0].name, pl.l[1].name);
+}
+
+TEST(naive_chunks_fewest_power_of_two) {
+    char err[256];
+    nt_plan pl;
+    nt_params q = params("nsplit=4,partial=f32");
+    for (int x = 0; x < NT_NDTYPES; x++) {
+        int E = 16 / nt_dtypes[x].size, bad = 0;
+        for (int64_t N = 8; N <= NT_MAX_N; N += 8) {
+            nt_problem p = problem(x, x, NT_F32, 5, N);
+            int ch = -1, f32 = -1;
+            char tail[64];
+            snprintf(tail, sizeof tail, "nt_naive_row<%s, %s, float, %%d, %%d>", nt_dtypes[x].ctype,
+                     nt_dtypes[x].ctype);
+            if (nt_rmsnorm_bwd_naive.plan(&q, &p, NULL, &pl, err, sizeof err) ||
+                sscanf(pl.l[0].name, tail, &ch, &f32) != 2) {
+                bad++;
+                continue;
+            }
+            int64_t nvec = N / E, per = (nvec + ch - 1) / ch;
+            int pow2 = ch > 0 && !(ch & (ch - 1));
+            int fewest = ch == 1 || (nvec + ch / 2 - 1) / (ch / 2) > 1024;
+            int block_ok = pl.l[0].block % 32 == 0 && pl.l[0].block <= 1024 &&
+                           pl.l[0].block >= per && pl.l[0].block < per + 32;
+            if (!pow2 || !fewest || !block_ok || f32 != 1 || (int64_t)pl.l[0].block * ch * E < N) {
+                if (bad++ < 3)
+                    CHECK(0, "x=%s N=%lld: %s block %u", nt_dtypes[x].name, (long long)N,
+                          pl.l[0].name, pl.l[0].block);
+            }
+        }
+        CHECK(bad == 0, "x=%s: %d lengths wrong", nt_dtypes[x].name, bad);
+    }
+}
+
+TEST(persistent_limits_and_smem_follow_the_dtypes) {
+    char err[256];
+    nt_plan pl;
+    nt_params q = params("block=256,chunks=2,stages=3,k=0");
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 100, 4096);  /* 256 * 2 * 8 */
+    CHECK(nt_rmsnorm_bwd_persistent.check(&q, &p, NULL, err, sizeof err) == 0, "%s", err);
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err) == 0 &&
+              pl.l[0].smem == (2 * 3 * 16 + 16) * 256 * 2,
+          "bf16 smem %u", pl.l[0].smem);
+    p.N = 4104;
+    CHECK(nt_rmsnorm_bwd_persistent.check(&q, &p, NULL, err, sizeof err) == -1, "bf16 N=4104");
+    p = problem(NT_BF16, NT_F32, NT_F32, 100, 4096);       /* f32 weights: 32 bytes a chunk */
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err) == 0 &&
+              pl.l[0].smem == (2 * 3 * 16 + 32) * 256 * 2,
+          "bf16/f32 smem %u", pl.l[0].smem);
+    p = problem(NT_F32, NT_F32, NT_F32, 100, 4096);        /* 4 elements a chunk */
+    CHECK(nt_rmsnorm_bwd_persistent.check(&q, &p, NULL, err, sizeof err) == -1 &&
+              strstr(err, "x=f32"),
+          "f32 N=4096 with 256 x 2 chunks: %s", err);
+    p.N = 2048;
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err) == 0 &&
+              pl.l[0].smem == (2 * 3 * 16 + 16) * 256 * 2,
+          "f32 smem %u", pl.l[0].smem);
+    q = params("block=256,chunks=2,stages=1,k=0");
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err) == 0 &&
+              pl.l[0].smem == 0,
+          "stages=1: no dynamic smem");
+    /* a device too small for the stages */
+    nt_devinfo dev = {.sms = 132, .cc_major = 9, .smem_per_block_optin = 8192,
+                      .smem_per_sm = 233472, .max_threads_per_sm = 2048, .regs_per_sm = 65536};
+    q = params("block=256,chunks=2,stages=3,k=0");
+    CHECK(nt_rmsnorm_bwd_persistent.check(&q, &p, &dev, err, sizeof err) == -1, "smem limit");
+    dev.smem_per_block_optin = 232448;
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, &dev, &pl, err, sizeof err) == 0 &&
+              pl.workspace >= (size_t)100 * 2048 * 4,
+          "workspace %zu", pl.workspace);
+}
+
+int main(void) {
+    RUN(backward_matches_finite_differences);
+    RUN(backward_known_values);
+    RUN(threads_bitwise_equal);
+    RUN(generic_ref_is_f64_ref_on_converted_values);
+    RUN(check_accepts_exactly_the_allowed_dtypes);
+    RUN(op_table);
+    RUN(plan_precision_follows_the_dw_dtype);
+    RUN(name_expressions_start_with_the_ctypes);
+    RUN(naive_chunks_fewest_power_of_two);
+    RUN(persistent_limits_and_smem_follow_the_dtypes);
+    T_END();
+}
