@@ -1,9 +1,75 @@
-/* TEMPORARY (replaced by the helper's op) */
-#include <stdlib.h>
+/* rmsnorm_fwd/op.c -- the RMSNorm forward op as data: its tensors by role,
+ * its dtype slots, the dtype combinations it accepts, its float64
+ * reference and its families (families.c).
+ *
+ *   x    in   M x N  slot x (bf16 | f16 | f32)   filled uniform in [-2, 2)
+ *   w    in   1 x N  slot w (x's dtype or f32)   filled uniform in [0.5, 1.5)
+ *   y    out  M x N  slot x                      y = x * rstd * w
+ *   rstd out  M x 1  fp32, optional              1 / sqrt(mean(x^2) + eps)
+ *
+ * The order of the table is nt_args.t[]'s (tensors.h names the indices). */
+#include <stdio.h>
+
 #include "kernels/family.h"
-static const nt_tensor_def tensors[] = {
-    {"x", NT_IN, NT_DIM_M, NT_DIM_N, 0, 0, -2, 2, 0, "input"},
+#include "kernels/rmsnorm_fwd/ref.h"
+#include "kernels/rmsnorm_fwd/tensors.h"
+
+#define ANY ((1u << NT_BF16) | (1u << NT_F16) | (1u << NT_F32))
+
+extern const nt_family nt_rmsnorm_fwd_row;
+extern const nt_family nt_rmsnorm_fwd_warp;
+extern const nt_family nt_rmsnorm_fwd_persist;
+
+static const nt_slot_def fwd_slots[NT_FWD_NSLOTS] = {
+    [NT_FWD_SX] = {"x", ANY, NT_BF16, "dtype of x and y"},
+    [NT_FWD_SW] = {"w", ANY, NT_BF16, "dtype of w: x's dtype or f32"},
 };
-static const nt_slot_def slots[] = {{"x", 1u << NT_BF16, NT_BF16, "x"}};
-static const nt_family *const fams[] = {NULL};
-const nt_op nt_op_rmsnorm_fwd = {"rmsnorm_fwd", "RMSNorm forward", 1, slots, 1, tensors, NULL, NULL, fams, NULL, NULL};
+
+static const nt_tensor_def fwd_tensors[NT_FWD_NTENSORS] = {
+    [NT_FWD_X] = {"x", NT_IN, NT_DIM_M, NT_DIM_N, NT_FWD_SX, 0, -2.0, 2.0, 0, "input rows"},
+    [NT_FWD_W] = {"w", NT_IN, NT_DIM_1, NT_DIM_N, NT_FWD_SW, 0, 0.5, 1.5, 0, "weight"},
+    [NT_FWD_Y] = {"y", NT_OUT, NT_DIM_M, NT_DIM_N, NT_FWD_SX, 0, 0, 0, 0,
+                  "normalized rows: x * rstd * w"},
+    [NT_FWD_RSTD] = {"rstd", NT_OUT, NT_DIM_M, NT_DIM_1, -1, NT_F32, 0, 0, 1,
+                     "1 / sqrt(mean(x^2) + eps) per row (optional)"},
+};
+
+static const nt_family *const fwd_families[] = {
+    &nt_rmsnorm_fwd_row,
+    &nt_rmsnorm_fwd_warp,
+    &nt_rmsnorm_fwd_persist,
+    NULL,
+};
+
+/* The dtype combinations: w is x's dtype or f32.  0, or -1 with why. */
+static int fwd_check(const nt_problem *p, char *err, size_t errlen) {
+    int x = p->dtype[NT_FWD_SX], w = p->dtype[NT_FWD_SW];
+    if (x < 0 || x >= NT_NDTYPES || w < 0 || w >= NT_NDTYPES) {
+        snprintf(err, errlen, "rmsnorm_fwd: unknown dtype (x=%d, w=%d)", x, w);
+        return -1;
+    }
+    if (w != x && w != NT_F32) {
+        snprintf(err, errlen, "rmsnorm_fwd: w must be x's dtype (%s) or f32, not %s",
+                 nt_dtypes[x].name, nt_dtypes[w].name);
+        return -1;
+    }
+    return 0;
+}
+
+/* nt_op.ref: y and rstd in double from x and w in their dtypes. */
+static int fwd_ref(const nt_problem *p, const void *const *t, double *const *out, double eps,
+                   int nthreads) {
+    return nt_ref_rmsnorm_fwd(p->dtype[NT_FWD_SX], p->dtype[NT_FWD_SW], t[NT_FWD_X],
+                              t[NT_FWD_W], p->M, p->N, eps, out[NT_FWD_Y], out[NT_FWD_RSTD],
+                              nthreads);
+}
+
+const nt_op nt_op_rmsnorm_fwd = {
+    "rmsnorm_fwd",
+    "RMSNorm forward: y = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps) per row",
+    NT_FWD_NSLOTS, fwd_slots,
+    NT_FWD_NTENSORS, fwd_tensors,
+    fwd_check,
+    fwd_ref,
+    fwd_families,
+};

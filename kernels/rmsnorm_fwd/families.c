@@ -1,0 +1,281 @@
+/* rmsnorm_fwd/families.c -- the RMSNorm forward families as data.
+ *
+ * rmsnorm_fwd.row      one row per block of `block` threads, the row in
+ *                      registers (`chunks` 16-byte chunks of x per thread);
+ *                      many resident blocks keep the bytes in flight.  The
+ *                      mid-to-large N workhorse.
+ * rmsnorm_fwd.warp     `tpr` (1..32) threads per row, block/tpr rows per
+ *                      block, the reduction a butterfly in the row's lanes
+ *                      (no barrier): small N without idle threads.
+ * rmsnorm_fwd.persist  persistent blocks (k per SM) walk the rows with w
+ *                      held in registers; stages > 1 pipelines the next rows
+ *                      through shared memory with cp.async, so loads stay in
+ *                      flight through each row's reduction.
+ *
+ * All take `k`, the blocks per SM the kernel is compiled for (__launch_
+ * bounds__ minimum blocks; 0 = no bound), which caps registers per thread.
+ * Configurations that would spill are refused (see fits_regs).  Device
+ * code and the design argument: kernels.cuh.  Each family supports every
+ * M >= 1 and every dtype combination of the op; N is covered when N <=
+ * threads per row * chunks * E (E = 16 / size(x): 8 for bf16/f16, 4 for
+ * fp32).  The fallback that covers every problem: row with block=1024,
+ * chunks=NT_MAX_N/(1024*E) (2 for bf16/f16, 4 for fp32), k=0: any M, every
+ * N up to 16384, every dtype combination, no spill. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/family.h"
+#include "kernels/rmsnorm_fwd/tensors.h"
+
+extern const nt_op nt_op_rmsnorm_fwd;
+
+#define REGS_PER_SM 65536     /* register file of sm_70..sm_90 (what ptxas bounds with) */
+#define REG_MAX 255           /* registers a thread may have */
+#define REG_BASE 15           /* registers beyond the row data: 15 + 3 per chunk */
+#define REG_PER_CHUNK 3       /* (pointers, predicates, unpacked floats); fitted to
+                                 nvcc --resource-usage of ~1100 configurations near
+                                 the bound (sm_90a): no accepted one spills */
+#define SMEM_RESERVED 1024    /* shared memory the runtime reserves per block (sm_80+) */
+#define RED_SMEM 256          /* static shared memory of the block reduction */
+#define GRID_MAX 2147483647LL /* largest 1-D grid; the kernels loop beyond it */
+
+static const char *const fwd_sources[] = {
+    "nt_args.h", "common.cuh", "rmsnorm_fwd/tensors.h", "rmsnorm_fwd/kernels.cuh", NULL,
+};
+
+static const nt_param_def row_params[] = {
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
+};
+
+static const nt_param_def warp_params[] = {
+    {"tpr", NT_PARAM_INT, NULL, 1, 32, "threads per row, a power of two"},
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (block/tpr rows), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
+};
+
+static const nt_param_def persist_params[] = {
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row at a time), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"stages", NT_PARAM_INT, NULL, 1, 8, "rows in flight per block (1: no shared-memory pipeline)"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM (grid = k x SMs, at most M), 0 = as many as fit"},
+};
+
+/* What the families need of a problem's dtypes. */
+typedef struct fwd_dt {
+    int sx, sw;               /* bytes per element of x and w */
+    int E;                    /* elements per 16-byte chunk of x */
+    const char *xct, *wct;    /* device types of the templates */
+} fwd_dt;
+
+/* The problem's dtypes as fwd_dt: 0, or -1 when the combination is not
+ * one the op allows (nt_problem_check refuses it first; this keeps the
+ * table lookups safe). */
+static int get_dt(const nt_problem *pr, fwd_dt *d, char *err, size_t errlen) {
+    int x = pr->dtype[NT_FWD_SX], w = pr->dtype[NT_FWD_SW];
+    if (x < 0 || x >= NT_NDTYPES || w < 0 || w >= NT_NDTYPES || (w != x && w != NT_F32)) {
+        snprintf(err, errlen, "rmsnorm_fwd: unsupported dtypes x=%d w=%d (w: x's dtype or f32)",
+                 x, w);
+        return -1;
+    }
+    d->sx = nt_dtypes[x].size;
+    d->sw = nt_dtypes[w].size;
+    d->E = 16 / d->sx;
+    d->xct = nt_dtypes[x].ctype;
+    d->wct = nt_dtypes[w].ctype;
+    return 0;
+}
+
+/* Registers of row data per thread: C chunks of x (4 words each) and of w
+ * (4 * sw / sx words each). */
+static int64_t data_words(const fwd_dt *d, int64_t C) { return C * (4 + 4 * d->sw / d->sx); }
+
+/* 1 when C chunks fit in the registers __launch_bounds__(B, max(K, 1))
+ * leaves a thread (65536 / (K B), in steps of 8, at most 255), else 0 with
+ * a message: such a kernel spills, and a spilling copy is not a contender. */
+static int fits_regs(const fwd_dt *d, int64_t B, int64_t C, int64_t K, char *err, size_t errlen) {
+    int64_t limit = REGS_PER_SM / ((K > 0 ? K : 1) * B) / 8 * 8;
+    if (limit > REG_MAX) limit = REG_MAX;
+    int64_t need = data_words(d, C) + REG_BASE + REG_PER_CHUNK * C;
+    if (need > limit) {
+        snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread, block=%lld k=%lld "
+                 "leave %lld (would spill)", (long long)C, (long long)need, (long long)B,
+                 (long long)K, (long long)limit);
+        return 0;
+    }
+    return 1;
+}
+
+/* block a multiple of 32 in [32, 1024], chunks in [1, 16], k in [0, 32]. */
+static int check_bck(const char *fam, int64_t B, int64_t C, int64_t K, int ok, char *err,
+                     size_t errlen) {
+    if (!ok || B < 32 || B > 1024 || B % 32 || C < 1 || C > 16 || K < 0 || K > 32) {
+        snprintf(err, errlen, "%s needs block a multiple of 32 in [32, 1024], chunks in [1, 16], "
+                 "k in [0, 32]", fam);
+        return -1;
+    }
+    return 0;
+}
+
+/* N covered by T threads per row of C chunks of E elements. */
+static int check_cover(const nt_problem *pr, const fwd_dt *d, int64_t T, int64_t C, char *err,
+                       size_t errlen) {
+    if (pr->N > T * C * d->E) {
+        snprintf(err, errlen, "N=%lld exceeds threads per row * chunks * %d = %lld",
+                 (long long)pr->N, d->E, (long long)(T * C * d->E));
+        return -1;
+    }
+    return 0;
+}
+
+/* Device limits of K blocks of B threads with smem bytes of shared memory
+ * (static included) each; dev may be NULL (nothing to check). */
+static int check_dev(const nt_devinfo *dev, int64_t B, int64_t K, int64_t smem, char *err,
+                     size_t errlen) {
+    if (!dev) return 0;
+    if (smem > dev->smem_per_block_optin) {
+        snprintf(err, errlen, "needs %lld bytes of shared memory per block, the device allows %d",
+                 (long long)smem, dev->smem_per_block_optin);
+        return -1;
+    }
+    if (B > dev->max_threads_per_sm ||
+        (K && (K * B > dev->max_threads_per_sm || K * (smem + SMEM_RESERVED) > dev->smem_per_sm))) {
+        snprintf(err, errlen, "k=%lld blocks of %lld threads and %lld bytes of shared memory do "
+                 "not fit on one SM", (long long)K, (long long)B, (long long)smem);
+        return -1;
+    }
+    return 0;
+}
+
+/* The grid that covers `units` (rows or row groups), capped at the 1-D limit. */
+static unsigned grid_for(int64_t units) { return (unsigned)(units < GRID_MAX ? units : GRID_MAX); }
+
+/* ---- row -------------------------------------------------------------- */
+
+static int row_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, char *err,
+                     size_t errlen) {
+    int ok = 1;
+    int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
+    int64_t K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("row", B, C, K, ok, err, errlen) || get_dt(pr, &d, err, errlen) ||
+        check_cover(pr, &d, B, C, err, errlen) || !fits_regs(&d, B, C, K, err, errlen))
+        return -1;
+    return check_dev(dev, B, K, RED_SMEM, err, errlen);
+}
+
+static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
+                    char *err, size_t errlen) {
+    if (row_check(p, pr, dev, err, errlen)) return -1;
+    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
+    int64_t K = nt_params_int(p, "k", NULL);
+    fwd_dt d;
+    get_dt(pr, &d, err, errlen);
+    memset(pl, 0, sizeof *pl);
+    pl->nlaunch = 1;
+    snprintf(pl->l[0].name, sizeof pl->l[0].name, "nt_fwd_row<%s, %s, %lld, %lld, %lld>", d.xct,
+             d.wct, (long long)B, (long long)C, (long long)K);
+    pl->l[0].grid = grid_for(pr->M);
+    pl->l[0].grid_y = 1;
+    pl->l[0].block = (unsigned)B;
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_row = {
+    "rmsnorm_fwd.row", &nt_op_rmsnorm_fwd,
+    "one row per block, the row in registers",
+    3, row_params, row_check, row_plan, fwd_sources,
+};
+
+/* ---- warp ------------------------------------------------------------- */
+
+static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      char *err, size_t errlen) {
+    int ok = 1;
+    int64_t T = nt_params_int(p, "tpr", &ok), B = nt_params_int(p, "block", &ok);
+    int64_t C = nt_params_int(p, "chunks", &ok), K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("warp", B, C, K, ok, err, errlen)) return -1;
+    if (T < 1 || T > 32 || (T & (T - 1))) {
+        snprintf(err, errlen, "warp needs tpr a power of two in [1, 32]");
+        return -1;
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, T, C, err, errlen) ||
+        !fits_regs(&d, B, C, K, err, errlen))
+        return -1;
+    return check_dev(dev, B, K, 0, err, errlen);
+}
+
+static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                     nt_plan *pl, char *err, size_t errlen) {
+    if (warp_check(p, pr, dev, err, errlen)) return -1;
+    int64_t T = nt_params_int(p, "tpr", NULL), B = nt_params_int(p, "block", NULL);
+    int64_t C = nt_params_int(p, "chunks", NULL), K = nt_params_int(p, "k", NULL);
+    fwd_dt d;
+    get_dt(pr, &d, err, errlen);
+    memset(pl, 0, sizeof *pl);
+    pl->nlaunch = 1;
+    snprintf(pl->l[0].name, sizeof pl->l[0].name, "nt_fwd_warp<%s, %s, %lld, %lld, %lld, %lld>",
+             d.xct, d.wct, (long long)T, (long long)B, (long long)C, (long long)K);
+    const int64_t rows = B / T;
+    pl->l[0].grid = grid_for((pr->M + rows - 1) / rows);
+    pl->l[0].grid_y = 1;
+    pl->l[0].block = (unsigned)B;
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_warp = {
+    "rmsnorm_fwd.warp", &nt_op_rmsnorm_fwd,
+    "tpr threads per row, block/tpr rows per block, lane-only reduction",
+    4, warp_params, warp_check, warp_plan, fwd_sources,
+};
+
+/* ---- persist ---------------------------------------------------------- */
+
+/* Dynamic shared memory of the pipeline: stages x C*B 16-byte slots. */
+static int64_t persist_smem(int64_t B, int64_t C, int64_t S) { return S > 1 ? S * C * B * 16 : 0; }
+
+static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                         char *err, size_t errlen) {
+    int ok = 1;
+    int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
+    int64_t S = nt_params_int(p, "stages", &ok), K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("persist", B, C, K, ok, err, errlen)) return -1;
+    if (S < 1 || S > 8) {
+        snprintf(err, errlen, "persist needs stages in [1, 8]");
+        return -1;
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
+        !fits_regs(&d, B, C, K, err, errlen))
+        return -1;
+    return check_dev(dev, B, K, persist_smem(B, C, S) + RED_SMEM, err, errlen);
+}
+
+static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                        nt_plan *pl, char *err, size_t errlen) {
+    if (persist_check(p, pr, dev, err, errlen)) return -1;
+    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
+    int64_t S = nt_params_int(p, "stages", NULL), K = nt_params_int(p, "k", NULL);
+    fwd_dt d;
+    get_dt(pr, &d, err, errlen);
+    memset(pl, 0, sizeof *pl);
+    pl->nlaunch = 1;
+    snprintf(pl->l[0].name, sizeof pl->l[0].name,
+             "nt_fwd_persist<%s, %s, %lld, %lld, %lld, %lld>", d.xct, d.wct, (long long)B,
+             (long long)C, (long long)S, (long long)K);
+    pl->l[0].grid = 0;          /* the launcher sizes it: SMs x k (or as many as fit), at most M */
+    pl->l[0].grid_y = 1;
+    pl->l[0].block = (unsigned)B;
+    pl->l[0].smem = (unsigned)persist_smem(B, C, S);
+    pl->l[0].blocks_per_sm = (int)K;
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_persist = {
+    "rmsnorm_fwd.persist", &nt_op_rmsnorm_fwd,
+    "persistent blocks walk the rows, w in registers, cp.async pipeline of the next rows",
+    4, persist_params, persist_check, persist_plan, fwd_sources,
+};

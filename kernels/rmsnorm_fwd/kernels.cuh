@@ -1,0 +1,333 @@
+/* rmsnorm_fwd/kernels.cuh -- RMSNorm forward device code, templated on the
+ * dtypes: x and y of type X (nt_bf16, nt_f16 or float), w of type Wt (X or
+ * float), rstd fp32.
+ *
+ * Per row i: r_i = 1/sqrt(mean_j x_ij^2 + eps); y_ij = x_ij * r_i * w_j,
+ * computed in fp32 and rounded once to X; rstd_i = r_i when a.t[NT_FWD_RSTD]
+ * is not NULL (the library may pass NULL; the tuner always passes it).
+ *
+ * One source for NVRTC (the tuner) and nvcc (the production library); no
+ * CUDA header.  Every kernel takes one nt_args by value and reads its
+ * tensors from a.t[NT_FWD_*].  A row is moved in 16-byte chunks of x
+ * (E = 16 / sizeof(X) elements: 8 for bf16/fp16, 4 for fp32); the weight
+ * of a chunk is E elements of Wt (8, 16 or 32 bytes).  Chunk j of a thread
+ * that is lane l of the T threads of a row covers vector j*T + l, so every
+ * load and store instruction of a warp is contiguous.
+ *
+ * Design: the forward reads each element of x once and writes y once, so it
+ * is a copy with one reduction per row in the middle.  All three kernels
+ * keep the thread's part of the row in registers across the reduction
+ * (QuACK reloads x from shared memory after its reduction and splits large
+ * rows over a cluster; with N <= 16384 a row is at most 64 KB, which 256 to
+ * 1024 threads hold in 4 to 64 registers each, so neither the reload nor the
+ * cluster is needed).  What decides bandwidth is bytes in flight per SM:
+ * by Little's law, ~4.8 TB/s x ~0.7 us loaded latency / 132 SMs ~ 25 KB of
+ * loads outstanding per SM.  The families reach it in different ways:
+ *
+ *   nt_fwd_row<X, Wt, B, C, K>      one row per block of B threads (a loop of
+ *                                   stride gridDim.x covers M beyond the grid
+ *                                   limit); C chunks per thread,
+ *                                   N <= B*C*E.  Bytes in flight come from
+ *                                   many resident blocks (K: blocks per SM
+ *                                   for __launch_bounds__, 0 = no bound).
+ *                                   The block reduction is a warp butterfly,
+ *                                   warp partials through shared memory and a
+ *                                   second butterfly (one barrier per row).
+ *   nt_fwd_warp<X, Wt, T, B, C, K>  T = 1..32 threads per row, B/T rows per
+ *                                   block: the reduction is a butterfly in
+ *                                   the row's lanes only (no shared memory,
+ *                                   no barrier), so small N neither wastes
+ *                                   threads nor waits on block barriers.
+ *   nt_fwd_persist<X, Wt, B, C, S, K>  persistent: K blocks per SM (0 = as
+ *                                   many as fit) walk rows bid, bid+G, ...;
+ *                                   w sits in registers for the whole walk.
+ *                                   S > 1: the next S-1 rows are copied into
+ *                                   shared memory with cp.async while the
+ *                                   current one is reduced and written, so
+ *                                   each block keeps S-1 rows of loads in
+ *                                   flight through its own reduction bubble.
+ *                                   Each thread copies and reads only its own
+ *                                   slots, so the pipeline needs no barrier.
+ *                                   S = 1: loads straight into registers.
+ *
+ * Loads: x with ld.global.nc.L1::no_allocate (read once), or cp.async.cg
+ * (L2 only) in the pipeline; w with ordinary loads (reused by every row:
+ * L1/L2 resident).  y with st.global.cs (streaming, not read again).
+ *
+ * Determinism: no atomics; a thread sums its chunks in a fixed order, the
+ * butterflies leave the same bits in every lane (a + b == b + a), and the
+ * block's warp partials are added in the same order by every warp.  The
+ * partial buffer alternates between two halves from row to row, so one
+ * barrier per row suffices (see common.cuh's nt_block_sum2).
+ *
+ * Napkin math: bytes = M*N*size(X) read + M*N*size(X) written + N*size(Wt)
+ * + 4*M (rstd).  M = 16384, N = 4096: bf16 268.5 MB, 67 us at 4.0 TB/s
+ * (a read-one/write-one copy on an H200); the 92% target is 73 us.  fp32:
+ * 537 MB, 134 us (target 146 us).  Compute is ~3 flops per element (FMA
+ * for the sum, two multiplies), ~1.6 GFLOP here: nothing next to the
+ * bytes.  Registers per thread for the row data: C * (4 + 4*size(Wt)/size(X))
+ * words (bf16 x with fp32 w: 12 C). */
+#ifndef NT_RMSNORM_FWD_CUH
+#define NT_RMSNORM_FWD_CUH
+
+#include "common.cuh"
+#include "rmsnorm_fwd/tensors.h"
+
+/* E elements per 16-byte chunk of X; the vector types of x and w chunks. */
+template <class X, class Wt>
+struct nt_fwd_t {
+    static constexpr int E = 16 / (int)sizeof(X);
+    typedef nt_vec<X, E> xv;
+    typedef nt_vec<Wt, E> wv;
+    static constexpr int WW = nt_vec<Wt, E>::W;       /* words of w per chunk */
+    static_assert(nt_vec<X, E>::W == 4, "x chunks are 16 bytes");
+};
+
+/* Sum over the T lanes of a group (T a power of two <= 32, groups aligned
+ * in the warp): a xor butterfly; every lane of the group returns the same
+ * bits.  Every lane of the warp must call it. */
+template <int T>
+__device__ __forceinline__ float nt_fwd_lanes(float v) {
+#pragma unroll
+    for (int o = T / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* Sum of v over a block of B threads; every thread returns the same bits.
+ * buf: shared address of 32 floats, alternated by the caller between two
+ * such halves from row to row (one barrier per row; see the file comment). */
+template <int B>
+__device__ __forceinline__ float nt_fwd_block_sum(float v, unsigned buf) {
+    v = nt_fwd_lanes<32>(v);
+    if (B == 32) return v;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) nt_sts4(buf + 4u * (unsigned)warp, v);
+    __syncthreads();
+    v = lane < B / 32 ? nt_lds4(buf + 4u * (unsigned)lane) : 0.f;
+    return nt_fwd_lanes<32>(v);
+}
+
+/* Sum of squares of the active chunks xv[0..C) of this thread, in order. */
+template <class X, int C, int E>
+__device__ __forceinline__ float nt_fwd_sumsq(const nt_vec<X, E> *xv, const bool *act) {
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        if (!act[j]) continue;
+        float f[E];
+        xv[j].get(f);
+#pragma unroll
+        for (int k = 0; k < E; k++) s = fmaf(f[k], f[k], s);
+    }
+    return s;
+}
+
+/* Write y = x * r * w for the active chunks: chunk j to vector j*T + l of
+ * the row at yrow. */
+template <class X, class Wt, int C, int E>
+__device__ __forceinline__ void nt_fwd_store(const nt_vec<X, E> *xv, const nt_vec<Wt, E> *wv,
+                                             const bool *act, float r, char *yrow, int T, int l) {
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        if (!act[j]) continue;
+        float xf[E], wf[E], o[E];
+        xv[j].get(xf);
+        wv[j].get(wf);
+#pragma unroll
+        for (int k = 0; k < E; k++) o[k] = xf[k] * r * wf[k];
+        nt_vec<X, E> ov;
+        ov.put(o);
+        nt_stg<4, true>(yrow + 16 * (long long)(j * T + l), ov.w);
+    }
+}
+
+/* Load the active x chunks of a row (read once) into xv; zero the rest. */
+template <class X, int C, int E>
+__device__ __forceinline__ void nt_fwd_load_x(nt_vec<X, E> *xv, const bool *act, const char *xrow,
+                                              int T, int l) {
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        if (act[j]) nt_ldg<4, true>(xrow + 16 * (long long)(j * T + l), xv[j].w);
+        else xv[j].zero();
+    }
+}
+
+/* Load the active w chunks (ordinary loads: w is read by every row). */
+template <class Wt, int C, int E>
+__device__ __forceinline__ void nt_fwd_load_w(nt_vec<Wt, E> *wv, const bool *act, const char *w,
+                                              int T, int l) {
+    constexpr int WW = nt_vec<Wt, E>::W;
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        if (act[j]) nt_ldg<WW, false>(w + 4 * WW * (long long)(j * T + l), wv[j].w);
+        else wv[j].zero();
+    }
+}
+
+/* ---- one row per block ------------------------------------------------ */
+
+template <class X, class Wt, int B, int C, int K>
+__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_row(nt_args a) {
+    typedef nt_fwd_t<X, Wt> F;
+    constexpr int E = F::E;
+    __shared__ float red_buf[2][32];
+    const unsigned red = nt_saddr(red_buf);
+    const int tid = threadIdx.x;
+    const int N = a.N, nvec = N / E;
+    const long long M = a.M;
+    const float invN = 1.0f / (float)N;
+    const char *x = (const char *)a.t[NT_FWD_X];
+    const char *w = (const char *)a.t[NT_FWD_W];
+    char *y = (char *)a.t[NT_FWD_Y];
+    float *rstd = (float *)a.t[NT_FWD_RSTD];
+    const long long rowb = (long long)N * (long long)sizeof(X);
+    bool act[C];
+#pragma unroll
+    for (int j = 0; j < C; j++) act[j] = j * B + tid < nvec;
+    typename F::xv xv[C];
+    typename F::wv wv[C];
+    unsigned it = 0;
+#pragma unroll 1
+    for (long long row = blockIdx.x; row < M; row += gridDim.x, it++) {
+        /* x first: its loads go to DRAM; w's hit L1/L2 and land in time */
+        nt_fwd_load_x<X, C, E>(xv, act, x + row * rowb, B, tid);
+        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
+        float s = nt_fwd_sumsq<X, C, E>(xv, act);
+        s = nt_fwd_block_sum<B>(s, red + 128u * (it & 1u));
+        const float r = rsqrtf(s * invN + a.eps);
+        if (rstd && tid == 0) rstd[row] = r;
+        nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
+    }
+}
+
+/* ---- T threads per row, B/T rows per block ------------------------------ */
+
+template <class X, class Wt, int T, int B, int C, int K>
+__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_warp(nt_args a) {
+    typedef nt_fwd_t<X, Wt> F;
+    constexpr int E = F::E, R = B / T;
+    static_assert(T >= 1 && T <= 32 && (T & (T - 1)) == 0 && B % 32 == 0, "T | 32, B % 32 == 0");
+    const int tid = threadIdx.x, l = tid % T, g = tid / T;
+    const int N = a.N, nvec = N / E;
+    const long long M = a.M;
+    const float invN = 1.0f / (float)N;
+    const char *x = (const char *)a.t[NT_FWD_X];
+    const char *w = (const char *)a.t[NT_FWD_W];
+    char *y = (char *)a.t[NT_FWD_Y];
+    float *rstd = (float *)a.t[NT_FWD_RSTD];
+    const long long rowb = (long long)N * (long long)sizeof(X);
+    bool cov[C];
+#pragma unroll
+    for (int j = 0; j < C; j++) cov[j] = j * T + l < nvec;
+    typename F::xv xv[C];
+    typename F::wv wv[C];
+    /* the loop bound is the same for the whole block, so every lane of a
+     * warp reaches the butterfly; lanes of rows past M only add zeros */
+#pragma unroll 1
+    for (long long base = (long long)blockIdx.x * R; base < M; base += (long long)gridDim.x * R) {
+        const long long row = base + g;
+        const bool ok = row < M;
+        bool act[C];
+#pragma unroll
+        for (int j = 0; j < C; j++) act[j] = ok && cov[j];
+        nt_fwd_load_x<X, C, E>(xv, act, x + row * rowb, T, l);
+        nt_fwd_load_w<Wt, C, E>(wv, act, w, T, l);
+        float s = nt_fwd_sumsq<X, C, E>(xv, act);
+        s = nt_fwd_lanes<T>(s);
+        const float r = rsqrtf(s * invN + a.eps);
+        if (ok && rstd && l == 0) rstd[row] = r;
+        nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, T, l);
+    }
+}
+
+/* ---- persistent rows -------------------------------------------------- */
+
+/* Copy this thread's active chunks of the row at xrow into its slots of a
+ * stage (slot j at st + 16*(j*B), the thread's base already in st). */
+template <int B, int C>
+__device__ __forceinline__ void nt_fwd_stage(unsigned st, const bool *act, const char *xrow, int tid) {
+#pragma unroll
+    for (int j = 0; j < C; j++)
+        if (act[j]) nt_cp16(st + 16u * (unsigned)(j * B), xrow + 16 * (long long)(j * B + tid));
+}
+
+template <class X, class Wt, int B, int C, int S, int K>
+__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_persist(nt_args a) {
+    typedef nt_fwd_t<X, Wt> F;
+    constexpr int E = F::E;
+    static_assert(S >= 1, "stages >= 1");
+    /* S > 1: [S][C*B] 16-byte slots of x rows; S == 1: unused */
+    extern __shared__ nt_u4 nt_fwd_stages[];
+    __shared__ float red_buf[2][32];
+    const unsigned red = nt_saddr(red_buf);
+    const int tid = threadIdx.x;
+    const int G = gridDim.x, bid = blockIdx.x;
+    const int N = a.N, nvec = N / E;
+    const long long M = a.M;
+    const float invN = 1.0f / (float)N;
+    const char *x = (const char *)a.t[NT_FWD_X];
+    const char *w = (const char *)a.t[NT_FWD_W];
+    char *y = (char *)a.t[NT_FWD_Y];
+    float *rstd = (float *)a.t[NT_FWD_RSTD];
+    const long long rowb = (long long)N * (long long)sizeof(X);
+    bool act[C];
+#pragma unroll
+    for (int j = 0; j < C; j++) act[j] = j * B + tid < nvec;
+    typename F::xv xv[C];
+    typename F::wv wv[C];
+    /* rows of this block: bid, bid+G, ...  (G <= M, so at least one) */
+    const long long mine = (M - bid + G - 1) / G;
+    if (S > 1) {
+        const unsigned base = nt_saddr(nt_fwd_stages) + 16u * (unsigned)tid;
+#pragma unroll
+        for (int s = 0; s < S - 1; s++) {
+            if (s < mine)
+                nt_fwd_stage<B, C>(base + 16u * (unsigned)(C * B * s), act,
+                                   x + (bid + (long long)s * G) * rowb, tid);
+            nt_cp_commit();
+        }
+        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
+#pragma unroll 1
+        for (long long t = 0; t < mine; t++) {
+            /* refill the stage row t-1 used: this thread read it into
+             * registers, and only this thread writes it */
+            const long long tn = t + S - 1;
+            if (tn < mine)
+                nt_fwd_stage<B, C>(base + 16u * (unsigned)(C * B * (int)(tn % S)), act,
+                                   x + (bid + tn * G) * rowb, tid);
+            nt_cp_commit();
+            nt_cp_wait<S - 1>();                       /* row t has landed */
+            const unsigned st = base + 16u * (unsigned)(C * B * (int)(t % S));
+#pragma unroll
+            for (int j = 0; j < C; j++) {
+                if (act[j]) {
+                    const nt_u4 v = nt_lds16(st + 16u * (unsigned)(j * B));
+                    xv[j].w[0] = v.x; xv[j].w[1] = v.y; xv[j].w[2] = v.z; xv[j].w[3] = v.w;
+                } else {
+                    xv[j].zero();
+                }
+            }
+            const long long row = bid + t * G;
+            float s = nt_fwd_sumsq<X, C, E>(xv, act);
+            s = nt_fwd_block_sum<B>(s, red + 128u * (unsigned)(t & 1));
+            const float r = rsqrtf(s * invN + a.eps);
+            if (rstd && tid == 0) rstd[row] = r;
+            nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
+        }
+        nt_cp_wait<0>();
+    } else {
+        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
+#pragma unroll 1
+        for (long long t = 0; t < mine; t++) {
+            const long long row = bid + t * G;
+            nt_fwd_load_x<X, C, E>(xv, act, x + row * rowb, B, tid);
+            float s = nt_fwd_sumsq<X, C, E>(xv, act);
+            s = nt_fwd_block_sum<B>(s, red + 128u * (unsigned)(t & 1));
+            const float r = rsqrtf(s * invN + a.eps);
+            if (rstd && tid == 0) rstd[row] = r;
+            nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,354 @@
+/* rmsnorm_fwd/test_op.c -- the RMSNorm forward op on the CPU: its float64
+ * reference against a direct computation written here, for every dtype
+ * combination; rstd; independence of the thread count; the dtype
+ * combinations check() accepts; and every family's plans over a grid of
+ * problems and parameters (well-formed launches, N covered, name
+ * expressions with the problem's ctypes), with at least one family
+ * accepting every problem (what the library's fallback relies on). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/family.h"
+#include "kernels/ref.h"
+#include "kernels/rmsnorm_fwd/ref.h"
+#include "kernels/rmsnorm_fwd/tensors.h"
+#include "tests/t.h"
+
+extern const nt_op nt_op_rmsnorm_fwd;
+extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist;
+
+static const nt_op *const op = &nt_op_rmsnorm_fwd;
+
+/* The allowed (x, w) dtype pairs, and some refused ones. */
+static const int good[][2] = {
+    {NT_BF16, NT_BF16}, {NT_BF16, NT_F32}, {NT_F16, NT_F16}, {NT_F16, NT_F32}, {NT_F32, NT_F32},
+};
+static const int bad[][2] = {
+    {NT_BF16, NT_F16}, {NT_F16, NT_BF16}, {NT_F32, NT_BF16}, {NT_F32, NT_F16},
+};
+#define NGOOD (int)(sizeof good / sizeof good[0])
+#define NBAD (int)(sizeof bad / sizeof bad[0])
+
+/* An H200 as the tuner would describe it. */
+static const nt_devinfo h200 = {132, 9, 0, 232448, 233472, 2048, 65536};
+
+static void problem(nt_problem *p, int x, int w, int64_t M, int64_t N) {
+    nt_problem_init(p, op, M, N);
+    p->dtype[NT_FWD_SX] = x;
+    p->dtype[NT_FWD_SW] = w;
+}
+
+/* Element i of an array of dtype dt as double, decoded here (not by
+ * nt_to_f64): bf16 is the top half of a float; fp16 through ref.h. */
+static double elem(int dt, const void *a, size_t i) {
+    if (dt == NT_F32) return ((const float *)a)[i];
+    uint16_t h = ((const uint16_t *)a)[i];
+    if (dt == NT_F16) return nt_f16_to_f32(h);
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Inputs of problem p filled as the runner fills them (tensor defs' ranges). */
+static void fill(const nt_problem *p, void *x, void *w, uint64_t seed) {
+    const nt_tensor_def *t = op->tensors;
+    nt_fill(p->dtype[NT_FWD_SX], x, (size_t)(p->M * p->N), t[NT_FWD_X].lo, t[NT_FWD_X].hi, seed);
+    nt_fill(p->dtype[NT_FWD_SW], w, (size_t)p->N, t[NT_FWD_W].lo, t[NT_FWD_W].hi, seed + 1);
+}
+
+TEST(table_is_consistent) {
+    CHECK(!strcmp(op->name, "rmsnorm_fwd"), "%s", op->name);
+    CHECK(op->ntensors == NT_FWD_NTENSORS && op->nslots == NT_FWD_NSLOTS, "%d %d", op->ntensors,
+          op->nslots);
+    const char *names[] = {"x", "w", "y", "rstd"};
+    for (int i = 0; i < NT_FWD_NTENSORS; i++)
+        CHECK(!strcmp(op->tensors[i].name, names[i]), "tensor %d is %s", i, op->tensors[i].name);
+    const nt_tensor_def *r = &op->tensors[NT_FWD_RSTD];
+    CHECK(r->role == NT_OUT && r->slot < 0 && r->fixed == NT_F32 && r->optional &&
+          r->rows == NT_DIM_M && r->cols == NT_DIM_1, "rstd: M x 1 fp32 optional output");
+    CHECK(op->tensors[NT_FWD_Y].role == NT_OUT && !op->tensors[NT_FWD_Y].optional &&
+          op->tensors[NT_FWD_Y].slot == NT_FWD_SX, "y: required output of x's dtype");
+    CHECK(op->tensors[NT_FWD_W].rows == NT_DIM_1 && op->tensors[NT_FWD_W].slot == NT_FWD_SW,
+          "w: 1 x N of slot w");
+    int nf = 0;
+    for (const nt_family *const *f = op->families; *f; f++, nf++) {
+        CHECK((*f)->op == op, "%s: op", (*f)->name);
+        CHECK(!strncmp((*f)->name, "rmsnorm_fwd.", 12), "%s", (*f)->name);
+        int ns = 0;
+        while ((*f)->sources[ns]) ns++;
+        CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], "rmsnorm_fwd/kernels.cuh"),
+              "%s: kernels.cuh must be the last source", (*f)->name);
+    }
+    CHECK(nf == 3, "%d families", nf);
+}
+
+TEST(check_accepts_the_right_dtypes) {
+    char err[256];
+    nt_problem p;
+    for (int i = 0; i < NGOOD; i++) {
+        problem(&p, good[i][0], good[i][1], 4, 64);
+        err[0] = 0;
+        CHECK(op->check(&p, err, sizeof err) == 0, "x=%d w=%d refused: %s", good[i][0],
+              good[i][1], err);
+        CHECK(nt_problem_check(&p, err, sizeof err) == 0, "x=%d w=%d: %s", good[i][0],
+              good[i][1], err);
+    }
+    for (int i = 0; i < NBAD; i++) {
+        problem(&p, bad[i][0], bad[i][1], 4, 64);
+        err[0] = 0;
+        CHECK(op->check(&p, err, sizeof err) == -1, "x=%d w=%d accepted", bad[i][0], bad[i][1]);
+        CHECK(strstr(err, "w must be"), "message: %s", err);
+        CHECK(nt_problem_check(&p, err, sizeof err) == -1, "x=%d w=%d accepted", bad[i][0],
+              bad[i][1]);
+    }
+    problem(&p, NT_BF16, NT_BF16, 1, 64);
+    CHECK(p.dtype[NT_FWD_SX] == NT_BF16 && nt_problem_bytes(&p) == 64 * 2 * 3 + 4,
+          "bytes of 1 x 64 bf16: %g", nt_problem_bytes(&p));
+}
+
+TEST(reference_matches_direct_computation) {
+    const double eps = 1e-5;
+    int bad_elems = 0;
+    for (int c = 0; c < NGOOD; c++)
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            int64_t M = 1 + (int64_t)((seed * 7 + (uint64_t)c) % 6), N = 8 * (1 + (int64_t)((seed * 5 + (uint64_t)c * 3) % 9));
+            nt_problem p;
+            problem(&p, good[c][0], good[c][1], M, N);
+            float x[6 * 72], w[72];            /* large enough for any dtype */
+            double y[6 * 72], rstd[6];
+            fill(&p, x, w, seed * 100 + (uint64_t)c);
+            const void *t[NT_MAX_TENSORS] = {0};
+            double *out[NT_MAX_TENSORS] = {0};
+            t[NT_FWD_X] = x;
+            t[NT_FWD_W] = w;
+            out[NT_FWD_Y] = y;
+            out[NT_FWD_RSTD] = rstd;
+            CHECK(op->ref(&p, t, out, eps, 1) == 0, "ref failed");
+            for (int64_t i = 0; i < M; i++) {
+                double ss = 0;
+                for (int64_t j = 0; j < N; j++) {
+                    double v = elem(p.dtype[NT_FWD_SX], x, (size_t)(i * N + j));
+                    ss += v * v;
+                }
+                double r = 1 / sqrt(ss / (double)N + eps);
+                if (fabs(rstd[i] - r) > 1e-14 * r && bad_elems++ < 5)
+                    CHECK(0, "combo %d M=%lld N=%lld rstd[%lld] %.17g vs %.17g", c, (long long)M,
+                          (long long)N, (long long)i, rstd[i], r);
+                for (int64_t j = 0; j < N; j++) {
+                    double want = elem(p.dtype[NT_FWD_SX], x, (size_t)(i * N + j)) * r *
+                                  elem(p.dtype[NT_FWD_SW], w, (size_t)j);
+                    if (fabs(y[i * N + j] - want) > 1e-14 * fmax(1, fabs(want)) && bad_elems++ < 5)
+                        CHECK(0, "combo %d M=%lld N=%lld y[%lld][%lld] %.17g vs %.17g", c,
+                              (long long)M, (long long)N, (long long)i, (long long)j,
+                              y[i * N + j], want);
+                }
+            }
+        }
+    CHECK(bad_elems == 0, "%d elements off", bad_elems);
+}
+
+TEST(reference_known_row) {
+    /* x = (3, 4, 0, 0, 0, 0, 0, 0), w = 2 (f32), eps = 0: mean x^2 = 25/8,
+     * r = sqrt(8)/5; y0 = 3 * 2 r, y1 = 4 * 2 r */
+    float x[8] = {3, 4, 0, 0, 0, 0, 0, 0}, w[8] = {2, 2, 2, 2, 2, 2, 2, 2};
+    double y[8], r;
+    CHECK(nt_ref_rmsnorm_fwd(NT_F32, NT_F32, x, w, 1, 8, 0.0, y, &r, 1) == 0, "ref failed");
+    double want = sqrt(8.0) / 5;
+    CHECK(fabs(r - want) < 1e-15, "rstd %.17g, want %.17g", r, want);
+    CHECK(fabs(y[0] - 6 * want) < 1e-14 && fabs(y[1] - 8 * want) < 1e-14 && y[2] == 0,
+          "y = %g %g %g", y[0], y[1], y[2]);
+}
+
+TEST(reference_without_rstd_and_any_nthreads) {
+    nt_problem p;
+    problem(&p, NT_BF16, NT_F32, 1000, 520);
+    size_t n = (size_t)(p.M * p.N);
+    uint16_t *x = malloc(n * 2);
+    float *w = malloc((size_t)p.N * 4);
+    double *y1 = malloc(n * 8), *y2 = malloc(n * 8), *y3 = malloc(n * 8);
+    double *r1 = malloc((size_t)p.M * 8), *r3 = malloc((size_t)p.M * 8);
+    if (!x || !w || !y1 || !y2 || !y3 || !r1 || !r3) {
+        CHECK(0, "out of memory");
+        return;
+    }
+    fill(&p, x, w, 42);
+    const void *t[NT_MAX_TENSORS] = {0};
+    double *out[NT_MAX_TENSORS] = {0};
+    t[NT_FWD_X] = x;
+    t[NT_FWD_W] = w;
+    out[NT_FWD_Y] = y1;
+    out[NT_FWD_RSTD] = r1;
+    CHECK(op->ref(&p, t, out, 1e-6, 1) == 0, "1 thread");
+    out[NT_FWD_Y] = y2;
+    out[NT_FWD_RSTD] = NULL;
+    CHECK(op->ref(&p, t, out, 1e-6, 3) == 0, "3 threads, no rstd");
+    out[NT_FWD_Y] = y3;
+    out[NT_FWD_RSTD] = r3;
+    CHECK(op->ref(&p, t, out, 1e-6, 0) == 0, "online CPUs");
+    CHECK(!memcmp(y1, y2, n * 8), "y differs between 1 and 3 threads");
+    CHECK(!memcmp(y1, y3, n * 8), "y differs between 1 thread and the online CPUs");
+    CHECK(!memcmp(r1, r3, (size_t)p.M * 8), "rstd differs between 1 thread and the online CPUs");
+    free(x), free(w), free(y1), free(y2), free(y3), free(r1), free(r3);
+}
+
+/* ---- plans ------------------------------------------------------------- */
+
+/* A family with the values of its parameter grid (the test's own). */
+typedef struct grid {
+    const nt_family *f;
+    const char *keys[4];
+    const int *vals[4];
+    int nvals[4];
+    const char *kernel;       /* name expression prefix */
+} grid;
+
+static const int blocks[] = {32, 64, 96, 128, 256, 512, 1024};
+static const int chunks[] = {1, 2, 3, 4, 6, 8, 12, 16};
+static const int ks[] = {0, 1, 2, 4, 8, 32};
+static const int tprs[] = {1, 2, 4, 8, 16, 32};
+static const int stages[] = {1, 2, 3, 8};
+
+static const grid grids[] = {
+    {&nt_rmsnorm_fwd_row, {"block", "chunks", "k"}, {blocks, chunks, ks}, {7, 8, 6}, "nt_fwd_row<"},
+    {&nt_rmsnorm_fwd_warp, {"tpr", "block", "chunks", "k"}, {tprs, blocks, chunks, ks},
+     {6, 7, 8, 6}, "nt_fwd_warp<"},
+    {&nt_rmsnorm_fwd_persist, {"block", "chunks", "stages", "k"}, {blocks, chunks, stages, ks},
+     {7, 8, 4, 6}, "nt_fwd_persist<"},
+};
+#define NGRIDS (int)(sizeof grids / sizeof grids[0])
+
+static int nkeys(const grid *g) { return g->keys[3] ? 4 : 3; }
+
+/* The idx-th point of g's grid into p; 0, or -1 past the end. */
+static int point(const grid *g, long idx, nt_params *p) {
+    char v[16];
+    p->n = 0;
+    for (int i = nkeys(g) - 1; i >= 0; i--) {
+        snprintf(v, sizeof v, "%d", g->vals[i][idx % g->nvals[i]]);
+        nt_params_set(p, g->keys[i], v);
+        idx /= g->nvals[i];
+    }
+    return idx ? -1 : 0;
+}
+
+/* Threads that share a row under params p of family f. */
+static int64_t row_threads(const nt_family *f, const nt_params *p) {
+    return nt_params_int(p, f == &nt_rmsnorm_fwd_warp ? "tpr" : "block", NULL);
+}
+
+/* Check one accepted plan; returns the number of failed checks (reported). */
+static int check_plan(const grid *g, const nt_params *p, const nt_problem *pr, const nt_plan *pl) {
+    int e = 16 / nt_dtypes[pr->dtype[NT_FWD_SX]].size, fails = 0;
+    const nt_launch *l = &pl->l[0];
+    int64_t B = nt_params_int(p, "block", NULL), T = row_threads(g->f, p);
+    int64_t C = nt_params_int(p, "chunks", NULL), K = nt_params_int(p, "k", NULL);
+    char pre[96];
+    snprintf(pre, sizeof pre, "%s%s, %s, ", g->kernel, nt_dtypes[pr->dtype[NT_FWD_SX]].ctype,
+             nt_dtypes[pr->dtype[NT_FWD_SW]].ctype);
+#define PCHECK(cond, ...)                                                                    \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fails++;                                                                         \
+            CHECK(cond, __VA_ARGS__);                                                        \
+        }                                                                                    \
+    } while (0)
+    PCHECK(pl->nlaunch == 1 && pl->workspace == 0, "%s: one launch, no workspace", l->name);
+    PCHECK(!strncmp(l->name, pre, strlen(pre)) && l->name[strlen(l->name) - 1] == '>',
+           "name %s, want prefix %s", l->name, pre);
+    PCHECK(l->block == (unsigned)B && B <= 1024 && B % 32 == 0, "%s: block %u", l->name, l->block);
+    PCHECK(T * C * e >= pr->N, "%s: N=%lld not covered", l->name, (long long)pr->N);
+    for (int i = 0; i < NT_MAX_TENSORS; i++) PCHECK(pl->tol[i] == 0, "%s: tol[%d]", l->name, i);
+    if (g->f == &nt_rmsnorm_fwd_persist) {
+        int64_t S = nt_params_int(p, "stages", NULL);
+        PCHECK(l->grid == 0 && l->blocks_per_sm == K, "%s: persistent grid", l->name);
+        PCHECK(l->smem == (S > 1 ? S * C * B * 16 : 0) && l->smem <= (unsigned)h200.smem_per_block_optin,
+               "%s: smem %u", l->name, l->smem);
+    } else {
+        int64_t rows = B / T, need = (pr->M + rows - 1) / rows;
+        PCHECK(l->grid == (need < 2147483647LL ? need : 2147483647LL) && l->smem == 0,
+               "%s: grid %u for M=%lld", l->name, l->grid, (long long)pr->M);
+    }
+    return fails;
+}
+
+TEST(plans_are_well_formed_and_cover_every_problem) {
+    static const int64_t Ns[] = {8, 16, 24, 40, 96, 128, 1000, 1032, 2048, 4096, 4104, 8192,
+                                 12288, 16376, 16384};
+    static const int64_t Ms[] = {1, 7, 65536, 3000000000LL};
+    char err[256], err2[256];
+    long accepted = 0, refused = 0;
+    int fails = 0;
+    for (int c = 0; c < NGOOD && fails < 10; c++)
+        for (size_t m = 0; m < sizeof Ms / sizeof Ms[0]; m++)
+            for (size_t n = 0; n < sizeof Ns / sizeof Ns[0]; n++) {
+                nt_problem pr;
+                problem(&pr, good[c][0], good[c][1], Ms[m], Ns[n]);
+                int any = 0;
+                for (int gi = 0; gi < NGRIDS; gi++) {
+                    const grid *g = &grids[gi];
+                    nt_params p;
+                    for (long idx = 0; point(g, idx, &p) == 0; idx++) {
+                        nt_plan pl;
+                        int ck = g->f->check(&p, &pr, &h200, err, sizeof err);
+                        int ck0 = g->f->check(&p, &pr, NULL, err2, sizeof err2);
+                        int pn = g->f->plan(&p, &pr, &h200, &pl, err2, sizeof err2);
+                        if (ck != pn || (ck == 0 && ck0 != 0)) {
+                            fails++;
+                            CHECK(0, "%s: check %d (no device %d), plan %d", g->f->name, ck, ck0,
+                                  pn);
+                        }
+                        if (ck) {
+                            refused++;
+                            CHECK(err[0], "%s: refused without a message", g->f->name);
+                            continue;
+                        }
+                        CHECK(nt_params_validate(g->f, &p, err, sizeof err) == 0, "%s", err);
+                        accepted++;
+                        any = 1;
+                        fails += check_plan(g, &p, &pr, &pl);
+                    }
+                }
+                if (!any) fails++;
+                CHECK(any, "no family accepts x=%d w=%d M=%lld N=%lld", good[c][0], good[c][1],
+                      (long long)Ms[m], (long long)Ns[n]);
+            }
+    CHECK(accepted > 1000 && refused > 1000, "accepted %ld, refused %ld", accepted, refused);
+}
+
+TEST(the_fallback_covers_every_n) {
+    /* row with block=1024, chunks=NT_MAX_N/(1024*E), k=0 accepts every N
+     * (every multiple of 8) and dtype combination */
+    char err[256];
+    for (int c = 0; c < NGOOD; c++)
+        for (int64_t N = 8; N <= NT_MAX_N; N += 8) {
+            nt_problem pr;
+            problem(&pr, good[c][0], good[c][1], 5, N);
+            int e = 16 / nt_dtypes[good[c][0]].size;
+            char ch[16];
+            nt_params p = {0};
+            snprintf(ch, sizeof ch, "%d", NT_MAX_N / (1024 * e));
+            nt_params_set(&p, "block", "1024");
+            nt_params_set(&p, "chunks", ch);
+            nt_params_set(&p, "k", "0");
+            nt_plan pl;
+            int rc = nt_rmsnorm_fwd_row.plan(&p, &pr, &h200, &pl, err, sizeof err);
+            if (rc) {
+                CHECK(rc == 0, "fallback refuses x=%d w=%d N=%lld: %s", good[c][0], good[c][1],
+                      (long long)N, err);
+                return;
+            }
+        }
+}
+
+int main(void) {
+    RUN(table_is_consistent);
+    RUN(check_accepts_the_right_dtypes);
+    RUN(reference_matches_direct_computation);
+    RUN(reference_known_row);
+    RUN(reference_without_rstd_and_any_nthreads);
+    RUN(plans_are_well_formed_and_cover_every_problem);
+    RUN(the_fallback_covers_every_n);
+    T_END();
+}
