@@ -26,11 +26,15 @@ LDLIBS = $(LUA_A) -lsqlite3 -L$(CUDA)/lib64 -lcudart_static -lnvrtc \
     -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lrt -lm
 
 # The device sources NVRTC sees, in hash order (the library hashes the same list).
-KSRC := kernels/nt_args.h $(sort $(filter-out kernels/check.cuh,$(wildcard kernels/*.cuh kernels/*/*.cuh)))
-CORE_SRC := $(filter-out tuner/main.c tuner/embed.c, \
+KSRC := kernels/nt_args.h $(sort $(filter-out kernels/check.cuh,$(wildcard kernels/*.cuh kernels/*/*.cuh \
+    kernels/*/tensors.h)))
+CORE_SRC := $(filter-out tuner/main.c tuner/embed.c kernels/%/test_op.c, \
     $(wildcard kernels/*.c kernels/*/*.c search/*.c db/*.c lua/*.c tuner/*.c))
 CORE_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC)) $(B)/obj/gen/embedded.o
-TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
+# The CPU tests: tests/test_*.c, and each op's own kernels/<op>/test_*.c
+# (built to $(B)/tests/<op>/test_*).
+TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c)) \
+    $(patsubst kernels/%.c,$(B)/tests/%,$(wildcard kernels/*/test_*.c))
 TEST_SH := $(wildcard tests/test_*.sh)
 GPU_BIN := $(patsubst tests/gpu/%.c,$(B)/gpu/%,$(wildcard tests/gpu/test_*.c))
 BIN := $(B)/normtune
@@ -104,6 +108,11 @@ $(BIN): $(B)/obj/tuner/main.o $(B)/libcore.a
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%: tests/%.c tests/t.h $(B)/libcore.a | deps
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libcore.a $(LDLIBS)
+
+$(B)/tests/%: kernels/%.c tests/t.h $(B)/libcore.a | deps
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libcore.a $(LDLIBS)

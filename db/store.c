@@ -91,7 +91,7 @@ enum {
     Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
-    Q_BEST, Q_BEST_SWEEPS, Q_LAST_CREATED,
+    Q_BEST, Q_BEST_ALL, Q_BEST_SWEEPS, Q_LAST_CREATED,
     Q_REP_BEST, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_COUNT
 };
@@ -177,6 +177,9 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
                "gbps, pct_copy, result_id FROM temp.best_current WHERE device_id = :dev "
                "ORDER BY op, dtype, N, M",
+    [Q_BEST_ALL] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
+                   "gbps, pct_copy, result_id FROM best WHERE device_id = :dev "
+                   "ORDER BY op, dtype, N, M",
     [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
     [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",
     [Q_REP_BEST] = "SELECT device, op, dtype, N, M, family, params, median_us, "
@@ -1547,7 +1550,7 @@ static int current_view(store *db, char *err, size_t errlen) {
 
 /* Best rows of a device; see store.h.  *rows is malloc'd (caller frees),
  * NULL on error. */
-int store_best(store *db, const char *device, store_best_row **rows, int *n,
+int store_best(store *db, const char *device, int current, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen) {
     int64_t dev;
     int cap = 0, rc;
@@ -1557,8 +1560,8 @@ int store_best(store *db, const char *device, store_best_row **rows, int *n,
     *rows = NULL;
     *n = 0;
     if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
-    if (current_view(db, err, errlen)) return STORE_ERR;
-    if (!(st = stmt(db, Q_BEST, err, errlen))) return STORE_ERR;
+    if (current && current_view(db, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, current ? Q_BEST : Q_BEST_ALL, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":dev", dev)) {
         stmt_done(st);
         return dberr(db, err, errlen, "binding the device");
@@ -1598,8 +1601,8 @@ int store_best(store *db, const char *device, store_best_row **rows, int *n,
     }
     stmt_done(st);
     if (*n == 0) {
-        seterr(err, errlen, "%s: no successful result of the current kernel sources within "
-               "its dtypes' tolerances for device %s", db->path,
+        seterr(err, errlen, "%s: no successful result%s within its dtypes' tolerances for "
+               "device %s", db->path, current ? " of the current kernel sources" : "",
                device ? device : "(the only one)");
         goto fail2;
     }

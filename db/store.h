@@ -112,12 +112,14 @@ typedef struct store_prov {
  * N, M): the view `best`, which keeps per problem the fastest ok result
  * whose every output error is within the tolerance its dtype asks for
  * (error.required), so that a config too imprecise for an output dtype
- * (an fp32 dw through bf16 partials) is never exported for it -- among the
- * results measured with the current sources of their family
- * (nt_family_hash), so that a family whose kernels changed is re-measured
- * before it is exported again, and the others are not.  *rows is
- * malloc'd, caller frees.  A device with no such result is an error. */
-int store_best(store *db, const char *device, store_best_row **rows, int *n,
+ * (an fp32 dw through bf16 partials) is never exported for it.  With
+ * current = 1 only results measured with the current sources of their
+ * family (nt_family_hash) take part, so that a family whose kernels
+ * changed is re-measured before it is exported again, and the others are
+ * not (the export); with 0 every result does (reports and plots of any
+ * database).  *rows is malloc'd, caller frees.  A device with no such
+ * result is an error. */
+int store_best(store *db, const char *device, int current, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen);
 
 /* Canned reports for `normtune query`.  Each calls row() once with the

@@ -118,13 +118,13 @@ typedef struct nt_op {
     int (*ref)(const nt_problem *p, const void *const *t, double *const *out, double eps,
                int nthreads);
     const struct nt_family *const *families; /* NULL-terminated */
-    /* The config the production library runs where no tuned config can: a
-     * family of the op (short name) and its canonical params.  It must run
-     * every problem the op accepts (every dtype combination, M >= 1, N a
-     * multiple of 8 up to NT_MAX_N) at its dtypes' precision; tests check
-     * it. */
-    const char *fallback_family;
-    const char *fallback_params;
+    /* The config the production library runs where no tuned config can,
+     * for the dtypes of problem p: returns a family of the op and writes
+     * its canonical params into params.  It must run every problem with
+     * those dtypes (M >= 1, N a multiple of 8 up to NT_MAX_N) at their
+     * precision; the ops' tests check it.  NULL when p's dtypes are not
+     * the op's. */
+    const struct nt_family *(*fallback)(const nt_problem *p, char *params, size_t len);
 } nt_op;
 
 extern const nt_op *const nt_ops[];        /* NULL-terminated (kernels/ops.c) */
@@ -239,7 +239,8 @@ typedef struct nt_family {
                 nt_plan *plan, char *err, size_t errlen);
     /* The embedded sources the family's kernels are built from, NULL-
      * terminated, the one NVRTC includes last ({"nt_args.h", "common.cuh",
-     * "rmsnorm_bwd/kernels.cuh", NULL}): the family's source hash covers
+     * "rmsnorm_bwd/row.cuh", ..., "rmsnorm_bwd/naive.cuh", NULL}: by
+     * convention the last is <op>/<family>.cuh): the family's source hash covers
      * exactly these, so changing one family re-measures only it. */
     const char *const *sources;
 } nt_family;
@@ -273,8 +274,8 @@ int nt_params_parse(const char *text, nt_params *p);
 int nt_params_validate(const nt_family *f, const nt_params *p, char *err, size_t errlen);
 
 /* The device sources families compile (nt_args.h, common.cuh and the
- * kernels.cuh of each op), embedded at build time: names relative to
- * kernels/ ("rmsnorm_bwd/kernels.cuh") and texts.  Linked into the tuner,
+ * .cuh and tensors.h files of each op), embedded at build time: names
+ * relative to kernels/ ("rmsnorm_bwd/naive.cuh") and texts.  Linked into the tuner,
  * not into the production library. */
 extern const char *const nt_kernel_names[];
 extern const char *const nt_kernel_texts[];

@@ -1,24 +1,14 @@
-/* ref.c -- float64 CPU reference of RMSNorm backward, bf16 helpers, seeded
- * fills and error metrics (see ref.h).
- *
- * The backward reference is what every GPU variant is validated against, so
- * it must be both exact enough (double accumulation of bf16 inputs, which
- * are exact in double) and fast enough for M x N = 65536 x 16384 in a sweep:
- * rows are split over pthreads.  dw needs a sum over all rows; each thread
- * owns a fixed block of rows ("slice") and writes its partial dw row, and the
- * partials are added slice by slice at the end.  The slicing depends only on
- * M, never on the thread count, so the bits of dw never depend on nthreads
- * or on scheduling. */
+/* ref.c -- the dtype helpers of the float64 references (see ref.h): bf16
+ * and fp16 conversions, seeded fills in every dtype, exact conversion to
+ * double, and error metrics.  The references themselves are the ops'
+ * (kernels/<op>/ref.c). */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kernels/family.h"
 #include "kernels/ref.h"
 
-#define REF_SLICES 64         /* fixed row slices for dw partials */
 
 float nt_bf16_to_f32(uint16_t b) {
     uint32_t u = (uint32_t)b << 16;
@@ -124,151 +114,6 @@ void nt_to_f64(int dtype, const void *src, size_t n, double *dst) {
         for (size_t i = 0; i < n; i++) dst[i] = nt_f16_to_f32(h[i]);
     else
         for (size_t i = 0; i < n; i++) dst[i] = nt_bf16_to_f32(h[i]);
-}
-
-void nt_ref_forward(const double *x, const double *w, int64_t M, int64_t N, double eps,
-                    double *y) {
-    for (int64_t i = 0; i < M; i++) {
-        const double *xr = x + i * N;
-        double ss = 0;
-        for (int64_t j = 0; j < N; j++) ss += xr[j] * xr[j];
-        double r = 1.0 / sqrt(ss / (double)N + eps);
-        for (int64_t j = 0; j < N; j++) y[i * N + j] = xr[j] * r * w[j];
-    }
-}
-
-/* Inputs of the backward pass, as double rows or as bf16 rows. */
-typedef struct bwd_job {
-    const double *x, *w, *dy;         /* double inputs, or NULL */
-    const uint16_t *bx, *bw, *bdy;    /* bf16 inputs, or NULL */
-    int64_t M, N;
-    double eps;
-    double *dx;
-    double *part;                     /* REF_SLICES x N dw partials */
-    int slice0, slice1;               /* this thread's slices [slice0, slice1) */
-} bwd_job;
-
-/* Rows of slice s: [lo, hi). */
-static void slice_rows(int64_t M, int s, int64_t *lo, int64_t *hi) {
-    *lo = M * s / REF_SLICES;
-    *hi = M * (s + 1) / REF_SLICES;
-}
-
-/* Row i of a double or bf16 matrix into buf[N] as doubles. */
-static void load_row(const double *d, const uint16_t *b, int64_t i, int64_t N, double *buf) {
-    if (d) {
-        memcpy(buf, d + i * N, (size_t)N * sizeof *buf);
-        return;
-    }
-    for (int64_t k = 0; k < N; k++) buf[k] = (double)nt_bf16_to_f32(b[i * N + k]);
-}
-
-/* One thread: dx for its rows and one dw partial row per slice.  Returns
- * NULL, or non-NULL when out of memory. */
-static void *bwd_worker(void *arg) {
-    bwd_job *j = arg;
-    int64_t N = j->N;
-    double *wv = malloc(3 * (size_t)N * sizeof *wv);
-    if (!wv) return (void *)1;
-    double *xv = wv + N, *gv = wv + 2 * N;
-    load_row(j->w, j->bw, 0, N, wv);
-    for (int s = j->slice0; s < j->slice1; s++) {
-        int64_t lo, hi;
-        double *pw = j->part + (size_t)s * (size_t)N;
-        memset(pw, 0, (size_t)N * sizeof *pw);
-        slice_rows(j->M, s, &lo, &hi);
-        for (int64_t i = lo; i < hi; i++) {
-            double ss = 0, dot = 0, *dxr = j->dx + i * N;
-            load_row(j->x, j->bx, i, N, xv);
-            load_row(j->dy, j->bdy, i, N, gv);
-            for (int64_t k = 0; k < N; k++) {
-                ss += xv[k] * xv[k];
-                dot += gv[k] * wv[k] * xv[k];
-            }
-            double r = 1.0 / sqrt(ss / (double)N + j->eps);
-            double c = r * r * r * (dot / (double)N);
-            for (int64_t k = 0; k < N; k++) {
-                dxr[k] = r * wv[k] * gv[k] - xv[k] * c;
-                pw[k] += gv[k] * xv[k] * r;
-            }
-        }
-    }
-    free(wv);
-    return NULL;
-}
-
-/* Shared driver of both input kinds.  0 or -1. */
-static int bwd_run(bwd_job *tmpl, double *dw, int nthreads) {
-    int64_t N = tmpl->N;
-    if (tmpl->M < 0 || N <= 0) return -1;
-    if (nthreads < 1) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        nthreads = n > 0 ? (int)n : 1;
-    }
-    if (nthreads > REF_SLICES) nthreads = REF_SLICES;
-    double *part = malloc((size_t)REF_SLICES * (size_t)N * sizeof *part);
-    bwd_job *jobs = calloc((size_t)nthreads, sizeof *jobs);
-    pthread_t *th = calloc((size_t)nthreads, sizeof *th);
-    int *started = calloc((size_t)nthreads, sizeof *started);
-    int rc = -1;
-    if (!part || !jobs || !th || !started) goto done;
-    rc = 0;
-    for (int t = 0; t < nthreads; t++) {
-        jobs[t] = *tmpl;
-        jobs[t].part = part;
-        jobs[t].slice0 = REF_SLICES * t / nthreads;
-        jobs[t].slice1 = REF_SLICES * (t + 1) / nthreads;
-        /* a thread that cannot start has its share done below, here */
-        if (t > 0 && pthread_create(&th[t], NULL, bwd_worker, &jobs[t]) == 0) started[t] = 1;
-    }
-    if (bwd_worker(&jobs[0])) rc = -1;
-    for (int t = 1; t < nthreads; t++) {
-        void *ret = NULL;
-        if (started[t])
-            pthread_join(th[t], &ret);
-        else
-            ret = bwd_worker(&jobs[t]);
-        if (ret) rc = -1;
-    }
-    if (rc == 0) {
-        for (int64_t k = 0; k < N; k++) dw[k] = 0;
-        for (int s = 0; s < REF_SLICES; s++)
-            for (int64_t k = 0; k < N; k++) dw[k] += part[(size_t)s * (size_t)N + k];
-    }
-done:
-    free(part);
-    free(jobs);
-    free(th);
-    free(started);
-    return rc;
-}
-
-int nt_ref_rmsnorm_bwd_f64(const double *x, const double *w, const double *dy, int64_t M,
-                           int64_t N, double eps, double *dx, double *dw, int nthreads) {
-    bwd_job j;
-    memset(&j, 0, sizeof j);
-    j.x = x;
-    j.w = w;
-    j.dy = dy;
-    j.M = M;
-    j.N = N;
-    j.eps = eps;
-    j.dx = dx;
-    return bwd_run(&j, dw, nthreads);
-}
-
-int nt_ref_rmsnorm_bwd(const uint16_t *x, const uint16_t *w, const uint16_t *dy, int64_t M,
-                       int64_t N, double eps, double *dx, double *dw, int nthreads) {
-    bwd_job j;
-    memset(&j, 0, sizeof j);
-    j.bx = x;
-    j.bw = w;
-    j.bdy = dy;
-    j.M = M;
-    j.N = N;
-    j.eps = eps;
-    j.dx = dx;
-    return bwd_run(&j, dw, nthreads);
 }
 
 /* ||a - ref|| / ||ref|| with a read through get(); +inf on a non-finite a. */

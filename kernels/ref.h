@@ -1,10 +1,9 @@
-/* ref.h -- the float64 CPU reference of RMSNorm (forward and backward), bf16
- * conversions, seeded input fills and error metrics.
- *
- * The GPU runner validates every variant against nt_ref_rmsnorm_bwd: it
- * takes the same bf16 inputs as the kernels and computes dx and dw in double
- * precision.  Plain C (no CUDA): the tuner, the tests and the production
- * library's tests all link it.  Every external symbol starts nt_. */
+/* ref.h -- what the float64 references of the ops share: bf16 and fp16
+ * conversions, seeded input fills in every dtype, exact conversion to
+ * double and error metrics.  Each op's reference is in its folder
+ * (kernels/<op>/ref.h) and reads its inputs in their dtypes through these.
+ * Plain C (no CUDA): the tuner, the tests and the production library's
+ * tests all link it.  Every external symbol starts nt_. */
 #ifndef NT_REF_H
 #define NT_REF_H
 
@@ -37,27 +36,6 @@ void nt_to_f64(int dtype, const void *src, size_t n, double *dst);
 
 /* Relative L2 error of n elements of dtype at a against ref (as below). */
 double nt_rel_l2_dt(int dtype, const double *ref, const void *a, size_t n);
-
-/* Forward RMSNorm in double: y_ij = x_ij * r_i * w_j with
- * r_i = 1 / sqrt(mean_j x_ij^2 + eps).  y is M x N, row-major. */
-void nt_ref_forward(const double *x, const double *w, int64_t M, int64_t N, double eps,
-                    double *y);
-
-/* Backward RMSNorm in double on double inputs:
- *   dx_ij = r_i w_j dy_ij - x_ij r_i^3 mean_k(dy_ik w_k x_ik)
- *   dw_j  = sum_i dy_ij x_ij r_i
- * dx is M x N, dw is N.  Rows are split over nthreads pthreads (<= 0: the
- * online CPUs);
- * dw is summed from per-thread partials in a fixed order over a fixed split
- * of the rows, so the result is the same for any nthreads and any timing.
- * Returns 0, or -1 when memory or threads cannot be had. */
-int nt_ref_rmsnorm_bwd_f64(const double *x, const double *w, const double *dy, int64_t M,
-                           int64_t N, double eps, double *dx, double *dw, int nthreads);
-
-/* The same on bf16 inputs (bit patterns), which it converts exactly to double.
- * Returns 0 or -1. */
-int nt_ref_rmsnorm_bwd(const uint16_t *x, const uint16_t *w, const uint16_t *dy, int64_t M,
-                       int64_t N, double eps, double *dx, double *dw, int nthreads);
 
 /* Relative L2 error ||a - ref|| / ||ref|| of n values against a float64
  * reference: a as bf16 bits, as float, or as double.  +inf if any element of

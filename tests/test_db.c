@@ -643,7 +643,7 @@ TEST(best) {
     store_best_row *rows = NULL;
     store_prov prov;
     int n = 0;
-    CHECK(store_best(db, NULL, &rows, &n, &prov, err, sizeof err) == 0, "best: %s", err);
+    CHECK(store_best(db, NULL, 0, &rows, &n, &prov, err, sizeof err) == 0, "best: %s", err);
     CHECK(n == 3, "rows %d", n);
     if (n == 3) {
         /* sorted by (N, M); failures (wrong at 1 us, nondeterministic at 2 us) ignored */
@@ -677,13 +677,13 @@ TEST(best) {
     free(rows);
 
     /* matched by name and by uuid; an unknown device names the known ones */
-    CHECK(store_best(db, "NVIDIA H200", &rows, &n, NULL, err, sizeof err) == 0 && n == 3,
+    CHECK(store_best(db, "NVIDIA H200", 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 3,
           "by name: %s", err);
     free(rows);
-    CHECK(store_best(db, "GPU-1111", &rows, &n, NULL, err, sizeof err) == 0 && n == 3,
+    CHECK(store_best(db, "GPU-1111", 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 3,
           "by uuid: %s", err);
     free(rows);
-    CHECK(store_best(db, "A100", &rows, &n, NULL, err, sizeof err) != 0 && rows == NULL,
+    CHECK(store_best(db, "A100", 0, &rows, &n, NULL, err, sizeof err) != 0 && rows == NULL,
           "unknown device");
     CHECK(strstr(err, "GPU-1111") != NULL, "message '%s'", err);
 
@@ -696,7 +696,7 @@ TEST(best) {
     k = mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 65536, 8192);
     k.src_hash = "0000000000000000";
     CHECK(put(db, 1, &k, NT_OK, 5.0, 2) == 0, "put");
-    CHECK(store_best(db, NULL, &rows, &n, &prov, err, sizeof err) == 0 && n == 3, "%d rows", n);
+    CHECK(store_best(db, NULL, 1, &rows, &n, &prov, err, sizeof err) == 0 && n == 3, "%d rows", n);
     for (int i = 0; i < n; i++)
         CHECK(rows[i].median_us > 1.0 && rows[i].N != 8192, "stale result %lld x %lld %g us",
               (long long)rows[i].N, (long long)rows[i].M, rows[i].median_us);
@@ -708,9 +708,9 @@ TEST(best) {
     CHECK(store_device(db, &b, &bdev, err, sizeof err) == 0, "device");
     store_key kb = mkkey(bdev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
     CHECK(put(db, 1, &kb, NT_LAUNCH_ERROR, 0, 0) == 0, "put b");
-    CHECK(store_best(db, NULL, &rows, &n, NULL, err, sizeof err) != 0, "ambiguous");
+    CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) != 0, "ambiguous");
     CHECK(strstr(err, "NVIDIA H200") && strstr(err, "NVIDIA B200"), "message '%s'", err);
-    CHECK(store_best(db, "NVIDIA B200", &rows, &n, NULL, err, sizeof err) != 0 && n == 0,
+    CHECK(store_best(db, "NVIDIA B200", 0, &rows, &n, NULL, err, sizeof err) != 0 && n == 0,
           "no ok result");
     CHECK(strstr(err, "no successful result") != NULL, "message '%s'", err);
     store_close(db);
@@ -777,7 +777,7 @@ TEST(reports) {
     int64_t id = 0;
     store_best_row *rows;
     int n;
-    if (store_best(db, NULL, &rows, &n, NULL, err, sizeof err) == 0) {
+    if (store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0) {
         id = rows[0].result_id;
         free(rows);
     }
@@ -838,7 +838,7 @@ TEST(read_while_writing) {
         CHECK(store_lookup(r, &k2, &found, NULL, err, sizeof err) == 0 && found, "sees 2");
         store_best_row *rows = NULL;
         int n = 0;
-        CHECK(store_best(r, NULL, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
+        CHECK(store_best(r, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
                   rows[0].median_us == 5.0, "best %d", n);
         free(rows);
         store_close(r);

@@ -29,9 +29,16 @@ names() { ls "$1-wal" "$1-shm" 2>/dev/null; }
 
 # ---- the shipped database, migrated from schema 3 and 2: nothing lost --------
 ship="$root/data/results.db"
+cur=$(sed -n 's/^PRAGMA user_version = \([0-9]*\);.*/\1/p' "$root/db/schema.sql")
 cp "$ship" "$T/base.db"
-# (once the shipped file is migrated to 4, a schema-3 copy is made from it:
-# the named dx/dw errors back into the columns err_dx/err_dw)
+# (the shipped file is at the current schema; a schema-3 copy is made from
+# it: schema 5's dtype slots back to one dtype, the required tolerances
+# dropped, then the named dx/dw errors back into the columns err_dx/err_dw)
+if [ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 5 ]; then
+    sqlite3 "$T/base.db" "DROP VIEW best; ALTER TABLE error DROP COLUMN required;
+        UPDATE shape SET dtype = 'bf16' WHERE dtype = 'x=bf16,w=bf16,dw=f32';
+        CREATE VIEW best AS SELECT * FROM result; PRAGMA user_version = 4"
+fi
 if [ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 4 ]; then
     sqlite3 "$T/base.db" "ALTER TABLE result ADD COLUMN err_dx REAL;
         ALTER TABLE result ADD COLUMN err_dw REAL;
@@ -70,7 +77,8 @@ for v in 3 2; do
         ok "migrate_${v}_tolerance_unknown" || bad "migrate_${v}_tolerance_unknown"
     [ "$(sqlite3 "$f" "SELECT count(*) FROM pragma_table_info('result') WHERE name LIKE 'err_d_'")" = 0 ] &&
         ok "migrate_${v}_drops_err_columns" || bad "migrate_${v}_drops_err_columns"
-    [ "$(sqlite3 "$f" "PRAGMA user_version")" = 4 ] && ok "migrated_${v}_to_4" || bad "migrated_${v}_to_4"
+    [ "$(sqlite3 "$f" "PRAGMA user_version")" = "$cur" ] && ok "migrated_${v}_to_current" ||
+        bad "migrated_${v}_to_current"
     [ "$(sqlite3 "$f" "SELECT count(*) FROM pragma_foreign_key_check")" = 0 ] &&
         ok "migrated_${v}_foreign_keys" || bad "migrated_${v}_foreign_keys"
 done

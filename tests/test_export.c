@@ -420,8 +420,8 @@ static int put(store *db, int64_t dev, int64_t sw, int64_t M, int64_t N, const c
     res.nsamples = 2;
     res.samples[0] = res.samples[1] = us;
     res.gbps = 6.0 * (double)M * (double)N / (us * 1e3);
-    if (put_err_dx > 0) res.errs[res.nerr++] = (nt_error){"dx", put_err_dx, 1e-2};
-    if (put_err_dw > 0) res.errs[res.nerr++] = (nt_error){"dw", put_err_dw, NT_TOL_F32};
+    if (put_err_dx > 0) res.errs[res.nerr++] = (nt_error){"dx", put_err_dx, 1e-2, 0};
+    if (put_err_dw > 0) res.errs[res.nerr++] = (nt_error){"dw", put_err_dw, NT_TOL_F32, 0};
     return store_put(db, sw, &k, &res, err, errlen);
 }
 

@@ -30,7 +30,7 @@ expect default_count 0 list --count "$sweep"
 cp "$T/out" "$T/counts"
 total=$(awk '$1 == "total" {print $NF}' "$T/counts")
 rows=$(awk '/^M=/ {s += $NF} END {print s + 0}' "$T/counts")
-cols=$(awk '/^M=/ {for (i = 3; i < NF; i++) s += $i} END {print s + 0}' "$T/counts")
+cols=$(awk '/^M=/ {for (i = 4; i < NF; i++) s += $i} END {print s + 0}' "$T/counts")
 nshape=$(grep -c '^M=' "$T/counts")
 if [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$total" = "$rows" ] && [ "$total" = "$cols" ]; then
     ok default_total_is_sum
@@ -40,13 +40,13 @@ fi
 [ "$nshape" = 40 ] && ok default_40_shapes || bad default_40_shapes "$nshape shapes"
 [ "${total:-0}" -ge 1500 ] && [ "${total:-0}" -le 4000 ] && ok default_size || bad default_size "total $total"
 expect default_list 0 list "$sweep"
-lines=$(grep -c '^M=[0-9]* N=[0-9]* rmsnorm_bwd\.' "$T/out")
+lines=$(grep -c '^M=[0-9]* N=[0-9]* x=bf16,w=bf16,dw=f32 rmsnorm_bwd\.' "$T/out")
 [ "$lines" = "$total" ] && ok default_lines_match_total || bad default_lines_match_total "$lines lines, total $total"
-grep -q '^M=4096 N=1024 rmsnorm_bwd.persistent block=128,chunks=1,stages=2,k=0$' "$T/out" &&
+grep -q '^M=4096 N=1024 x=bf16,w=bf16,dw=f32 rmsnorm_bwd.persistent block=128,chunks=1,stages=2,k=0$' "$T/out" &&
     ok default_has_example || bad default_has_example
 # every persistent line covers its row with at most one partly filled chunk
-awk '$3 == "rmsnorm_bwd.persistent" {
-        n = substr($2, 3); split($4, kv, /[=,]/); b = kv[2]; c = kv[4];
+awk '$4 == "rmsnorm_bwd.persistent" {
+        n = substr($2, 3); split($5, kv, /[=,]/); b = kv[2]; c = kv[4];
         if (b * c * 8 < n || b * c * 8 - n >= b * 8) bad++ }
      END {exit bad > 0}' "$T/out" && ok default_where_holds || bad default_where_holds
 [ "$(sort "$T/out" | uniq -d | grep -c '^M=')" = 0 ] && ok default_no_duplicates || bad default_no_duplicates
@@ -72,13 +72,13 @@ return normtune.sweep {
 EOF2
 expect small 0 list "$T/small.lua"
 [ "$(awk '$1 == "total" {print $NF}' "$T/out")" = 11 ] && ok small_total || bad small_total "$(tail -1 "$T/out")"
-[ "$(grep -c '^M=8 N=512 rmsnorm_bwd.persistent' "$T/out")" = 1 ] && ok small_persistent || bad small_persistent
+[ "$(grep -c '^M=8 N=512 x=bf16,w=bf16,dw=f32 rmsnorm_bwd.persistent' "$T/out")" = 1 ] && ok small_persistent || bad small_persistent
 
 # random strategy: at most budget variants per shape and family
 sed 's/^  },$/  }, search = {strategy = "random", budget = 3, seed = 1},/' "$T/small.lua" >"$T/random.lua"
 expect random 0 list "$T/random.lua"
 grep -q "strategy random" "$T/out" && ok random_strategy_shown || bad random_strategy_shown
-n=$(grep -c '^M=8 N=1024 rmsnorm_bwd.naive' "$T/out")
+n=$(grep -c '^M=8 N=1024 x=bf16,w=bf16,dw=f32 rmsnorm_bwd.naive' "$T/out")
 [ "$n" = 3 ] && ok random_budget || bad random_budget "$n naive lines for N=1024, want 3"
 
 # bad scripts: exit 1, one line "file:line: message" on stderr
@@ -94,7 +94,7 @@ grep -q "misspelt.lua:7: .*unknown parameter 'blok' (allowed: block, chunks, sta
 sed 's/p.block \* p.chunks \* 8 == s.N/s.N > 600 and p.block * p.chunks * 8 == s.N/; s/nsplit = {1, 2}/nsplit = {1}/' "$T/small.lua" |
     sed 's/naive = {params = {nsplit = {1}, partial = {"bf16", "f32"}}},/naive = {params = {nsplit = {1}, partial = {"f32"}}, where = function(p, s) return s.N > 600 end},/' >"$T/emptied.lua"
 expect emptied 1 list "$T/emptied.lua"
-grep -q 'emptied.lua: shape M=8 N=512: no variant left after where constraints' "$T/err" &&
+grep -q 'emptied.lua: M=8 N=512 x=bf16,w=bf16,dw=f32 (shapes\[2\]): no variant left after where constraints' "$T/err" &&
     ok emptied_message || bad emptied_message "$(cat "$T/err")"
 printf 'os.execute("touch %s/pwned")\n' "$T" >"$T/os.lua"
 expect sandbox 1 list "$T/os.lua"
@@ -162,7 +162,7 @@ for f in random_where state_where; do
         # shellcheck disable=SC2086
         "$NORMTUNE" $cmd "$T/$f.lua" >"$T/out" 2>"$T/err"; rc=$?
         name="${f}_$(echo "$cmd" | cut -d' ' -f1-2 | tr -c 'a-z\n' _)"
-        if [ "$rc" = 1 ] && grep -q "$f.lua: where() is not deterministic: for shape M=8 N=[0-9]* (shapes\[[12]\])" "$T/err"; then
+        if [ "$rc" = 1 ] && grep -q "$f.lua: where() is not deterministic: for M=8 N=[0-9]* x=bf16,w=bf16,dw=f32 (shapes\[[12]\])" "$T/err"; then
             ok "$name"
         else
             bad "$name" "exit $rc: $(head -c 300 "$T/err")"

@@ -192,7 +192,7 @@ TEST(export_picks_the_fastest) {
     int n = 0;
     CHECK(store_open(&db, path_db, STORE_READ, err, sizeof err) == 0, "%s", err);
     if (!db) return;
-    CHECK(store_best(db, NULL, &rows, &n, &prov, err, sizeof err) == 0, "%s", err);
+    CHECK(store_best(db, NULL, 1, &rows, &n, &prov, err, sizeof err) == 0, "%s", err);
     CHECK(n == 3, "%d rows", n);
     for (int i = 0; i < n; i++) {
         /* N=1024 and N=2048 both fit block=256 with one chunk */

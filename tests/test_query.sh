@@ -149,17 +149,19 @@ expect query_foreign_sqlite 1 query --db "$T/other.db"
 has query_foreign_sqlite_message "$T/err" "another program"
 cmp -s "$T/other.db" "$T/other.orig" && ok foreign_untouched || bad foreign_untouched
 
+cur=$(sqlite3 "$T/a.orig" "PRAGMA user_version")
 cp "$T/a.orig" "$T/newer.db"
-sqlite3 "$T/newer.db" "PRAGMA user_version = 5;"
+sqlite3 "$T/newer.db" "PRAGMA user_version = $((cur + 1));"
 cp "$T/newer.db" "$T/newer.orig"
 expect query_newer_schema 1 query --db "$T/newer.db"
-has query_newer_schema_message "$T/err" "newer normtune (schema 5, this build knows 4)"
+has query_newer_schema_message "$T/err" "newer normtune (schema $((cur + 1)), this build knows $cur)"
 
 # a schema-1 file: reading commands refuse it and name `normtune migrate`,
 # which brings it to the current schema; then it reads
 cp "$T/a.orig" "$T/old.db"
-sqlite3 "$T/old.db" "ALTER TABLE result DROP COLUMN reps; ALTER TABLE sweep DROP COLUMN pid;
+sqlite3 "$T/old.db" "DROP VIEW best; ALTER TABLE result DROP COLUMN reps; ALTER TABLE sweep DROP COLUMN pid;
     DROP TABLE error; ALTER TABLE result ADD COLUMN err_dx REAL; ALTER TABLE result ADD COLUMN err_dw REAL;
+    UPDATE shape SET dtype = 'bf16'; CREATE VIEW best AS SELECT * FROM result;
     PRAGMA user_version = 1;"
 cp "$T/old.db" "$T/old.orig"
 expect query_old_schema 1 query --db "$T/old.db"
@@ -167,7 +169,7 @@ has query_old_schema_message "$T/err" "normtune migrate --db"
 cmp -s "$T/old.db" "$T/old.orig" && ok old_untouched_by_query || bad old_untouched_by_query
 expect migrate_usage 2 migrate
 expect migrate_old 0 migrate --db "$T/old.db"
-[ "$(sqlite3 "$T/old.db" "PRAGMA user_version")" = 4 ] && ok migrated_version || bad migrated_version
+[ "$(sqlite3 "$T/old.db" "PRAGMA user_version")" = "$cur" ] && ok migrated_version || bad migrated_version
 expect query_after_migrate 0 query --db "$T/old.db"
 expect merge_newer_schema 1 merge "$T/newer.db" "$T/a.db" -o "$T/m3.db"
 cmp -s "$T/newer.db" "$T/newer.orig" && ok newer_untouched || bad newer_untouched

@@ -1,118 +1,18 @@
-/* test_ref.c -- the float64 reference (kernels/ref.c) against finite
- * differences, its thread-count independence, and the bf16 helpers.
- *
- * L(x, w) = sum_ij dy_ij * rmsnorm(x, w)_ij; dL/dx and dL/dw by central
- * differences of nt_ref_forward must match nt_ref_rmsnorm_bwd_f64 element by
- * element.  The bf16 reference must be bitwise the same for 1 and many
- * threads. */
+/* test_ref.c -- the dtype helpers every op's reference and the runner use
+ * (kernels/ref.c): bf16 and fp16 conversions (every 16-bit pattern round
+ * trips; fp32 -> fp16 rounds as the compiler's _Float16 does, when it has
+ * one), seeded fills in every dtype, exact conversion to double, and the
+ * relative L2 error.  The ops' references are tested in their folders
+ * (kernels/<op>/test_op.c). */
 #include <math.h>
 #include <stdint.h>
 
+#include "kernels/family.h"
 #include "kernels/ref.h"
 #include "tests/t.h"
 
-/* Uniform double in [lo, hi) from a tiny LCG (test-local). */
-static double urand(uint64_t *s, double lo, double hi) {
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return lo + (hi - lo) * (double)(*s >> 11) / 9007199254740992.0;
-}
-
-/* L = sum dy * forward(x, w). */
-static double loss(const double *x, const double *w, const double *dy, int M, int N,
-                   double eps, double *y) {
-    nt_ref_forward(x, w, M, N, eps, y);
-    double l = 0;
-    for (int i = 0; i < M * N; i++) l += dy[i] * y[i];
-    return l;
-}
-
 static int close_rel(double a, double b, double tol) {
     return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
-}
-
-TEST(backward_matches_finite_differences) {
-    const double h = 1e-5, eps = 1e-6;
-    int bad = 0;
-    for (uint64_t seed = 1; seed <= 6; seed++) {
-        uint64_t s = seed * 7919;
-        int M = 1 + (int)(urand(&s, 0, 5));          /* 1..5 */
-        int N = 1 + (int)(urand(&s, 0, 24));         /* 1..24 */
-        double x[5 * 24], w[24], dy[5 * 24], y[5 * 24], dx[5 * 24], dw[24];
-        for (int i = 0; i < M * N; i++) {
-            x[i] = urand(&s, -2, 2);
-            dy[i] = urand(&s, -1, 1);
-        }
-        for (int j = 0; j < N; j++) w[j] = 1 + urand(&s, -0.5, 0.5);
-        CHECK(nt_ref_rmsnorm_bwd_f64(x, w, dy, M, N, eps, dx, dw, 1) == 0, "seed %d", (int)seed);
-        for (int i = 0; i < M * N; i++) {
-            double keep = x[i];
-            x[i] = keep + h;
-            double lp = loss(x, w, dy, M, N, eps, y);
-            x[i] = keep - h;
-            double lm = loss(x, w, dy, M, N, eps, y);
-            x[i] = keep;
-            double fd = (lp - lm) / (2 * h);
-            if (!close_rel(dx[i], fd, 1e-6) && bad++ < 5)
-                CHECK(0, "seed %d M=%d N=%d dx[%d] = %.12g, finite difference %.12g", (int)seed, M,
-                      N, i, dx[i], fd);
-        }
-        for (int j = 0; j < N; j++) {
-            double keep = w[j];
-            w[j] = keep + h;
-            double lp = loss(x, w, dy, M, N, eps, y);
-            w[j] = keep - h;
-            double lm = loss(x, w, dy, M, N, eps, y);
-            w[j] = keep;
-            double fd = (lp - lm) / (2 * h);
-            if (!close_rel(dw[j], fd, 1e-6) && bad++ < 5)
-                CHECK(0, "seed %d M=%d N=%d dw[%d] = %.12g, finite difference %.12g", (int)seed, M,
-                      N, j, dw[j], fd);
-        }
-    }
-    CHECK(bad == 0, "%d elements off", bad);
-}
-
-TEST(backward_known_values) {
-    /* one row x = (3, 4), w = (1, 2), dy = (1, 0), eps = 0:
-     * ms = 12.5, r = 1/sqrt(12.5); dot = mean(dy w x) = 1.5
-     * dx0 = r*1*1 - 3 r^3 1.5, dx1 = -4 r^3 1.5, dw = (3r, 0) */
-    double x[2] = {3, 4}, w[2] = {1, 2}, dy[2] = {1, 0}, dx[2], dw[2];
-    double r = 1 / sqrt(12.5);
-    CHECK(nt_ref_rmsnorm_bwd_f64(x, w, dy, 1, 2, 0.0, dx, dw, 1) == 0, "rc");
-    CHECK(close_rel(dx[0], r - 4.5 * r * r * r, 1e-14), "dx0 %.17g", dx[0]);
-    CHECK(close_rel(dx[1], -6 * r * r * r, 1e-14), "dx1 %.17g", dx[1]);
-    CHECK(close_rel(dw[0], 3 * r, 1e-14) && dw[1] == 0, "dw %.17g %.17g", dw[0], dw[1]);
-}
-
-TEST(threads_bitwise_equal) {
-    const int M = 301, N = 136;
-    uint16_t *x = malloc(sizeof *x * M * N), *dy = malloc(sizeof *dy * M * N), w[136];
-    double *dx1 = malloc(sizeof(double) * M * N), *dx7 = malloc(sizeof(double) * M * N);
-    double dw1[136], dw7[136], dw0[136], *dx0 = malloc(sizeof(double) * M * N);
-    nt_fill_uniform(x, (size_t)M * N, -2, 2, 1);
-    nt_fill_uniform(dy, (size_t)M * N, -1, 1, 2);
-    nt_fill_uniform(w, N, 0.5, 1.5, 3);
-    CHECK(nt_ref_rmsnorm_bwd(x, w, dy, M, N, 1e-6, dx1, dw1, 1) == 0, "1 thread");
-    CHECK(nt_ref_rmsnorm_bwd(x, w, dy, M, N, 1e-6, dx7, dw7, 7) == 0, "7 threads");
-    CHECK(nt_ref_rmsnorm_bwd(x, w, dy, M, N, 1e-6, dx0, dw0, 0) == 0, "default threads");
-    CHECK(!memcmp(dx1, dx7, sizeof(double) * M * N), "dx differs between 1 and 7 threads");
-    CHECK(!memcmp(dw1, dw7, sizeof dw1), "dw differs between 1 and 7 threads");
-    CHECK(!memcmp(dw1, dw0, sizeof dw1), "dw differs between 1 and default threads");
-    /* the bf16 entry point is the f64 one on converted inputs */
-    double *xd = malloc(sizeof(double) * M * N), *gd = malloc(sizeof(double) * M * N), wd[136];
-    for (int i = 0; i < M * N; i++) {
-        xd[i] = nt_bf16_to_f32(x[i]);
-        gd[i] = nt_bf16_to_f32(dy[i]);
-    }
-    for (int j = 0; j < N; j++) wd[j] = nt_bf16_to_f32(w[j]);
-    CHECK(nt_ref_rmsnorm_bwd_f64(xd, wd, gd, M, N, 1e-6, dx7, dw7, 3) == 0, "f64");
-    CHECK(!memcmp(dx1, dx7, sizeof(double) * M * N) && !memcmp(dw1, dw7, sizeof dw1),
-          "bf16 and f64 entry points differ");
-    /* M smaller than the thread count */
-    CHECK(nt_ref_rmsnorm_bwd(x, w, dy, 2, N, 1e-6, dx7, dw7, 16) == 0, "M=2");
-    CHECK(nt_ref_rmsnorm_bwd(x, w, dy, 2, N, 1e-6, dx1, dw1, 1) == 0, "M=2");
-    CHECK(!memcmp(dw1, dw7, sizeof dw1), "M=2 dw differs");
-    free(x), free(dy), free(dx1), free(dx7), free(dx0), free(xd), free(gd);
 }
 
 TEST(bf16_round_trip_and_rounding) {
@@ -186,11 +86,72 @@ TEST(rel_l2) {
     CHECK(nt_rel_l2(z, e, 2) == 5, "zero reference gives the absolute error");
 }
 
+TEST(f16_round_trip_and_rounding) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = nt_f16_to_f32((uint16_t)h);
+        if (isnan(f)) {
+            bad += !isnan(nt_f16_to_f32(nt_f32_to_f16(f)));
+            continue;
+        }
+        bad += nt_f32_to_f16(f) != h;
+    }
+    CHECK(bad == 0, "%d fp16 values do not round-trip", bad);
+    CHECK(nt_f16_to_f32(0x3c00) == 1.0f && nt_f16_to_f32(0x0001) == 0x1p-24f &&
+              nt_f16_to_f32(0x7bff) == 65504.0f, "1, smallest subnormal, largest");
+    CHECK(nt_f32_to_f16(1.0f + 0x1p-11f) == 0x3c00, "tie rounds down to even");
+    CHECK(nt_f32_to_f16(1.0f + 3 * 0x1p-11f) == 0x3c02, "tie rounds up to even");
+    CHECK(nt_f32_to_f16(65520.0f) == 0x7c00 && nt_f32_to_f16(65519.0f) == 0x7bff, "overflow");
+    CHECK(nt_f32_to_f16(0x1p-25f) == 0 && nt_f32_to_f16(0x1.8p-25f) == 1, "subnormal ties");
+    CHECK(nt_f32_to_f16(-0.0f) == 0x8000, "-0");
+#ifdef __FLT16_MAX__
+    /* every 2^20-th float pattern and a dense walk near 1, against _Float16 */
+    int diff = 0;
+    for (uint64_t i = 0; i < (1ull << 32); i += (i >> 20 == 0x3f8 ? 1 : 4099)) {
+        uint32_t u = (uint32_t)i;
+        float f;
+        memcpy(&f, &u, 4);
+        if (isnan(f)) continue;
+        _Float16 g = (_Float16)f;
+        uint16_t gb;
+        memcpy(&gb, &g, 2);
+        diff += gb != nt_f32_to_f16(f);
+    }
+    CHECK(diff == 0, "%d floats round differently from _Float16", diff);
+#endif
+}
+
+TEST(fill_every_dtype) {
+    uint16_t b[500], h[500];
+    float f[500];
+    double db[500], dh[500], df[500];
+    nt_fill(NT_BF16, b, 500, -2, 2, 7);
+    nt_fill(NT_F16, h, 500, -2, 2, 7);
+    nt_fill(NT_F32, f, 500, -2, 2, 7);
+    nt_to_f64(NT_BF16, b, 500, db);
+    nt_to_f64(NT_F16, h, 500, dh);
+    nt_to_f64(NT_F32, f, 500, df);
+    uint16_t u[500];
+    nt_fill_uniform(u, 500, -2, 2, 7);
+    CHECK(!memcmp(u, b, sizeof u), "bf16 fill differs from nt_fill_uniform");
+    int bad = 0;
+    for (int i = 0; i < 500; i++) {
+        /* the same draw, rounded to each dtype: within its half ulp */
+        bad += fabs(db[i] - df[i]) > 0x1p-8 * fabs(df[i]) + 1e-30;
+        bad += fabs(dh[i] - df[i]) > 0x1p-11 * fabs(df[i]) + 0x1p-25;
+        bad += db[i] != nt_bf16_to_f32(b[i]) || dh[i] != nt_f16_to_f32(h[i]) || df[i] != f[i];
+    }
+    CHECK(bad == 0, "%d values off", bad);
+    CHECK(nt_rel_l2_dt(NT_F16, dh, h, 500) == 0 && nt_rel_l2_dt(NT_F32, df, f, 500) == 0 &&
+              nt_rel_l2_dt(NT_BF16, db, b, 500) == 0, "rel_l2_dt of equal values");
+    CHECK(nt_rel_l2_dt(NT_F16, df, h, 500) > 0 && nt_rel_l2_dt(NT_F16, df, h, 500) < 1e-3,
+          "fp16 rounding error %g", nt_rel_l2_dt(NT_F16, df, h, 500));
+}
+
 int main(void) {
-    RUN(backward_matches_finite_differences);
-    RUN(backward_known_values);
-    RUN(threads_bitwise_equal);
     RUN(bf16_round_trip_and_rounding);
+    RUN(f16_round_trip_and_rounding);
+    RUN(fill_every_dtype);
     RUN(fill_uniform_seeded);
     RUN(rel_l2);
     T_END();

@@ -94,7 +94,7 @@ int cmd_export(int argc, char **argv) {
     if (check) return NT_EXIT_OK;
     memset(&prov, 0, sizeof prov);
     if (store_open(&db, dbpath, STORE_READ, err, sizeof err) ||
-        store_best(db, device, &rows, &n, &prov, err, sizeof err)) {
+        store_best(db, device, 1, &rows, &n, &prov, err, sizeof err)) {
         nt_errorf("export", "%s", err);
         goto done;
     }

@@ -117,7 +117,7 @@ int cmd_report(int argc, char **argv) {
     if (nt_sink_open("report", &out, o.out, o.db)) return NT_EXIT_FAIL;
     if (!(db = nt_open_db("report", o.db))) return nt_sink_close("report", &out, 0);
     /* the configs the export would ship: within their outputs' dtypes */
-    if (store_best(db, o.device, &rows, &n, &prov, err, sizeof err)) {
+    if (store_best(db, o.device, 0, &rows, &n, &prov, err, sizeof err)) {
         nt_errorf("report", "%s", err);
         store_close(db);
         return nt_sink_close("report", &out, 0);

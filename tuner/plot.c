@@ -475,7 +475,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
     double copy_sum = 0, copy_min = 0, copy_max = 0;
     int ncopy = 0;
 
-    if (store_best(db, device, &rows, &n, &prov, err, errlen)) return -1;
+    if (store_best(db, device, 0, &rows, &n, &prov, err, errlen)) return -1;
     for (int i = 0; i < n; i++) {
         char od[192], m[32];
         snprintf(od, sizeof od, "%s %s", rows[i].op, rows[i].dtype);

@@ -8,7 +8,7 @@
  *   loads of the next rows through shared memory (stages); a final column
  *   sum over the grid's partial rows gives dw.
  *
- * The kernels (kernels.cuh) are templates on the problem's dtypes, TX (x,
+ * The kernels (row.cuh, colsum.cuh, naive.cuh, persistent.cuh) are templates on the problem's dtypes, TX (x,
  * dy, dx), TW (w) and TDW (dw), named here by their ctypes and then by the
  * family's integers: "nt_persist<nt_bf16, float, float, 256, 2, 2, 0>".
  * These name expressions are the only spelling of a config's kernels: the
@@ -36,8 +36,15 @@ extern const nt_op nt_op_rmsnorm_bwd;
 #define RED_SMEM 512          /* static shared bytes of the row reduction */
 #define MAX_THREADS 1024      /* threads per block */
 
-static const char *const sources[] = {
-    "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/kernels.cuh", NULL,
+/* The files each family's kernels are built from (its source hash covers
+ * exactly these), the one NVRTC includes last. */
+static const char *const naive_sources[] = {
+    "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/row.cuh",
+    "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/naive.cuh", NULL,
+};
+static const char *const persist_sources[] = {
+    "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/row.cuh",
+    "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/persistent.cuh", NULL,
 };
 
 static const char *const partial_choices[] = {"bf16", "f32", NULL};
@@ -154,7 +161,7 @@ const nt_family nt_rmsnorm_bwd_naive = {
     .params = naive_params,
     .check = naive_check,
     .plan = naive_plan,
-    .sources = sources,
+    .sources = naive_sources,
 };
 
 /* ---- persistent ------------------------------------------------------- */
@@ -238,5 +245,5 @@ const nt_family nt_rmsnorm_bwd_persistent = {
     .params = persistent_params,
     .check = persist_check,
     .plan = persist_plan,
-    .sources = sources,
+    .sources = persist_sources,
 };

@@ -6,7 +6,7 @@
  * with r = 1 / sqrt(mean(x^2) + eps) per row.  x, dy and dx share one dtype
  * (bf16, f16, f32); w is that dtype or f32 (mixed-precision training keeps
  * norm weights in f32); dw is f32 or the weight's dtype.  The fill ranges
- * are those the runner has always used.  Device code: kernels.cuh;
+ * are those the runner has always used.  Device code: row.cuh, colsum.cuh, naive.cuh, persistent.cuh;
  * families: families.c; reference: ref.c. */
 #include <stdio.h>
 
@@ -35,8 +35,8 @@ static const nt_tensor_def tensors[NT_BWD_NTENSORS] = {
 static const nt_slot_def slots[NT_BWD_NSLOTS] = {
     [NT_BWD_SX] = {.name = "x", .allowed = ALL_DTYPES, .def = NT_BF16,
                    .doc = "dtype of x, dy and dx"},
-    [NT_BWD_SW] = {.name = "w", .allowed = ALL_DTYPES, .def = NT_BF16,
-                   .doc = "dtype of w: the activation dtype or f32"},
+    [NT_BWD_SW] = {.name = "w", .allowed = ALL_DTYPES, .def = -1,
+                   .doc = "dtype of w: the activation dtype (default) or f32"},
     [NT_BWD_SDW] = {.name = "dw", .allowed = ALL_DTYPES, .def = NT_F32,
                     .doc = "dtype of dw: f32 or the weight dtype"},
 };
@@ -70,6 +70,15 @@ static const nt_family *const families[] = {
     NULL,
 };
 
+/* nt_op.fallback: the naive chain with fp32 partials runs every shape of
+ * every dtype combination at the dtypes' precision. */
+static const nt_family *fallback(const nt_problem *p, char *params, size_t len) {
+    char err[128];
+    if (check(p, err, sizeof err)) return NULL;
+    snprintf(params, len, "nsplit=64,partial=f32");
+    return &nt_rmsnorm_bwd_naive;
+}
+
 const nt_op nt_op_rmsnorm_bwd = {
     .name = "rmsnorm_bwd",
     .doc = "RMSNorm backward: dx and dw from x, w, dy",
@@ -80,4 +89,5 @@ const nt_op nt_op_rmsnorm_bwd = {
     .check = check,
     .ref = nt_rmsnorm_bwd_ref,
     .families = families,
+    .fallback = fallback,
 };

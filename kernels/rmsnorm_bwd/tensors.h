@@ -2,7 +2,7 @@
  * by index.
  *
  * One list for the C descriptor (op.c: the order of nt_op.tensors[] and
- * nt_op.slots[]) and the device code (kernels.cuh: nt_args.t[] by the same
+ * nt_op.slots[]) and the device code (*.cuh: nt_args.t[] by the same
  * indices), so the two cannot disagree.  Plain C, nothing but enums: it is
  * included by C files, by nvcc and by NVRTC (by its name
  * "rmsnorm_bwd/tensors.h", part of the families' source hash). */

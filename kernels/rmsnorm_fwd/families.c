@@ -15,7 +15,7 @@
  * All take `k`, the blocks per SM the kernel is compiled for (__launch_
  * bounds__ minimum blocks; 0 = no bound), which caps registers per thread.
  * Configurations that would spill are refused (see fits_regs).  Device
- * code and the design argument: kernels.cuh.  Each family supports every
+ * code and the design argument: common.cuh, row.cuh, warp.cuh, persist.cuh.  Each family supports every
  * M >= 1 and every dtype combination of the op; N is covered when N <=
  * threads per row * chunks * E (E = 16 / size(x): 8 for bf16/f16, 4 for
  * fp32).  The fallback that covers every problem: row with block=1024,
@@ -39,8 +39,12 @@ extern const nt_op nt_op_rmsnorm_fwd;
 #define RED_SMEM 256          /* static shared memory of the block reduction */
 #define GRID_MAX 2147483647LL /* largest 1-D grid; the kernels loop beyond it */
 
-static const char *const fwd_sources[] = {
-    "nt_args.h", "common.cuh", "rmsnorm_fwd/tensors.h", "rmsnorm_fwd/kernels.cuh", NULL,
+/* The files each family's kernels are built from (its source hash covers
+ * exactly these), the one NVRTC includes last. */
+#define FWD_SOURCES "nt_args.h", "common.cuh", "rmsnorm_fwd/tensors.h", "rmsnorm_fwd/common.cuh"
+static const char *const row_sources[] = {FWD_SOURCES, "rmsnorm_fwd/row.cuh", NULL};
+static const char *const warp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/warp.cuh", NULL};
+static const char *const persist_sources[] = {FWD_SOURCES, "rmsnorm_fwd/persist.cuh", NULL
 };
 
 static const nt_param_def row_params[] = {
@@ -186,7 +190,7 @@ static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *
 const nt_family nt_rmsnorm_fwd_row = {
     "rmsnorm_fwd.row", &nt_op_rmsnorm_fwd,
     "one row per block, the row in registers",
-    3, row_params, row_check, row_plan, fwd_sources,
+    3, row_params, row_check, row_plan, row_sources,
 };
 
 /* ---- warp ------------------------------------------------------------- */
@@ -229,7 +233,7 @@ static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
 const nt_family nt_rmsnorm_fwd_warp = {
     "rmsnorm_fwd.warp", &nt_op_rmsnorm_fwd,
     "tpr threads per row, block/tpr rows per block, lane-only reduction",
-    4, warp_params, warp_check, warp_plan, fwd_sources,
+    4, warp_params, warp_check, warp_plan, warp_sources,
 };
 
 /* ---- persist ---------------------------------------------------------- */
@@ -277,5 +281,5 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
 const nt_family nt_rmsnorm_fwd_persist = {
     "rmsnorm_fwd.persist", &nt_op_rmsnorm_fwd,
     "persistent blocks walk the rows, w in registers, cp.async pipeline of the next rows",
-    4, persist_params, persist_check, persist_plan, fwd_sources,
+    4, persist_params, persist_check, persist_plan, persist_sources,
 };

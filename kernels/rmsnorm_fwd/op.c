@@ -22,7 +22,7 @@ extern const nt_family nt_rmsnorm_fwd_persist;
 
 static const nt_slot_def fwd_slots[NT_FWD_NSLOTS] = {
     [NT_FWD_SX] = {"x", ANY, NT_BF16, "dtype of x and y"},
-    [NT_FWD_SW] = {"w", ANY, NT_BF16, "dtype of w: x's dtype or f32"},
+    [NT_FWD_SW] = {"w", ANY, -1, "dtype of w: x's dtype (default) or f32"},
 };
 
 static const nt_tensor_def fwd_tensors[NT_FWD_NTENSORS] = {
@@ -64,6 +64,17 @@ static int fwd_ref(const nt_problem *p, const void *const *t, double *const *out
                               nthreads);
 }
 
+/* nt_op.fallback: one row per block of 1024 threads with the fewest chunks
+ * that cover NT_MAX_N (2 for 16-bit x, 4 for fp32), which runs every shape
+ * of the dtypes without spilling (families.c). */
+static const nt_family *fwd_fallback(const nt_problem *p, char *params, size_t len) {
+    char err[128];
+    if (fwd_check(p, err, sizeof err)) return NULL;
+    snprintf(params, len, "block=1024,chunks=%d,k=0",
+             NT_MAX_N / (1024 * (16 / nt_dtypes[p->dtype[NT_FWD_SX]].size)));
+    return &nt_rmsnorm_fwd_row;
+}
+
 const nt_op nt_op_rmsnorm_fwd = {
     "rmsnorm_fwd",
     "RMSNorm forward: y = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps) per row",
@@ -72,4 +83,5 @@ const nt_op nt_op_rmsnorm_fwd = {
     fwd_check,
     fwd_ref,
     fwd_families,
+    fwd_fallback,
 };

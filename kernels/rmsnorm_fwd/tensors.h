@@ -1,6 +1,6 @@
 /* rmsnorm_fwd/tensors.h -- the RMSNorm forward op's tensor and dtype-slot
  * indices, shared by the C descriptor (op.c, families.c) and the device
- * code (kernels.cuh): nt_args.t[NT_FWD_X] is x, and so on.  Plain C enums
+ * code (*.cuh): nt_args.t[NT_FWD_X] is x, and so on.  Plain C enums
  * only, so that C and NVRTC/nvcc read the same text. */
 #ifndef NT_RMSNORM_FWD_TENSORS_H
 #define NT_RMSNORM_FWD_TENSORS_H

@@ -114,7 +114,12 @@ static void reads(store *db) {
     rc = store_report_best(db, NULL, row, &sum, err, sizeof err);
     need_msg(rc, err, "store_report_best");
     err[0] = 0;
-    rc = store_best(db, NULL, &rows, &n, &prov, err, sizeof err);
+    rc = store_best(db, NULL, 1, &rows, &n, &prov, err, sizeof err);
+    need_msg(rc, err, "store_best (current)");
+    free(rows);
+    rows = NULL;
+    err[0] = 0;
+    rc = store_best(db, NULL, 0, &rows, &n, &prov, err, sizeof err);
     need_msg(rc, err, "store_best");
     if (rc == 0) {
         char *text = NULL;

@@ -1,14 +1,25 @@
-/* test_kernels.c -- GPU tests: every family over a grid of shapes.
+/* test_kernels.c -- GPU tests: every op x dtype combination x family on
+ * random shapes, through the GPU runner's evaluator.
  *
- * Runs each variant through the GPU runner's evaluator, which poisons the
- * outputs with NaN, validates every element of dx and dw against the float64
- * reference, runs twice more and compares bitwise, then times a few samples.
- * A variant passes when its status is ok.  Shapes: M = 1, 7, 131, 1000 and a
- * large M, for N from 8 to 16384 including sizes that are not powers of two
- * (1536, 2880, 4104, 11008).
+ * The evaluator poisons every output with NaN, checks every element of
+ * every output against the op's float64 reference (a named error per
+ * output, within its tolerance), runs twice more and compares every output
+ * bitwise, then times a few samples.  A variant passes when its status is
+ * ok.  Nothing here names an op or a family: the ops come from kernels/ops.c,
+ * the dtype combinations from each op's slots (those nt_problem_check
+ * accepts), and each family's parameters from a generic probe: typical
+ * values within the declared ranges, tried in a seeded random order, the
+ * first two that the family accepts for the problem on this device (and
+ * always the op's fallback config).
+ *
+ * Shapes (seeded): M = 1, a small odd M, and random M up to 20000; N = 8,
+ * 16384 and random multiples of 8 (odd multiples included), so that
+ * partial vectors, partial blocks and persistent grids larger than M are
+ * all met.  M * N stays below 2^25 except for one large shape per problem.
  *
  *   build/gpu/test_kernels           full grid
- *   build/gpu/test_kernels --small   small shapes only (for compute-sanitizer)
+ *   build/gpu/test_kernels --small   two dtype combinations per op, small
+ *                                    shapes (for compute-sanitizer)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,86 +28,213 @@
 #include "tests/t.h"
 #include "tuner/runner.h"
 
+#define MAX_PROBS 64          /* problems of one op */
+#define MAX_JOBS 65536
+#define PREFETCH 48           /* compilations started ahead */
+#define PER_FAMILY 2          /* probed configs per (problem, family) */
+
 static nt_runner *run;
 static nt_evaluator ev;
 static int small;
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
-static const long long Ms[] = {1, 7, 131, 1000, 20000};
-static const long long Ns[] = {8, 24, 1024, 1536, 2048, 2880, 4096, 4104, 8192, 11008, 16384};
+/* splitmix64 */
+static uint64_t next(void) {
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
 
-/* Persistent configurations: (block, chunks, stages, k); the first one whose
- * capacity block*chunks*8 covers N and is used. */
-static const int persist_cfg[][4] = {
-    {32, 1, 2, 0},  {64, 2, 1, 2},  {128, 1, 3, 0},  {128, 2, 2, 2},   {256, 1, 2, 0},
-    {256, 2, 4, 0}, {512, 1, 1, 0}, {256, 4, 2, 1},  {512, 2, 3, 1},   {1024, 2, 2, 1},
-    {512, 4, 2, 1}, {256, 8, 1, 1},
-};
-
-/* Evaluate one variant; returns its status and prints a line when not ok. */
-static int one(const char *fam, const char *params, long long M, long long N) {
-    const nt_family *f = nt_family_find(fam);
+/* One evaluation to do. */
+typedef struct job {
+    const nt_family *fam;
     nt_params p;
-    nt_shape s = {M, N};
+    nt_problem pr;
+    int fallback;             /* the op's fallback config */
+} job;
+
+static job jobs[MAX_JOBS];
+static int njobs;
+
+/* Every dtype combination of op that nt_problem_check accepts, into out. */
+static int dtype_combos(const nt_op *op, nt_problem *out, int max) {
+    int n = 0, total = 1;
+    for (int s = 0; s < op->nslots; s++) total *= NT_NDTYPES;
+    for (int c = 0; c < total && n < max; c++) {
+        nt_problem p;
+        char err[256];
+        nt_problem_init(&p, op, 1, 8);
+        for (int s = 0, k = c; s < op->nslots; s++, k /= NT_NDTYPES) p.dtype[s] = k % NT_NDTYPES;
+        if (!nt_problem_check(&p, err, sizeof err)) out[n++] = p;
+    }
+    return n;
+}
+
+/* Typical values of an integer parameter within [lo, hi]. */
+static int int_values(const nt_param_def *d, int64_t *v) {
+    static const int64_t typ[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 128, 256, 512, 1024};
+    int n = 0;
+    for (size_t i = 0; i < sizeof typ / sizeof typ[0]; i++)
+        if (typ[i] >= d->lo && typ[i] <= d->hi) v[n++] = typ[i];
+    return n;
+}
+
+/* Up to `want` params of f that accept problem pr on this device, probed in
+ * a seeded random order over the typical values; appended to the jobs. */
+static int probe(const nt_family *f, const nt_problem *pr, int want) {
+    int64_t vals[NT_MAX_PARAMS][16];
+    int nv[NT_MAX_PARAMS];
+    uint64_t total = 1;
+    const nt_devinfo *di = nt_runner_devinfo(run);
+    for (int i = 0; i < f->nparams; i++) {
+        const nt_param_def *d = &f->params[i];
+        if (d->kind == NT_PARAM_INT) {
+            nv[i] = int_values(d, vals[i]);
+        } else {
+            nv[i] = 0;
+            while (d->choices[nv[i]]) nv[i]++;
+        }
+        total *= (uint64_t)nv[i];
+    }
+    int got = 0;
+    /* a prime step that does not divide total visits every point once */
+    static const uint64_t primes[] = {7919, 7907, 7901, 7883};
+    uint64_t start = next() % total, step = 1;
+    for (size_t i = 0; i < sizeof primes / sizeof primes[0] && step == 1; i++)
+        if (total % primes[i]) step = primes[i] % total ? primes[i] % total : 1;
+    for (uint64_t k = 0; k < total && got < want && njobs < MAX_JOBS; k++) {
+        uint64_t idx = (start + k * step) % total;
+        nt_params p;
+        char err[256], txt[NT_NAME_LEN];
+        nt_plan pl;
+        memset(&p, 0, sizeof p);
+        for (int i = f->nparams - 1; i >= 0; i--) {
+            int j = (int)(idx % (uint64_t)nv[i]);
+            idx /= (uint64_t)nv[i];
+            if (f->params[i].kind == NT_PARAM_INT)
+                snprintf(txt, sizeof txt, "%lld", (long long)vals[i][j]);
+            else
+                snprintf(txt, sizeof txt, "%s", f->params[i].choices[j]);
+            nt_params_set(&p, f->params[i].name, txt);
+        }
+        if (nt_params_validate(f, &p, err, sizeof err) || f->check(&p, pr, di, err, sizeof err) ||
+            f->plan(&p, pr, di, &pl, err, sizeof err) || !nt_plan_precise(&pl, pr))
+            continue;
+        jobs[njobs++] = (job){f, p, *pr, 0};
+        got++;
+    }
+    return got;
+}
+
+/* The shapes of one problem (seeded): M and N pairs into ms[], ns[]. */
+static int shapes(int64_t *ms, int64_t *ns) {
+    int n = 0;
+    ms[n] = 1, ns[n++] = 8;
+    ms[n] = 7, ns[n++] = 16384;
+    ms[n] = 1 + (int64_t)(next() % 300), ns[n++] = 8 * (1 + 2 * (int64_t)(next() % 1024)); /* odd */
+    if (!small) {
+        for (int i = 0; i < 4; i++) {
+            int64_t N = 8 * (1 + (int64_t)(next() % 2048)), M = 1 + (int64_t)(next() % 20000);
+            while (M * N > (1 << 25)) M /= 2;
+            ms[n] = M, ns[n++] = N;
+        }
+        ms[n] = 16384 + 3, ns[n++] = 4096;                 /* one large shape */
+    }
+    return n;
+}
+
+/* Evaluate the jobs in order with compilation prefetched; count failures. */
+static void evaluate(int *ok, int *bad) {
     nt_timing t = {1, 3, 5, 0.5};
     static nt_result res;
-    nt_params_parse(params, &p);
-    if (ev.eval(ev.ctx, f, &p, &s, &t, &res)) {
-        printf("  evaluator failed: %s\n", res.msg);
-        return -1;
+    int pre = 0;
+    for (int i = 0; i < njobs; i++) {
+        for (; pre < njobs && pre < i + PREFETCH; pre++)
+            ev.prefetch(ev.ctx, jobs[pre].fam, &jobs[pre].p, &jobs[pre].pr);
+        job *j = &jobs[i];
+        char canon[256], pt[200], dt[128];
+        nt_params_canon(j->fam, &j->p, canon, sizeof canon);
+        nt_dtypes_canon(&j->pr, dt, sizeof dt);
+        snprintf(pt, sizeof pt, "M=%lld N=%lld %s", (long long)j->pr.M, (long long)j->pr.N, dt);
+        if (ev.eval(ev.ctx, j->fam, &j->p, &j->pr, &t, &res)) {
+            printf("  evaluator failed at %s %s %s: %s\n", pt, j->fam->name, canon, res.msg);
+            (*bad)++;
+            return;
+        }
+        if (res.status != NT_OK) {
+            printf("  %s %s %s%s: %s: %s\n", pt, j->fam->name, canon,
+                   j->fallback ? " (fallback)" : "", nt_status_name(res.status), res.msg);
+            (*bad)++;
+        } else {
+            (*ok)++;
+        }
     }
-    if (res.status != NT_OK)
-        printf("  M=%lld N=%lld %s %s: %s: %s\n", M, N, fam, params,
-               nt_status_name(res.status), res.msg);
-    return res.status;
 }
 
-TEST(naive_all_shapes) {
-    for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++)
-        for (size_t j = 0; j < sizeof Ns / sizeof Ns[0]; j++) {
-            long long M = Ms[i], N = Ns[j];
-            if (small && (M > 131 || N > 4104)) continue;
-            if (M * N > 20000LL * 4096) continue;
-            CHECK(one("rmsnorm_bwd.naive", "nsplit=32,partial=f32", M, N) == NT_OK, "f32 M=%lld N=%lld", M, N);
-            CHECK(one("rmsnorm_bwd.naive", "nsplit=7,partial=bf16", M, N) == NT_OK, "bf16 M=%lld N=%lld", M, N);
-        }
-}
-
-TEST(persistent_all_shapes) {
-    for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++)
-        for (size_t j = 0; j < sizeof Ns / sizeof Ns[0]; j++) {
-            long long M = Ms[i], N = Ns[j];
-            int tried = 0;
-            if (small && (M > 131 || N > 4104)) continue;
-            if (M * N > 20000LL * 4096) continue;
-            for (size_t c = 0; c < sizeof persist_cfg / sizeof persist_cfg[0] && tried < 2; c++) {
-                const int *k = persist_cfg[c];
-                if ((long long)k[0] * k[1] * 8 < N) continue;
-                if ((long long)k[0] * k[1] * 8 > 4 * N && N > 64) continue;
-                char p[96];
-                snprintf(p, sizeof p, "block=%d,chunks=%d,stages=%d,k=%d", k[0], k[1], k[2], k[3]);
-                CHECK(one("rmsnorm_bwd.persistent", p, M, N) == NT_OK, "M=%lld N=%lld %s", M, N, p);
-                tried++;
+/* Every op x dtype combination x family on its shapes. */
+TEST(every_op_dtype_family) {
+    for (int o = 0; nt_ops[o]; o++) {
+        const nt_op *op = nt_ops[o];
+        nt_problem dts[MAX_PROBS];
+        int nd = dtype_combos(op, dts, MAX_PROBS), ok = 0, bad = 0, missing = 0;
+        njobs = 0;
+        if (small && nd > 2) dts[1] = dts[nd - 1], nd = 2;   /* the first and last combination */
+        for (int d = 0; d < nd; d++) {
+            int64_t ms[16], ns[16];
+            int nsh = shapes(ms, ns);
+            for (int s = 0; s < nsh; s++) {
+                nt_problem pr = dts[d];
+                char params[160];
+                pr.M = ms[s];
+                pr.N = ns[s];
+                const nt_family *fb = op->fallback(&pr, params, sizeof params);
+                CHECK(fb != NULL, "%s: no fallback", op->name);
+                if (fb && njobs < MAX_JOBS) {
+                    jobs[njobs] = (job){fb, {0}, pr, 1};
+                    nt_params_parse(params, &jobs[njobs].p);
+                    njobs++;
+                }
+                for (int f = 0; op->families[f]; f++)
+                    missing += probe(op->families[f], &pr, small ? 1 : PER_FAMILY) == 0;
             }
-            CHECK(tried > 0, "no persistent config for N=%lld", N);
         }
+        printf("  %s: %d dtype combinations, %d evaluations, %d (problem, family) pairs with "
+               "no probed config\n", op->name, nd, njobs, missing);
+        fflush(stdout);
+        evaluate(&ok, &bad);
+        CHECK(bad == 0 && ok == njobs, "%s: %d of %d variants failed", op->name, bad, njobs);
+    }
 }
 
-/* Every stage count and k on one shape whose M is not a multiple of the grid. */
-TEST(persistent_pipeline_depths) {
-    for (int st = 1; st <= 4; st++)
-        for (int k = 0; k <= 2; k++) {
-            char p[96];
-            snprintf(p, sizeof p, "block=128,chunks=2,stages=%d,k=%d", st, k);
-            CHECK(one("rmsnorm_bwd.persistent", p, small ? 300 : 4099, 2048) == NT_OK, "%s", p);
-        }
-}
-
-/* The runner must catch a variant that cannot run: k larger than fits. */
+/* The runner must catch a variant that cannot run: k larger than fits, or
+ * N above a family's capacity -- for every family with a `k` parameter. */
 TEST(refuses_what_does_not_fit) {
-    int s = one("rmsnorm_bwd.persistent", "block=1024,chunks=2,stages=4,k=1", 64, 16384);
-    CHECK(s == NT_UNSUPPORTED || s == NT_RESOURCES, "status %d", s);
-    s = one("rmsnorm_bwd.persistent", "block=128,chunks=1,stages=2,k=0", 64, 2048);
-    CHECK(s == NT_UNSUPPORTED, "N above capacity: status %d", s);
+    nt_timing t = {1, 3, 5, 0.5};
+    static nt_result res;
+    const nt_family *const *all = nt_all_families();
+    for (int i = 0; all[i]; i++) {
+        const nt_family *f = all[i];
+        nt_problem pr;
+        nt_params p;
+        int has_k = 0;
+        nt_problem_init(&pr, f->op, 64, 16384);
+        memset(&p, 0, sizeof p);
+        for (int j = 0; j < f->nparams; j++) {
+            const nt_param_def *d = &f->params[j];
+            char v[NT_NAME_LEN];
+            has_k |= !strcmp(d->name, "k");
+            if (d->kind == NT_PARAM_STR)
+                snprintf(v, sizeof v, "%s", d->choices[0]);
+            else   /* the largest value: more blocks per SM than fit */
+                snprintf(v, sizeof v, "%lld", (long long)(!strcmp(d->name, "k") ? d->hi : d->lo));
+            nt_params_set(&p, d->name, v);
+        }
+        if (!has_k) continue;
+        CHECK(ev.eval(ev.ctx, f, &p, &pr, &t, &res) == 0, "%s: evaluator failed", f->name);
+        CHECK(res.status == NT_UNSUPPORTED || res.status == NT_RESOURCES, "%s: status %s", f->name,
+              nt_status_name(res.status));
+    }
 }
 
 int main(int argc, char **argv) {
@@ -109,9 +247,7 @@ int main(int argc, char **argv) {
         T_END();
     }
     nt_runner_evaluator(run, &ev);
-    RUN(naive_all_shapes);
-    RUN(persistent_all_shapes);
-    RUN(persistent_pipeline_depths);
+    RUN(every_op_dtype_family);
     RUN(refuses_what_does_not_fit);
     nt_runner_close(run);
     T_END();

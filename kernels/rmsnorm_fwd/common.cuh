@@ -1,4 +1,5 @@
-/* rmsnorm_fwd/kernels.cuh -- RMSNorm forward device code, templated on the
+/* rmsnorm_fwd/common.cuh -- RMSNorm forward: what the families share (the
+ * loads, the reductions, the store of a row), templated on the
  * dtypes: x and y of type X (nt_bf16, nt_f16 or float), w of type Wt (X or
  * float), rstd fp32.
  *
@@ -22,9 +23,11 @@
  * 1024 threads hold in 4 to 64 registers each, so neither the reload nor the
  * cluster is needed).  What decides bandwidth is bytes in flight per SM:
  * by Little's law, ~4.8 TB/s x ~0.7 us loaded latency / 132 SMs ~ 25 KB of
- * loads outstanding per SM.  The families reach it in different ways:
+ * loads outstanding per SM.  The families reach it in different ways, one
+ * file each (so that each family's source hash changes only with what it
+ * runs):
  *
- *   nt_fwd_row<X, Wt, B, C, K>      one row per block of B threads (a loop of
+ *   nt_fwd_row<X, Wt, B, C, K>      (row.cuh) one row per block of B threads (a loop of
  *                                   stride gridDim.x covers M beyond the grid
  *                                   limit); C chunks per thread,
  *                                   N <= B*C*E.  Bytes in flight come from
@@ -33,12 +36,12 @@
  *                                   The block reduction is a warp butterfly,
  *                                   warp partials through shared memory and a
  *                                   second butterfly (one barrier per row).
- *   nt_fwd_warp<X, Wt, T, B, C, K>  T = 1..32 threads per row, B/T rows per
+ *   nt_fwd_warp<X, Wt, T, B, C, K>  (warp.cuh) T = 1..32 threads per row, B/T rows per
  *                                   block: the reduction is a butterfly in
  *                                   the row's lanes only (no shared memory,
  *                                   no barrier), so small N neither wastes
  *                                   threads nor waits on block barriers.
- *   nt_fwd_persist<X, Wt, B, C, S, K>  persistent: K blocks per SM (0 = as
+ *   nt_fwd_persist<X, Wt, B, C, S, K>  (persist.cuh) persistent: K blocks per SM (0 = as
  *                                   many as fit) walk rows bid, bid+G, ...;
  *                                   w sits in registers for the whole walk.
  *                                   S > 1: the next S-1 rows are copied into
@@ -67,8 +70,8 @@
  * for the sum, two multiplies), ~1.6 GFLOP here: nothing next to the
  * bytes.  Registers per thread for the row data: C * (4 + 4*size(Wt)/size(X))
  * words (bf16 x with fp32 w: 12 C). */
-#ifndef NT_RMSNORM_FWD_CUH
-#define NT_RMSNORM_FWD_CUH
+#ifndef NT_RMSNORM_FWD_COMMON_CUH
+#define NT_RMSNORM_FWD_COMMON_CUH
 
 #include "common.cuh"
 #include "rmsnorm_fwd/tensors.h"
@@ -161,172 +164,6 @@ __device__ __forceinline__ void nt_fwd_load_w(nt_vec<Wt, E> *wv, const bool *act
     for (int j = 0; j < C; j++) {
         if (act[j]) nt_ldg<WW, false>(w + 4 * WW * (long long)(j * T + l), wv[j].w);
         else wv[j].zero();
-    }
-}
-
-/* ---- one row per block ------------------------------------------------ */
-
-template <class X, class Wt, int B, int C, int K>
-__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_row(nt_args a) {
-    typedef nt_fwd_t<X, Wt> F;
-    constexpr int E = F::E;
-    __shared__ float red_buf[2][32];
-    const unsigned red = nt_saddr(red_buf);
-    const int tid = threadIdx.x;
-    const int N = a.N, nvec = N / E;
-    const long long M = a.M;
-    const float invN = 1.0f / (float)N;
-    const char *x = (const char *)a.t[NT_FWD_X];
-    const char *w = (const char *)a.t[NT_FWD_W];
-    char *y = (char *)a.t[NT_FWD_Y];
-    float *rstd = (float *)a.t[NT_FWD_RSTD];
-    const long long rowb = (long long)N * (long long)sizeof(X);
-    bool act[C];
-#pragma unroll
-    for (int j = 0; j < C; j++) act[j] = j * B + tid < nvec;
-    typename F::xv xv[C];
-    typename F::wv wv[C];
-    unsigned it = 0;
-#pragma unroll 1
-    for (long long row = blockIdx.x; row < M; row += gridDim.x, it++) {
-        /* x first: its loads go to DRAM; w's hit L1/L2 and land in time */
-        nt_fwd_load_x<X, C, E>(xv, act, x + row * rowb, B, tid);
-        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
-        float s = nt_fwd_sumsq<X, C, E>(xv, act);
-        s = nt_fwd_block_sum<B>(s, red + 128u * (it & 1u));
-        const float r = rsqrtf(s * invN + a.eps);
-        if (rstd && tid == 0) rstd[row] = r;
-        nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
-    }
-}
-
-/* ---- T threads per row, B/T rows per block ------------------------------ */
-
-template <class X, class Wt, int T, int B, int C, int K>
-__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_warp(nt_args a) {
-    typedef nt_fwd_t<X, Wt> F;
-    constexpr int E = F::E, R = B / T;
-    static_assert(T >= 1 && T <= 32 && (T & (T - 1)) == 0 && B % 32 == 0, "T | 32, B % 32 == 0");
-    const int tid = threadIdx.x, l = tid % T, g = tid / T;
-    const int N = a.N, nvec = N / E;
-    const long long M = a.M;
-    const float invN = 1.0f / (float)N;
-    const char *x = (const char *)a.t[NT_FWD_X];
-    const char *w = (const char *)a.t[NT_FWD_W];
-    char *y = (char *)a.t[NT_FWD_Y];
-    float *rstd = (float *)a.t[NT_FWD_RSTD];
-    const long long rowb = (long long)N * (long long)sizeof(X);
-    bool cov[C];
-#pragma unroll
-    for (int j = 0; j < C; j++) cov[j] = j * T + l < nvec;
-    typename F::xv xv[C];
-    typename F::wv wv[C];
-    /* the loop bound is the same for the whole block, so every lane of a
-     * warp reaches the butterfly; lanes of rows past M only add zeros */
-#pragma unroll 1
-    for (long long base = (long long)blockIdx.x * R; base < M; base += (long long)gridDim.x * R) {
-        const long long row = base + g;
-        const bool ok = row < M;
-        bool act[C];
-#pragma unroll
-        for (int j = 0; j < C; j++) act[j] = ok && cov[j];
-        nt_fwd_load_x<X, C, E>(xv, act, x + row * rowb, T, l);
-        nt_fwd_load_w<Wt, C, E>(wv, act, w, T, l);
-        float s = nt_fwd_sumsq<X, C, E>(xv, act);
-        s = nt_fwd_lanes<T>(s);
-        const float r = rsqrtf(s * invN + a.eps);
-        if (ok && rstd && l == 0) rstd[row] = r;
-        nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, T, l);
-    }
-}
-
-/* ---- persistent rows -------------------------------------------------- */
-
-/* Copy this thread's active chunks of the row at xrow into its slots of a
- * stage (slot j at st + 16*(j*B), the thread's base already in st). */
-template <int B, int C>
-__device__ __forceinline__ void nt_fwd_stage(unsigned st, const bool *act, const char *xrow, int tid) {
-#pragma unroll
-    for (int j = 0; j < C; j++)
-        if (act[j]) nt_cp16(st + 16u * (unsigned)(j * B), xrow + 16 * (long long)(j * B + tid));
-}
-
-template <class X, class Wt, int B, int C, int S, int K>
-__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_persist(nt_args a) {
-    typedef nt_fwd_t<X, Wt> F;
-    constexpr int E = F::E;
-    static_assert(S >= 1, "stages >= 1");
-    /* S > 1: [S][C*B] 16-byte slots of x rows; S == 1: unused */
-    extern __shared__ nt_u4 nt_fwd_stages[];
-    __shared__ float red_buf[2][32];
-    const unsigned red = nt_saddr(red_buf);
-    const int tid = threadIdx.x;
-    const int G = gridDim.x, bid = blockIdx.x;
-    const int N = a.N, nvec = N / E;
-    const long long M = a.M;
-    const float invN = 1.0f / (float)N;
-    const char *x = (const char *)a.t[NT_FWD_X];
-    const char *w = (const char *)a.t[NT_FWD_W];
-    char *y = (char *)a.t[NT_FWD_Y];
-    float *rstd = (float *)a.t[NT_FWD_RSTD];
-    const long long rowb = (long long)N * (long long)sizeof(X);
-    bool act[C];
-#pragma unroll
-    for (int j = 0; j < C; j++) act[j] = j * B + tid < nvec;
-    typename F::xv xv[C];
-    typename F::wv wv[C];
-    /* rows of this block: bid, bid+G, ...  (G <= M, so at least one) */
-    const long long mine = (M - bid + G - 1) / G;
-    if (S > 1) {
-        const unsigned base = nt_saddr(nt_fwd_stages) + 16u * (unsigned)tid;
-#pragma unroll
-        for (int s = 0; s < S - 1; s++) {
-            if (s < mine)
-                nt_fwd_stage<B, C>(base + 16u * (unsigned)(C * B * s), act,
-                                   x + (bid + (long long)s * G) * rowb, tid);
-            nt_cp_commit();
-        }
-        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
-#pragma unroll 1
-        for (long long t = 0; t < mine; t++) {
-            /* refill the stage row t-1 used: this thread read it into
-             * registers, and only this thread writes it */
-            const long long tn = t + S - 1;
-            if (tn < mine)
-                nt_fwd_stage<B, C>(base + 16u * (unsigned)(C * B * (int)(tn % S)), act,
-                                   x + (bid + tn * G) * rowb, tid);
-            nt_cp_commit();
-            nt_cp_wait<S - 1>();                       /* row t has landed */
-            const unsigned st = base + 16u * (unsigned)(C * B * (int)(t % S));
-#pragma unroll
-            for (int j = 0; j < C; j++) {
-                if (act[j]) {
-                    const nt_u4 v = nt_lds16(st + 16u * (unsigned)(j * B));
-                    xv[j].w[0] = v.x; xv[j].w[1] = v.y; xv[j].w[2] = v.z; xv[j].w[3] = v.w;
-                } else {
-                    xv[j].zero();
-                }
-            }
-            const long long row = bid + t * G;
-            float s = nt_fwd_sumsq<X, C, E>(xv, act);
-            s = nt_fwd_block_sum<B>(s, red + 128u * (unsigned)(t & 1));
-            const float r = rsqrtf(s * invN + a.eps);
-            if (rstd && tid == 0) rstd[row] = r;
-            nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
-        }
-        nt_cp_wait<0>();
-    } else {
-        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
-#pragma unroll 1
-        for (long long t = 0; t < mine; t++) {
-            const long long row = bid + t * G;
-            nt_fwd_load_x<X, C, E>(xv, act, x + row * rowb, B, tid);
-            float s = nt_fwd_sumsq<X, C, E>(xv, act);
-            s = nt_fwd_block_sum<B>(s, red + 128u * (unsigned)(t & 1));
-            const float r = rsqrtf(s * invN + a.eps);
-            if (rstd && tid == 0) rstd[row] = r;
-            nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
-        }
     }
 }
 
