@@ -85,6 +85,9 @@ CREATE TABLE result (
     bytes       REAL,                        -- minimum bytes the op moves
     gbps        REAL,                        -- bytes / median
     pct_copy    REAL,                        -- gbps / sweep copy_gbps, in %
+    traffic_gbps REAL,                       -- the problem's yardstick in the same
+                                             -- run: a kernel with the op's own
+                                             -- traffic (NULL before schema 5)
     regs        INTEGER,                     -- registers per thread (max)
     spill       INTEGER,                     -- spill store bytes (max)
     smem        INTEGER,                     -- shared bytes per block (max)
@@ -125,10 +128,10 @@ CREATE TABLE error (
 -- to schema 5 (db/store.c) re-creates the view from this text.
 CREATE VIEW best AS
 SELECT device_id, device, op, dtype, M, N, family, params, src_hash,
-       median_us, gbps, pct_copy, result_id, sweep_id, created
+       median_us, gbps, pct_copy, traffic_gbps, result_id, sweep_id, created
 FROM (
     SELECT r.device_id, d.name AS device, s.op, s.dtype, s.M, s.N,
-           v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy,
+           v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy, r.traffic_gbps,
            r.id AS result_id, r.sweep_id, r.created,
            row_number() OVER (PARTITION BY r.device_id, r.shape_id
                               ORDER BY r.median_us, v.family, v.params,

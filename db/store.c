@@ -75,8 +75,10 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
      * older files name one dtype ("bf16": the first slot's, the others the
      * op's defaults, which is what the tuner measured); every error row
      * records the tolerance its output's dtype asks for; `best` keeps only
-     * results within it (nt_dtypes_of and nt_required: see fn_dtypes_of) */
+     * results within it (nt_dtypes_of and nt_required: see fn_dtypes_of);
+     * results record their problem's yardstick (traffic_gbps) */
     "UPDATE shape SET dtype = nt_dtypes_of(op, dtype);"
+    "ALTER TABLE result ADD COLUMN traffic_gbps REAL;"
     "ALTER TABLE error ADD COLUMN required REAL;"
     "UPDATE error SET required = (SELECT nt_required(s.op, s.dtype, error.tensor) "
     "FROM result r JOIN shape s ON s.id = r.shape_id WHERE r.id = error.result_id);"
@@ -152,16 +154,16 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_RES_INS] = "INSERT INTO result(sweep_id, variant_id, shape_id, device_id, "
                   "warmup, min_samples, max_samples, rel_ci, status, message, "
                   "median_us, p10_us, p90_us, n_samples, bytes, gbps, pct_copy, "
-                  "regs, spill, smem, grid, reps, created) VALUES "
+                  "traffic_gbps, regs, spill, smem, grid, reps, created) VALUES "
                   "(:sweep, :var, :shape, :dev, :warmup, :min, :max, :rel_ci, "
                   ":status, :msg, :median, :p10, :p90, :n, :bytes, :gbps, :pct, "
-                  ":regs, :spill, :smem, :grid, :reps, :now)",
+                  ":traffic, :regs, :spill, :smem, :grid, :reps, :now)",
     [Q_SAMPLE_INS] = "INSERT INTO sample(result_id, idx, us) VALUES (:res, :idx, :us)",
     [Q_ERR_INS] = "INSERT INTO error(result_id, tensor, value, tolerance, required) "
                   "VALUES (:res, :tensor, :value, :tol, :req)",
     [Q_LOOKUP] = "SELECT r.id, r.status, r.message, r.median_us, r.p10_us, "
                  "r.p90_us, r.n_samples, r.bytes, r.gbps, r.pct_copy, "
-                 "r.regs, r.spill, r.smem, r.grid, r.reps FROM result r "
+                 "r.regs, r.spill, r.smem, r.grid, r.reps, r.traffic_gbps FROM result r "
                  "JOIN variant v ON v.id = r.variant_id "
                  "JOIN shape s ON s.id = r.shape_id "
                  "WHERE r.device_id = :dev AND v.family = :family AND "
@@ -175,10 +177,11 @@ static const char *const q_sql[Q_COUNT] = {
     /* the view `best` for one device, among the results of the current
      * family sources (temp.best_current: see current_view) */
     [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-               "gbps, pct_copy, result_id FROM temp.best_current WHERE device_id = :dev "
+               "gbps, pct_copy, result_id, traffic_gbps FROM temp.best_current "
+               "WHERE device_id = :dev "
                "ORDER BY op, dtype, N, M",
     [Q_BEST_ALL] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-                   "gbps, pct_copy, result_id FROM best WHERE device_id = :dev "
+                   "gbps, pct_copy, result_id, traffic_gbps FROM best WHERE device_id = :dev "
                    "ORDER BY op, dtype, N, M",
     [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
     [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",
@@ -189,11 +192,13 @@ static const char *const q_sql[Q_COUNT] = {
         "SELECT CASE WHEN status = 'ok' THEN row_number() OVER ("
         "PARTITION BY op, dtype ORDER BY status <> 'ok', median_us, family, "
         "params, id) END, op, dtype, family, params, status, median_us, p10_us, "
-        "p90_us, n_samples, gbps, pct_copy, CASE WHEN status = 'ok' THEN "
+        "p90_us, n_samples, gbps, pct_copy, 100.0 * gbps / traffic_gbps, "
+        "CASE WHEN status = 'ok' THEN "
         "100.0 * (min(CASE WHEN status = 'ok' THEN median_us END) OVER "
         "(PARTITION BY op, dtype)) / median_us END, id, msg FROM ("
         "SELECT r.id, s.op, s.dtype, v.family, v.params, r.status, r.median_us, "
-        "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, " SHORT_MSG " AS msg "
+        "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, "
+        SHORT_MSG " AS msg "
         "FROM result r JOIN variant v ON v.id = r.variant_id "
         "JOIN shape s ON s.id = r.shape_id WHERE r.device_id = :dev AND "
         "s.M = :M AND s.N = :N) "
@@ -1104,6 +1109,8 @@ int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
         bind_num(st, ":p10", r->p10_us, ok) | bind_num(st, ":p90", r->p90_us, ok) |
         bind_i(st, ":n", r->nsamples) | bind_num(st, ":bytes", r->bytes, ok) |
         bind_num(st, ":gbps", r->gbps, ok) | bind_num(st, ":pct", r->pct_copy, ok) |
+        (r->traffic_gbps > 0 ? bind_d(st, ":traffic", r->traffic_gbps)
+                             : bind_null(st, ":traffic")) |
         bind_i(st, ":regs", r->regs) | bind_i(st, ":spill", r->spill) |
         bind_i(st, ":smem", r->smem) | bind_i(st, ":grid", r->grid) | bind_i(st, ":reps", r->reps) |
         bind_t(st, ":now", now))
@@ -1182,6 +1189,7 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
     out->smem = sqlite3_column_int(st, 12);
     out->grid = sqlite3_column_int(st, 13);
     out->reps = sqlite3_column_int(st, 14);
+    out->traffic_gbps = sqlite3_column_double(st, 15);
     stmt_done(st);
 
     if (!(st = stmt(db, Q_SAMPLES, err, errlen))) return STORE_ERR;
@@ -1274,10 +1282,10 @@ static const char merge_copy[] =
     " AND m.max_samples = r.max_samples AND m.rel_ci = r.rel_ci);"
     "INSERT INTO main.result(sweep_id, variant_id, shape_id, device_id, warmup,"
     " min_samples, max_samples, rel_ci, status, message, median_us, p10_us, p90_us,"
-    " n_samples, bytes, gbps, pct_copy, regs, spill, smem, grid, reps,"
+    " n_samples, bytes, gbps, pct_copy, traffic_gbps, regs, spill, smem, grid, reps,"
     " created) SELECT w.dst, v.dst, s.dst, d.dst, r.warmup, r.min_samples,"
     " r.max_samples, r.rel_ci, r.status, r.message, r.median_us, r.p10_us, r.p90_us,"
-    " r.n_samples, r.bytes, r.gbps, r.pct_copy, r.regs, r.spill,"
+    " r.n_samples, r.bytes, r.gbps, r.pct_copy, r.traffic_gbps, r.regs, r.spill,"
     " r.smem, r.grid, r.reps, r.created FROM src.result r JOIN temp.new_res n ON n.src = r.id"
     " JOIN temp.map_sweep w ON w.src = r.sweep_id JOIN temp.map_dev d ON d.src = r.device_id"
     " JOIN temp.map_var v ON v.src = r.variant_id JOIN temp.map_shape s ON s.src = r.shape_id"
@@ -1593,6 +1601,7 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
         r->gbps = sqlite3_column_double(st, 8);
         r->pct_copy = sqlite3_column_double(st, 9);
         r->result_id = sqlite3_column_int64(st, 10);
+        r->traffic_gbps = sqlite3_column_double(st, 11);
         (*n)++;
     }
     if (rc != SQLITE_DONE) {

@@ -92,6 +92,7 @@ typedef struct store_best_row {
     char params[160];         /* canonical */
     char src_hash[24];
     double median_us, gbps, pct_copy;
+    double traffic_gbps;      /* the problem's yardstick (0 if none) */
     int64_t result_id;
 } store_best_row;
 

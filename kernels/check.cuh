@@ -7,7 +7,10 @@
  *   non-finite outputs, added in a fixed order (3 doubles per block); the
  *   host adds the blocks in order, so the figure is the same every time.
  * nt_check_diff: the number of 32-bit words in which two buffers differ
- *   (integer atomics: the count does not depend on the order). */
+ *   (integer atomics: the count does not depend on the order).
+ * nt_traffic: the per-problem yardstick (below). */
+
+#include "nt_args.h"
 
 /* Element i of an output of dtype dt, as float (exact). */
 __device__ __forceinline__ float nt_check_get(const void *out, int dt, long long i) {
@@ -48,4 +51,40 @@ nt_check_diff(const unsigned *a, const unsigned *b, long long n, unsigned long l
     for (long long i = blockIdx.x * 256LL + threadIdx.x; i < n; i += 256LL * gridDim.x)
         c += a[i] != b[i];
     if (c) atomicAdd(count, c);
+}
+
+/* nt_traffic: the yardstick of a problem -- a kernel with the op's own
+ * traffic over the same rotating tensors the variants use: it reads every
+ * input with M rows and writes every output with M rows (16-byte vectors,
+ * read-once loads and streaming stores; an integer sum of the inputs is what
+ * it writes, so nothing is optimized away), and touches nothing else.  For
+ * RMSNorm backward that is an add reading two tensors and writing one; for
+ * the forward, a copy of x into y (and rstd).  a.ws points to its
+ * nt_traffic_desc; a.t[] are the tensors of the set. */
+struct nt_traffic_desc {
+    long long n16[8];         /* 16-byte vectors per tensor (0: not touched) */
+    int out[8];               /* 1: written, 0: read */
+};
+
+extern "C" __global__ void __launch_bounds__(256) nt_traffic(nt_args a) {
+    const nt_traffic_desc *d = (const nt_traffic_desc *)a.ws;
+    long long n = 0;
+    for (int k = 0; k < 8; k++) n = d->n16[k] > n ? d->n16[k] : n;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        unsigned s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int k = 0; k < 8; k++) {
+            if (d->out[k] || i >= d->n16[k]) continue;
+            unsigned v0, v1, v2, v3;
+            asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                         : "l"((const char *)a.t[k] + 16 * i));
+            s0 += v0; s1 += v1; s2 += v2; s3 += v3;
+        }
+        for (int k = 0; k < 8; k++)
+            if (d->out[k] && i < d->n16[k])
+                asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                             :: "l"((char *)a.t[k] + 16 * i), "r"(s0), "r"(s1), "r"(s2), "r"(s3)
+                             : "memory");
+    }
 }

@@ -31,7 +31,10 @@ cudaError_t nt_chain_grid(const nt_plan *pl, const void *kernel0, int sms, long 
 
 cudaError_t nt_chain_prepare(const nt_plan *pl, const void *const *kernels) {
     for (int i = 0; i < pl->nlaunch; i++) {
-        if (pl->l[i].smem <= 48 * 1024) continue;
+        /* the 48 KB default covers static and dynamic shared memory
+         * together: opt in for any dynamic amount, so that 48 KB of
+         * dynamic next to a static reduction buffer still fits */
+        if (pl->l[i].smem == 0) continue;
         cudaError_t e = cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)pl->l[i].smem);
         if (e != cudaSuccess) return e;

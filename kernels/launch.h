@@ -18,7 +18,9 @@
 cudaError_t nt_chain_grid(const nt_plan *pl, const void *kernel0, int sms, long long M,
                           unsigned *grid0, char *err, size_t errlen);
 
-/* Make the kernels accept the plan's dynamic shared memory (above 48 KB). */
+/* Make the kernels accept the plan's dynamic shared memory (the default
+ * limit, 48 KB, counts static shared memory too, so every kernel with
+ * dynamic shared memory opts in to its amount). */
 cudaError_t nt_chain_prepare(const nt_plan *pl, const void *const *kernels);
 
 /* Launch the chain on stream st: kernels[i] with the plan's grid (grid0 for

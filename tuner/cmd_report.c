@@ -3,9 +3,10 @@
  *
  *   normtune report --db FILE [--device NAME] [--format F] [-o FILE]
  *
- * Prints, per shape sorted by (N, M), the best family and params (as
- * `export` ships them), its bandwidth and share of copy bandwidth, and the
- * time of the best persistent variant over the best naive one, as a
+ * Prints, per problem sorted by (op, dtypes, N, M), the best family and
+ * params (eligible ones, as `export` ships them), its bandwidth, its share
+ * of the copy bandwidth and of the problem's own-traffic yardstick, and the
+ * runner-up family with its best time over the best, as a
  * markdown table that can be pasted into a note; or the rows as CSV or
  * JSON (--format, tuner/table.c); to stdout or to a file with -o (through
  * tuner/output.c: atomic, never over a database).  The table is collected
@@ -24,28 +25,34 @@
 static void report_usage(FILE *f) {
     fprintf(f,
         "usage: normtune report --db FILE [--device NAME] [--format F] [-o FILE]\n\n"
-        "Summary of the best config per shape as a markdown table, one row per\n"
-        "(N, M): the best family and params (as `normtune export` ships them:\n"
-        "the fastest whose fp32 dw is within 1e-5 of float64), median time, GB/s, %% of copy\n"
-        "bandwidth, and persistent/naive: the best persistent time over the\n"
-        "best naive time for that shape (below 1: persistent is faster).\n\n"
+        "Summary of the best config per problem as a markdown table, one row per\n"
+        "(op, dtypes, N, M): the best family and params (the fastest whose every\n"
+        "output is within the tolerance of its dtype), median time, GB/s, %% of the\n"
+        "copy bandwidth, %% of a kernel with the op's own traffic on the same shape\n"
+        "(measured in the same run), and the runner-up: the fastest other family\n"
+        "and its best time over the best.\n\n"
         "options:\n"
         "  --db FILE       the results database (opened read-only)\n"
         "  --device NAME   device name or uuid (default: the only device with\n"
         "                  results)\n"
         "  --format F      table (default: the markdown report), csv or json\n"
         "                  (the rows only, with columns device, N, M, op, dtype,\n"
-        "                  family, params, us, GB/s, %% copy, persistent/naive)\n"
+        "                  family, params, us, GB/s, %% copy, %% op, runner-up,\n"
+        "                  runner-up/best)\n"
         "  -o, --output FILE  write there (atomically) instead of stdout; an\n"
         "                  SQLite database and the --db file are refused\n"
         "  -h, --help      this text\n");
 }
 
-/* The fastest successful time per family kind of one (op, dtype), found in
- * the rows of store_report_shape. */
+#define MAX_FAM 16
+
+/* The fastest successful time per family of one (op, dtype), found in the
+ * rows of store_report_shape. */
 typedef struct famtime {
     const char *op, *dtype;
-    double persistent, naive;      /* best median us, 0 = none */
+    int n;
+    char fam[MAX_FAM][64];         /* family names seen */
+    double us[MAX_FAM];            /* their best median us */
     int c_op, c_dtype, c_fam, c_status, c_us; /* column indices, -1 = unknown */
 } famtime;
 
@@ -55,7 +62,7 @@ static int col_index(int ncol, const char *const *cell, const char *name) {
     return -1;
 }
 
-/* store_row_fn: keep the best time of the persistent and naive families. */
+/* store_row_fn: keep the best time of each family. */
 static void famtime_row(void *ctx, int header, int ncol, const char *const *cell) {
     famtime *ft = ctx;
     if (header) {
@@ -71,12 +78,24 @@ static void famtime_row(void *ctx, int header, int ncol, const char *const *cell
     if (strcmp(cell[ft->c_op], ft->op) || strcmp(cell[ft->c_dtype], ft->dtype) ||
         strcmp(cell[ft->c_status], "ok"))
         return;
-    const char *kind = strrchr(cell[ft->c_fam], '.');
-    kind = kind ? kind + 1 : cell[ft->c_fam];
-    double us = strtod(cell[ft->c_us], NULL), *best = !strcmp(kind, "persistent") ? &ft->persistent
-                                                    : !strcmp(kind, "naive")    ? &ft->naive
-                                                                                : NULL;
-    if (best && us > 0 && (*best == 0 || us < *best)) *best = us;
+    double us = strtod(cell[ft->c_us], NULL);
+    int k = 0;
+    while (k < ft->n && strcmp(ft->fam[k], cell[ft->c_fam])) k++;
+    if (k == ft->n) {
+        if (ft->n == MAX_FAM) return;
+        snprintf(ft->fam[ft->n++], sizeof ft->fam[0], "%s", cell[ft->c_fam]);
+        ft->us[k] = 0;
+    }
+    if (us > 0 && (ft->us[k] == 0 || us < ft->us[k])) ft->us[k] = us;
+}
+
+/* The runner-up: the fastest family other than `winner`; its index, or -1. */
+static int runner_up(const famtime *ft, const char *winner) {
+    int b = -1;
+    for (int k = 0; k < ft->n; k++)
+        if (strcmp(ft->fam[k], winner) && ft->us[k] > 0 && (b < 0 || ft->us[k] < ft->us[b]))
+            b = k;
+    return b;
 }
 
 /* A family name without its op prefix ("rmsnorm_bwd.naive" -> "naive"). */
@@ -87,10 +106,11 @@ static const char *short_family(const store_best_row *r) {
 
 /* Columns of the report: all of them in CSV and JSON; in the markdown
  * table device always goes, op and dtype when every row has the same. */
-enum { R_DEV, R_N, R_M, R_OP, R_DTYPE, R_FAM, R_PARAMS, R_US, R_GBPS, R_PCT, R_RATIO, R_NCOL };
+enum { R_DEV, R_N, R_M, R_OP, R_DTYPE, R_FAM, R_PARAMS, R_US, R_GBPS, R_PCT, R_PCTOP,
+       R_NEXT, R_RATIO, R_NCOL };
 static const char *const report_head[R_NCOL] = {
-    "device", "N", "M", "op", "dtype", "family", "params", "us", "GB/s", "% copy",
-    "persistent/naive"};
+    "device", "N", "M", "op", "dtype", "family", "params", "us", "GB/s", "% copy", "% op",
+    "runner-up", "runner-up/best"};
 
 int cmd_report(int argc, char **argv) {
     nt_dbopts o;
@@ -138,7 +158,10 @@ int cmd_report(int argc, char **argv) {
     tbl_add(&t, ncol, cell);
     for (int i = 0; i < n && !t.oom; i++) {
         const store_best_row *r = &rows[i];
-        famtime ft = {r->op, r->dtype, 0, 0, -1, -1, -1, -1, -1};
+        famtime ft;
+        memset(&ft, 0, sizeof ft);
+        ft.op = r->op;
+        ft.dtype = r->dtype;
         if (store_report_shape(db, o.device, r->M, r->N, famtime_row, &ft, err, sizeof err)) {
             nt_errorf("report", "%s", err);
             goto fail;
@@ -155,10 +178,20 @@ int cmd_report(int argc, char **argv) {
         snprintf(c[R_US], 64, "%.2f", r->median_us);
         snprintf(c[R_GBPS], 64, "%.1f", r->gbps);
         snprintf(c[R_PCT], 64, "%.1f", r->pct_copy);
-        if (ft.persistent > 0 && ft.naive > 0)
-            snprintf(c[R_RATIO], 64, "%.2f", ft.persistent / ft.naive);
+        if (r->traffic_gbps > 0)
+            snprintf(c[R_PCTOP], 64, "%.1f", 100.0 * r->gbps / r->traffic_gbps);
         else
+            snprintf(c[R_PCTOP], 64, "-");
+        int nx = runner_up(&ft, r->family);
+        if (nx >= 0 && r->median_us > 0) {
+            store_best_row tmp = *r;
+            snprintf(tmp.family, sizeof tmp.family, "%s", ft.fam[nx]);
+            snprintf(c[R_NEXT], 64, "%s", short_family(&tmp));
+            snprintf(c[R_RATIO], 64, "%.2f", ft.us[nx] / r->median_us);
+        } else {
+            snprintf(c[R_NEXT], 64, "-");
             snprintf(c[R_RATIO], 64, "-");
+        }
         int k = 0;
         for (int j = 0; j < R_NCOL; j++)
             if (keep[j]) cell[k++] = all[j];
@@ -178,8 +211,10 @@ int cmd_report(int argc, char **argv) {
                 prov.nsweeps, prov.nsweeps == 1 ? "" : "s", prov.last_finished);
         if (!mixed) fprintf(f, "Op %s, dtype %s.\n", rows[0].op, rows[0].dtype);
         fprintf(f, "us: median time; GB/s: minimum bytes / median; %% copy: share of the\n"
-                   "measured copy bandwidth; persistent/naive: best persistent time over best\n"
-                   "naive time (below 1: persistent is faster).\n\n");
+                   "measured copy bandwidth; %% op: share of the bandwidth of a kernel with the\n"
+                   "op's own traffic on the same shape, measured in the same run; runner-up:\n"
+                   "the fastest other family, and its best time over the best (above 1: the\n"
+                   "winner is faster).\n\n");
         tbl_write(&t, TBL_MD, f);
     } else {
         tbl_write(&t, fmt, out.f);

@@ -46,6 +46,13 @@
 
 extern const char *const nt_check_texts[];
 
+/* What nt_traffic (kernels/check.cuh) reads: 16-byte vectors per tensor and
+ * which are written. */
+typedef struct nt_traffic_desc {
+    long long n16[8];
+    int out[8];
+} nt_traffic_desc;
+
 typedef struct pending {
     char key[600];            /* family + name expressions */
     long ticket;
@@ -75,7 +82,9 @@ struct nt_runner {
     void *first[NT_MAX_TENSORS];        /* outputs: of the validation run */
     /* validation kernels (kernels/check.cuh) */
     cudaLibrary_t chk_lib;
-    cudaKernel_t k_err, k_diff;
+    cudaKernel_t k_err, k_diff, k_traffic;
+    void *d_desc;             /* the traffic kernel's descriptor (device) */
+    double traffic_gbps;      /* the current problem's yardstick, 0: not yet */
     double *d_part, *h_part;  /* CHK_BLOCKS x 3 error terms */
     unsigned long long *d_count, *h_count;
 };
@@ -130,9 +139,17 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
     memset(&cb, 0, sizeof cb);
     src.name = "check.cu";
     src.text = nt_check_texts[0];
-    src.nexpr = 2;
+    static const char *const hn[] = {"nt_args.h"};
+    const char *ht[1] = {NULL};
+    for (int i = 0; i < nt_kernel_count; i++)
+        if (!strcmp(nt_kernel_names[i], hn[0])) ht[0] = nt_kernel_texts[i];
+    src.nhdr = 1;
+    src.hdr_names = hn;
+    src.hdr_texts = ht;
+    src.nexpr = 3;
     src.expr[0] = "nt_check_err";
     src.expr[1] = "nt_check_diff";
+    src.expr[2] = "nt_traffic";
     src.arch = r->arch;
     if (nt_compile_src_cached(&src, r->o.use_cache, &cb, err, errlen)) {
         nt_cubin_free(&cb);
@@ -143,6 +160,8 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
     CK(e, "load the check kernels");
     CK(cudaLibraryGetKernel(&r->k_err, r->chk_lib, "nt_check_err"), "nt_check_err");
     CK(cudaLibraryGetKernel(&r->k_diff, r->chk_lib, "nt_check_diff"), "nt_check_diff");
+    CK(cudaLibraryGetKernel(&r->k_traffic, r->chk_lib, "nt_traffic"), "nt_traffic");
+    CK(cudaMalloc((void **)&r->d_desc, sizeof(nt_traffic_desc)), "cudaMalloc");
     CK(cudaMalloc((void **)&r->d_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMalloc");
     CK(cudaMallocHost((void **)&r->h_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMallocHost");
     CK(cudaMalloc((void **)&r->d_count, sizeof *r->d_count), "cudaMalloc");
@@ -286,6 +305,7 @@ static void shape_free(nt_runner *r) {
         r->bytes[i] = 0;
     }
     r->nsets = 0;
+    r->traffic_gbps = 0;
     memset(&r->prob, 0, sizeof r->prob);
 }
 
@@ -296,6 +316,7 @@ void nt_runner_close(nt_runner *r) {
         shape_free(r);
         cudaFree(r->ws);
         cudaFree(r->d_part);
+        cudaFree(r->d_desc);
         cudaFree(r->d_count);
         cudaFreeHost(r->h_part);
         cudaFreeHost(r->h_count);
@@ -771,6 +792,40 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
     return 0;
 }
 
+/* The current problem's yardstick, once per problem: nt_traffic over the
+ * tensors with M rows (the inputs read, the outputs written), timed as the
+ * variants are (rotating sets, gated batches, the sweep's timing), into
+ * r->traffic_gbps.  0, or -1 with a message. */
+static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t errlen) {
+    static nt_result tmp;
+    nt_traffic_desc d;
+    variant tv;
+    double bytes = 0;
+    if (r->traffic_gbps > 0) return 0;
+    memset(&d, 0, sizeof d);
+    memset(&tv, 0, sizeof tv);
+    for (int i = 0; i < r->prob.op->ntensors && i < 8; i++)
+        if (rotates(r, i)) {
+            d.n16[i] = (long long)(r->bytes[i] / 16);
+            d.out[i] = r->prob.op->tensors[i].role == NT_OUT;
+            bytes += 16.0 * (double)d.n16[i];
+        }
+    CK(cudaMemcpy(r->d_desc, &d, sizeof d, cudaMemcpyHostToDevice), "upload the yardstick");
+    tv.plan.nlaunch = 1;
+    tv.plan.l[0].grid = (unsigned)r->di.sms * 8;
+    tv.plan.l[0].grid_y = 1;
+    tv.plan.l[0].block = 256;
+    tv.k[0] = r->k_traffic;
+    tv.grid0 = tv.plan.l[0].grid;
+    tv.a.ws = r->d_desc;
+    tv.a.M = r->prob.M;
+    tv.a.N = (int)r->prob.N;
+    if (time_variant(r, &tv, t, &tmp, err, errlen)) return -1;
+    if (!(tmp.median_us > 0)) return snprintf(err, errlen, "the yardstick took no time"), -1;
+    r->traffic_gbps = bytes / (tmp.median_us * 1e-6) / 1e9;
+    return 0;
+}
+
 static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_problem *s,
                 const nt_timing *t, nt_result *out) {
     nt_runner *r = ctx;
@@ -814,6 +869,11 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_prob
         }
         goto done;
     }
+    if (measure_traffic(r, t, err, errlen)) {
+        fail(out, NT_LAUNCH_ERROR, err);
+        goto done;
+    }
+    out->traffic_gbps = r->traffic_gbps;
     if (load(r, &v, &cb, out, err, errlen)) goto done;
     if (v.plan.workspace > r->wsize) {
         cudaFree(r->ws);

@@ -144,8 +144,11 @@ static int shapes(int64_t *ms, int64_t *ns) {
     return n;
 }
 
-/* Evaluate the jobs in order with compilation prefetched; count failures. */
-static void evaluate(int *ok, int *bad) {
+/* Evaluate the jobs in order with compilation prefetched; count failures.
+ * A probed config the device cannot hold (status resources: e.g. fewer
+ * blocks per SM fit than its k asks, which only the occupancy query knows)
+ * is counted in *skip; the op's fallback must always run. */
+static void evaluate(int *ok, int *bad, int *skip) {
     nt_timing t = {1, 3, 5, 0.5};
     static nt_result res;
     int pre = 0;
@@ -162,7 +165,9 @@ static void evaluate(int *ok, int *bad) {
             (*bad)++;
             return;
         }
-        if (res.status != NT_OK) {
+        if (res.status == NT_RESOURCES && !j->fallback) {
+            (*skip)++;
+        } else if (res.status != NT_OK) {
             printf("  %s %s %s%s: %s: %s\n", pt, j->fam->name, canon,
                    j->fallback ? " (fallback)" : "", nt_status_name(res.status), res.msg);
             (*bad)++;
@@ -177,7 +182,7 @@ TEST(every_op_dtype_family) {
     for (int o = 0; nt_ops[o]; o++) {
         const nt_op *op = nt_ops[o];
         nt_problem dts[MAX_PROBS];
-        int nd = dtype_combos(op, dts, MAX_PROBS), ok = 0, bad = 0, missing = 0;
+        int nd = dtype_combos(op, dts, MAX_PROBS), ok = 0, bad = 0, skip = 0, missing = 0;
         njobs = 0;
         if (small && nd > 2) dts[1] = dts[nd - 1], nd = 2;   /* the first and last combination */
         for (int d = 0; d < nd; d++) {
@@ -202,8 +207,11 @@ TEST(every_op_dtype_family) {
         printf("  %s: %d dtype combinations, %d evaluations, %d (problem, family) pairs with "
                "no probed config\n", op->name, nd, njobs, missing);
         fflush(stdout);
-        evaluate(&ok, &bad);
-        CHECK(bad == 0 && ok == njobs, "%s: %d of %d variants failed", op->name, bad, njobs);
+        evaluate(&ok, &bad, &skip);
+        printf("  %s: %d ok, %d failed, %d the device cannot hold (resources)\n", op->name, ok,
+               bad, skip);
+        CHECK(bad == 0 && ok + skip == njobs && skip * 10 < njobs, "%s: %d of %d variants failed",
+              op->name, bad, njobs);
     }
 }
 

@@ -1,0 +1,57 @@
+-- rmsnorm_fwd.lua -- the default forward sweep: RMSNorm forward (y = x *
+-- rstd * w, rstd in fp32), bf16 and fp16 activations with the weight in the
+-- activation dtype or fp32, and fp32 at fewer shapes.
+--
+-- Shapes: N (hidden size) 1024 .. 16384, M (rows) 1024 .. 65536; the 16-bit
+-- dtypes get all 40, fp32 the 12 of N in {1024, 4096, 16384}.  A chunk is
+-- 16 bytes of x: E = 8 elements for bf16 and fp16, 4 for fp32, so a thread
+-- block covers threads * chunks * E columns.  where() keeps, per family, the
+-- chunk counts that cover N with at most one partly filled chunk per thread
+-- (the smallest that fits, or one more), which is where the fast points are.
+-- `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.
+
+local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
+local Ms = {1024, 4096, 16384, 65536}
+local shapes = {}
+for _, N in ipairs(Ns) do
+  for _, M in ipairs(Ms) do shapes[#shapes + 1] = {M = M, N = N} end
+end
+
+-- Elements per 16-byte chunk of x.
+local function E(s) return s.dtype.x == "f32" and 4 or 8 end
+
+-- threads * chunks * E covers N, with at most one chunk per thread to spare.
+local function covers(threads, chunks, s)
+  local cols = threads * chunks * E(s)
+  return cols >= s.N and cols - s.N < threads * E(s)
+end
+
+return normtune.sweep {
+  op = "rmsnorm_fwd",
+  dtypes = {{x = "bf16"}, {x = "bf16", w = "f32"}, {x = "f16"}, {x = "f16", w = "f32"}},
+  shapes = shapes,
+  families = {
+    -- one row per block, the row in registers
+    row = {
+      params = {block = {128, 256, 512, 1024}, chunks = normtune.range(1, 16), k = {0, 2, 4}},
+      where = function(p, s) return covers(p.block, p.chunks, s) end,
+    },
+    -- tpr threads per row, several rows per block: for short rows
+    warp = {
+      params = {tpr = {8, 16, 32}, block = {128, 256, 512}, chunks = normtune.range(1, 16),
+                k = {0, 4}},
+      where = function(p, s) return s.N <= 4096 and covers(p.tpr, p.chunks, s) end,
+    },
+    -- a resident grid walks the rows, w in registers, the next rows in flight
+    persist = {
+      params = {block = {256, 512, 1024}, chunks = normtune.range(1, 16), stages = {1, 2, 3},
+                k = {1, 2, 4}},
+      where = function(p, s)
+        return covers(p.block, p.chunks, s) and
+               (p.stages == 1 or p.stages * p.block * p.chunks * 16 * p.k <= 200 * 1024)
+      end,
+    },
+  },
+  timing = {warmup = 10, min_samples = 20, max_samples = 200, rel_ci = 0.01},
+  eps = 1e-6,
+}
