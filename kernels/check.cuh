@@ -66,25 +66,49 @@ struct nt_traffic_desc {
     int out[8];               /* 1: written, 0: read */
 };
 
+#define NT_TRAFFIC_U 4         /* vectors per thread in flight per tensor */
+
 extern "C" __global__ void __launch_bounds__(256) nt_traffic(nt_args a) {
     const nt_traffic_desc *d = (const nt_traffic_desc *)a.ws;
-    long long n = 0;
-    for (int k = 0; k < 8; k++) n = d->n16[k] > n ? d->n16[k] : n;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        unsigned s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    long long n16[8], n = 0;
+    int out[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        n16[k] = d->n16[k];
+        out[k] = d->out[k];
+        n = n16[k] > n ? n16[k] : n;
+    }
+    const long long T = (long long)gridDim.x * blockDim.x;
+    for (long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x; i0 < n;
+         i0 += NT_TRAFFIC_U * T) {
+        unsigned s[NT_TRAFFIC_U][4];
+#pragma unroll
+        for (int u = 0; u < NT_TRAFFIC_U; u++) s[u][0] = s[u][1] = s[u][2] = s[u][3] = 0;
+#pragma unroll
         for (int k = 0; k < 8; k++) {
-            if (d->out[k] || i >= d->n16[k]) continue;
-            unsigned v0, v1, v2, v3;
-            asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                         : "l"((const char *)a.t[k] + 16 * i));
-            s0 += v0; s1 += v1; s2 += v2; s3 += v3;
+            if (out[k]) continue;
+#pragma unroll
+            for (int u = 0; u < NT_TRAFFIC_U; u++) {
+                const long long i = i0 + u * T;
+                if (i >= n16[k]) continue;
+                unsigned v0, v1, v2, v3;
+                asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                             : "l"((const char *)a.t[k] + 16 * i));
+                s[u][0] += v0; s[u][1] += v1; s[u][2] += v2; s[u][3] += v3;
+            }
         }
-        for (int k = 0; k < 8; k++)
-            if (d->out[k] && i < d->n16[k])
-                asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
-                             :: "l"((char *)a.t[k] + 16 * i), "r"(s0), "r"(s1), "r"(s2), "r"(s3)
-                             : "memory");
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            if (!out[k]) continue;
+#pragma unroll
+            for (int u = 0; u < NT_TRAFFIC_U; u++) {
+                const long long i = i0 + u * T;
+                if (i < n16[k])
+                    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                                 :: "l"((char *)a.t[k] + 16 * i), "r"(s[u][0]), "r"(s[u][1]),
+                                    "r"(s[u][2]), "r"(s[u][3]) : "memory");
+            }
+        }
     }
 }
