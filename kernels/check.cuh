@@ -55,60 +55,63 @@ nt_check_diff(const unsigned *a, const unsigned *b, long long n, unsigned long l
 
 /* nt_traffic: the yardstick of a problem -- a kernel with the op's own
  * traffic over the same rotating tensors the variants use: it reads every
- * input with M rows and writes every output with M rows (16-byte vectors,
- * read-once loads and streaming stores; an integer sum of the inputs is what
+ * M x N input and writes every M x N output, row by row like the ops'
+ * kernels (one block per row, a loop beyond the grid; each thread moves up
+ * to 4 vectors of each tensor per step, all loads before the stores;
+ * read-once loads, streaming stores; an integer sum of the inputs is what
  * it writes, so nothing is optimized away), and touches nothing else.  For
  * RMSNorm backward that is an add reading two tensors and writing one; for
- * the forward, a copy of x into y (and rstd).  a.ws points to its
- * nt_traffic_desc; a.t[] are the tensors of the set. */
+ * the forward, a copy of x into y.  a.ws points to its nt_traffic_desc;
+ * a.t[] are the tensors of the set. */
 struct nt_traffic_desc {
-    long long n16[8];         /* 16-byte vectors per tensor (0: not touched) */
+    long long row16[8];       /* 16-byte vectors per row of each tensor (0: not touched) */
     int out[8];               /* 1: written, 0: read */
 };
 
-#define NT_TRAFFIC_U 4         /* vectors per thread in flight per tensor */
+#define NT_TRAFFIC_U 4         /* vectors per thread and tensor in one step */
 
 extern "C" __global__ void __launch_bounds__(256) nt_traffic(nt_args a) {
     const nt_traffic_desc *d = (const nt_traffic_desc *)a.ws;
-    long long n16[8], n = 0;
+    long long r16[8], n = 0;
     int out[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) {
-        n16[k] = d->n16[k];
+        r16[k] = d->row16[k];
         out[k] = d->out[k];
-        n = n16[k] > n ? n16[k] : n;
+        n = r16[k] > n ? r16[k] : n;
     }
-    const long long T = (long long)gridDim.x * blockDim.x;
-    for (long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x; i0 < n;
-         i0 += NT_TRAFFIC_U * T) {
-        unsigned s[NT_TRAFFIC_U][4];
+    const int B = blockDim.x;
+    for (long long row = blockIdx.x; row < a.M; row += gridDim.x)
+        for (long long j0 = threadIdx.x; j0 < n; j0 += NT_TRAFFIC_U * B) {
+            unsigned s[NT_TRAFFIC_U][4];
 #pragma unroll
-        for (int u = 0; u < NT_TRAFFIC_U; u++) s[u][0] = s[u][1] = s[u][2] = s[u][3] = 0;
+            for (int u = 0; u < NT_TRAFFIC_U; u++) s[u][0] = s[u][1] = s[u][2] = s[u][3] = 0;
 #pragma unroll
-        for (int k = 0; k < 8; k++) {
-            if (out[k]) continue;
+            for (int k = 0; k < 8; k++) {
+                if (out[k] || !r16[k]) continue;
 #pragma unroll
-            for (int u = 0; u < NT_TRAFFIC_U; u++) {
-                const long long i = i0 + u * T;
-                if (i >= n16[k]) continue;
-                unsigned v0, v1, v2, v3;
-                asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                             : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                             : "l"((const char *)a.t[k] + 16 * i));
-                s[u][0] += v0; s[u][1] += v1; s[u][2] += v2; s[u][3] += v3;
+                for (int u = 0; u < NT_TRAFFIC_U; u++) {
+                    const long long j = j0 + u * B;
+                    if (j >= r16[k]) continue;
+                    unsigned v0, v1, v2, v3;
+                    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                                 : "l"((const char *)a.t[k] + 16 * (row * r16[k] + j)));
+                    s[u][0] += v0; s[u][1] += v1; s[u][2] += v2; s[u][3] += v3;
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                if (!out[k] || !r16[k]) continue;
+#pragma unroll
+                for (int u = 0; u < NT_TRAFFIC_U; u++) {
+                    const long long j = j0 + u * B;
+                    if (j < r16[k])
+                        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                                     :: "l"((char *)a.t[k] + 16 * (row * r16[k] + j)),
+                                        "r"(s[u][0]), "r"(s[u][1]), "r"(s[u][2]), "r"(s[u][3])
+                                     : "memory");
+                }
             }
         }
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            if (!out[k]) continue;
-#pragma unroll
-            for (int u = 0; u < NT_TRAFFIC_U; u++) {
-                const long long i = i0 + u * T;
-                if (i < n16[k])
-                    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
-                                 :: "l"((char *)a.t[k] + 16 * i), "r"(s[u][0]), "r"(s[u][1]),
-                                    "r"(s[u][2]), "r"(s[u][3]) : "memory");
-            }
-        }
-    }
 }

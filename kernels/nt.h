@@ -72,8 +72,8 @@ typedef struct nt_result {
     double pct_copy;          /* gbps / copy bandwidth of the sweep, in % */
     double traffic_gbps;      /* the problem's yardstick, measured in the same
                                  run: a kernel with the op's own traffic (it
-                                 reads the op's M-row inputs and writes its
-                                 M-row outputs), bytes it moves / its median;
+                                 reads the op's M x N inputs and writes its
+                                 M x N outputs), bytes it moves / its median;
                                  0 if none */
     nt_error errs[NT_MAX_ERRS]; /* errors per output tensor, errs[0..nerr) */
     int nerr;

@@ -49,7 +49,7 @@ extern const char *const nt_check_texts[];
 /* What nt_traffic (kernels/check.cuh) reads: 16-byte vectors per tensor and
  * which are written. */
 typedef struct nt_traffic_desc {
-    long long n16[8];
+    long long row16[8];
     int out[8];
 } nt_traffic_desc;
 
@@ -793,9 +793,10 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
 }
 
 /* The current problem's yardstick, once per problem: nt_traffic over the
- * tensors with M rows (the inputs read, the outputs written), timed as the
- * variants are (rotating sets, gated batches, the sweep's timing), into
- * r->traffic_gbps.  0, or -1 with a message. */
+ * M x N tensors (the inputs read, the outputs written), one block of 256
+ * threads per row, timed as the variants are (rotating sets, gated
+ * batches, the sweep's timing), into r->traffic_gbps.  0, or -1 with a
+ * message. */
 static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t errlen) {
     static nt_result tmp;
     nt_traffic_desc d;
@@ -805,14 +806,14 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
     memset(&d, 0, sizeof d);
     memset(&tv, 0, sizeof tv);
     for (int i = 0; i < r->prob.op->ntensors && i < 8; i++)
-        if (rotates(r, i)) {
-            d.n16[i] = (long long)(r->bytes[i] / 16);
+        if (rotates(r, i) && r->prob.op->tensors[i].cols == NT_DIM_N) {
+            d.row16[i] = (long long)(r->bytes[i] / 16 / (size_t)r->prob.M);
             d.out[i] = r->prob.op->tensors[i].role == NT_OUT;
-            bytes += 16.0 * (double)d.n16[i];
+            bytes += 16.0 * (double)d.row16[i] * (double)r->prob.M;
         }
     CK(cudaMemcpy(r->d_desc, &d, sizeof d, cudaMemcpyHostToDevice), "upload the yardstick");
     tv.plan.nlaunch = 1;
-    tv.plan.l[0].grid = (unsigned)r->di.sms * 8;
+    tv.plan.l[0].grid = r->prob.M < 2147483647 ? (unsigned)r->prob.M : 2147483647u;
     tv.plan.l[0].grid_y = 1;
     tv.plan.l[0].block = 256;
     tv.k[0] = r->k_traffic;
