@@ -793,8 +793,8 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
 }
 
 /* The current problem's yardstick, once per problem: nt_traffic over the
- * M x N tensors (the inputs read, the outputs written), one block of 256
- * threads per row, timed as the variants are (rotating sets, gated
+ * M x N tensors (the inputs read, the outputs written), one block per row
+ * (4 vectors a thread, at most 256 threads), timed as the variants are (rotating sets, gated
  * batches, the sweep's timing), into r->traffic_gbps.  0, or -1 with a
  * message. */
 static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t errlen) {
@@ -815,7 +815,12 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
     tv.plan.nlaunch = 1;
     tv.plan.l[0].grid = r->prob.M < 2147483647 ? (unsigned)r->prob.M : 2147483647u;
     tv.plan.l[0].grid_y = 1;
-    tv.plan.l[0].block = 256;
+    /* threads per row: 4 vectors each of the widest tensor's row, in whole
+     * warps, at most 256 (then each thread takes several steps) */
+    long long widest = 0;
+    for (int i = 0; i < 8; i++) widest = d.row16[i] > widest ? d.row16[i] : widest;
+    long long thr = ((widest + 3) / 4 + 31) / 32 * 32;
+    tv.plan.l[0].block = (unsigned)(thr < 32 ? 32 : thr > 256 ? 256 : thr);
     tv.k[0] = r->k_traffic;
     tv.grid0 = tv.plan.l[0].grid;
     tv.a.ws = r->d_desc;
