@@ -230,7 +230,7 @@ LIB_GENCODE ?= $(if $(filter compute_80,$(LIB_ARCHS)),-gencode=arch=compute_80$(
     -gencode=arch=compute_90a,code=sm_90a \
     $(if $(filter compute_100,$(LIB_ARCHS)),-gencode=arch=compute_100a$(,)code=sm_100a)
 , := ,
-OP_CSRC := $(filter-out %/test_%.c,$(wildcard kernels/*/*.c))
+OP_CSRC := $(filter-out $(wildcard kernels/*/test_*.c),$(wildcard kernels/*/*.c))
 LIB_CSRC := kernels/family.c kernels/launch.c kernels/dispatch.c kernels/ops.c kernels/ref.c \
     $(OP_CSRC)
 LIB_OBJ := $(B)/lib/normtune.o $(patsubst kernels/%.c,$(B)/lib/%.o,$(LIB_CSRC))
