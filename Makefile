@@ -28,7 +28,7 @@ LDLIBS = $(LUA_A) -lsqlite3 -L$(CUDA)/lib64 -lcudart_static -lnvrtc \
 # The device sources NVRTC sees, in hash order (the library hashes the same list).
 KSRC := kernels/nt_args.h $(sort $(filter-out kernels/check.cuh,$(wildcard kernels/*.cuh kernels/*/*.cuh \
     kernels/*/tensors.h)))
-CORE_SRC := $(filter-out tuner/main.c tuner/embed.c kernels/%/test_op.c, \
+CORE_SRC := $(filter-out tuner/main.c tuner/embed.c tuner/famhash.c kernels/%/test_op.c, \
     $(wildcard kernels/*.c kernels/*/*.c search/*.c db/*.c lua/*.c tuner/*.c))
 CORE_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC)) $(B)/obj/gen/embedded.o
 # The CPU tests: tests/test_*.c, and each op's own kernels/<op>/test_*.c
@@ -220,12 +220,17 @@ clean:
 #   make install PREFIX=/usr/local normtune.h, both libraries, normtune.pc
 #   make examples                  build/examples/rmsnorm_bwd (build tree)
 #
-# The header is refused when its NORMTUNE_SOURCE_HASH is not the hash of
-# $(KSRC); a checked copy goes to build/lib/nt_dispatch.h, rewritten only
-# when its content changes.  Objects go to build/lib/; all of them are
-# linked into one relocatable object whose only global symbols are
-# normtune_*, which both libraries are made of.  LIB_GENCODE: sm_90a, plus
-# sm_80 and sm_100a when nvcc --list-gpu-arch has them.
+# build/famhash (tuner/famhash.c) knows every family's current source hash:
+# `famhash --check $(DISPATCH)` refuses a header (format 2) any of whose
+# families was tuned with other sources, one line per stale family, before
+# nvcc runs and before anything under build/ is replaced; a checked copy
+# goes to build/lib/nt_dispatch.h, rewritten only when its content changes.
+# `famhash` writes build/lib/nt_famhash.h (the hashes again, which
+# normtune.cu static_asserts per family, and the families' device sources).
+# Objects go to build/lib/; all of them are linked into one relocatable
+# object whose only global symbols are normtune_*, which both libraries are
+# made of.  LIB_GENCODE: sm_90a, plus sm_80 and sm_100a when nvcc
+# --list-gpu-arch has them.
 DISPATCH ?= kernels/normtune_dispatch.h
 PREFIX ?= /usr/local
 NVCC ?= $(CUDA)/bin/nvcc
@@ -234,38 +239,47 @@ LIB_GENCODE ?= $(if $(filter compute_80,$(LIB_ARCHS)),-gencode=arch=compute_80$(
     -gencode=arch=compute_90a,code=sm_90a \
     $(if $(filter compute_100,$(LIB_ARCHS)),-gencode=arch=compute_100a$(,)code=sm_100a)
 , := ,
-LIB_CSRC := kernels/family.c kernels/launch.c $(wildcard kernels/*/families.c)
+OP_CSRC := $(filter-out $(wildcard kernels/*/test_*.c),$(wildcard kernels/*/*.c))
+LIB_CSRC := kernels/family.c kernels/launch.c kernels/dispatch.c kernels/ops.c kernels/ref.c \
+    $(OP_CSRC)
 LIB_OBJ := $(B)/lib/normtune.o $(patsubst kernels/%.c,$(B)/lib/%.o,$(LIB_CSRC))
 LIB_HDR := $(B)/lib/nt_dispatch.h
+LIB_FAMHASH := $(B)/lib/nt_famhash.h
 LIB_LIBS := -L$(CUDA)/lib64 -lcudart -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lrt -lm
 LIB_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(CUDA)/include -fPIC \
     -fvisibility=hidden
+FAMHASH := $(B)/famhash
+FAMHASH_OBJ := $(patsubst %.c,$(B)/obj/%.o,tuner/famhash.c kernels/family.c kernels/ops.c \
+    kernels/ref.c kernels/nt.c $(OP_CSRC)) $(B)/obj/gen/embedded.o
 
 .PHONY: examples FORCE
 FORCE:
 
 lib: $(B)/libnormtune.a $(B)/libnormtune.so
 
-$(LIB_HDR): $(B)/embed $(KSRC) FORCE
+$(FAMHASH): $(FAMHASH_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lpthread -lm
+
+$(LIB_HDR): $(FAMHASH) FORCE
 	@mkdir -p $(B)/lib
-	@[ -f '$(DISPATCH)' ] || { echo "normtune: error: dispatch header $(DISPATCH) not found" >&2; exit 1; }; \
-	want=$$($(B)/embed --hash $(KSRC)) || exit 1; \
-	have=$$(sed -n 's/^#define NORMTUNE_SOURCE_HASH "\(.*\)"$$/\1/p' '$(DISPATCH)'); \
-	if [ "$$have" != "$$want" ]; then \
-	  echo "normtune: error: $(DISPATCH) is stale: tuned with kernel source hash $${have:-(none)}, but kernels/ hash to $$want; re-tune and export (make tune) or pass DISPATCH=<a header for $$want>" >&2; \
-	  exit 1; \
-	fi; \
+	@$(FAMHASH) --check '$(DISPATCH)' || exit 1; \
 	cmp -s '$(DISPATCH)' $@ || cp '$(DISPATCH)' $@
 
-$(B)/lib/normtune.o: kernels/normtune.cu kernels/normtune.h kernels/family.h kernels/launch.h \
-    $(KSRC) $(LIB_HDR)
-	$(NVCC) -std=c++17 -O3 $(LIB_GENCODE) -Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics,-Wall \
-	  -I. -Ikernels -I$(B)/lib -I$(CUDA)/include -DNT_KERNEL_HASH=\"$$($(B)/embed --hash $(KSRC))\" \
-	  -c -o $@ $<
+$(LIB_FAMHASH): $(FAMHASH) FORCE
+	@mkdir -p $(B)/lib
+	@$(FAMHASH) > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
-$(B)/lib/%.o: kernels/%.c kernels/family.h kernels/launch.h kernels/nt_args.h
+$(B)/lib/normtune.o: kernels/normtune.cu kernels/normtune.h kernels/family.h kernels/launch.h \
+    kernels/dispatch.h $(KSRC) $(LIB_HDR) $(LIB_FAMHASH)
+	$(call msg,NVCC,$@)
+	$(Q)$(NVCC) -std=c++17 -O3 $(LIB_GENCODE) -Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics,-Wall \
+	  -I. -Ikernels -I$(B)/lib -I$(CUDA)/include -c -o $@ $<
+
+$(B)/lib/%.o: kernels/%.c $(wildcard kernels/*.h kernels/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
 $(B)/lib/normtune_all.o: $(LIB_OBJ)
 	ld -r -o $@.tmp $^
@@ -298,10 +312,12 @@ examples: $(B)/libnormtune.a
 	  NORMTUNE_LIBS="$(abspath $(B)/libnormtune.a) $(LIB_LIBS)"
 
 # The library's GPU test links the library, not libcore's kernels (an
-# explicit rule: it takes precedence over the $(B)/gpu/% pattern).
-$(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/ref.c kernels/ref.h tuner/gate.c tuner/gate.h \
-    $(B)/libnormtune.a
+# explicit rule: it takes precedence over the $(B)/gpu/% pattern), and the
+# op registry with the ops' references (the library's copies are hidden).
+$(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/family.c kernels/ops.c kernels/ref.c \
+    $(OP_CSRC) $(wildcard kernels/*.h kernels/*/*.h) tuner/gate.c tuner/gate.h $(B)/libnormtune.a
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(CUDA)/include -pthread \
-	  -o $@ tests/gpu/test_lib.c kernels/ref.c tuner/gate.c $(B)/libnormtune.a \
-	  -L$(CUDA)/lib64 -lcudart_static -lpthread -ldl -lrt -lm
+	$(call msg,LD,$@)
+	$(Q)$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(CUDA)/include -pthread \
+	  -o $@ tests/gpu/test_lib.c kernels/family.c kernels/ops.c kernels/ref.c $(OP_CSRC) \
+	  tuner/gate.c $(B)/libnormtune.a -L$(CUDA)/lib64 -lcudart_static -lpthread -ldl -lrt -lm

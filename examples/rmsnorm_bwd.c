@@ -1,5 +1,5 @@
 /* rmsnorm_bwd.c -- the normtune library in one page: RMSNorm backward of a
- * 4096 x 4096 bf16 batch on a CUDA stream.
+ * 4096 x 4096 bf16 batch (bf16 weight, fp32 dw) on a CUDA stream.
  *
  * Build against an installed normtune (make install PREFIX=...):
  *   PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig make -C examples
@@ -27,7 +27,8 @@ int main(void) {
     size_t ws_bytes = 0;
     void *x, *w, *dy, *dx, *dw, *ws;
 
-    normtune_status st = normtune_rmsnorm_bwd_workspace_size(M, N, &ws_bytes);
+    normtune_status st = normtune_rmsnorm_bwd_workspace_size(M, N, NORMTUNE_BF16, NORMTUNE_BF16,
+                                                             NORMTUNE_F32, &ws_bytes);
     if (st != NORMTUNE_SUCCESS) {
         fprintf(stderr, "rmsnorm_bwd: %s\n", normtune_strerror(st));
         return 1;
@@ -48,8 +49,8 @@ int main(void) {
 
     cudaStream_t stream;
     cudaStreamCreate(&stream);
-    st = normtune_rmsnorm_bwd(x, w, dy, dx, dw, M, N, 1e-6f, 0 /* fp32 dw */, ws, ws_bytes,
-                              stream);
+    st = normtune_rmsnorm_bwd(x, w, dy, dx, dw, M, N, 1e-6f, NORMTUNE_BF16 /* x, dy, dx */,
+                              NORMTUNE_BF16 /* w */, NORMTUNE_F32 /* dw */, ws, ws_bytes, stream);
     if (st != NORMTUNE_SUCCESS) {
         fprintf(stderr, "rmsnorm_bwd: %s\n", normtune_strerror(st));
         return 1;
@@ -62,10 +63,10 @@ int main(void) {
     float dw0[4];
     normtune_choice ch;
     cudaMemcpy(dw0, dw, sizeof dw0, cudaMemcpyDeviceToHost);
-    normtune_rmsnorm_bwd_choice(M, N, &ch);
+    normtune_rmsnorm_bwd_choice(M, N, NORMTUNE_BF16, NORMTUNE_BF16, NORMTUNE_F32, &ch);
     printf("%s\n", normtune_version());
-    printf("M=%lld N=%lld: %s %s (config %d), workspace %zu bytes\n", M, N, ch.family,
-           ch.params, ch.config, ws_bytes);
+    printf("M=%lld N=%lld %s: %s %s (config %d%s), workspace %zu bytes\n", M, N, ch.dtypes,
+           ch.family, ch.params, ch.config, ch.tuned ? ", tuned" : "", ws_bytes);
     printf("dw[0..3] = %g %g %g %g\n", dw0[0], dw0[1], dw0[2], dw0[3]);
     cudaFree(x); cudaFree(w); cudaFree(dy); cudaFree(dx); cudaFree(dw); cudaFree(ws);
     cudaStreamDestroy(stream);

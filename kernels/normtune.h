@@ -1,13 +1,16 @@
-/* normtune.h -- the normtune production library: tuned RMSNorm backward.
+/* normtune.h -- the normtune production library: tuned RMSNorm forward and
+ * backward in bf16, fp16 and fp32.
  *
- * One C call runs RMSNorm backward on a CUDA stream with the kernel
- * configuration the tuner measured fastest for the shape (or the nearest
- * tuned shape, or a generic default): bf16 x, w, dy in; bf16 dx and fp32
- * (or bf16) dw out.  The caller owns every buffer, including a workspace
- * whose size the library tells.  The call allocates nothing, copies nothing
- * between host and device and never synchronizes: it only enqueues kernels
- * on the stream.  Results are bitwise identical from call to call for the
- * same shape on the same device.
+ * One C call runs RMSNorm backward (or forward) on a CUDA stream with the
+ * kernel configuration the tuner measured fastest for the op, its dtypes
+ * and the shape (or the nearest tuned shape, or the op's fallback).  The
+ * dtypes are arguments: activations (x, dy, dx, y) bf16, fp16 or fp32; the
+ * weight the activation dtype or fp32; dw fp32 or the weight dtype (see
+ * docs/api.md for what each op allows).  The caller owns every buffer,
+ * including a workspace whose size the library tells.  A call allocates
+ * nothing, copies nothing between host and device and never synchronizes:
+ * it only enqueues kernels on the stream.  Results are bitwise identical
+ * from call to call for the same shape and dtypes on the same device.
  *
  * Plain C (C99 or later) and C++; the header needs no CUDA header: a
  * cudaStream_t is a struct CUstream_st *, so pass one (or 0 for the legacy
@@ -29,27 +32,35 @@ extern "C" {
 #endif
 
 #define NORMTUNE_MAX_N 16384          /* largest N the library runs */
+#define NORMTUNE_MAX_LAUNCH 4         /* kernels one call launches, at most */
+#define NORMTUNE_MAX_OUTPUTS 4        /* outputs of one op, at most */
 
 struct CUstream_st;                   /* = cudaStream_t's target */
+
+/* Element types of tensors (the values are those of the tuner's nt_dtype). */
+typedef enum normtune_dtype {
+    NORMTUNE_BF16 = 0,                /* bfloat16 */
+    NORMTUNE_F16 = 1,                 /* IEEE half */
+    NORMTUNE_F32 = 2                  /* float */
+} normtune_dtype;
 
 /* Status of every call.  0 is success; each bad argument has its own code
  * and is reported before anything is launched. */
 typedef enum normtune_status {
     NORMTUNE_SUCCESS = 0,
-    NORMTUNE_ERROR_NULL_POINTER = 1,  /* x, w, dy, dx, dw or an out-parameter is NULL */
+    NORMTUNE_ERROR_NULL_POINTER = 1,  /* a required pointer or an out-parameter is NULL */
     NORMTUNE_ERROR_INVALID_SHAPE = 2, /* M or N below 1, or M above 2^31 - 1 */
-    NORMTUNE_ERROR_UNSUPPORTED_N = 3, /* N not a multiple of 8, or above NORMTUNE_MAX_N */
+    NORMTUNE_ERROR_UNSUPPORTED_N = 3, /* N not a multiple of 8, above NORMTUNE_MAX_N, or
+                                         refused by the op for these dtypes */
     NORMTUNE_ERROR_MISALIGNED = 4,    /* a pointer (workspace included) not 16-byte aligned */
-    NORMTUNE_ERROR_WORKSPACE = 5,     /* workspace NULL, or smaller than the size query says */
+    NORMTUNE_ERROR_WORKSPACE = 5,     /* workspace NULL or smaller than the size query says */
     NORMTUNE_ERROR_INVALID_EPS = 6,   /* eps negative, NaN or infinite */
-    NORMTUNE_ERROR_INVALID_FLAGS = 7, /* a flag bit the library does not know */
+    NORMTUNE_ERROR_UNSUPPORTED_DTYPE = 7, /* a dtype combination the op does not allow or
+                                         the library was not built for */
     NORMTUNE_ERROR_CUDA = 8,          /* no device, or a device query or launch failed
                                          (normtune_last_cuda_error says which) */
     NORMTUNE_ERROR_INTERNAL = 9       /* no configuration could be planned (a bug) */
 } normtune_status;
-
-/* Flags of normtune_rmsnorm_bwd (bitwise or). */
-#define NORMTUNE_DW_BF16 1u           /* write dw as bf16 (default: fp32) */
 
 /* A one-line English description of status s ("unknown status" if s is not
  * one).  The text is static; never free it. */
@@ -59,52 +70,99 @@ NORMTUNE_API const char *normtune_strerror(normtune_status s);
  * NORMTUNE_ERROR_CUDA, 0 if none. */
 NORMTUNE_API int normtune_last_cuda_error(void);
 
-/* Bytes of workspace normtune_rmsnorm_bwd needs for M rows of N columns on
- * the current CUDA device (cudaGetDevice): an exact bound for the config the
- * call will choose there.  Writes *bytes; returns NORMTUNE_SUCCESS or the
- * error of the arguments (as normtune_rmsnorm_bwd would) or
- * NORMTUNE_ERROR_CUDA when there is no usable device. */
+/* Which configuration a call runs, for a shape and dtypes on the current
+ * device. */
+typedef struct normtune_choice {
+    int config;                       /* config id in the dispatch header */
+    int tuned;                        /* 1: M x N is a tuned shape and runs its config */
+    int fallback;                     /* 1: the op's fallback (no tuned config could run) */
+    char op[32];                      /* "rmsnorm_bwd" */
+    char dtypes[64];                  /* "x=bf16,w=f32,dw=f32" */
+    char family[48];                  /* "rmsnorm_bwd.persistent" */
+    char params[160];                 /* "block=256,chunks=4,stages=2,k=0" */
+    size_t workspace;                 /* bytes of workspace the call needs */
+    unsigned grid;                    /* blocks of the first kernel */
+    int nlaunch;                      /* kernels in the chain */
+    char kernel[NORMTUNE_MAX_LAUNCH][128]; /* their name expressions */
+    int nout;                         /* outputs of the op */
+    struct normtune_out_tol {
+        char tensor[16];              /* "dw" */
+        double tol;                   /* relative L2 error vs float64 the config may
+                                         carry (at most its dtype's tolerance) */
+    } out[NORMTUNE_MAX_OUTPUTS];
+} normtune_choice;
+
+/* ---- RMSNorm backward ------------------------------------------------- */
+
+/* Bytes of workspace normtune_rmsnorm_bwd needs for M rows of N columns in
+ * these dtypes on the current CUDA device (cudaGetDevice): an exact bound
+ * for the config the call will choose there.  Writes *bytes; returns
+ * NORMTUNE_SUCCESS or the error of the arguments (as normtune_rmsnorm_bwd
+ * would), or NORMTUNE_ERROR_CUDA when there is no usable device. */
 NORMTUNE_API normtune_status normtune_rmsnorm_bwd_workspace_size(long long M, long long N,
+                                                                 normtune_dtype x_dtype,
+                                                                 normtune_dtype w_dtype,
+                                                                 normtune_dtype dw_dtype,
                                                                  size_t *bytes);
 
 /* RMSNorm backward on stream: for each row i of M,
  *   r_i = 1 / sqrt(mean_j x_ij^2 + eps)
  *   dx_ij = r_i w_j dy_ij - x_ij r_i^3 mean_k(w_k dy_ik x_ik)
  *   dw_j = sum_i dy_ij x_ij r_i
- * x, dy, dx: M x N bf16, row-major; w: N bf16; dw: N fp32, or N bf16 with
- * NORMTUNE_DW_BF16.  All device pointers, 16-byte aligned; outputs must not
- * overlap inputs or each other.  workspace: device memory of at least the
- * bytes normtune_rmsnorm_bwd_workspace_size gives (workspace_bytes says how
- * much there is); its contents on entry do not matter and it is in use until
- * the work on the stream completes.  N: a multiple of 8 up to NORMTUNE_MAX_N.
- * Returns after enqueueing the kernels (asynchronous, like a kernel launch),
- * NORMTUNE_SUCCESS or an error code; on an argument error nothing is
- * launched. */
+ * x, dy, dx: M x N of x_dtype, row-major; w: N of w_dtype; dw: N of
+ * dw_dtype.  All device pointers, 16-byte aligned; outputs must not overlap
+ * inputs or each other.  workspace: device memory of at least the bytes
+ * normtune_rmsnorm_bwd_workspace_size gives (workspace_bytes says how much
+ * there is; NULL only when that size is 0); its contents on entry do not
+ * matter and it is in use until the work on the stream completes.  N: a
+ * multiple of 8 up to NORMTUNE_MAX_N.  Returns after enqueueing the kernels
+ * (asynchronous, like a kernel launch), NORMTUNE_SUCCESS or an error code;
+ * on an argument error nothing is launched. */
 NORMTUNE_API normtune_status normtune_rmsnorm_bwd(const void *x, const void *w, const void *dy,
                                                   void *dx, void *dw, long long M, long long N,
-                                                  float eps, unsigned flags, void *workspace,
+                                                  float eps, normtune_dtype x_dtype,
+                                                  normtune_dtype w_dtype,
+                                                  normtune_dtype dw_dtype, void *workspace,
                                                   size_t workspace_bytes,
                                                   struct CUstream_st *stream);
 
-/* Which configuration the library runs for a shape on the current device. */
-typedef struct normtune_choice {
-    int config;                       /* dispatch table config id, -1 = generic default */
-    int tuned;                        /* 1: (M, N) itself is a tuned shape with this config */
-    char family[48];                  /* "rmsnorm_bwd.persistent" */
-    char params[160];                 /* "block=256,chunks=4,stages=2,k=0" */
-    size_t workspace;                 /* bytes of workspace the call needs */
-    unsigned grid;                    /* blocks of the first kernel */
-    int nlaunch;                      /* kernels in the chain */
-    double tol_dx, tol_dw;            /* the tuner's accepted relative L2 error vs float64 */
-} normtune_choice;
-
-/* Fill *out with the configuration normtune_rmsnorm_bwd would run for M x N
- * on the current device.  Returns as normtune_rmsnorm_bwd_workspace_size. */
+/* Fill *out with the configuration normtune_rmsnorm_bwd would run.
+ * Returns as normtune_rmsnorm_bwd_workspace_size. */
 NORMTUNE_API normtune_status normtune_rmsnorm_bwd_choice(long long M, long long N,
+                                                         normtune_dtype x_dtype,
+                                                         normtune_dtype w_dtype,
+                                                         normtune_dtype dw_dtype,
                                                          normtune_choice *out);
 
-/* Provenance of the build: "normtune <version> rmsnorm_bwd bf16, kernel
- * source <hash>, tuned on <device>, <n> shapes, <n> configs".  Static. */
+/* ---- RMSNorm forward -------------------------------------------------- */
+
+/* Bytes of workspace normtune_rmsnorm_fwd needs (often 0); as
+ * normtune_rmsnorm_bwd_workspace_size. */
+NORMTUNE_API normtune_status normtune_rmsnorm_fwd_workspace_size(long long M, long long N,
+                                                                 normtune_dtype x_dtype,
+                                                                 normtune_dtype w_dtype,
+                                                                 size_t *bytes);
+
+/* RMSNorm forward on stream: for each row i of M,
+ *   rstd_i = 1 / sqrt(mean_j x_ij^2 + eps),   y_ij = x_ij rstd_i w_j
+ * x, y: M x N of x_dtype; w: N of w_dtype; rstd: M floats, or NULL when
+ * not wanted.  The rest as normtune_rmsnorm_bwd. */
+NORMTUNE_API normtune_status normtune_rmsnorm_fwd(const void *x, const void *w, void *y,
+                                                  float *rstd, long long M, long long N,
+                                                  float eps, normtune_dtype x_dtype,
+                                                  normtune_dtype w_dtype, void *workspace,
+                                                  size_t workspace_bytes,
+                                                  struct CUstream_st *stream);
+
+/* The configuration normtune_rmsnorm_fwd would run. */
+NORMTUNE_API normtune_status normtune_rmsnorm_fwd_choice(long long M, long long N,
+                                                         normtune_dtype x_dtype,
+                                                         normtune_dtype w_dtype,
+                                                         normtune_choice *out);
+
+/* Provenance of the build: "normtune <version>, dispatch header format 2
+ * tuned on <device>: <n> problems, <n> tuned shapes, <n> configs, <n>
+ * kernels; families <name>@<source hash> ...".  Static. */
 NORMTUNE_API const char *normtune_version(void);
 
 #ifdef __cplusplus

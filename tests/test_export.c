@@ -1,14 +1,24 @@
-/* test_export.c -- the dispatch header writer (nt_export_write) and the
- * `normtune export` command line.
+/* test_export.c -- the dispatch header writer (nt_export_write, format 2)
+ * and the `normtune export` command line.
  *
- * Rows are made by hand: three N, several M, both families, one config used
- * by two shapes.  The header must come out byte-identical on a second call
- * (and for the rows in another order); a C program written here includes it,
- * checks normtune_lookup on exact, in-between and out-of-range shapes with a
- * can_run that refuses configs, counts the X-macro expansions, and is
- * compiled with `$CC -std=c99 -Wall -Wextra -Werror -pedantic` and run.  Two
- * translation units including the header must link together.  Refusals: a
- * "mixed" source hash, no rows, two rows for a shape, an unknown family. */
+ * Rows are made by hand: three N, several M, both families of the op, one
+ * config used by two shapes and one that is the op's fallback.  The header
+ * must come out byte-identical on a second call (and for the rows in another
+ * order).  It must hold every problem the ops allow (the tuned one with its
+ * entries, every other dtype combination with its op's fallback), families
+ * with their hashes, configs with kernel lists that hold every kernel their
+ * plans launch, and kernels whose X-macro name and code are the same text as
+ * the data.  A C program written here includes it, checks the lookup per
+ * problem on exact, in-between and out-of-range shapes with a can_run that
+ * refuses configs (and falls back), and is compiled with
+ * `$CC -std=c99 -Wall -Wextra -Werror -pedantic` (and as C++) and run; two
+ * translation units including the header must link together.  Refusals: an
+ * unknown op, family or dtypes, params that do not validate, two rows for a
+ * shape, a malformed hash, rows of one family with two source hashes (the
+ * message names the family), a config too imprecise for its shape's
+ * dtypes.  Through a database: results whose error exceeds what their
+ * dtype asks are never exported, by name or uuid the same bytes, a failed
+ * export leaves the old header. */
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,14 +30,18 @@
 #include "tuner/export.h"
 
 #define HASH "0123456789abcdef"
+#define OP "rmsnorm_bwd"
+#define DT "x=bf16,w=bf16,dw=f32"
+#define PERS "rmsnorm_bwd.persistent"
+#define NAIVE "rmsnorm_bwd.naive"
 
 static void row(store_best_row *r, int64_t M, int64_t N, const char *family, const char *params,
                 double us) {
     memset(r, 0, sizeof *r);
     r->M = M;
     r->N = N;
-    snprintf(r->op, sizeof r->op, "rmsnorm_bwd");
-    snprintf(r->dtype, sizeof r->dtype, "bf16");
+    snprintf(r->op, sizeof r->op, OP);
+    snprintf(r->dtype, sizeof r->dtype, DT);
     snprintf(r->family, sizeof r->family, "%s", family);
     snprintf(r->params, sizeof r->params, "%s", params);
     snprintf(r->src_hash, sizeof r->src_hash, HASH);
@@ -36,18 +50,16 @@ static void row(store_best_row *r, int64_t M, int64_t N, const char *family, con
     r->pct_copy = 50.0;
 }
 
-#define PERS "rmsnorm_bwd.persistent"
-#define NAIVE "rmsnorm_bwd.naive"
-
-/* The fixture, deliberately not in (N, M) order.  Sorted, the configs are
- *   (1024, 2048)  P block=128,chunks=1,stages=2,k=1  -> config 0
- *   (1024, 16384) N nsplit=64,partial=f32            -> config 1
- *   (1024, 65536) P block=128,...  (again)           -> config 0
+/* The fixture, deliberately not in (N, M) order.  The op's fallback
+ * (naive nsplit=64,partial=f32) is config 0; sorted, the entries are
+ *   (1024, 2048)  P block=128,chunks=1,stages=2,k=1  -> config 1
+ *   (1024, 16384) N nsplit=64,partial=f32            -> config 0 (the fallback's)
+ *   (1024, 65536) P block=128,...  (again)           -> config 1
  *   (4096, 2048)  P block=256,chunks=2,stages=2,k=0  -> config 2
- *   (4096, 65536) N nsplit=128,partial=bf16          -> config 3
+ *   (4096, 65536) N nsplit=128,partial=f32           -> config 3
  *   (8192, 16384) P block=512,chunks=2,stages=3,k=2  -> config 4 */
 static int fixture(store_best_row *r, store_prov *p) {
-    row(&r[0], 65536, 4096, NAIVE, "nsplit=128,partial=bf16", 400.0);
+    row(&r[0], 65536, 4096, NAIVE, "nsplit=128,partial=f32", 400.0);
     row(&r[1], 2048, 1024, PERS, "block=128,chunks=1,stages=2,k=1", 9.5);
     row(&r[2], 16384, 8192, PERS, "block=512,chunks=2,stages=3,k=2", 210.25);
     row(&r[3], 16384, 1024, NAIVE, "nsplit=64,partial=f32", 60.0);
@@ -118,12 +130,44 @@ static const char *cc(void) {
     return c && *c ? c : "cc";
 }
 
+/* The number of problems the header must hold beyond the tuned one: every
+ * dtype combination of every op with a fallback that the op accepts at
+ * some N, counted here independently of the writer. */
+static int expected_problems(void) {
+    int n = 0;
+    char why[256];
+    for (int o = 0; nt_ops[o]; o++) {
+        const nt_op *op = nt_ops[o];
+        int d[NT_MAX_SLOTS] = {0};
+        for (;;) {
+            nt_problem p;
+            int ok = 1, acc = 0;
+            nt_problem_init(&p, op, 1, 8);
+            for (int s = 0; s < op->nslots; s++) {
+                ok &= (op->slots[s].allowed >> d[s]) & 1u;
+                p.dtype[s] = d[s];
+            }
+            for (int N = 8; ok && !acc && N <= NT_MAX_N; N += 8) {
+                p.N = N;
+                acc = nt_problem_check(&p, why, sizeof why) == 0;
+            }
+            char dt[160];
+            nt_dtypes_canon(&p, dt, sizeof dt);
+            n += acc && (op->fallback_family || (!strcmp(op->name, OP) && !strcmp(dt, DT)));
+            int s = op->nslots - 1;
+            while (s >= 0 && ++d[s] == NT_NDTYPES) d[s--] = 0;
+            if (s < 0) break;
+        }
+    }
+    return n;
+}
+
 static char hdr[600];                  /* the fixture's header, made once */
 
 TEST(write_deterministic) {
     store_best_row r[8];
     store_prov p;
-    char err[512] = "", other[600];
+    char err[512] = "", other[600], want[160];
     int n = fixture(r, &p);
     snprintf(hdr, sizeof hdr, "%s/normtune_dispatch.h", t_tmpdir());
     snprintf(other, sizeof other, "%s/again.h", t_tmpdir());
@@ -147,27 +191,30 @@ TEST(write_deterministic) {
     if (a) {
         CHECK(strstr(a, "DO NOT EDIT") != NULL, "no do-not-edit banner");
         CHECK(strstr(a, "#ifndef NORMTUNE_DISPATCH_H") != NULL, "no include guard");
-        CHECK(strstr(a, "#define NORMTUNE_SOURCE_HASH \"" HASH "\"") != NULL, "source hash macro");
-        CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 1\n") != NULL, "version macro");
-        CHECK(strstr(a, "#define NORMTUNE_DEFAULT_CONFIG (-1)") != NULL, "default macro");
+        CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 2\n") != NULL, "version macro");
         CHECK(strstr(a, "#define NORMTUNE_NCONFIGS 5\n") != NULL, "NCONFIGS is not 5");
-        CHECK(strstr(a, "#define NORMTUNE_TABLE_SIZE 6\n") != NULL, "TABLE_SIZE is not 6");
+        CHECK(strstr(a, "#define NORMTUNE_NENTRIES 6\n") != NULL, "NENTRIES is not 6");
+        snprintf(want, sizeof want, "#define NORMTUNE_NPROBLEMS %d\n", expected_problems());
+        CHECK(strstr(a, want) != NULL, "not every problem the ops allow: want %s", want);
         CHECK(strstr(a, "NVIDIA H200 (cc 9.0") != NULL, "device and cc not in banner");
         CHECK(strstr(a, "2024-05-06T07:08:09Z") != NULL, "newest result time not in banner");
         CHECK(strstr(a, "13.0") != NULL, "NVRTC version not in banner");
-        CHECK(strstr(a, "X(0, 128, 1, 2, 1)") != NULL, "config 0 X entry");
-        CHECK(strstr(a, "X(1, 64, f32)") != NULL, "config 1 X entry (bare string value)");
-        CHECK(strstr(a, "X(3, 128, bf16)") != NULL, "config 3 X entry");
-        CHECK(strstr(a, "X(config, block, chunks, stages, k)") != NULL, "param order comment");
+        CHECK(strstr(a, "X(0, \"" NAIVE "\", \"" HASH "\")") && strstr(a, "\"" PERS "\", \"" HASH "\")"),
+              "families with their hash");
+        CHECK(strstr(a, "X(0, \"" OP "\", \"" DT "\", 0, 0, 6)") != NULL,
+              "the tuned problem: fallback 0, entries 0..6");
+        CHECK(strstr(a, ", \"" DT "\", \"nsplit=64,partial=f32\", ") != NULL, "fallback config");
+        CHECK(strstr(a, ", \"" DT "\", \"block=128,chunks=1,stages=2,k=1\", ") != NULL, "config 1");
         /* table order: (N, M) */
-        const char *e1 = strstr(a, "{1024LL, 2048LL, 0,"), *e2 = strstr(a, "{1024LL, 16384LL, 1,"),
+        const char *e1 = strstr(a, "{1024LL, 2048LL, 1,"), *e2 = strstr(a, "{1024LL, 16384LL, 0,"),
                    *e3 = strstr(a, "{4096LL, 2048LL, 2,"), *e4 = strstr(a, "{8192LL, 16384LL, 4,");
         CHECK(e1 && e2 && e3 && e4 && e1 < e2 && e2 < e3 && e3 < e4, "table rows missing or unsorted");
     }
     free(a);
 }
 
-/* The C program that includes the header and checks the lookup. */
+/* The C program that includes the header and checks the lookup and the
+ * tables (its kernel X-macro expanded with the name only). */
 static const char lookup_prog[] =
     "#include <stdio.h>\n"
     "#include <string.h>\n"
@@ -175,86 +222,98 @@ static const char lookup_prog[] =
     "int other_tu(void);\n"
     "static int refused[NORMTUNE_NCONFIGS];\n"
     "static long long wantM, wantN;\n"
-    "static int bad_args;\n"
-    "static int can(int c, long long M, long long N)\n"
+    "static int bad_args, token;\n"
+    "static int can(void *ctx, int c, long long M, long long N)\n"
     "{\n"
-    "    if (M != wantM || N != wantN || c < 0 || c >= NORMTUNE_NCONFIGS) bad_args++;\n"
+    "    if (ctx != &token || M != wantM || N != wantN || c < 0 || c >= NORMTUNE_NCONFIGS)\n"
+    "        bad_args++;\n"
     "    return !refused[c];\n"
     "}\n"
     "static int look(long long M, long long N)\n"
     "{\n"
     "    wantM = M; wantN = N;\n"
-    "    return normtune_lookup(M, N, can);\n"
+    "    return normtune_lookup(0, M, N, can, &token);\n"
     "}\n"
-    "#define CNT4(id, a, b, c, d) + 1\n"
-    "#define CNT2(id, a, b) + 1\n"
-    "#define STR2(id, a, b) if (id == 1 && strcmp(#b, \"f32\")) fails++;\n"
+    "#define FAMNAME(id, name, hash) name,\n"
+    "static const char *const fams[] = { NORMTUNE_FAMILIES(FAMNAME) 0 };\n"
+    "#define KCHECK(id, name, ...) if (strcmp(name, normtune_kernel_names[id]) || \\\n"
+    "    strcmp(name, #__VA_ARGS__) || id != nk++) fails++;\n"
     "#define EXPECT(e, v) do { int g_ = (e); if (g_ != (v)) { \\\n"
     "    printf(\"line %d: %s = %d, expected %d\\n\", __LINE__, #e, g_, (v)); fails++; } } while (0)\n"
     "int main(void)\n"
     "{\n"
-    "    int fails = 0, i;\n"
-    "    int np = 0 NORMTUNE_RMSNORM_BWD_PERSISTENT_CONFIGS(CNT4);\n"
-    "    int nn = 0 NORMTUNE_RMSNORM_BWD_NAIVE_CONFIGS(CNT2);\n"
-    "    NORMTUNE_RMSNORM_BWD_NAIVE_CONFIGS(STR2)\n"
+    "    int fails = 0, i, j, nk = 0, pers = -1;\n"
+    "    for (i = 0; fams[i]; i++) if (!strcmp(fams[i], \"" PERS "\")) pers = i;\n"
+    "    NORMTUNE_KERNELS(KCHECK)\n"
+    "    EXPECT(nk, NORMTUNE_NKERNELS);\n"
     "    EXPECT(NORMTUNE_NCONFIGS, 5);\n"
-    "    EXPECT(np, 3);\n"
-    "    EXPECT(nn, 2);\n"
-    "    EXPECT(np + nn, NORMTUNE_NCONFIGS);\n"
-    "    EXPECT(NORMTUNE_TABLE_SIZE, 6);\n"
-    "    EXPECT(NORMTUNE_DISPATCH_VERSION, 1);\n"
-    "    EXPECT(strcmp(NORMTUNE_SOURCE_HASH, \"" HASH "\"), 0);\n"
-    "    EXPECT(normtune_config_family(1), NORMTUNE_FAMILY_RMSNORM_BWD_NAIVE);\n"
-    "    EXPECT(normtune_config_family(4), NORMTUNE_FAMILY_RMSNORM_BWD_PERSISTENT);\n"
-    "    EXPECT(normtune_config_family(5), -1);\n"
-    "    EXPECT(normtune_config_param(1, 1), 1);   /* partial f32 = choice 1 */\n"
-    "    EXPECT(normtune_config_param(3, 1), 0);   /* partial bf16 = choice 0 */\n"
-    "    EXPECT(normtune_config_param(4, 0), 512);\n"
-    "    EXPECT(normtune_config_param(1, 2), -1);\n"
-    "    for (i = 1; i < NORMTUNE_TABLE_SIZE; i++)\n"
-    "        if (normtune_table[i - 1].N > normtune_table[i].N ||\n"
-    "            (normtune_table[i - 1].N == normtune_table[i].N &&\n"
-    "             normtune_table[i - 1].M >= normtune_table[i].M)) fails++;\n"
+    "    EXPECT(NORMTUNE_NENTRIES, 6);\n"
+    "    EXPECT(NORMTUNE_DISPATCH_VERSION, 2);\n"
+    "    EXPECT(pers >= 0, 1);\n"
+    "    EXPECT(normtune_problem_index(\"" OP "\", \"" DT "\"), 0);\n"
+    "    EXPECT(normtune_problem_index(\"" OP "\", \"x=bf16\"), -1);\n"
+    "    EXPECT(normtune_problem_index(\"nope\", \"" DT "\"), -1);\n"
+    "    EXPECT(normtune_problems[0].fallback, 0);\n"
+    "    EXPECT(strcmp(normtune_configs[0].params, \"nsplit=64,partial=f32\"), 0);\n"
+    "    EXPECT(normtune_configs[4].family, pers);\n"
+    "    EXPECT(normtune_tuned_config(0, 2048, 1024), 1);\n"
+    "    EXPECT(normtune_tuned_config(0, 4096, 1024), -1);\n"
+    "    EXPECT(normtune_tuned_config(7, 2048, 1024), -1);\n"
+    "    EXPECT(normtune_kernel_name(-1) == 0, 1);\n"
+    "    EXPECT(normtune_kernel_name(NORMTUNE_NKERNELS) == 0, 1);\n"
+    "    EXPECT(normtune_config_kernel(0, normtune_configs[0].nk), -1);\n"
+    "    for (i = 0; i < NORMTUNE_NCONFIGS; i++) {\n"
+    "        if (normtune_configs[i].nk < 1) fails++;\n"
+    "        for (j = 1; j < normtune_configs[i].nk; j++)\n"
+    "            if (normtune_config_kernel(i, j - 1) >= normtune_config_kernel(i, j)) fails++;\n"
+    "    }\n"
+    "    for (i = 0; i < NORMTUNE_NPROBLEMS; i++)\n"
+    "        if (normtune_problems[i].fallback < 0 && normtune_problems[i].count == 0) fails++;\n"
+    "    for (i = 1; i < NORMTUNE_NENTRIES; i++)\n"
+    "        if (normtune_entries[i - 1].N > normtune_entries[i].N ||\n"
+    "            (normtune_entries[i - 1].N == normtune_entries[i].N &&\n"
+    "             normtune_entries[i - 1].M >= normtune_entries[i].M)) fails++;\n"
     "    /* exact shapes */\n"
-    "    EXPECT(normtune_lookup(2048, 1024, 0), 0);\n"
-    "    EXPECT(look(16384, 1024), 1);\n"
-    "    EXPECT(look(65536, 1024), 0);\n"
+    "    EXPECT(normtune_lookup(0, 2048, 1024, 0, 0), 1);\n"
+    "    EXPECT(look(16384, 1024), 0);\n"
+    "    EXPECT(look(65536, 1024), 1);\n"
     "    EXPECT(look(2048, 4096), 2);\n"
     "    EXPECT(look(65536, 4096), 3);\n"
     "    EXPECT(look(16384, 8192), 4);\n"
     "    /* same N, in-between M: nearest by ratio; a tie goes to the larger M */\n"
-    "    EXPECT(look(4096, 1024), 0);     /* x2 from 2048, x4 from 16384 */\n"
-    "    EXPECT(look(8192, 1024), 1);     /* x4 from 2048, x2 from 16384 */\n"
-    "    EXPECT(look(32768, 1024), 0);    /* x2 either side: 65536 wins */\n"
+    "    EXPECT(look(4096, 1024), 1);     /* x2 from 2048, x4 from 16384 */\n"
+    "    EXPECT(look(8192, 1024), 0);     /* x4 from 2048, x2 from 16384 */\n"
+    "    EXPECT(look(32768, 1024), 1);    /* x2 either side: 65536 wins */\n"
     "    EXPECT(look(20000, 4096), 3);    /* 2048 is x9.8 away, 65536 x3.3 */\n"
     "    /* in-between N: nearest N; a tie goes to the larger N */\n"
-    "    EXPECT(look(16384, 2048), 1);    /* N 1024 (1024 away), exact M */\n"
+    "    EXPECT(look(16384, 2048), 0);    /* N 1024 (1024 away), exact M */\n"
     "    EXPECT(look(16384, 6144), 4);    /* 4096 and 8192 both 2048 away */\n"
     "    EXPECT(look(2048, 5000), 2);     /* N 4096 nearest */\n"
     "    /* out of range */\n"
-    "    EXPECT(look(1, 512), 0);         /* below everything: N 1024, M 2048 */\n"
-    "    EXPECT(look(0, 512), 0);         /* M < 1 treated as 1 */\n"
+    "    EXPECT(look(1, 512), 1);         /* below everything: N 1024, M 2048 */\n"
+    "    EXPECT(look(0, 512), 1);         /* M < 1 treated as 1 */\n"
     "    EXPECT(look(1000000000LL, 1000000LL), 4);\n"
-    "    EXPECT(look(10000000000LL, 1024), 0); /* huge M: 65536 */\n"
-    "    /* refusals fall through to the next candidate */\n"
-    "    refused[0] = 1;\n"
-    "    EXPECT(look(2048, 1024), 1);     /* same N: 16384 before 65536 */\n"
+    "    EXPECT(look(10000000000LL, 1024), 1); /* huge M: 65536 */\n"
+    "    EXPECT(normtune_lookup(1, 64, 64, can, &token), -1); /* no such problem */\n"
+    "    EXPECT(normtune_lookup(-1, 64, 64, can, &token), -1);\n"
+    "    /* refusals fall through to the next candidate, then the fallback */\n"
     "    refused[1] = 1;\n"
+    "    EXPECT(look(2048, 1024), 0);     /* same N: 16384 before 65536 */\n"
+    "    refused[0] = 1;\n"
     "    EXPECT(look(2048, 1024), 2);     /* N 1024 used up: N 4096, M 2048 */\n"
     "    refused[2] = 1;\n"
     "    EXPECT(look(2048, 1024), 3);\n"
     "    refused[3] = 1;\n"
     "    EXPECT(look(2048, 1024), 4);\n"
     "    refused[4] = 1;\n"
-    "    EXPECT(look(2048, 1024), NORMTUNE_DEFAULT_CONFIG);\n"
-    "    EXPECT(look(16384, 8192), -1);\n"
+    "    EXPECT(look(2048, 1024), 0);     /* the fallback, not asked */\n"
+    "    EXPECT(look(16384, 8192), 0);\n"
     "    memset(refused, 0, sizeof refused);\n"
-    "    for (i = 0; i < NORMTUNE_NCONFIGS; i++)\n"
-    "        refused[i] = normtune_config_family(i) == NORMTUNE_FAMILY_RMSNORM_BWD_PERSISTENT;\n"
+    "    for (i = 0; i < NORMTUNE_NCONFIGS; i++) refused[i] = normtune_configs[i].family == pers;\n"
     "    EXPECT(look(2048, 8192), 3);     /* N 8192 refused; N 4096: 65536 naive */\n"
-    "    EXPECT(look(2048, 1024), 1);\n"
+    "    EXPECT(look(2048, 1024), 0);\n"
     "    EXPECT(bad_args, 0);\n"
-    "    EXPECT(other_tu(), 4);\n"
+    "    EXPECT(other_tu(), 5);\n"
     "    if (fails) printf(\"%d lookup checks failed\\n\", fails);\n"
     "    return fails ? 1 : 0;\n"
     "}\n";
@@ -263,7 +322,7 @@ static const char lookup_prog[] =
 static const char other_prog[] =
     "#include \"normtune_dispatch.h\"\n"
     "int other_tu(void);\n"
-    "int other_tu(void) { return normtune_lookup(16384, 8192, 0) + normtune_table[0].config; }\n";
+    "int other_tu(void) { return normtune_lookup(0, 16384, 8192, 0, 0) + normtune_entries[0].config; }\n";
 
 TEST(header_compiles_and_looks_up) {
     char path[700], cmd[3000];
@@ -296,32 +355,97 @@ TEST(header_compiles_and_looks_up) {
     }
 }
 
+/* Every config's kernel list holds the kernels its plans launch: at every
+ * tuned shape of the config, and for the fallback at N = 8 and NT_MAX_N
+ * (M = 1), parsed back from the header's text. */
+TEST(kernel_lists) {
+    long len = 0;
+    char *a = slurp(hdr, &len);
+    CHECK(a != NULL, "no header");
+    if (!a) return;
+    store_best_row r[8];
+    store_prov p;
+    int n = fixture(r, &p), checked = 0;
+    for (int i = 0; i <= n; i++) {
+        const char *fam = i < n ? r[i].family : NAIVE;
+        const char *par = i < n ? r[i].params : "nsplit=64,partial=f32";
+        int64_t Ns[2] = {i < n ? r[i].N : 8, i < n ? r[i].N : NT_MAX_N};
+        /* the config's line: X(id, family, "dtypes", "params", first, count) */
+        char key[300];
+        snprintf(key, sizeof key, ", \"" DT "\", \"%s\", ", par);
+        const char *line = strstr(a, key);
+        int kfirst = -1, nk = -1;
+        CHECK(line != NULL, "no config line for %s", par);
+        if (!line || sscanf(line + strlen(key), "%d, %d)", &kfirst, &nk) != 2) continue;
+        /* the kernel ids, from the data array */
+        const char *arr = strstr(a, "normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {");
+        int ids[64], nid = 0;
+        if (arr) arr = strchr(arr, '{') + 1;
+        for (int k = 0; arr && k < kfirst + nk && k < 64; k++) {
+            while (*arr && !(*arr == '-' || (*arr >= '0' && *arr <= '9'))) {
+                if (*arr == '/' && arr[1] == '*') arr = strstr(arr, "*/") + 2;
+                else arr++;
+            }
+            int v = (int)strtol(arr, (char **)&arr, 10);
+            if (k >= kfirst) ids[nid++] = v;
+        }
+        for (int m = 0; m < 2; m++) {
+            nt_problem pr;
+            nt_params pa;
+            nt_plan pl;
+            char err[256];
+            const nt_family *f = nt_family_find(fam);
+            nt_problem_init(&pr, nt_op_find(OP), i < n ? r[i].M : 1, Ns[m]);
+            CHECK(nt_dtypes_parse(&pr, DT, err, sizeof err) == 0 && nt_params_parse(par, &pa) == 0 &&
+                      f->plan(&pa, &pr, NULL, &pl, err, sizeof err) == 0,
+                  "plan %s %s: %s", fam, par, err);
+            for (int l = 0; l < pl.nlaunch; l++) {
+                char q[200];
+                int found = 0;
+                snprintf(q, sizeof q, "    \"%s\",\n", pl.l[l].name);
+                const char *names = strstr(a, "normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {\n");
+                const char *hit = names ? strstr(names, q) : NULL;
+                int id = -1;
+                for (const char *c = names ? strchr(names, '\n') + 1 : NULL; c && hit && c <= hit;
+                     c = strchr(c, '\n') + 1)
+                    id++;
+                for (int k = 0; k < nid; k++) found |= ids[k] == id;
+                CHECK(hit && found, "%s %s N=%lld: kernel %s (id %d) not in its list", fam, par,
+                      (long long)Ns[m], pl.l[l].name, id);
+                snprintf(q, sizeof q, "X(%d, \"%s\", %s)", id, pl.l[l].name, pl.l[l].name);
+                CHECK(strstr(a, q) != NULL, "no X-macro line %s", q);
+                checked++;
+            }
+        }
+    }
+    CHECK(checked >= 2 * (n + 1) * 2, "only %d launches checked", checked);
+    free(a);
+}
+
 TEST(refusals) {
     store_best_row r[8];
     store_prov p;
     char err[512], path[700];
     int n = fixture(r, &p);
-    long len = -1;
     snprintf(path, sizeof path, "%s/refused.h", t_tmpdir());
 
-    snprintf(p.src_hash, sizeof p.src_hash, "mixed");
-    err[0] = 0;
-    CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "mixed source hash accepted");
-    CHECK(strstr(err, "mixed") != NULL, "message: %s", err);
-    free(slurp(path, &len));
-    CHECK(len == 0, "a refused export wrote %ld bytes", len);
-    fixture(r, &p);
-
-    err[0] = 0;
-    CHECK(write_to(path, r, 0, &p, err, sizeof err) == -1, "zero rows accepted");
-    CHECK(strstr(err, "no ") != NULL, "message: %s", err);
-
+    /* one family, two source hashes: refused naming the family */
     snprintf(r[2].src_hash, sizeof r[2].src_hash, "fedcba9876543210");
     err[0] = 0;
-    CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "row with another source hash accepted");
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "two hashes in one family accepted");
+    CHECK(strstr(err, PERS) && strstr(err, "fedcba9876543210") && strstr(err, HASH),
+          "message: %s", err);
+    fixture(r, &p);
+    /* ... but two families may have different hashes */
+    for (int i = 0; i < n; i++)
+        if (!strcmp(r[i].family, NAIVE)) snprintf(r[i].src_hash, sizeof r[i].src_hash, "fedcba9876543210");
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == 0, "per-family hashes refused: %s", err);
+    char *h = slurp(path, NULL);
+    CHECK(h && strstr(h, "\"" NAIVE "\", \"fedcba9876543210\")") && strstr(h, "\"" PERS "\", \"" HASH "\")"),
+          "per-family hashes not in the header");
+    free(h);
     fixture(r, &p);
 
-    snprintf(p.src_hash, sizeof p.src_hash, "xyz");
     for (int i = 0; i < n; i++) snprintf(r[i].src_hash, sizeof r[i].src_hash, "xyz");
     CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "malformed source hash accepted");
     fixture(r, &p);
@@ -338,13 +462,41 @@ TEST(refusals) {
     CHECK(strstr(err, "bogus") != NULL, "message: %s", err);
     fixture(r, &p);
 
+    snprintf(r[1].op, sizeof r[1].op, "layernorm_bwd");
+    err[0] = 0;
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "unknown op accepted");
+    CHECK(strstr(err, "layernorm_bwd") != NULL, "message: %s", err);
+    fixture(r, &p);
+
     snprintf(r[1].params, sizeof r[1].params, "block=128,chunks=1");
     CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "incomplete params accepted");
     fixture(r, &p);
 
-    snprintf(r[4].dtype, sizeof r[4].dtype, "f16");
-    CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "two dtypes accepted");
+    snprintf(r[4].dtype, sizeof r[4].dtype, "x=bf16,w=bf16,dw=f64");
+    err[0] = 0;
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "unknown dtype accepted");
+    CHECK(strstr(err, "f64") != NULL, "message: %s", err);
     fixture(r, &p);
+
+    /* an fp32 dw through bf16 partials: too imprecise for its dtypes */
+    snprintf(r[0].params, sizeof r[0].params, "nsplit=128,partial=bf16");
+    err[0] = 0;
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "an imprecise config was exported");
+    CHECK(strstr(err, "precise") != NULL, "message: %s", err);
+    fixture(r, &p);
+
+    /* a shape its config cannot run (persistent N > block * chunks * 8) */
+    snprintf(r[1].params, sizeof r[1].params, "block=32,chunks=1,stages=1,k=1");
+    err[0] = 0;
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "a config that cannot run its shape");
+    CHECK(strstr(err, "block=32") != NULL, "message: %s", err);
+    fixture(r, &p);
+
+    /* no rows: the fallbacks alone */
+    CHECK(write_to(path, r, 0, &p, err, sizeof err) == 0, "fallbacks-only header: %s", err);
+    h = slurp(path, NULL);
+    CHECK(h && strstr(h, "#define NORMTUNE_NENTRIES 0\n"), "fallbacks-only header has entries");
+    free(h);
 
     /* hostile provenance text cannot break the header */
     snprintf(p.device, sizeof p.device, "evil */ \"dev\\?\?/ \001");
@@ -355,6 +507,19 @@ TEST(refusals) {
              "-Wall -Wextra -Werror -pedantic -c evil.c -o evil.o",
              t_tmpdir(), cc());
     CHECK(sh(cmd) == 0, "header with a hostile device name does not compile");
+}
+
+/* nt_export_stale names the families measured with other sources. */
+TEST(stale_note) {
+    store_best_row r[8];
+    store_prov p;
+    char msg[512], cur[17];
+    int n = fixture(r, &p);
+    CHECK(nt_family_hash(nt_family_find(NAIVE), cur) == 0, "hash");
+    for (int i = 0; i < n; i++)
+        if (!strcmp(r[i].family, NAIVE)) snprintf(r[i].src_hash, sizeof r[i].src_hash, "%s", cur);
+    int k = nt_export_stale(r, n, msg, sizeof msg);
+    CHECK(k == 1 && strstr(msg, PERS) && !strstr(msg, NAIVE), "stale: %d '%s'", k, msg);
 }
 
 /* Run cmd_export in this process with the words given; its exit code. */
@@ -378,6 +543,7 @@ TEST(command_line) {
     CHECK(export_cmd(NULL, NULL, NULL, NULL, NULL) == 2, "no arguments is not a usage error");
     CHECK(export_cmd("--db", db, NULL, NULL, NULL) == 2, "no -o is not a usage error");
     CHECK(export_cmd("--db", db, "-o", out, "--bogus") == 2, "unknown option");
+    CHECK(export_cmd("--db", db, "-o", out, "--op") == 2, "--op is gone (one header for all)");
     CHECK(export_cmd("--db", db, "-o", out, "extra") == 2, "extra argument");
     CHECK(export_cmd("--db", db, "-o", out, NULL) == 1, "missing database is not a failure");
     CHECK(stat(out, &st) != 0, "a failed export left %s", out);
@@ -396,19 +562,22 @@ static void test_device(nt_device *d, const char *uuid) {
  * records beside it (0: none). */
 static double put_err_dw, put_err_dx;
 
-/* Put one ok result for (M, N, family, params) under sweep sw. */
+/* Put one ok result for (M, N, family, params) under sweep sw, with the
+ * family's current source hash. */
 static int put(store *db, int64_t dev, int64_t sw, int64_t M, int64_t N, const char *fam,
                const char *params, double us, char *err, size_t errlen) {
     static nt_result res;
+    char hash[17];
     store_key k;
     memset(&k, 0, sizeof k);
     memset(&res, 0, sizeof res);
+    if (nt_family_hash(nt_family_find(fam), hash)) snprintf(hash, sizeof hash, HASH);
     k.device = dev;
     k.family = fam;
     k.params = params;
-    k.src_hash = HASH;
-    k.op = "rmsnorm_bwd";
-    k.dtype = "bf16";
+    k.src_hash = hash;
+    k.op = OP;
+    k.dtype = DT;
     k.shape.M = M;
     k.shape.N = N;
     k.timing.warmup = 1;
@@ -420,15 +589,15 @@ static int put(store *db, int64_t dev, int64_t sw, int64_t M, int64_t N, const c
     res.nsamples = 2;
     res.samples[0] = res.samples[1] = us;
     res.gbps = 6.0 * (double)M * (double)N / (us * 1e3);
-    if (put_err_dx > 0) res.errs[res.nerr++] = (nt_error){"dx", put_err_dx, 1e-2, 0};
-    if (put_err_dw > 0) res.errs[res.nerr++] = (nt_error){"dw", put_err_dw, NT_TOL_F32, 0};
+    if (put_err_dx > 0) res.errs[res.nerr++] = (nt_error){"dx", put_err_dx, 1e-2, NT_TOL_BF16};
+    if (put_err_dw > 0) res.errs[res.nerr++] = (nt_error){"dw", put_err_dw, NT_TOL_F32, NT_TOL_F32};
     return store_put(db, sw, &k, &res, err, errlen);
 }
 
-/* The export serves an fp32 dw: a result whose dw error exceeds NT_TOL_F32
- * (bf16 partials, 1.6e-3 measured) is never the config of its shape, even
- * when it is the fastest; the next fastest precise one is. */
-TEST(dw_precision) {
+/* A result whose error exceeds what its output's dtype asks (an fp32 dw
+ * through bf16 partials, 1.6e-3) is never the config of its shape, even
+ * when it is the fastest; the next fastest eligible one is. */
+TEST(eligibility) {
     char db[700], out[700], err[512] = "";
     store *s = NULL;
     nt_device d;
@@ -442,11 +611,11 @@ TEST(dw_precision) {
     put_err_dw = 1.6e-3;
     ok = ok && put(s, dev, sw, 1024, 1024, NAIVE, "nsplit=32,partial=bf16", 7.8, err, sizeof err) == 0;
     put_err_dw = 2e-7;
-    put_err_dx = 0.5;                   /* only dw's error decides */
+    put_err_dx = 1e-3;
     ok = ok && put(s, dev, sw, 1024, 1024, PERS, "block=128,chunks=1,stages=3,k=2", 8.3, err, sizeof err) == 0 &&
          put(s, dev, sw, 1024, 1024, NAIVE, "nsplit=64,partial=f32", 9.0, err, sizeof err) == 0;
     put_err_dx = 0;
-    put_err_dw = 1.6e-3;                /* a shape with no precise result at all */
+    put_err_dw = 1.6e-3;                /* a shape with no eligible result at all */
     ok = ok && put(s, dev, sw, 4096, 1024, NAIVE, "nsplit=32,partial=bf16", 9.9, err, sizeof err) == 0 &&
          store_sweep_end(s, sw, "done", err, sizeof err) == 0;
     put_err_dw = 0;
@@ -458,13 +627,12 @@ TEST(dw_precision) {
     char *h = slurp(out, &n);
     CHECK(h != NULL, "no header");
     if (!h) return;
-    CHECK(strstr(h, "partial=bf16") == NULL && strstr(h, ", bf16)") == NULL,
-          "a config with bf16 partials was exported for an fp32 dw");
-    CHECK(strstr(h, "/* 0: block=128,chunks=1,stages=3,k=2 */") != NULL,
-          "the fastest precise config is not the one exported");
-    CHECK(strstr(h, "{1024LL, 1024LL, 0, 8.300,") != NULL, "1024 x 1024 does not use it");
-    CHECK(strstr(h, "#define NORMTUNE_TABLE_SIZE 1\n") != NULL,
-          "a shape with no precise result is in the table");
+    CHECK(strstr(h, "partial=bf16") == NULL, "a config with bf16 partials was exported for an fp32 dw");
+    CHECK(strstr(h, "\"block=128,chunks=1,stages=3,k=2\", ") != NULL,
+          "the fastest eligible config is not the one exported");
+    CHECK(strstr(h, "{1024LL, 1024LL, 1, 8.300,") != NULL, "1024 x 1024 does not use it");
+    CHECK(strstr(h, "#define NORMTUNE_NENTRIES 1\n") != NULL,
+          "a shape with no eligible result is in the table");
     free(h);
 }
 
@@ -488,7 +656,7 @@ TEST(end_to_end) {
              store_sweep_begin(s, dev, "t.lua", "00", 100.0, &sw, err, sizeof err) == 0 &&
              put(s, dev, sw, 2048, 1024, PERS, "block=128,chunks=1,stages=2,k=1", 9.5, err, sizeof err) == 0 &&
              put(s, dev, sw, 2048, 1024, NAIVE, "nsplit=64,partial=f32", 19.5, err, sizeof err) == 0 &&
-             put(s, dev, sw, 16384, 1024, NAIVE, "nsplit=64,partial=f32", 60.0, err, sizeof err) == 0 &&
+             put(s, dev, sw, 16384, 1024, NAIVE, "nsplit=32,partial=f32", 60.0, err, sizeof err) == 0 &&
              put(s, dev, sw, 2048, 4096, PERS, "block=256,chunks=2,stages=2,k=0", 25.0, err, sizeof err) == 0 &&
              store_sweep_end(s, sw, "done", err, sizeof err) == 0;
     CHECK(ok, "making the database: %s", err);
@@ -503,10 +671,10 @@ TEST(end_to_end) {
     char *a = slurp(out, &la), *b = slurp(out2, &lb);
     CHECK(a && b && la == lb && !memcmp(a, b, (size_t)la), "two exports of one database differ");
     if (a) {
-        CHECK(strstr(a, "#define NORMTUNE_TABLE_SIZE 3\n") != NULL, "3 shapes expected");
-        CHECK(strstr(a, "#define NORMTUNE_NCONFIGS 3\n") != NULL, "3 configs expected");
-        CHECK(strstr(a, "{1024LL, 2048LL, 0, 9.500,") != NULL, "best of (2048, 1024) is not the persistent one");
-        CHECK(strstr(a, "X(1, 64, f32)") != NULL, "naive config");
+        CHECK(strstr(a, "#define NORMTUNE_NENTRIES 3\n") != NULL, "3 shapes expected");
+        CHECK(strstr(a, "#define NORMTUNE_NCONFIGS 4\n") != NULL, "4 configs expected");
+        CHECK(strstr(a, "{1024LL, 2048LL, 1, 9.500,") != NULL, "best of (2048, 1024) is not the persistent one");
+        CHECK(strstr(a, "\"nsplit=32,partial=f32\", ") != NULL, "naive config");
         CHECK(strstr(a, "NVIDIA H200 (cc 9.0") != NULL, "device in banner");
     }
     free(a);
@@ -532,9 +700,11 @@ TEST(end_to_end) {
 int main(void) {
     RUN(write_deterministic);
     RUN(header_compiles_and_looks_up);
+    RUN(kernel_lists);
     RUN(refusals);
+    RUN(stale_note);
     RUN(command_line);
     RUN(end_to_end);
-    RUN(dw_precision);
+    RUN(eligibility);
     T_END();
 }

@@ -1,14 +1,14 @@
 /* cmd_export.c -- `normtune export`: the results database -> the dispatch
  * header.
  *
- *   normtune export --db FILE [--device NAME] [--op OP] [--dtypes D] [--check] -o FILE.h
+ *   normtune export --db FILE [--device NAME] [--check] -o FILE.h
  *
  * Opens the database read-only, asks store_best for the best row per
- * problem of one device, keeps one op's problems of one dtype combination
- * (the first op of kernels/ops.c and its default dtypes unless --op and
- * --dtypes say otherwise), has nt_export_write (tuner/export.c) write the
- * header to a temporary file next to the output and renames it into place,
- * so a reader never sees half a header. */
+ * problem and shape of one device, has nt_export_write (tuner/export.c)
+ * write one header for every op and dtype combination to a temporary file
+ * next to the output and renames it into place, so a reader never sees
+ * half a header.  A family measured with other sources than this build's
+ * is named in a note (make lib refuses such a header). */
 #include <getopt.h>          /* optind */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,15 +20,13 @@
 
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: normtune export --db FILE [--device NAME] [--op OP] [--dtypes D] [--check]\n"
-               "                       -o FILE.h\n\n"
-               "Write the dispatch header: the best config per tuned shape of one device,\n"
-               "one op and one dtype combination, as a self-contained C header (see\n"
+    fprintf(f, "usage: normtune export --db FILE [--device NAME] [--check] -o FILE.h\n\n"
+               "Write the dispatch header: for one device, every op and dtype combination\n"
+               "(the best config per tuned shape, the op's fallback for the rest), the\n"
+               "configs' kernels and a lookup, as a self-contained C header (see\n"
                "docs/dispatch-header.md).  The same database always gives the same bytes.\n\n"
                "  --db FILE         results database (opened read-only)\n"
                "  --device NAME     device name or uuid (needed when the database has several)\n"
-               "  --op OP           the op (default: the first op normtune lists)\n"
-               "  --dtypes D        its dtypes, e.g. x=bf16,w=f32 (default: the op's defaults)\n"
                "  -o, --output FILE header to write (replaced atomically; an SQLite\n"
                "                    database, or the --db file, is refused)\n"
                "  --check           only check that -o may be written (make tune runs\n"
@@ -51,8 +49,8 @@ static int write_header(const char *out, const char *dbpath, const store_best_ro
 
 /* normtune export: see usage(). */
 int cmd_export(int argc, char **argv) {
-    const char *dbpath = NULL, *device = NULL, *out = NULL, *opname = NULL, *dtypes = NULL;
-    char err[512], want[160];
+    const char *dbpath = NULL, *device = NULL, *out = NULL;
+    char err[512], stale[512];
     store *db = NULL;
     store_best_row *rows = NULL;
     store_prov prov;
@@ -62,10 +60,8 @@ int cmd_export(int argc, char **argv) {
         {"device", 0, NT_OPT_STR, &device, NULL},
         {"output", 'o', NT_OPT_STR, &out, NULL},
         {"check", 0, NT_OPT_FLAG, &check, NULL},
-        {"op", 0, NT_OPT_STR, &opname, NULL},
-        {"dtypes", 0, NT_OPT_STR, &dtypes, NULL},
     };
-    if ((rc = nt_parse_opts("export", argc, argv, opts, 6, usage)) >= 0) return rc;
+    if ((rc = nt_parse_opts("export", argc, argv, opts, 4, usage)) >= 0) return rc;
     rc = NT_EXIT_FAIL;
     if (optind < argc) {
         nt_errorf("export", "unexpected argument '%s' (see normtune export --help)", argv[optind]);
@@ -79,18 +75,6 @@ int cmd_export(int argc, char **argv) {
         nt_errorf("export", "%s", err);
         return NT_EXIT_FAIL;
     }
-    const nt_op *op = opname ? nt_op_find(opname) : nt_ops[0];
-    nt_problem pr;
-    if (!op) {
-        nt_errorf("export", "--op: unknown op '%s'", opname);
-        return NT_EXIT_USAGE;
-    }
-    nt_problem_init(&pr, op, 1, 8);
-    if ((dtypes && nt_dtypes_parse(&pr, dtypes, err, sizeof err)) ||
-        nt_problem_check(&pr, err, sizeof err) || nt_dtypes_canon(&pr, want, sizeof want)) {
-        nt_errorf("export", "--dtypes: %s", err);
-        return NT_EXIT_USAGE;
-    }
     if (check) return NT_EXIT_OK;
     memset(&prov, 0, sizeof prov);
     if (store_open(&db, dbpath, STORE_READ, err, sizeof err) ||
@@ -98,19 +82,14 @@ int cmd_export(int argc, char **argv) {
         nt_errorf("export", "%s", err);
         goto done;
     }
-    int k = 0;                /* keep the problems asked for */
-    for (int i = 0; i < n; i++)
-        if (!strcmp(rows[i].op, op->name) && !strcmp(rows[i].dtype, want)) rows[k++] = rows[i];
-    n = k;
-    if (n == 0) {
-        nt_errorf("export", "%s: no eligible result for %s %s", dbpath, op->name, want);
-        goto done;
-    }
     if (write_header(out, dbpath, rows, n, &prov, err, sizeof err)) {
         nt_errorf("export", "%s", err);
         goto done;
     }
-    fprintf(stderr, "normtune export: %s: %d shapes\n", out, n);
+    fprintf(stderr, "normtune export: %s: %d tuned shapes\n", out, n);
+    if (nt_export_stale(rows, n, stale, sizeof stale))
+        fprintf(stderr, "note: measured with other sources than this build's, so make lib "
+                        "refuses this header: %s\n", stale);
     rc = NT_EXIT_OK;
 done:
     free(rows);

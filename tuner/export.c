@@ -1,24 +1,38 @@
 /* export.c -- the dispatch header writer behind `normtune export`
- * (tuner/cmd_export.c): the results database -> the dispatch header.
+ * (tuner/cmd_export.c): the best results of one device -> dispatch header
+ * format 2 (docs/dispatch-header.md).
  *
- * nt_export_write is the pure part: from the best row per shape of one
- * device and its provenance it writes a self-contained C header (C99, and
- * C++ for nvcc) that a production build compiles into its dispatch table:
+ * nt_export_write is the pure part.  From the best row per problem and
+ * shape (store_best) and their provenance it derives, with no op, family
+ * or kernel named here:
  *
- *   banner      do-not-edit, device, cc, driver, runtime, NVRTC, kernel
- *               source hash, sweeps, time of the newest result (never the
- *               clock: the same database gives a byte-identical header);
- *   macros      NORMTUNE_DISPATCH_VERSION, NORMTUNE_SOURCE_HASH, the op,
- *               dtype and device, NORMTUNE_DEFAULT_CONFIG (-1);
- *   configs     an X-macro per family, X(config, params in declared order),
- *               string values as bare identifiers; config ids dense 0..K-1
- *               in order of first appearance in the (N, M)-sorted table;
- *               the same configs as data in normtune_configs[] (string
- *               values as the index into the family's choices);
- *   table       normtune_table[] {N, M, config, median_us, gbps}, by (N, M);
- *   lookup      normtune_lookup(M, N, can_run): exact shape, else same N by
- *               nearest M (ratio), else nearest N, ..., else -1.
- */
+ *   families  every family a config uses, with its source hash: the rows'
+ *             (all rows of a family must agree), or the current one for a
+ *             family only the fallbacks use;
+ *   problems  every (op, dtypes) with rows, and every other dtype
+ *             combination each op of kernels/ops.c allows (the slots'
+ *             allowed dtypes, kept when nt_problem_check accepts them),
+ *             in op order then slot-major dtype order; an op with no
+ *             fallback serves only the combinations that have rows;
+ *   configs   (family, dtypes, canonical params): per problem its op's
+ *             fallback first, then its tuned configs in (N, M) order; the
+ *             ids are dense in order of first appearance;
+ *   kernels   every name expression a config's plan() writes, planned with
+ *             dev = NULL for every N multiple of 8 up to NT_MAX_N at
+ *             M = 1 and 65536 and at the config's tuned shapes (shapes the
+ *             family refuses, or plans less precise than the dtypes ask,
+ *             are skipped); ids in name order; per config the ids it uses;
+ *   entries   per problem its tuned shapes {N, M, config, median_us,
+ *             gbps}, sorted by (N, M).
+ *
+ * It refuses (a message, nothing written) rather than write a header the
+ * library would not serve as the database says: an unknown op or family, a
+ * family of another op, params that do not validate, dtypes or a shape the
+ * op refuses, two rows for one problem and shape, a malformed source hash,
+ * rows of one family with different source hashes (naming the family), a
+ * tuned config that cannot plan its own shape precisely enough, an op's
+ * fallback that cannot plan a shape its op accepts, or a kernel name that
+ * is not safe to print as C. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -26,39 +40,83 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "kernels/family.h"
 #include "tuner/export.h"
-#include "tuner/output.h"
 
-/* One distinct config: a family and its params, as texts and as ints. */
+#define XNAME 128             /* a kernel name, with its NUL (nt_launch.name) */
+#define XTEXT 160             /* dtypes and params texts */
+#define PLAN_M2 65536         /* the second row count kernels are planned at */
+
+/* One family the header uses. */
+typedef struct xfam {
+    const nt_family *f;
+    char hash[24];
+    int from_rows;            /* 1: hash from the rows (measured) */
+} xfam;
+
+/* One problem. */
+typedef struct xprob {
+    nt_problem pr;            /* op and dtypes; M, N unused */
+    char dt[XTEXT];           /* canonical dtypes */
+    int fallback;             /* config id, -1: none */
+    int first, count;         /* entries */
+} xprob;
+
+/* One config. */
 typedef struct xcfg {
-    const nt_family *fam;
-    int fidx;                       /* index in the header's family enum */
-    char canon[160];                /* canonical params (dedup key) */
-    char txt[NT_MAX_PARAMS][NT_NAME_LEN]; /* values, declared order */
-    int val[NT_MAX_PARAMS];         /* ints; strings as their choice index */
+    const nt_family *f;
+    int fam;                  /* index into families */
+    int prob;                 /* its problem (a config has one dtypes) */
+    char params[XTEXT];       /* canonical */
+    int kfirst, nk;           /* its kernel ids in kids[] */
 } xcfg;
 
-/* One table entry. */
+/* One tuned entry. */
 typedef struct xent {
+    int prob;
     int64_t N, M;
     int cfg;
     double median_us, gbps;
+    int row;                  /* index of its row (stable order, messages) */
 } xent;
 
-/* Everything the writer derives from the rows before printing. */
+/* Everything derived before printing; every array malloc'd, xfree frees. */
 typedef struct xport {
-    const nt_family *fams[16];      /* families of the op, table order */
-    int nfam;
-    int maxp;                       /* most params of any of them */
-    xcfg *cfg;                      /* ncfg distinct configs, malloc'd */
-    int ncfg;
-    xent *ent;                      /* nent entries sorted by (N, M), malloc'd */
+    xfam *fam;
+    int nfam, capfam;
+    xprob *prob;
+    int nprob, capprob;
+    xcfg *cfg;
+    int ncfg, capcfg;
+    xent *ent;
     int nent;
+    char (*kname)[XNAME];     /* kernel names by id (sorted) */
+    int nk, capk;
+    int *kids;                /* kernel ids of every config, flat */
+    int nkids, capkids;
 } xport;
+
+static void xfree(xport *x) {
+    free(x->fam);
+    free(x->prob);
+    free(x->cfg);
+    free(x->ent);
+    free(x->kname);
+    free(x->kids);
+}
+
+/* Grow *arr (element size sz) to hold n + 1 elements.  0, or -1. */
+static int grow(void **arr, int *cap, int n, size_t sz) {
+    if (n < *cap) return 0;
+    int c = *cap ? 2 * *cap : 16;
+    void *p = realloc(*arr, (size_t)c * sz);
+    if (!p) return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+#define GROW(arr, cap, n) grow((void **)&(arr), &(cap), (n), sizeof *(arr))
 
 /* ---- text helpers ------------------------------------------------------ */
 
@@ -76,21 +134,15 @@ static void clean(const char *s, char *out, size_t len) {
     if (!i && len > 1) snprintf(out, len, "unknown");
 }
 
-/* Upper-case C identifier from a family name: "rmsnorm_bwd.naive" ->
- * "RMSNORM_BWD_NAIVE". */
-static void macro_name(const char *s, char *out, size_t len) {
-    size_t i = 0;
-    for (; *s && i + 1 < len; s++)
-        out[i++] = isalnum((unsigned char)*s) ? (char)toupper((unsigned char)*s) : '_';
-    out[i] = 0;
-}
-
-/* 1 if s is a C identifier (what a string value must be to go bare into an
- * X-macro). */
-static int is_ident(const char *s) {
-    if (!*s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
-    for (; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+/* 1 if s may be printed inside a string literal, inside a comment and (for
+ * kernel names) as code: printable ASCII without quotes, backslash, '#',
+ * '/', '*', '?', ';', braces or backquote. */
+static int safe_text(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c > 0x7e || strchr("\"'\\#/*?;{}`", c)) return 0;
+    }
     return 1;
 }
 
@@ -102,173 +154,445 @@ static int is_hash16(const char *s) {
     return i == 16;
 }
 
-/* Sort key of a row: (N, M), then input position (a stable order). */
-typedef struct rkey {
-    int64_t N, M;
-    int i;
-} rkey;
-
-static int cmp_key(const void *a, const void *b) {
-    const rkey *x = a, *y = b;
-    if (x->N != y->N) return x->N < y->N ? -1 : 1;
-    if (x->M != y->M) return x->M < y->M ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /* ---- building the tables ----------------------------------------------- */
 
-/* Fill c from a row: family lookup, params parsed, validated and read in
- * declared order.  0, or -1 with a message naming the shape. */
-static int make_cfg(const xport *x, const store_best_row *r, xcfg *c, char *err, size_t errlen) {
-    char why[256];
-    nt_params p;
-    memset(c, 0, sizeof *c);
-    c->fam = nt_family_find(r->family);
-    if (!c->fam) {
-        snprintf(err, errlen, "shape M=%lld N=%lld: unknown family '%s'", (long long)r->M,
-                 (long long)r->N, r->family);
-        return -1;
-    }
-    c->fidx = -1;
+/* Index of family f in x, added (with hash) when new.  -1 out of memory. */
+static int fam_index(xport *x, const nt_family *f) {
     for (int i = 0; i < x->nfam; i++)
-        if (x->fams[i] == c->fam) c->fidx = i;
-    if (c->fidx < 0) {
-        snprintf(err, errlen, "shape M=%lld N=%lld: family %s is not of op %s", (long long)r->M,
-                 (long long)r->N, r->family, r->op);
+        if (x->fam[i].f == f) return i;
+    if (GROW(x->fam, x->capfam, x->nfam)) return -1;
+    memset(&x->fam[x->nfam], 0, sizeof x->fam[0]);
+    x->fam[x->nfam].f = f;
+    return x->nfam++;
+}
+
+/* Index of the problem with p's op and dtypes, or -1. */
+static int prob_index(const xport *x, const nt_problem *p) {
+    for (int i = 0; i < x->nprob; i++) {
+        if (x->prob[i].pr.op != p->op) continue;
+        int same = 1;
+        for (int s = 0; s < p->op->nslots; s++) same &= x->prob[i].pr.dtype[s] == p->dtype[s];
+        if (same) return i;
+    }
+    return -1;
+}
+
+/* Id of config (f, problem q, canonical params), added when new.  -1 out of
+ * memory. */
+static int cfg_index(xport *x, const nt_family *f, int q, const char *params) {
+    for (int i = 0; i < x->ncfg; i++)
+        if (x->cfg[i].f == f && x->cfg[i].prob == q && !strcmp(x->cfg[i].params, params))
+            return i;
+    int fi = fam_index(x, f);
+    if (fi < 0 || GROW(x->cfg, x->capcfg, x->ncfg)) return -1;
+    xcfg *c = &x->cfg[x->ncfg];
+    memset(c, 0, sizeof *c);
+    c->f = f;
+    c->fam = fi;
+    c->prob = q;
+    snprintf(c->params, sizeof c->params, "%s", params);
+    return x->ncfg++;
+}
+
+/* The problem of row r (op, dtypes, M x N), checked.  0, or -1 with a
+ * message naming the row. */
+static int row_problem(const store_best_row *r, nt_problem *p, char *err, size_t errlen) {
+    char why[256];
+    const nt_op *op = nt_op_find(r->op);
+    if (!op) {
+        snprintf(err, errlen, "results for op '%s', which this normtune does not know", r->op);
         return -1;
     }
-    if (nt_params_parse(r->params, &p) || nt_params_validate(c->fam, &p, why, sizeof why) ||
-        nt_params_canon(c->fam, &p, c->canon, sizeof c->canon)) {
-        snprintf(err, errlen, "shape M=%lld N=%lld: bad params '%s' for %s", (long long)r->M,
-                 (long long)r->N, r->params, r->family);
+    nt_problem_init(p, op, r->M, r->N);
+    if (nt_dtypes_parse(p, r->dtype, why, sizeof why) || nt_problem_check(p, why, sizeof why)) {
+        snprintf(err, errlen, "%s %s M=%lld N=%lld: %s", r->op, r->dtype, (long long)r->M,
+                 (long long)r->N, why);
         return -1;
     }
-    for (int k = 0; k < c->fam->nparams; k++) {
-        const nt_param_def *d = &c->fam->params[k];
-        const char *v = nt_params_get(&p, d->name);
-        snprintf(c->txt[k], sizeof c->txt[k], "%s", v);
-        if (d->kind == NT_PARAM_INT) {
-            int ok = 1;
-            int64_t iv = nt_params_int(&p, d->name, &ok);
-            if (!ok || iv < -2147483647 || iv > 2147483647) {
-                snprintf(err, errlen, "%s.%s = '%s' does not fit an int", r->family, d->name, v);
+    return 0;
+}
+
+/* Canonical params of family f from text, into out.  0, or -1 with why. */
+static int canon_params(const nt_family *f, const char *text, char *out, size_t len, char *why,
+                        size_t wlen) {
+    nt_params p;
+    snprintf(why, wlen, "params '%s' do not parse", text);
+    if (nt_params_parse(text, &p) || nt_params_validate(f, &p, why, wlen)) return -1;
+    if (nt_params_canon(f, &p, out, len) || !safe_text(out)) {
+        snprintf(why, wlen, "params '%s' are too long or not printable", text);
+        return -1;
+    }
+    return 0;
+}
+
+/* Sort rows' entries by (problem, N, M), then row index. */
+static int cmp_ent(const void *a, const void *b) {
+    const xent *x = a, *y = b;
+    if (x->prob != y->prob) return x->prob < y->prob ? -1 : 1;
+    if (x->N != y->N) return x->N < y->N ? -1 : 1;
+    if (x->M != y->M) return x->M < y->M ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* Add every dtype combination op allows (and accepts at some N) that is
+ * not a problem yet, when the op has a fallback to serve it with.  0 or -1
+ * (out of memory). */
+static int add_combos(xport *x, const nt_op *op) {
+    int d[NT_MAX_SLOTS] = {0}, ns = op->nslots;
+    char why[256];
+    if (!op->fallback_family || ns < 1 || ns > NT_MAX_SLOTS) return 0;
+    for (;;) {
+        nt_problem p;
+        int ok = 1;
+        nt_problem_init(&p, op, 1, 8);
+        for (int s = 0; s < ns; s++) {
+            ok &= (op->slots[s].allowed >> d[s]) & 1u;
+            p.dtype[s] = d[s];
+        }
+        int accepted = 0;
+        for (int64_t N = 8; ok && !accepted && N <= NT_MAX_N; N += 8) {
+            p.N = N;
+            accepted = nt_problem_check(&p, why, sizeof why) == 0;
+        }
+        if (accepted && prob_index(x, &p) < 0) {
+            if (GROW(x->prob, x->capprob, x->nprob)) return -1;
+            memset(&x->prob[x->nprob], 0, sizeof x->prob[0]);
+            x->prob[x->nprob].pr = p;
+            x->prob[x->nprob++].fallback = -1;
+        }
+        int s = ns - 1;       /* next combination, the last slot fastest */
+        while (s >= 0 && ++d[s] == NT_NDTYPES) d[s--] = 0;
+        if (s < 0) return 0;
+    }
+}
+
+/* Sort problems: op order (kernels/ops.c), then dtypes slot by slot. */
+static int op_rank(const nt_op *op) {
+    int i = 0;
+    while (nt_ops[i] && nt_ops[i] != op) i++;
+    return i;
+}
+
+static int cmp_prob(const void *a, const void *b) {
+    const xprob *x = a, *y = b;
+    int ra = op_rank(x->pr.op), rb = op_rank(y->pr.op);
+    if (ra != rb) return ra < rb ? -1 : 1;
+    for (int s = 0; s < x->pr.op->nslots; s++)
+        if (x->pr.dtype[s] != y->pr.dtype[s]) return x->pr.dtype[s] < y->pr.dtype[s] ? -1 : 1;
+    return 0;
+}
+
+/* Add name to the local set names[*n] (cap NT_MAX_LAUNCH * 64). */
+typedef struct kset {
+    char (*name)[XNAME];
+    int n, cap;
+} kset;
+
+static int kset_add(kset *k, const char *name) {
+    for (int i = 0; i < k->n; i++)
+        if (!strcmp(k->name[i], name)) return 0;
+    if (GROW(k->name, k->cap, k->n)) return -1;
+    snprintf(k->name[k->n++], XNAME, "%s", name);
+    return 0;
+}
+
+/* Plan config c of x at M x N (dev NULL) and add its kernel names to *k.
+ * Returns 1 when added, 0 when the family refuses the shape or the plan is
+ * less precise than the dtypes ask (why says which), -1 on a bad kernel
+ * name or out of memory (message in err). */
+static int plan_names(const xport *x, int c, int64_t M, int64_t N, kset *k, char *why,
+                      size_t wlen, char *err, size_t errlen) {
+    const xcfg *g = &x->cfg[c];
+    nt_problem p = x->prob[g->prob].pr;
+    nt_params pa;
+    nt_plan pl;
+    p.M = M;
+    p.N = N;
+    if (nt_problem_check(&p, why, wlen)) return 0;
+    if (nt_params_parse(g->params, &pa) || g->f->check(&pa, &p, NULL, why, wlen) ||
+        g->f->plan(&pa, &p, NULL, &pl, why, wlen))
+        return 0;
+    if (pl.nlaunch < 1 || pl.nlaunch > NT_MAX_LAUNCH) {
+        snprintf(why, wlen, "a plan of %d launches", pl.nlaunch);
+        return 0;
+    }
+    if (!nt_plan_precise(&pl, &p)) {
+        snprintf(why, wlen, "its plan is less precise than dtypes %s ask", x->prob[g->prob].dt);
+        return 0;
+    }
+    for (int i = 0; i < pl.nlaunch; i++) {
+        pl.l[i].name[sizeof pl.l[i].name - 1] = 0;
+        if (!safe_text(pl.l[i].name)) {
+            snprintf(err, errlen, "%s %s: plan() wrote kernel name '%.60s', which cannot be "
+                     "printed as C", g->f->name, g->params, pl.l[i].name);
+            return -1;
+        }
+        if (kset_add(k, pl.l[i].name)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    return 1;
+}
+
+/* Collect the kernel names of config c into *k: the N grid at M = 1 and
+ * PLAN_M2, then its tuned shapes (each must plan), and for a fallback
+ * every shape the op accepts on the grid must plan.  0, or -1 with a
+ * message. */
+static int config_kernels(const xport *x, int c, int is_fallback, kset *k, char *err,
+                          size_t errlen) {
+    const xcfg *g = &x->cfg[c];
+    const xprob *q = &x->prob[g->prob];
+    char why[256];
+    static const int64_t Ms[] = {1, PLAN_M2};
+    for (int64_t N = 8; N <= NT_MAX_N; N += 8)
+        for (size_t m = 0; m < sizeof Ms / sizeof Ms[0]; m++) {
+            nt_problem p = q->pr;
+            p.M = Ms[m];
+            p.N = N;
+            char pwhy[256];
+            int rc = plan_names(x, c, Ms[m], N, k, why, sizeof why, err, errlen);
+            if (rc < 0) return -1;
+            if (rc == 0 && is_fallback && nt_problem_check(&p, pwhy, sizeof pwhy) == 0) {
+                snprintf(err, errlen, "op %s: its fallback %s %s cannot run %s M=%lld N=%lld: %s",
+                         q->pr.op->name, g->f->name, g->params, q->dt, (long long)Ms[m],
+                         (long long)N, why);
                 return -1;
             }
-            c->val[k] = (int)iv;
-        } else {
-            if (!is_ident(v)) {
-                snprintf(err, errlen, "%s.%s = '%s' is not a C identifier", r->family, d->name, v);
-                return -1;
-            }
-            c->val[k] = -1;
-            for (int j = 0; d->choices[j]; j++)
-                if (!strcmp(d->choices[j], v)) c->val[k] = j;
+        }
+    for (int e = q->first; e < q->first + q->count; e++) {
+        if (x->ent[e].cfg != c) continue;
+        int rc = plan_names(x, c, x->ent[e].M, x->ent[e].N, k, why, sizeof why, err, errlen);
+        if (rc < 0) return -1;
+        if (rc == 0) {
+            snprintf(err, errlen, "%s %s M=%lld N=%lld: its best config %s %s cannot run it here: "
+                     "%s", q->pr.op->name, q->dt, (long long)x->ent[e].M, (long long)x->ent[e].N,
+                     g->f->name, g->params, why);
+            return -1;
         }
     }
     return 0;
 }
 
-/* Check the inputs and derive families, configs and entries into x (whose
- * arrays the caller frees).  0, or -1 with a message. */
-static int build(xport *x, const store_best_row *rows, int n, const store_prov *prov, char *err,
-                 size_t errlen) {
-    rkey *ord = NULL;
+static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Kernel names of every config: the sorted global list and each config's
+ * ids.  0, or -1 with a message. */
+static int build_kernels(xport *x, char *err, size_t errlen) {
+    kset *per = calloc((size_t)(x->ncfg ? x->ncfg : 1), sizeof *per);
+    kset all = {NULL, 0, 0};
     int rc = -1;
-    if (n <= 0 || !rows) {
-        snprintf(err, errlen, "no successful results to export");
-        return -1;
+    if (!per) goto oom;
+    for (int c = 0; c < x->ncfg; c++) {
+        int fb = x->prob[x->cfg[c].prob].fallback == c;
+        if (config_kernels(x, c, fb, &per[c], err, errlen)) goto done;
+        for (int i = 0; i < per[c].n; i++)
+            if (kset_add(&all, per[c].name[i])) goto oom;
     }
-    if (!strcmp(prov->src_hash, "mixed")) {
-        snprintf(err, errlen, "the best results come from different kernel sources (source hash "
-                              "\"mixed\"); re-run the sweep with the current kernels");
-        return -1;
-    }
-    if (!is_hash16(prov->src_hash)) {
-        snprintf(err, errlen, "kernel source hash '%s' is not 16 hex digits", prov->src_hash);
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        if (rows[i].src_hash[0] && strcmp(rows[i].src_hash, prov->src_hash)) {
-            snprintf(err, errlen, "shape M=%lld N=%lld was measured with kernel source %s, not %s "
-                                  "(mixed sources)", (long long)rows[i].M, (long long)rows[i].N,
-                     rows[i].src_hash, prov->src_hash);
-            return -1;
+    if (all.n) qsort(all.name, (size_t)all.n, XNAME, cmp_name);
+    x->kname = all.name;
+    x->nk = all.n;
+    all.name = NULL;
+    for (int c = 0; c < x->ncfg; c++) {
+        x->cfg[c].kfirst = x->nkids;
+        for (int i = 0; i < per[c].n; i++) {
+            char(*hit)[XNAME] = bsearch(per[c].name[i], x->kname, (size_t)x->nk, XNAME, cmp_name);
+            if (GROW(x->kids, x->capkids, x->nkids)) goto oom;
+            x->kids[x->nkids++] = (int)(hit - x->kname);
         }
-        if (strcmp(rows[i].op, rows[0].op) || strcmp(rows[i].dtype, rows[0].dtype)) {
-            snprintf(err, errlen, "results of several ops or dtypes (%s/%s and %s/%s); one header "
-                                  "holds one", rows[0].op, rows[0].dtype, rows[i].op, rows[i].dtype);
-            return -1;
-        }
-        if (rows[i].M < 1 || rows[i].N < 1) {
-            snprintf(err, errlen, "bad shape M=%lld N=%lld", (long long)rows[i].M,
-                     (long long)rows[i].N);
-            return -1;
-        }
-    }
-    if (!is_ident(rows[0].op) || !is_ident(rows[0].dtype)) {
-        snprintf(err, errlen, "op '%s' or dtype '%s' is not an identifier", rows[0].op, rows[0].dtype);
-        return -1;
-    }
-    /* the families of this op, in its order */
-    const nt_op *op = nt_op_find(rows[0].op);
-    if (!op) {
-        snprintf(err, errlen, "op '%s' is not one this normtune knows", rows[0].op);
-        return -1;
-    }
-    for (int i = 0; op->families[i]; i++) {
-        const nt_family *f = op->families[i];
-        if (x->nfam >= (int)(sizeof x->fams / sizeof x->fams[0])) continue;
-        x->fams[x->nfam++] = f;
-        if (f->nparams > x->maxp) x->maxp = f->nparams;
-    }
-    if (x->maxp < 1) x->maxp = 1;
-    ord = malloc(sizeof *ord * (size_t)n);
-    x->cfg = calloc((size_t)n, sizeof *x->cfg);
-    x->ent = calloc((size_t)n, sizeof *x->ent);
-    if (!ord || !x->cfg || !x->ent) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        ord[i].N = rows[i].N;
-        ord[i].M = rows[i].M;
-        ord[i].i = i;
-    }
-    qsort(ord, (size_t)n, sizeof *ord, cmp_key);
-    for (int i = 0; i < n; i++) {
-        const store_best_row *r = &rows[ord[i].i];
-        xcfg c;
-        int id = -1;
-        if (i && r->N == ord[i - 1].N && r->M == ord[i - 1].M) {
-            snprintf(err, errlen, "two results for shape M=%lld N=%lld", (long long)r->M,
-                     (long long)r->N);
-            goto done;
-        }
-        if (make_cfg(x, r, &c, err, errlen)) goto done;
-        for (int k = 0; k < x->ncfg && id < 0; k++)
-            if (x->cfg[k].fam == c.fam && !strcmp(x->cfg[k].canon, c.canon)) id = k;
-        if (id < 0) {
-            id = x->ncfg++;
-            x->cfg[id] = c;
-        }
-        xent *e = &x->ent[x->nent++];
-        e->N = r->N;
-        e->M = r->M;
-        e->cfg = id;
-        e->median_us = isfinite(r->median_us) ? r->median_us : 0.0;
-        e->gbps = isfinite(r->gbps) ? r->gbps : 0.0;
+        x->cfg[c].nk = per[c].n;
+        qsort(x->kids + x->cfg[c].kfirst, (size_t)per[c].n, sizeof(int), cmp_int);
     }
     rc = 0;
+    goto done;
+oom:
+    snprintf(err, errlen, "out of memory");
 done:
-    free(ord);
+    for (int c = 0; per && c < x->ncfg; c++) free(per[c].name);
+    free(per);
+    free(all.name);
     return rc;
+}
+
+/* Sort families by their place in the registry (nt_all_families). */
+static int fam_rank(const nt_family *f) {
+    const nt_family *const *all = nt_all_families();
+    int i = 0;
+    while (all[i] && all[i] != f) i++;
+    return i;
+}
+
+static int cmp_fam(const void *a, const void *b) {
+    int x = fam_rank(((const xfam *)a)->f), y = fam_rank(((const xfam *)b)->f);
+    return x < y ? -1 : x > y;
+}
+
+/* Check the rows and derive every table into x (xfree frees).  0, or -1
+ * with a message. */
+static int build(xport *x, const store_best_row *rows, int n, char *err, size_t errlen) {
+    char why[256], canon[XTEXT];
+    if (n < 0 || (n > 0 && !rows)) {
+        snprintf(err, errlen, "no rows");
+        return -1;
+    }
+    x->ent = calloc((size_t)(n ? n : 1), sizeof *x->ent);
+    if (!x->ent) goto oom;
+    /* the problems with rows, and each row's family and hash */
+    for (int i = 0; i < n; i++) {
+        const store_best_row *r = &rows[i];
+        nt_problem p;
+        if (row_problem(r, &p, err, errlen)) return -1;
+        const nt_family *f = nt_family_find(r->family);
+        if (!f || f->op != p.op) {
+            snprintf(err, errlen, "%s %s M=%lld N=%lld: %s family '%s'", r->op, r->dtype,
+                     (long long)r->M, (long long)r->N, f ? "another op's" : "unknown", r->family);
+            return -1;
+        }
+        if (canon_params(f, r->params, canon, sizeof canon, why, sizeof why)) {
+            snprintf(err, errlen, "%s %s M=%lld N=%lld: %s: %s", r->op, r->dtype, (long long)r->M,
+                     (long long)r->N, r->family, why);
+            return -1;
+        }
+        if (!is_hash16(r->src_hash)) {
+            snprintf(err, errlen, "family %s: source hash '%s' (M=%lld N=%lld) is not 16 hex "
+                     "digits", f->name, r->src_hash, (long long)r->M, (long long)r->N);
+            return -1;
+        }
+        int fi = fam_index(x, f);
+        if (fi < 0) goto oom;
+        if (!x->fam[fi].from_rows) {
+            snprintf(x->fam[fi].hash, sizeof x->fam[fi].hash, "%s", r->src_hash);
+            x->fam[fi].from_rows = 1;
+        } else if (strcmp(x->fam[fi].hash, r->src_hash)) {
+            snprintf(err, errlen, "family %s: its best results were measured with different "
+                     "sources (hash %s and %s, e.g. %s %s M=%lld N=%lld); re-run its sweep with "
+                     "the current kernels", f->name, x->fam[fi].hash, r->src_hash, r->op, r->dtype,
+                     (long long)r->M, (long long)r->N);
+            return -1;
+        }
+        if (prob_index(x, &p) < 0) {
+            if (GROW(x->prob, x->capprob, x->nprob)) goto oom;
+            memset(&x->prob[x->nprob], 0, sizeof x->prob[0]);
+            x->prob[x->nprob].pr = p;
+            x->prob[x->nprob++].fallback = -1;
+        }
+    }
+    /* every other combination of every op, then the order */
+    for (int o = 0; nt_ops[o]; o++)
+        if (add_combos(x, nt_ops[o])) goto oom;
+    if (x->nprob) qsort(x->prob, (size_t)x->nprob, sizeof *x->prob, cmp_prob);
+    for (int q = 0; q < x->nprob; q++)
+        if (nt_dtypes_canon(&x->prob[q].pr, x->prob[q].dt, sizeof x->prob[q].dt) ||
+            !safe_text(x->prob[q].dt)) {
+            snprintf(err, errlen, "op %s: dtypes text too long", x->prob[q].pr.op->name);
+            return -1;
+        }
+    /* entries, sorted; duplicates refused */
+    for (int i = 0; i < n; i++) {
+        nt_problem p;
+        row_problem(&rows[i], &p, err, errlen);
+        xent *e = &x->ent[x->nent++];
+        e->prob = prob_index(x, &p);
+        e->N = rows[i].N;
+        e->M = rows[i].M;
+        e->row = i;
+        e->median_us = isfinite(rows[i].median_us) ? rows[i].median_us : 0.0;
+        e->gbps = isfinite(rows[i].gbps) ? rows[i].gbps : 0.0;
+    }
+    if (x->nent) qsort(x->ent, (size_t)x->nent, sizeof *x->ent, cmp_ent);
+    for (int i = 1; i < x->nent; i++)
+        if (x->ent[i].prob == x->ent[i - 1].prob && x->ent[i].N == x->ent[i - 1].N &&
+            x->ent[i].M == x->ent[i - 1].M) {
+            snprintf(err, errlen, "two results for %s %s M=%lld N=%lld",
+                     x->prob[x->ent[i].prob].pr.op->name, x->prob[x->ent[i].prob].dt,
+                     (long long)x->ent[i].M, (long long)x->ent[i].N);
+            return -1;
+        }
+    for (int i = 0; i < x->nent; i++) {
+        xprob *q = &x->prob[x->ent[i].prob];
+        if (!q->count) q->first = i;
+        q->count++;
+    }
+    /* configs: per problem the fallback, then the tuned ones in table order */
+    for (int q = 0; q < x->nprob; q++) {
+        const nt_op *op = x->prob[q].pr.op;
+        if (op->fallback_family) {
+            const nt_family *f = nt_family_find2(op->name, op->fallback_family);
+            if (!f || !op->fallback_params ||
+                canon_params(f, op->fallback_params, canon, sizeof canon, why, sizeof why)) {
+                snprintf(err, errlen, "op %s: its fallback %s %s is not a valid config%s%s",
+                         op->name, op->fallback_family,
+                         op->fallback_params ? op->fallback_params : "(no params)", f ? ": " : "",
+                         f ? why : "");
+                return -1;
+            }
+            if ((x->prob[q].fallback = cfg_index(x, f, q, canon)) < 0) goto oom;
+        }
+        for (int e = x->prob[q].first; e < x->prob[q].first + x->prob[q].count; e++) {
+            const store_best_row *r = &rows[x->ent[e].row];
+            const nt_family *f = nt_family_find(r->family);
+            canon_params(f, r->params, canon, sizeof canon, why, sizeof why);
+            if ((x->ent[e].cfg = cfg_index(x, f, q, canon)) < 0) goto oom;
+        }
+    }
+    /* families in registry order (the ids do not depend on the rows' order) */
+    if (x->nfam) qsort(x->fam, (size_t)x->nfam, sizeof *x->fam, cmp_fam);
+    for (int c = 0; c < x->ncfg; c++)
+        x->cfg[c].fam = fam_index(x, x->cfg[c].f);
+    /* hashes of the families only fallbacks use: the current sources' */
+    for (int i = 0; i < x->nfam; i++)
+        if (!x->fam[i].from_rows && nt_family_hash(x->fam[i].f, x->fam[i].hash)) {
+            snprintf(err, errlen, "family %s: a source of it is not embedded in this normtune",
+                     x->fam[i].f->name);
+            return -1;
+        }
+    return build_kernels(x, err, errlen);
+oom:
+    snprintf(err, errlen, "out of memory");
+    return -1;
 }
 
 /* ---- writing ----------------------------------------------------------- */
 
-/* The fixed part after the data: the lookup and its helpers.  Plain C99
- * that is also valid C++; no includes, no allocation. */
+/* The fixed part after the data: accessors and the lookup.  Plain C99 that
+ * is also valid C++; no includes, no allocation. */
 static const char lookup_text[] =
+    "/* 1 when strings a and b are equal. */\n"
+    "static inline int normtune_priv_streq(const char *a, const char *b)\n"
+    "{\n"
+    "    while (*a && *a == *b) { a++; b++; }\n"
+    "    return *a == *b;\n"
+    "}\n"
+    "\n"
+    "/* The index of the problem of op with canonical dtypes (\"x=bf16,w=f32,...\"),\n"
+    " * or -1: the header serves no such problem. */\n"
+    "static inline int normtune_problem_index(const char *op, const char *dtypes)\n"
+    "{\n"
+    "    int i;\n"
+    "    for (i = 0; i < NORMTUNE_NPROBLEMS; i++)\n"
+    "        if (normtune_priv_streq(normtune_problems[i].op, op) &&\n"
+    "            normtune_priv_streq(normtune_problems[i].dtypes, dtypes))\n"
+    "            return i;\n"
+    "    return -1;\n"
+    "}\n"
+    "\n"
+    "/* The name of kernel k, or 0 if there is none. */\n"
+    "static inline const char *normtune_kernel_name(int k)\n"
+    "{\n"
+    "    return k >= 0 && k < NORMTUNE_NKERNELS ? normtune_kernel_names[k] : 0;\n"
+    "}\n"
+    "\n"
+    "/* Kernel i of config c's list (see NORMTUNE_CONFIGS), or -1. */\n"
+    "static inline int normtune_config_kernel(int c, int i)\n"
+    "{\n"
+    "    return c >= 0 && c < NORMTUNE_NCONFIGS && i >= 0 && i < normtune_configs[c].nk\n"
+    "               ? normtune_config_kernels[normtune_configs[c].kfirst + i] : -1;\n"
+    "}\n"
+    "\n"
     "/* Compare how far the tuned row counts a and b are from M, by ratio\n"
     " * (|log(M / a)| against |log(M / b)|): < 0 a is nearer, > 0 b is nearer,\n"
     " * 0 equally near.  Exact in integers below 2^32, else in doubles. */\n"
@@ -290,12 +614,12 @@ static const char lookup_text[] =
     "    }\n"
     "}\n"
     "\n"
-    "/* 1 when table entry i comes before entry j in the lookup order for\n"
-    " * (M, N): nearer N (ties: the larger N), then nearer M by ratio (ties:\n"
-    " * the larger M), then table position. */\n"
+    "/* 1 when entry i comes before entry j in the lookup order for (M, N):\n"
+    " * nearer N (ties: the larger N), then nearer M by ratio (ties: the larger\n"
+    " * M), then table position. */\n"
     "static inline int normtune_priv_before(long long M, long long N, int i, int j)\n"
     "{\n"
-    "    const normtune_entry *a = &normtune_table[i], *b = &normtune_table[j];\n"
+    "    const normtune_entry *a = &normtune_entries[i], *b = &normtune_entries[j];\n"
     "    long long da = a->N > N ? a->N - N : N - a->N;\n"
     "    long long db = b->N > N ? b->N - N : N - b->N;\n"
     "    int c;\n"
@@ -307,56 +631,63 @@ static const char lookup_text[] =
     "    return i < j;\n"
     "}\n"
     "\n"
-    "/* The config to run for M rows of N: the exact shape if its config can\n"
-    " * run, else the tuned shapes in order of preference (same N by nearest\n"
-    " * M, then the nearest N by nearest M, and so on), the first whose config\n"
-    " * can_run accepts (can_run NULL: every config can).  Returns a config id\n"
-    " * (0 .. NORMTUNE_NCONFIGS-1) or NORMTUNE_DEFAULT_CONFIG (-1): use the\n"
-    " * generic default.  No allocation; O(TABLE_SIZE) per candidate tried. */\n"
-    "static inline int normtune_lookup(long long M, long long N,\n"
-    "                                  int (*can_run)(int config, long long rows, long long cols))\n"
+    "/* The config to run for M rows of N of problem p: the exact tuned shape\n"
+    " * if can_run accepts its config, else the problem's tuned shapes in order\n"
+    " * of preference (same N by nearest M, then the nearest N by nearest M,\n"
+    " * and so on), the first whose config can_run(ctx, config, M, N) accepts\n"
+    " * (can_run NULL: every config can); when none does, the problem's\n"
+    " * fallback config (not asked to can_run).  -1 when p is not a problem or\n"
+    " * has no fallback.  No allocation; one scan of the problem's entries per\n"
+    " * candidate tried. */\n"
+    "static inline int normtune_lookup(int p, long long M, long long N,\n"
+    "                                  int (*can_run)(void *ctx, int config, long long rows,\n"
+    "                                                 long long cols),\n"
+    "                                  void *ctx)\n"
     "{\n"
-    "    int prev = -1, best, k;\n"
+    "    int prev = -1, best, k, lo, hi;\n"
     "    long long m = M < 1 ? 1 : M;\n"
+    "    if (p < 0 || p >= NORMTUNE_NPROBLEMS) return -1;\n"
+    "    lo = normtune_problems[p].first;\n"
+    "    hi = lo + normtune_problems[p].count;\n"
     "    for (;;) {\n"
     "        best = -1;\n"
-    "        for (k = 0; k < NORMTUNE_TABLE_SIZE; k++) {\n"
+    "        for (k = lo; k < hi; k++) {\n"
     "            if (prev >= 0 && !normtune_priv_before(m, N, prev, k)) continue;\n"
     "            if (best < 0 || normtune_priv_before(m, N, k, best)) best = k;\n"
     "        }\n"
-    "        if (best < 0) return NORMTUNE_DEFAULT_CONFIG;\n"
-    "        if (!can_run || can_run(normtune_table[best].config, M, N))\n"
-    "            return normtune_table[best].config;\n"
+    "        if (best < 0) return normtune_problems[p].fallback;\n"
+    "        if (!can_run || can_run(ctx, normtune_entries[best].config, M, N))\n"
+    "            return normtune_entries[best].config;\n"
     "        prev = best;\n"
     "    }\n"
     "}\n"
     "\n"
-    "/* Family of config c (enum normtune_family), -1 if c is not a config. */\n"
-    "static inline int normtune_config_family(int c)\n"
+    "/* The config tuned for exactly M x N of problem p, or -1 if that shape was\n"
+    " * not tuned. */\n"
+    "static inline int normtune_tuned_config(int p, long long M, long long N)\n"
     "{\n"
-    "    return c >= 0 && c < NORMTUNE_NCONFIGS ? normtune_configs[c].family : -1;\n"
-    "}\n"
-    "\n"
-    "/* Parameter i of config c (declared order; a string parameter as the\n"
-    " * index of its value in the family's choices), -1 if there is none. */\n"
-    "static inline int normtune_config_param(int c, int i)\n"
-    "{\n"
-    "    if (c < 0 || c >= NORMTUNE_NCONFIGS || i < 0 || i >= normtune_configs[c].nparams)\n"
-    "        return -1;\n"
-    "    return normtune_configs[c].param[i];\n"
+    "    int k;\n"
+    "    if (p < 0 || p >= NORMTUNE_NPROBLEMS) return -1;\n"
+    "    for (k = normtune_problems[p].first;\n"
+    "         k < normtune_problems[p].first + normtune_problems[p].count; k++)\n"
+    "        if (normtune_entries[k].M == M && normtune_entries[k].N == N)\n"
+    "            return normtune_entries[k].config;\n"
+    "    return -1;\n"
     "}\n";
 
-/* Print the banner and the macros. */
-static void put_head(FILE *f, const xport *x, const store_best_row *r0, const store_prov *p) {
+/* Print the banner and the counts. */
+static void put_head(FILE *f, const xport *x, const store_prov *p) {
     char dev[128], uuid[64], drv[32], rt[32], nv[32], last[32];
+    int tuned = 0;
     clean(p->device, dev, sizeof dev);
     clean(p->uuid, uuid, sizeof uuid);
     clean(p->driver, drv, sizeof drv);
     clean(p->runtime, rt, sizeof rt);
     clean(p->nvrtc, nv, sizeof nv);
     clean(p->last_finished, last, sizeof last);
+    for (int q = 0; q < x->nprob; q++) tuned += x->prob[q].count > 0;
     fprintf(f,
-            "/* normtune dispatch header -- %s (%s).\n"
+            "/* normtune dispatch header -- %s (cc %d.%d).\n"
             " *\n"
             " * GENERATED by `normtune export` from a results database: DO NOT EDIT.\n"
             " * Re-run the sweep and the export instead.\n"
@@ -365,111 +696,123 @@ static void put_head(FILE *f, const xport *x, const store_best_row *r0, const st
             " *   driver          %s\n"
             " *   runtime         %s\n"
             " *   NVRTC           %s\n"
-            " *   kernel source   %s\n"
             " *   sweeps          %d\n"
             " *   newest result   %s\n"
-            " *   shapes          %d, configs %d\n"
+            " *   problems        %d (%d tuned), tuned shapes %d\n"
+            " *   configs         %d, kernels %d\n"
             " *\n"
-            " * Each shape's config is its fastest result whose fp32 dw stayed within\n"
-            " * %.0e relative L2 error of float64 (an output's precision is part of\n"
-            " * what is asked: bf16 partials are not eligible for an fp32 dw).\n"
-            " * normtune_lookup(M, N, can_run) gives the config for a shape: exact,\n"
-            " * else the nearest tuned shape, else NORMTUNE_DEFAULT_CONFIG.  A build\n"
-            " * must refuse this header when NORMTUNE_SOURCE_HASH differs from the hash\n"
-            " * of the kernels it compiles.  Format: docs/dispatch-header.md. */\n"
+            " * Each tuned shape's config is its fastest result whose every output\n"
+            " * stayed within the tolerance of its dtype (an output's precision is\n"
+            " * part of what is asked).  Every dtype combination an op allows is a\n"
+            " * problem; its op's fallback config serves the shapes no tuned config\n"
+            " * can run.  The kernels are every name expression the configs' plans\n"
+            " * write.  A build must refuse this header when a family's source hash\n"
+            " * differs from the hash of the sources it compiles.  Format:\n"
+            " * docs/dispatch-header.md. */\n"
             "#ifndef NORMTUNE_DISPATCH_H\n"
             "#define NORMTUNE_DISPATCH_H\n"
             "\n"
             "#define NORMTUNE_DISPATCH_VERSION %d\n"
-            "#define NORMTUNE_SOURCE_HASH \"%s\"\n"
-            "#define NORMTUNE_OP \"%s\"\n"
-            "#define NORMTUNE_DTYPE \"%s\"\n"
             "#define NORMTUNE_DEVICE \"%s\"\n"
             "#define NORMTUNE_DEVICE_CC %d\n"
-            "#define NORMTUNE_DEFAULT_CONFIG (-1)\n"
+            "#define NORMTUNE_NFAMILIES %d\n"
+            "#define NORMTUNE_NPROBLEMS %d\n"
+            "#define NORMTUNE_NCONFIGS %d\n"
+            "#define NORMTUNE_NCONFIG_KERNELS %d\n"
+            "#define NORMTUNE_NKERNELS %d\n"
+            "#define NORMTUNE_NENTRIES %d\n"
             "\n",
-            r0->op, r0->dtype, dev, p->cc_major, p->cc_minor, uuid, drv, rt, nv, p->src_hash,
-            p->nsweeps, last, x->nent, x->ncfg, NT_TOL_F32, NT_EXPORT_VERSION, p->src_hash,
-            r0->op, r0->dtype,
-            dev, p->cc_major * 10 + p->cc_minor);
+            dev, p->cc_major, p->cc_minor, dev, p->cc_major, p->cc_minor, uuid, drv, rt, nv,
+            p->nsweeps, last, x->nprob, tuned, x->nent, x->ncfg, x->nk, NT_EXPORT_VERSION, dev,
+            p->cc_major * 10 + p->cc_minor, x->nfam, x->nprob, x->ncfg, x->nkids, x->nk,
+            x->nent);
 }
 
-/* Print the family enum, one X-macro per family, and normtune_configs[]. */
-static void put_configs(FILE *f, const xport *x) {
-    char mn[96];
-    fprintf(f, "/* Kernel families (normtune_configs[].family), in the tuner's table order. */\n"
-               "enum normtune_family {\n");
-    for (int i = 0; i < x->nfam; i++) {
-        macro_name(x->fams[i]->name, mn, sizeof mn);
-        fprintf(f, "    NORMTUNE_FAMILY_%s = %d%s /* %s */\n", mn, i, i + 1 < x->nfam ? "," : "",
-                x->fams[i]->name);
-    }
-    fprintf(f, "};\n#define NORMTUNE_NFAMILIES %d\n#define NORMTUNE_MAX_PARAMS %d\n\n", x->nfam,
-            x->maxp);
-    fprintf(f, "/* The configs this table uses, per family: X(config, params...) with the\n"
-               " * params in the family's declared order and string values as bare\n"
-               " * identifiers.  The production build instantiates exactly these.  A\n"
-               " * family with no config here has an empty list. */\n");
-    for (int i = 0; i < x->nfam; i++) {
-        const nt_family *fm = x->fams[i];
-        int cnt = 0;
-        macro_name(fm->name, mn, sizeof mn);
-        fprintf(f, "/* %s: X(config", fm->name);
-        for (int k = 0; k < fm->nparams; k++) fprintf(f, ", %s", fm->params[k].name);
-        fprintf(f, ")");
-        for (int k = 0; k < fm->nparams; k++) {
-            if (fm->params[k].kind != NT_PARAM_STR) continue;
-            fprintf(f, "; %s index:", fm->params[k].name);
-            for (int j = 0; fm->params[k].choices[j]; j++)
-                fprintf(f, "%s %s = %d", j ? "," : "", fm->params[k].choices[j], j);
-        }
-        fprintf(f, " */\n");
-        for (int c = 0; c < x->ncfg; c++) cnt += x->cfg[c].fam == fm;
-        fprintf(f, "#define NORMTUNE_%s_NCONFIGS %d\n#define NORMTUNE_%s_CONFIGS(X)", mn, cnt, mn);
-        for (int c = 0; c < x->ncfg; c++) {
-            if (x->cfg[c].fam != fm) continue;
-            fprintf(f, " \\\n    X(%d", c);
-            for (int k = 0; k < fm->nparams; k++) fprintf(f, ", %s", x->cfg[c].txt[k]);
-            fprintf(f, ")");
-        }
-        fprintf(f, "\n\n");
-    }
-    fprintf(f, "#define NORMTUNE_NCONFIGS %d\n\n", x->ncfg);
-    fprintf(f, "/* The same configs as data, indexed by config id. */\n"
-               "typedef struct normtune_config {\n"
-               "    int family;                     /* enum normtune_family */\n"
-               "    int nparams;                    /* params used in param[] */\n"
-               "    int param[NORMTUNE_MAX_PARAMS]; /* declared order; strings: choice index */\n"
-               "} normtune_config;\n\n"
-               "static const normtune_config normtune_configs[NORMTUNE_NCONFIGS] = {\n");
+/* Print the X-macros: families, problems, configs, kernels. */
+static void put_macros(FILE *f, const xport *x) {
+    fprintf(f, "/* Families: X(id, name, source hash).  The hash is that of the sources\n"
+               " * the family's results were measured with (a family only fallbacks use:\n"
+               " * the sources at export time). */\n"
+               "#define NORMTUNE_FAMILIES(X)");
+    for (int i = 0; i < x->nfam; i++)
+        fprintf(f, " \\\n    X(%d, \"%s\", \"%s\")", i, x->fam[i].f->name, x->fam[i].hash);
+    fprintf(f, "\n\n/* Problems: X(id, op, dtypes, fallback config, first entry, entries):\n"
+               " * its tuned shapes are normtune_entries[first .. first + entries). */\n"
+               "#define NORMTUNE_PROBLEMS(X)");
+    for (int q = 0; q < x->nprob; q++)
+        fprintf(f, " \\\n    X(%d, \"%s\", \"%s\", %d, %d, %d)", q, x->prob[q].pr.op->name,
+                x->prob[q].dt, x->prob[q].fallback, x->prob[q].count ? x->prob[q].first : 0,
+                x->prob[q].count);
+    fprintf(f, "\n\n/* Configs: X(id, family, dtypes, params, first kernel, kernels): the\n"
+               " * kernel ids it may launch are normtune_config_kernels[first .. first +\n"
+               " * kernels). */\n"
+               "#define NORMTUNE_CONFIGS(X)");
+    for (int c = 0; c < x->ncfg; c++)
+        fprintf(f, " \\\n    X(%d, %d, \"%s\", \"%s\", %d, %d)", c, x->cfg[c].fam,
+                x->prob[x->cfg[c].prob].dt, x->cfg[c].params, x->cfg[c].kfirst, x->cfg[c].nk);
+    fprintf(f, "\n\n/* Kernels: X(id, name, ...): the name expression once as a string and\n"
+               " * once as code (the variadic part).  Only the library's C++ build expands\n"
+               " * it, instantiating exactly these; C code reads normtune_kernel_names[]. */\n"
+               "#define NORMTUNE_KERNELS(X)");
+    for (int k = 0; k < x->nk; k++)
+        fprintf(f, " \\\n    X(%d, \"%s\", %s)", k, x->kname[k], x->kname[k]);
+    fprintf(f, "\n\n");
+}
+
+/* Print the data tables. */
+static void put_data(FILE *f, const xport *x) {
+    fprintf(f, "#ifdef __cplusplus\n#define NORMTUNE_PRIV_STATIC static constexpr\n#else\n"
+               "#define NORMTUNE_PRIV_STATIC static\n#endif\n\n"
+               "/* Kernel names by id, the strings of NORMTUNE_KERNELS. */\n"
+               "NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1]"
+               " = {\n");
+    for (int k = 0; k < x->nk; k++) fprintf(f, "    \"%s\",\n", x->kname[k]);
+    fprintf(f, "    0\n};\n\n/* Kernel ids of every config, config after config. */\n"
+               "NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + "
+               "1] = {\n");
     for (int c = 0; c < x->ncfg; c++) {
-        const xcfg *g = &x->cfg[c];
-        macro_name(g->fam->name, mn, sizeof mn);
-        fprintf(f, "    {NORMTUNE_FAMILY_%s, %d, {", mn, g->fam->nparams);
-        for (int k = 0; k < x->maxp; k++)
-            fprintf(f, "%s%d", k ? ", " : "", k < g->fam->nparams ? g->val[k] : 0);
-        fprintf(f, "}}%s /* %d: %s */\n", c + 1 < x->ncfg ? "," : "", c, g->canon);
+        fprintf(f, "   ");
+        for (int i = 0; i < x->cfg[c].nk; i++) fprintf(f, " %d,", x->kids[x->cfg[c].kfirst + i]);
+        fprintf(f, " /* %d */\n", c);
     }
-    fprintf(f, "};\n\n");
-}
-
-/* Print normtune_table[] and the lookup, and close the guard. */
-static void put_table(FILE *f, const xport *x) {
-    fprintf(f, "/* Best config per tuned shape, sorted by (N, M). */\n"
+    fprintf(f, "    -1\n};\n\n"
+               "typedef struct normtune_problem {\n"
+               "    const char *op, *dtypes;        /* op name, canonical dtypes */\n"
+               "    int fallback;                   /* config, -1: none */\n"
+               "    int first, count;               /* its entries */\n"
+               "} normtune_problem;\n\n"
+               "typedef struct normtune_config {\n"
+               "    int family;                     /* NORMTUNE_FAMILIES id */\n"
+               "    const char *dtypes, *params;    /* canonical texts */\n"
+               "    int kfirst, nk;                 /* its kernels in normtune_config_kernels */\n"
+               "} normtune_config;\n\n"
                "typedef struct normtune_entry {\n"
                "    long long N, M;                 /* columns, rows */\n"
-               "    int config;                     /* index into normtune_configs */\n"
+               "    int config;                     /* NORMTUNE_CONFIGS id */\n"
                "    double median_us, gbps;         /* as measured */\n"
                "} normtune_entry;\n\n"
-               "#define NORMTUNE_TABLE_SIZE %d\n"
-               "static const normtune_entry normtune_table[NORMTUNE_TABLE_SIZE] = {\n",
-            x->nent);
+               "#define NORMTUNE_PRIV_PROBLEM(id, op, dtypes, fallback, first, count) \\\n"
+               "    {op, dtypes, fallback, first, count},\n"
+               "#define NORMTUNE_PRIV_CONFIG(id, family, dtypes, params, kfirst, nk) \\\n"
+               "    {family, dtypes, params, kfirst, nk},\n\n"
+               "NORMTUNE_PRIV_STATIC const normtune_problem normtune_problems[NORMTUNE_NPROBLEMS + "
+               "1] = {\n"
+               "    NORMTUNE_PROBLEMS(NORMTUNE_PRIV_PROBLEM) {0, 0, -1, 0, 0}\n};\n\n"
+               "NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 1] "
+               "= {\n"
+               "    NORMTUNE_CONFIGS(NORMTUNE_PRIV_CONFIG) {-1, 0, 0, 0, 0}\n};\n\n"
+               "/* Tuned shapes, problem after problem, each sorted by (N, M). */\n"
+               "NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] "
+               "= {\n");
     for (int i = 0; i < x->nent; i++) {
         const xent *e = &x->ent[i];
-        fprintf(f, "    {%lldLL, %lldLL, %d, %.3f, %.1f}%s\n", (long long)e->N, (long long)e->M,
-                e->cfg, e->median_us, e->gbps, i + 1 < x->nent ? "," : "");
+        if (i == 0 || e->prob != x->ent[i - 1].prob)
+            fprintf(f, "    /* %d: %s %s */\n", e->prob, x->prob[e->prob].pr.op->name,
+                    x->prob[e->prob].dt);
+        fprintf(f, "    {%lldLL, %lldLL, %d, %.3f, %.1f},\n", (long long)e->N, (long long)e->M,
+                e->cfg, e->median_us, e->gbps);
     }
-    fprintf(f, "};\n\n%s\n#endif /* NORMTUNE_DISPATCH_H */\n", lookup_text);
+    fprintf(f, "    {0LL, 0LL, -1, 0.0, 0.0}\n};\n\n");
 }
 
 /* See export.h. */
@@ -478,17 +821,40 @@ int nt_export_write(FILE *f, const store_best_row *rows, int n, const store_prov
     xport x;
     int rc = -1;
     memset(&x, 0, sizeof x);
-    if (build(&x, rows, n, prov, err, errlen)) goto done;
-    put_head(f, &x, &rows[0], prov);
-    put_configs(f, &x);
-    put_table(f, &x);
+    if (build(&x, rows, n, err, errlen)) goto done;
+    if (x.nprob == 0) {
+        snprintf(err, errlen, "no problem to export (no results and no op with a fallback)");
+        goto done;
+    }
+    put_head(f, &x, prov);
+    put_macros(f, &x);
+    put_data(f, &x);
+    fprintf(f, "%s\n#endif /* NORMTUNE_DISPATCH_H */\n", lookup_text);
     if (fflush(f) || ferror(f)) {
         snprintf(err, errlen, "write failed: %s", strerror(errno));
         goto done;
     }
     rc = 0;
 done:
-    free(x.cfg);
-    free(x.ent);
+    xfree(&x);
     return rc;
+}
+
+/* See export.h. */
+int nt_export_stale(const store_best_row *rows, int n, char *msg, size_t len) {
+    int stale = 0;
+    size_t used = 0;
+    msg[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const nt_family *f = nt_family_find(rows[i].family);
+        char cur[17];
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= !strcmp(rows[j].family, rows[i].family);
+        if (seen || !f || nt_family_hash(f, cur) || !strcmp(cur, rows[i].src_hash)) continue;
+        stale++;
+        if (used < len)
+            used += (size_t)snprintf(msg + used, len - used, "%s%s (measured %s, now %s)",
+                                     stale > 1 ? ", " : "", f->name, rows[i].src_hash, cur);
+    }
+    return stale;
 }

@@ -1,27 +1,38 @@
 /* test_lib.c -- GPU tests of the production library (build/libnormtune.a).
  *
  * Build and run: make test-gpu (or make build/gpu/test_lib; it links the
- * library, kernels/ref.c and the static CUDA runtime, and includes the
+ * library, the op registry and references (kernels/family.c, ops.c, ref.c,
+ * the op folders' C files) and the static CUDA runtime, and includes the
  * dispatch header the library was built with, build/lib/nt_dispatch.h).
  *
- *   version       the library reports the kernel source hash of its header
- *   arguments     every bad argument returns its own code, launches nothing
- *   correctness   tuned and untuned shapes, M from 1 up, N from 8 to 16384
- *                 (1536, 2880, 4104, 11008 included) against the float64
- *                 reference; outputs poisoned with NaN before each call;
- *                 dx rel. L2 <= 1e-2, dw <= NT_TOL_F32 = 1e-5 (fp32 dw,
- *                 whatever config serves the shape) or 1e-2 (bf16 dw); the
- *                 shapes where bf16 partials once served an fp32 dw, and
- *                 random shapes; three calls bitwise identical; tuned shapes use their
- *                 config (on the device the header was tuned on)
+ * Ops are driven through their public entry points (call() below maps an
+ * op's tensors, by name, to normtune_rmsnorm_bwd / normtune_rmsnorm_fwd);
+ * everything else is generic over the header's problems (op x dtypes):
+ *
+ *   version       the library reports every family's source hash
+ *   arguments     every bad argument returns its own code and launches
+ *                 nothing; dtypes an op does not allow, or out of range,
+ *                 are NORMTUNE_ERROR_UNSUPPORTED_DTYPE; an optional output
+ *                 may be NULL
+ *   correctness   every problem: untuned shapes (M from 1 up, N from 8 to
+ *                 16384; the full list for the ops' default dtypes, a
+ *                 shorter one for the others), the shapes where bf16
+ *                 partials once served an fp32 dw, and random shapes; inputs
+ *                 filled as the tuner fills them, outputs poisoned with NaN
+ *                 before each call; every output's relative L2 error vs the
+ *                 op's float64 reference within its dtype's tolerance (fp32:
+ *                 1e-5), whatever config serves the shape; three calls
+ *                 bitwise identical
+ *   tuned         every tuned shape of every problem small enough for the
+ *                 reference runs its own config (on the device the header
+ *                 was tuned on) and is correct
  *   threads       four host threads calling at once give the same bits
- *   speed         every tuned shape of the header, timed like the tuner
+ *   speed         every tuned shape of every problem, timed like the tuner
  *                 (tuner/runner.c time_variant: warm-up, then samples that
  *                 each average back-to-back calls lasting >= 200 us, queued
  *                 behind a gate (tuner/gate.h), on rotating input sets of
- *                 >= 3x the L2, median):
- *                 library median <= 1.05 x the stored median.  Only on the
- *                 device the header was tuned on (NORMTUNE_DEVICE).
+ *                 >= 3x the L2, median): library median <= 1.05 x the stored
+ *                 median.  Only on the device the header was tuned on.
  *
  * Needs a CUDA device; run by make test-gpu only. */
 #include <math.h>
@@ -34,7 +45,7 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/family.h"      /* NT_TOL_F32: the tolerance of an fp32 output */
+#include "kernels/family.h"
 #include "kernels/normtune.h"
 #include "kernels/ref.h"
 #include "tests/t.h"
@@ -45,15 +56,13 @@
 #define L2_FACTOR 3           /* rotating sets hold >= 3x the L2 */
 #define MAX_SETS 64
 #define WARMUP 10
-#define WARMUP_MS 200.0      /* and at least this much GPU time of warm-up */
+#define WARMUP_MS 200.0       /* and at least this much GPU time of warm-up */
 #define SAMPLE_US 200.0       /* a sample lasts at least this long (tuner/runner.c) */
 #define MAX_REPS 64           /* calls per sample, at most */
-#define TILE (1u << 25)       /* elements of random input made on the host */
 #define SAMPLES 200
 #define BATCH 16
-#define MAX_LAUNCHES 4        /* kernels one call launches, at most (NT_MAX_LAUNCH) */
 #define SLACK 1.05            /* library time allowed over the stored time */
-#define REF_ELEMS (1ll << 26) /* tuned shapes checked against the reference up to this */
+#define REF_ELEMS (1ll << 26) /* shapes checked against the reference up to this */
 
 #define CU(call)                                                                   \
     do {                                                                           \
@@ -67,146 +76,206 @@
 static struct cudaDeviceProp prop;
 static int same_device;       /* this GPU is the one the header was tuned on */
 
-/* One shape's buffers: device inputs, outputs, workspace; host inputs and
- * the float64 reference. */
-typedef struct shape {
-    long long M, N;
-    size_t n;
-    void *x, *w, *dy, *dx, *dw, *ws;
-    size_t wsize;
-    uint16_t *hx, *hw, *hdy;
-    double *rdx, *rdw;
-} shape;
+/* ---- the ops' entry points, by tensor name ----------------------------- */
 
-static uint64_t seed_of(long long M, long long N, int what) {
-    return (uint64_t)M * 0x9e3779b97f4a7c15ull ^ (uint64_t)N * 0xbf58476d1ce4e5b9ull ^
+/* Index of op's tensor called name (-1: none). */
+static int tix(const nt_op *op, const char *name) {
+    for (int i = 0; i < op->ntensors; i++)
+        if (!strcmp(op->tensors[i].name, name)) return i;
+    return -1;
+}
+
+/* The dtype of p's slot called name (-1: none). */
+static normtune_dtype sdt(const nt_problem *p, const char *name) {
+    for (int s = 0; s < p->op->nslots; s++)
+        if (!strcmp(p->op->slots[s].name, name)) return (normtune_dtype)p->dtype[s];
+    return (normtune_dtype)-1;
+}
+
+#define T(name) (tix(p->op, name) >= 0 ? t[tix(p->op, name)] : NULL)
+
+/* Run problem p with tensors t[] (by the op's tensor index). */
+static normtune_status call(const nt_problem *p, void *const *t, float eps, void *ws,
+                            size_t wsb, cudaStream_t st) {
+    if (!strcmp(p->op->name, "rmsnorm_bwd"))
+        return normtune_rmsnorm_bwd(T("x"), T("w"), T("dy"), T("dx"), T("dw"), p->M, p->N, eps,
+                                    sdt(p, "x"), sdt(p, "w"), sdt(p, "dw"), ws, wsb, st);
+    if (!strcmp(p->op->name, "rmsnorm_fwd"))
+        return normtune_rmsnorm_fwd(T("x"), T("w"), T("y"), (float *)T("rstd"), p->M, p->N, eps,
+                                    sdt(p, "x"), sdt(p, "w"), ws, wsb, st);
+    return NORMTUNE_ERROR_INTERNAL;
+}
+
+static normtune_status wsize(const nt_problem *p, size_t *b) {
+    if (!strcmp(p->op->name, "rmsnorm_bwd"))
+        return normtune_rmsnorm_bwd_workspace_size(p->M, p->N, sdt(p, "x"), sdt(p, "w"),
+                                                   sdt(p, "dw"), b);
+    if (!strcmp(p->op->name, "rmsnorm_fwd"))
+        return normtune_rmsnorm_fwd_workspace_size(p->M, p->N, sdt(p, "x"), sdt(p, "w"), b);
+    return NORMTUNE_ERROR_INTERNAL;
+}
+
+static normtune_status choice(const nt_problem *p, normtune_choice *c) {
+    if (!strcmp(p->op->name, "rmsnorm_bwd"))
+        return normtune_rmsnorm_bwd_choice(p->M, p->N, sdt(p, "x"), sdt(p, "w"), sdt(p, "dw"), c);
+    if (!strcmp(p->op->name, "rmsnorm_fwd"))
+        return normtune_rmsnorm_fwd_choice(p->M, p->N, sdt(p, "x"), sdt(p, "w"), c);
+    return NORMTUNE_ERROR_INTERNAL;
+}
+
+/* Problem q of the header at M x N. */
+static void problem(int q, long long M, long long N, nt_problem *p) {
+    char err[256];
+    const nt_op *op = nt_op_find(normtune_problems[q].op);
+    if (!op) {
+        printf("  op %s is unknown\n", normtune_problems[q].op);
+        exit(1);
+    }
+    nt_problem_init(p, op, M, N);
+    if (nt_dtypes_parse(p, normtune_problems[q].dtypes, err, sizeof err)) {
+        printf("  %s\n", err);
+        exit(1);
+    }
+}
+
+/* ---- one problem's buffers --------------------------------------------- */
+
+typedef struct bufs {
+    nt_problem p;
+    void *d[NT_MAX_TENSORS];  /* device tensors */
+    void *h[NT_MAX_TENSORS];  /* host inputs (dtype bits) */
+    size_t bytes[NT_MAX_TENSORS];
+    double *ref[NT_MAX_TENSORS]; /* float64 reference outputs */
+    void *ws;
+    size_t wsize;
+} bufs;
+
+static uint64_t seed_of(const nt_problem *p, int what) {
+    return (uint64_t)p->M * 0x9e3779b97f4a7c15ull ^ (uint64_t)p->N * 0xbf58476d1ce4e5b9ull ^
            (uint64_t)what;
 }
 
-/* Allocate and fill shape (M, N); ref: also compute the reference. */
-static void shape_make(shape *s, long long M, long long N, int ref) {
-    memset(s, 0, sizeof *s);
-    s->M = M;
-    s->N = N;
-    s->n = (size_t)M * (size_t)N;
-    CHECK(normtune_rmsnorm_bwd_workspace_size(M, N, &s->wsize) == NORMTUNE_SUCCESS,
-          "workspace size of %lld x %lld", M, N);
-    CU(cudaMalloc(&s->x, s->n * 2));
-    CU(cudaMalloc(&s->dy, s->n * 2));
-    CU(cudaMalloc(&s->dx, s->n * 2));
-    CU(cudaMalloc(&s->w, (size_t)N * 2));
-    CU(cudaMalloc(&s->dw, (size_t)N * 4));
-    CU(cudaMalloc(&s->ws, s->wsize ? s->wsize : 256));
-    s->hx = malloc(s->n * 2);
-    s->hdy = malloc(s->n * 2);
-    s->hw = malloc((size_t)N * 2);
-    if (!s->hx || !s->hdy || !s->hw) exit(1);
-    nt_fill_uniform(s->hx, s->n, -2.0, 2.0, seed_of(M, N, 0));
-    nt_fill_uniform(s->hdy, s->n, -1.0, 1.0, seed_of(M, N, 1));
-    nt_fill_uniform(s->hw, (size_t)N, 0.5, 1.5, seed_of(M, N, 2));
-    CU(cudaMemcpy(s->x, s->hx, s->n * 2, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(s->dy, s->hdy, s->n * 2, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(s->w, s->hw, (size_t)N * 2, cudaMemcpyHostToDevice));
+/* Allocate and fill p's tensors; ref: also compute the reference. */
+static void bufs_make(bufs *b, const nt_problem *p, int ref) {
+    memset(b, 0, sizeof *b);
+    b->p = *p;
+    CHECK(wsize(p, &b->wsize) == NORMTUNE_SUCCESS, "workspace size of %s M=%lld N=%lld",
+          p->op->name, (long long)p->M, (long long)p->N);
+    for (int i = 0; i < p->op->ntensors; i++) {
+        int dt = nt_tensor_dtype(p, i);
+        size_t n = (size_t)nt_tensor_elems(p, i);
+        b->bytes[i] = n * (size_t)nt_dtypes[dt].size;
+        CU(cudaMalloc(&b->d[i], b->bytes[i]));
+        if (p->op->tensors[i].role != NT_IN) continue;
+        b->h[i] = malloc(b->bytes[i]);
+        if (!b->h[i]) exit(1);
+        nt_fill(dt, b->h[i], n, p->op->tensors[i].lo, p->op->tensors[i].hi, seed_of(p, i));
+        CU(cudaMemcpy(b->d[i], b->h[i], b->bytes[i], cudaMemcpyHostToDevice));
+    }
+    CU(cudaMalloc(&b->ws, b->wsize ? b->wsize : 256));
     if (!ref) return;
-    s->rdx = malloc(s->n * sizeof(double));
-    s->rdw = malloc((size_t)N * sizeof(double));
-    if (!s->rdx || !s->rdw || nt_ref_rmsnorm_bwd(s->hx, s->hw, s->hdy, M, N, EPS, s->rdx, s->rdw, 0))
-        exit(1);
+    for (int i = 0; i < p->op->ntensors; i++)
+        if (p->op->tensors[i].role == NT_OUT &&
+            !(b->ref[i] = malloc((size_t)nt_tensor_elems(p, i) * sizeof(double))))
+            exit(1);
+    if (p->op->ref(p, (const void *const *)b->h, b->ref, EPS, 0)) exit(1);
 }
 
-static void shape_free(shape *s) {
-    cudaFree(s->x);
-    cudaFree(s->dy);
-    cudaFree(s->dx);
-    cudaFree(s->w);
-    cudaFree(s->dw);
-    cudaFree(s->ws);
-    free(s->hx);
-    free(s->hdy);
-    free(s->hw);
-    free(s->rdx);
-    free(s->rdw);
+static void bufs_free(bufs *b) {
+    for (int i = 0; i < NT_MAX_TENSORS; i++) {
+        if (b->d[i]) cudaFree(b->d[i]);
+        free(b->h[i]);
+        free(b->ref[i]);
+    }
+    cudaFree(b->ws);
 }
 
-/* Poison dx, dw and the workspace, run the library on stream st, copy dx and
- * dw to hdx, hdw.  Returns the library's status. */
-static normtune_status run(const shape *s, unsigned flags, cudaStream_t st, uint16_t *hdx,
-                           void *hdw) {
-    CU(cudaMemsetAsync(s->dx, 0xff, s->n * 2, st));
-    CU(cudaMemsetAsync(s->dw, 0xff, (size_t)s->N * 4, st));
-    CU(cudaMemsetAsync(s->ws, 0xff, s->wsize, st));
-    normtune_status rc = normtune_rmsnorm_bwd(s->x, s->w, s->dy, s->dx, s->dw, s->M, s->N, EPS,
-                                              flags, s->ws, s->wsize, st);
-    CU(cudaMemcpyAsync(hdx, s->dx, s->n * 2, cudaMemcpyDeviceToHost, st));
-    CU(cudaMemcpyAsync(hdw, s->dw, (size_t)s->N * 4, cudaMemcpyDeviceToHost, st));
+/* Poison the outputs and the workspace, run, copy the outputs into out[i]
+ * (host, b->bytes[i] each).  The library's status. */
+static normtune_status run(const bufs *b, cudaStream_t st, void *const *out) {
+    for (int i = 0; i < b->p.op->ntensors; i++)
+        if (b->p.op->tensors[i].role == NT_OUT) CU(cudaMemsetAsync(b->d[i], 0xff, b->bytes[i], st));
+    CU(cudaMemsetAsync(b->ws, 0xff, b->wsize, st));
+    normtune_status rc = call(&b->p, b->d, EPS, b->ws, b->wsize, st);
+    for (int i = 0; i < b->p.op->ntensors; i++)
+        if (b->p.op->tensors[i].role == NT_OUT)
+            CU(cudaMemcpyAsync(out[i], b->d[i], b->bytes[i], cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
     return rc;
 }
 
-/* The table entry for (M, N), or -1. */
-static int tuned_index(long long M, long long N) {
-    for (int i = 0; i < NORMTUNE_TABLE_SIZE; i++)
-        if (normtune_table[i].M == M && normtune_table[i].N == N) return i;
-    return -1;
+/* Check problem q at M x N: every output within its dtype's tolerance,
+ * three calls bitwise equal; tuned (on the tuning device): its config. */
+static void check_problem(int q, long long M, long long N) {
+    nt_problem p;
+    bufs b;
+    normtune_choice ch;
+    void *o1[NT_MAX_TENSORS] = {0}, *o2[NT_MAX_TENSORS] = {0};
+    problem(q, M, N, &p);
+    bufs_make(&b, &p, 1);
+    CHECK(choice(&p, &ch) == NORMTUNE_SUCCESS, "choice %s %s %lld x %lld", p.op->name,
+          normtune_problems[q].dtypes, M, N);
+    CHECK(ch.workspace == b.wsize, "choice workspace %zu, size query %zu", ch.workspace, b.wsize);
+    int tc = normtune_tuned_config(q, M, N);
+    if (tc >= 0 && same_device)
+        CHECK(ch.config == tc && ch.tuned, "tuned %s %s %lld x %lld runs config %d, not %d",
+              p.op->name, normtune_problems[q].dtypes, M, N, ch.config, tc);
+    for (int i = 0; i < p.op->ntensors; i++)
+        if (p.op->tensors[i].role == NT_OUT) {
+            o1[i] = malloc(b.bytes[i]);
+            o2[i] = malloc(b.bytes[i]);
+            if (!o1[i] || !o2[i]) exit(1);
+        }
+    normtune_status rc = run(&b, 0, o1);
+    CHECK(rc == NORMTUNE_SUCCESS, "%s %s %lld x %lld: %s (cuda %d)", p.op->name,
+          normtune_problems[q].dtypes, M, N, normtune_strerror(rc), normtune_last_cuda_error());
+    char errs[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < p.op->ntensors; i++) {
+        if (p.op->tensors[i].role != NT_OUT) continue;
+        int dt = nt_tensor_dtype(&p, i);
+        double e = nt_rel_l2_dt(dt, b.ref[i], o1[i], (size_t)nt_tensor_elems(&p, i));
+        used += (size_t)snprintf(errs + used, sizeof errs - used, " %s %.2e", p.op->tensors[i].name, e);
+        CHECK(e <= nt_dtypes[dt].tol, "%s %s %lld x %lld: %s (%s) rel. L2 error %.3g > %.0e",
+              p.op->name, normtune_problems[q].dtypes, M, N, p.op->tensors[i].name,
+              nt_dtypes[dt].name, e, nt_dtypes[dt].tol);
+    }
+    printf("  %-11s %-22s M=%-6lld N=%-6lld config %3d%s %-24s %-34s err%s\n", p.op->name,
+           normtune_problems[q].dtypes, M, N, ch.config, ch.fallback ? "*" : " ", ch.family,
+           ch.params, errs);
+    for (int k = 0; k < 2; k++) {
+        run(&b, 0, o2);
+        for (int i = 0; i < p.op->ntensors; i++)
+            if (o1[i])
+                CHECK(!memcmp(o1[i], o2[i], b.bytes[i]), "%s %lld x %lld: %s of call %d differs",
+                      p.op->name, M, N, p.op->tensors[i].name, k + 2);
+    }
+    for (int i = 0; i < NT_MAX_TENSORS; i++) {
+        free(o1[i]);
+        free(o2[i]);
+    }
+    bufs_free(&b);
 }
 
-/* Check one shape: both dw types, three calls each, bitwise equal. */
-static void check_shape(long long M, long long N) {
-    shape s;
-    normtune_choice ch;
-    shape_make(&s, M, N, 1);
-    CHECK(normtune_rmsnorm_bwd_choice(M, N, &ch) == NORMTUNE_SUCCESS, "choice %lld x %lld", M, N);
-    CHECK(ch.workspace == s.wsize, "choice workspace %zu, size query %zu", ch.workspace, s.wsize);
-    int ti = tuned_index(M, N);
-    if (ti >= 0 && same_device)
-        CHECK(ch.config == normtune_table[ti].config && ch.tuned,
-              "tuned shape %lld x %lld runs config %d, the table says %d", M, N, ch.config,
-              normtune_table[ti].config);
-    uint16_t *dx0 = malloc(s.n * 2), *dx1 = malloc(s.n * 2);
-    float *dw0 = malloc((size_t)N * 4), *dw1 = malloc((size_t)N * 4);
-    uint16_t *dwb = malloc((size_t)N * 4);
-    if (!dx0 || !dx1 || !dw0 || !dw1 || !dwb) exit(1);
-    for (int bf = 0; bf < 2; bf++) {
-        unsigned flags = bf ? NORMTUNE_DW_BF16 : 0;
-        normtune_status rc = run(&s, flags, 0, dx0, dw0);
-        CHECK(rc == NORMTUNE_SUCCESS, "%lld x %lld: %s (cuda %d)", M, N, normtune_strerror(rc),
-              normtune_last_cuda_error());
-        double edx = nt_rel_l2_bf16(s.rdx, dx0, s.n), edw, tol;
-        if (bf) {
-            memcpy(dwb, dw0, (size_t)N * 2);
-            edw = nt_rel_l2_bf16(s.rdw, dwb, (size_t)N);
-            tol = 1e-2;
-        } else {
-            edw = nt_rel_l2_f32(s.rdw, dw0, (size_t)N);
-            tol = NT_TOL_F32;       /* an fp32 output, whatever the config */
-        }
-        printf("  M=%-6lld N=%-6lld dw=%s config %3d %-24s %-34s grid %5u  err dx %.2e dw %.2e\n",
-               M, N, bf ? "bf16" : "f32 ", ch.config, ch.family, ch.params, ch.grid, edx, edw);
-        CHECK(edx <= 1e-2, "%lld x %lld: dx rel. L2 error %.3g", M, N, edx);
-        CHECK(edw <= tol, "%lld x %lld: dw (%s) rel. L2 error %.3g > %.0e", M, N,
-              bf ? "bf16" : "f32", edw, tol);
-        for (int k = 0; k < 2; k++) {
-            run(&s, flags, 0, dx1, dw1);
-            CHECK(!memcmp(dx0, dx1, s.n * 2), "%lld x %lld: dx of call %d differs", M, N, k + 2);
-            CHECK(!memcmp(dw0, dw1, (size_t)N * (bf ? 2 : 4)), "%lld x %lld: dw of call %d differs",
-                  M, N, k + 2);
-        }
-    }
-    free(dx0);
-    free(dx1);
-    free(dw0);
-    free(dw1);
-    free(dwb);
-    shape_free(&s);
+/* The problem index of op's default dtypes, -1 if none. */
+static int default_problem(const nt_op *op) {
+    nt_problem p;
+    char dt[160];
+    nt_problem_init(&p, op, 1, 8);
+    nt_dtypes_canon(&p, dt, sizeof dt);
+    return normtune_problem_index(op->name, dt);
 }
+
+/* ---- tests -------------------------------------------------------------- */
+
+#define FAMV(id, name, hash) name "@" hash,
+static const char *const famv[] = {NORMTUNE_FAMILIES(FAMV) NULL};
 
 TEST(version) {
     const char *v = normtune_version();
-    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
-    printf("  %s\n  device %s (GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x), "
-           "header tuned on %s\n", v, prop.name, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8],
-           u[9], u[10], u[11], u[12], u[13], u[14], u[15], NORMTUNE_DEVICE);
-    CHECK(v && strstr(v, NORMTUNE_SOURCE_HASH), "version '%s' lacks the source hash", v ? v : "");
+    printf("  %s\n  device %s, header tuned on %s\n", v, prop.name, NORMTUNE_DEVICE);
+    for (int i = 0; famv[i]; i++)
+        CHECK(v && strstr(v, famv[i]), "version '%s' lacks %s", v ? v : "", famv[i]);
     CHECK(!strcmp(normtune_strerror(NORMTUNE_SUCCESS), "success"), "strerror(0)");
     CHECK(!strcmp(normtune_strerror((normtune_status)99), "unknown status"), "strerror(99)");
     for (int a = 0; a <= NORMTUNE_ERROR_INTERNAL; a++)
@@ -216,169 +285,237 @@ TEST(version) {
 }
 
 TEST(arguments) {
-    shape s;
+    const nt_op *op = nt_op_find("rmsnorm_bwd");
+    int q = op ? default_problem(op) : -1;
+    CHECK(q >= 0, "no default rmsnorm_bwd problem in the header");
+    if (q < 0) return;
+    nt_problem p;
+    bufs b;
     size_t sz = 0;
     long long M = 64, N = 1024;
-    shape_make(&s, M, N, 0);
-    CU(cudaMemset(s.dx, 0x5a, s.n * 2));
-    const char *x = s.x, *w = s.w, *dy = s.dy;
-    char *dx = s.dx, *dw = s.dw, *ws = s.ws;
-    size_t wb = s.wsize;
+    problem(q, M, N, &p);
+    bufs_make(&b, &p, 0);
+    int X = tix(op, "x"), W = tix(op, "w"), DY = tix(op, "dy"), DX = tix(op, "dx"), DW = tix(op, "dw");
+    CU(cudaMemset(b.d[DX], 0x5a, b.bytes[DX]));
+    const char *x = b.d[X], *w = b.d[W], *dy = b.d[DY];
+    char *dx = b.d[DX], *dw = b.d[DW], *ws = b.ws;
+    size_t wb = b.wsize;
+    normtune_dtype xd = sdt(&p, "x"), wd = sdt(&p, "w"), dd = sdt(&p, "dw");
     struct {
         const char *what;
         const void *x, *w, *dy;
         void *dx, *dw;
         long long M, N;
         float eps;
-        unsigned flags;
+        int xd, wd, dd;
         void *ws;
         size_t wb;
         normtune_status want;
     } c[] = {
-        {"x NULL", NULL, w, dy, dx, dw, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"w NULL", x, NULL, dy, dx, dw, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"dy NULL", x, w, NULL, dx, dw, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"dx NULL", x, w, dy, NULL, dw, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"dw NULL", x, w, dy, dx, NULL, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"M 0", x, w, dy, dx, dw, 0, N, EPS, 0, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"M -1", x, w, dy, dx, dw, -1, N, EPS, 0, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"M 2^31", x, w, dy, dx, dw, 1ll << 31, N, EPS, 0, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"N 0", x, w, dy, dx, dw, M, 0, EPS, 0, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"N -8", x, w, dy, dx, dw, M, -8, EPS, 0, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"N 1020", x, w, dy, dx, dw, M, 1020, EPS, 0, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_N},
-        {"N 16392", x, w, dy, dx, dw, M, 16392, EPS, 0, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_N},
-        {"x +2", x + 2, w, dy, dx, dw, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"w +8", x, w + 8, dy, dx, dw, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"dy +4", x, w, dy + 4, dx, dw, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"dx +2", x, w, dy, dx + 2, dw, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"dw +4", x, w, dy, dx, dw + 4, M, N, EPS, 0, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"ws +8", x, w, dy, dx, dw, M, N, EPS, 0, ws + 8, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"ws NULL", x, w, dy, dx, dw, M, N, EPS, 0, NULL, wb, NORMTUNE_ERROR_WORKSPACE},
-        {"ws small", x, w, dy, dx, dw, M, N, EPS, 0, ws, wb - 1, NORMTUNE_ERROR_WORKSPACE},
-        {"ws 0 bytes", x, w, dy, dx, dw, M, N, EPS, 0, ws, 0, NORMTUNE_ERROR_WORKSPACE},
-        {"eps -1", x, w, dy, dx, dw, M, N, -1.0f, 0, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
-        {"eps NaN", x, w, dy, dx, dw, M, N, NAN, 0, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
-        {"eps inf", x, w, dy, dx, dw, M, N, INFINITY, 0, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
-        {"flags 2", x, w, dy, dx, dw, M, N, EPS, 2, ws, wb, NORMTUNE_ERROR_INVALID_FLAGS},
-        {"flags ~0", x, w, dy, dx, dw, M, N, EPS, ~0u, ws, wb, NORMTUNE_ERROR_INVALID_FLAGS},
+        {"x NULL", NULL, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
+        {"w NULL", x, NULL, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
+        {"dy NULL", x, w, NULL, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
+        {"dx NULL", x, w, dy, NULL, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
+        {"dw NULL", x, w, dy, dx, NULL, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
+        {"M 0", x, w, dy, dx, dw, 0, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
+        {"M -1", x, w, dy, dx, dw, -1, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
+        {"M 2^31", x, w, dy, dx, dw, 1ll << 31, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
+        {"N 0", x, w, dy, dx, dw, M, 0, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
+        {"N -8", x, w, dy, dx, dw, M, -8, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
+        {"N 1020", x, w, dy, dx, dw, M, 1020, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_N},
+        {"N 16392", x, w, dy, dx, dw, M, 16392, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_N},
+        {"x dtype 7", x, w, dy, dx, dw, M, N, EPS, 7, wd, dd, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_DTYPE},
+        {"dw dtype -1", x, w, dy, dx, dw, M, N, EPS, xd, wd, -1, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_DTYPE},
+        {"x +2", x + 2, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
+        {"w +8", x, w + 8, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
+        {"dy +4", x, w, dy + 4, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
+        {"dx +2", x, w, dy, dx + 2, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
+        {"dw +4", x, w, dy, dx, dw + 4, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
+        {"ws +8", x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws + 8, wb, NORMTUNE_ERROR_MISALIGNED},
+        {"ws NULL", x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, NULL, wb, NORMTUNE_ERROR_WORKSPACE},
+        {"ws small", x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb - 1, NORMTUNE_ERROR_WORKSPACE},
+        {"ws 0 bytes", x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, 0, NORMTUNE_ERROR_WORKSPACE},
+        {"eps -1", x, w, dy, dx, dw, M, N, -1.0f, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
+        {"eps NaN", x, w, dy, dx, dw, M, N, NAN, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
+        {"eps inf", x, w, dy, dx, dw, M, N, INFINITY, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        normtune_status rc = normtune_rmsnorm_bwd(c[i].x, c[i].w, c[i].dy, c[i].dx, c[i].dw,
-                                                  c[i].M, c[i].N, c[i].eps, c[i].flags, c[i].ws,
-                                                  c[i].wb, 0);
+        normtune_status rc = normtune_rmsnorm_bwd(
+            c[i].x, c[i].w, c[i].dy, c[i].dx, c[i].dw, c[i].M, c[i].N, c[i].eps,
+            (normtune_dtype)c[i].xd, (normtune_dtype)c[i].wd, (normtune_dtype)c[i].dd, c[i].ws,
+            c[i].wb, 0);
         CHECK(rc == c[i].want, "%s: got %d (%s), want %d", c[i].what, rc, normtune_strerror(rc),
               c[i].want);
     }
+    /* every dtype a slot does not allow is refused */
+    for (int s = 0; s < op->nslots; s++)
+        for (int d = 0; d < NT_NDTYPES; d++) {
+            if (op->slots[s].allowed & (1u << d)) continue;
+            int dt[3] = {xd, wd, dd};
+            if (!strcmp(op->slots[s].name, "x")) dt[0] = d;
+            else if (!strcmp(op->slots[s].name, "w")) dt[1] = d;
+            else dt[2] = d;
+            CHECK(normtune_rmsnorm_bwd_workspace_size(M, N, (normtune_dtype)dt[0],
+                                                      (normtune_dtype)dt[1], (normtune_dtype)dt[2],
+                                                      &sz) == NORMTUNE_ERROR_UNSUPPORTED_DTYPE,
+                  "%s=%s accepted", op->slots[s].name, nt_dtypes[d].name);
+        }
     /* nothing ran: dx still holds its pattern */
-    uint16_t *h = malloc(s.n * 2);
-    CU(cudaMemcpy(h, s.dx, s.n * 2, cudaMemcpyDeviceToHost));
+    unsigned char *h = malloc(b.bytes[DX]);
+    CU(cudaMemcpy(h, b.d[DX], b.bytes[DX], cudaMemcpyDeviceToHost));
     size_t bad = 0;
-    for (size_t i = 0; i < s.n; i++) bad += h[i] != 0x5a5a;
-    CHECK(bad == 0, "a refused call wrote %zu elements of dx", bad);
+    for (size_t i = 0; i < b.bytes[DX]; i++) bad += h[i] != 0x5a;
+    CHECK(bad == 0, "a refused call wrote %zu bytes of dx", bad);
     free(h);
-    CHECK(normtune_rmsnorm_bwd_workspace_size(M, N, NULL) == NORMTUNE_ERROR_NULL_POINTER, "size NULL");
-    CHECK(normtune_rmsnorm_bwd_workspace_size(0, N, &sz) == NORMTUNE_ERROR_INVALID_SHAPE, "size M 0");
-    CHECK(normtune_rmsnorm_bwd_workspace_size(M, 12, &sz) == NORMTUNE_ERROR_UNSUPPORTED_N, "size N 12");
-    CHECK(normtune_rmsnorm_bwd_choice(M, N, NULL) == NORMTUNE_ERROR_NULL_POINTER, "choice NULL");
-    /* the exact size works */
-    CHECK(normtune_rmsnorm_bwd(x, w, dy, dx, dw, M, N, EPS, 0, ws, wb, 0) == NORMTUNE_SUCCESS,
+    CHECK(normtune_rmsnorm_bwd_workspace_size(M, N, xd, wd, dd, NULL) == NORMTUNE_ERROR_NULL_POINTER,
+          "size NULL");
+    CHECK(normtune_rmsnorm_bwd_workspace_size(0, N, xd, wd, dd, &sz) == NORMTUNE_ERROR_INVALID_SHAPE,
+          "size M 0");
+    CHECK(normtune_rmsnorm_bwd_workspace_size(M, 12, xd, wd, dd, &sz) == NORMTUNE_ERROR_UNSUPPORTED_N,
+          "size N 12");
+    CHECK(normtune_rmsnorm_bwd_choice(M, N, xd, wd, dd, NULL) == NORMTUNE_ERROR_NULL_POINTER,
+          "choice NULL");
+    CHECK(normtune_rmsnorm_bwd(x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, 0) == NORMTUNE_SUCCESS,
           "exact workspace refused");
     CU(cudaDeviceSynchronize());
-    shape_free(&s);
+    bufs_free(&b);
+
+    /* the forward: y required, rstd optional */
+    const nt_op *fw = nt_op_find("rmsnorm_fwd");
+    int qf = fw ? default_problem(fw) : -1;
+    if (qf < 0) {
+        printf("  note: no forward problem in the header\n");
+        return;
+    }
+    problem(qf, M, N, &p);
+    bufs_make(&b, &p, 0);
+    normtune_dtype fx = sdt(&p, "x"), fwd_w = sdt(&p, "w");
+    void *fy = b.d[tix(fw, "y")];
+    float *rs = tix(fw, "rstd") >= 0 ? (float *)b.d[tix(fw, "rstd")] : NULL;
+    CHECK(normtune_rmsnorm_fwd(b.d[tix(fw, "x")], b.d[tix(fw, "w")], NULL, rs, M, N, EPS, fx,
+                               fwd_w, b.ws, b.wsize, 0) == NORMTUNE_ERROR_NULL_POINTER, "fwd y NULL");
+    CHECK(normtune_rmsnorm_fwd(b.d[tix(fw, "x")], b.d[tix(fw, "w")], fy, NULL, M, N, EPS, fx,
+                               fwd_w, b.ws, b.wsize, 0) == NORMTUNE_SUCCESS, "fwd rstd NULL refused");
+    CHECK(normtune_rmsnorm_fwd(b.d[tix(fw, "x")], b.d[tix(fw, "w")], fy, rs, M, N, EPS,
+                               (normtune_dtype)9, fwd_w, b.ws, b.wsize, 0) ==
+              NORMTUNE_ERROR_UNSUPPORTED_DTYPE, "fwd dtype 9");
+    CU(cudaDeviceSynchronize());
+    bufs_free(&b);
 }
 
-/* Untuned shapes: every M of the list with every N of the list. */
+/* Every problem on untuned shapes: the full list for each op's default
+ * dtypes, a shorter one for the other dtypes. */
 TEST(correctness_untuned) {
     static const long long Ms[] = {1, 7, 131, 1000, 20000};
     static const long long Ns[] = {8, 1536, 2880, 4096, 4104, 11008, 16384};
-    for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++)
-        for (size_t j = 0; j < sizeof Ns / sizeof Ns[0]; j++) check_shape(Ms[i], Ns[j]);
+    static const long long Ms2[] = {1, 7, 1000};
+    static const long long Ns2[] = {8, 1032, 4104, 16384};
+    for (int q = 0; q < NORMTUNE_NPROBLEMS; q++) {
+        int full = q == default_problem(nt_op_find(normtune_problems[q].op));
+        for (size_t i = 0; i < (full ? 5u : 3u); i++)
+            for (size_t j = 0; j < (full ? 7u : 4u); j++) {
+                long long M = full ? Ms[i] : Ms2[i], N = full ? Ns[j] : Ns2[j];
+                if (M * N <= REF_ELEMS) check_problem(q, M, N);
+            }
+    }
 }
 
 /* Shapes where the library once served an fp32 dw from bf16 partials
  * (rel. L2 1.5-1.7e-3), then random shapes as a user would try them: M from
- * 1, N any multiple of 8 up to 16384 (fixed seed, so a failure repeats). */
-TEST(correctness_dw_precision) {
+ * 1, N any multiple of 8 up to 16384 (fixed seed, so a failure repeats);
+ * every problem. */
+TEST(correctness_precision) {
     static const long long shapes[][2] = {{1, 8},       {7, 24},     {2, 96},    {215, 112},
                                           {10587, 1472}, {4096, 1032}, {16384, 1032}};
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        check_shape(shapes[i][0], shapes[i][1]);
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    for (int n = 0; n < 16;) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;            /* xorshift64 */
-        long long N = 8 * (long long)(1 + (x >> 20) % 2048);
-        long long M = 1 + (long long)((x >> 40) % 20000);
-        if (M * N > REF_ELEMS) continue;
-        check_shape(M, N);
-        n++;
+    for (int q = 0; q < NORMTUNE_NPROBLEMS; q++) {
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            check_problem(q, shapes[i][0], shapes[i][1]);
+        uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)q;
+        for (int n = 0; n < 8;) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;        /* xorshift64 */
+            long long N = 8 * (long long)(1 + (x >> 20) % 2048);
+            long long M = 1 + (long long)((x >> 40) % 20000);
+            if (M * N > REF_ELEMS) continue;
+            check_problem(q, M, N);
+            n++;
+        }
     }
 }
 
-/* Tuned shapes small enough for a quick reference. */
+/* Every tuned shape small enough for a quick reference: its config. */
 TEST(correctness_tuned) {
     int n = 0;
-    for (int i = 0; i < NORMTUNE_TABLE_SIZE; i++) {
-        if (normtune_table[i].M * normtune_table[i].N > REF_ELEMS) continue;
-        check_shape(normtune_table[i].M, normtune_table[i].N);
-        n++;
-    }
-    CHECK(n > 0 || NORMTUNE_TABLE_SIZE == 0, "no tuned shape checked");
+    for (int q = 0; q < NORMTUNE_NPROBLEMS; q++)
+        for (int e = normtune_problems[q].first;
+             e < normtune_problems[q].first + normtune_problems[q].count; e++) {
+            if (normtune_entries[e].M * normtune_entries[e].N > REF_ELEMS) continue;
+            check_problem(q, normtune_entries[e].M, normtune_entries[e].N);
+            n++;
+        }
+    CHECK(n > 0 || NORMTUNE_NENTRIES == 0, "no tuned shape checked");
 }
 
 /* ---- threads ---------------------------------------------------------- */
 
 typedef struct tjob {
-    const shape *s;
-    uint16_t *dx;
-    float *dw;
+    const bufs *b;
+    void *out[NT_MAX_TENSORS];
     int rc;
 } tjob;
 
-static void *thread_main(void *p) {
-    tjob *j = p;
+static void *thread_main(void *arg) {
+    tjob *j = arg;
     cudaStream_t st;
-    shape mine = *j->s;       /* inputs shared, outputs and workspace own */
+    bufs mine = *j->b;        /* inputs shared, outputs and workspace own */
+    j->rc = -1;
     if (cudaSetDevice(0) || cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) ||
-        cudaMalloc(&mine.dx, mine.n * 2) || cudaMalloc(&mine.dw, (size_t)mine.N * 4) ||
-        cudaMalloc(&mine.ws, mine.wsize)) {
-        j->rc = -1;
+        cudaMalloc(&mine.ws, mine.wsize ? mine.wsize : 256))
         return NULL;
-    }
+    for (int i = 0; i < mine.p.op->ntensors; i++)
+        if (mine.p.op->tensors[i].role == NT_OUT && cudaMalloc(&mine.d[i], mine.bytes[i]))
+            return NULL;
     j->rc = 0;
-    for (int k = 0; k < 5 && !j->rc; k++) j->rc = run(&mine, 0, st, j->dx, j->dw);
-    cudaFree(mine.dx);
-    cudaFree(mine.dw);
+    for (int k = 0; k < 5 && !j->rc; k++) j->rc = run(&mine, st, j->out);
+    for (int i = 0; i < mine.p.op->ntensors; i++)
+        if (mine.p.op->tensors[i].role == NT_OUT) cudaFree(mine.d[i]);
     cudaFree(mine.ws);
     cudaStreamDestroy(st);
     return NULL;
 }
 
 TEST(threads) {
-    enum { T = 4 };
-    shape s;
-    pthread_t th[T];
-    tjob j[T];
-    shape_make(&s, 3000, 6144, 0);
-    uint16_t *dx = malloc(s.n * 2);
-    float *dw = malloc((size_t)s.N * 4);
-    CHECK(run(&s, 0, 0, dx, dw) == NORMTUNE_SUCCESS, "single-threaded run");
-    for (int i = 0; i < T; i++) {
-        j[i].s = &s;
-        j[i].dx = malloc(s.n * 2);
-        j[i].dw = malloc((size_t)s.N * 4);
-        pthread_create(&th[i], NULL, thread_main, &j[i]);
+    enum { NTH = 4 };
+    for (int o = 0; nt_ops[o]; o++) {
+        int q = default_problem(nt_ops[o]);
+        if (q < 0) continue;
+        nt_problem p;
+        bufs b;
+        pthread_t th[NTH];
+        tjob j[NTH];
+        void *ref[NT_MAX_TENSORS] = {0};
+        problem(q, 3000, 6144, &p);
+        bufs_make(&b, &p, 0);
+        for (int i = 0; i < p.op->ntensors; i++)
+            if (p.op->tensors[i].role == NT_OUT) ref[i] = malloc(b.bytes[i]);
+        CHECK(run(&b, 0, ref) == NORMTUNE_SUCCESS, "%s: single-threaded run", p.op->name);
+        for (int t = 0; t < NTH; t++) {
+            j[t].b = &b;
+            for (int i = 0; i < NT_MAX_TENSORS; i++) j[t].out[i] = ref[i] ? malloc(b.bytes[i]) : NULL;
+            pthread_create(&th[t], NULL, thread_main, &j[t]);
+        }
+        for (int t = 0; t < NTH; t++) {
+            pthread_join(th[t], NULL);
+            CHECK(j[t].rc == 0, "%s thread %d: status %d", p.op->name, t, j[t].rc);
+            for (int i = 0; i < NT_MAX_TENSORS; i++) {
+                if (ref[i])
+                    CHECK(!memcmp(j[t].out[i], ref[i], b.bytes[i]), "%s thread %d: %s differs",
+                          p.op->name, t, p.op->tensors[i].name);
+                free(j[t].out[i]);
+            }
+        }
+        for (int i = 0; i < NT_MAX_TENSORS; i++) free(ref[i]);
+        bufs_free(&b);
     }
-    for (int i = 0; i < T; i++) {
-        pthread_join(th[i], NULL);
-        CHECK(j[i].rc == 0, "thread %d: status %d", i, j[i].rc);
-        CHECK(!memcmp(j[i].dx, dx, s.n * 2) && !memcmp(j[i].dw, dw, (size_t)s.N * 4),
-              "thread %d's result differs", i);
-        free(j[i].dx);
-        free(j[i].dw);
-    }
-    free(dx);
-    free(dw);
-    shape_free(&s);
 }
 
 /* ---- speed ------------------------------------------------------------- */
@@ -394,50 +531,34 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Median time in us of the library on M x N, as the tuner times a variant. */
-static double time_lib(long long M, long long N, cudaStream_t st, cudaEvent_t *ev, nt_gate *gate,
+/* Median time in us of the library on problem p, as the tuner times a
+ * variant: inputs of M rows (x, dy) rotate over sets holding >= 3x the L2;
+ * N-sized and output tensors are shared. */
+static double time_lib(const nt_problem *p, cudaStream_t st, cudaEvent_t *ev, nt_gate *gate,
                        double *host_us) {
-    size_t n = (size_t)M * (size_t)N, per_set = 3 * n * 2, wsize = 0;
-    int sets = (int)((L2_FACTOR * (size_t)prop.l2CacheSize + per_set - 1) / per_set);
-    void *x[MAX_SETS], *dy[MAX_SETS], *dx[MAX_SETS], *w, *dw, *ws;
+    bufs b;
     static double t[SAMPLES];
-    if (sets < 1) sets = 1;
-    if (sets > MAX_SETS) sets = MAX_SETS;
-    if (normtune_rmsnorm_bwd_workspace_size(M, N, &wsize)) return INFINITY;
-    /* random inputs like the tuner's: one host tile, repeated */
-    size_t tile = n < TILE ? n : TILE;
-    uint16_t *h = malloc(tile * 2);
-    if (!h) exit(1);
-    for (int i = 0; i < sets; i++) {
-        CU(cudaMalloc(&x[i], n * 2));
-        CU(cudaMalloc(&dy[i], n * 2));
-        CU(cudaMalloc(&dx[i], n * 2));
-    }
-    for (int what = 0; what < 2; what++) {
-        nt_fill_uniform(h, tile, what ? -1.0 : -2.0, what ? 1.0 : 2.0, seed_of(M, N, what));
-        for (int i = 0; i < sets; i++)
-            for (size_t o = 0; o < n; o += tile)
-                CU(cudaMemcpy((char *)(what ? dy[i] : x[i]) + o * 2, h,
-                              (n - o < tile ? n - o : tile) * 2, cudaMemcpyHostToDevice));
-    }
-    CU(cudaMalloc(&w, (size_t)N * 2));
-    CU(cudaMalloc(&dw, (size_t)N * 4));
-    CU(cudaMalloc(&ws, wsize));
-    nt_fill_uniform(h, (size_t)N < tile ? (size_t)N : tile, 0.5, 1.5, seed_of(M, N, 2));
-    CU(cudaMemcpy(w, h, (size_t)N * 2, cudaMemcpyHostToDevice));
-    free(h);
+    void *sets[MAX_SETS][NT_MAX_TENSORS];
+    size_t per_set = 0;
+    bufs_make(&b, p, 0);
+    for (int i = 0; i < p->op->ntensors; i++)
+        if (p->op->tensors[i].rows == NT_DIM_M) per_set += b.bytes[i];
+    int nsets = (int)((L2_FACTOR * (size_t)prop.l2CacheSize + per_set - 1) / (per_set ? per_set : 1));
+    if (nsets < 1) nsets = 1;
+    if (nsets > MAX_SETS) nsets = MAX_SETS;
+    for (int s = 0; s < nsets; s++)
+        for (int i = 0; i < p->op->ntensors; i++) {
+            sets[s][i] = b.d[i];
+            if (s == 0 || p->op->tensors[i].rows != NT_DIM_M) continue;
+            CU(cudaMalloc(&sets[s][i], b.bytes[i]));
+            CU(cudaMemcpy(sets[s][i], b.d[i], b.bytes[i], cudaMemcpyDeviceToDevice));
+        }
     int set = 0, ok = 1;
     double warm_ms = 0;
-#define CALL()                                                                                   \
-    (ok &= normtune_rmsnorm_bwd(x[set % sets], w, dy[set % sets], dx[set % sets], dw, M, N, EPS, \
-                                0, ws, wsize, st) == NORMTUNE_SUCCESS,                           \
-     set++)
-    /* warm-up: at least WARMUP_MS of work, so clocks have ramped up (the
-     * tuner's validation runs did that), then the tuner's timed warm-up.
-     * Every batch is queued behind the gate (tuner/gate.h), as the tuner's
-     * are: the times are the GPU's, whatever the host's call rate. */
+#define CALL()                                                                            \
+    (ok &= call(p, sets[set % nsets], EPS, b.ws, b.wsize, st) == NORMTUNE_SUCCESS, set++)
     float ms = 0;
-    int fit = NT_GATE_MAX_LAUNCHES / MAX_LAUNCHES, reps = 1;
+    int fit = NT_GATE_MAX_LAUNCHES / NORMTUNE_MAX_LAUNCH, reps = 1;
     double host_s = 0;
     long host_calls = 0;
 #define BATCH_OF(ncalls, per_event)                                          \
@@ -470,26 +591,22 @@ static double time_lib(long long M, long long N, cudaStream_t st, cudaEvent_t *e
     host_s = 0;
     host_calls = 0;
     for (int s0 = 0; s0 < SAMPLES;) {
-        int b = SAMPLES - s0 < BATCH ? SAMPLES - s0 : BATCH;
-        if (b > fit / reps) b = fit / reps;
-        BATCH_OF(b * reps, reps);
-        for (int i = 0; i < b; i++) {
+        int n = SAMPLES - s0 < BATCH ? SAMPLES - s0 : BATCH;
+        if (n > fit / reps) n = fit / reps;
+        BATCH_OF(n * reps, reps);
+        for (int i = 0; i < n; i++) {
             CU(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
             t[s0 + i] = ms * 1e3 / reps;
         }
-        s0 += b;
+        s0 += n;
     }
     *host_us = host_s * 1e6 / (double)host_calls;
 #undef BATCH_OF
 #undef CALL
-    for (int i = 0; i < sets; i++) {
-        cudaFree(x[i]);
-        cudaFree(dy[i]);
-        cudaFree(dx[i]);
-    }
-    cudaFree(w);
-    cudaFree(dw);
-    cudaFree(ws);
+    for (int s = 1; s < nsets; s++)
+        for (int i = 0; i < p->op->ntensors; i++)
+            if (p->op->tensors[i].rows == NT_DIM_M) cudaFree(sets[s][i]);
+    bufs_free(&b);
     if (!ok) return INFINITY;
     qsort(t, SAMPLES, sizeof t[0], cmp_double);
     return (t[SAMPLES / 2 - 1] + t[SAMPLES / 2]) / 2;
@@ -508,17 +625,22 @@ TEST(speed) {
     CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     for (int i = 0; i <= BATCH; i++) CU(cudaEventCreate(&ev[i]));
     /* "host us": what one call costs the calling thread (not asserted) */
-    printf("  %6s %6s %6s %12s %12s %7s %8s\n", "N", "M", "config", "tuner us", "library us",
-           "ratio", "host us");
-    for (int i = 0; i < NORMTUNE_TABLE_SIZE; i++) {
-        const normtune_entry *e = &normtune_table[i];
-        double host = 0, us = time_lib(e->M, e->N, st, ev, gate, &host);
-        double ratio = us / e->median_us;
-        printf("  %6lld %6lld %6d %12.3f %12.3f %7.3f %8.2f%s\n", e->N, e->M, e->config,
-               e->median_us, us, ratio, host, ratio <= SLACK ? "" : "  SLOW");
-        CHECK(us <= SLACK * e->median_us, "N=%lld M=%lld: library %.3f us, tuner %.3f us", e->N,
-              e->M, us, e->median_us);
-    }
+    printf("  %-11s %-22s %6s %6s %6s %12s %12s %7s %8s\n", "op", "dtypes", "N", "M", "config",
+           "tuner us", "library us", "ratio", "host us");
+    for (int q = 0; q < NORMTUNE_NPROBLEMS; q++)
+        for (int e = normtune_problems[q].first;
+             e < normtune_problems[q].first + normtune_problems[q].count; e++) {
+            const normtune_entry *en = &normtune_entries[e];
+            nt_problem p;
+            problem(q, en->M, en->N, &p);
+            double host = 0, us = time_lib(&p, st, ev, gate, &host);
+            double ratio = us / en->median_us;
+            printf("  %-11s %-22s %6lld %6lld %6d %12.3f %12.3f %7.3f %8.2f%s\n", p.op->name,
+                   normtune_problems[q].dtypes, en->N, en->M, en->config, en->median_us, us,
+                   ratio, host, ratio <= SLACK ? "" : "  SLOW");
+            CHECK(us <= SLACK * en->median_us, "%s %s N=%lld M=%lld: library %.3f us, tuner %.3f us",
+                  p.op->name, normtune_problems[q].dtypes, en->N, en->M, us, en->median_us);
+        }
     for (int i = 0; i <= BATCH; i++) cudaEventDestroy(ev[i]);
     cudaStreamDestroy(st);
     nt_gate_free(gate);
@@ -537,7 +659,7 @@ int main(void) {
     RUN(speed);               /* first: on a fresh process, like the tuner's */
     RUN(arguments);
     RUN(correctness_untuned);
-    RUN(correctness_dw_precision);
+    RUN(correctness_precision);
     RUN(correctness_tuned);
     RUN(threads);
     T_END();
