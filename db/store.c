@@ -1697,7 +1697,7 @@ int store_report_shape(store *db, const char *device, int64_t M, int64_t N,
     static const col cols[] = {
         {"rank", 'i'}, {"op", 's'}, {"dtype", 's'}, {"family", 's'},
         {"params", 's'}, {"status", 's'}, {"us", '2'}, {"p10 us", '2'},
-        {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'},
+        {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'}, {"% op", '1'},
         {"% of best", '1'}, {"result", 'i'}, {"message", 's'},
     };
     int64_t dev;

@@ -515,6 +515,7 @@ TEST(migrates_schema_1) {
     CHECK(sqlite3_open(v1, &s) == SQLITE_OK, "sqlite3_open");
     CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; DROP VIEW best;"
                           " ALTER TABLE result DROP COLUMN reps;"
+                          " ALTER TABLE result DROP COLUMN traffic_gbps;"
                           " ALTER TABLE sweep DROP COLUMN pid; DROP TABLE error;"
                           " ALTER TABLE result ADD COLUMN err_dx REAL;"
                           " ALTER TABLE result ADD COLUMN err_dw REAL;"
@@ -761,7 +762,7 @@ TEST(reports) {
     memset(r, 0, sizeof *r);
     CHECK(store_report_shape(db, NULL, 16384, 4096, collect, r, err, sizeof err) == 0, "%s",
           err);
-    CHECK(r->nrow == 4 && r->ncol == 15, "rows %d cols %d", r->nrow, r->ncol);
+    CHECK(r->nrow == 4 && r->ncol == 16, "rows %d cols %d", r->nrow, r->ncol);
     CHECK(!strncmp(r->row[0], "1|rmsnorm_bwd|x=bf16,w=bf16,dw=f32|rmsnorm_bwd.persistent|block=256",
                    67),
           "rank 1 '%s'", r->row[0]);

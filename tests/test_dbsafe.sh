@@ -36,6 +36,7 @@ cp "$ship" "$T/base.db"
 # dropped, then the named dx/dw errors back into the columns err_dx/err_dw)
 if [ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 5 ]; then
     sqlite3 "$T/base.db" "DROP VIEW best; ALTER TABLE error DROP COLUMN required;
+        ALTER TABLE result DROP COLUMN traffic_gbps;
         UPDATE shape SET dtype = 'bf16' WHERE dtype = 'x=bf16,w=bf16,dw=f32';
         CREATE VIEW best AS SELECT * FROM result; PRAGMA user_version = 4"
 fi

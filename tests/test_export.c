@@ -153,7 +153,7 @@ static int expected_problems(void) {
             }
             char dt[160];
             nt_dtypes_canon(&p, dt, sizeof dt);
-            n += acc && (op->fallback_family || (!strcmp(op->name, OP) && !strcmp(dt, DT)));
+            n += acc && (op->fallback || (!strcmp(op->name, OP) && !strcmp(dt, DT)));
             int s = op->nslots - 1;
             while (s >= 0 && ++d[s] == NT_NDTYPES) d[s--] = 0;
             if (s < 0) break;

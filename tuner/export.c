@@ -240,7 +240,7 @@ static int cmp_ent(const void *a, const void *b) {
 static int add_combos(xport *x, const nt_op *op) {
     int d[NT_MAX_SLOTS] = {0}, ns = op->nslots;
     char why[256];
-    if (!op->fallback_family || ns < 1 || ns > NT_MAX_SLOTS) return 0;
+    if (!op->fallback || ns < 1 || ns > NT_MAX_SLOTS) return 0;
     for (;;) {
         nt_problem p;
         int ok = 1;
@@ -520,17 +520,16 @@ static int build(xport *x, const store_best_row *rows, int n, char *err, size_t 
     /* configs: per problem the fallback, then the tuned ones in table order */
     for (int q = 0; q < x->nprob; q++) {
         const nt_op *op = x->prob[q].pr.op;
-        if (op->fallback_family) {
-            const nt_family *f = nt_family_find2(op->name, op->fallback_family);
-            if (!f || !op->fallback_params ||
-                canon_params(f, op->fallback_params, canon, sizeof canon, why, sizeof why)) {
-                snprintf(err, errlen, "op %s: its fallback %s %s is not a valid config%s%s",
-                         op->name, op->fallback_family,
-                         op->fallback_params ? op->fallback_params : "(no params)", f ? ": " : "",
-                         f ? why : "");
+        char fbp[160] = "";
+        const nt_family *fb = op->fallback ? op->fallback(&x->prob[q].pr, fbp, sizeof fbp) : NULL;
+        if (op->fallback) {
+            if (!fb || canon_params(fb, fbp, canon, sizeof canon, why, sizeof why)) {
+                snprintf(err, errlen, "op %s %s: its fallback %s %s is not a valid config%s%s",
+                         op->name, x->prob[q].dt, fb ? fb->name : "(none)", fbp, fb ? ": " : "",
+                         fb ? why : "");
                 return -1;
             }
-            if ((x->prob[q].fallback = cfg_index(x, f, q, canon)) < 0) goto oom;
+            if ((x->prob[q].fallback = cfg_index(x, fb, q, canon)) < 0) goto oom;
         }
         for (int e = x->prob[q].first; e < x->prob[q].first + x->prob[q].count; e++) {
             const store_best_row *r = &rows[x->ent[e].row];
