@@ -38,7 +38,8 @@ TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c)) \
 TEST_SH := $(wildcard tests/test_*.sh)
 GPU_BIN := $(patsubst tests/gpu/%.c,$(B)/gpu/%,$(wildcard tests/gpu/test_*.c))
 BIN := $(B)/normtune
-SWEEP ?= lua/sweeps/rmsnorm_bwd.lua
+# The default sweeps, one per op (make tune runs them in turn into one DB).
+SWEEP ?= lua/sweeps/rmsnorm_bwd.lua lua/sweeps/rmsnorm_fwd.lua
 DB ?= results.db
 HEADER ?= normtune_dispatch.h
 
@@ -206,7 +207,7 @@ test-gpu: $(GPU_DEPS)
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) export --check --db $(DB) -o $(HEADER)
-	$(BIN) run $(SWEEP) --db $(DB)
+	for s in $(SWEEP); do $(BIN) run $$s --db $(DB) || exit 1; done
 	$(BIN) export --db $(DB) -o $(HEADER)
 	$(BIN) report --db $(DB)
 

@@ -851,8 +851,11 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
 /* One dtype combination: the table at idx ({x = "bf16", w = "f32"}) or a
  * string (the dtype of the first slot), over the op's defaults, checked
  * by the op; into *p.  what names it in messages. */
+static void read_shape_list(const ntl_chk *k, int idx, const char *const *keys, const char *pre,
+                            nt_shape **out, int *nout);
+
 static void read_dtype1(const ntl_chk *k, int idx, const char *const *keys, const char *what,
-                        const nt_op *op, nt_problem *p) {
+                        const nt_op *op, nt_problem *p, nt_shape **shapes, int *nshape) {
     lua_State *L = k->L;
     char text[256] = "", err[256];
     size_t u = 0;
@@ -860,10 +863,21 @@ static void read_dtype1(const ntl_chk *k, int idx, const char *const *keys, cons
     if (lua_type(L, idx) == LUA_TSTRING) {
         snprintf(text, sizeof text, "%s=%s", op->slots[0].name, lua_tostring(L, idx));
     } else if (lua_istable(L, idx)) {
-        const char *sn[NT_MAX_SLOTS + 1];
+        const char *sn[NT_MAX_SLOTS + 2];
         for (int i = 0; i < op->nslots; i++) sn[i] = op->slots[i].name;
-        sn[op->nslots] = NULL;
+        sn[op->nslots] = shapes ? "shapes" : NULL;
+        sn[op->nslots + 1] = NULL;
         check_keys(k, idx, sn, keys, what, "dtype");
+        if (shapes && lua_getfield(k->L, idx, "shapes") != LUA_TNIL) {
+            char pre[64];
+            const char *const sk[] = {keys[0], "shapes", NULL};
+            snprintf(pre, sizeof pre, "%s.shapes", what);
+            if (!lua_istable(k->L, -1))
+                chk_fail(k, sk, "%s: expected a list of {M=, N=}, got %s", pre,
+                         luaL_typename(k->L, -1));
+            read_shape_list(k, lua_gettop(k->L), sk, pre, shapes, nshape);
+        }
+        lua_pop(k->L, 1);
         for (int i = 0; i < op->nslots; i++) {
             if (lua_getfield(L, idx, sn[i]) != LUA_TNIL) {
                 if (lua_type(L, -1) != LUA_TSTRING)
@@ -900,7 +914,8 @@ static void read_dtypes(const ntl_chk *k, ntl_box *box) {
             char what[32], a[128], b[128];
             snprintf(what, sizeof what, "dtypes[%d]", i + 1);
             lua_rawgeti(L, -1, i + 1);
-            read_dtype1(k, lua_gettop(L), dsk, what, sw->op, &sw->dts[i]);
+            read_dtype1(k, lua_gettop(L), dsk, what, sw->op, &sw->dts[i], &sw->dshapes[i],
+                        &sw->ndshape[i]);
             lua_pop(L, 1);
             nt_dtypes_canon(&sw->dts[i], a, sizeof a);
             for (int j = 0; j < i; j++)
@@ -909,7 +924,7 @@ static void read_dtypes(const ntl_chk *k, ntl_box *box) {
             sw->ndt = i + 1;
         }
     } else if (t1 != LUA_TNIL) {
-        read_dtype1(k, lua_gettop(L) - 1, dk, "dtype", sw->op, &sw->dts[0]);
+        read_dtype1(k, lua_gettop(L) - 1, dk, "dtype", sw->op, &sw->dts[0], NULL, NULL);
         sw->ndt = 1;
     } else {
         nt_problem_init(&sw->dts[0], sw->op, 1, 8);
@@ -918,12 +933,46 @@ static void read_dtypes(const ntl_chk *k, ntl_box *box) {
     lua_pop(L, 2);
 }
 
-int ntl_nproblems(const nt_sweep *sw) { return sw->ndt * sw->nshape; }
+/* The shapes of dtype combination d: its own, or the sweep's. */
+static int shapes_of(const nt_sweep *sw, int d, const nt_shape **s) {
+    if (sw->dshapes[d]) {
+        *s = sw->dshapes[d];
+        return sw->ndshape[d];
+    }
+    *s = sw->shapes;
+    return sw->nshape;
+}
+
+int ntl_nproblems(const nt_sweep *sw) {
+    int n = 0;
+    const nt_shape *s;
+    for (int d = 0; d < sw->ndt; d++) n += shapes_of(sw, d, &s);
+    return n;
+}
+
+int ntl_problem_at(const nt_sweep *sw, int q, int *dt, int *shape) {
+    const nt_shape *s;
+    for (int d = 0; d < sw->ndt; d++) {
+        int n = shapes_of(sw, d, &s);
+        if (q < n) {
+            *dt = d;
+            *shape = q;
+            return sw->dshapes[d] != NULL;
+        }
+        q -= n;
+    }
+    *dt = *shape = 0;
+    return 0;
+}
 
 void ntl_problem(const nt_sweep *sw, int q, nt_problem *p) {
-    *p = sw->dts[q / sw->nshape];
-    p->M = sw->shapes[q % sw->nshape].M;
-    p->N = sw->shapes[q % sw->nshape].N;
+    int d, i;
+    const nt_shape *s;
+    ntl_problem_at(sw, q, &d, &i);
+    shapes_of(sw, d, &s);
+    *p = sw->dts[d];
+    p->M = s[i].M;
+    p->N = s[i].N;
 }
 
 void ntl_problem_text(const nt_problem *p, char *buf, size_t len) {
@@ -932,18 +981,21 @@ void ntl_problem_text(const nt_problem *p, char *buf, size_t len) {
     snprintf(buf, len, "M=%lld N=%lld %s", (long long)p->M, (long long)p->N, dt);
 }
 
-/* Read shapes (list at idx) into box->sw.shapes. */
-static void read_shapes(const ntl_chk *k, int idx, ntl_box *box) {
+/* Read a shape list (at idx) into *out (malloc'd; stored at once, so that
+ * the box frees it if a check fails) and *nout.  pre names the list in
+ * messages and in the key path that finds its line ("shapes", or
+ * "dtypes[2].shapes"); keys is that path. */
+static void read_shape_list(const ntl_chk *k, int idx, const char *const *keys, const char *pre,
+                            nt_shape **out, int *nout) {
     lua_State *L = k->L;
-    nt_sweep *sw = &box->sw;
-    const char *const keys[] = {"shapes", NULL};
-    int n = list_len(k, idx, keys, "shapes");
-    if (n > NTL_MAX_SHAPES) chk_fail(k, keys, "shapes: %d shapes, at most %d", n, NTL_MAX_SHAPES);
-    sw->shapes = calloc((size_t)n, sizeof *sw->shapes);
-    if (!sw->shapes) chk_fail(k, keys, "out of memory");
+    int n = list_len(k, idx, keys, pre);
+    if (n > NTL_MAX_SHAPES) chk_fail(k, keys, "%s: %d shapes, at most %d", pre, n, NTL_MAX_SHAPES);
+    *out = calloc((size_t)n, sizeof **out);
+    if (!*out) chk_fail(k, keys, "out of memory");
+    nt_shape *sh = *out;
     for (int i = 0; i < n; i++) {
-        char what[64];
-        snprintf(what, sizeof what, "shapes[%d]", i + 1);
+        char what[96];
+        snprintf(what, sizeof what, "%s[%d]", pre, i + 1);
         lua_rawgeti(L, idx, i + 1);
         if (!lua_istable(L, -1))
             chk_fail(k, keys, "%s: expected table {M=, N=}, got %s", what, luaL_typename(L, -1));
@@ -954,13 +1006,16 @@ static void read_shapes(const ntl_chk *k, int idx, ntl_box *box) {
         char occ[2][32];      /* "M#i": the i-th M = after shapes */
         snprintf(occ[0], sizeof occ[0], "M#%d", i + 1);
         snprintf(occ[1], sizeof occ[1], "N#%d", i + 1);
+        /* the path to this shape's M: its line in messages */
+        const char *const okeys[] = {keys[0], keys[1] ? keys[1] : occ[0], keys[1] ? occ[0] : NULL,
+                                     NULL};
         for (int j = 0; j < 2; j++) {
-            const char *const vkeys[] = {"shapes", occ[j], NULL};
-            char fw[80];
+            const char *const vkeys[] = {keys[0], keys[1] ? keys[1] : occ[j],
+                                         keys[1] ? occ[j] : NULL, NULL};
+            char fw[112];
             snprintf(fw, sizeof fw, "%s.%s", what, shape_fields[j]);
             if (lua_getfield(L, st, shape_fields[j]) == LUA_TNIL)
-                chk_fail(k, (const char *[]){"shapes", occ[0], NULL}, "%s: missing %s", what,
-                         shape_fields[j]);
+                chk_fail(k, okeys, "%s: missing %s", what, shape_fields[j]);
             v[j] = get_int(k, vkeys, fw);
             if (v[j] < 1) chk_fail(k, vkeys, "%s must be a positive integer, got %lld", fw, (long long)v[j]);
             if (v[j] > vmax[j])
@@ -969,15 +1024,20 @@ static void read_shapes(const ntl_chk *k, int idx, ntl_box *box) {
             lua_pop(L, 1);
         }
         for (int j = 0; j < i; j++)
-            if (sw->shapes[j].M == v[0] && sw->shapes[j].N == v[1])
-                chk_fail(k, (const char *[]){"shapes", occ[0], NULL},
-                         "%s: M=%lld N=%lld repeats shapes[%d]", what, (long long)v[0],
-                         (long long)v[1], j + 1);
-        sw->shapes[i].M = v[0];
-        sw->shapes[i].N = v[1];
-        sw->nshape = i + 1;
+            if (sh[j].M == v[0] && sh[j].N == v[1])
+                chk_fail(k, okeys, "%s: M=%lld N=%lld repeats %s[%d]", what, (long long)v[0],
+                         (long long)v[1], pre, j + 1);
+        sh[i].M = v[0];
+        sh[i].N = v[1];
+        *nout = i + 1;
         lua_pop(L, 1);
     }
+}
+
+/* Read the sweep's shapes (list at idx) into box->sw.shapes. */
+static void read_shapes(const ntl_chk *k, int idx, ntl_box *box) {
+    const char *const keys[] = {"shapes", NULL};
+    read_shape_list(k, idx, keys, "shapes", &box->sw.shapes, &box->sw.nshape);
 }
 
 /* Read the optional search table (at the top, or nil). */
@@ -1068,6 +1128,7 @@ static void box_release(lua_State *L, ntl_box *b) {
         if (b->sw.fam[i].where_ref >= 0) luaL_unref(L, LUA_REGISTRYINDEX, b->sw.fam[i].where_ref);
     }
     free(b->sw.shapes);
+    for (int d = 0; d < NTL_MAX_DTYPES; d++) free(b->sw.dshapes[d]);
     memset(&b->sw, 0, sizeof b->sw);   /* nothing left to hand over */
     b->owned = 0;
 }
@@ -1131,12 +1192,12 @@ static int ntl_sweep(lua_State *L) {
 
     uint64_t walk = 0;        /* spaces are capped: no overflow */
     for (int f = 0; f < sw->nfam; f++) walk += search_space_size(&sw->fam[f].space);
-    uint64_t np = (uint64_t)sw->nshape * (uint64_t)sw->ndt;
+    uint64_t np = (uint64_t)ntl_nproblems(sw);
     if (walk * np > NTL_MAX_WALK)
         chk_fail(&k, (const char *[]){"families", NULL},
-                 "the sweep has %d dtype combination%s x %d shapes x %llu points (all "
-                 "families' spaces) = %llu, more than the cap of %llu points a walk over the "
-                 "sweep may visit", sw->ndt, sw->ndt == 1 ? "" : "s", sw->nshape,
+                 "the sweep has %llu problems (dtype combinations x their shapes) x %llu "
+                 "points (all families' spaces) = %llu, more than the cap of %llu points a "
+                 "walk over the sweep may visit", (unsigned long long)np,
                  (unsigned long long)walk,
                  (unsigned long long)(walk * np), (unsigned long long)NTL_MAX_WALK);
 
@@ -1287,6 +1348,7 @@ static size_t skip_head(char *buf, size_t n) {
 static void sweep_release(nt_sweep *sw) {
     for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
     free(sw->shapes);
+    for (int d = 0; d < NTL_MAX_DTYPES; d++) free(sw->dshapes[d]);
     memset(sw, 0, sizeof *sw);
 }
 
@@ -1309,6 +1371,16 @@ static int sweep_diff(const nt_sweep *a, const nt_sweep *b, char *d, size_t n) {
             return snprintf(d, n, "shapes[%d] is M=%lld N=%lld, then M=%lld N=%lld", i + 1,
                             (long long)a->shapes[i].M, (long long)a->shapes[i].N,
                             (long long)b->shapes[i].M, (long long)b->shapes[i].N), 1;
+    if (ntl_nproblems(a) != ntl_nproblems(b))
+        return snprintf(d, n, "%d problems, then %d", ntl_nproblems(a), ntl_nproblems(b)), 1;
+    for (int q = 0; q < ntl_nproblems(a); q++) {
+        nt_problem x, y;
+        ntl_problem(a, q, &x);
+        ntl_problem(b, q, &y);
+        if (x.M != y.M || x.N != y.N)
+            return snprintf(d, n, "problem %d is M=%lld N=%lld, then M=%lld N=%lld", q + 1,
+                            (long long)x.M, (long long)x.N, (long long)y.M, (long long)y.N), 1;
+    }
     if (a->nfam != b->nfam) return snprintf(d, n, "%d families, then %d", a->nfam, b->nfam), 1;
     for (int f = 0; f < a->nfam; f++) {
         const search_space *x = &a->fam[f].space, *y = &b->fam[f].space;
@@ -1589,6 +1661,7 @@ void ntl_point_params(const nt_sweep *sw, int f, const int *idx, nt_params *p) {
 void ntl_free(nt_sweep *sw) {
     for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
     free(sw->shapes);
+    for (int d = 0; d < NTL_MAX_DTYPES; d++) free(sw->dshapes[d]);
     free(sw->ref_hash);
     free(sw->ref_count);
     free(sw->ref_strat);

@@ -49,11 +49,13 @@ typedef struct nt_sweep {
     const nt_op *op;          /* the op the script names */
     int ndt;                  /* dtype combinations (field dtypes, or dtype) */
     nt_problem dts[NTL_MAX_DTYPES]; /* their dtypes (M and N unused) */
+    nt_shape *dshapes[NTL_MAX_DTYPES]; /* a combination's own shapes (owned),
+                                 or NULL: the sweep's */
+    int ndshape[NTL_MAX_DTYPES];
     int nshape;
     nt_shape *shapes;         /* nshape shapes, owned */
-    /* The problems of the sweep are every dtype combination x every shape,
-     * dtypes outer: problem q is dts[q / nshape] at shapes[q % nshape]
-     * (ntl_problem). */
+    /* The problems of the sweep are every dtype combination x its shapes
+     * (its own, or the sweep's), dtypes outer (ntl_problem). */
     int nfam;
     nt_sweep_family fam[NTL_MAX_FAMILIES];
     search_cfg search;        /* strategy, budget, seed */
@@ -75,9 +77,14 @@ typedef struct nt_sweep {
  * freeing. */
 int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen);
 
-/* Problems of the sweep (ndt * nshape), and problem q (see nt_sweep). */
+/* Problems of the sweep, and problem q (see nt_sweep). */
 int ntl_nproblems(const nt_sweep *sw);
 void ntl_problem(const nt_sweep *sw, int q, nt_problem *p);
+
+/* Where problem q comes from: its dtype combination *dt and the index
+ * *shape in that combination's shapes; returns 1 when those are the
+ * combination's own (dtypes[dt].shapes), 0 when the sweep's. */
+int ntl_problem_at(const nt_sweep *sw, int q, int *dt, int *shape);
 
 /* A problem as text for messages: "M=4096 N=1024 x=bf16,w=bf16,dw=f32". */
 void ntl_problem_text(const nt_problem *p, char *buf, size_t len);

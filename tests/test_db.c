@@ -884,13 +884,20 @@ TEST(cli_report_and_query) {
     if (txt) {
         txt[n] = 0;
         CHECK(strstr(txt, "## normtune report: NVIDIA H200") != NULL, "title:\n%s", txt);
-        /* N=4096 M=16384: persistent 40 us vs naive 100 us -> 0.40 */
-        CHECK(strstr(txt, "| 4096 | 16384 | persistent | block=256,chunks=2,stages=2,k=0 "
-                          "| 40.00 |") != NULL, "row:\n%s", txt);
-        CHECK(strstr(txt, "|             0.40 |") != NULL, "ratio:\n%s", txt);
-        /* N=1024: the persistent variant failed, no ratio */
-        CHECK(strstr(txt, "| 1024 |  2048 | naive      | nsplit=64,partial=f32") &&
-                  strstr(txt, "|                - |"), "no ratio:\n%s", txt);
+        /* N=4096 M=16384: persistent 40 us, the runner-up naive 100 us -> 2.50 */
+        const char *row = strstr(txt, "| 4096 | 16384 | persistent | block=256,chunks=2,stages=2,k=0 "
+                                      "| 40.00 |");
+        const char *eol = row ? strchr(row, '\n') : NULL;
+        CHECK(row && eol, "row:\n%s", txt);
+        if (row && eol) {
+            const char *nx = strstr(row, "| naive     |"), *ra = strstr(row, "|           2.50 |");
+            CHECK(nx && nx < eol && ra && ra < eol, "runner-up naive at 2.50:\n%s", txt);
+        }
+        /* N=1024: the persistent variant failed, no runner-up */
+        row = strstr(txt, "| 1024 |  2048 | naive      | nsplit=64,partial=f32");
+        eol = row ? strchr(row, '\n') : NULL;
+        CHECK(row && eol && strstr(row, "| -         |              - |") &&
+                  strstr(row, "| -         |              - |") < eol, "no runner-up:\n%s", txt);
         CHECK(strstr(txt, "| ---: | ----: | ---------- |") != NULL, "rule:\n%s", txt);
     }
     free(txt);

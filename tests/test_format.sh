@@ -82,11 +82,11 @@ eq json_empty_array "$(js "$T/out" "json_valid(j) || json_array_length(j)")" 10
 expect report_md_default 0 report --db "$db"
 has report_md_title "$T/out" '## normtune report: NVIDIA "H200", rev\2'
 expect report_csv 0 report --db "$db" --format csv
-eq report_csv_header "$(head -1 "$T/out")" "device,N,M,op,dtype,family,params,us,GB/s,% copy,persistent/naive"
-eq report_csv_row "$(csvq "$T/out" "SELECT N || ' ' || M || ' ' || family || ' ' || \"persistent/naive\" FROM t")" \
-    "4096 2048 persistent 0.50"
+eq report_csv_header "$(head -1 "$T/out")" "device,N,M,op,dtype,family,params,us,GB/s,% copy,% op,runner-up,runner-up/best"
+eq report_csv_row "$(csvq "$T/out" "SELECT N || ' ' || M || ' ' || family || ' ' || \"runner-up\" || ' ' || \"runner-up/best\" FROM t")" \
+    "4096 2048 persistent naive 2.00"
 expect report_json 0 report --db "$db" --format json
-eq report_json_ratio "$(js "$T/out" "json_valid(j) || ' ' || json_extract(j, '\$[0].\"persistent/naive\"') || ' ' || json_extract(j, '\$[0].family')")" "1 0.5 persistent"
+eq report_json_ratio "$(js "$T/out" "json_valid(j) || ' ' || json_extract(j, '\$[0].\"runner-up/best\"') || ' ' || json_extract(j, '\$[0].family')")" "1 2.0 persistent"
 
 # ---- -o FILE -------------------------------------------------------------------------
 expect out_file 0 query --db "$db" --format json -o "$T/o.json"

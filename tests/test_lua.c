@@ -722,7 +722,7 @@ TEST(t_space_caps) {
         "        stages = {1, 2, 3, 4}, k = normtune.range(0, 15)}},\n"
         "  },\n"
         "}\n",
-        "the sweep has 1 dtype combination x 17 shapes x 1016832 points (all families' spaces) = 17286144, more than the cap of 16777216");
+        "the sweep has 17 problems (dtype combinations x their shapes) x 1016832 points (all families' spaces) = 17286144, more than the cap of 16777216");
 }
 
 /* M and N are bounded so that M*N*element sizes cannot overflow. */
@@ -957,6 +957,38 @@ TEST(t_dtypes) {
     ntl_free(&sw);
 }
 
+/* A dtype combination may carry its own shapes (fewer for fp32). */
+TEST(t_dtypes_own_shapes) {
+    nt_sweep sw;
+    char err[1024], dt[128];
+    int rc = ntl_load(script("dshapes.lua",
+                             "return normtune.sweep {\n"
+                             "  op = \"rmsnorm_fwd\",\n"
+                             "  dtypes = {\"bf16\", {x = \"f32\", shapes = {{M = 4, N = 64}}}},\n"
+                             "  shapes = {{M = 8, N = 1024}, {M = 16, N = 2048}},\n"
+                             "  families = {row = {params = {block = {128}, chunks = {1, 2}, k = {0}}}},\n"
+                             "}\n"),
+                      &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    CHECK(ntl_nproblems(&sw) == 3, "%d problems", ntl_nproblems(&sw));
+    nt_problem p;
+    int d = -1, i = -1;
+    ntl_problem(&sw, 2, &p);
+    nt_dtypes_canon(&p, dt, sizeof dt);
+    CHECK(p.M == 4 && p.N == 64 && !strcmp(dt, "x=f32,w=f32"), "problem 3: M=%lld N=%lld %s",
+          (long long)p.M, (long long)p.N, dt);
+    CHECK(ntl_problem_at(&sw, 2, &d, &i) == 1 && d == 1 && i == 0, "own shapes: %d %d", d, i);
+    CHECK(ntl_problem_at(&sw, 1, &d, &i) == 0 && d == 0 && i == 1, "sweep's shapes: %d %d", d, i);
+    ntl_free(&sw);
+    BAD("dshapes_bad.lua", 3,
+        "return normtune.sweep {\n  op = \"rmsnorm_fwd\",\n"
+        "  dtypes = {{x = \"f32\", shapes = {{M = 4, N = 64}, {M = 4, N = 64}}}},\n"
+        "  shapes = {{M = 8, N = 1024}},\n"
+        "  families = {row = {params = {block = {128}, chunks = {1}, k = {0}}}},\n}\n",
+        "dtypes[1].shapes[2]: M=4 N=64 repeats dtypes[1].shapes[1]");
+}
+
 TEST(t_dtypes_errors) {
     const char *fam = "  shapes = {{M = 1, N = 8}},\n"
                       "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n}\n";
@@ -985,6 +1017,7 @@ int main(void) {
     RUN(t_unknown_names);
     RUN(t_types_and_values);
     RUN(t_dtypes);
+    RUN(t_dtypes_own_shapes);
     RUN(t_dtypes_errors);
     RUN(t_empty_and_nonpositive);
     RUN(t_space_empty_after_where);

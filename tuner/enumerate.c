@@ -180,13 +180,16 @@ static uint64_t walk_size(const nt_sweep *sw, int mode) {
 static void problem_text(const nt_sweep *sw, int s, char *buf, size_t len) {
     nt_problem p;
     char t[160];
+    int d, i, own;
     ntl_problem(sw, s, &p);
     ntl_problem_text(&p, t, sizeof t);
-    if (sw->ndt > 1)
-        snprintf(buf, len, "%s (shapes[%d], dtypes[%d])", t, s % sw->nshape + 1,
-                 s / sw->nshape + 1);
+    own = ntl_problem_at(sw, s, &d, &i);
+    if (own)
+        snprintf(buf, len, "%s (dtypes[%d].shapes[%d])", t, d + 1, i + 1);
+    else if (sw->ndt > 1)
+        snprintf(buf, len, "%s (shapes[%d], dtypes[%d])", t, i + 1, d + 1);
     else
-        snprintf(buf, len, "%s (shapes[%d])", t, s % sw->nshape + 1);
+        snprintf(buf, len, "%s (shapes[%d])", t, i + 1);
 }
 
 /* "file: where() is not deterministic: ..." for problem s into err. */

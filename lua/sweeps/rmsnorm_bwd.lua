@@ -1,67 +1,84 @@
--- rmsnorm_bwd.lua -- the default sweep: RMSNorm backward, bf16, both families.
+-- rmsnorm_bwd.lua -- the default backward sweep: RMSNorm backward, both
+-- families, bf16 and fp16 activations with the weight in the activation
+-- dtype or fp32, and fp32 at fewer shapes; dw in fp32 throughout.
 --
--- 40 shapes: N (hidden size) in 1024 .. 16384, M (rows) in 1024 .. 65536.
--- Every point of each family's space is visited (exhaustive) unless the
--- family's where() below drops it.  `normtune list lua/sweeps/rmsnorm_bwd.lua
--- --count` prints how many variants that leaves per shape: 1860 variants in
--- all (320 naive, 1540 persistent, 17-60 persistent per shape), so that the sweep
--- finishes well within ten minutes on one GPU at ~0.1 s per variant.
+-- bf16 (w bf16) is what most models train with: all 40 shapes, N (hidden
+-- size) in 1024 .. 16384 by M (rows) in 1024 .. 65536.  The other
+-- combinations get the 12 shapes of N in {1024, 4096, 16384} (their own
+-- `shapes`), fp32 the 6 of M in {4096, 65536}.  Every point of each
+-- family's space that where() keeps is measured (exhaustive);
+-- `normtune list lua/sweeps/rmsnorm_bwd.lua --count` prints the counts per
+-- problem.
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}
-
-local shapes = {}
-for _, N in ipairs(Ns) do
-  for _, M in ipairs(Ms) do shapes[#shapes + 1] = {M = M, N = N} end
+local function grid(ns, ms)
+  local t = {}
+  for _, N in ipairs(ns) do
+    for _, M in ipairs(ms) do t[#t + 1] = {M = M, N = N} end
+  end
+  return t
 end
+local few = grid({1024, 4096, 16384}, Ms)
+local fp32 = grid({1024, 4096, 16384}, {4096, 65536})
 
--- H200 limits the persistent constraints use (the family's own check() refuses
--- what does not fit the device at hand; these only keep hopeless points out).
+-- H200 limits the persistent constraints use (the family's own check()
+-- refuses what does not fit the device at hand; these keep hopeless points
+-- out of the sweep).
 local SMEM_BUDGET = 200 * 1024      -- pipeline bytes per block we allow
 local SMEM_PER_SM = 228 * 1024      -- shared memory per SM
-local RED_SMEM = 512                -- the row reduction's static shared memory
 local THREADS_PER_SM = 2048
+local SIZE = {bf16 = 2, f16 = 2, f32 = 4}
 
--- Shared memory of the cp.async pipeline: `stages` rows of x and dy and one
--- of w, each block*chunks 16-byte vectors.  stages == 1 loads straight into
--- registers.
-local function smem(p)
+-- A chunk is 16 bytes of x: E elements.
+local function E(s) return 16 // SIZE[s.dtype.x] end
+
+-- Shared memory of the cp.async pipeline: `stages` rows of x and dy (32
+-- bytes a chunk) and one of w (E weights a chunk); stages == 1 loads
+-- straight into registers.
+local function smem(p, s)
   if p.stages == 1 then return 0 end
-  return (2 * p.stages + 1) * p.block * p.chunks * 16
+  return (32 * p.stages + E(s) * SIZE[s.dtype.w]) * p.block * p.chunks
 end
 
 return normtune.sweep {
   op = "rmsnorm_bwd",
-  dtype = "bf16",
-  shapes = shapes,
+  dtypes = {
+    "bf16",
+    {x = "bf16", w = "f32", shapes = few},
+    {x = "f16", shapes = few},
+    {x = "f16", w = "f32", shapes = few},
+    {x = "f32", shapes = fp32},
+  },
+  shapes = grid(Ns, Ms),
   families = {
-    -- The 3-kernel chain: no constraint, 8 variants per shape.  bf16 partials
-    -- are the post's (fast, ~1e-3 error on dw); f32 ones are exact.
-    naive = {
-      params = {nsplit = {32, 64, 128, 256}, partial = {"bf16", "f32"}},
-    },
+    -- The 3-kernel chain with fp32 partials (bf16 partials would make an
+    -- fp32 dw only bf16-precise: not eligible).
+    naive = {params = {nsplit = {64, 128}, partial = {"f32"}}},
 
-    -- The 2-kernel chain.  A thread holds chunks 16-byte vectors (8 bf16) of
-    -- a row, so a block covers block*chunks*8 columns.
+    -- The 2-kernel chain.  A block covers block * chunks * E columns.
     persistent = {
       params = {
         block = {64, 128, 256, 512, 1024},
-        chunks = normtune.range(1, 8), -- at most 8: 64 fp32 dw partials per thread
+        chunks = normtune.range(1, 16),
         stages = {1, 2, 3, 4},
         k = {0, 1, 2, 4},             -- 0 = as many blocks per SM as fit
       },
       where = function(p, s)
-        local cols = p.block * p.chunks * 8
-        -- the row must fit, with at most one partly filled chunk: for a given
-        -- block this leaves exactly one chunks value (the smallest that fits)
-        if cols < s.N or cols - s.N >= p.block * 8 then return false end
-        -- no thread without work: every thread gets at least one vector
-        if p.block * 8 > s.N then return false end
-        -- the pipeline must fit in shared memory, also k times on one SM
-        local bytes = smem(p)
+        local cols = p.block * p.chunks * E(s)
+        -- the row must fit, with at most one partly filled chunk per thread
+        if cols < s.N or cols - s.N >= p.block * E(s) then return false end
+        -- every thread gets at least one chunk
+        if p.block * E(s) > s.N then return false end
+        -- at most 8 chunks of dw partials (64 fp32 registers) per thread
+        if p.chunks * E(s) > 64 then return false end
+        -- outside bf16 the space is narrower: the stages and k that win there
+        if (s.dtype.x ~= "bf16" or s.dtype.w ~= "bf16") and (p.stages == 1 or p.k == 4) then
+          return false
+        end
+        local bytes = smem(p, s)
         if bytes > SMEM_BUDGET then return false end
-        if p.k > 0 and p.k * (bytes + RED_SMEM) > SMEM_PER_SM then return false end
-        -- k blocks of block threads must fit on one SM
+        if p.k > 0 and p.k * (bytes + 512) > SMEM_PER_SM then return false end
         if p.k * p.block > THREADS_PER_SM then return false end
         return true
       end,

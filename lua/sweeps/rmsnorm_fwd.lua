@@ -2,25 +2,31 @@
 -- rstd * w, rstd in fp32), bf16 and fp16 activations with the weight in the
 -- activation dtype or fp32, and fp32 at fewer shapes.
 --
--- Shapes: N (hidden size) 1024 .. 16384, M (rows) 1024 .. 65536; the 16-bit
--- dtypes get all 40, fp32 the 12 of N in {1024, 4096, 16384}.  A chunk is
--- 16 bytes of x: E = 8 elements for bf16 and fp16, 4 for fp32, so a thread
--- block covers threads * chunks * E columns.  where() keeps, per family, the
--- chunk counts that cover N with at most one partly filled chunk per thread
--- (the smallest that fits, or one more), which is where the fast points are.
+-- bf16 (w bf16): all 40 shapes, N (hidden size) 1024 .. 16384 by M (rows)
+-- 1024 .. 65536; the other combinations the 12 shapes of N in {1024, 4096,
+-- 16384} (their own `shapes`), fp32 the 6 of M in {4096, 65536}.  A chunk
+-- is 16 bytes of x: E = 8 elements for bf16 and fp16, 4 for fp32, so a row
+-- takes threads * chunks * E columns; where() keeps the chunk counts that
+-- cover N with at most one partly filled chunk per thread (the smallest
+-- that fits), which is where the fast points are.
 -- `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}
-local shapes = {}
-for _, N in ipairs(Ns) do
-  for _, M in ipairs(Ms) do shapes[#shapes + 1] = {M = M, N = N} end
+local function grid(ns, ms)
+  local t = {}
+  for _, N in ipairs(ns) do
+    for _, M in ipairs(ms) do t[#t + 1] = {M = M, N = N} end
+  end
+  return t
 end
+local few = grid({1024, 4096, 16384}, Ms)
+local fp32 = grid({1024, 4096, 16384}, {4096, 65536})
 
 -- Elements per 16-byte chunk of x.
 local function E(s) return s.dtype.x == "f32" and 4 or 8 end
 
--- threads * chunks * E covers N, with at most one chunk per thread to spare.
+-- threads * chunks * E covers N, with less than one chunk per thread to spare.
 local function covers(threads, chunks, s)
   local cols = threads * chunks * E(s)
   return cols >= s.N and cols - s.N < threads * E(s)
@@ -28,26 +34,31 @@ end
 
 return normtune.sweep {
   op = "rmsnorm_fwd",
-  dtypes = {{x = "bf16"}, {x = "bf16", w = "f32"}, {x = "f16"}, {x = "f16", w = "f32"}},
-  shapes = shapes,
+  dtypes = {
+    "bf16",
+    {x = "bf16", w = "f32", shapes = few},
+    {x = "f16", shapes = few},
+    {x = "f16", w = "f32", shapes = few},
+    {x = "f32", shapes = fp32},
+  },
+  shapes = grid(Ns, Ms),
   families = {
     -- one row per block, the row in registers
     row = {
       params = {block = {128, 256, 512, 1024}, chunks = normtune.range(1, 16), k = {0, 2, 4}},
       where = function(p, s) return covers(p.block, p.chunks, s) end,
     },
-    -- tpr threads per row, several rows per block: for short rows
+    -- tpr threads per row, several rows per block: short rows
     warp = {
-      params = {tpr = {8, 16, 32}, block = {128, 256, 512}, chunks = normtune.range(1, 16),
-                k = {0, 4}},
+      params = {tpr = {16, 32}, block = {256, 512}, chunks = normtune.range(1, 16), k = {0, 4}},
       where = function(p, s) return s.N <= 4096 and covers(p.tpr, p.chunks, s) end,
     },
-    -- a resident grid walks the rows, w in registers, the next rows in flight
+    -- a resident grid walks the rows with w in registers, the next row in flight
     persist = {
-      params = {block = {256, 512, 1024}, chunks = normtune.range(1, 16), stages = {1, 2, 3},
+      params = {block = {256, 512, 1024}, chunks = normtune.range(1, 16), stages = {1, 2},
                 k = {1, 2, 4}},
       where = function(p, s)
-        return covers(p.block, p.chunks, s) and
+        return covers(p.block, p.chunks, s) and p.k * p.block <= 2048 and
                (p.stages == 1 or p.stages * p.block * p.chunks * 16 * p.k <= 200 * 1024)
       end,
     },
