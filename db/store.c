@@ -89,7 +89,7 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 enum {
     Q_BEGIN, Q_COMMIT, Q_ROLLBACK,
     Q_DEV_UUID, Q_DEV_NAME, Q_DEV_INS, Q_DEV_UPD, Q_DEV_GET, Q_DEV_FIND,
-    Q_DEV_ALL, Q_DEV_WITH_RESULTS,
+    Q_DEV_ALL, Q_DEV_WITH_RESULTS, Q_DEV_WITH_CURRENT,
     Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
@@ -134,6 +134,11 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_DEV_WITH_RESULTS] = "SELECT d.id, d.name, coalesce(d.uuid, 'none') FROM device d "
                            "WHERE EXISTS (SELECT 1 FROM result r WHERE "
                            "r.device_id = d.id) ORDER BY d.id",
+    /* ... with ok results of the current family sources (store_best) */
+    [Q_DEV_WITH_CURRENT] = "SELECT d.id, d.name, coalesce(d.uuid, 'none') FROM device d "
+                           "WHERE EXISTS (SELECT 1 FROM result r JOIN variant v ON "
+                           "v.id = r.variant_id WHERE r.device_id = d.id AND r.status = 'ok' "
+                           "AND nt_current(v.family, v.src_hash)) ORDER BY d.id",
     [Q_SWEEP_INS] = "INSERT INTO sweep(script, script_hash, started, device_id, "
                     "status, copy_gbps, host, pid) VALUES (:script, :hash, :now, "
                     ":dev, 'running', :copy, :host, :pid)",
@@ -1460,10 +1465,34 @@ static void list_devices(sqlite3_stmt *st, char *buf, size_t len) {
  * only device that has results.  A name matches ignoring case, a uuid by
  * its first 8 or more characters, as `run --device` picks a GPU
  * (tuner/runner.c).  Errors name the candidates. */
+static int dev_resolve2(store *db, const char *name, int current, int64_t *id, char *err,
+                        size_t errlen);
+
 static int dev_resolve(store *db, const char *name, int64_t *id, char *err,
                        size_t errlen) {
+    return dev_resolve2(db, name, 0, id, err, errlen);
+}
+
+/* dev_resolve; with current = 1 and no name, among the devices with ok
+ * results of the current family sources first: a database that holds
+ * older sweeps of other GPUs still exports for the one that ran the
+ * current kernels. */
+static int dev_resolve2(store *db, const char *name, int current, int64_t *id, char *err,
+                        size_t errlen) {
     char names[1024];
     int n = 0, rc;
+    if (!name && current) {
+        sqlite3_stmt *cs = stmt(db, Q_DEV_WITH_CURRENT, err, errlen);
+        if (!cs) return STORE_ERR;
+        while ((rc = sqlite3_step(cs)) == SQLITE_ROW) {
+            if (!n) *id = sqlite3_column_int64(cs, 0);
+            n++;
+        }
+        stmt_done(cs);
+        if (rc != SQLITE_DONE) return dberr(db, err, errlen, "finding the device");
+        if (n == 1) return STORE_OK;
+        n = 0;
+    }
     sqlite3_stmt *st = stmt(db, name ? Q_DEV_FIND : Q_DEV_WITH_RESULTS, err, errlen);
     if (!st) return STORE_ERR;
     if (name && bind_t(st, ":name", name)) {
@@ -1567,7 +1596,7 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
 
     *rows = NULL;
     *n = 0;
-    if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
+    if (dev_resolve2(db, device, current, &dev, err, errlen)) return STORE_ERR;
     if (current && current_view(db, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, current ? Q_BEST : Q_BEST_ALL, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":dev", dev)) {
