@@ -2,23 +2,29 @@
  * and the `normtune export` command line.
  *
  * Rows are made by hand: three N, several M, both families of the op, one
- * config used by two shapes and one that is the op's fallback.  The header
- * must come out byte-identical on a second call (and for the rows in another
- * order).  It must hold every problem the ops allow (the tuned one with its
- * entries, every other dtype combination with its op's fallback), families
- * with their hashes, configs with kernel lists that hold every kernel their
- * plans launch, and kernels whose X-macro name and code are the same text as
- * the data.  A C program written here includes it, checks the lookup per
- * problem on exact, in-between and out-of-range shapes with a can_run that
- * refuses configs (and falls back), and is compiled with
- * `$CC -std=c99 -Wall -Wextra -Werror -pedantic` (and as C++) and run; two
- * translation units including the header must link together.  Refusals: an
- * unknown op, family or dtypes, params that do not validate, two rows for a
- * shape, a malformed hash, rows of one family with two source hashes (the
- * message names the family), a config too imprecise for its shape's
- * dtypes.  Through a database: results whose error exceeds what their
- * dtype asks are never exported, by name or uuid the same bytes, a failed
- * export leaves the old header. */
+ * config used by two shapes and one that is the op's fallback, each row
+ * with its family's current source hash.  Nothing about the registry is
+ * assumed: the counts, the tuned problem's index, the fallbacks and the
+ * config ids the header must hold are computed here from kernels/ops.c
+ * (nt_ops[], nt_op.fallback) and parsed back from the header's own
+ * X-macro lines.  The header must come out byte-identical on a second
+ * call (and for the rows in another order).  It must hold every problem
+ * the ops allow in op then dtype order (the tuned one with its entries,
+ * every dtype combination with its op's fallback), families with their
+ * hashes, configs numbered per problem fallback first then in table order,
+ * with kernel lists that hold every kernel their plans launch, and kernels
+ * whose X-macro name and code are the same text as the data.  A C program
+ * written here includes it, checks the lookup per problem on exact,
+ * in-between and out-of-range shapes with a can_run that refuses configs
+ * (and falls back), and is compiled with `$CC -std=c99 -Wall -Wextra
+ * -Werror -pedantic` (and as C++) and run; two translation units including
+ * the header must link together.  Refusals: an unknown op, family or
+ * dtypes, params that do not validate, two rows for a shape, a malformed
+ * hash, rows of one family with two source hashes (the message names the
+ * family), a config too imprecise for its shape's dtypes.  Through a
+ * database: results whose error exceeds what their dtype asks are never
+ * exported, by name or uuid the same bytes, a failed export leaves the old
+ * header. */
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,14 +35,30 @@
 #include "db/store.h"
 #include "tuner/export.h"
 
-#define HASH "0123456789abcdef"
+#define HASH "0123456789abcdef"       /* a source hash no family has now */
 #define OP "rmsnorm_bwd"
 #define DT "x=bf16,w=bf16,dw=f32"
 #define PERS "rmsnorm_bwd.persistent"
 #define NAIVE "rmsnorm_bwd.naive"
 
+/* The fixture's configs (canonical params). */
+#define P1 "block=128,chunks=1,stages=2,k=1"
+#define P2 "block=256,chunks=2,stages=2,k=0"
+#define P5 "block=512,chunks=2,stages=3,k=2"
+#define N64 "nsplit=64,partial=f32"
+#define N128 "nsplit=128,partial=f32"
+
+/* The current source hash of family name into buf[17] (HASH when the
+ * family or a source of it is not there: the check using it then fails). */
+static const char *cur_hash(const char *name, char buf[17]) {
+    const nt_family *f = nt_family_find(name);
+    if (!f || nt_family_hash(f, buf)) snprintf(buf, 17, HASH);
+    return buf;
+}
+
 static void row(store_best_row *r, int64_t M, int64_t N, const char *family, const char *params,
                 double us) {
+    char h[17];
     memset(r, 0, sizeof *r);
     r->M = M;
     r->N = N;
@@ -44,27 +66,27 @@ static void row(store_best_row *r, int64_t M, int64_t N, const char *family, con
     snprintf(r->dtype, sizeof r->dtype, DT);
     snprintf(r->family, sizeof r->family, "%s", family);
     snprintf(r->params, sizeof r->params, "%s", params);
-    snprintf(r->src_hash, sizeof r->src_hash, HASH);
+    snprintf(r->src_hash, sizeof r->src_hash, "%s", cur_hash(family, h));
     r->median_us = us;
     r->gbps = 3.0 * (double)M * (double)N * 2.0 / (us * 1e3);
     r->pct_copy = 50.0;
 }
 
-/* The fixture, deliberately not in (N, M) order.  The op's fallback
- * (naive nsplit=64,partial=f32) is config 0; sorted, the entries are
- *   (1024, 2048)  P block=128,chunks=1,stages=2,k=1  -> config 1
- *   (1024, 16384) N nsplit=64,partial=f32            -> config 0 (the fallback's)
- *   (1024, 65536) P block=128,...  (again)           -> config 1
- *   (4096, 2048)  P block=256,chunks=2,stages=2,k=0  -> config 2
- *   (4096, 65536) N nsplit=128,partial=f32           -> config 3
- *   (8192, 16384) P block=512,chunks=2,stages=3,k=2  -> config 4 */
+/* The fixture, deliberately not in (N, M) order.  Sorted by (N, M):
+ *   (1024, 2048)  P1
+ *   (1024, 16384) N64   (the op's fallback for DT in the registry of now)
+ *   (1024, 65536) P1    (again)
+ *   (4096, 2048)  P2
+ *   (4096, 65536) N128
+ *   (8192, 16384) P5
+ * The config ids are found in the header, not assumed. */
 static int fixture(store_best_row *r, store_prov *p) {
-    row(&r[0], 65536, 4096, NAIVE, "nsplit=128,partial=f32", 400.0);
-    row(&r[1], 2048, 1024, PERS, "block=128,chunks=1,stages=2,k=1", 9.5);
-    row(&r[2], 16384, 8192, PERS, "block=512,chunks=2,stages=3,k=2", 210.25);
-    row(&r[3], 16384, 1024, NAIVE, "nsplit=64,partial=f32", 60.0);
-    row(&r[4], 2048, 4096, PERS, "block=256,chunks=2,stages=2,k=0", 25.0);
-    row(&r[5], 65536, 1024, PERS, "block=128,chunks=1,stages=2,k=1", 200.0);
+    row(&r[0], 65536, 4096, NAIVE, N128, 400.0);
+    row(&r[1], 2048, 1024, PERS, P1, 9.5);
+    row(&r[2], 16384, 8192, PERS, P5, 210.25);
+    row(&r[3], 16384, 1024, NAIVE, N64, 60.0);
+    row(&r[4], 2048, 4096, PERS, P2, 25.0);
+    row(&r[5], 65536, 1024, PERS, P1, 200.0);
     memset(p, 0, sizeof *p);
     snprintf(p->device, sizeof p->device, "NVIDIA H200");
     snprintf(p->uuid, sizeof p->uuid, "GPU-00000000-test");
@@ -78,7 +100,6 @@ static int fixture(store_best_row *r, store_prov *p) {
     p->nsweeps = 2;
     return 6;
 }
-
 /* Write the header for rows into path.  Returns nt_export_write's code. */
 static int write_to(const char *path, const store_best_row *r, int n, const store_prov *p,
                     char *err, size_t errlen) {
@@ -110,14 +131,6 @@ static char *slurp(const char *path, long *len) {
     return s;
 }
 
-static void spit(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 /* Run a shell command; its exit status, or -1. */
 static int sh(const char *cmd) {
     int st = system(cmd);
@@ -130,10 +143,42 @@ static const char *cc(void) {
     return c && *c ? c : "cc";
 }
 
-/* The number of problems the header must hold beyond the tuned one: every
- * dtype combination of every op with a fallback that the op accepts at
- * some N, counted here independently of the writer. */
-static int expected_problems(void) {
+/* ---- what the registry says the header must hold -------------------------
+ * Computed here independently of the writer, from nt_ops[] alone. */
+
+#define MAXP 256                       /* problems */
+#define MAXC 1024                      /* configs */
+#define TXT 160
+
+/* One problem the header must hold, with its op's fallback. */
+typedef struct eprob {
+    nt_problem pr;                     /* op and dtypes */
+    char dt[TXT];                      /* canonical dtypes */
+    const nt_family *fb;               /* the op's fallback; NULL: none */
+    char fbp[TXT];                     /* its canonical params */
+} eprob;
+
+/* One config the header must hold. */
+typedef struct ecfg {
+    const char *fam;                   /* family name */
+    char dt[TXT], params[TXT];
+} ecfg;
+
+/* Canonical params text of family name from text into out (text itself
+ * when it does not parse: the checks using it then fail). */
+static void canon(const char *name, const char *text, char *out, size_t len) {
+    const nt_family *f = nt_family_find(name);
+    nt_params pa;
+    if (!f || nt_params_parse(text, &pa) || nt_params_canon(f, &pa, out, len))
+        snprintf(out, len, "%s", text);
+}
+
+/* Every problem the header must hold, into e[cap]: every dtype combination
+ * of every op that its slots allow and the op accepts at some N, when the
+ * op has a fallback (or, with tuned, it is problem OP DT), in op order then
+ * slot by slot in dtype order.  Returns their number (all of them, even
+ * beyond cap). */
+static int enum_problems(eprob *e, int cap, int tuned) {
     int n = 0;
     char why[256];
     for (int o = 0; nt_ops[o]; o++) {
@@ -151,9 +196,20 @@ static int expected_problems(void) {
                 p.N = N;
                 acc = nt_problem_check(&p, why, sizeof why) == 0;
             }
-            char dt[160];
+            char dt[TXT];
             nt_dtypes_canon(&p, dt, sizeof dt);
-            n += acc && (op->fallback || (!strcmp(op->name, OP) && !strcmp(dt, DT)));
+            if (acc && (op->fallback || (tuned && !strcmp(op->name, OP) && !strcmp(dt, DT)))) {
+                if (n < cap) {
+                    eprob *q = &e[n];
+                    char fbp[TXT] = "";
+                    memset(q, 0, sizeof *q);
+                    q->pr = p;
+                    snprintf(q->dt, sizeof q->dt, "%s", dt);
+                    q->fb = op->fallback ? op->fallback(&p, fbp, sizeof fbp) : NULL;
+                    if (q->fb) canon(q->fb->name, fbp, q->fbp, sizeof q->fbp);
+                }
+                n++;
+            }
             int s = op->nslots - 1;
             while (s >= 0 && ++d[s] == NT_NDTYPES) d[s--] = 0;
             if (s < 0) break;
@@ -162,12 +218,247 @@ static int expected_problems(void) {
     return n;
 }
 
+/* The index of problem OP DT in e[n], or -1. */
+static int tuned_index(const eprob *e, int n) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(e[i].pr.op->name, OP) && !strcmp(e[i].dt, DT)) return i;
+    return -1;
+}
+
+/* Order rows by (N, M). */
+static int cmp_nm(const void *a, const void *b) {
+    const store_best_row *x = a, *y = b;
+    if (x->N != y->N) return x->N < y->N ? -1 : 1;
+    return x->M < y->M ? -1 : x->M > y->M;
+}
+
+/* Add config (fam, dt, params) to c[*n] unless it is in c[from .. *n);
+ * its index. */
+static int ecfg_add(ecfg *c, int *n, int from, const char *fam, const char *dt,
+                    const char *params) {
+    for (int i = from; i < *n; i++)
+        if (!strcmp(c[i].fam, fam) && !strcmp(c[i].dt, dt) && !strcmp(c[i].params, params))
+            return i;
+    if (*n >= MAXC) return -1;
+    c[*n].fam = fam;
+    snprintf(c[*n].dt, sizeof c[*n].dt, "%s", dt);
+    snprintf(c[*n].params, sizeof c[*n].params, "%s", params);
+    return (*n)++;
+}
+
+/* The configs the header must hold, into ec[MAXC]: per problem e[q] its
+ * op's fallback (its index into want_fb[q], -1: none), then for the tuned
+ * problem the configs of rows s[n] (sorted by (N, M); their indices into
+ * row_cfg[i]) that are not there yet.  Returns their number. */
+static int expect_configs(const eprob *e, int ne, int tuned, const store_best_row *s, int n,
+                          ecfg *ec, int *want_fb, int *row_cfg) {
+    int nc = 0;
+    for (int q = 0; q < ne; q++) {
+        int from = nc;
+        want_fb[q] = e[q].fb ? ecfg_add(ec, &nc, from, e[q].fb->name, e[q].dt, e[q].fbp) : -1;
+        for (int i = 0; q == tuned && i < n; i++) {
+            const nt_family *f = nt_family_find(s[i].family);
+            char par[TXT];
+            canon(s[i].family, s[i].params, par, sizeof par);
+            row_cfg[i] = ecfg_add(ec, &nc, from, f ? f->name : s[i].family, DT, par);
+        }
+    }
+    return nc;
+}
+
+/* ---- what the header says -------------------------------------------------
+ * Its X-macro lines and counts, parsed back. */
+
+typedef struct hfam {
+    int id;
+    char name[64], hash[24];
+} hfam;
+
+typedef struct hprob {
+    int id;
+    char op[64], dt[TXT];
+    int fb, first, count;
+} hprob;
+
+typedef struct hcfg {
+    int id, fam;
+    char dt[TXT], params[TXT];
+    int kfirst, nk;
+} hcfg;
+
+typedef struct htab {
+    hfam fam[64];
+    int nfam;
+    hprob prob[MAXP];
+    int nprob;
+    hcfg cfg[MAXC];
+    int ncfg;
+    int nfamilies, nproblems, nconfigs, nentries; /* the #defines */
+} htab;
+
+/* The value of "#define name " in a, or -1. */
+static int hdef(const char *a, const char *name) {
+    char key[80];
+    int v = -1;
+    snprintf(key, sizeof key, "#define %s ", name);
+    const char *s = strstr(a, key);
+    if (s) sscanf(s + strlen(key), "%d", &v);
+    return v;
+}
+
+/* The X(...) lines of macro (e.g. "NORMTUNE_CONFIGS") in a, one after
+ * another: the k-th line's text after "X(", or NULL after the last. */
+static const char *xline(const char *a, const char *macro, int k) {
+    char key[80];
+    snprintf(key, sizeof key, "#define %s(X)", macro);
+    const char *s = strstr(a, key), *end = s ? strstr(s, "\n\n") : NULL;
+    for (const char *c = s ? strstr(s, "\n    X(") : NULL; c && c < end;
+         c = strstr(c + 1, "\n    X("))
+        if (k-- == 0) return c + 7;
+    return NULL;
+}
+
+/* Parse header a (caller frees); NULL when out of memory. */
+static htab *parse(const char *a) {
+    htab *h = calloc(1, sizeof *h);
+    const char *l;
+    if (!h) return NULL;
+    for (; h->nfam < 64 && (l = xline(a, "NORMTUNE_FAMILIES", h->nfam)); h->nfam++) {
+        hfam *f = &h->fam[h->nfam];
+        if (sscanf(l, "%d, \"%63[^\"]\", \"%23[^\"]\")", &f->id, f->name, f->hash) != 3) f->id = -1;
+    }
+    for (; h->nprob < MAXP && (l = xline(a, "NORMTUNE_PROBLEMS", h->nprob)); h->nprob++) {
+        hprob *p = &h->prob[h->nprob];
+        if (sscanf(l, "%d, \"%63[^\"]\", \"%159[^\"]\", %d, %d, %d)", &p->id, p->op, p->dt, &p->fb,
+                   &p->first, &p->count) != 6)
+            p->id = -1;
+    }
+    for (; h->ncfg < MAXC && (l = xline(a, "NORMTUNE_CONFIGS", h->ncfg)); h->ncfg++) {
+        hcfg *c = &h->cfg[h->ncfg];
+        if (sscanf(l, "%d, %d, \"%159[^\"]\", \"%159[^\"]\", %d, %d)", &c->id, &c->fam, c->dt,
+                   c->params, &c->kfirst, &c->nk) != 6)
+            c->id = -1;
+    }
+    h->nfamilies = hdef(a, "NORMTUNE_NFAMILIES");
+    h->nproblems = hdef(a, "NORMTUNE_NPROBLEMS");
+    h->nconfigs = hdef(a, "NORMTUNE_NCONFIGS");
+    h->nentries = hdef(a, "NORMTUNE_NENTRIES");
+    return h;
+}
+
+/* The name of config c's family in h ("" when out of range). */
+static const char *hcfg_fam(const htab *h, int c) {
+    if (c < 0 || c >= h->ncfg || h->cfg[c].fam < 0 || h->cfg[c].fam >= h->nfam) return "";
+    return h->fam[h->cfg[c].fam].name;
+}
+
+/* The id of the config of family fam with dtypes dt and params in h; -1
+ * when none, -2 when more than one. */
+static int hcfg_id(const htab *h, const char *fam, const char *dt, const char *params) {
+    int id = -1;
+    for (int c = 0; c < h->ncfg; c++)
+        if (!strcmp(hcfg_fam(h, c), fam) && !strcmp(h->cfg[c].dt, dt) &&
+            !strcmp(h->cfg[c].params, params))
+            id = id == -1 ? c : -2;
+    return id;
+}
+
+/* Check header a (what names it) against the registry and the rows it was
+ * made from, the best row per shape, all of problem OP DT and measured with
+ * every family's current sources: the counts; every problem in op then
+ * dtype order, with its op's fallback, the tuned one with its entries;
+ * the families every config uses, in registry order, with their current
+ * hashes; the configs, per problem its fallback first then its tuned ones
+ * in (N, M) order, dense; the entries in (N, M) order with their configs.
+ * The number of configs, or -1. */
+static int check_header(const char *a, const store_best_row *rows, int n, const char *what) {
+    eprob *e = calloc(MAXP, sizeof *e);
+    ecfg *ec = calloc(MAXC, sizeof *ec);
+    store_best_row *s = calloc((size_t)n + 1, sizeof *s);
+    htab *h = a ? parse(a) : NULL;
+    int ne = 0, nc = 0, tuned = -1, fails = 0;
+    int *want_fb = calloc(MAXP, sizeof *want_fb), *row_cfg = calloc((size_t)n + 1, sizeof(int));
+#define HCHECK(cond, ...) do { if (!(cond)) fails++; CHECK(cond, __VA_ARGS__); } while (0)
+    HCHECK(e && ec && s && h && want_fb && row_cfg, "%s: no header or out of memory", what);
+    if (!e || !ec || !s || !h || !want_fb || !row_cfg) goto done;
+    ne = enum_problems(e, MAXP, n > 0);
+    tuned = n > 0 ? tuned_index(e, ne < MAXP ? ne : MAXP) : -1;
+    HCHECK(ne <= MAXP && (n == 0 || tuned >= 0), "%s: %d problems, tuned at %d", what, ne, tuned);
+    if (ne > MAXP || (n > 0 && tuned < 0)) goto done;
+    if (n) memcpy(s, rows, (size_t)n * sizeof *s);
+    if (n) qsort(s, (size_t)n, sizeof *s, cmp_nm);
+    nc = expect_configs(e, ne, tuned, s, n, ec, want_fb, row_cfg);
+    HCHECK(nc < MAXC, "%s: too many configs", what);
+    /* counts */
+    HCHECK(h->nproblems == ne && h->nprob == ne, "%s: %d problems (%d lines), want %d", what,
+           h->nproblems, h->nprob, ne);
+    HCHECK(h->nconfigs == nc && h->ncfg == nc, "%s: %d configs (%d lines), want %d", what,
+           h->nconfigs, h->ncfg, nc);
+    HCHECK(h->nentries == n, "%s: %d entries, want %d", what, h->nentries, n);
+    HCHECK(h->nfamilies == h->nfam, "%s: %d families, %d lines", what, h->nfamilies, h->nfam);
+    /* problems */
+    for (int q = 0; q < ne && q < h->nprob; q++) {
+        const hprob *p = &h->prob[q];
+        HCHECK(p->id == q && !strcmp(p->op, e[q].pr.op->name) && !strcmp(p->dt, e[q].dt),
+               "%s: problem %d is %d %s %s, want %s %s", what, q, p->id, p->op, p->dt,
+               e[q].pr.op->name, e[q].dt);
+        HCHECK(p->fb == want_fb[q], "%s: problem %d (%s %s): fallback %d, want %d (%s %s)", what, q,
+               p->op, p->dt, p->fb, want_fb[q], e[q].fb ? e[q].fb->name : "none", e[q].fbp);
+        HCHECK(p->count == (q == tuned ? n : 0) && p->first == 0,
+               "%s: problem %d (%s %s): entries %d..+%d", what, q, p->op, p->dt, p->first, p->count);
+    }
+    /* configs */
+    for (int c = 0; c < nc && c < h->ncfg; c++)
+        HCHECK(h->cfg[c].id == c && !strcmp(hcfg_fam(h, c), ec[c].fam) &&
+                   !strcmp(h->cfg[c].dt, ec[c].dt) && !strcmp(h->cfg[c].params, ec[c].params),
+               "%s: config %d is %d %s %s %s, want %s %s %s", what, c, h->cfg[c].id,
+               hcfg_fam(h, c), h->cfg[c].dt, h->cfg[c].params, ec[c].fam, ec[c].dt, ec[c].params);
+    /* families: those the configs use, in registry order, current hashes */
+    {
+        const nt_family *const *all = nt_all_families();
+        int k = 0;
+        for (int i = 0; all[i]; i++) {
+            int used = 0;
+            for (int c = 0; c < nc; c++) used |= !strcmp(ec[c].fam, all[i]->name);
+            if (!used) continue;
+            char cur[17];
+            HCHECK(k < h->nfam && h->fam[k].id == k && !strcmp(h->fam[k].name, all[i]->name) &&
+                       !strcmp(h->fam[k].hash, cur_hash(all[i]->name, cur)),
+                   "%s: family %d is %s %s, want %s %s", what, k, k < h->nfam ? h->fam[k].name : "-",
+                   k < h->nfam ? h->fam[k].hash : "-", all[i]->name, cur);
+            k++;
+        }
+        HCHECK(k == h->nfam, "%s: %d families, want %d", what, h->nfam, k);
+    }
+    /* entries in (N, M) order, each with its config */
+    {
+        const char *at = strstr(a, "normtune_entries[NORMTUNE_NENTRIES + 1] = {");
+        for (int i = 0; i < n; i++) {
+            char want[120];
+            snprintf(want, sizeof want, "    {%lldLL, %lldLL, %d, %.3f, ", (long long)s[i].N,
+                     (long long)s[i].M, row_cfg[i], s[i].median_us);
+            const char *hit = at ? strstr(at, want) : NULL;
+            HCHECK(hit != NULL, "%s: entry %d '%s' missing or out of order", what, i, want);
+            if (hit) at = hit + 1;
+        }
+    }
+done:
+#undef HCHECK
+    free(e);
+    free(ec);
+    free(s);
+    free(h);
+    free(want_fb);
+    free(row_cfg);
+    return fails ? -1 : nc;
+}
+
 static char hdr[600];                  /* the fixture's header, made once */
 
 TEST(write_deterministic) {
     store_best_row r[8];
     store_prov p;
-    char err[512] = "", other[600], want[160];
+    char err[512] = "", other[600];
     int n = fixture(r, &p);
     snprintf(hdr, sizeof hdr, "%s/normtune_dispatch.h", t_tmpdir());
     snprintf(other, sizeof other, "%s/again.h", t_tmpdir());
@@ -192,29 +483,33 @@ TEST(write_deterministic) {
         CHECK(strstr(a, "DO NOT EDIT") != NULL, "no do-not-edit banner");
         CHECK(strstr(a, "#ifndef NORMTUNE_DISPATCH_H") != NULL, "no include guard");
         CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 2\n") != NULL, "version macro");
-        CHECK(strstr(a, "#define NORMTUNE_NCONFIGS 5\n") != NULL, "NCONFIGS is not 5");
-        CHECK(strstr(a, "#define NORMTUNE_NENTRIES 6\n") != NULL, "NENTRIES is not 6");
-        snprintf(want, sizeof want, "#define NORMTUNE_NPROBLEMS %d\n", expected_problems());
-        CHECK(strstr(a, want) != NULL, "not every problem the ops allow: want %s", want);
         CHECK(strstr(a, "NVIDIA H200 (cc 9.0") != NULL, "device and cc not in banner");
         CHECK(strstr(a, "2024-05-06T07:08:09Z") != NULL, "newest result time not in banner");
         CHECK(strstr(a, "13.0") != NULL, "NVRTC version not in banner");
-        CHECK(strstr(a, "X(0, \"" NAIVE "\", \"" HASH "\")") && strstr(a, "\"" PERS "\", \"" HASH "\")"),
-              "families with their hash");
-        CHECK(strstr(a, "X(0, \"" OP "\", \"" DT "\", 0, 0, 6)") != NULL,
-              "the tuned problem: fallback 0, entries 0..6");
-        CHECK(strstr(a, ", \"" DT "\", \"nsplit=64,partial=f32\", ") != NULL, "fallback config");
-        CHECK(strstr(a, ", \"" DT "\", \"block=128,chunks=1,stages=2,k=1\", ") != NULL, "config 1");
-        /* table order: (N, M) */
-        const char *e1 = strstr(a, "{1024LL, 2048LL, 1,"), *e2 = strstr(a, "{1024LL, 16384LL, 0,"),
-                   *e3 = strstr(a, "{4096LL, 2048LL, 2,"), *e4 = strstr(a, "{8192LL, 16384LL, 4,");
-        CHECK(e1 && e2 && e3 && e4 && e1 < e2 && e2 < e3 && e3 < e4, "table rows missing or unsorted");
+        fixture(r, &p);
+        int nc = check_header(a, r, n, "fixture");
+        /* the fixture's five configs are all there, distinct (one of them
+         * may be the op's fallback: then it is not there twice) */
+        CHECK(nc >= 5, "only %d configs", nc);
+        htab *h = parse(a);
+        if (h) {
+            const char *fam[5] = {PERS, PERS, PERS, NAIVE, NAIVE};
+            const char *par[5] = {P1, P2, P5, N64, N128};
+            for (int i = 0; i < 5; i++)
+                CHECK(hcfg_id(h, fam[i], DT, par[i]) >= 0, "config %s %s: id %d", fam[i], par[i],
+                      hcfg_id(h, fam[i], DT, par[i]));
+        }
+        free(h);
     }
     free(a);
 }
 
 /* The C program that includes the header and checks the lookup and the
- * tables (its kernel X-macro expanded with the name only). */
+ * tables (its kernel X-macro expanded with the name only).  It finds the
+ * ids of the fixture's configs itself, by family, dtypes and params in
+ * normtune_configs; the test defines T_PROB (the tuned problem's index),
+ * T_NCONF (the number of configs), T_FBFAM and T_FBPAR (the op's fallback
+ * for DT) from the registry before it. */
 static const char lookup_prog[] =
     "#include <stdio.h>\n"
     "#include <string.h>\n"
@@ -222,7 +517,7 @@ static const char lookup_prog[] =
     "int other_tu(void);\n"
     "static int refused[NORMTUNE_NCONFIGS];\n"
     "static long long wantM, wantN;\n"
-    "static int bad_args, token;\n"
+    "static int bad_args, token, p;\n"
     "static int can(void *ctx, int c, long long M, long long N)\n"
     "{\n"
     "    if (ctx != &token || M != wantM || N != wantN || c < 0 || c >= NORMTUNE_NCONFIGS)\n"
@@ -232,33 +527,70 @@ static const char lookup_prog[] =
     "static int look(long long M, long long N)\n"
     "{\n"
     "    wantM = M; wantN = N;\n"
-    "    return normtune_lookup(0, M, N, can, &token);\n"
+    "    return normtune_lookup(p, M, N, can, &token);\n"
     "}\n"
     "#define FAMNAME(id, name, hash) name,\n"
     "static const char *const fams[] = { NORMTUNE_FAMILIES(FAMNAME) 0 };\n"
+    "static int fam(const char *name)\n"
+    "{\n"
+    "    int i;\n"
+    "    for (i = 0; fams[i]; i++) if (!strcmp(fams[i], name)) return i;\n"
+    "    return -1;\n"
+    "}\n"
+    "static int cfg(const char *family, const char *params)\n"
+    "{\n"
+    "    int i, f = fam(family);\n"
+    "    for (i = 0; i < NORMTUNE_NCONFIGS; i++)\n"
+    "        if (normtune_configs[i].family == f && !strcmp(normtune_configs[i].dtypes, DT) &&\n"
+    "            !strcmp(normtune_configs[i].params, params)) return i;\n"
+    "    return -1;\n"
+    "}\n"
     "#define KCHECK(id, name, ...) if (strcmp(name, normtune_kernel_names[id]) || \\\n"
     "    strcmp(name, #__VA_ARGS__) || id != nk++) fails++;\n"
     "#define EXPECT(e, v) do { int g_ = (e); if (g_ != (v)) { \\\n"
     "    printf(\"line %d: %s = %d, expected %d\\n\", __LINE__, #e, g_, (v)); fails++; } } while (0)\n"
     "int main(void)\n"
     "{\n"
-    "    int fails = 0, i, j, nk = 0, pers = -1;\n"
-    "    for (i = 0; fams[i]; i++) if (!strcmp(fams[i], \"" PERS "\")) pers = i;\n"
+    "    int fails = 0, i, j, q, nk = 0, pers, naive, fb, c1, c2, c5, n64, n128;\n"
     "    NORMTUNE_KERNELS(KCHECK)\n"
     "    EXPECT(nk, NORMTUNE_NKERNELS);\n"
-    "    EXPECT(NORMTUNE_NCONFIGS, 5);\n"
+    "    EXPECT(NORMTUNE_NCONFIGS, T_NCONF);\n"
     "    EXPECT(NORMTUNE_NENTRIES, 6);\n"
     "    EXPECT(NORMTUNE_DISPATCH_VERSION, 2);\n"
-    "    EXPECT(pers >= 0, 1);\n"
-    "    EXPECT(normtune_problem_index(\"" OP "\", \"" DT "\"), 0);\n"
-    "    EXPECT(normtune_problem_index(\"" OP "\", \"x=bf16\"), -1);\n"
-    "    EXPECT(normtune_problem_index(\"nope\", \"" DT "\"), -1);\n"
-    "    EXPECT(normtune_problems[0].fallback, 0);\n"
-    "    EXPECT(strcmp(normtune_configs[0].params, \"nsplit=64,partial=f32\"), 0);\n"
-    "    EXPECT(normtune_configs[4].family, pers);\n"
-    "    EXPECT(normtune_tuned_config(0, 2048, 1024), 1);\n"
-    "    EXPECT(normtune_tuned_config(0, 4096, 1024), -1);\n"
-    "    EXPECT(normtune_tuned_config(7, 2048, 1024), -1);\n"
+    "    p = normtune_problem_index(OP, DT);\n"
+    "    EXPECT(p, T_PROB);\n"
+    "    pers = fam(PERS);\n"
+    "    naive = fam(NAIVE);\n"
+    "    fb = cfg(T_FBFAM, T_FBPAR);\n"
+    "    c1 = cfg(PERS, P1);\n"
+    "    c2 = cfg(PERS, P2);\n"
+    "    c5 = cfg(PERS, P5);\n"
+    "    n64 = cfg(NAIVE, N64);\n"
+    "    n128 = cfg(NAIVE, N128);\n"
+    "    if (p < 0 || pers < 0 || naive < 0 || fb < 0 || c1 < 0 || c2 < 0 || c5 < 0 || n64 < 0 ||\n"
+    "        n128 < 0) {\n"
+    "        printf(\"missing: problem %d, families %d %d, configs %d %d %d %d %d %d\\n\", p, pers,\n"
+    "               naive, fb, c1, c2, c5, n64, n128);\n"
+    "        return 1;\n"
+    "    }\n"
+    "    EXPECT(c1 != c2 && c1 != c5 && c1 != n64 && c1 != n128 && c2 != c5 && c2 != n64 &&\n"
+    "           c2 != n128 && c5 != n64 && c5 != n128 && n64 != n128, 1);\n"
+    "    EXPECT(normtune_problem_index(OP, \"x=bf16\"), -1);\n"
+    "    EXPECT(normtune_problem_index(\"nope\", DT), -1);\n"
+    "    EXPECT(normtune_problems[p].fallback, fb);\n"
+    "    EXPECT(normtune_configs[c5].family, pers);\n"
+    "    EXPECT(normtune_configs[n128].family, naive);\n"
+    "    EXPECT(normtune_tuned_config(p, 2048, 1024), c1);\n"
+    "    EXPECT(normtune_tuned_config(p, 4096, 1024), -1);\n"
+    "    EXPECT(normtune_tuned_config(NORMTUNE_NPROBLEMS, 2048, 1024), -1);\n"
+    "    EXPECT(normtune_tuned_config(-1, 2048, 1024), -1);\n"
+    "    /* the other problems: nothing tuned, their fallback, can_run not asked */\n"
+    "    wantM = wantN = -1;\n"
+    "    for (q = 0; q < NORMTUNE_NPROBLEMS; q++) {\n"
+    "        if (q == p) continue;\n"
+    "        EXPECT(normtune_tuned_config(q, 2048, 1024), -1);\n"
+    "        EXPECT(normtune_lookup(q, 2048, 1024, can, &token), normtune_problems[q].fallback);\n"
+    "    }\n"
     "    EXPECT(normtune_kernel_name(-1) == 0, 1);\n"
     "    EXPECT(normtune_kernel_name(NORMTUNE_NKERNELS) == 0, 1);\n"
     "    EXPECT(normtune_config_kernel(0, normtune_configs[0].nk), -1);\n"
@@ -274,46 +606,46 @@ static const char lookup_prog[] =
     "            (normtune_entries[i - 1].N == normtune_entries[i].N &&\n"
     "             normtune_entries[i - 1].M >= normtune_entries[i].M)) fails++;\n"
     "    /* exact shapes */\n"
-    "    EXPECT(normtune_lookup(0, 2048, 1024, 0, 0), 1);\n"
-    "    EXPECT(look(16384, 1024), 0);\n"
-    "    EXPECT(look(65536, 1024), 1);\n"
-    "    EXPECT(look(2048, 4096), 2);\n"
-    "    EXPECT(look(65536, 4096), 3);\n"
-    "    EXPECT(look(16384, 8192), 4);\n"
+    "    EXPECT(normtune_lookup(p, 2048, 1024, 0, 0), c1);\n"
+    "    EXPECT(look(16384, 1024), n64);\n"
+    "    EXPECT(look(65536, 1024), c1);\n"
+    "    EXPECT(look(2048, 4096), c2);\n"
+    "    EXPECT(look(65536, 4096), n128);\n"
+    "    EXPECT(look(16384, 8192), c5);\n"
     "    /* same N, in-between M: nearest by ratio; a tie goes to the larger M */\n"
-    "    EXPECT(look(4096, 1024), 1);     /* x2 from 2048, x4 from 16384 */\n"
-    "    EXPECT(look(8192, 1024), 0);     /* x4 from 2048, x2 from 16384 */\n"
-    "    EXPECT(look(32768, 1024), 1);    /* x2 either side: 65536 wins */\n"
-    "    EXPECT(look(20000, 4096), 3);    /* 2048 is x9.8 away, 65536 x3.3 */\n"
+    "    EXPECT(look(4096, 1024), c1);    /* x2 from 2048, x4 from 16384 */\n"
+    "    EXPECT(look(8192, 1024), n64);   /* x4 from 2048, x2 from 16384 */\n"
+    "    EXPECT(look(32768, 1024), c1);   /* x2 either side: 65536 wins */\n"
+    "    EXPECT(look(20000, 4096), n128); /* 2048 is x9.8 away, 65536 x3.3 */\n"
     "    /* in-between N: nearest N; a tie goes to the larger N */\n"
-    "    EXPECT(look(16384, 2048), 0);    /* N 1024 (1024 away), exact M */\n"
-    "    EXPECT(look(16384, 6144), 4);    /* 4096 and 8192 both 2048 away */\n"
-    "    EXPECT(look(2048, 5000), 2);     /* N 4096 nearest */\n"
+    "    EXPECT(look(16384, 2048), n64);  /* N 1024 (1024 away), exact M */\n"
+    "    EXPECT(look(16384, 6144), c5);   /* 4096 and 8192 both 2048 away */\n"
+    "    EXPECT(look(2048, 5000), c2);    /* N 4096 nearest */\n"
     "    /* out of range */\n"
-    "    EXPECT(look(1, 512), 1);         /* below everything: N 1024, M 2048 */\n"
-    "    EXPECT(look(0, 512), 1);         /* M < 1 treated as 1 */\n"
-    "    EXPECT(look(1000000000LL, 1000000LL), 4);\n"
-    "    EXPECT(look(10000000000LL, 1024), 1); /* huge M: 65536 */\n"
-    "    EXPECT(normtune_lookup(1, 64, 64, can, &token), -1); /* no such problem */\n"
+    "    EXPECT(look(1, 512), c1);        /* below everything: N 1024, M 2048 */\n"
+    "    EXPECT(look(0, 512), c1);        /* M < 1 treated as 1 */\n"
+    "    EXPECT(look(1000000000LL, 1000000LL), c5);\n"
+    "    EXPECT(look(10000000000LL, 1024), c1); /* huge M: 65536 */\n"
+    "    EXPECT(normtune_lookup(NORMTUNE_NPROBLEMS, 64, 64, can, &token), -1); /* no such problem */\n"
     "    EXPECT(normtune_lookup(-1, 64, 64, can, &token), -1);\n"
     "    /* refusals fall through to the next candidate, then the fallback */\n"
-    "    refused[1] = 1;\n"
-    "    EXPECT(look(2048, 1024), 0);     /* same N: 16384 before 65536 */\n"
-    "    refused[0] = 1;\n"
-    "    EXPECT(look(2048, 1024), 2);     /* N 1024 used up: N 4096, M 2048 */\n"
-    "    refused[2] = 1;\n"
-    "    EXPECT(look(2048, 1024), 3);\n"
-    "    refused[3] = 1;\n"
-    "    EXPECT(look(2048, 1024), 4);\n"
-    "    refused[4] = 1;\n"
-    "    EXPECT(look(2048, 1024), 0);     /* the fallback, not asked */\n"
-    "    EXPECT(look(16384, 8192), 0);\n"
+    "    refused[c1] = 1;\n"
+    "    EXPECT(look(2048, 1024), n64);   /* same N: 16384 before 65536 */\n"
+    "    refused[n64] = 1;\n"
+    "    EXPECT(look(2048, 1024), c2);    /* N 1024 used up: N 4096, M 2048 */\n"
+    "    refused[c2] = 1;\n"
+    "    EXPECT(look(2048, 1024), n128);\n"
+    "    refused[n128] = 1;\n"
+    "    EXPECT(look(2048, 1024), c5);\n"
+    "    refused[c5] = 1;\n"
+    "    EXPECT(look(2048, 1024), fb);    /* the fallback, not asked */\n"
+    "    EXPECT(look(16384, 8192), fb);\n"
     "    memset(refused, 0, sizeof refused);\n"
     "    for (i = 0; i < NORMTUNE_NCONFIGS; i++) refused[i] = normtune_configs[i].family == pers;\n"
-    "    EXPECT(look(2048, 8192), 3);     /* N 8192 refused; N 4096: 65536 naive */\n"
-    "    EXPECT(look(2048, 1024), 0);\n"
+    "    EXPECT(look(2048, 8192), n128);  /* N 8192 refused; N 4096: 65536 naive */\n"
+    "    EXPECT(look(2048, 1024), n64);\n"
     "    EXPECT(bad_args, 0);\n"
-    "    EXPECT(other_tu(), 5);\n"
+    "    EXPECT(other_tu(), c5 * 1000 + c1);\n"
     "    if (fails) printf(\"%d lookup checks failed\\n\", fails);\n"
     "    return fails ? 1 : 0;\n"
     "}\n";
@@ -322,14 +654,53 @@ static const char lookup_prog[] =
 static const char other_prog[] =
     "#include \"normtune_dispatch.h\"\n"
     "int other_tu(void);\n"
-    "int other_tu(void) { return normtune_lookup(0, 16384, 8192, 0, 0) + normtune_entries[0].config; }\n";
+    "int other_tu(void)\n"
+    "{\n"
+    "    int p = normtune_problem_index(OP, DT);\n"
+    "    return normtune_lookup(p, 16384, 8192, 0, 0) * 1000 +\n"
+    "           normtune_entries[normtune_problems[p].first].config;\n"
+    "}\n";
+
+/* Write defs then text into path. */
+static void spit2(const char *path, const char *defs, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(defs, f);
+        fputs(text, f);
+        fclose(f);
+    }
+}
 
 TEST(header_compiles_and_looks_up) {
-    char path[700], cmd[3000];
+    char path[700], cmd[3000], defs[1500];
+    store_best_row r[8];
+    store_prov pv;
+    eprob *e = calloc(MAXP, sizeof *e);
+    CHECK(e != NULL, "out of memory");
+    if (!e) return;
+    int n = fixture(r, &pv), ne = enum_problems(e, MAXP, 1);
+    int tp = ne <= MAXP ? tuned_index(e, ne) : -1;
+    /* the number of configs, from the registry */
+    ecfg *ec = calloc(MAXC, sizeof *ec);
+    int want_fb[MAXP], row_cfg[8], nc = -1;
+    if (ec && tp >= 0) {
+        qsort(r, (size_t)n, sizeof *r, cmp_nm);
+        nc = expect_configs(e, ne, tp, r, n, ec, want_fb, row_cfg);
+    }
+    free(ec);
+    CHECK(tp >= 0 && e[tp].fb && nc > 0, "tuned problem %d, %d configs", tp, nc);
+    snprintf(defs, sizeof defs,
+             "#define OP \"%s\"\n#define DT \"%s\"\n#define PERS \"%s\"\n#define NAIVE \"%s\"\n"
+             "#define P1 \"%s\"\n#define P2 \"%s\"\n#define P5 \"%s\"\n#define N64 \"%s\"\n"
+             "#define N128 \"%s\"\n#define T_PROB %d\n#define T_NCONF %d\n"
+             "#define T_FBFAM \"%s\"\n#define T_FBPAR \"%s\"\n",
+             OP, DT, PERS, NAIVE, P1, P2, P5, N64, N128, tp, nc,
+             tp >= 0 && e[tp].fb ? e[tp].fb->name : "none", tp >= 0 ? e[tp].fbp : "");
+    free(e);
     snprintf(path, sizeof path, "%s/lookup.c", t_tmpdir());
-    spit(path, lookup_prog);
+    spit2(path, defs, lookup_prog);
     snprintf(path, sizeof path, "%s/other.c", t_tmpdir());
-    spit(path, other_prog);
+    spit2(path, defs, other_prog);
     const char *d = t_tmpdir();
     /* the header alone, strictest C */
     snprintf(cmd, sizeof cmd,
@@ -355,70 +726,101 @@ TEST(header_compiles_and_looks_up) {
     }
 }
 
+/* Check that config c of header a (parsed as h) lists every kernel its
+ * plan launches for problem pr (its op, dtypes and shape): each name is
+ * in normtune_kernel_names at an id in the config's list, with its
+ * X-macro line.  Adds the launches checked to *checked. */
+static void check_launches(const char *a, const htab *h, int c, const nt_problem *pr,
+                           int *checked) {
+    nt_params pa;
+    nt_plan pl;
+    char err[256] = "";
+    CHECK(c >= 0 && c < h->ncfg, "config %d", c);
+    if (c < 0 || c >= h->ncfg) return;
+    const hcfg *g = &h->cfg[c];
+    const nt_family *f = nt_family_find(hcfg_fam(h, c));
+    int ok = f && nt_params_parse(g->params, &pa) == 0 &&
+             f->plan(&pa, pr, NULL, &pl, err, sizeof err) == 0;
+    CHECK(ok, "plan %s %s %s M=%lld N=%lld: %s", hcfg_fam(h, c), g->dt, g->params,
+          (long long)pr->M, (long long)pr->N, err);
+    if (!ok) return;
+    /* the config's kernel ids, from the data array */
+    const char *arr = strstr(a, "normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {");
+    int ids[64], nid = 0;
+    if (arr) arr = strchr(arr, '{') + 1;
+    for (int k = 0; arr && k < g->kfirst + g->nk && nid < 64; k++) {
+        while (*arr && !(*arr == '-' || (*arr >= '0' && *arr <= '9'))) {
+            if (*arr == '/' && arr[1] == '*') arr = strstr(arr, "*/") + 2;
+            else arr++;
+        }
+        int v = (int)strtol(arr, (char **)&arr, 10);
+        if (k >= g->kfirst) ids[nid++] = v;
+    }
+    CHECK(nid == g->nk, "config %d: %d kernel ids read, %d listed", c, nid, g->nk);
+    for (int l = 0; l < pl.nlaunch; l++) {
+        char q[200];
+        int found = 0;
+        snprintf(q, sizeof q, "    \"%s\",\n", pl.l[l].name);
+        const char *names = strstr(a, "normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {\n");
+        const char *hit = names ? strstr(names, q) : NULL;
+        int id = -1;
+        for (const char *s = names ? strchr(names, '\n') + 1 : NULL; s && hit && s <= hit;
+             s = strchr(s, '\n') + 1)
+            id++;
+        for (int k = 0; k < nid; k++) found |= ids[k] == id;
+        CHECK(hit && found, "config %d %s %s N=%lld: kernel %s (id %d) not in its list", c,
+              hcfg_fam(h, c), g->params, (long long)pr->N, pl.l[l].name, id);
+        snprintf(q, sizeof q, "X(%d, \"%s\", %s)", id, pl.l[l].name, pl.l[l].name);
+        CHECK(strstr(a, q) != NULL, "no X-macro line %s", q);
+        (*checked)++;
+    }
+}
+
 /* Every config's kernel list holds the kernels its plans launch: at every
- * tuned shape of the config, and for the fallback at N = 8 and NT_MAX_N
- * (M = 1), parsed back from the header's text. */
+ * tuned shape of the config, and for every problem's fallback at N = 8 and
+ * NT_MAX_N (M = 1), parsed back from the header's text. */
 TEST(kernel_lists) {
     long len = 0;
     char *a = slurp(hdr, &len);
-    CHECK(a != NULL, "no header");
-    if (!a) return;
+    htab *h = a ? parse(a) : NULL;
+    CHECK(a && h, "no header");
+    if (!a || !h) {
+        free(a);
+        free(h);
+        return;
+    }
     store_best_row r[8];
     store_prov p;
-    int n = fixture(r, &p), checked = 0;
-    for (int i = 0; i <= n; i++) {
-        const char *fam = i < n ? r[i].family : NAIVE;
-        const char *par = i < n ? r[i].params : "nsplit=64,partial=f32";
-        int64_t Ns[2] = {i < n ? r[i].N : 8, i < n ? r[i].N : NT_MAX_N};
-        /* the config's line: X(id, family, "dtypes", "params", first, count) */
-        char key[300];
-        snprintf(key, sizeof key, ", \"" DT "\", \"%s\", ", par);
-        const char *line = strstr(a, key);
-        int kfirst = -1, nk = -1;
-        CHECK(line != NULL, "no config line for %s", par);
-        if (!line || sscanf(line + strlen(key), "%d, %d)", &kfirst, &nk) != 2) continue;
-        /* the kernel ids, from the data array */
-        const char *arr = strstr(a, "normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {");
-        int ids[64], nid = 0;
-        if (arr) arr = strchr(arr, '{') + 1;
-        for (int k = 0; arr && k < kfirst + nk && k < 64; k++) {
-            while (*arr && !(*arr == '-' || (*arr >= '0' && *arr <= '9'))) {
-                if (*arr == '/' && arr[1] == '*') arr = strstr(arr, "*/") + 2;
-                else arr++;
-            }
-            int v = (int)strtol(arr, (char **)&arr, 10);
-            if (k >= kfirst) ids[nid++] = v;
-        }
+    char err[256];
+    int n = fixture(r, &p), checked = 0, pairs = 0;
+    for (int i = 0; i < n; i++) {
+        nt_problem pr;
+        int c = hcfg_id(h, r[i].family, DT, r[i].params);
+        CHECK(c >= 0, "no config line for %s %s", r[i].family, r[i].params);
+        nt_problem_init(&pr, nt_op_find(OP), r[i].M, r[i].N);
+        CHECK(nt_dtypes_parse(&pr, DT, err, sizeof err) == 0, "dtypes %s: %s", DT, err);
+        if (c < 0) continue;
+        check_launches(a, h, c, &pr, &checked);
+        pairs++;
+    }
+    for (int q = 0; q < h->nprob; q++) {
+        nt_problem pr;
+        const nt_op *op = nt_op_find(h->prob[q].op);
+        int fb = h->prob[q].fb;
+        CHECK(op != NULL, "problem %d: op %s", q, h->prob[q].op);
+        if (!op || fb < 0) continue;
         for (int m = 0; m < 2; m++) {
-            nt_problem pr;
-            nt_params pa;
-            nt_plan pl;
-            char err[256];
-            const nt_family *f = nt_family_find(fam);
-            nt_problem_init(&pr, nt_op_find(OP), i < n ? r[i].M : 1, Ns[m]);
-            CHECK(nt_dtypes_parse(&pr, DT, err, sizeof err) == 0 && nt_params_parse(par, &pa) == 0 &&
-                      f->plan(&pa, &pr, NULL, &pl, err, sizeof err) == 0,
-                  "plan %s %s: %s", fam, par, err);
-            for (int l = 0; l < pl.nlaunch; l++) {
-                char q[200];
-                int found = 0;
-                snprintf(q, sizeof q, "    \"%s\",\n", pl.l[l].name);
-                const char *names = strstr(a, "normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {\n");
-                const char *hit = names ? strstr(names, q) : NULL;
-                int id = -1;
-                for (const char *c = names ? strchr(names, '\n') + 1 : NULL; c && hit && c <= hit;
-                     c = strchr(c, '\n') + 1)
-                    id++;
-                for (int k = 0; k < nid; k++) found |= ids[k] == id;
-                CHECK(hit && found, "%s %s N=%lld: kernel %s (id %d) not in its list", fam, par,
-                      (long long)Ns[m], pl.l[l].name, id);
-                snprintf(q, sizeof q, "X(%d, \"%s\", %s)", id, pl.l[l].name, pl.l[l].name);
-                CHECK(strstr(a, q) != NULL, "no X-macro line %s", q);
-                checked++;
-            }
+            nt_problem_init(&pr, op, 1, m ? NT_MAX_N : 8);
+            CHECK(nt_dtypes_parse(&pr, h->prob[q].dt, err, sizeof err) == 0, "dtypes %s: %s",
+                  h->prob[q].dt, err);
+            CHECK(fb < h->ncfg && !strcmp(h->cfg[fb].dt, h->prob[q].dt),
+                  "problem %d (%s %s): fallback %d has other dtypes", q, op->name, h->prob[q].dt, fb);
+            check_launches(a, h, fb, &pr, &checked);
+            pairs++;
         }
     }
-    CHECK(checked >= 2 * (n + 1) * 2, "only %d launches checked", checked);
+    CHECK(pairs >= n + 2 && checked >= pairs, "only %d launches of %d plans checked", checked, pairs);
+    free(h);
     free(a);
 }
 
@@ -429,11 +831,13 @@ TEST(refusals) {
     int n = fixture(r, &p);
     snprintf(path, sizeof path, "%s/refused.h", t_tmpdir());
 
+    char ph[17];
+    cur_hash(PERS, ph);
     /* one family, two source hashes: refused naming the family */
     snprintf(r[2].src_hash, sizeof r[2].src_hash, "fedcba9876543210");
     err[0] = 0;
     CHECK(write_to(path, r, n, &p, err, sizeof err) == -1, "two hashes in one family accepted");
-    CHECK(strstr(err, PERS) && strstr(err, "fedcba9876543210") && strstr(err, HASH),
+    CHECK(strstr(err, PERS) && strstr(err, "fedcba9876543210") && strstr(err, ph),
           "message: %s", err);
     fixture(r, &p);
     /* ... but two families may have different hashes */
@@ -441,7 +845,9 @@ TEST(refusals) {
         if (!strcmp(r[i].family, NAIVE)) snprintf(r[i].src_hash, sizeof r[i].src_hash, "fedcba9876543210");
     CHECK(write_to(path, r, n, &p, err, sizeof err) == 0, "per-family hashes refused: %s", err);
     char *h = slurp(path, NULL);
-    CHECK(h && strstr(h, "\"" NAIVE "\", \"fedcba9876543210\")") && strstr(h, "\"" PERS "\", \"" HASH "\")"),
+    char want[120];
+    snprintf(want, sizeof want, "\"" PERS "\", \"%s\")", ph);
+    CHECK(h && strstr(h, "\"" NAIVE "\", \"fedcba9876543210\")") && strstr(h, want),
           "per-family hashes not in the header");
     free(h);
     fixture(r, &p);
@@ -496,6 +902,7 @@ TEST(refusals) {
     CHECK(write_to(path, r, 0, &p, err, sizeof err) == 0, "fallbacks-only header: %s", err);
     h = slurp(path, NULL);
     CHECK(h && strstr(h, "#define NORMTUNE_NENTRIES 0\n"), "fallbacks-only header has entries");
+    check_header(h, r, 0, "fallbacks only");
     free(h);
 
     /* hostile provenance text cannot break the header */
@@ -515,11 +922,14 @@ TEST(stale_note) {
     store_prov p;
     char msg[512], cur[17];
     int n = fixture(r, &p);
-    CHECK(nt_family_hash(nt_family_find(NAIVE), cur) == 0, "hash");
-    for (int i = 0; i < n; i++)
-        if (!strcmp(r[i].family, NAIVE)) snprintf(r[i].src_hash, sizeof r[i].src_hash, "%s", cur);
+    CHECK(nt_family_hash(nt_family_find(PERS), cur) == 0, "hash");
     int k = nt_export_stale(r, n, msg, sizeof msg);
-    CHECK(k == 1 && strstr(msg, PERS) && !strstr(msg, NAIVE), "stale: %d '%s'", k, msg);
+    CHECK(k == 0 && !msg[0], "current rows stale: %d '%s'", k, msg);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(r[i].family, PERS)) snprintf(r[i].src_hash, sizeof r[i].src_hash, HASH);
+    k = nt_export_stale(r, n, msg, sizeof msg);
+    CHECK(k == 1 && strstr(msg, PERS) && strstr(msg, HASH) && strstr(msg, cur) && !strstr(msg, NAIVE),
+          "stale: %d '%s'", k, msg);
 }
 
 /* Run cmd_export in this process with the words given; its exit code. */
@@ -630,9 +1040,12 @@ TEST(eligibility) {
     CHECK(strstr(h, "partial=bf16") == NULL, "a config with bf16 partials was exported for an fp32 dw");
     CHECK(strstr(h, "\"block=128,chunks=1,stages=3,k=2\", ") != NULL,
           "the fastest eligible config is not the one exported");
-    CHECK(strstr(h, "{1024LL, 1024LL, 1, 8.300,") != NULL, "1024 x 1024 does not use it");
     CHECK(strstr(h, "#define NORMTUNE_NENTRIES 1\n") != NULL,
           "a shape with no eligible result is in the table");
+    /* 1024 x 1024 uses it: its config id is found in the header */
+    store_best_row w;
+    row(&w, 1024, 1024, PERS, "block=128,chunks=1,stages=3,k=2", 8.3);
+    check_header(h, &w, 1, "eligibility");
     free(h);
 }
 
@@ -672,9 +1085,14 @@ TEST(end_to_end) {
     CHECK(a && b && la == lb && !memcmp(a, b, (size_t)la), "two exports of one database differ");
     if (a) {
         CHECK(strstr(a, "#define NORMTUNE_NENTRIES 3\n") != NULL, "3 shapes expected");
-        CHECK(strstr(a, "#define NORMTUNE_NCONFIGS 4\n") != NULL, "4 configs expected");
-        CHECK(strstr(a, "{1024LL, 2048LL, 1, 9.500,") != NULL, "best of (2048, 1024) is not the persistent one");
         CHECK(strstr(a, "\"nsplit=32,partial=f32\", ") != NULL, "naive config");
+        /* the best per shape: (2048, 1024) the persistent one, not naive
+         * nsplit=64; counts, ids and order as the registry says */
+        store_best_row w[3];
+        row(&w[0], 2048, 1024, PERS, P1, 9.5);
+        row(&w[1], 16384, 1024, NAIVE, "nsplit=32,partial=f32", 60.0);
+        row(&w[2], 2048, 4096, PERS, P2, 25.0);
+        CHECK(check_header(a, w, 3, "end to end") > 0, "end-to-end header");
         CHECK(strstr(a, "NVIDIA H200 (cc 9.0") != NULL, "device in banner");
     }
     free(a);
