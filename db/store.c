@@ -1473,10 +1473,10 @@ static int dev_resolve(store *db, const char *name, int64_t *id, char *err,
     return dev_resolve2(db, name, 0, id, err, errlen);
 }
 
-/* dev_resolve; with current = 1 and no name, among the devices with ok
- * results of the current family sources first: a database that holds
- * older sweeps of other GPUs still exports for the one that ran the
- * current kernels. */
+/* dev_resolve; with current = 1 and no name, the one device with ok
+ * results of the current family sources, when only one has them: a
+ * database that also holds older sweeps of other GPUs reports and exports
+ * the one that ran the current kernels without --device. */
 static int dev_resolve2(store *db, const char *name, int current, int64_t *id, char *err,
                         size_t errlen) {
     char names[1024];
@@ -1596,7 +1596,7 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
 
     *rows = NULL;
     *n = 0;
-    if (dev_resolve2(db, device, current, &dev, err, errlen)) return STORE_ERR;
+    if (dev_resolve2(db, device, 1, &dev, err, errlen)) return STORE_ERR;
     if (current && current_view(db, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, current ? Q_BEST : Q_BEST_ALL, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":dev", dev)) {

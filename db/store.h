@@ -117,9 +117,9 @@ typedef struct store_prov {
  * current = 1 only results measured with the current sources of their
  * family (nt_family_hash) take part, so that a family whose kernels
  * changed is re-measured before it is exported again, and the others are
- * not (the export; with device == NULL it takes the one device that has
- * such results, when only one has); with 0 every result does (reports and
- * plots of any database).  *rows is malloc'd, caller frees.  A device with no such
+ * not (the export); with 0 every result does (reports and plots of any
+ * database).  device == NULL: the only device with results, or else the
+ * only one with ok results of the current sources.  *rows is malloc'd, caller frees.  A device with no such
  * result is an error. */
 int store_best(store *db, const char *device, int current, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen);
