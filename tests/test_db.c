@@ -703,21 +703,29 @@ TEST(best) {
               (long long)rows[i].N, (long long)rows[i].M, rows[i].median_us);
     free(rows);
 
-    /* a second device with results: NULL is ambiguous; one with only failures */
+    /* a second device with only failures: NULL means the one device with ok
+     * results of the current sources; named, it has no best row */
     nt_device b = mkdev("NVIDIA B200", "GPU-9999");
     int64_t bdev;
     CHECK(store_device(db, &b, &bdev, err, sizeof err) == 0, "device");
     store_key kb = mkkey(bdev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024);
     CHECK(put(db, 1, &kb, NT_LAUNCH_ERROR, 0, 0) == 0, "put b");
-    CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) != 0, "ambiguous");
-    CHECK(strstr(err, "NVIDIA H200") && strstr(err, "NVIDIA B200"), "message '%s'", err);
+    CHECK(store_best(db, NULL, 0, &rows, &n, &prov, err, sizeof err) == 0 && n == 4 &&
+              !strcmp(prov.uuid, "GPU-1111"), "the device with current results: %s", err);
+    free(rows);
     CHECK(store_best(db, "NVIDIA B200", 0, &rows, &n, NULL, err, sizeof err) != 0 && n == 0,
           "no ok result");
     CHECK(strstr(err, "no successful result") != NULL, "message '%s'", err);
+    /* once both have ok results of the current sources, NULL is ambiguous */
+    kb = mkkey(bdev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 4096, 1024);
+    CHECK(put(db, 1, &kb, NT_OK, 9.0, 2) == 0, "put b ok");
+    CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) != 0, "ambiguous");
+    CHECK(strstr(err, "NVIDIA H200") && strstr(err, "NVIDIA B200"), "message '%s'", err);
     store_close(db);
 
-    /* the view gives the same answer */
-    CHECK(count(tpath("best.db"), "SELECT count(*) FROM best") == 4, "view rows");
+    /* the view gives the same answer: 4 rows of the H200 (the stale one
+     * included: the view does not know the sources), 1 of the B200 */
+    CHECK(count(tpath("best.db"), "SELECT count(*) FROM best") == 5, "view rows");
 }
 
 /* Collected report rows: the header and the cells joined with '|'. */

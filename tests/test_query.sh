@@ -178,7 +178,11 @@ cmp -s "$T/newer.db" "$T/newer.orig" && ok newer_untouched || bad newer_untouche
 # or its first 8 or more characters
 cp "$root/data/results.db" "$T/h200.db"
 "$NORMTUNE" migrate --db "$T/h200.db" >/dev/null 2>&1   # the shipped file may be older
-expect device_name_any_case 0 report --db "$T/h200.db" --device "nvidia h200"
+# (the shipped file has two H200s: the sweep of 2026-11-29 and the current
+# one; a name that matches both is ambiguous, any case)
+expect device_name_ambiguous 1 report --db "$T/h200.db" --device "nvidia h200"
+has device_name_ambiguous_message "$T/err" "device 'nvidia h200' is ambiguous"
+expect device_name_any_case 0 report --db "$T/a.db" --device "nvidia h200"
 expect device_uuid_prefix 0 report --db "$T/h200.db" --device gpu-3bf896bb
 expect device_uuid_too_short 1 report --db "$T/h200.db" --device GPU-3bf
 expect device_wrong_uuid 1 report --db "$T/h200.db" --device GPU-3bf896bc

