@@ -60,17 +60,12 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "ALTER TABLE result ADD COLUMN reps INTEGER;",
     /* 2 -> 3: the sweep's process id, to tell a dead sweep from a running one */
     "ALTER TABLE sweep ADD COLUMN pid INTEGER;",
-    /* 3 -> 4: errors become named rows of their own table; the tolerance of
-     * an older result is unknown (NULL) */
+    /* 3 -> 4: errors become named rows of their own table (the err_<tensor>
+     * columns move there: err_columns_to_rows); the tolerance of an older
+     * result is unknown (NULL) */
     "CREATE TABLE error (result_id INTEGER NOT NULL REFERENCES result(id) "
     "ON DELETE CASCADE, tensor TEXT NOT NULL, value REAL NOT NULL, tolerance REAL, "
-    "PRIMARY KEY (result_id, tensor)) WITHOUT ROWID;"
-    "INSERT INTO error(result_id, tensor, value) SELECT id, 'dx', err_dx FROM result "
-    "WHERE err_dx IS NOT NULL;"
-    "INSERT INTO error(result_id, tensor, value) SELECT id, 'dw', err_dw FROM result "
-    "WHERE err_dw IS NOT NULL;"
-    "ALTER TABLE result DROP COLUMN err_dx;"
-    "ALTER TABLE result DROP COLUMN err_dw;",
+    "PRIMARY KEY (result_id, tensor)) WITHOUT ROWID;",
     /* 4 -> 5: a problem's dtypes are a slot list ("x=bf16,w=bf16,dw=f32"),
      * older files name one dtype ("bf16": the first slot's, the others the
      * op's defaults, which is what the tuner measured); every error row
@@ -734,6 +729,41 @@ static int view_sql(const char *name, char *buf, size_t len) {
 /* Views each migration step re-creates from schema.sql after its SQL. */
 static const char *const migration_views[STORE_SCHEMA_VERSION] = {[4] = "best"};
 
+/* Step 3 -> 4, after its SQL: every column err_<tensor> of table result (a
+ * schema 3 file kept one per output) becomes rows (result, <tensor>, value)
+ * of table error, and is dropped.  The columns are found in the file, so
+ * the step names no tensor.  0, or -1 (an SQLite error: the caller rolls
+ * back). */
+static int err_columns_to_rows(store *db) {
+    char names[16][64], sql[512];
+    int n = 0, rc;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db, "SELECT name FROM pragma_table_info('result') "
+                           "WHERE name LIKE 'err\\_%' ESCAPE '\\' ORDER BY cid",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < 16) {
+        const char *c = (const char *)sqlite3_column_text(st, 0);
+        /* identifiers only: the names go into SQL text */
+        if (!c || strlen(c) >= sizeof names[0] || strspn(c, "abcdefghijklmnopqrstuvwxyz"
+                                                             "0123456789_") != strlen(c))
+            continue;
+        snprintf(names[n++], sizeof names[0], "%s", c);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) return -1;
+    for (int i = 0; i < n; i++) {
+        snprintf(sql, sizeof sql, "INSERT INTO error(result_id, tensor, value) SELECT id, '%s', "
+                 "%s FROM result WHERE %s IS NOT NULL; ALTER TABLE result DROP COLUMN %s;",
+                 names[i] + 4, names[i], names[i], names[i]);
+        if (sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
+    }
+    return 0;
+}
+
+/* C steps that run after a migration step's SQL. */
+static int (*const migration_fns[STORE_SCHEMA_VERSION])(store *db) = {[3] = err_columns_to_rows};
+
 /* Migrate from version v to STORE_SCHEMA_VERSION, one transaction a step. */
 static int migrate(store *db, int64_t v, char *err, size_t errlen) {
     char sql[64], view[4096];
@@ -746,6 +776,7 @@ static int migrate(store *db, int64_t v, char *err, size_t errlen) {
         if (migration_views[v] && view_sql(migration_views[v], view, sizeof view))
             return seterr(err, errlen, "internal: schema.sql has no view %s", migration_views[v]);
         if (sqlite3_exec(db->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
+            (migration_fns[v] && migration_fns[v](db)) ||
             (migration_views[v] && sqlite3_exec(db->db, view, NULL, NULL, NULL) != SQLITE_OK) ||
             sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
             dberr(db, err, errlen, "migrating the schema");

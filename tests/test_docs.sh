@@ -16,7 +16,7 @@ for f in README.md docs/lua-api.md lua/sweeps/rmsnorm_bwd.lua; do
 done
 t=$(awk '$1 == "total"' "$root/docs/lua-api.md" | awk '{print $NF}' | head -1)
 [ "$t" = "$total" ] && ok lua_api_list_example_total || bad lua_api_list_example_total "example says $t, list counts $total"
-for c in $("$NORMTUNE" --help | awk '/^commands:/ {on = 1; next} on && NF {print $1}'); do
+for c in $("$NORMTUNE" --help | awk '/^commands:/ {on = 1; next} on && !NF {exit} on {print $1}'); do
     grep -q "^normtune $c " "$root/README.md" && ok "readme_has_$c" || bad "readme_has_$c" "README's command table lacks 'normtune $c'"
 done
 for code in $(grep -ho 'return NT_EXIT_[A-Z]*\|rc = [0-9][0-9]*;' "$root"/tuner/*.c | sort -u |

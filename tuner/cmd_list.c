@@ -90,7 +90,7 @@ static void usage(FILE *f) {
             "Load a Lua sweep script and print every (problem, family, params) the\n"
             "search would visit after the families' where() constraints, one line\n"
             "per variant:\n"
-            "  M=4096 N=1024 x=bf16,w=bf16,dw=f32 rmsnorm_bwd.persistent block=128,...\n"
+            "  M=4096 N=1024 <dtypes: x=bf16,...> <op>.<family> <params: block=128,...>\n"
             "then the number of variants per problem and family, and the total.\n"
             "Nothing is compiled or run.\n\n"
             "options:\n"

@@ -98,7 +98,7 @@ static int runner_up(const famtime *ft, const char *winner) {
     return b;
 }
 
-/* A family name without its op prefix ("rmsnorm_bwd.naive" -> "naive"). */
+/* A family name without its op prefix ("<op>.naive" -> "naive"). */
 static const char *short_family(const store_best_row *r) {
     size_t n = strlen(r->op);
     return !strncmp(r->family, r->op, n) && r->family[n] == '.' ? r->family + n + 1 : r->family;

@@ -39,7 +39,7 @@ static unsigned char *slurp(const char *path, size_t *n) {
 }
 
 /* The name a file is embedded under: its path with a leading "kernels/"
- * removed ("kernels/rmsnorm_bwd/kernels.cuh" -> "rmsnorm_bwd/kernels.cuh"),
+ * removed ("kernels/<op>/naive.cuh" -> "<op>/naive.cuh"),
  * the name device code includes it by (nvcc: -Ikernels); other paths keep
  * their base name. */
 static const char *base(const char *p) {

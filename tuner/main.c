@@ -27,10 +27,25 @@ static const struct {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: normtune COMMAND [options]   (normtune COMMAND --help)\n\n"
-               "Tunes RMSNorm backward kernels on the GPU at hand, keeps every\n"
+               "Tunes normalization kernels on the GPU at hand, keeps every\n"
                "measurement in SQLite, and exports the winners as a C header.\n\n"
                "commands:\n");
     for (size_t i = 0; i < NCMDS; i++) fprintf(f, "  %-8s  %s\n", cmds[i].name, cmds[i].help);
+    fprintf(f, "\nops (the families of each, the dtypes it takes):\n");
+    for (int o = 0; nt_ops[o]; o++) {
+        const nt_op *op = nt_ops[o];
+        fprintf(f, "  %-12s  %s\n               ", op->name, op->doc);
+        for (int i = 0; op->families[i]; i++)
+            fprintf(f, "%s%s", i ? ", " : "", op->families[i]->name + strlen(op->name) + 1);
+        fprintf(f, ";");
+        for (int s = 0; s < op->nslots; s++) {
+            fprintf(f, " %s=", op->slots[s].name);
+            for (int d = 0, k = 0; d < NT_NDTYPES; d++)
+                if (op->slots[s].allowed & (1u << d))
+                    fprintf(f, "%s%s", k++ ? "|" : "", nt_dtypes[d].name);
+        }
+        fprintf(f, "\n");
+    }
 }
 
 int main(int argc, char **argv) {

@@ -390,7 +390,7 @@ static int commit_output(const char *dir, const char *target, const char *const 
 
 /* ---- figures of a database --------------------------------------------------------- */
 
-/* Short family name: the part after the last '.' ("rmsnorm_bwd.naive" -> "naive"). */
+/* Short family name: the part after the last '.' ("<op>.naive" -> "naive"). */
 static const char *fam_short(const char *fam) {
     const char *d = strrchr(fam, '.');
     return d ? d + 1 : fam;

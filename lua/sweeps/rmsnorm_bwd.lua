@@ -6,8 +6,8 @@
 -- size) in 1024 .. 16384 by M (rows) in 1024 .. 65536.  The other
 -- combinations get the 12 shapes of N in {1024, 4096, 16384} (their own
 -- `shapes`), fp32 the 6 of M in {4096, 65536}.  Every point of each
--- family's space that where() keeps is measured (exhaustive): 2558
--- variants in all (164 naive, 2394 persistent) over 82 problems;
+-- family's space that where() keeps is measured (exhaustive):
+-- 2558 variants in all (164 naive, 2394 persistent) over 82 problems;
 -- `normtune list lua/sweeps/rmsnorm_bwd.lua --count` prints the counts per
 -- problem.  On one H200 the sweep takes about 5.5 minutes.
 
