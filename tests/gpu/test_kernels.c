@@ -249,6 +249,7 @@ int main(int argc, char **argv) {
     char err[512];
     nt_runner_opts o = {.device = 0, .seed = 7, .use_cache = 1, .eps = 1e-6};
     small = argc > 1 && !strcmp(argv[1], "--small");
+    setvbuf(stdout, NULL, _IOLBF, 0);     /* lines as they come, also into a file */
     if (nt_runner_open(&run, &o, err, sizeof err)) {
         printf("FAIL open: %s\n", err);
         t_failed++;
