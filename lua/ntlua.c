@@ -1238,9 +1238,36 @@ static int ntl_range(lua_State *L) {
     return 1;
 }
 
+/* normtune.grid(Ns, Ms): the shapes {M = m, N = n} of every n of the list
+ * Ns and m of Ms, N outer (a list of shapes for `shapes`). */
+static int ntl_grid(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_Integer nn = luaL_len(L, 1), nm = luaL_len(L, 2);
+    if (nn < 1 || nm < 1 || nn * nm > NTL_MAX_SHAPES)
+        return luaL_error(L, "normtune.grid: %I x %I shapes (want 1 to %d)", nn, nm,
+                          NTL_MAX_SHAPES);
+    lua_createtable(L, (int)(nn * nm), 0);
+    for (lua_Integer i = 1; i <= nn; i++)
+        for (lua_Integer j = 1; j <= nm; j++) {
+            lua_createtable(L, 0, 2);
+            lua_geti(L, 2, j);
+            if (!lua_isinteger(L, -1))
+                return luaL_error(L, "normtune.grid: Ms[%I] is not an integer", j);
+            lua_setfield(L, -2, "M");
+            lua_geti(L, 1, i);
+            if (!lua_isinteger(L, -1))
+                return luaL_error(L, "normtune.grid: Ns[%I] is not an integer", i);
+            lua_setfield(L, -2, "N");
+            lua_rawseti(L, -2, (i - 1) * nm + j);
+        }
+    return 1;
+}
+
 static const luaL_Reg ntl_funcs[] = {
     {"sweep", ntl_sweep},
     {"range", ntl_range},
+    {"grid", ntl_grid},
     {NULL, NULL},
 };
 

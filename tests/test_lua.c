@@ -989,6 +989,33 @@ TEST(t_dtypes_own_shapes) {
         "dtypes[1].shapes[2]: M=4 N=64 repeats dtypes[1].shapes[1]");
 }
 
+/* normtune.grid(Ns, Ms): every (N, M), N outer; bad lists are errors. */
+TEST(t_grid) {
+    nt_sweep sw;
+    char err[1024];
+    int rc = ntl_load(script("grid.lua",
+                             "return normtune.sweep {\n"
+                             "  op = \"rmsnorm_fwd\",\n"
+                             "  shapes = normtune.grid({1024, 2048}, {8, 16, 32}),\n"
+                             "  families = {row = {params = {block = {128}, chunks = {1, 2}, k = {0}}}},\n"
+                             "}\n"),
+                      &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    static const int64_t want[6][2] = {{8, 1024}, {16, 1024}, {32, 1024},
+                                       {8, 2048}, {16, 2048}, {32, 2048}};
+    CHECK(sw.nshape == 6, "%d shapes", sw.nshape);
+    for (int i = 0; i < 6 && i < sw.nshape; i++)
+        CHECK(sw.shapes[i].M == want[i][0] && sw.shapes[i].N == want[i][1],
+              "shape %d: M=%lld N=%lld", i, (long long)sw.shapes[i].M, (long long)sw.shapes[i].N);
+    ntl_free(&sw);
+    BAD("grid_bad.lua", 3,
+        "return normtune.sweep {\n  op = \"rmsnorm_fwd\",\n"
+        "  shapes = normtune.grid({1024}, {8, \"x\"}),\n"
+        "  families = {row = {params = {block = {128}, chunks = {1}, k = {0}}}},\n}\n",
+        "normtune.grid: Ms[2] is not an integer");
+}
+
 TEST(t_dtypes_errors) {
     const char *fam = "  shapes = {{M = 1, N = 8}},\n"
                       "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n}\n";
@@ -1019,6 +1046,7 @@ int main(void) {
     RUN(t_dtypes);
     RUN(t_dtypes_own_shapes);
     RUN(t_dtypes_errors);
+    RUN(t_grid);
     RUN(t_empty_and_nonpositive);
     RUN(t_space_empty_after_where);
     RUN(t_where_errors);

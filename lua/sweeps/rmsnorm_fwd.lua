@@ -15,15 +15,8 @@
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}
-local function grid(ns, ms)
-  local t = {}
-  for _, N in ipairs(ns) do
-    for _, M in ipairs(ms) do t[#t + 1] = {M = M, N = N} end
-  end
-  return t
-end
-local few = grid({1024, 4096, 16384}, Ms)
-local fp32 = grid({1024, 4096, 16384}, {4096, 65536})
+local few = normtune.grid({1024, 4096, 16384}, Ms)
+local fp32 = normtune.grid({1024, 4096, 16384}, {4096, 65536})
 
 -- Elements per 16-byte chunk of x.
 local function E(s) return s.dtype.x == "f32" and 4 or 8 end
@@ -43,7 +36,7 @@ return normtune.sweep {
     {x = "f16", w = "f32", shapes = few},
     {x = "f32", shapes = fp32},
   },
-  shapes = grid(Ns, Ms),
+  shapes = normtune.grid(Ns, Ms),
   families = {
     -- one row per block, the row in registers
     row = {
