@@ -45,9 +45,12 @@ int64_t nt_tensor_elems(const nt_problem *p, int i) {
 }
 
 double nt_problem_bytes(const nt_problem *p) {
-    double b = 0;
-    for (int i = 0; i < p->op->ntensors; i++)
-        b += (double)nt_tensor_elems(p, i) * nt_dtypes[nt_tensor_dtype(p, i)].size;
+    double b = 0;             /* in doubles: defined for any M and N */
+    for (int i = 0; i < p->op->ntensors; i++) {
+        const nt_tensor_def *t = &p->op->tensors[i];
+        b += (t->rows == NT_DIM_M ? (double)p->M : 1.0) * (t->cols == NT_DIM_N ? (double)p->N : 1.0) *
+             nt_dtypes[nt_tensor_dtype(p, i)].size;
+    }
     return b;
 }
 
@@ -137,9 +140,9 @@ int nt_problem_check(const nt_problem *p, char *err, size_t errlen) {
             return -1;
         }
     }
-    if (p->M < 1 || p->N < 8 || p->N > NT_MAX_N || p->N % 8) {
-        snprintf(err, errlen, "shape M=%lld N=%lld unsupported (M >= 1, N a multiple of 8 up "
-                 "to %d)", (long long)p->M, (long long)p->N, NT_MAX_N);
+    if (p->M < 1 || p->M > NT_MAX_M || p->N < 8 || p->N > NT_MAX_N || p->N % 8) {
+        snprintf(err, errlen, "shape M=%lld N=%lld unsupported (M from 1 to 2^31 - 1, N a "
+                 "multiple of 8 up to %d)", (long long)p->M, (long long)p->N, NT_MAX_N);
         return -1;
     }
     return p->op->check ? p->op->check(p, err, errlen) : 0;

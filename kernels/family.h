@@ -24,6 +24,8 @@
 #define NT_NAME_LEN 32        /* parameter names and values, with NUL */
 #define NT_MAX_LAUNCH 4       /* kernels in one chain */
 #define NT_MAX_N 16384        /* largest row length any family supports */
+#define NT_MAX_M 2147483647LL /* most rows of a problem (2^31 - 1: a grid of one
+                                 block per row; M * NT_MAX_N * 8 fits 64 bits) */
 
 /* A shape: M rows of N elements (a sweep's shapes; a problem adds the op
  * and the dtypes). */
@@ -153,8 +155,8 @@ int nt_dtypes_canon(const nt_problem *p, char *buf, size_t len);
 int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen);
 
 /* Validate p: its dtypes allowed by the slots, then the op's check, with
- * the shape rules every op shares (M >= 1, N a multiple of 8 in
- * [8, NT_MAX_N]).  0, or -1 with a message. */
+ * the shape rules every op shares (M in [1, NT_MAX_M], N a multiple of 8
+ * in [8, NT_MAX_N]).  0, or -1 with a message. */
 int nt_problem_check(const nt_problem *p, char *err, size_t errlen);
 
 /* One parameter value: the text as written in the script ("256", "f32"). */
