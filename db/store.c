@@ -1501,13 +1501,14 @@ static int dev_resolve2(store *db, const char *name, int current, int64_t *id, c
 
 static int dev_resolve(store *db, const char *name, int64_t *id, char *err,
                        size_t errlen) {
-    return dev_resolve2(db, name, 0, id, err, errlen);
+    return dev_resolve2(db, name, 1, id, err, errlen);
 }
 
-/* dev_resolve; with current = 1 and no name, the one device with ok
- * results of the current family sources, when only one has them: a
- * database that also holds older sweeps of other GPUs reports and exports
- * the one that ran the current kernels without --device. */
+/* dev_resolve; with current = 1 and no name, when several devices have
+ * results, the one device with ok results of the current family sources,
+ * if only one has them: a database that also holds older sweeps of other
+ * GPUs reports, plots and exports the one that ran the current kernels
+ * without --device. */
 static int dev_resolve2(store *db, const char *name, int current, int64_t *id, char *err,
                         size_t errlen) {
     char names[1024];

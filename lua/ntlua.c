@@ -868,16 +868,18 @@ static void read_dtype1(const ntl_chk *k, int idx, const char *const *keys, cons
         sn[op->nslots] = shapes ? "shapes" : NULL;
         sn[op->nslots + 1] = NULL;
         check_keys(k, idx, sn, keys, what, "dtype");
-        if (shapes && lua_getfield(k->L, idx, "shapes") != LUA_TNIL) {
-            char pre[64];
-            const char *const sk[] = {keys[0], "shapes", NULL};
-            snprintf(pre, sizeof pre, "%s.shapes", what);
-            if (!lua_istable(k->L, -1))
-                chk_fail(k, sk, "%s: expected a list of {M=, N=}, got %s", pre,
-                         luaL_typename(k->L, -1));
-            read_shape_list(k, lua_gettop(k->L), sk, pre, shapes, nshape);
+        if (shapes) {
+            if (lua_getfield(k->L, idx, "shapes") != LUA_TNIL) {
+                char pre[64];
+                const char *const sk[] = {keys[0], "shapes", NULL};
+                snprintf(pre, sizeof pre, "%s.shapes", what);
+                if (!lua_istable(k->L, -1))
+                    chk_fail(k, sk, "%s: expected a list of {M=, N=}, got %s", pre,
+                             luaL_typename(k->L, -1));
+                read_shape_list(k, lua_gettop(k->L), sk, pre, shapes, nshape);
+            }
+            lua_pop(k->L, 1);
         }
-        lua_pop(k->L, 1);
         for (int i = 0; i < op->nslots; i++) {
             if (lua_getfield(L, idx, sn[i]) != LUA_TNIL) {
                 if (lua_type(L, -1) != LUA_TSTRING)

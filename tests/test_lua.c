@@ -990,6 +990,25 @@ TEST(t_dtypes_own_shapes) {
 }
 
 /* normtune.grid(Ns, Ms): every (N, M), N outer; bad lists are errors. */
+/* dtype as a table: one combination, slots not named take their defaults
+ * (this once popped one value too many and lost the returned sweep). */
+TEST(t_dtype_table) {
+    nt_sweep sw;
+    char err[1024], dt[128];
+    int rc = ntl_load(script("dtype_table.lua",
+                             "return normtune.sweep {\n"
+                             "  op = \"rmsnorm_bwd\", dtype = {x = \"bf16\", w = \"f32\"},\n"
+                             "  shapes = {{M = 8, N = 1024}},\n"
+                             "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+                             "}\n"),
+                      &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    nt_dtypes_canon(&sw.dts[0], dt, sizeof dt);
+    CHECK(sw.ndt == 1 && !strcmp(dt, "x=bf16,w=f32,dw=f32"), "%d: %s", sw.ndt, dt);
+    ntl_free(&sw);
+}
+
 TEST(t_grid) {
     nt_sweep sw;
     char err[1024];
@@ -1047,6 +1066,7 @@ int main(void) {
     RUN(t_dtypes_own_shapes);
     RUN(t_dtypes_errors);
     RUN(t_grid);
+    RUN(t_dtype_table);
     RUN(t_empty_and_nonpositive);
     RUN(t_space_empty_after_where);
     RUN(t_where_errors);

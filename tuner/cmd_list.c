@@ -54,9 +54,9 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
         ntl_problem_text(&pr, label, sizeof label);
         if ((int)strlen(label) > lw) lw = (int)strlen(label);
     }
-    printf("# %s (hash %s): %s, %d dtype combination%s x %d shapes, %d families, strategy %s\n",
-           sw->path, sw->hash, sw->op->name, sw->ndt, sw->ndt == 1 ? "" : "s", sw->nshape,
-           sw->nfam, sw->search.strategy);
+    printf("# %s (hash %s): %s, %d problems (%d dtype combination%s), %d families, "
+           "strategy %s\n", sw->path, sw->hash, sw->op->name, ntl_nproblems(sw), sw->ndt,
+           sw->ndt == 1 ? "" : "s", sw->nfam, sw->search.strategy);
     printf("%-*s", lw, "problem");
     for (int f = 0; f < sw->nfam; f++) {
         w[f] = (int)strlen(short_name(sw, f));
