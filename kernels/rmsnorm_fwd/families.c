@@ -156,6 +156,18 @@ static int check_dev(const nt_devinfo *dev, int64_t B, int64_t K, int64_t smem, 
 /* The grid that covers `units` (rows or row groups), capped at the 1-D limit. */
 static unsigned grid_for(int64_t units) { return (unsigned)(units < GRID_MAX ? units : GRID_MAX); }
 
+/* A plan of one launch of B threads a block over `grid` blocks (0: the
+ * launcher sizes a persistent grid); the caller writes its name and the
+ * rest.  Returns the launch. */
+static nt_launch *one_launch(nt_plan *pl, unsigned grid, int64_t B) {
+    memset(pl, 0, sizeof *pl);
+    pl->nlaunch = 1;
+    pl->l[0].grid = grid;
+    pl->l[0].grid_y = 1;
+    pl->l[0].block = (unsigned)B;
+    return &pl->l[0];
+}
+
 /* ---- row -------------------------------------------------------------- */
 
 static int row_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, char *err,
@@ -177,13 +189,9 @@ static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *
     int64_t K = nt_params_int(p, "k", NULL);
     fwd_dt d;
     get_dt(pr, &d, err, errlen);
-    memset(pl, 0, sizeof *pl);
-    pl->nlaunch = 1;
-    snprintf(pl->l[0].name, sizeof pl->l[0].name, "nt_fwd_row<%s, %s, %lld, %lld, %lld>", d.xct,
-             d.wct, (long long)B, (long long)C, (long long)K);
-    pl->l[0].grid = grid_for(pr->M);
-    pl->l[0].grid_y = 1;
-    pl->l[0].block = (unsigned)B;
+    nt_launch *l = one_launch(pl, grid_for(pr->M), B);
+    snprintf(l->name, sizeof l->name, "nt_fwd_row<%s, %s, %lld, %lld, %lld>", d.xct, d.wct,
+             (long long)B, (long long)C, (long long)K);
     return 0;
 }
 
@@ -219,14 +227,10 @@ static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
     int64_t C = nt_params_int(p, "chunks", NULL), K = nt_params_int(p, "k", NULL);
     fwd_dt d;
     get_dt(pr, &d, err, errlen);
-    memset(pl, 0, sizeof *pl);
-    pl->nlaunch = 1;
-    snprintf(pl->l[0].name, sizeof pl->l[0].name, "nt_fwd_warp<%s, %s, %lld, %lld, %lld, %lld>",
-             d.xct, d.wct, (long long)T, (long long)B, (long long)C, (long long)K);
     const int64_t rows = B / T;
-    pl->l[0].grid = grid_for((pr->M + rows - 1) / rows);
-    pl->l[0].grid_y = 1;
-    pl->l[0].block = (unsigned)B;
+    nt_launch *l = one_launch(pl, grid_for((pr->M + rows - 1) / rows), B);
+    snprintf(l->name, sizeof l->name, "nt_fwd_warp<%s, %s, %lld, %lld, %lld, %lld>", d.xct,
+             d.wct, (long long)T, (long long)B, (long long)C, (long long)K);
     return 0;
 }
 
@@ -265,16 +269,12 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
     int64_t S = nt_params_int(p, "stages", NULL), K = nt_params_int(p, "k", NULL);
     fwd_dt d;
     get_dt(pr, &d, err, errlen);
-    memset(pl, 0, sizeof *pl);
-    pl->nlaunch = 1;
-    snprintf(pl->l[0].name, sizeof pl->l[0].name,
-             "nt_fwd_persist<%s, %s, %lld, %lld, %lld, %lld>", d.xct, d.wct, (long long)B,
-             (long long)C, (long long)S, (long long)K);
-    pl->l[0].grid = 0;          /* the launcher sizes it: SMs x k (or as many as fit), at most M */
-    pl->l[0].grid_y = 1;
-    pl->l[0].block = (unsigned)B;
-    pl->l[0].smem = (unsigned)persist_smem(B, C, S);
-    pl->l[0].blocks_per_sm = (int)K;
+    /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most M */
+    nt_launch *l = one_launch(pl, 0, B);
+    snprintf(l->name, sizeof l->name, "nt_fwd_persist<%s, %s, %lld, %lld, %lld, %lld>", d.xct,
+             d.wct, (long long)B, (long long)C, (long long)S, (long long)K);
+    l->smem = (unsigned)persist_smem(B, C, S);
+    l->blocks_per_sm = (int)K;
     return 0;
 }
 
