@@ -714,6 +714,7 @@ static void put_head(FILE *f, const xport *x, const store_prov *p) {
             "#define NORMTUNE_DISPATCH_VERSION %d\n"
             "#define NORMTUNE_DEVICE \"%s\"\n"
             "#define NORMTUNE_DEVICE_CC %d\n"
+            "#define NORMTUNE_DEVICE_UUID \"%s\"\n"
             "#define NORMTUNE_NFAMILIES %d\n"
             "#define NORMTUNE_NPROBLEMS %d\n"
             "#define NORMTUNE_NCONFIGS %d\n"
@@ -723,7 +724,7 @@ static void put_head(FILE *f, const xport *x, const store_prov *p) {
             "\n",
             dev, p->cc_major, p->cc_minor, dev, p->cc_major, p->cc_minor, uuid, drv, rt, nv,
             p->nsweeps, last, x->nprob, tuned, x->nent, x->ncfg, x->nk, NT_EXPORT_VERSION, dev,
-            p->cc_major * 10 + p->cc_minor, x->nfam, x->nprob, x->ncfg, x->nkids, x->nk,
+            p->cc_major * 10 + p->cc_minor, uuid, x->nfam, x->nprob, x->ncfg, x->nkids, x->nk,
             x->nent);
 }
 

@@ -34,6 +34,7 @@
 #include "tuner/gate.h"
 #include "tuner/timing.h"
 #include "tuner/runner.h"
+#include "tuner/uuid.h"
 
 #define L2_FACTOR 3           /* rotating sets hold >= 3x the L2 */
 #define MAX_SETS 64           /* at most this many rotating sets */
@@ -172,15 +173,6 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
 #define NO_GPU_WORKS "; 'normtune list', 'compile', 'query', 'report', 'export', " \
     "'merge', 'migrate' and 'plot' work without a GPU"
 
-/* Format a device's UUID as nvidia-smi prints it ("GPU-xxxxxxxx-..."). */
-static void uuid_text(const struct cudaDeviceProp *p, char *buf, size_t len) {
-    const unsigned char *u = (const unsigned char *)p->uuid.bytes;
-    snprintf(buf, len,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-             u[14], u[15]);
-}
-
 /* The ordinal of the first of n devices whose UUID starts with sel (at
  * least "GPU-" and 4 more characters) or whose name equals sel, ignoring
  * case; -1 with the devices listed in err when none does. */
@@ -191,7 +183,7 @@ static int select_device(const char *sel, int n, char *err, size_t errlen) {
         struct cudaDeviceProp p;
         char id[64];
         if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
-        uuid_text(&p, id, sizeof id);
+        nt_uuid_text(&p, id, sizeof id);
         if ((sl >= 8 && !strncasecmp(id, sel, sl)) || !strcasecmp(p.name, sel)) return i;
         if (u < errlen) u += (size_t)snprintf(err + u, errlen - u, "%s %d %s (%s)",
                                               i ? "," : "", i, p.name, id);
@@ -245,7 +237,7 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
     }
     nt_device *d = &r->dev;
     snprintf(d->name, sizeof d->name, "%.127s", p.name);
-    uuid_text(&p, d->uuid, sizeof d->uuid);
+    nt_uuid_text(&p, d->uuid, sizeof d->uuid);
     d->cc_major = p.major;
     d->cc_minor = p.minor;
     d->sms = p.multiProcessorCount;
