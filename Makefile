@@ -316,7 +316,7 @@ examples: $(B)/libnormtune.a
 # explicit rule: it takes precedence over the $(B)/gpu/% pattern), and the
 # op registry with the ops' references (the library's copies are hidden).
 $(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/family.c kernels/ops.c kernels/ref.c \
-    $(OP_CSRC) $(wildcard kernels/*.h kernels/*/*.h) tuner/gate.c tuner/gate.h $(B)/libnormtune.a
+    $(OP_CSRC) $(wildcard kernels/*.h kernels/*/*.h) tuner/gate.c tuner/gate.h tuner/uuid.h $(B)/libnormtune.a
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(CUDA)/include -pthread \
