@@ -15,6 +15,7 @@
 
 #include "tests/t.h"
 #include "tuner/compile.h"
+#include "tuner/runner.h"
 #include "kernels/nt.h"
 
 static const char *hdr_names[] = {"tiny.cuh"};
@@ -371,6 +372,27 @@ TEST(pool_out_of_order_and_stop) {
     nt_pool_stop(NULL, 0);
 }
 
+/* The runner's validation kernels and both yardsticks (kernels/check.cuh)
+ * compile for sm_90a, each an unmangled kernel with registers and no spill. */
+TEST(check_kernels_compile) {
+    nt_csrc s;
+    nt_cubin c;
+    char err[4096] = "";
+    nt_check_source(&s, "sm_90a");
+    CHECK(s.nexpr == 4 && s.hdr_texts[0] != NULL, "source: %d names, nt_args.h %s", s.nexpr,
+          s.hdr_texts[0] ? "found" : "missing");
+    int rc = nt_compile_src(&s, &c, err, sizeof err);
+    CHECK(rc == 0, "%s", err);
+    if (rc) return;
+    CHECK(c.nkern == 4, "%d kernels", c.nkern);
+    for (int k = 0; k < c.nkern; k++) {
+        CHECK(!strcmp(c.lowered[k], s.expr[k]), "%s lowered to %s", s.expr[k], c.lowered[k]);
+        CHECK(c.regs[k] > 0, "%s has %d registers", s.expr[k], c.regs[k]);
+    }
+    CHECK(c.max_spill == 0, "the check kernels spill %d bytes", c.max_spill);
+    nt_cubin_free(&c);
+}
+
 TEST(every_family_compiles) {
     nt_problem shape;
     nt_problem_init(&shape, nt_op_find("rmsnorm_bwd"), 4096, 4096);
@@ -415,5 +437,6 @@ int main(void) {
     RUN(pool_in_order);
     RUN(pool_out_of_order_and_stop);
     RUN(every_family_compiles);
+    RUN(check_kernels_compile);
     T_END();
 }

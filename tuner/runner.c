@@ -83,7 +83,7 @@ struct nt_runner {
     void *first[NT_MAX_TENSORS];        /* outputs: of the validation run */
     /* validation kernels (kernels/check.cuh) */
     cudaLibrary_t chk_lib;
-    cudaKernel_t k_err, k_diff, k_traffic;
+    cudaKernel_t k_err, k_diff, k_traffic[2];   /* nt_traffic, nt_traffic_nc */
     void *d_desc;             /* the traffic kernel's descriptor (device) */
     double traffic_gbps;      /* the current problem's yardstick, 0: not yet */
     double *d_part, *h_part;  /* CHK_BLOCKS x 3 error terms */
@@ -132,26 +132,31 @@ static void driver_version(char *buf, size_t len) {
         snprintf(buf, len, "cuda %d.%d", v / 1000, (v % 1000) / 10);
 }
 
+void nt_check_source(nt_csrc *src, const char *arch) {
+    static const char *const hn[] = {"nt_args.h"};
+    static const char *ht[1];
+    for (int i = 0; i < nt_kernel_count; i++)
+        if (!strcmp(nt_kernel_names[i], hn[0])) ht[0] = nt_kernel_texts[i];
+    memset(src, 0, sizeof *src);
+    src->name = "check.cu";
+    src->text = nt_check_texts[0];
+    src->nhdr = 1;
+    src->hdr_names = hn;
+    src->hdr_texts = ht;
+    src->nexpr = 4;
+    src->expr[0] = "nt_check_err";
+    src->expr[1] = "nt_check_diff";
+    src->expr[2] = "nt_traffic";
+    src->expr[3] = "nt_traffic_nc";
+    src->arch = arch;
+}
+
 /* Compile and load the validation kernels and their buffers. */
 static int check_setup(nt_runner *r, char *err, size_t errlen) {
     nt_csrc src;
     nt_cubin cb;
-    memset(&src, 0, sizeof src);
     memset(&cb, 0, sizeof cb);
-    src.name = "check.cu";
-    src.text = nt_check_texts[0];
-    static const char *const hn[] = {"nt_args.h"};
-    const char *ht[1] = {NULL};
-    for (int i = 0; i < nt_kernel_count; i++)
-        if (!strcmp(nt_kernel_names[i], hn[0])) ht[0] = nt_kernel_texts[i];
-    src.nhdr = 1;
-    src.hdr_names = hn;
-    src.hdr_texts = ht;
-    src.nexpr = 3;
-    src.expr[0] = "nt_check_err";
-    src.expr[1] = "nt_check_diff";
-    src.expr[2] = "nt_traffic";
-    src.arch = r->arch;
+    nt_check_source(&src, r->arch);
     if (nt_compile_src_cached(&src, r->o.use_cache, &cb, err, errlen)) {
         nt_cubin_free(&cb);
         return -1;
@@ -161,7 +166,8 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
     CK(e, "load the check kernels");
     CK(cudaLibraryGetKernel(&r->k_err, r->chk_lib, "nt_check_err"), "nt_check_err");
     CK(cudaLibraryGetKernel(&r->k_diff, r->chk_lib, "nt_check_diff"), "nt_check_diff");
-    CK(cudaLibraryGetKernel(&r->k_traffic, r->chk_lib, "nt_traffic"), "nt_traffic");
+    CK(cudaLibraryGetKernel(&r->k_traffic[0], r->chk_lib, "nt_traffic"), "nt_traffic");
+    CK(cudaLibraryGetKernel(&r->k_traffic[1], r->chk_lib, "nt_traffic_nc"), "nt_traffic_nc");
     CK(cudaMalloc((void **)&r->d_desc, sizeof(nt_traffic_desc)), "cudaMalloc");
     CK(cudaMalloc((void **)&r->d_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMalloc");
     CK(cudaMallocHost((void **)&r->h_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMallocHost");
@@ -786,9 +792,10 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
 
 /* The current problem's yardstick, once per problem: nt_traffic over the
  * M x N tensors (the inputs read, the outputs written), one block per row
- * (4 vectors a thread, at most 256 threads), timed as the variants are (rotating sets, gated
- * batches, the sweep's timing), into r->traffic_gbps.  0, or -1 with a
- * message. */
+ * (4 vectors a thread, at most 256 threads), in both its cache policies
+ * (kernels/check.cuh), each timed as the variants are (rotating sets, gated
+ * batches, the sweep's timing); the faster into r->traffic_gbps.  0, or -1
+ * with a message. */
 static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t errlen) {
     static nt_result tmp;
     nt_traffic_desc d;
@@ -813,18 +820,22 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
     for (int i = 0; i < 8; i++) widest = d.row16[i] > widest ? d.row16[i] : widest;
     long long thr = ((widest + 3) / 4 + 31) / 32 * 32;
     tv.plan.l[0].block = (unsigned)(thr < 32 ? 32 : thr > 256 ? 256 : thr);
-    tv.k[0] = r->k_traffic;
     tv.grid0 = tv.plan.l[0].grid;
     tv.a.ws = r->d_desc;
     tv.a.M = r->prob.M;
     tv.a.N = (int)r->prob.N;
-    /* one launch outside the timing: the first launch of a kernel loads its
-     * module (lazy loading), which must not happen behind the gate */
-    CK(chain(r, &tv, 0), "the yardstick");
-    CK(cudaStreamSynchronize(r->st), "the yardstick");
-    if (time_variant(r, &tv, t, &tmp, err, errlen)) return -1;
-    if (!(tmp.median_us > 0)) return snprintf(err, errlen, "the yardstick took no time"), -1;
-    r->traffic_gbps = bytes / (tmp.median_us * 1e-6) / 1e9;
+    double best_us = 0;
+    for (int pol = 0; pol < 2; pol++) {
+        tv.k[0] = r->k_traffic[pol];
+        /* one launch outside the timing: the first launch of a kernel loads
+         * its module (lazy loading), which must not happen behind the gate */
+        CK(chain(r, &tv, 0), "the yardstick");
+        CK(cudaStreamSynchronize(r->st), "the yardstick");
+        if (time_variant(r, &tv, t, &tmp, err, errlen)) return -1;
+        if (!(tmp.median_us > 0)) return snprintf(err, errlen, "the yardstick took no time"), -1;
+        if (best_us == 0 || tmp.median_us < best_us) best_us = tmp.median_us;
+    }
+    r->traffic_gbps = bytes / (best_us * 1e-6) / 1e9;
     return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kernels/nt.h"
+#include "tuner/compile.h"
 
 typedef struct nt_runner nt_runner;
 
@@ -36,6 +37,11 @@ typedef struct nt_runner_opts {
  * for --device) and which commands work without a GPU. */
 int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen);
 void nt_runner_close(nt_runner *r);
+
+/* The source of the validation kernels and the yardsticks (kernels/
+ * check.cuh with nt_args.h; kernels nt_check_err, nt_check_diff,
+ * nt_traffic, nt_traffic_nc) for arch, as the runner compiles it. */
+void nt_check_source(nt_csrc *src, const char *arch);
 
 /* Measure device-to-device copy bandwidth (bytes read + written per second,
  * in GB/s) with a 1 GiB copy, median of 20 after warm-up.  First keep the
