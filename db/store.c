@@ -84,7 +84,7 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 enum {
     Q_BEGIN, Q_COMMIT, Q_ROLLBACK,
     Q_DEV_UUID, Q_DEV_NAME, Q_DEV_INS, Q_DEV_UPD, Q_DEV_GET, Q_DEV_FIND,
-    Q_DEV_ALL, Q_DEV_WITH_RESULTS, Q_DEV_WITH_CURRENT,
+    Q_DEV_ALL, Q_DEV_WITH_RESULTS, Q_DEV_WITH_CURRENT, Q_DEV_COMPLETE,
     Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
@@ -134,6 +134,16 @@ static const char *const q_sql[Q_COUNT] = {
                            "WHERE EXISTS (SELECT 1 FROM result r JOIN variant v ON "
                            "v.id = r.variant_id WHERE r.device_id = d.id AND r.status = 'ok' "
                            "AND nt_current(v.family, v.src_hash)) ORDER BY d.id",
+    /* ... whose ok current results cover every (family, problem) that any
+     * device's ok current results cover */
+    [Q_DEV_COMPLETE] = "WITH cur AS (SELECT DISTINCT r.device_id AS dev, "
+                       "v.family AS fam, r.shape_id AS sh FROM result r JOIN variant v ON "
+                       "v.id = r.variant_id WHERE r.status = 'ok' AND "
+                       "nt_current(v.family, v.src_hash)) "
+                       "SELECT d.id, d.name, coalesce(d.uuid, 'none') FROM device d "
+                       "WHERE EXISTS (SELECT 1 FROM cur WHERE cur.dev = d.id) AND NOT EXISTS "
+                       "(SELECT 1 FROM cur c WHERE NOT EXISTS (SELECT 1 FROM cur m WHERE "
+                       "m.dev = d.id AND m.fam = c.fam AND m.sh = c.sh)) ORDER BY d.id",
     [Q_SWEEP_INS] = "INSERT INTO sweep(script, script_hash, started, device_id, "
                     "status, copy_gbps, host, pid) VALUES (:script, :hash, :now, "
                     ":dev, 'running', :copy, :host, :pid)",
@@ -1508,7 +1518,10 @@ static int dev_resolve(store *db, const char *name, int64_t *id, char *err,
  * results, the one device with ok results of the current family sources,
  * if only one has them: a database that also holds older sweeps of other
  * GPUs reports, plots and exports the one that ran the current kernels
- * without --device. */
+ * without --device.  When several have such results, the one whose cover
+ * every (family, problem) that any device's cover, if only one does: after
+ * a family changed and both ops were swept again on another GPU, that GPU
+ * (the first still holds current results of the unchanged families). */
 static int dev_resolve2(store *db, const char *name, int current, int64_t *id, char *err,
                         size_t errlen) {
     char names[1024];
@@ -1523,6 +1536,19 @@ static int dev_resolve2(store *db, const char *name, int current, int64_t *id, c
         stmt_done(cs);
         if (rc != SQLITE_DONE) return dberr(db, err, errlen, "finding the device");
         if (n == 1) return STORE_OK;
+        if (n > 1) {
+            int64_t first = *id;
+            n = 0;
+            if (!(cs = stmt(db, Q_DEV_COMPLETE, err, errlen))) return STORE_ERR;
+            while ((rc = sqlite3_step(cs)) == SQLITE_ROW) {
+                if (!n) *id = sqlite3_column_int64(cs, 0);
+                n++;
+            }
+            stmt_done(cs);
+            if (rc != SQLITE_DONE) return dberr(db, err, errlen, "finding the device");
+            if (n == 1) return STORE_OK;
+            *id = first;
+        }
         n = 0;
     }
     sqlite3_stmt *st = stmt(db, name ? Q_DEV_FIND : Q_DEV_WITH_RESULTS, err, errlen);

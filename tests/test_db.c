@@ -636,6 +636,63 @@ static store *mkbest(const char *name, int64_t *dev) {
     return db;
 }
 
+/* With no --device and several GPUs holding results of the current
+ * sources, the one whose ok results cover every (family, problem) that the
+ * others' cover is chosen (after one family changed and both ops were swept
+ * again on another GPU, the first still holds current results of the
+ * unchanged family); when none covers all, the call is ambiguous and names
+ * them.  A stale result covers nothing. */
+TEST(best_complete_device) {
+    nt_device a = mkdev("NVIDIA H200", "GPU-1111"), b = mkdev("NVIDIA H200", "GPU-2222");
+    int64_t adev, bdev, sweep;
+    store *db = mkstore("complete.db", &a, &adev, &sweep);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    CHECK(store_device(db, &b, &bdev, err, sizeof err) == 0, "device b: %s", err);
+    const char *nf = "rmsnorm_bwd.naive", *np = "nsplit=64,partial=f32";
+    const char *pf = "rmsnorm_bwd.persistent", *pp = "block=256,chunks=2,stages=2,k=0";
+    store_best_row *rows = NULL;
+    store_prov prov;
+    int n = 0;
+    store_key k;
+    /* A: both families at 4096 x 4096; B: naive only there */
+    k = mkkey(adev, nf, np, 4096, 4096);
+    CHECK(put(db, sweep, &k, NT_OK, 5.0, 2) == 0, "put");
+    k = mkkey(adev, pf, pp, 4096, 4096);
+    CHECK(put(db, sweep, &k, NT_OK, 4.0, 2) == 0, "put");
+    k = mkkey(bdev, nf, np, 4096, 4096);
+    CHECK(put(db, sweep, &k, NT_OK, 5.1, 2) == 0, "put");
+    /* B's persistent result of other sources covers nothing */
+    k = mkkey(bdev, pf, pp, 4096, 4096);
+    k.src_hash = "0000000000000000";
+    CHECK(put(db, sweep, &k, NT_OK, 3.0, 2) == 0, "put");
+    CHECK(store_best(db, NULL, 1, &rows, &n, &prov, err, sizeof err) == 0 &&
+              !strcmp(prov.uuid, "GPU-1111"), "A covers B: %s (%s)", err, prov.uuid);
+    free(rows);
+    rows = NULL;
+    /* B sweeps again: both families there and a second shape */
+    k = mkkey(bdev, pf, pp, 4096, 4096);
+    CHECK(put(db, sweep, &k, NT_OK, 4.1, 2) == 0, "put");
+    k = mkkey(bdev, nf, np, 8192, 4096);
+    CHECK(put(db, sweep, &k, NT_OK, 9.0, 2) == 0, "put");
+    CHECK(store_best(db, NULL, 1, &rows, &n, &prov, err, sizeof err) == 0 &&
+              !strcmp(prov.uuid, "GPU-2222") && n == 2,
+          "B covers A: %s (%s, %d rows)", err, prov.uuid, n);
+    free(rows);
+    rows = NULL;
+    /* A gets a shape B lacks: neither covers the other */
+    k = mkkey(adev, nf, np, 16384, 4096);
+    CHECK(put(db, sweep, &k, NT_OK, 17.0, 2) == 0, "put");
+    CHECK(store_best(db, NULL, 1, &rows, &n, NULL, err, sizeof err) != 0 && rows == NULL,
+          "neither covers the other");
+    CHECK(strstr(err, "GPU-1111") && strstr(err, "GPU-2222"), "message '%s'", err);
+    /* named, either is fine */
+    CHECK(store_best(db, "GPU-1111", 1, &rows, &n, NULL, err, sizeof err) == 0 && n == 2,
+          "A named: %s (%d rows)", err, n);
+    free(rows);
+    store_close(db);
+}
+
 TEST(best) {
     int64_t dev;
     store *db = mkbest("best.db", &dev);
@@ -1133,6 +1190,7 @@ int main(void) {
     RUN(migrates_schema_1);
     RUN(migrates_schema_4_fixture);
     RUN(best);
+    RUN(best_complete_device);
     RUN(reports);
     RUN(read_only_open);
     RUN(read_while_writing);

@@ -42,8 +42,9 @@ static void plot_usage(FILE *f) {
         "options:\n"
         "  -o, --output FILE  the picture: .svg (default plot.svg) or .png; written\n"
         "                  atomically; an SQLite database and the input are refused\n"
-        "  --device NAME   device name or uuid (default: the only device with\n"
-        "                  results)\n"
+        "  --device NAME   device name or uuid (default: the one device with\n"
+        "                  results, else with current results, else covering\n"
+        "                  them all: docs/guide.md)\n"
         "  -h, --help      this text\n");
 }
 
