@@ -1522,47 +1522,45 @@ static int dev_resolve(store *db, const char *name, int64_t *id, char *err,
  * every (family, problem) that any device's cover, if only one does: after
  * a family changed and both ops were swept again on another GPU, that GPU
  * (the first still holds current results of the unchanged families). */
+/* Run device query q (with :name bound to name, if set): the number of
+ * rows, the first row's id in *id, and in *st the statement, reset with
+ * its binding kept, for list_devices; -1 with a message on an error. */
+static int dev_count(store *db, int q, const char *name, int64_t *id, sqlite3_stmt **st,
+                     char *err, size_t errlen) {
+    int n = 0, rc;
+    if (!(*st = stmt(db, q, err, errlen))) return -1;
+    if (name && bind_t(*st, ":name", name)) {
+        stmt_done(*st);
+        dberr(db, err, errlen, "binding the device");
+        return -1;
+    }
+    while ((rc = sqlite3_step(*st)) == SQLITE_ROW) {
+        if (!n) *id = sqlite3_column_int64(*st, 0);
+        n++;
+    }
+    stmt_done(*st);
+    if (rc != SQLITE_DONE) {
+        dberr(db, err, errlen, "finding the device");
+        return -1;
+    }
+    return n;
+}
+
 static int dev_resolve2(store *db, const char *name, int current, int64_t *id, char *err,
                         size_t errlen) {
     char names[1024];
-    int n = 0, rc;
+    sqlite3_stmt *st;
+    int n;
     if (!name && current) {
-        sqlite3_stmt *cs = stmt(db, Q_DEV_WITH_CURRENT, err, errlen);
-        if (!cs) return STORE_ERR;
-        while ((rc = sqlite3_step(cs)) == SQLITE_ROW) {
-            if (!n) *id = sqlite3_column_int64(cs, 0);
-            n++;
-        }
-        stmt_done(cs);
-        if (rc != SQLITE_DONE) return dberr(db, err, errlen, "finding the device");
-        if (n == 1) return STORE_OK;
-        if (n > 1) {
-            int64_t first = *id;
-            n = 0;
-            if (!(cs = stmt(db, Q_DEV_COMPLETE, err, errlen))) return STORE_ERR;
-            while ((rc = sqlite3_step(cs)) == SQLITE_ROW) {
-                if (!n) *id = sqlite3_column_int64(cs, 0);
-                n++;
-            }
-            stmt_done(cs);
-            if (rc != SQLITE_DONE) return dberr(db, err, errlen, "finding the device");
-            if (n == 1) return STORE_OK;
-            *id = first;
-        }
-        n = 0;
+        int64_t one = 0;
+        if ((n = dev_count(db, Q_DEV_WITH_CURRENT, NULL, &one, &st, err, errlen)) < 0)
+            return STORE_ERR;
+        if (n > 1 && (n = dev_count(db, Q_DEV_COMPLETE, NULL, &one, &st, err, errlen)) < 0)
+            return STORE_ERR;
+        if (n == 1) return *id = one, STORE_OK;
     }
-    sqlite3_stmt *st = stmt(db, name ? Q_DEV_FIND : Q_DEV_WITH_RESULTS, err, errlen);
-    if (!st) return STORE_ERR;
-    if (name && bind_t(st, ":name", name)) {
-        stmt_done(st);
-        return dberr(db, err, errlen, "binding the device");
-    }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (!n) *id = sqlite3_column_int64(st, 0);
-        n++;
-    }
-    stmt_done(st);
-    if (rc != SQLITE_DONE) return dberr(db, err, errlen, "finding the device");
+    if ((n = dev_count(db, name ? Q_DEV_FIND : Q_DEV_WITH_RESULTS, name, id, &st, err, errlen)) < 0)
+        return STORE_ERR;
     if (n == 1) return STORE_OK;
     if (n > 1) {
         list_devices(st, names, sizeof names);
