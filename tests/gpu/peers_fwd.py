@@ -9,6 +9,13 @@ A measurement run by hand on a CUDA device (not part of `make test`):
 from the repository root, with build/libnormtune.so built.  QuACK
 (quack-kernels, with nvidia-cutlass-dsl) is optional: when it cannot be
 imported the reason is printed and the other contenders are still measured.
+Measured (data/peers-fwd-h200.md) with quack-kernels 0.6.5,
+nvidia-cutlass-dsl 4.7.1 with its libs-cu13, libs-base and libs-core
+wheels, apache-tvm-ffi 0.1.15.post2 and torch-c-dlpack-ext 0.1.5, installed
+with pip --target SITE --no-deps; PYTHONPATH then needs SITE and
+SITE/nvidia_cutlass_dsl/dsl_packages.  The module is loaded with
+importlib.import_module("quack.rmsnorm"), since the package's `rmsnorm` is
+a function.
 
 The op, for each row i of an M x N input (eps = 1e-6):
 
