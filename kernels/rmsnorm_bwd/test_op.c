@@ -68,6 +68,28 @@ static nt_problem problem(int x, int w, int dw, int64_t M, int64_t N) {
     return p;
 }
 
+/* Compare grad[0..n) with central finite differences of the loss in each
+ * element of v (x or w, perturbed in place and restored); report at most
+ * 5 - bad mismatches; the number of mismatches. */
+static int fd_check(double *v, int n, const double *grad, const char *name, const double *x,
+                    const double *w, const double *dy, int M, int N, double eps, double h,
+                    int seed, int bad) {
+    int nbad = 0;
+    for (int i = 0; i < n; i++) {
+        double keep = v[i];
+        v[i] = keep + h;
+        double lp = loss(x, w, dy, M, N, eps);
+        v[i] = keep - h;
+        double lm = loss(x, w, dy, M, N, eps);
+        v[i] = keep;
+        double fd = (lp - lm) / (2 * h);
+        if (!close_rel(grad[i], fd, 1e-6) && bad + nbad++ < 5)
+            CHECK(0, "seed %d M=%d N=%d %s[%d] = %.12g, finite difference %.12g", seed, M, N,
+                  name, i, grad[i], fd);
+    }
+    return nbad;
+}
+
 TEST(backward_matches_finite_differences) {
     const double h = 1e-5, eps = 1e-6;
     int bad = 0;
@@ -82,30 +104,8 @@ TEST(backward_matches_finite_differences) {
         }
         for (int j = 0; j < N; j++) w[j] = 1 + urand(&s, -0.5, 0.5);
         CHECK(nt_rmsnorm_bwd_ref_f64(x, w, dy, M, N, eps, dx, dw, 1) == 0, "seed %d", (int)seed);
-        for (int i = 0; i < M * N; i++) {
-            double keep = x[i];
-            x[i] = keep + h;
-            double lp = loss(x, w, dy, M, N, eps);
-            x[i] = keep - h;
-            double lm = loss(x, w, dy, M, N, eps);
-            x[i] = keep;
-            double fd = (lp - lm) / (2 * h);
-            if (!close_rel(dx[i], fd, 1e-6) && bad++ < 5)
-                CHECK(0, "seed %d M=%d N=%d dx[%d] = %.12g, finite difference %.12g", (int)seed, M,
-                      N, i, dx[i], fd);
-        }
-        for (int j = 0; j < N; j++) {
-            double keep = w[j];
-            w[j] = keep + h;
-            double lp = loss(x, w, dy, M, N, eps);
-            w[j] = keep - h;
-            double lm = loss(x, w, dy, M, N, eps);
-            w[j] = keep;
-            double fd = (lp - lm) / (2 * h);
-            if (!close_rel(dw[j], fd, 1e-6) && bad++ < 5)
-                CHECK(0, "seed %d M=%d N=%d dw[%d] = %.12g, finite difference %.12g", (int)seed, M,
-                      N, j, dw[j], fd);
-        }
+        bad += fd_check(x, M * N, dx, "dx", x, w, dy, M, N, eps, h, (int)seed, bad);
+        bad += fd_check(w, N, dw, "dw", x, w, dy, M, N, eps, h, (int)seed, bad);
     }
     CHECK(bad == 0, "%d elements off", bad);
 }
