@@ -53,9 +53,11 @@
  *                                   slots, so the pipeline needs no barrier.
  *                                   S = 1: loads straight into registers.
  *
- * Loads: x with ld.global.nc.L1::no_allocate (read once), or cp.async.cg
- * (L2 only) in the pipeline; w with ordinary loads (reused by every row:
- * L1/L2 resident).  y with st.global.cs (streaming, not read again).
+ * Loads and stores: x with plain loads, or cp.async.cg (L2 only) in the
+ * pipeline; w with plain loads (reused by every row: L1/L2 resident); y
+ * with plain stores.  The read-once and streaming hints (.nc.L1::no_allocate,
+ * .cs) were 0.6-2.9% slower at every shape measured, with the L2 holding
+ * dirty lines as it does in use (data/peers-fwd-h200.md, table 4).
  *
  * Determinism: no atomics; a thread sums its chunks in a fixed order, the
  * butterflies leave the same bits in every lane (a + b == b + a), and the
@@ -140,17 +142,19 @@ __device__ __forceinline__ void nt_fwd_store(const nt_vec<X, E> *xv, const nt_ve
         for (int k = 0; k < E; k++) o[k] = xf[k] * r * wf[k];
         nt_vec<X, E> ov;
         ov.put(o);
-        nt_stg<4, true>(yrow + 16 * (long long)(j * T + l), ov.w);
+        nt_stg<4, false>(yrow + 16 * (long long)(j * T + l), ov.w);
     }
 }
 
-/* Load the active x chunks of a row (read once) into xv; zero the rest. */
+/* Load the active x chunks of a row into xv; zero the rest.  Plain loads:
+ * read-once hints (ld.global.nc.L1::no_allocate) measured 0.6-2.9% slower
+ * (data/peers-fwd-h200.md, table 4). */
 template <class X, int C, int E>
 __device__ __forceinline__ void nt_fwd_load_x(nt_vec<X, E> *xv, const bool *act, const char *xrow,
                                               int T, int l) {
 #pragma unroll
     for (int j = 0; j < C; j++) {
-        if (act[j]) nt_ldg<4, true>(xrow + 16 * (long long)(j * T + l), xv[j].w);
+        if (act[j]) nt_ldg<4, false>(xrow + 16 * (long long)(j * T + l), xv[j].w);
         else xv[j].zero();
     }
 }

@@ -44,8 +44,8 @@ extern const nt_op nt_op_rmsnorm_fwd;
 #define FWD_SOURCES "nt_args.h", "common.cuh", "rmsnorm_fwd/tensors.h", "rmsnorm_fwd/common.cuh"
 static const char *const row_sources[] = {FWD_SOURCES, "rmsnorm_fwd/row.cuh", NULL};
 static const char *const warp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/warp.cuh", NULL};
-static const char *const persist_sources[] = {FWD_SOURCES, "rmsnorm_fwd/persist.cuh", NULL
-};
+static const char *const persist_sources[] = {FWD_SOURCES, "rmsnorm_fwd/persist.cuh", NULL};
+static const char *const rows_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", NULL};
 
 static const nt_param_def row_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},
@@ -57,6 +57,13 @@ static const nt_param_def warp_params[] = {
     {"tpr", NT_PARAM_INT, NULL, 1, 32, "threads per row, a power of two"},
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (block/tpr rows), a multiple of 32"},
     {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
+};
+
+static const nt_param_def rows_params[] = {
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (each thread in every row), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread and row"},
+    {"rows", NT_PARAM_INT, NULL, 1, 8, "consecutive rows per block, w loaded once for all"},
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
 };
 
@@ -92,24 +99,33 @@ static int get_dt(const nt_problem *pr, fwd_dt *d, char *err, size_t errlen) {
     return 0;
 }
 
-/* Registers of row data per thread: C chunks of x (4 words each) and of w
- * (4 * sw / sx words each). */
-static int64_t data_words(const fwd_dt *d, int64_t C) { return C * (4 + 4 * d->sw / d->sx); }
+/* Registers of row data per thread: C chunks of x (4 words each) for each
+ * of R rows, and C of w (4 * sw / sx words each). */
+static int64_t data_words(const fwd_dt *d, int64_t C, int64_t R) {
+    return C * (4 * R + 4 * d->sw / d->sx);
+}
 
-/* 1 when C chunks fit in the registers __launch_bounds__(B, max(K, 1))
- * leaves a thread (65536 / (K B), in steps of 8, at most 255), else 0 with
- * a message: such a kernel spills, and a spilling copy is not a contender. */
-static int fits_regs(const fwd_dt *d, int64_t B, int64_t C, int64_t K, char *err, size_t errlen) {
+/* 1 when R rows of C chunks fit in the registers __launch_bounds__(B,
+ * max(K, 1)) leaves a thread (65536 / (K B), in steps of 8, at most 255),
+ * else 0 with a message: such a kernel spills, and a spilling copy is not a
+ * contender. */
+static int fits_regs_rows(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int64_t K, char *err,
+                          size_t errlen) {
     int64_t limit = REGS_PER_SM / ((K > 0 ? K : 1) * B) / 8 * 8;
     if (limit > REG_MAX) limit = REG_MAX;
-    int64_t need = data_words(d, C) + REG_BASE + REG_PER_CHUNK * C;
+    int64_t need = data_words(d, C, R) + REG_BASE + REG_PER_CHUNK * C * R;
     if (need > limit) {
-        snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread, block=%lld k=%lld "
-                 "leave %lld (would spill)", (long long)C, (long long)need, (long long)B,
-                 (long long)K, (long long)limit);
+        snprintf(err, errlen, "chunks=%lld%s need ~%lld registers per thread, block=%lld k=%lld "
+                 "leave %lld (would spill)", (long long)C, R > 1 ? " of each row" : "",
+                 (long long)need, (long long)B, (long long)K, (long long)limit);
         return 0;
     }
     return 1;
+}
+
+/* fits_regs_rows for one row. */
+static int fits_regs(const fwd_dt *d, int64_t B, int64_t C, int64_t K, char *err, size_t errlen) {
+    return fits_regs_rows(d, B, C, 1, K, err, errlen);
 }
 
 /* block a multiple of 32 in [32, 1024], chunks in [1, 16], k in [0, 32]. */
@@ -238,6 +254,44 @@ const nt_family nt_rmsnorm_fwd_warp = {
     "rmsnorm_fwd.warp", &nt_op_rmsnorm_fwd,
     "tpr threads per row, block/tpr rows per block, lane-only reduction",
     4, warp_params, warp_check, warp_plan, warp_sources,
+};
+
+/* ---- rows ------------------------------------------------------------- */
+
+static int rows_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      char *err, size_t errlen) {
+    int ok = 1;
+    int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
+    int64_t R = nt_params_int(p, "rows", &ok), K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("rows", B, C, K, ok, err, errlen)) return -1;
+    if (R < 1 || R > 8) {
+        snprintf(err, errlen, "rows needs rows in [1, 8]");
+        return -1;
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
+        !fits_regs_rows(&d, B, C, R, K, err, errlen))
+        return -1;
+    return check_dev(dev, B, K, RED_SMEM * R, err, errlen);
+}
+
+static int rows_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                     nt_plan *pl, char *err, size_t errlen) {
+    if (rows_check(p, pr, dev, err, errlen)) return -1;
+    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
+    int64_t R = nt_params_int(p, "rows", NULL), K = nt_params_int(p, "k", NULL);
+    fwd_dt d;
+    get_dt(pr, &d, err, errlen);
+    nt_launch *l = one_launch(pl, grid_for((pr->M + R - 1) / R), B);
+    snprintf(l->name, sizeof l->name, "nt_fwd_rows<%s, %s, %lld, %lld, %lld, %lld>", d.xct,
+             d.wct, (long long)B, (long long)C, (long long)R, (long long)K);
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_rows = {
+    "rmsnorm_fwd.rows", &nt_op_rmsnorm_fwd,
+    "rows consecutive rows per block, w loaded once for them, one barrier per group",
+    4, rows_params, rows_check, rows_plan, rows_sources,
 };
 
 /* ---- persist ---------------------------------------------------------- */

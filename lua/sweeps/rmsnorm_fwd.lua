@@ -30,6 +30,10 @@ local function covers(threads, chunks, s)
   return cols >= s.N and cols - s.N < threads * E(s)
 end
 
+-- For row and rows, k only caps registers (65536 / (k * block), at most
+-- 255): a k whose cap does not bind builds the same code as k = 0.
+local function binds(p) return p.k == 0 or p.k * p.block > 256 end
+
 return normtune.sweep {
   op = "rmsnorm_fwd",
   dtypes = {
@@ -43,8 +47,15 @@ return normtune.sweep {
   families = {
     -- one row per block, the row in registers
     row = {
-      params = {block = {128, 256, 512, 1024}, chunks = normtune.range(1, 16), k = {0, 2, 4}},
-      where = function(p, s) return covers(p.block, p.chunks, s) end,
+      params = {block = {32, 64, 128, 256, 512, 1024}, chunks = normtune.range(1, 16),
+                k = {0, 2, 4, 8, 16}},
+      where = function(p, s) return covers(p.block, p.chunks, s) and binds(p) end,
+    },
+    -- 2 consecutive rows per block: w loaded once for them, one barrier
+    rows = {
+      params = {block = {64, 128, 256, 512}, chunks = normtune.range(1, 16), rows = {2},
+                k = {0, 2, 4, 8}},
+      where = function(p, s) return covers(p.block, p.chunks, s) and binds(p) end,
     },
     -- tpr threads per row, several rows per block: short rows
     warp = {
