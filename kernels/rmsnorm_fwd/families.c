@@ -7,6 +7,12 @@
  * rmsnorm_fwd.warp     `tpr` (1..32) threads per row, block/tpr rows per
  *                      block, the reduction a butterfly in the row's lanes
  *                      (no barrier): small N without idle threads.
+ * rmsnorm_fwd.rows     `rows` consecutive rows per block of `block` threads,
+ *                      each thread in every row: w loaded once for them and
+ *                      the row sums reduced together behind one barrier.
+ * rmsnorm_fwd.wlate    as rows, but w is loaded chunk by chunk after the
+ *                      reduction, so only x stays live in registers: more
+ *                      blocks per SM where w is wide (an fp32 weight).
  * rmsnorm_fwd.persist  persistent blocks (k per SM) walk the rows with w
  *                      held in registers; stages > 1 pipelines the next rows
  *                      through shared memory with cp.async, so loads stay in
@@ -46,6 +52,8 @@ static const char *const row_sources[] = {FWD_SOURCES, "rmsnorm_fwd/row.cuh", NU
 static const char *const warp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/warp.cuh", NULL};
 static const char *const persist_sources[] = {FWD_SOURCES, "rmsnorm_fwd/persist.cuh", NULL};
 static const char *const rows_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", NULL};
+static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh",
+                                            "rmsnorm_fwd/wlate.cuh", NULL};
 
 static const nt_param_def row_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},
@@ -100,20 +108,21 @@ static int get_dt(const nt_problem *pr, fwd_dt *d, char *err, size_t errlen) {
 }
 
 /* Registers of row data per thread: C chunks of x (4 words each) for each
- * of R rows, and C of w (4 * sw / sx words each). */
-static int64_t data_words(const fwd_dt *d, int64_t C, int64_t R) {
-    return C * (4 * R + 4 * d->sw / d->sx);
+ * of R rows, and Cw chunks of w (4 * sw / sx words each): C when w is held
+ * across the reduction, 1 when it is loaded chunk by chunk (wlate). */
+static int64_t data_words(const fwd_dt *d, int64_t C, int64_t R, int64_t Cw) {
+    return 4 * C * R + Cw * 4 * d->sw / d->sx;
 }
 
 /* 1 when R rows of C chunks fit in the registers __launch_bounds__(B,
  * max(K, 1)) leaves a thread (65536 / (K B), in steps of 8, at most 255),
  * else 0 with a message: such a kernel spills, and a spilling copy is not a
  * contender. */
-static int fits_regs_rows(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int64_t K, char *err,
-                          size_t errlen) {
+static int fits_regs_rows(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int64_t Cw, int64_t K,
+                          char *err, size_t errlen) {
     int64_t limit = REGS_PER_SM / ((K > 0 ? K : 1) * B) / 8 * 8;
     if (limit > REG_MAX) limit = REG_MAX;
-    int64_t need = data_words(d, C, R) + REG_BASE + REG_PER_CHUNK * C * R;
+    int64_t need = data_words(d, C, R, Cw) + REG_BASE + REG_PER_CHUNK * C * R;
     if (need > limit) {
         snprintf(err, errlen, "chunks=%lld%s need ~%lld registers per thread, block=%lld k=%lld "
                  "leave %lld (would spill)", (long long)C, R > 1 ? " of each row" : "",
@@ -125,7 +134,7 @@ static int fits_regs_rows(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int6
 
 /* fits_regs_rows for one row. */
 static int fits_regs(const fwd_dt *d, int64_t B, int64_t C, int64_t K, char *err, size_t errlen) {
-    return fits_regs_rows(d, B, C, 1, K, err, errlen);
+    return fits_regs_rows(d, B, C, 1, C, K, err, errlen);
 }
 
 /* block a multiple of 32 in [32, 1024], chunks in [1, 16], k in [0, 32]. */
@@ -256,42 +265,72 @@ const nt_family nt_rmsnorm_fwd_warp = {
     4, warp_params, warp_check, warp_plan, warp_sources,
 };
 
-/* ---- rows ------------------------------------------------------------- */
+/* ---- rows and wlate --------------------------------------------------- */
 
-static int rows_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                      char *err, size_t errlen) {
+/* The two share their parameters and rules; wl: w loaded chunk by chunk
+ * after the reduction (wlate) instead of held from before it (rows). */
+static int rows_check_as(int wl, const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                         char *err, size_t errlen) {
+    const char *fam = wl ? "wlate" : "rows";
     int ok = 1;
     int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
     int64_t R = nt_params_int(p, "rows", &ok), K = nt_params_int(p, "k", &ok);
     fwd_dt d;
-    if (check_bck("rows", B, C, K, ok, err, errlen)) return -1;
+    if (check_bck(fam, B, C, K, ok, err, errlen)) return -1;
     if (R < 1 || R > 8) {
-        snprintf(err, errlen, "rows needs rows in [1, 8]");
+        snprintf(err, errlen, "%s needs rows in [1, 8]", fam);
         return -1;
     }
     if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
-        !fits_regs_rows(&d, B, C, R, K, err, errlen))
+        !fits_regs_rows(&d, B, C, R, wl ? 1 : C, K, err, errlen))
         return -1;
     return check_dev(dev, B, K, RED_SMEM * R, err, errlen);
 }
 
-static int rows_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                     nt_plan *pl, char *err, size_t errlen) {
-    if (rows_check(p, pr, dev, err, errlen)) return -1;
+static int rows_plan_as(int wl, const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                        nt_plan *pl, char *err, size_t errlen) {
+    if (rows_check_as(wl, p, pr, dev, err, errlen)) return -1;
     int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
     int64_t R = nt_params_int(p, "rows", NULL), K = nt_params_int(p, "k", NULL);
     fwd_dt d;
     get_dt(pr, &d, err, errlen);
     nt_launch *l = one_launch(pl, grid_for((pr->M + R - 1) / R), B);
-    snprintf(l->name, sizeof l->name, "nt_fwd_rows<%s, %s, %lld, %lld, %lld, %lld>", d.xct,
-             d.wct, (long long)B, (long long)C, (long long)R, (long long)K);
+    snprintf(l->name, sizeof l->name, "nt_fwd_%s<%s, %s, %lld, %lld, %lld, %lld>",
+             wl ? "wlate" : "rows", d.xct, d.wct, (long long)B, (long long)C, (long long)R,
+             (long long)K);
     return 0;
+}
+
+static int rows_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      char *err, size_t errlen) {
+    return rows_check_as(0, p, pr, dev, err, errlen);
+}
+
+static int rows_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                     nt_plan *pl, char *err, size_t errlen) {
+    return rows_plan_as(0, p, pr, dev, pl, err, errlen);
+}
+
+static int wlate_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                       char *err, size_t errlen) {
+    return rows_check_as(1, p, pr, dev, err, errlen);
+}
+
+static int wlate_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      nt_plan *pl, char *err, size_t errlen) {
+    return rows_plan_as(1, p, pr, dev, pl, err, errlen);
 }
 
 const nt_family nt_rmsnorm_fwd_rows = {
     "rmsnorm_fwd.rows", &nt_op_rmsnorm_fwd,
     "rows consecutive rows per block, w loaded once for them, one barrier per group",
     4, rows_params, rows_check, rows_plan, rows_sources,
+};
+
+const nt_family nt_rmsnorm_fwd_wlate = {
+    "rmsnorm_fwd.wlate", &nt_op_rmsnorm_fwd,
+    "as rows, but each chunk of w loaded after the reduction: only x stays in registers",
+    4, rows_params, wlate_check, wlate_plan, wlate_sources,
 };
 
 /* ---- persist ---------------------------------------------------------- */

@@ -11,10 +11,11 @@
 -- takes threads * chunks * E columns; where() keeps the chunk counts that
 -- cover N with at most one partly filled chunk per thread (the smallest
 -- that fits), which is where the fast points are.
--- 3336 variants in all (1314 row, 304 warp, 1718 persist) over 110
--- problems; `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints the
--- counts.  On one H200 the sweep took 3.5 minutes when bf16 with an fp32
--- weight had 12 shapes (2504 variants); expect about 4.5.
+-- 6308 variants in all (2434 row, 304 warp, 1718 persist, 1372 rows, 480
+-- wlate) over 110 problems; `normtune list lua/sweeps/rmsnorm_fwd.lua
+-- --count` prints the counts.  On one H200 (2026-12-01) the sweep without
+-- wlate (5828 variants, 3536 of them run, the rest refused by the register
+-- rule) took 252 s; expect about 4.5 minutes.
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}
@@ -56,6 +57,17 @@ return normtune.sweep {
       params = {block = {64, 128, 256, 512}, chunks = normtune.range(1, 16), rows = {2},
                 k = {0, 2, 4, 8}},
       where = function(p, s) return covers(p.block, p.chunks, s) and binds(p) end,
+    },
+    -- as rows, w loaded chunk by chunk after the reduction: for a weight
+    -- wider than x (fp32 next to 16-bit x) at long rows, where holding w
+    -- in registers would cost blocks per SM
+    wlate = {
+      params = {block = {128, 256, 512, 1024}, chunks = normtune.range(1, 16), rows = {1, 2},
+                k = {0, 2, 4, 8}},
+      where = function(p, s)
+        return s.dtype.w == "f32" and s.dtype.x ~= "f32" and s.N >= 8192 and
+               covers(p.block, p.chunks, s) and binds(p)
+      end,
     },
     -- tpr threads per row, several rows per block: short rows
     warp = {
