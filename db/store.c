@@ -88,7 +88,7 @@ enum {
     Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
-    Q_BEST, Q_BEST_ALL, Q_BEST_SWEEPS, Q_LAST_CREATED,
+    Q_BEST, Q_BEST_ALL, Q_BEST_SWEEPS, Q_LAST_CREATED, Q_FAM_CURRENT,
     Q_REP_BEST, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_COUNT
 };
@@ -195,6 +195,10 @@ static const char *const q_sql[Q_COUNT] = {
                    "ORDER BY op, dtype, N, M",
     [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
     [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",
+    /* the families with ok results of their current sources on a device */
+    [Q_FAM_CURRENT] = "SELECT DISTINCT v.family FROM result r JOIN variant v ON "
+                      "v.id = r.variant_id WHERE r.device_id = :dev AND r.status = 'ok' "
+                      "AND nt_current(v.family, v.src_hash) ORDER BY v.family",
     [Q_REP_BEST] = "SELECT device, op, dtype, N, M, family, params, median_us, "
                    "gbps, pct_copy, result_id FROM best WHERE :dev IS NULL OR "
                    "device_id = :dev ORDER BY device, device_id, N, M, op, dtype",
@@ -1617,6 +1621,20 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
     }
     prov->nsweeps = sqlite3_column_int(st, 0);
     stmt_done(st);
+
+    if (!(st = stmt(db, Q_FAM_CURRENT, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":dev", dev)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the device");
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (prov->nfamilies < STORE_MAX_FAMILIES &&
+            !copy_str(prov->families[prov->nfamilies], sizeof prov->families[0],
+                      sqlite3_column_text(st, 0)))
+            prov->nfamilies++;
+    stmt_done(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, errlen, "listing the measured families");
     return STORE_OK;
 }
 

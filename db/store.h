@@ -96,6 +96,8 @@ typedef struct store_best_row {
     int64_t result_id;
 } store_best_row;
 
+#define STORE_MAX_FAMILIES 64
+
 /* Provenance of a device's results, for the export banner. */
 typedef struct store_prov {
     char device[128];
@@ -106,6 +108,11 @@ typedef struct store_prov {
                                  ("mixed" if they differ) */
     char last_finished[32];   /* newest result's time, UTC ISO 8601 */
     int nsweeps;              /* sweeps contributing */
+    /* the families with ok results of their current sources (nt_current)
+     * on the device, by name: a family of this build missing here has no
+     * measurement the export could use */
+    char families[STORE_MAX_FAMILIES][64];
+    int nfamilies;
 } store_prov;
 
 /* Best rows for a device (device == NULL: the only device, an error if the

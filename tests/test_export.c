@@ -932,6 +932,31 @@ TEST(stale_note) {
           "stale: %d '%s'", k, msg);
 }
 
+/* nt_export_unmeasured names the families of this build that the device
+ * has no current result of, and only those. */
+TEST(unmeasured_note) {
+    static store_prov p;
+    char msg[2048];
+    const nt_family *const *all = nt_all_families();
+    int nall = 0;
+    memset(&p, 0, sizeof p);
+    for (; all[nall]; nall++) snprintf(p.families[nall], sizeof p.families[0], "%s", all[nall]->name);
+    p.nfamilies = nall;
+    CHECK(nall >= 2, "%d families", nall);
+    int k = nt_export_unmeasured(&p, msg, sizeof msg);
+    CHECK(k == 0 && !msg[0], "every family measured, yet %d: '%s'", k, msg);
+    /* drop the first and the last family; a name of no family changes nothing */
+    snprintf(p.families[0], sizeof p.families[0], "no_op.no_family");
+    p.nfamilies = nall - 1;
+    k = nt_export_unmeasured(&p, msg, sizeof msg);
+    CHECK(k == 2 && strstr(msg, all[0]->name) && strstr(msg, all[nall - 1]->name) &&
+              !strstr(msg, all[1]->name) && !strstr(msg, "no_family"),
+          "two unmeasured: %d '%s'", k, msg);
+    p.nfamilies = 0;
+    k = nt_export_unmeasured(&p, msg, sizeof msg);
+    CHECK(k == nall, "none measured: %d of %d", k, nall);
+}
+
 /* Run cmd_export in this process with the words given; its exit code. */
 static int export_cmd6(const char *a1, const char *a2, const char *a3, const char *a4,
                        const char *a5, const char *a6) {
@@ -1121,6 +1146,7 @@ int main(void) {
     RUN(kernel_lists);
     RUN(refusals);
     RUN(stale_note);
+    RUN(unmeasured_note);
     RUN(command_line);
     RUN(end_to_end);
     RUN(eligibility);

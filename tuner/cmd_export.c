@@ -92,6 +92,10 @@ int cmd_export(int argc, char **argv) {
     if (nt_export_stale(rows, n, stale, sizeof stale))
         fprintf(stderr, "note: measured with other sources than this build's, so make lib "
                         "refuses this header: %s\n", stale);
+    if (nt_export_unmeasured(&prov, stale, sizeof stale))
+        fprintf(stderr, "note: no results of the current sources of %s on %s, so the header "
+                        "does not use them; a sweep that lists them measures them (a resumed "
+                        "run skips what is stored)\n", stale, prov.uuid);
     rc = NT_EXIT_OK;
 done:
     free(rows);

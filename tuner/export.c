@@ -841,6 +841,24 @@ done:
 }
 
 /* See export.h. */
+int nt_export_unmeasured(const store_prov *prov, char *msg, size_t len) {
+    const nt_family *const *all = nt_all_families();
+    int missing = 0;
+    size_t used = 0;
+    msg[0] = 0;
+    for (int i = 0; all[i]; i++) {
+        int found = 0;
+        for (int j = 0; j < prov->nfamilies && !found; j++)
+            found = !strcmp(prov->families[j], all[i]->name);
+        if (found) continue;
+        missing++;
+        if (used < len)
+            used += (size_t)snprintf(msg + used, len - used, "%s%s", missing > 1 ? ", " : "",
+                                     all[i]->name);
+    }
+    return missing;
+}
+
 int nt_export_stale(const store_best_row *rows, int n, char *msg, size_t len) {
     int stale = 0;
     size_t used = 0;
