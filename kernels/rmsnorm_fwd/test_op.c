@@ -17,7 +17,7 @@
 
 extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
-    nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate;
+    nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -84,7 +84,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 5, "%d families", nf);
+    CHECK(nf == 6, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -224,6 +224,8 @@ static const grid grids[] = {
      {7, 8, 5, 6}, "nt_fwd_rows<"},
     {&nt_rmsnorm_fwd_wlate, {"block", "chunks", "rows", "k"}, {blocks, chunks, nrows, ks},
      {7, 8, 5, 6}, "nt_fwd_wlate<"},
+    {&nt_rmsnorm_fwd_stage, {"block", "chunks", "k"}, {blocks, chunks, ks}, {7, 8, 6},
+     "nt_fwd_stage<"},
 };
 #define NGRIDS (int)(sizeof grids / sizeof grids[0])
 
@@ -277,7 +279,9 @@ static int check_plan(const grid *g, const nt_params *p, const nt_problem *pr, c
         int64_t rows = g->f == &nt_rmsnorm_fwd_rows || g->f == &nt_rmsnorm_fwd_wlate
                            ? nt_params_int(p, "rows", NULL) : B / T;
         int64_t need = (pr->M + rows - 1) / rows;
-        PCHECK(l->grid == (need < 2147483647LL ? need : 2147483647LL) && l->smem == 0,
+        unsigned smem = g->f == &nt_rmsnorm_fwd_stage ? (unsigned)(C * B * 16) : 0;
+        PCHECK(l->grid == (need < 2147483647LL ? need : 2147483647LL) && l->smem == smem &&
+                   smem <= (unsigned)h200.smem_per_block_optin,
                "%s: grid %u for M=%lld", l->name, l->grid, (long long)pr->M);
     }
     return fails;

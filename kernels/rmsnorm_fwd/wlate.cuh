@@ -10,6 +10,7 @@
 #ifndef NT_RMSNORM_FWD_WLATE_CUH
 #define NT_RMSNORM_FWD_WLATE_CUH
 
+#include "rmsnorm_fwd/io.cuh"
 #include "rmsnorm_fwd/rows.cuh"
 
 template <class X, class Wt, int B, int C, int R, int K>
@@ -20,49 +21,41 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_wlate(nt_args a) {
     __shared__ float red_buf[2][R][32];
     const unsigned red = nt_saddr(red_buf);
     const int tid = threadIdx.x;
-    const int N = a.N, nvec = N / E;
-    const long long M = a.M;
-    const float invN = 1.0f / (float)N;
-    const char *x = (const char *)a.t[NT_FWD_X];
-    const char *w = (const char *)a.t[NT_FWD_W];
-    char *y = (char *)a.t[NT_FWD_Y];
-    float *rstd = (float *)a.t[NT_FWD_RSTD];
-    const long long rowb = (long long)N * (long long)sizeof(X);
+    const nt_fwd_io<X> io(a);
     bool cov[C];
-#pragma unroll
-    for (int j = 0; j < C; j++) cov[j] = j * B + tid < nvec;
+    io.template cover<C>(cov, B, tid);
     typename F::xv xv[R][C];
     unsigned it = 0;
     /* a block-uniform loop bound: every thread reaches the barrier */
 #pragma unroll 1
-    for (long long base = (long long)blockIdx.x * R; base < M; base += (long long)gridDim.x * R, it++) {
+    for (long long base = (long long)blockIdx.x * R; base < io.M; base += (long long)gridDim.x * R, it++) {
         bool act[R][C];
         float s[R], r[R];
 #pragma unroll
         for (int i = 0; i < R; i++) {
-            const bool ok = base + i < M;
+            const bool ok = base + i < io.M;
 #pragma unroll
             for (int j = 0; j < C; j++) act[i][j] = ok && cov[j];
-            nt_fwd_load_x<X, C, E>(xv[i], act[i], x + (base + i) * rowb, B, tid);
+            nt_fwd_load_x<X, C, E>(xv[i], act[i], io.x + (base + i) * io.rowb, B, tid);
         }
 #pragma unroll
         for (int i = 0; i < R; i++) s[i] = nt_fwd_sumsq<X, C, E>(xv[i], act[i]);
         nt_fwd_block_sumv<B, R>(s, red + 128u * (unsigned)R * (it & 1u));
 #pragma unroll
         for (int i = 0; i < R; i++) {
-            r[i] = rsqrtf(s[i] * invN + a.eps);
-            if (rstd && tid == 0 && base + i < M) rstd[base + i] = r[i];
+            r[i] = io.r_of(s[i]);
+            if (io.rstd && tid == 0 && base + i < io.M) io.rstd[base + i] = r[i];
         }
         /* chunk by chunk: one chunk of w, then that chunk of every row */
 #pragma unroll
         for (int j = 0; j < C; j++) {
             if (!cov[j]) continue;
             nt_vec<Wt, E> wv;
-            nt_fwd_load_w<Wt, 1, E>(&wv, &cov[j], w + 4 * WW * (long long)(j * B), B, tid);
+            nt_fwd_load_w<Wt, 1, E>(&wv, &cov[j], io.w + 4 * WW * (long long)(j * B), B, tid);
 #pragma unroll
             for (int i = 0; i < R; i++)   /* common.cuh's store, one chunk */
                 nt_fwd_store<X, Wt, 1, E>(&xv[i][j], &wv, &act[i][j], r[i],
-                                          y + (base + i) * rowb + 16 * (long long)(j * B), B, tid);
+                                          io.y + (base + i) * io.rowb + 16 * (long long)(j * B), B, tid);
         }
     }
 }

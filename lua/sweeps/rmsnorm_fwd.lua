@@ -11,11 +11,12 @@
 -- takes threads * chunks * E columns; where() keeps the chunk counts that
 -- cover N with at most one partly filled chunk per thread (the smallest
 -- that fits), which is where the fast points are.
--- 6308 variants in all (2434 row, 304 warp, 1718 persist, 1372 rows, 480
--- wlate) over 110 problems; `normtune list lua/sweeps/rmsnorm_fwd.lua
--- --count` prints the counts.  On one H200 (2026-12-01) the sweep without
--- wlate (5828 variants, 3536 of them run, the rest refused by the register
--- rule) took 252 s; expect about 4.5 minutes.
+-- 6678 variants in all (2434 row, 304 warp, 1718 persist, 1372 rows, 480
+-- wlate, 370 stage) over 110 problems; `normtune list
+-- lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.  On one H200
+-- (2026-12-01) the sweep without wlate and stage (5828 variants, 3536 of
+-- them run, the rest refused by the register rule) took 252 s; expect
+-- about 5 minutes.
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}
@@ -68,6 +69,13 @@ return normtune.sweep {
         return s.dtype.w == "f32" and s.dtype.x ~= "f32" and s.N >= 8192 and
                covers(p.block, p.chunks, s) and binds(p)
       end,
+    },
+    -- one row per block staged whole in shared memory (cp.async), w loaded
+    -- as y is written: few registers, blocks per SM set by shared memory;
+    -- for long rows
+    stage = {
+      params = {block = {128, 256, 512, 1024}, chunks = normtune.range(1, 16), k = {0, 2, 4}},
+      where = function(p, s) return s.N >= 8192 and covers(p.block, p.chunks, s) and binds(p) end,
     },
     -- tpr threads per row, several rows per block: short rows
     warp = {
