@@ -225,16 +225,25 @@ static int row_check(const nt_params *p, const nt_problem *pr, const nt_devinfo 
     return check_dev(dev, B, K, RED_SMEM, err, errlen);
 }
 
-static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
-                    char *err, size_t errlen) {
-    if (row_check(p, pr, dev, err, errlen)) return -1;
+/* The launch of a kernel<X, W, block, chunks, k> with one row per block
+ * (row and stage), for params the family's check accepted. */
+static nt_launch *one_row_per_block(const char *kernel, const nt_params *p, const nt_problem *pr,
+                                    nt_plan *pl) {
     int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
     int64_t K = nt_params_int(p, "k", NULL);
     fwd_dt d;
-    get_dt(pr, &d, err, errlen);
+    char err[8];
+    get_dt(pr, &d, err, sizeof err);
     nt_launch *l = one_launch(pl, grid_for(pr->M), B);
-    snprintf(l->name, sizeof l->name, "nt_fwd_row<%s, %s, %lld, %lld, %lld>", d.xct, d.wct,
+    snprintf(l->name, sizeof l->name, "%s<%s, %s, %lld, %lld, %lld>", kernel, d.xct, d.wct,
              (long long)B, (long long)C, (long long)K);
+    return l;
+}
+
+static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
+                    char *err, size_t errlen) {
+    if (row_check(p, pr, dev, err, errlen)) return -1;
+    one_row_per_block("nt_fwd_row", p, pr, pl);
     return 0;
 }
 
@@ -384,14 +393,8 @@ static int stage_check(const nt_params *p, const nt_problem *pr, const nt_devinf
 static int stage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                       nt_plan *pl, char *err, size_t errlen) {
     if (stage_check(p, pr, dev, err, errlen)) return -1;
-    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
-    int64_t K = nt_params_int(p, "k", NULL);
-    fwd_dt d;
-    get_dt(pr, &d, err, errlen);
-    nt_launch *l = one_launch(pl, grid_for(pr->M), B);
-    snprintf(l->name, sizeof l->name, "nt_fwd_stage<%s, %s, %lld, %lld, %lld>", d.xct, d.wct,
-             (long long)B, (long long)C, (long long)K);
-    l->smem = (unsigned)stage_smem(B, C);
+    nt_launch *l = one_row_per_block("nt_fwd_stage", p, pr, pl);
+    l->smem = (unsigned)stage_smem(nt_params_int(p, "block", NULL), nt_params_int(p, "chunks", NULL));
     return 0;
 }
 
