@@ -126,10 +126,6 @@ static int64_t data_words(const fwd_dt *d, int64_t C, int64_t R, int64_t Cw) {
     return 4 * C * R + Cw * 4 * d->sw / d->sx;
 }
 
-/* 1 when R rows of C chunks fit in the registers __launch_bounds__(B,
- * max(K, 1)) leaves a thread (65536 / (K B), in steps of 8, at most 255),
- * else 0 with a message: such a kernel spills, and a spilling copy is not a
- * contender. */
 /* Registers __launch_bounds__(B, max(K, 1)) leaves a thread: 65536 / (K B)
  * in steps of 8, at most 255. */
 static int64_t reg_limit(int64_t B, int64_t K) {
@@ -137,6 +133,9 @@ static int64_t reg_limit(int64_t B, int64_t K) {
     return limit > REG_MAX ? REG_MAX : limit;
 }
 
+/* 1 when R rows of C chunks (and Cw chunks of w) fit in reg_limit(B, K),
+ * else 0 with a message: such a kernel spills, and a spilling copy is not a
+ * contender. */
 static int fits_regs_rows(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int64_t Cw, int64_t K,
                           char *err, size_t errlen) {
     int64_t limit = reg_limit(B, K);
