@@ -74,12 +74,6 @@ static const nt_param_def warp_params[] = {
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
 };
 
-static const nt_param_def stage_params[] = {
-    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},
-    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread, staged in shared memory"},
-    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
-};
-
 static const nt_param_def rows_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (each thread in every row), a multiple of 32"},
     {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread and row"},
@@ -400,7 +394,7 @@ static int stage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
 const nt_family nt_rmsnorm_fwd_stage = {
     "rmsnorm_fwd.stage", &nt_op_rmsnorm_fwd,
     "one row per block staged whole in shared memory with cp.async, few registers",
-    3, stage_params, stage_check, stage_plan, stage_sources,
+    3, row_params, stage_check, stage_plan, stage_sources,   /* row's parameters */
 };
 
 /* ---- persist ---------------------------------------------------------- */
