@@ -6,7 +6,8 @@
  * whose NVRTC log reaches the message, corrupt and torn cache entries that
  * are recompiled, resources parsed from the ptxas log, and a pool that hands
  * results back in submission order.  Then one plan of every real family is
- * compiled for sm_90a.  The cache lives in t_tmpdir() via NORMTUNE_CACHE. */
+ * compiled for sm_90a, and every file a family's sources include is checked
+ * to be among them.  The cache lives in t_tmpdir() via NORMTUNE_CACHE. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,15 +395,22 @@ TEST(check_kernels_compile) {
 }
 
 TEST(every_family_compiles) {
-    nt_problem shape;
-    nt_problem_init(&shape, nt_op_find("rmsnorm_bwd"), 4096, 4096);
     static const struct {
-        const char *fam, *params;
+        const char *op, *fam, *params;
     } v[] = {
-        {"rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0"},
-        {"rmsnorm_bwd.naive", "nsplit=64,partial=f32"},
+        {"rmsnorm_bwd", "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0"},
+        {"rmsnorm_bwd", "rmsnorm_bwd.naive", "nsplit=64,partial=f32"},
+        {"rmsnorm_fwd", "rmsnorm_fwd.row", "block=256,chunks=2,k=0"},
+        {"rmsnorm_fwd", "rmsnorm_fwd.rows", "block=256,chunks=2,rows=2,k=0"},
+        {"rmsnorm_fwd", "rmsnorm_fwd.warp", "tpr=32,block=256,chunks=16,k=0"},
+        {"rmsnorm_fwd", "rmsnorm_fwd.persist", "block=512,chunks=1,stages=2,k=1"},
+        {"rmsnorm_fwd", "rmsnorm_fwd.wlate", "block=256,chunks=2,rows=1,k=0"},
+        {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0"},
     };
+    int covered = 0;
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        nt_problem shape;
+        nt_problem_init(&shape, nt_op_find(v[i].op), 4096, 4096);
         const nt_family *f = nt_family_find(v[i].fam);
         CHECK(f != NULL, "no family %s", v[i].fam);
         if (!f) continue;
@@ -421,8 +429,44 @@ TEST(every_family_compiles) {
             CHECK(c.regs[k] > 0, "%s: %s has %d registers", f->name, pl.l[k].name, c.regs[k]);
         }
         CHECK(c.max_spill == 0, "%s spills %d bytes", f->name, c.max_spill);
+        covered += rc == 0;
         nt_cubin_free(&c);
     }
+    /* every registered family has its line above */
+    int nfam = 0;
+    for (const nt_family *const *fp = nt_all_families(); *fp; fp++) nfam++;
+    CHECK(covered == nfam, "%d of %d families compiled: add the new ones to this test", covered, nfam);
+}
+
+/* Every project file a family's sources #include is one of its own
+ * sources: NVRTC sees only that list (a missing one fails every variant of
+ * the family on the GPU), and the family's source hash covers only it (a
+ * file left out could change without re-measuring the family). */
+TEST(family_sources_closed) {
+    int nfam = 0;
+    for (const nt_family *const *fp = nt_all_families(); *fp; fp++, nfam++) {
+        const nt_family *f = *fp;
+        CHECK(f->sources && f->sources[0], "%s lists no sources", f->name);
+        if (!f->sources) continue;
+        for (int i = 0; f->sources[i]; i++) {
+            const char *text = NULL;
+            for (int k = 0; k < nt_kernel_count; k++)
+                if (!strcmp(nt_kernel_names[k], f->sources[i])) text = nt_kernel_texts[k];
+            CHECK(text != NULL, "%s: source %s is not embedded", f->name, f->sources[i]);
+            if (!text) continue;
+            for (const char *q = strstr(text, "#include \""); q; q = strstr(q + 1, "#include \"")) {
+                const char *a = q + 10, *b = strchr(a, '"');
+                if (!b) break;
+                int listed = 0;
+                for (int j = 0; f->sources[j]; j++)
+                    if ((size_t)(b - a) == strlen(f->sources[j]) && !strncmp(a, f->sources[j], (size_t)(b - a)))
+                        listed = 1;
+                CHECK(listed, "%s: %s includes \"%.*s\", which is not among the family's sources",
+                      f->name, f->sources[i], (int)(b - a), a);
+            }
+        }
+    }
+    CHECK(nfam >= 8, "only %d families registered", nfam);
 }
 
 int main(void) {
@@ -437,6 +481,7 @@ int main(void) {
     RUN(pool_in_order);
     RUN(pool_out_of_order_and_stop);
     RUN(every_family_compiles);
+    RUN(family_sources_closed);
     RUN(check_kernels_compile);
     T_END();
 }

@@ -16,26 +16,40 @@
  * load and store instruction of a warp is contiguous.
  *
  * Design: the forward reads each element of x once and writes y once, so it
- * is a copy with one reduction per row in the middle.  All three kernels
- * keep the thread's part of the row in registers across the reduction
- * (QuACK reloads x from shared memory after its reduction and splits large
- * rows over a cluster; with N <= 16384 a row is at most 64 KB, which 256 to
- * 1024 threads hold in 4 to 64 registers each, so neither the reload nor the
- * cluster is needed).  What decides bandwidth is bytes in flight per SM:
- * by Little's law, ~4.8 TB/s x ~0.7 us loaded latency / 132 SMs ~ 25 KB of
- * loads outstanding per SM.  The families reach it in different ways, one
- * file each (so that each family's source hash changes only with what it
- * runs):
+ * is a copy with one reduction per row in the middle.  What decides
+ * bandwidth is bytes in flight per SM: by Little's law, ~4.8 TB/s x ~0.7 us
+ * loaded latency / 132 SMs ~ 25 KB of loads outstanding per SM.  The
+ * families reach it in different ways, one file each (so that each
+ * family's source hash changes only with what it runs); every one starts
+ * from io.cuh's nt_fwd_io (tensors, shape, chunk cover, rstd):
  *
  *   nt_fwd_row<X, Wt, B, C, K>      (row.cuh) one row per block of B threads (a loop of
  *                                   stride gridDim.x covers M beyond the grid
  *                                   limit); C chunks per thread,
- *                                   N <= B*C*E.  Bytes in flight come from
- *                                   many resident blocks (K: blocks per SM
- *                                   for __launch_bounds__, 0 = no bound).
- *                                   The block reduction is a warp butterfly,
+ *                                   N <= B*C*E, the row and w in registers.
+ *                                   Bytes in flight come from many resident
+ *                                   blocks (K: blocks per SM for
+ *                                   __launch_bounds__, 0 = no bound).  The
+ *                                   block reduction is a warp butterfly,
  *                                   warp partials through shared memory and a
  *                                   second butterfly (one barrier per row).
+ *   nt_fwd_rows<X, Wt, B, C, R, K>  (rows.cuh) R consecutive rows per block,
+ *                                   each thread holding the same columns of
+ *                                   all R: w is loaded once per block, and
+ *                                   the R sums share one barrier.
+ *   nt_fwd_wlate<X, Wt, B, C, R, K> (wlate.cuh) as rows, but each chunk of w
+ *                                   is loaded after the reduction, just
+ *                                   before the y it scales: only x stays in
+ *                                   registers (for an fp32 w next to 16-bit
+ *                                   x at long rows).
+ *   nt_fwd_stage<X, Wt, B, C, K>    (stage.cuh) one row per block copied whole
+ *                                   into shared memory (cp.async) and read
+ *                                   from there twice, w loaded as y is
+ *                                   written: QuACK's reload design for long
+ *                                   rows, without its cluster (a row is at
+ *                                   most 64 KB here, N <= 16384).  Few
+ *                                   registers; shared memory sets the blocks
+ *                                   per SM.
  *   nt_fwd_warp<X, Wt, T, B, C, K>  (warp.cuh) T = 1..32 threads per row, B/T rows per
  *                                   block: the reduction is a butterfly in
  *                                   the row's lanes only (no shared memory,
@@ -53,9 +67,9 @@
  *                                   slots, so the pipeline needs no barrier.
  *                                   S = 1: loads straight into registers.
  *
- * Loads and stores: x with plain loads, or cp.async.cg (L2 only) in the
- * pipeline; w with plain loads (reused by every row: L1/L2 resident); y
- * with plain stores.  The read-once and streaming hints (.nc.L1::no_allocate,
+ * Loads and stores: x with plain loads, or cp.async.cg (L2 only) in
+ * persist's pipeline and in stage; w with plain loads (reused by every
+ * row: L1/L2 resident); y with plain stores.  The read-once and streaming hints (.nc.L1::no_allocate,
  * .cs) were 0.6-2.9% slower at every shape measured, with the L2 holding
  * dirty lines as it does in use (data/peers-fwd-h200.md, table 4).
  *

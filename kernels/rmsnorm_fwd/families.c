@@ -51,15 +51,15 @@ extern const nt_op nt_op_rmsnorm_fwd;
 
 /* The files each family's kernels are built from (its source hash covers
  * exactly these), the one NVRTC includes last. */
-#define FWD_SOURCES "nt_args.h", "common.cuh", "rmsnorm_fwd/tensors.h", "rmsnorm_fwd/common.cuh"
+#define FWD_SOURCES "nt_args.h", "common.cuh", "rmsnorm_fwd/tensors.h", "rmsnorm_fwd/common.cuh", \
+    "rmsnorm_fwd/io.cuh"
 static const char *const row_sources[] = {FWD_SOURCES, "rmsnorm_fwd/row.cuh", NULL};
 static const char *const warp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/warp.cuh", NULL};
 static const char *const persist_sources[] = {FWD_SOURCES, "rmsnorm_fwd/persist.cuh", NULL};
 static const char *const rows_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", NULL};
-static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/io.cuh", "rmsnorm_fwd/rows.cuh",
-                                            "rmsnorm_fwd/wlate.cuh", NULL};
-static const char *const stage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/io.cuh",
-                                            "rmsnorm_fwd/stage.cuh", NULL};
+static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", "rmsnorm_fwd/wlate.cuh",
+                                            NULL};
+static const char *const stage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/stage.cuh", NULL};
 
 static const nt_param_def row_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},

@@ -1,8 +1,7 @@
 /* rmsnorm_fwd/io.cuh -- what every forward kernel reads from its nt_args
  * before its first row: the tensors, the shape, and which of a thread's C
- * chunks of a row exist.  One place for it; the families built since it
- * exists (wlate, stage) use it, the others keep their own copy until their
- * next re-tune (a change to their files changes their source hash). */
+ * chunks of a row exist; and the rstd of a row from its sum of squares.
+ * One place for it: all six families start from an nt_fwd_io. */
 #ifndef NT_RMSNORM_FWD_IO_CUH
 #define NT_RMSNORM_FWD_IO_CUH
 

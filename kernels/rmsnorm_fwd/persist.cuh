@@ -4,7 +4,7 @@
 #ifndef NT_RMSNORM_FWD_PERSIST_CUH
 #define NT_RMSNORM_FWD_PERSIST_CUH
 
-#include "rmsnorm_fwd/common.cuh"
+#include "rmsnorm_fwd/io.cuh"
 
 /* ---- persistent rows -------------------------------------------------- */
 
@@ -28,31 +28,23 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_persist(nt_args a) 
     const unsigned red = nt_saddr(red_buf);
     const int tid = threadIdx.x;
     const int G = gridDim.x, bid = blockIdx.x;
-    const int N = a.N, nvec = N / E;
-    const long long M = a.M;
-    const float invN = 1.0f / (float)N;
-    const char *x = (const char *)a.t[NT_FWD_X];
-    const char *w = (const char *)a.t[NT_FWD_W];
-    char *y = (char *)a.t[NT_FWD_Y];
-    float *rstd = (float *)a.t[NT_FWD_RSTD];
-    const long long rowb = (long long)N * (long long)sizeof(X);
+    const nt_fwd_io<X> io(a);
     bool act[C];
-#pragma unroll
-    for (int j = 0; j < C; j++) act[j] = j * B + tid < nvec;
+    io.template cover<C>(act, B, tid);
     typename F::xv xv[C];
     typename F::wv wv[C];
     /* rows of this block: bid, bid+G, ...  (G <= M, so at least one) */
-    const long long mine = (M - bid + G - 1) / G;
+    const long long mine = (io.M - bid + G - 1) / G;
     if (S > 1) {
         const unsigned base = nt_saddr(nt_fwd_stages) + 16u * (unsigned)tid;
 #pragma unroll
         for (int s = 0; s < S - 1; s++) {
             if (s < mine)
                 nt_fwd_stage<B, C>(base + 16u * (unsigned)(C * B * s), act,
-                                   x + (bid + (long long)s * G) * rowb, tid);
+                                   io.x + (bid + (long long)s * G) * io.rowb, tid);
             nt_cp_commit();
         }
-        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
+        nt_fwd_load_w<Wt, C, E>(wv, act, io.w, B, tid);
 #pragma unroll 1
         for (long long t = 0; t < mine; t++) {
             /* refill the stage row t-1 used: this thread read it into
@@ -60,38 +52,34 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_persist(nt_args a) 
             const long long tn = t + S - 1;
             if (tn < mine)
                 nt_fwd_stage<B, C>(base + 16u * (unsigned)(C * B * (int)(tn % S)), act,
-                                   x + (bid + tn * G) * rowb, tid);
+                                   io.x + (bid + tn * G) * io.rowb, tid);
             nt_cp_commit();
             nt_cp_wait<S - 1>();                       /* row t has landed */
             const unsigned st = base + 16u * (unsigned)(C * B * (int)(t % S));
 #pragma unroll
             for (int j = 0; j < C; j++) {
-                if (act[j]) {
-                    const nt_u4 v = nt_lds16(st + 16u * (unsigned)(j * B));
-                    xv[j].w[0] = v.x; xv[j].w[1] = v.y; xv[j].w[2] = v.z; xv[j].w[3] = v.w;
-                } else {
-                    xv[j].zero();
-                }
+                if (act[j]) nt_fwd_lds_x(xv[j], st + 16u * (unsigned)(j * B));
+                else xv[j].zero();
             }
             const long long row = bid + t * G;
             float s = nt_fwd_sumsq<X, C, E>(xv, act);
             s = nt_fwd_block_sum<B>(s, red + 128u * (unsigned)(t & 1));
-            const float r = rsqrtf(s * invN + a.eps);
-            if (rstd && tid == 0) rstd[row] = r;
-            nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
+            const float r = io.r_of(s);
+            if (io.rstd && tid == 0) io.rstd[row] = r;
+            nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, io.y + row * io.rowb, B, tid);
         }
         nt_cp_wait<0>();
     } else {
-        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
+        nt_fwd_load_w<Wt, C, E>(wv, act, io.w, B, tid);
 #pragma unroll 1
         for (long long t = 0; t < mine; t++) {
             const long long row = bid + t * G;
-            nt_fwd_load_x<X, C, E>(xv, act, x + row * rowb, B, tid);
+            nt_fwd_load_x<X, C, E>(xv, act, io.x + row * io.rowb, B, tid);
             float s = nt_fwd_sumsq<X, C, E>(xv, act);
             s = nt_fwd_block_sum<B>(s, red + 128u * (unsigned)(t & 1));
-            const float r = rsqrtf(s * invN + a.eps);
-            if (rstd && tid == 0) rstd[row] = r;
-            nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
+            const float r = io.r_of(s);
+            if (io.rstd && tid == 0) io.rstd[row] = r;
+            nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, io.y + row * io.rowb, B, tid);
         }
     }
 }

@@ -3,7 +3,7 @@
 #ifndef NT_RMSNORM_FWD_ROW_CUH
 #define NT_RMSNORM_FWD_ROW_CUH
 
-#include "rmsnorm_fwd/common.cuh"
+#include "rmsnorm_fwd/io.cuh"
 
 /* ---- one row per block ------------------------------------------------ */
 
@@ -14,30 +14,22 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_row(nt_args a) {
     __shared__ float red_buf[2][32];
     const unsigned red = nt_saddr(red_buf);
     const int tid = threadIdx.x;
-    const int N = a.N, nvec = N / E;
-    const long long M = a.M;
-    const float invN = 1.0f / (float)N;
-    const char *x = (const char *)a.t[NT_FWD_X];
-    const char *w = (const char *)a.t[NT_FWD_W];
-    char *y = (char *)a.t[NT_FWD_Y];
-    float *rstd = (float *)a.t[NT_FWD_RSTD];
-    const long long rowb = (long long)N * (long long)sizeof(X);
+    const nt_fwd_io<X> io(a);
     bool act[C];
-#pragma unroll
-    for (int j = 0; j < C; j++) act[j] = j * B + tid < nvec;
+    io.template cover<C>(act, B, tid);
     typename F::xv xv[C];
     typename F::wv wv[C];
     unsigned it = 0;
 #pragma unroll 1
-    for (long long row = blockIdx.x; row < M; row += gridDim.x, it++) {
+    for (long long row = blockIdx.x; row < io.M; row += gridDim.x, it++) {
         /* x first: its loads go to DRAM; w's hit L1/L2 and land in time */
-        nt_fwd_load_x<X, C, E>(xv, act, x + row * rowb, B, tid);
-        nt_fwd_load_w<Wt, C, E>(wv, act, w, B, tid);
+        nt_fwd_load_x<X, C, E>(xv, act, io.x + row * io.rowb, B, tid);
+        nt_fwd_load_w<Wt, C, E>(wv, act, io.w, B, tid);
         float s = nt_fwd_sumsq<X, C, E>(xv, act);
         s = nt_fwd_block_sum<B>(s, red + 128u * (it & 1u));
-        const float r = rsqrtf(s * invN + a.eps);
-        if (rstd && tid == 0) rstd[row] = r;
-        nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, y + row * rowb, B, tid);
+        const float r = io.r_of(s);
+        if (io.rstd && tid == 0) io.rstd[row] = r;
+        nt_fwd_store<X, Wt, C, E>(xv, wv, act, r, io.y + row * io.rowb, B, tid);
     }
 }
 

@@ -5,7 +5,7 @@
 #ifndef NT_RMSNORM_FWD_ROWS_CUH
 #define NT_RMSNORM_FWD_ROWS_CUH
 
-#include "rmsnorm_fwd/common.cuh"
+#include "rmsnorm_fwd/io.cuh"
 
 /* The R sums v[0..R) over a block of B threads; every thread gets the same
  * bits.  buf: shared address of R*32 floats, alternated by the caller
@@ -36,46 +36,38 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_rows(nt_args a) {
     __shared__ float red_buf[2][R][32];
     const unsigned red = nt_saddr(red_buf);
     const int tid = threadIdx.x;
-    const int N = a.N, nvec = N / E;
-    const long long M = a.M;
-    const float invN = 1.0f / (float)N;
-    const char *x = (const char *)a.t[NT_FWD_X];
-    const char *w = (const char *)a.t[NT_FWD_W];
-    char *y = (char *)a.t[NT_FWD_Y];
-    float *rstd = (float *)a.t[NT_FWD_RSTD];
-    const long long rowb = (long long)N * (long long)sizeof(X);
+    const nt_fwd_io<X> io(a);
     bool cov[C];
-#pragma unroll
-    for (int j = 0; j < C; j++) cov[j] = j * B + tid < nvec;
+    io.template cover<C>(cov, B, tid);
     typename F::xv xv[R][C];
     typename F::wv wv[C];
     unsigned it = 0;
     /* the loop bound is the same for the whole block, so every thread
      * reaches the barrier; rows past M only add zeros and store nothing */
 #pragma unroll 1
-    for (long long base = (long long)blockIdx.x * R; base < M; base += (long long)gridDim.x * R, it++) {
+    for (long long base = (long long)blockIdx.x * R; base < io.M; base += (long long)gridDim.x * R, it++) {
         bool act[R][C];
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            const bool ok = base + r < M;
+            const bool ok = base + r < io.M;
 #pragma unroll
             for (int j = 0; j < C; j++) act[r][j] = ok && cov[j];
         }
         /* x first: its loads go to DRAM; w's (once per block) hit L1/L2 */
 #pragma unroll
         for (int r = 0; r < R; r++)
-            nt_fwd_load_x<X, C, E>(xv[r], act[r], x + (base + r) * rowb, B, tid);
-        if (it == 0) nt_fwd_load_w<Wt, C, E>(wv, cov, w, B, tid);
+            nt_fwd_load_x<X, C, E>(xv[r], act[r], io.x + (base + r) * io.rowb, B, tid);
+        if (it == 0) nt_fwd_load_w<Wt, C, E>(wv, cov, io.w, B, tid);
         float s[R];
 #pragma unroll
         for (int r = 0; r < R; r++) s[r] = nt_fwd_sumsq<X, C, E>(xv[r], act[r]);
         nt_fwd_block_sumv<B, R>(s, red + 128u * (unsigned)R * (it & 1u));
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            if (base + r >= M) break;
-            const float rr = rsqrtf(s[r] * invN + a.eps);
-            if (rstd && tid == 0) rstd[base + r] = rr;
-            nt_fwd_store<X, Wt, C, E>(xv[r], wv, act[r], rr, y + (base + r) * rowb, B, tid);
+            if (base + r >= io.M) break;
+            const float rr = io.r_of(s[r]);
+            if (io.rstd && tid == 0) io.rstd[base + r] = rr;
+            nt_fwd_store<X, Wt, C, E>(xv[r], wv, act[r], rr, io.y + (base + r) * io.rowb, B, tid);
         }
     }
 }

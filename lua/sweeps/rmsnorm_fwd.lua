@@ -3,24 +3,23 @@
 -- activation dtype or fp32, and fp32 at fewer shapes.
 --
 -- bf16, with the weight in bf16 or fp32 (mixed-precision training keeps
--- norm weights in fp32): all 40 shapes, N (hidden size) 1024 .. 16384 by M
+-- norm weights in fp32): all 50 shapes, N (hidden size) 1024 .. 16384 by M
 -- (rows) 1024 .. 65536; fp16 with either weight the 12 shapes of N in
--- {1024, 4096, 16384} (their own `shapes`), fp32 the 6 of M in {4096,
--- 65536}.  A chunk
+-- {1024, 4096, 16384} by M in {1024, 4096, 16384, 65536} (their own
+-- `shapes`), fp32 the 6 of those N by M in {4096, 65536}.  A chunk
 -- is 16 bytes of x: E = 8 elements for bf16 and fp16, 4 for fp32, so a row
 -- takes threads * chunks * E columns; where() keeps the chunk counts that
 -- cover N with at most one partly filled chunk per thread (the smallest
 -- that fits), which is where the fast points are.
--- 6678 variants in all (2434 row, 304 warp, 1718 persist, 1372 rows, 480
--- wlate, 370 stage) over 110 problems; `normtune list
+-- 7894 variants in all (2878 row, 352 warp, 2034 persist, 1624 rows, 570
+-- wlate, 436 stage) over 130 problems; `normtune list
 -- lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.  On one H200
--- (2026-12-01) the sweep without wlate and stage (5828 variants, 3536 of
--- them run, the rest refused by the register rule) took 252 s; expect
--- about 5 minutes.
+-- (2026-12-01) 4715 of them ran, the rest refused by the register rule,
+-- in about 6.5 minutes (two resumed runs of 158 s and 225 s).
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
-local Ms = {1024, 4096, 16384, 65536}
-local few = normtune.grid({1024, 4096, 16384}, Ms)
+local Ms = {1024, 4096, 8192, 16384, 65536}
+local few = normtune.grid({1024, 4096, 16384}, {1024, 4096, 16384, 65536})
 local fp32 = normtune.grid({1024, 4096, 16384}, {4096, 65536})
 
 -- Elements per 16-byte chunk of x.
