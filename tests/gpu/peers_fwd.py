@@ -37,12 +37,21 @@ Methods (--method):
     iso   (the default, as the project's anchors) every call is timed alone
           between two CUDA events, with the L2 flushed by writing a 256 MB
           buffer before it (outside the events); the median of 40 timed
-          calls after 5 warm-ups
+          calls after 10 warm-ups
     b2b   as the tuner times (tuner/runner.c): 20 calls back to back between
           two events, queued behind a GPU sleep so that the host is never
           the bottleneck, over input and output sets that together hold
           >= 3x the L2 (so each call starts from a dirty, cold L2); the
           median over 15 such batches of the time per call
+
+The contenders of a shape (the copy included) are timed interleaved, in
+rounds of one timed call (iso) or one batch (b2b) of each, the order
+rotated by one place from round to round: every contender takes every
+place equally often, so a drift of the GPU over the run (clocks, memory
+state) favours none.  (Timed one after the other, as before 2026-12-01's
+fourth run, the four normtune and QuACK columns at 4096 x 4096 came out
+24.3, 23.8, 23.1 and 22.5 us in the order they ran: a trend with the
+place, which interleaving keeps out of the comparison.)
 
 Each
 contender is reported as % of the copy (copy time / its time) and in us;
@@ -66,7 +75,7 @@ import torch
 import torch.nn.functional as F
 
 EPS = 1e-6
-WARMUP, ITERS = 5, 40
+WARMUP, ITERS = 10, 40
 FLUSH_BYTES = 256 << 20
 NT_Y_TOL = 1e-2  # normtune's y must be this close to float64 (bf16)
 
@@ -218,43 +227,63 @@ def flush_l2():
     _flush.fill_(1)
 
 
-def time_us(fn):
-    """Median of ITERS event-timed calls (us), each after an L2 flush."""
-    for _ in range(WARMUP):
-        flush_l2()
-        fn()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-          for _ in range(ITERS)]
-    for a, b in ev:
-        flush_l2()
-        a.record()
-        fn()
-        b.record()
+def _events():
+    return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+
+def _rotated(n, i):
+    """Round i's order of n contenders: 0..n-1 rotated left by i."""
+    return [(i + k) % n for k in range(n)]
+
+
+def time_iso(fns):
+    """Median us of each closure in fns over ITERS calls, each timed alone
+    after an L2 flush, interleaved: ITERS rounds of one call of each, in
+    an order rotated from round to round, after WARMUP such rounds."""
+    n = len(fns)
+    for i in range(WARMUP):
+        for j in _rotated(n, i):
+            flush_l2()
+            fns[j]()
+    ev = [[] for _ in fns]
+    for i in range(ITERS):
+        for j in _rotated(n, i):
+            a, b = _events()
+            flush_l2()
+            a.record()
+            fns[j]()
+            b.record()
+            ev[j].append((a, b))
     torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) * 1e3 for a, b in ev)
+    return [statistics.median(a.elapsed_time(b) * 1e3 for a, b in e) for e in ev]
 
 
 B2B_CALLS, B2B_BATCHES = 20, 15
 B2B_SLEEP_CYCLES = 2_000_000  # ~1 ms at 2 GHz: the host queues the batch meanwhile
 
 
-def time_b2b(fns):
-    """Median over B2B_BATCHES of the time per call (us) of B2B_CALLS calls
-    back to back, rotating over fns (one closure per input/output set)."""
-    for f in fns:
-        f()
-    per = []
-    for _ in range(B2B_BATCHES):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(B2B_SLEEP_CYCLES)
-        a.record()
-        for i in range(B2B_CALLS):
-            fns[i % len(fns)]()
-        b.record()
-        torch.cuda.synchronize()
-        per.append(a.elapsed_time(b) * 1e3 / B2B_CALLS)
-    return statistics.median(per)
+def time_b2b(fn_sets):
+    """For each contender (a list of closures, one per input/output set),
+    the median over B2B_BATCHES of the time per call (us) of B2B_CALLS calls
+    back to back rotating over its closures; interleaved: B2B_BATCHES rounds
+    of one batch of each contender, in an order rotated from round to round."""
+    n = len(fn_sets)
+    for fns in fn_sets:
+        for f in fns:
+            f()
+    per = [[] for _ in fn_sets]
+    for i in range(B2B_BATCHES):
+        for j in _rotated(n, i):
+            fns = fn_sets[j]
+            a, b = _events()
+            torch.cuda._sleep(B2B_SLEEP_CYCLES)
+            a.record()
+            for c in range(B2B_CALLS):
+                fns[c % len(fns)]()
+            b.record()
+            torch.cuda.synchronize()
+            per[j].append(a.elapsed_time(b) * 1e3 / B2B_CALLS)
+    return [statistics.median(p) for p in per]
 
 
 def rel_l2(out, ref_fn, x):
@@ -346,15 +375,8 @@ def main():
             n = min(64, max(1, -(-3 * l2 // per_set)))
             sets += [(x.clone(), torch.empty_like(y), torch.empty_like(rstd)) for _ in range(n - 1)]
 
-        def timed(make, with_rstd=False):
-            """make(x, y, rstd) -> a closure; time it by the chosen method."""
-            if args.method == "b2b":
-                return time_b2b([make(a, b, r if with_rstd else None) for a, b, r in sets])
-            return time_us(make(x, y, rstd if with_rstd else None))
-
-        copy_us = timed(lambda a, b, r: (lambda: b.copy_(a)))
+        copy = ("copy", lambda a, b, r: (lambda: b.copy_(a)), False)
         nbytes = 2 * M * N * x.element_size()
-        log(f"copy            {copy_us:9.1f} us  {nbytes / copy_us / 1e6:.2f} TB/s")
 
         contenders = []
         ws_bytes = nt.workspace_size(M, N, xd, wd)
@@ -386,6 +408,8 @@ def main():
                 log(f"torch.compile FAILED: {type(e).__name__}: {e}")
                 res["torch.compile"] = "failed"
 
+        # check every contender's output first; those that pass are timed
+        timed = [copy]
         for name, make, with_rstd in contenders:
             try:
                 tc = time.time()
@@ -397,10 +421,9 @@ def main():
                     failures.append(f"{tag}: {name}: y rel L2 {ey:.3e} > {NT_Y_TOL}")
                     log(f"FAIL: {failures[-1]}")
                     err[name] += " FAIL"
-                us = timed(make, with_rstd)
-                res[name] = us
-                log(f"{name:15s} {us:9.1f} us  {100 * copy_us / us:5.1f}% of copy"
-                    f"  err {err[name]}" + (f"  (first call {first:.1f} s)" if first > 1 else ""))
+                log(f"{name:15s} err {err[name]}" +
+                    (f"  (first call {first:.1f} s)" if first > 1 else ""))
+                timed.append((name, make, with_rstd))
             except Exception as e:
                 if name.startswith("normtune"):
                     failures.append(f"{tag}: {name}: {e}")
@@ -408,6 +431,24 @@ def main():
                 traceback.print_exc(file=sys.stdout)
                 sys.stdout.flush()
                 res[name] = "failed"
+
+        # then all of them together, interleaved (see the file comment)
+        try:
+            if args.method == "b2b":
+                us = time_b2b([[make(a, b, r if with_rstd else None) for a, b, r in sets]
+                               for _, make, with_rstd in timed])
+            else:
+                us = time_iso([make(x, y, rstd if with_rstd else None)
+                               for _, make, with_rstd in timed])
+        except Exception as e:
+            log(f"timing FAILED: {type(e).__name__}: {e}")
+            traceback.print_exc(file=sys.stdout)
+            sys.exit(f"peers_fwd.py: {tag}: timing failed")
+        copy_us = us[0]
+        log(f"copy            {copy_us:9.1f} us  {nbytes / copy_us / 1e6:.2f} TB/s")
+        for (name, _, _), t in zip(timed[1:], us[1:]):
+            res[name] = t
+            log(f"{name:15s} {t:9.1f} us  {100 * copy_us / t:5.1f}% of copy")
 
         rows.append((tag, copy_us, nbytes / copy_us / 1e6, res))
         errs.append((tag, err))
@@ -424,6 +465,8 @@ def main():
             if args.method == "iso" else
             f"- method b2b: median over {B2B_BATCHES} batches of {B2B_CALLS} calls back to "
             f"back (time per call), rotating over sets holding >= 3x the L2"),
+           "- the contenders of a shape, the copy included, timed interleaved: rounds of "
+           "one call (iso) or batch (b2b) of each, the order rotated by one each round",
            "- copy = y.copy_(x), 2*M*N*elem bytes; each contender as % of the copy "
            "(copy time / its time) and its median time", "",
            "| M x N, dtypes | copy | " + " | ".join(COLUMNS) + " |",
