@@ -766,6 +766,11 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
         nf++;
     }
     names[nf] = NULL;
+    /* never drop a family silently (tests/test_lua.c checks every op fits) */
+    if (nf == NTL_MAX_FAMILIES && sw->op->families[nf])
+        chk_fail(k, (const char *[]){"families", NULL},
+                 "families: op %s has more than %d families, more than a sweep holds "
+                 "(NTL_MAX_FAMILIES in lua/ntlua.h)", sw->op->name, NTL_MAX_FAMILIES);
     /* every key a family of this op */
     lua_pushnil(L);
     while (lua_next(L, idx)) {

@@ -23,7 +23,7 @@
 #include "../search/search.h"
 #include "../kernels/nt.h"
 
-#define NTL_MAX_FAMILIES 8
+#define NTL_MAX_FAMILIES 16                  /* families of one op a sweep can hold */
 #define NTL_MAX_SHAPES 4096
 #define NTL_MAX_DTYPES 16                    /* dtype combinations of one sweep */
 /* Largest M and N a shape may have: M*N*16 bytes stays below 2^59, so sizes

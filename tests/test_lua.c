@@ -119,6 +119,21 @@ TEST(t_counts) {
     ntl_free(&sw);
 }
 
+/* Every family of every op fits the tables that hold families (a sweep's,
+ * the registry's list of all), so none is dropped without a word. */
+TEST(t_family_limits) {
+    int total = 0, all = 0;
+    for (int i = 0; nt_ops[i]; i++) {
+        int n = 0;
+        while (nt_ops[i]->families[n]) n++;
+        CHECK(n >= 1 && n <= NTL_MAX_FAMILIES, "op %s has %d families; a sweep holds %d",
+              nt_ops[i]->name, n, NTL_MAX_FAMILIES);
+        total += n;
+    }
+    for (const nt_family *const *fp = nt_all_families(); *fp; fp++) all++;
+    CHECK(all == total, "nt_all_families lists %d of the ops' %d families", all, total);
+}
+
 /* Dims in declared order with texts; point params; where() sees integers. */
 TEST(t_space_and_params) {
     nt_sweep sw;
@@ -1056,6 +1071,7 @@ TEST(t_dtypes_errors) {
 
 int main(void) {
     RUN(t_counts);
+    RUN(t_family_limits);
     RUN(t_space_and_params);
     RUN(t_random_strategy);
     RUN(t_defaults_and_hash);

@@ -141,6 +141,53 @@ TEST(interrupt_then_resume) {
           "third run measured %llu", (unsigned long long)st.measured);
 }
 
+/* A run's summary counts each family's results by status and warns, with
+ * the first message, about a family whose kernels fail; a resumed run that
+ * measures nothing prints nothing. */
+TEST(summary_names_failures) {
+    char saved[sizeof path_db], *text = NULL;
+    size_t len = 0;
+    nt_run_stats st;
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(path_db, sizeof path_db, "%s/summary.db", t_tmpdir());
+    CHECK(run_sweep(&st, 0) == 0 && st.measured == 70, "measured %llu",
+          (unsigned long long)st.measured);
+    int naive = -1, pers = -1;
+    for (int i = 0; i < sw.nfam; i++) {
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.naive")) naive = i;
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) pers = i;
+    }
+    CHECK(naive >= 0 && pers >= 0, "families %d %d", naive, pers);
+    if (naive < 0 || pers < 0) goto out;
+    CHECK(st.by_family[naive][NT_OK] == 6 && st.by_family[pers][NT_OK] == 40 &&
+              st.by_family[pers][NT_WRONG] == 24,
+          "naive ok %llu, persistent ok %llu wrong %llu", (unsigned long long)st.by_family[naive][NT_OK],
+          (unsigned long long)st.by_family[pers][NT_OK], (unsigned long long)st.by_family[pers][NT_WRONG]);
+    FILE *m = open_memstream(&text, &len);
+    if (!m) goto out;
+    nt_sweep_summary(m, &sw, &st);
+    fclose(m);
+    CHECK(strstr(text, "  rmsnorm_bwd.naive: 6 ok\n") != NULL, "summary:\n%s", text);
+    CHECK(strstr(text, "  rmsnorm_bwd.persistent: 40 ok, 24 wrong\n") != NULL, "summary:\n%s", text);
+    CHECK(strstr(text, "warning: rmsnorm_bwd.persistent: 24 of 64 variants measured now failed; "
+                       "the first: M=") != NULL, "summary:\n%s", text);
+    CHECK(strstr(text, "chunks=3") && strstr(text, "fixture: chunks=3 is wrong\n"), "summary:\n%s", text);
+    CHECK(strstr(text, "warning: rmsnorm_bwd.naive") == NULL, "summary:\n%s", text);
+    free(text);
+    text = NULL;
+    /* resumed: nothing measured, nothing to say */
+    CHECK(run_sweep(&st, 0) == 0 && st.measured == 0, "resumed run measured %llu",
+          (unsigned long long)st.measured);
+    m = open_memstream(&text, &len);
+    if (!m) goto out;
+    nt_sweep_summary(m, &sw, &st);
+    fclose(m);
+    CHECK(len == 0, "resumed summary:\n%s", text);
+out:
+    free(text);
+    memcpy(path_db, saved, sizeof saved);
+}
+
 /* The store holds every result once, failures included. */
 TEST(store_has_everything_once) {
     char err[512];
@@ -272,6 +319,7 @@ int main(void) {
     RUN(counts_by_hand);
     RUN(interrupt_then_resume);
     RUN(store_has_everything_once);
+    RUN(summary_names_failures);
     RUN(export_picks_the_fastest);
     RUN(kill_9_then_resume);
     ntl_free(&sw);

@@ -170,6 +170,7 @@ int cmd_run(int argc, char **argv) {
     int failed = nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    nt_sweep_summary(stderr, &sw, &st);
     if (failed) {
         nt_errorf("run", "%s", err);
         if (nt_runner_broken(r)) {

@@ -91,6 +91,34 @@ static int key_of(const nt_sweep *sw, const item *x, int64_t dev, const nt_run_o
     return 0;
 }
 
+int nt_status_is_failure(int status) {
+    return status == NT_COMPILE_ERROR || status == NT_LAUNCH_ERROR || status == NT_WRONG ||
+           status == NT_NONDETERMINISTIC;
+}
+
+void nt_sweep_summary(FILE *out, const nt_sweep *sw, const nt_run_stats *st) {
+    for (int i = 0; i < sw->nfam && i < NTL_MAX_FAMILIES; i++) {
+        uint64_t n = 0, bad = 0;
+        for (int s = 0; s < NT_NSTATUS; s++) {
+            n += st->by_family[i][s];
+            if (nt_status_is_failure(s)) bad += st->by_family[i][s];
+        }
+        if (!n) continue;
+        fprintf(out, "  %s:", sw->fam[i].fam->name);
+        const char *sep = " ";
+        for (int s = 0; s < NT_NSTATUS; s++) {
+            if (!st->by_family[i][s]) continue;
+            fprintf(out, "%s%" PRIu64 " %s", sep, st->by_family[i][s], nt_status_name(s));
+            sep = ", ";
+        }
+        fputc('\n', out);
+        if (bad)
+            fprintf(out, "normtune run: warning: %s: %" PRIu64 " of %" PRIu64 " variants measured "
+                         "now failed%s; the first: %s\n", sw->fam[i].fam->name, bad, n,
+                    bad == n ? " (all of them)" : "", st->first_failure[i]);
+    }
+}
+
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
                  nt_run_stats *st, char *err, size_t errlen) {
     items all = {0};
@@ -163,6 +191,12 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
         if (store_put(db, st->sweep_id, &k, res, err, errlen)) goto out;
         st->measured++;
         st->ok += res->status == NT_OK;
+        if (res->status >= 0 && res->status < NT_NSTATUS) st->by_family[x->fam][res->status]++;
+        if (nt_status_is_failure(res->status) && !st->first_failure[x->fam][0]) {
+            size_t n = strcspn(res->msg, "\n");
+            snprintf(st->first_failure[x->fam], sizeof st->first_failure[x->fam], "%s %s %s: %.*s",
+                     ptxt, f->name, x->canon, (int)n, res->msg);
+        }
         double tn = nt_now_s();
         if (o->verbose) {
             fprintf(stderr, "[%zu/%zu] %s %s %s: %s", t + 1, ntodo, ptxt, f->name, x->canon,
