@@ -202,6 +202,8 @@ typedef struct nt_launch {
     unsigned smem;            /* dynamic shared memory bytes */
     int blocks_per_sm;        /* for grid == 0: blocks per SM, 0 = as many as fit */
     int pdl;                  /* 1 = may launch early (programmatic dependent launch) */
+    unsigned cluster;         /* blocks per thread block cluster (along x; grid a
+                                 multiple of it), 0 or 1 = no cluster */
 } nt_launch;
 
 /* A launch plan: the kernels to run in order and the workspace they need. */

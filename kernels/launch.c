@@ -48,7 +48,7 @@ cudaError_t nt_chain_launch(const nt_plan *pl, const void *const *kernels, unsig
     void *args[] = {&arg};
     for (int i = 0; i < pl->nlaunch; i++) {
         const nt_launch *l = &pl->l[i];
-        cudaLaunchAttribute at[1];
+        cudaLaunchAttribute at[2];
         cudaLaunchConfig_t c = {0};
         c.gridDim.x = i == 0 && l->grid == 0 ? grid0 : l->grid;
         c.gridDim.y = l->grid_y ? l->grid_y : 1;
@@ -57,11 +57,16 @@ cudaError_t nt_chain_launch(const nt_plan *pl, const void *const *kernels, unsig
         c.blockDim.y = c.blockDim.z = 1;
         c.dynamicSmemBytes = l->smem;
         c.stream = st;
+        c.attrs = at;
         if (l->pdl) {
-            at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            at[0].val.programmaticStreamSerializationAllowed = 1;
-            c.attrs = at;
-            c.numAttrs = 1;
+            at[c.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            at[c.numAttrs++].val.programmaticStreamSerializationAllowed = 1;
+        }
+        if (l->cluster > 1) {
+            at[c.numAttrs].id = cudaLaunchAttributeClusterDimension;
+            at[c.numAttrs].val.clusterDim.x = l->cluster;
+            at[c.numAttrs].val.clusterDim.y = 1;
+            at[c.numAttrs++].val.clusterDim.z = 1;
         }
         cudaError_t e = cudaLaunchKernelExC(&c, kernels[i], args);
         if (e != cudaSuccess) return e;

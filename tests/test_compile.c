@@ -406,6 +406,7 @@ TEST(every_family_compiles) {
         {"rmsnorm_fwd", "rmsnorm_fwd.persist", "block=512,chunks=1,stages=2,k=1"},
         {"rmsnorm_fwd", "rmsnorm_fwd.wlate", "block=256,chunks=2,rows=1,k=0"},
         {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0"},
+        {"rmsnorm_fwd", "rmsnorm_fwd.cluster", "cluster=2,block=128,chunks=2,k=0"},
     };
     int covered = 0;
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {

@@ -21,11 +21,17 @@
  *                      held in registers; stages > 1 pipelines the next rows
  *                      through shared memory with cp.async, so loads stay in
  *                      flight through each row's reduction.
+ * rmsnorm_fwd.cluster  one row per thread block cluster of `cluster` blocks
+ *                      (sm_90+), each holding its part of the row in
+ *                      registers; the blocks' sums of squares meet through
+ *                      distributed shared memory.  Few, long rows: a row
+ *                      is read by several SMs at once, and the grid ends in
+ *                      smaller steps.
  *
  * All take `k`, the blocks per SM the kernel is compiled for (__launch_
  * bounds__ minimum blocks; 0 = no bound), which caps registers per thread.
  * Configurations that would spill are refused (see fits_regs).  Device
- * code and the design argument: common.cuh, row.cuh, warp.cuh, persist.cuh.  Each family supports every
+ * code and the design argument: common.cuh and each family's .cuh.  Each family supports every
  * M >= 1 and every dtype combination of the op; N is covered when N <=
  * threads per row * chunks * E (E = 16 / size(x): 8 for bf16/f16, 4 for
  * fp32).  The fallback that covers every problem: row with block=1024,
@@ -60,6 +66,7 @@ static const char *const rows_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", 
 static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", "rmsnorm_fwd/wlate.cuh",
                                             NULL};
 static const char *const stage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/stage.cuh", NULL};
+static const char *const cluster_sources[] = {FWD_SOURCES, "rmsnorm_fwd/cluster.cuh", NULL};
 
 static const nt_param_def row_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},
@@ -439,4 +446,57 @@ const nt_family nt_rmsnorm_fwd_persist = {
     "rmsnorm_fwd.persist", &nt_op_rmsnorm_fwd,
     "persistent blocks walk the rows, w in registers, cp.async pipeline of the next rows",
     4, persist_params, persist_check, persist_plan, persist_sources,
+};
+
+/* ---- cluster ---------------------------------------------------------- */
+
+static const nt_param_def cluster_params[] = {
+    {"cluster", NT_PARAM_INT, NULL, 2, 8, "blocks per row (a thread block cluster): 2, 4 or 8"},
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block, a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
+};
+
+static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                         char *err, size_t errlen) {
+    int ok = 1;
+    int64_t S = nt_params_int(p, "cluster", &ok), B = nt_params_int(p, "block", &ok);
+    int64_t C = nt_params_int(p, "chunks", &ok), K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("cluster", B, C, K, ok, err, errlen)) return -1;
+    if (S != 2 && S != 4 && S != 8) {
+        snprintf(err, errlen, "cluster needs cluster 2, 4 or 8 (blocks per row)");
+        return -1;
+    }
+    if (dev && dev->cc_major < 9) {
+        snprintf(err, errlen, "cluster needs thread block clusters (compute capability 9.0 or "
+                 "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
+        return -1;
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, S * B, C, err, errlen) ||
+        !fits_regs(&d, B, C, K, err, errlen))
+        return -1;
+    return check_dev(dev, B, K, RED_SMEM + 8, err, errlen);
+}
+
+static int cluster_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                        nt_plan *pl, char *err, size_t errlen) {
+    if (cluster_check(p, pr, dev, err, errlen)) return -1;
+    int64_t S = nt_params_int(p, "cluster", NULL), B = nt_params_int(p, "block", NULL);
+    int64_t C = nt_params_int(p, "chunks", NULL), K = nt_params_int(p, "k", NULL);
+    fwd_dt d;
+    get_dt(pr, &d, err, errlen);
+    /* S blocks per row; past the 1-D limit the clusters loop over the rows */
+    nt_launch *l = one_launch(pl, (unsigned)(grid_for(pr->M < GRID_MAX / S ? pr->M * S : GRID_MAX)
+                                             / S * S), B);
+    l->cluster = (unsigned)S;
+    snprintf(l->name, sizeof l->name, "nt_fwd_cluster<%s, %s, %lld, %lld, %lld, %lld>", d.xct,
+             d.wct, (long long)S, (long long)B, (long long)C, (long long)K);
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_cluster = {
+    "rmsnorm_fwd.cluster", &nt_op_rmsnorm_fwd,
+    "one row per cluster of blocks (sm_90+), the sum of squares shared through DSMEM",
+    4, cluster_params, cluster_check, cluster_plan, cluster_sources,
 };

@@ -22,6 +22,7 @@ extern const nt_family nt_rmsnorm_fwd_persist;
 extern const nt_family nt_rmsnorm_fwd_rows;
 extern const nt_family nt_rmsnorm_fwd_wlate;
 extern const nt_family nt_rmsnorm_fwd_stage;
+extern const nt_family nt_rmsnorm_fwd_cluster;
 
 static const nt_slot_def fwd_slots[NT_FWD_NSLOTS] = {
     [NT_FWD_SX] = {"x", ANY, NT_BF16, "dtype of x and y"},
@@ -44,6 +45,7 @@ static const nt_family *const fwd_families[] = {
     &nt_rmsnorm_fwd_rows,
     &nt_rmsnorm_fwd_wlate,
     &nt_rmsnorm_fwd_stage,
+    &nt_rmsnorm_fwd_cluster,
     NULL,
 };
 

@@ -17,7 +17,7 @@
 
 extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
-    nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage;
+    nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -84,7 +84,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 6, "%d families", nf);
+    CHECK(nf == 7, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -213,6 +213,7 @@ static const int ks[] = {0, 1, 2, 4, 8, 32};
 static const int tprs[] = {1, 2, 4, 8, 16, 32};
 static const int stages[] = {1, 2, 3, 8};
 static const int nrows[] = {1, 2, 3, 4, 8};
+static const int sizes[] = {1, 2, 3, 4, 8};   /* 1 and 3 refused */
 
 static const grid grids[] = {
     {&nt_rmsnorm_fwd_row, {"block", "chunks", "k"}, {blocks, chunks, ks}, {7, 8, 6}, "nt_fwd_row<"},
@@ -226,6 +227,8 @@ static const grid grids[] = {
      {7, 8, 5, 6}, "nt_fwd_wlate<"},
     {&nt_rmsnorm_fwd_stage, {"block", "chunks", "k"}, {blocks, chunks, ks}, {7, 8, 6},
      "nt_fwd_stage<"},
+    {&nt_rmsnorm_fwd_cluster, {"cluster", "block", "chunks", "k"}, {sizes, blocks, chunks, ks},
+     {5, 7, 8, 6}, "nt_fwd_cluster<"},
 };
 #define NGRIDS (int)(sizeof grids / sizeof grids[0])
 
@@ -245,6 +248,8 @@ static int point(const grid *g, long idx, nt_params *p) {
 
 /* Threads that share a row under params p of family f. */
 static int64_t row_threads(const nt_family *f, const nt_params *p) {
+    if (f == &nt_rmsnorm_fwd_cluster)
+        return nt_params_int(p, "cluster", NULL) * nt_params_int(p, "block", NULL);
     return nt_params_int(p, f == &nt_rmsnorm_fwd_warp ? "tpr" : "block", NULL);
 }
 
@@ -275,7 +280,17 @@ static int check_plan(const grid *g, const nt_params *p, const nt_problem *pr, c
         PCHECK(l->grid == 0 && l->blocks_per_sm == K, "%s: persistent grid", l->name);
         PCHECK(l->smem == (S > 1 ? S * C * B * 16 : 0) && l->smem <= (unsigned)h200.smem_per_block_optin,
                "%s: smem %u", l->name, l->smem);
+    } else if (g->f == &nt_rmsnorm_fwd_cluster) {
+        /* S blocks per row, the grid a multiple of S (clusters loop past
+         * the 1-D limit) */
+        int64_t S = nt_params_int(p, "cluster", NULL);
+        int64_t want = pr->M < 2147483647LL / S ? pr->M * S : 2147483647LL / S * S;
+        PCHECK((S == 2 || S == 4 || S == 8) && l->cluster == (unsigned)S &&
+                   l->grid == (unsigned)want && l->grid % S == 0 && l->smem == 0,
+               "%s: cluster %u, grid %u for M=%lld", l->name, l->cluster, l->grid,
+               (long long)pr->M);
     } else {
+        PCHECK(l->cluster <= 1, "%s: cluster %u", l->name, l->cluster);
         int64_t rows = g->f == &nt_rmsnorm_fwd_rows || g->f == &nt_rmsnorm_fwd_wlate
                            ? nt_params_int(p, "rows", NULL) : B / T;
         int64_t need = (pr->M + rows - 1) / rows;
@@ -331,6 +346,27 @@ TEST(plans_are_well_formed_and_cover_every_problem) {
     CHECK(accepted > 1000 && refused > 1000, "accepted %ld, refused %ld", accepted, refused);
 }
 
+/* The cluster family needs thread block clusters: an sm_80 device is
+ * refused by check and plan with a message naming why, an sm_90 one not. */
+TEST(cluster_needs_sm90) {
+    static const nt_devinfo a100 = {108, 8, 0, 166912, 167936, 2048, 65536};
+    nt_problem pr;
+    nt_params p;
+    nt_plan pl;
+    char err[256] = "";
+    problem(&pr, NT_BF16, NT_BF16, 4096, 16384);
+    CHECK(nt_params_parse("cluster=2,block=512,chunks=2,k=0", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_cluster.check(&p, &pr, &h200, err, sizeof err) == 0, "h200: %s", err);
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_cluster.check(&p, &pr, &a100, err, sizeof err) != 0 &&
+              strstr(err, "compute capability") != NULL,
+          "sm_80 accepted or no reason: '%s'", err);
+    CHECK(nt_rmsnorm_fwd_cluster.plan(&p, &pr, &a100, &pl, err, sizeof err) != 0, "sm_80 planned");
+    CHECK(nt_rmsnorm_fwd_cluster.plan(&p, &pr, &h200, &pl, err, sizeof err) == 0 &&
+              pl.l[0].cluster == 2 && pl.l[0].grid == 8192,
+          "h200 plan: cluster %u grid %u", pl.l[0].cluster, pl.l[0].grid);
+}
+
 TEST(the_fallback_covers_every_n) {
     /* row with block=1024, chunks=NT_MAX_N/(1024*E), k=0 accepts every N
      * (every multiple of 8) and dtype combination */
@@ -363,6 +399,7 @@ int main(void) {
     RUN(reference_known_row);
     RUN(reference_without_rstd_and_any_nthreads);
     RUN(plans_are_well_formed_and_cover_every_problem);
+    RUN(cluster_needs_sm90);
     RUN(the_fallback_covers_every_n);
     T_END();
 }
