@@ -211,6 +211,26 @@ static nt_launch *one_launch(nt_plan *pl, unsigned grid, int64_t B) {
     return &pl->l[0];
 }
 
+/* The one launch of a forward family's plan, for params p the family's
+ * check accepted: B = p's block threads over `grid` blocks (0: the
+ * launcher sizes a persistent grid), named kernel<x's ctype, w's ctype,
+ * then the n params of defs in their declared order> -- every forward
+ * kernel template takes its parameters in its family's order.  The caller
+ * sets the rest. */
+static nt_launch *fwd_launch(nt_plan *pl, unsigned grid, const char *kernel, const nt_problem *pr,
+                             const nt_params *p, const nt_param_def *defs, int n) {
+    fwd_dt d;
+    char err[8];
+    get_dt(pr, &d, err, sizeof err);
+    nt_launch *l = one_launch(pl, grid, nt_params_int(p, "block", NULL));
+    size_t at = (size_t)snprintf(l->name, sizeof l->name, "%s<%s, %s", kernel, d.xct, d.wct);
+    for (int i = 0; i < n && at < sizeof l->name; i++)
+        at += (size_t)snprintf(l->name + at, sizeof l->name - at, ", %lld",
+                               (long long)nt_params_int(p, defs[i].name, NULL));
+    if (at < sizeof l->name) snprintf(l->name + at, sizeof l->name - at, ">");
+    return l;
+}
+
 /* ---- row -------------------------------------------------------------- */
 
 static int row_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, char *err,
@@ -225,25 +245,10 @@ static int row_check(const nt_params *p, const nt_problem *pr, const nt_devinfo 
     return check_dev(dev, B, K, RED_SMEM, err, errlen);
 }
 
-/* The launch of a kernel<X, W, block, chunks, k> with one row per block
- * (row and stage), for params the family's check accepted. */
-static nt_launch *one_row_per_block(const char *kernel, const nt_params *p, const nt_problem *pr,
-                                    nt_plan *pl) {
-    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
-    int64_t K = nt_params_int(p, "k", NULL);
-    fwd_dt d;
-    char err[8];
-    get_dt(pr, &d, err, sizeof err);
-    nt_launch *l = one_launch(pl, grid_for(pr->M), B);
-    snprintf(l->name, sizeof l->name, "%s<%s, %s, %lld, %lld, %lld>", kernel, d.xct, d.wct,
-             (long long)B, (long long)C, (long long)K);
-    return l;
-}
-
 static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
                     char *err, size_t errlen) {
     if (row_check(p, pr, dev, err, errlen)) return -1;
-    one_row_per_block("nt_fwd_row", p, pr, pl);
+    fwd_launch(pl, grid_for(pr->M), "nt_fwd_row", pr, p, row_params, 3);
     return 0;
 }
 
@@ -275,14 +280,8 @@ static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
 static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                      nt_plan *pl, char *err, size_t errlen) {
     if (warp_check(p, pr, dev, err, errlen)) return -1;
-    int64_t T = nt_params_int(p, "tpr", NULL), B = nt_params_int(p, "block", NULL);
-    int64_t C = nt_params_int(p, "chunks", NULL), K = nt_params_int(p, "k", NULL);
-    fwd_dt d;
-    get_dt(pr, &d, err, errlen);
-    const int64_t rows = B / T;
-    nt_launch *l = one_launch(pl, grid_for((pr->M + rows - 1) / rows), B);
-    snprintf(l->name, sizeof l->name, "nt_fwd_warp<%s, %s, %lld, %lld, %lld, %lld>", d.xct,
-             d.wct, (long long)T, (long long)B, (long long)C, (long long)K);
+    const int64_t rows = nt_params_int(p, "block", NULL) / nt_params_int(p, "tpr", NULL);
+    fwd_launch(pl, grid_for((pr->M + rows - 1) / rows), "nt_fwd_warp", pr, p, warp_params, 4);
     return 0;
 }
 
@@ -317,14 +316,9 @@ static int rows_check_as(int wl, const nt_params *p, const nt_problem *pr, const
 static int rows_plan_as(int wl, const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                         nt_plan *pl, char *err, size_t errlen) {
     if (rows_check_as(wl, p, pr, dev, err, errlen)) return -1;
-    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
-    int64_t R = nt_params_int(p, "rows", NULL), K = nt_params_int(p, "k", NULL);
-    fwd_dt d;
-    get_dt(pr, &d, err, errlen);
-    nt_launch *l = one_launch(pl, grid_for((pr->M + R - 1) / R), B);
-    snprintf(l->name, sizeof l->name, "nt_fwd_%s<%s, %s, %lld, %lld, %lld, %lld>",
-             wl ? "wlate" : "rows", d.xct, d.wct, (long long)B, (long long)C, (long long)R,
-             (long long)K);
+    const int64_t R = nt_params_int(p, "rows", NULL);
+    fwd_launch(pl, grid_for((pr->M + R - 1) / R), wl ? "nt_fwd_wlate" : "nt_fwd_rows", pr, p,
+               rows_params, 4);
     return 0;
 }
 
@@ -393,7 +387,7 @@ static int stage_check(const nt_params *p, const nt_problem *pr, const nt_devinf
 static int stage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                       nt_plan *pl, char *err, size_t errlen) {
     if (stage_check(p, pr, dev, err, errlen)) return -1;
-    nt_launch *l = one_row_per_block("nt_fwd_stage", p, pr, pl);
+    nt_launch *l = fwd_launch(pl, grid_for(pr->M), "nt_fwd_stage", pr, p, row_params, 3);
     l->smem = (unsigned)stage_smem(nt_params_int(p, "block", NULL), nt_params_int(p, "chunks", NULL));
     return 0;
 }
@@ -431,12 +425,8 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
     if (persist_check(p, pr, dev, err, errlen)) return -1;
     int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
     int64_t S = nt_params_int(p, "stages", NULL), K = nt_params_int(p, "k", NULL);
-    fwd_dt d;
-    get_dt(pr, &d, err, errlen);
     /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most M */
-    nt_launch *l = one_launch(pl, 0, B);
-    snprintf(l->name, sizeof l->name, "nt_fwd_persist<%s, %s, %lld, %lld, %lld, %lld>", d.xct,
-             d.wct, (long long)B, (long long)C, (long long)S, (long long)K);
+    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_persist", pr, p, persist_params, 4);
     l->smem = (unsigned)persist_smem(B, C, S);
     l->blocks_per_sm = (int)K;
     return 0;
@@ -482,16 +472,11 @@ static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devi
 static int cluster_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                         nt_plan *pl, char *err, size_t errlen) {
     if (cluster_check(p, pr, dev, err, errlen)) return -1;
-    int64_t S = nt_params_int(p, "cluster", NULL), B = nt_params_int(p, "block", NULL);
-    int64_t C = nt_params_int(p, "chunks", NULL), K = nt_params_int(p, "k", NULL);
-    fwd_dt d;
-    get_dt(pr, &d, err, errlen);
+    const int64_t S = nt_params_int(p, "cluster", NULL);
     /* S blocks per row; past the 1-D limit the clusters loop over the rows */
-    nt_launch *l = one_launch(pl, (unsigned)(grid_for(pr->M < GRID_MAX / S ? pr->M * S : GRID_MAX)
-                                             / S * S), B);
+    nt_launch *l = fwd_launch(pl, grid_for(pr->M < GRID_MAX / S ? pr->M * S : GRID_MAX) / S * S,
+                              "nt_fwd_cluster", pr, p, cluster_params, 4);
     l->cluster = (unsigned)S;
-    snprintf(l->name, sizeof l->name, "nt_fwd_cluster<%s, %s, %lld, %lld, %lld, %lld>", d.xct,
-             d.wct, (long long)S, (long long)B, (long long)C, (long long)K);
     return 0;
 }
 

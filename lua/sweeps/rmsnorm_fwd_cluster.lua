@@ -11,17 +11,13 @@
 --
 -- 152 variants over 10 problems (bf16 x with a bf16 or fp32 weight).
 
--- Elements per 16-byte chunk of x.
-local function E(s) return s.dtype.x == "f32" and 4 or 8 end
-
--- threads * chunks * E covers N, with less than one chunk per thread to spare.
-local function covers(threads, chunks, s)
-  local cols = threads * chunks * E(s)
-  return cols >= s.N and cols - s.N < threads * E(s)
+-- x is bf16 here: 8 elements per 16-byte chunk.  A config fits when its
+-- threads per row (T) cover N with less than one chunk per thread to spare,
+-- and its k caps registers (a k of k * block <= 256 builds k = 0's code).
+local function fits(T, p, s)
+  local cols = T * p.chunks * 8
+  return cols >= s.N and cols - s.N < T * 8 and (p.k == 0 or p.k * p.block > 256)
 end
-
--- A k whose register cap does not bind builds the same code as k = 0.
-local function binds(p) return p.k == 0 or p.k * p.block > 256 end
 
 return normtune.sweep {
   op = "rmsnorm_fwd",
@@ -32,15 +28,15 @@ return normtune.sweep {
     cluster = {
       params = {cluster = {2, 4}, block = {128, 256, 512}, chunks = normtune.range(1, 16),
                 k = {0, 2}},
-      where = function(p, s) return covers(p.cluster * p.block, p.chunks, s) and binds(p) end,
+      where = function(p, s) return fits(p.cluster * p.block, p, s) end,
     },
     row = {
       params = {block = {32, 256, 512}, chunks = normtune.range(1, 16), k = {0, 2}},
-      where = function(p, s) return covers(p.block, p.chunks, s) and binds(p) end,
+      where = function(p, s) return fits(p.block, p, s) end,
     },
     stage = {
       params = {block = {512}, chunks = normtune.range(1, 16), k = {0}},
-      where = function(p, s) return covers(p.block, p.chunks, s) end,
+      where = function(p, s) return fits(p.block, p, s) end,
     },
   },
   timing = {warmup = 10, min_samples = 20, max_samples = 200, rel_ci = 0.01},
