@@ -405,7 +405,7 @@ TEST(every_family_compiles) {
         {"rmsnorm_fwd", "rmsnorm_fwd.warp", "tpr=32,block=256,chunks=16,k=0"},
         {"rmsnorm_fwd", "rmsnorm_fwd.persist", "block=512,chunks=1,stages=2,k=1"},
         {"rmsnorm_fwd", "rmsnorm_fwd.wlate", "block=256,chunks=2,rows=1,k=0"},
-        {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0"},
+        {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0,wg=0"},
         {"rmsnorm_fwd", "rmsnorm_fwd.cluster", "cluster=2,block=128,chunks=2,k=0"},
     };
     int covered = 0;

@@ -356,12 +356,28 @@ const nt_family nt_rmsnorm_fwd_wlate = {
 
 /* ---- stage ------------------------------------------------------------ */
 
-/* Registers stage needs whatever C: the row is in shared memory, but ptxas
- * hoists its shared-memory reads for ILP as far as the cap allows.  Fitted
- * to nvcc --resource-usage (sm_90a) of 218 configurations over every dtype
- * combination: at a 32-register cap 9 of 85 spilled, at 64 and above none
- * of 133. */
-#define STAGE_REG_MIN 40
+static const nt_param_def stage_params[] = {
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
+    {"wg", NT_PARAM_INT, NULL, 0, 16, "chunks of w loaded together as y is written (a divisor of "
+     "chunks); 0 = all, once per block, under the first row's loads"},
+};
+
+/* Registers stage needs: the row is in shared memory, but w's chunks in
+ * flight (wg of them, or all C when wg = 0) are held in registers, with
+ * REG_PER_CHUNK per chunk of the row (addresses, predicates) as in row,
+ * and ptxas hoists the row's shared-memory reads for ILP as far as the cap
+ * allows.  STAGE_REG_BASE fitted, with REG_PER_CHUNK, to NVRTC's register
+ * and spill counts (`normtune compile`, sm_90a) of 1296 stage kernels:
+ * block 64..1024, every chunks that covers N = 2048..16384, k in {0, 2, 3,
+ * 4, 6, 8, 16}, every wg, x=bf16 with w=bf16 or f32 and x=w=f32.  None of
+ * the 162 that spill is accepted, 1067 of the 1134 that do not are. */
+#define STAGE_REG_BASE 10
+
+static int64_t stage_regs(const fwd_dt *d, int64_t C, int64_t G) {
+    return STAGE_REG_BASE + REG_PER_CHUNK * C + data_words(d, 0, 0, G ? G : C);
+}
 
 /* Dynamic shared memory of the staged row: C*B 16-byte slots. */
 static int64_t stage_smem(int64_t B, int64_t C) { return C * B * 16; }
@@ -370,15 +386,19 @@ static int stage_check(const nt_params *p, const nt_problem *pr, const nt_devinf
                        char *err, size_t errlen) {
     int ok = 1;
     int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
-    int64_t K = nt_params_int(p, "k", &ok);
+    int64_t K = nt_params_int(p, "k", &ok), G = nt_params_int(p, "wg", &ok);
     fwd_dt d;
-    if (check_bck("stage", B, C, K, ok, err, errlen) || get_dt(pr, &d, err, errlen) ||
-        check_cover(pr, &d, B, C, err, errlen))
+    if (check_bck("stage", B, C, K, ok, err, errlen)) return -1;
+    if (G < 0 || G > C || (G && C % G)) {
+        snprintf(err, errlen, "stage needs wg 0 or a divisor of chunks=%lld", (long long)C);
         return -1;
-    if (reg_limit(B, K) < STAGE_REG_MIN) {
-        snprintf(err, errlen, "block=%lld k=%lld leave %lld registers per thread, stage needs %d "
-                 "(would spill)", (long long)B, (long long)K, (long long)reg_limit(B, K),
-                 STAGE_REG_MIN);
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen)) return -1;
+    if (reg_limit(B, K) < stage_regs(&d, C, G)) {
+        snprintf(err, errlen, "block=%lld k=%lld leave %lld registers per thread, chunks=%lld "
+                 "wg=%lld need ~%lld (would spill)", (long long)B, (long long)K,
+                 (long long)reg_limit(B, K), (long long)C, (long long)G,
+                 (long long)stage_regs(&d, C, G));
         return -1;
     }
     return check_dev(dev, B, K, stage_smem(B, C) + RED_SMEM, err, errlen);
@@ -387,7 +407,7 @@ static int stage_check(const nt_params *p, const nt_problem *pr, const nt_devinf
 static int stage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                       nt_plan *pl, char *err, size_t errlen) {
     if (stage_check(p, pr, dev, err, errlen)) return -1;
-    nt_launch *l = fwd_launch(pl, grid_for(pr->M), "nt_fwd_stage", pr, p, row_params, 3);
+    nt_launch *l = fwd_launch(pl, grid_for(pr->M), "nt_fwd_stage", pr, p, stage_params, 4);
     l->smem = (unsigned)stage_smem(nt_params_int(p, "block", NULL), nt_params_int(p, "chunks", NULL));
     return 0;
 }
@@ -395,7 +415,7 @@ static int stage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
 const nt_family nt_rmsnorm_fwd_stage = {
     "rmsnorm_fwd.stage", &nt_op_rmsnorm_fwd,
     "one row per block staged whole in shared memory with cp.async, few registers",
-    3, row_params, stage_check, stage_plan, stage_sources,   /* row's parameters */
+    4, stage_params, stage_check, stage_plan, stage_sources,
 };
 
 /* ---- persist ---------------------------------------------------------- */

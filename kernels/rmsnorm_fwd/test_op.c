@@ -214,6 +214,7 @@ static const int tprs[] = {1, 2, 4, 8, 16, 32};
 static const int stages[] = {1, 2, 3, 8};
 static const int nrows[] = {1, 2, 3, 4, 8};
 static const int sizes[] = {1, 2, 3, 4, 8};   /* 1 and 3 refused */
+static const int wgs[] = {0, 1, 2, 3, 4, 16};  /* stage: divisors of chunks, or 0 */
 
 static const grid grids[] = {
     {&nt_rmsnorm_fwd_row, {"block", "chunks", "k"}, {blocks, chunks, ks}, {7, 8, 6}, "nt_fwd_row<"},
@@ -225,8 +226,8 @@ static const grid grids[] = {
      {7, 8, 5, 6}, "nt_fwd_rows<"},
     {&nt_rmsnorm_fwd_wlate, {"block", "chunks", "rows", "k"}, {blocks, chunks, nrows, ks},
      {7, 8, 5, 6}, "nt_fwd_wlate<"},
-    {&nt_rmsnorm_fwd_stage, {"block", "chunks", "k"}, {blocks, chunks, ks}, {7, 8, 6},
-     "nt_fwd_stage<"},
+    {&nt_rmsnorm_fwd_stage, {"block", "chunks", "k", "wg"}, {blocks, chunks, ks, wgs},
+     {7, 8, 6, 6}, "nt_fwd_stage<"},
     {&nt_rmsnorm_fwd_cluster, {"cluster", "block", "chunks", "k"}, {sizes, blocks, chunks, ks},
      {5, 7, 8, 6}, "nt_fwd_cluster<"},
 };

@@ -69,12 +69,17 @@ return normtune.sweep {
                covers(p.block, p.chunks, s) and binds(p)
       end,
     },
-    -- one row per block staged whole in shared memory (cp.async), w loaded
-    -- as y is written: few registers, blocks per SM set by shared memory;
-    -- for long rows
+    -- one row per block staged whole in shared memory (cp.async): few
+    -- registers, blocks per SM set by shared memory; for long rows.  wg:
+    -- w loaded wg chunks at a time as y is written, or (0) all of it once
+    -- per block under the first row's loads
     stage = {
-      params = {block = {128, 256, 512, 1024}, chunks = normtune.range(1, 16), k = {0, 2, 4}},
-      where = function(p, s) return s.N >= 8192 and covers(p.block, p.chunks, s) and binds(p) end,
+      params = {block = {128, 256, 512, 1024}, chunks = normtune.range(1, 16), k = {0, 2, 3, 4},
+                wg = {0, 1, 2, 4, 8, 16}},
+      where = function(p, s)
+        return s.N >= 8192 and covers(p.block, p.chunks, s) and binds(p) and p.k * p.block <= 2048 and
+               p.wg <= p.chunks and (p.wg == 0 or p.chunks % p.wg == 0)
+      end,
     },
     -- tpr threads per row, several rows per block: short rows
     warp = {

@@ -35,7 +35,7 @@ return normtune.sweep {
       where = function(p, s) return fits(p.block, p, s) end,
     },
     stage = {
-      params = {block = {512}, chunks = normtune.range(1, 16), k = {0}},
+      params = {block = {512}, chunks = normtune.range(1, 16), k = {0, 2}, wg = {0, 1}},
       where = function(p, s) return fits(p.block, p, s) end,
     },
   },
