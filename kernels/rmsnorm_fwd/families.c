@@ -15,8 +15,10 @@
  *                      blocks per SM where w is wide (an fp32 weight).
  * rmsnorm_fwd.stage    one row per block, copied whole into shared memory
  *                      with cp.async and read from there twice; w loaded
- *                      chunk by chunk as y is written.  Few registers: the
- *                      blocks per SM are set by shared memory.
+ *                      `wg` chunks at a time as y is written, or (wg = 0)
+ *                      all of it once per block, under the first row's
+ *                      loads.  Few registers: the blocks per SM are set by
+ *                      shared memory.
  * rmsnorm_fwd.persist  persistent blocks (k per SM) walk the rows with w
  *                      held in registers; stages > 1 pipelines the next rows
  *                      through shared memory with cp.async, so loads stay in

@@ -11,11 +11,12 @@
 -- takes threads * chunks * E columns; where() keeps the chunk counts that
 -- cover N with at most one partly filled chunk per thread (the smallest
 -- that fits), which is where the fast points are.
--- 7894 variants in all (2878 row, 352 warp, 2034 persist, 1624 rows, 570
--- wlate, 436 stage) over 130 problems; `normtune list
+-- 9492 variants in all (2878 row, 352 warp, 2034 persist, 1624 rows, 570
+-- wlate, 2034 stage) over 130 problems; `normtune list
 -- lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.  On one H200
--- (2026-12-01) 4715 of them ran, the rest refused by the register rule,
--- in about 6.5 minutes (two resumed runs of 158 s and 225 s).
+-- (2026-12-01, fourth run) 6209 of them ran, the rest refused by the
+-- register rule, in about 5 minutes of measuring (a run interrupted after
+-- 7984 variants in 210 s, resumed for the other 1508 in 97 s).
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 8192, 16384, 65536}

@@ -9,7 +9,7 @@
 --   normtune run lua/sweeps/rmsnorm_fwd_cluster.lua --db probe.db
 --   normtune query --db probe.db shape 16384 4096
 --
--- 152 variants over 10 problems (bf16 x with a bf16 or fp32 weight).
+-- 182 variants over 10 problems (bf16 x with a bf16 or fp32 weight).
 
 -- x is bf16 here: 8 elements per 16-byte chunk.  A config fits when its
 -- threads per row (T) cover N with less than one chunk per thread to spare,
