@@ -9,6 +9,12 @@
 # builds against the install with pkg-config, and against the build tree
 # with `make examples`.
 #
+# The libraries are built into a scratch build directory (make's B), so
+# the build/ of the checkout -- the tuner, and a library the user built
+# from the shipped header -- is left as it was: a test that rebuilt
+# build/libnormtune.so from the fixture header would hand the next user of
+# it a library tuned for nothing (the_checkout_build_is_left_alone).
+#
 # The header is exported here from the drift test's fixture database
 # (build/tests/test_dispatch --make-db: every op, dtype combination and
 # family, under the families' current source hashes), so this tests the
@@ -27,16 +33,21 @@ mkdir -p "$T"
 passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "PASS $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-B=$root/build
+RB=$root/build           # the checkout's build: the tuner and the drift test
+B=$T/build               # the libraries built here
 nvcc=$(command -v nvcc 2>/dev/null)
 CUDA=${CUDA:-${nvcc%/bin/nvcc}}
 [ -n "$CUDA" ] || CUDA=/usr/local/cuda
-NORMTUNE=${NORMTUNE:-$B/normtune}
+NORMTUNE=${NORMTUNE:-$RB/normtune}
+# what the checkout's build holds of the library now, to compare at the end
+for f in libnormtune.a libnormtune.so lib/nt_dispatch.h; do
+    if [ -f "$RB/$f" ]; then cksum <"$RB/$f"; else echo none; fi
+done >"$T/rb.before"
 
 # A header for the current sources, exported from the fixture database.
 D=$T/dispatch.h
-[ -x "$B/tests/test_dispatch" ] || make -C "$root" "$B/tests/test_dispatch" >"$T/td.out" 2>&1
-if "$B/tests/test_dispatch" --make-db "$T/fixture.db" >"$T/db.out" 2>&1 \
+[ -x "$RB/tests/test_dispatch" ] || make -C "$root" "$RB/tests/test_dispatch" >"$T/td.out" 2>&1
+if "$RB/tests/test_dispatch" --make-db "$T/fixture.db" >"$T/db.out" 2>&1 \
     && "$NORMTUNE" export --db "$T/fixture.db" -o "$D" >"$T/export.out" 2>&1; then
     ok export_header
 else
@@ -44,7 +55,7 @@ else
 fi
 
 t0=$(date +%s)
-if make -C "$root" lib DISPATCH="$D" >"$T/lib.out" 2>&1; then
+if make -C "$root" lib B="$B" DISPATCH="$D" >"$T/lib.out" 2>&1; then
     ok make_lib; echo "note: make lib: $(( $(date +%s) - t0 )) s"
 else
     bad make_lib "$(tail -5 "$T/lib.out")"
@@ -128,7 +139,7 @@ sed "s/^\(    X([0-9]*, \"$f1\", \"\)[0-9a-f]*\")/\10123456789abcdef\")/" "$hdr"
 cmp -s "$hdr" "$T/stale.h" && bad stale_made "could not make a stale header"
 cp "$B/libnormtune.a" "$T/keep.a"; cp "$B/libnormtune.so" "$T/keep.so"; cp "$hdr" "$T/keep.h"
 sleep 1
-if make -C "$root" lib DISPATCH="$T/stale.h" >"$T/stale.out" 2>&1; then
+if make -C "$root" lib B="$B" DISPATCH="$T/stale.h" >"$T/stale.out" 2>&1; then
     bad stale_refused "make lib accepted a header with another source hash"
 else
     ok stale_refused
@@ -142,18 +153,18 @@ cmp -s "$T/keep.a" "$B/libnormtune.a" && cmp -s "$T/keep.so" "$B/libnormtune.so"
     && ok stale_not_clobbered || bad stale_not_clobbered
 # every family stale: one line each
 sed 's/^\(    X([0-9]*, "[^"]*", "\)[0-9a-f]*")/\1fedcba9876543210")/' "$hdr" >"$T/stale2.h"
-make -C "$root" lib DISPATCH="$T/stale2.h" >"$T/stale2.out" 2>&1
+make -C "$root" lib B="$B" DISPATCH="$T/stale2.h" >"$T/stale2.out" 2>&1
 [ "$(grep -c 'stale for family' "$T/stale2.out")" = "$nfam" ] && ok stale_every_family \
     || bad stale_every_family "$nfam families, $(grep -c 'stale for family' "$T/stale2.out") named"
-make -C "$root" lib DISPATCH="$T/missing.h" >"$T/missing.out" 2>&1 && bad missing_header_refused \
+make -C "$root" lib B="$B" DISPATCH="$T/missing.h" >"$T/missing.out" 2>&1 && bad missing_header_refused \
     || ok missing_header_refused
 # a format-1 header is refused
 printf '#define NORMTUNE_DISPATCH_VERSION 1\n#define NORMTUNE_SOURCE_HASH "0123456789abcdef"\n' >"$T/v1.h"
-make -C "$root" lib DISPATCH="$T/v1.h" >"$T/v1.out" 2>&1 && bad v1_refused || ok v1_refused
+make -C "$root" lib B="$B" DISPATCH="$T/v1.h" >"$T/v1.out" 2>&1 && bad v1_refused || ok v1_refused
 
 # install, then the example against the install with pkg-config
 I=$T/inst
-if make -C "$root" install PREFIX="$I" DISPATCH="$D" >"$T/inst.out" 2>&1 && [ -f "$I/include/normtune.h" ] \
+if make -C "$root" install B="$B" PREFIX="$I" DISPATCH="$D" >"$T/inst.out" 2>&1 && [ -f "$I/include/normtune.h" ] \
     && [ -f "$I/lib/libnormtune.a" ] && [ -f "$I/lib/libnormtune.so" ] \
     && [ -f "$I/lib/pkgconfig/normtune.pc" ]; then
     ok install
@@ -170,8 +181,14 @@ else
 fi
 readelf -d "$T/example" 2>/dev/null | grep -q 'NEEDED.*libnormtune.so' && ok example_uses_installed_so \
     || bad example_uses_installed_so
-make -C "$root" examples DISPATCH="$D" >"$T/ex2.out" 2>&1 && [ -x "$B/examples/rmsnorm_bwd" ] \
+make -C "$root" examples B="$B" DISPATCH="$D" >"$T/ex2.out" 2>&1 && [ -x "$B/examples/rmsnorm_bwd" ] \
     && ok example_builds_in_tree || bad example_builds_in_tree "$(tail -3 "$T/ex2.out")"
+
+for f in libnormtune.a libnormtune.so lib/nt_dispatch.h; do
+    if [ -f "$RB/$f" ]; then cksum <"$RB/$f"; else echo none; fi
+done >"$T/rb.after"
+cmp -s "$T/rb.before" "$T/rb.after" && ok the_checkout_build_is_left_alone \
+    || bad the_checkout_build_is_left_alone "build/libnormtune.* or build/lib/nt_dispatch.h changed"
 
 rm -rf "$T"
 echo "RESULT $passed $failed"

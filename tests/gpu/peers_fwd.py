@@ -4,9 +4,13 @@
 A measurement run by hand on a CUDA device (not part of `make test`):
 
     python3 tests/gpu/peers_fwd.py [--out FILE.md] [--lib build/libnormtune.so]
+                                   [--header kernels/normtune_dispatch.h]
                                    [--method iso|b2b] [--no-compile] [--no-big]
 
-from the repository root, with build/libnormtune.so built.  QuACK
+from the repository root, with build/libnormtune.so built (`make lib`).
+The library must be built from --header (the shipped one by default): its
+version string's config and kernel counts are compared with the header's
+and the run stops when they differ.  QuACK
 (quack-kernels, with nvidia-cutlass-dsl) is optional: when it cannot be
 imported the reason is printed and the other contenders are still measured.
 Measured (data/peers-fwd-h200.md) with quack-kernels 0.6.5,
@@ -64,6 +68,7 @@ import argparse
 import ctypes
 import importlib
 import os
+import re
 import statistics
 import sys
 import time
@@ -322,6 +327,31 @@ def check_output(fn, x, w, y, rstd):
     return ey, er
 
 
+def header_mismatch(version, header):
+    """None when the library's version string names the config and kernel
+    counts of the dispatch header file `header`, else why not: a library
+    built from another header (make test's fixture, an older tune) would be
+    timed under this header's name."""
+    try:
+        text = Path(header).read_text()
+    except OSError as e:
+        return f"cannot read {header}: {e.strerror}"
+    want = {}
+    for key in ("NCONFIGS", "NKERNELS"):
+        m = re.search(r"#define NORMTUNE_%s (\d+)" % key, text)
+        if not m:
+            return f"{header} has no NORMTUNE_{key}"
+        want[key] = int(m.group(1))
+    m = re.search(r"(\d+) configs, (\d+) kernels", version)
+    if not m:
+        return f"the library's version string names no config counts: {version}"
+    got = {"NCONFIGS": int(m.group(1)), "NKERNELS": int(m.group(2))}
+    if got != want:
+        return (f"the library has {got['NCONFIGS']} configs and {got['NKERNELS']} kernels, "
+                f"{header} {want['NCONFIGS']} and {want['NKERNELS']}")
+    return None
+
+
 def cell(copy_us, us):
     return f"{100.0 * copy_us / us:.1f}% ({us:.1f} us)"
 
@@ -333,6 +363,9 @@ def main():
     ap.add_argument("--out", help="also write the Markdown tables to this file")
     ap.add_argument("--lib", default=str(root / "build" / "libnormtune.so"),
                     help="libnormtune.so (default: build/libnormtune.so)")
+    ap.add_argument("--header", default=str(root / "kernels" / "normtune_dispatch.h"),
+                    help="the dispatch header the library must be built from (default: the "
+                         "shipped kernels/normtune_dispatch.h)")
     ap.add_argument("--method", choices=("iso", "b2b"), default="iso",
                     help="iso: each call alone after an L2 flush (default); b2b: back to "
                          "back over sets >= 3x the L2, as the tuner times")
@@ -349,6 +382,10 @@ def main():
     nt = Normtune(args.lib)  # after torch, so it shares torch's CUDA runtime
     log(f"device {dev.name}, {dev.multi_processor_count} SMs; torch {torch.__version__}")
     log(f"normtune: {nt.version}")
+    why = header_mismatch(nt.version, args.header)
+    if why:
+        sys.exit(f"peers_fwd.py: {args.lib} was not built from {args.header}: {why} "
+                 f"(make lib DISPATCH={args.header}, then run again)")
     qr, qver = load_quack()
     _flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     l2 = dev.L2_cache_size
