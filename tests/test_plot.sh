@@ -1,10 +1,10 @@
 #!/bin/sh
 # test_plot.sh -- `normtune plot`: a fixture database (3 N x 2 M, two naive
 # and two persistent variants per shape, one wrong result) drawn as SVG and
-# PNG in every --kind, a CSV written by `query --format csv` drawn, and the
-# errors: usage (exit 2), an empty database, no rows, -o naming the
-# database, gnuplot missing or failing (exit 1, nothing written, no
-# temporary files left).  Texts from the data reach gnuplot quoted: a
+# PNG in every --kind, a CSV written by `query --format csv` drawn,
+# --yrange, and the errors: usage (exit 2), an empty database, no rows, -o
+# naming the database, gnuplot missing or failing (exit 1, nothing written,
+# no temporary files left).  Texts from the data reach gnuplot quoted: a
 # device name with quotes and backquotes is drawn, not run.
 #
 # gnuplot is a build dependency (make installs gnuplot-nox): without it the
@@ -136,6 +136,22 @@ expect plot_csv_not_numeric 1 plot --csv "$T/best.csv" --y family -o "$T/x.svg"
 has plot_csv_not_numeric_msg "$T/err" "not numeric"
 expect plot_csv_no_column 1 plot --csv "$T/best.csv" --x Q -o "$T/x.svg"
 has plot_csv_no_column_msg "$T/err" "no column 'Q'"
+# --yrange: the y axis where asked (data at 2.5..9; tics of 100..200 can come
+# from nothing else), either bound left out, and bad ranges refused
+expect plot_yrange 0 plot --csv "$T/m.csv" --yrange 100:200 -o "$T/yr.svg"
+has plot_yrange_top "$T/yr.svg" "<text> 200</text>"
+has plot_yrange_bottom "$T/yr.svg" "<text> 100</text>"
+grep -qF "<text> 0</text>" "$T/yr.svg" && bad plot_yrange_no_zero || ok plot_yrange_no_zero
+expect plot_yrange_hi_only 0 plot --csv "$T/m.csv" --yrange :50 -o "$T/yr2.svg"
+has plot_yrange_hi_only_top "$T/yr2.svg" "<text> 50</text>"
+has plot_yrange_hi_only_zero "$T/yr2.svg" "<text> 0</text>"
+expect plot_yrange_db 0 plot --db "$db" --kind pct --yrange 20: -o "$T/yr3.svg"
+grep -qF "<text> 0</text>" "$T/yr3.svg" && bad plot_yrange_db_from_lo || ok plot_yrange_db_from_lo
+for r in 90 a:b : 102:90 90:102:3 :-1 1e999: ""; do
+    expect "plot_yrange_refused_${r:-empty}" 2 plot --csv "$T/m.csv" --yrange "$r" -o "$T/yr4.svg"
+done
+has plot_yrange_refused_msg "$T/err" "--yrange"
+[ ! -e "$T/yr4.svg" ] && ok plot_yrange_refused_nothing_written || bad plot_yrange_refused_nothing_written
 printf 'a,b\n"1,2\n' >"$T/bad.csv"
 expect plot_csv_malformed 1 plot --csv "$T/bad.csv" -o "$T/x.svg"
 expect plot_csv_missing 1 plot --csv "$T/none.csv" -o "$T/x.svg"

@@ -2,13 +2,17 @@
  * CSV that `query`/`report --format csv` write, drawn by gnuplot.
  *
  *   normtune plot --db FILE [-o OUT.svg|OUT.png] [--device NAME] [--kind K]
+ *                 [--yrange LO:HI]
  *   normtune plot --csv FILE [-o OUT] [--x COL] [--y COL,...] [--by COL] [--logx]
+ *                 [--yrange LO:HI]
  *
  * Checks the options and the output name (a database or the input is
  * refused before anything is drawn), then has nt_plot_draw (tuner/plot.c)
  * build the figure and run gnuplot.  Exit codes: 0 ok, 1 failure, 2 usage. */
 #include <getopt.h>          /* optind */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -21,9 +25,9 @@
 static void plot_usage(FILE *f) {
     fprintf(f,
         "usage: normtune plot --db FILE [-o OUT.svg|OUT.png] [--device NAME]\n"
-        "                     [--kind bw|pct|spread]\n"
+        "                     [--kind bw|pct|spread] [--yrange LO:HI]\n"
         "       normtune plot --csv FILE [-o OUT] [--x COL] [--y COL[,COL...]] [--by COL]\n"
-        "                     [--logx]\n\n"
+        "                     [--logx] [--yrange LO:HI]\n\n"
         "Draw results with gnuplot (Debian package gnuplot-nox).\n\n"
         "figures of a results database (--db):\n"
         "  --kind bw       GB/s of the best config of each family against N (log2\n"
@@ -42,17 +46,56 @@ static void plot_usage(FILE *f) {
         "options:\n"
         "  -o, --output FILE  the picture: .svg (default plot.svg) or .png; written\n"
         "                  atomically; an SQLite database and the input are refused\n"
+        "  --yrange LO:HI  the y axis from LO to HI, either may be left out (LO\n"
+        "                  then 0, HI what the data reach): 90: shows lines near\n"
+        "                  100%% apart that an axis from 0 draws as one\n"
         "  --device NAME   device name or uuid (default: the one device with\n"
         "                  results, else with current results, else covering\n"
         "                  them all: docs/guide.md)\n"
         "  -h, --help      this text\n");
 }
 
+/* A bound of --yrange: "" (left out: *has = 0) or a finite number.  0, or
+ * -1 when s is not one. */
+static int parse_bound(const char *s, size_t n, int *has, double *v) {
+    char buf[64], *end;
+    *has = 0;
+    if (!n) return 0;
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    *v = strtod(buf, &end);
+    if (end == buf || *end || !isfinite(*v)) return -1;
+    *has = 1;
+    return 0;
+}
+
+/* --yrange LO:HI into r: 0, or -1 with a message. */
+static int parse_yrange(const char *s, nt_plot_req *r) {
+    const char *colon = strchr(s, ':');
+    if (!colon || strchr(colon + 1, ':') ||
+        parse_bound(s, (size_t)(colon - s), &r->has_ylo, &r->ylo) ||
+        parse_bound(colon + 1, strlen(colon + 1), &r->has_yhi, &r->yhi)) {
+        nt_errorf(CMD, "--yrange '%s': want LO:HI, numbers, either left out (90:, :100, 90:102)",
+                  s);
+        return -1;
+    }
+    if (!r->has_ylo && !r->has_yhi) {
+        nt_errorf(CMD, "--yrange '%s': give LO, HI or both", s);
+        return -1;
+    }
+    if ((r->has_yhi ? r->yhi : INFINITY) <= (r->has_ylo ? r->ylo : 0.0)) {
+        nt_errorf(CMD, "--yrange '%s': HI must be above LO (LO left out is 0)", s);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_plot(int argc, char **argv) {
     static const char *const kinds[] = {
         [NT_PLOT_BW] = "bw", [NT_PLOT_PCT] = "pct", [NT_PLOT_SPREAD] = "spread"};
     const char *dbp = NULL, *csv = NULL, *out = "plot.svg", *device = NULL, *kindname = NULL;
-    const char *xs = NULL, *ys = NULL, *by = NULL, *ext;
+    const char *xs = NULL, *ys = NULL, *by = NULL, *yrange = NULL, *ext;
     char err[2048];
     int kind = NT_PLOT_BW, logx = 0, png;
     const nt_opt opts[] = {
@@ -60,9 +103,9 @@ int cmd_plot(int argc, char **argv) {
         {"output", 'o', NT_OPT_STR, &out, NULL}, {"device", 0, NT_OPT_STR, &device, NULL},
         {"kind", 0, NT_OPT_STR, &kindname, NULL}, {"x", 0, NT_OPT_STR, &xs, NULL},
         {"y", 0, NT_OPT_STR, &ys, NULL},         {"logx", 0, NT_OPT_FLAG, &logx, NULL},
-        {"by", 0, NT_OPT_STR, &by, NULL},
+        {"by", 0, NT_OPT_STR, &by, NULL},        {"yrange", 0, NT_OPT_STR, &yrange, NULL},
     };
-    int rc = nt_parse_opts(CMD, argc, argv, opts, 9, plot_usage);
+    int rc = nt_parse_opts(CMD, argc, argv, opts, 10, plot_usage);
     if (rc >= 0) return rc;
     if (optind < argc) {
         nt_errorf(CMD, "unexpected argument '%s' (see normtune plot --help)", argv[optind]);
@@ -81,6 +124,8 @@ int cmd_plot(int argc, char **argv) {
         nt_errorf(CMD, "--kind and --device go with --db, not --csv");
         return NT_EXIT_USAGE;
     }
+    nt_plot_req req = {dbp, csv, device, xs, ys, by, kind, logx, 0, 0, 0, 0, 0, out, NULL};
+    if (yrange && parse_yrange(yrange, &req)) return NT_EXIT_USAGE;
     if (kindname) {
         for (kind = 0; kind < (int)(sizeof kinds / sizeof kinds[0]); kind++)
             if (!strcmp(kindname, kinds[kind])) break;
@@ -103,7 +148,9 @@ int cmd_plot(int argc, char **argv) {
     }
     png = !strcasecmp(ext, ".png");
 
-    nt_plot_req req = {dbp, csv, device, xs, ys, by, kind, logx, png, out, protect};
+    req.kind = kind;
+    req.png = png;
+    req.protect = protect;
     if (nt_plot_draw(&req, err, sizeof err)) {
         nt_errorf(CMD, "%s", err);
         return NT_EXIT_FAIL;

@@ -56,6 +56,8 @@ typedef struct fig {
     int logx;                      /* log2 x axis */
     int xrot;                      /* x tic labels rotated */
     double xmin, xmax;             /* x range, when xmin < xmax */
+    int has_ylo, has_yhi;          /* y range: [ylo or 0 : yhi or the data's top] */
+    double ylo, yhi;
     double ref;                    /* a horizontal reference line, when > 0 */
     char reflabel[160];
     int nsep;                      /* vertical separators at these x */
@@ -194,8 +196,10 @@ static int fig_write(const fig *f, const char *dir, int png, char *err, size_t e
     fputs("set encoding utf8\nset output 'out'\nset datafile missing '-'\n"
           "set grid lc rgb '#d8d8d8'\nset border lc rgb '#404040'\n"
           "set key outside right top vertical Left reverse noautotitle samplen 3 "
-          "spacing 1.15\nset yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n"
-          "set lmargin 11\n", g);
+          "spacing 1.15\nset offsets 0, 0, graph 0.05, 0\nset lmargin 11\n", g);
+    fprintf(g, "set yrange [%.17g:", f->has_ylo ? f->ylo : 0.0);
+    if (f->has_yhi) fprintf(g, "%.17g]\n", f->yhi);
+    else fputs("*]\n", g);
     fputs("set title ", g);
     gp_str(g, f->title);
     fprintf(g, " font ',%d'\nset xlabel ", png ? 14 : 16);
@@ -819,6 +823,8 @@ int nt_plot_draw(const nt_plot_req *r, char *err, size_t errlen) {
     } else if (fig_csv(&f, r->csv, r->x, r->y, r->by, r->logx, err, errlen)) {
         goto fail;
     }
+    f.has_ylo = r->has_ylo, f.ylo = r->ylo;
+    f.has_yhi = r->has_yhi, f.yhi = r->yhi;
     if (!(dir = make_tmpdir(err, errlen)) || fig_write(&f, dir, r->png, err, errlen) ||
         run_gnuplot(prog, dir, err, errlen) ||
         commit_output(dir, r->out, r->protect, err, errlen))
