@@ -493,7 +493,9 @@ def main():
         torch.cuda.empty_cache()
 
     # ---- tables ----
+    uuid = getattr(dev, "uuid", None)   # which GPU of the model (torch >= 2.1)
     out = [f"# RMSNorm forward: normtune vs QuACK vs PyTorch ({dev.name})", "",
+           f"- GPU-{uuid}" if uuid is not None else "- GPU uuid: not reported by torch",
            f"- torch {torch.__version__}; QuACK {qver or 'not imported'}",
            f"- normtune: {nt.version}",
            f"- eps {EPS}; x ~ N(0,1), w ~ U[0.5,1.5)",
