@@ -124,7 +124,8 @@ int cmd_plot(int argc, char **argv) {
         nt_errorf(CMD, "--kind and --device go with --db, not --csv");
         return NT_EXIT_USAGE;
     }
-    nt_plot_req req = {dbp, csv, device, xs, ys, by, kind, logx, 0, 0, 0, 0, 0, out, NULL};
+    nt_plot_req req = {.db = dbp, .csv = csv, .device = device, .x = xs, .y = ys, .by = by,
+                       .logx = logx, .out = out};
     if (yrange && parse_yrange(yrange, &req)) return NT_EXIT_USAGE;
     if (kindname) {
         for (kind = 0; kind < (int)(sizeof kinds / sizeof kinds[0]); kind++)
