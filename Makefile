@@ -204,7 +204,7 @@ endif
 # GPU tests print everything (V=1): the device's UUID, errors and the
 # library's speed ratios belong in the log of a GPU run.
 test-gpu: $(GPU_DEPS)
-	@NORMTUNE=$(abspath $(BIN)) V=1 sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh tests/gpu/test_unrunnable.sh tests/gpu/test_device.sh
+	@NORMTUNE=$(abspath $(BIN)) NORMTUNE_DISPATCH=$(abspath $(DISPATCH)) V=1 sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh tests/gpu/test_unrunnable.sh tests/gpu/test_device.sh
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) export --check --db $(DB) -o $(HEADER)

@@ -9,6 +9,10 @@
  * op's tensors, by name, to normtune_rmsnorm_bwd / normtune_rmsnorm_fwd);
  * everything else is generic over the header's problems (op x dtypes):
  *
+ *   built_from_the_header  this binary and its library were built from
+ *                 the header the run tests ($NORMTUNE_DISPATCH, else the
+ *                 shipped one): same config and kernel counts, same
+ *                 families and source hashes (checked without a device)
  *   version       the library reports every family's source hash
  *   arguments     every bad argument returns its own code and launches
  *                 nothing; dtypes an op does not allow, or out of range,
@@ -36,7 +40,7 @@
  *                 <= 1.10 x on another GPU of that model; the median of
  *                 those ratios <= 1.02 on either.  Skipped on other models.
  *
- * Needs a CUDA device; run by make test-gpu only. */
+ * Needs a CUDA device (all but the first test); run by make test-gpu only. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -292,6 +296,45 @@ static int default_problem(const nt_op *op) {
 
 #define FAMV(id, name, hash) name "@" hash,
 static const char *const famv[] = {NORMTUNE_FAMILIES(FAMV) NULL};
+
+/* This binary, and the library linked into it, were built from the header
+ * the run means to test: $NORMTUNE_DISPATCH (make test-gpu sets it to
+ * DISPATCH), else the shipped kernels/normtune_dispatch.h.  `make
+ * test-gpu NOBUILD=1` runs the binaries it finds, and one left from an
+ * earlier `make lib` would otherwise test an old library while every test
+ * passes.  Checked: the header's config and kernel counts and every
+ * family's source hash. */
+#define FAMQ(id, name, hash) "X(" #id ", \"" name "\", \"" hash "\")",
+static const char *const famq[] = {NORMTUNE_FAMILIES(FAMQ) NULL};
+
+TEST(built_from_the_header) {
+    const char *path = getenv("NORMTUNE_DISPATCH");
+    if (!path || !*path) path = "kernels/normtune_dispatch.h";
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL, "cannot read %s (run from the repository root, or set NORMTUNE_DISPATCH)",
+          path);
+    if (!f) return;
+    static char text[1 << 22];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char want[96];
+    snprintf(want, sizeof want, "#define NORMTUNE_NCONFIGS %d\n", NORMTUNE_NCONFIGS);
+    int same = strstr(text, want) != NULL;
+    snprintf(want, sizeof want, "#define NORMTUNE_NKERNELS %d\n", NORMTUNE_NKERNELS);
+    same &= strstr(text, want) != NULL;
+    int nfam = 0;
+    for (int i = 0; famq[i]; i++, nfam++) same &= strstr(text, famq[i]) != NULL;
+    char next[32];
+    snprintf(next, sizeof next, "X(%d, \"", nfam);      /* a family this build lacks */
+    const char *fams = strstr(text, "#define NORMTUNE_FAMILIES(X)");
+    const char *end = fams ? strstr(fams, "\n\n") : NULL;
+    const char *more = fams ? strstr(fams, next) : NULL;
+    same &= fams && !(more && (!end || more < end));
+    CHECK(same, "this test and its library were built from another header than %s (%d configs, "
+          "%d kernels, %d families here): rebuild them (make lib build/gpu/test_lib)", path,
+          NORMTUNE_NCONFIGS, NORMTUNE_NKERNELS, nfam);
+}
 
 TEST(version) {
     const char *v = normtune_version();
@@ -690,9 +733,11 @@ TEST(speed) {
 
 int main(void) {
     int n = 0;
+    RUN(built_from_the_header);   /* first, and without a device */
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        printf("FAIL no CUDA device\nRESULT 0 1\n");
-        return 1;
+        printf("FAIL no CUDA device\n");
+        t_failed++;
+        T_END();
     }
     setvbuf(stdout, NULL, _IOLBF, 0);     /* lines as they come, also into a file */
     CU(cudaSetDevice(0));
