@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <nvrtc.h>
+
 #include "tests/t.h"
 #include "tuner/compile.h"
 #include "tuner/runner.h"
@@ -394,31 +396,34 @@ TEST(check_kernels_compile) {
     nt_cubin_free(&c);
 }
 
+/* One plan of every registered family (every_family_compiles checks that
+ * none is missing). */
+static const struct {
+    const char *op, *fam, *params;
+} one_plan[] = {
+    {"rmsnorm_bwd", "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0"},
+    {"rmsnorm_bwd", "rmsnorm_bwd.naive", "nsplit=64,partial=f32"},
+    {"rmsnorm_fwd", "rmsnorm_fwd.row", "block=256,chunks=2,k=0"},
+    {"rmsnorm_fwd", "rmsnorm_fwd.rows", "block=256,chunks=2,rows=2,k=0"},
+    {"rmsnorm_fwd", "rmsnorm_fwd.warp", "tpr=32,block=256,chunks=16,k=0"},
+    {"rmsnorm_fwd", "rmsnorm_fwd.persist", "block=512,chunks=1,stages=2,k=1"},
+    {"rmsnorm_fwd", "rmsnorm_fwd.wlate", "block=256,chunks=2,rows=1,k=0"},
+    {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0,wg=0"},
+    {"rmsnorm_fwd", "rmsnorm_fwd.cluster", "cluster=2,block=128,chunks=2,k=0"},
+};
+
 TEST(every_family_compiles) {
-    static const struct {
-        const char *op, *fam, *params;
-    } v[] = {
-        {"rmsnorm_bwd", "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0"},
-        {"rmsnorm_bwd", "rmsnorm_bwd.naive", "nsplit=64,partial=f32"},
-        {"rmsnorm_fwd", "rmsnorm_fwd.row", "block=256,chunks=2,k=0"},
-        {"rmsnorm_fwd", "rmsnorm_fwd.rows", "block=256,chunks=2,rows=2,k=0"},
-        {"rmsnorm_fwd", "rmsnorm_fwd.warp", "tpr=32,block=256,chunks=16,k=0"},
-        {"rmsnorm_fwd", "rmsnorm_fwd.persist", "block=512,chunks=1,stages=2,k=1"},
-        {"rmsnorm_fwd", "rmsnorm_fwd.wlate", "block=256,chunks=2,rows=1,k=0"},
-        {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0,wg=0"},
-        {"rmsnorm_fwd", "rmsnorm_fwd.cluster", "cluster=2,block=128,chunks=2,k=0"},
-    };
     int covered = 0;
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+    for (size_t i = 0; i < sizeof one_plan / sizeof one_plan[0]; i++) {
         nt_problem shape;
-        nt_problem_init(&shape, nt_op_find(v[i].op), 4096, 4096);
-        const nt_family *f = nt_family_find(v[i].fam);
-        CHECK(f != NULL, "no family %s", v[i].fam);
+        nt_problem_init(&shape, nt_op_find(one_plan[i].op), 4096, 4096);
+        const nt_family *f = nt_family_find(one_plan[i].fam);
+        CHECK(f != NULL, "no family %s", one_plan[i].fam);
         if (!f) continue;
         nt_params p;
         nt_plan pl;
         char err[4096] = "";
-        CHECK(nt_params_parse(v[i].params, &p) == 0, "params");
+        CHECK(nt_params_parse(one_plan[i].params, &p) == 0, "params");
         CHECK(f->plan(&p, &shape, NULL, &pl, err, sizeof err) == 0, "%s: plan: %s", f->name, err);
         nt_cubin c;
         int rc = nt_compile_one(f, &pl, "sm_90a", &c, err, sizeof err);
@@ -437,6 +442,107 @@ TEST(every_family_compiles) {
     int nfam = 0;
     for (const nt_family *const *fp = nt_all_families(); *fp; fp++) nfam++;
     CHECK(covered == nfam, "%d of %d families compiled: add the new ones to this test", covered, nfam);
+}
+
+/* The PTX of launch k of family f's plan pl (compute_90a, the kernel's own
+ * body only, from its .entry to the next one) into a malloc'd string, or
+ * NULL with err. */
+static char *entry_ptx(const nt_family *f, const nt_plan *pl, int k, char *err, size_t errlen) {
+    nt_csrc src;
+    nt_csrc_for_plan(f, pl, "sm_90a", &src);
+    nvrtcProgram prog;
+    const char *opts[] = {"-std=c++17", "--gpu-architecture=compute_90a", "-default-device"};
+    char *ptx = NULL, *body = NULL;
+    const char *lowered = NULL;
+    if (nvrtcCreateProgram(&prog, src.text ? src.text : src.textbuf, "pdl.cu", src.nhdr,
+                           src.hdr_texts, src.hdr_names) != NVRTC_SUCCESS) {
+        snprintf(err, errlen, "nvrtcCreateProgram failed");
+        return NULL;
+    }
+    nvrtcAddNameExpression(prog, src.expr[k]);
+    size_t n = 0;
+    if (nvrtcCompileProgram(prog, 3, opts) != NVRTC_SUCCESS ||
+        nvrtcGetLoweredName(prog, src.expr[k], &lowered) != NVRTC_SUCCESS ||
+        nvrtcGetPTXSize(prog, &n) != NVRTC_SUCCESS || !(ptx = malloc(n)) ||
+        nvrtcGetPTX(prog, ptx) != NVRTC_SUCCESS) {
+        snprintf(err, errlen, "%s: no PTX", src.expr[k]);
+        goto out;
+    }
+    char want[NT_LOWERED_LEN + 16];
+    snprintf(want, sizeof want, ".entry %s(", lowered);
+    const char *a = strstr(ptx, want);
+    if (!a) {
+        snprintf(err, errlen, "%s: no %s in the PTX", src.expr[k], want);
+        goto out;
+    }
+    const char *b = strstr(a + 1, ".entry ");
+    size_t len = b ? (size_t)(b - a) : strlen(a);
+    if ((body = malloc(len + 1))) {
+        memcpy(body, a, len);
+        body[len] = 0;
+    }
+out:
+    free(ptx);
+    nvrtcDestroyProgram(&prog);
+    return body;
+}
+
+/* Offset of the first instruction in PTX body that may touch global memory
+ * (ld/st/atom/red/cp.async other than param, shared, local or const
+ * space), or -1. */
+static long first_global_access(const char *body) {
+    static const char *const ops[] = {"ld.", "st.", "atom.", "red.", "cp.async", "cp.reduce",
+                                      "prefetch.", NULL};
+    static const char *const safe[] = {"ld.param", "ld.shared", "st.shared", "ld.local",
+                                       "st.local", "ld.const", NULL};
+    for (const char *q = body; *q; q++) {
+        if (q != body && q[-1] != '\t' && q[-1] != ' ' && q[-1] != '\n' && q[-1] != '}') continue;
+        for (int i = 0; ops[i]; i++) {
+            if (strncmp(q, ops[i], strlen(ops[i]))) continue;
+            int ok = 0;
+            for (int j = 0; safe[j]; j++) ok |= !strncmp(q, safe[j], strlen(safe[j]));
+            if (!ok) return (long)(q - body);
+        }
+    }
+    return -1;
+}
+
+/* A launch with programmatic dependent launch (nt_launch.pdl) may start
+ * before the kernel ahead of it has finished, so its kernel must execute
+ * griddepcontrol.wait before any global memory access: checked in the PTX
+ * of every launch of every family's plan that sets pdl.  And every forward
+ * kernel is launched so (its families promise it: rmsnorm_fwd/common.cuh). */
+TEST(pdl_launches_wait_first) {
+    int checked = 0;
+    for (size_t i = 0; i < sizeof one_plan / sizeof one_plan[0]; i++) {
+        nt_problem shape;
+        nt_problem_init(&shape, nt_op_find(one_plan[i].op), 4096, 4096);
+        const nt_family *f = nt_family_find(one_plan[i].fam);
+        nt_params p;
+        nt_plan pl;
+        char err[4096] = "";
+        if (!f || nt_params_parse(one_plan[i].params, &p) || f->plan(&p, &shape, NULL, &pl, err, sizeof err)) {
+            CHECK(0, "%s: no plan: %s", one_plan[i].fam, err);
+            continue;
+        }
+        if (!strcmp(one_plan[i].op, "rmsnorm_fwd"))
+            CHECK(pl.l[0].pdl, "%s: forward launch %s without programmatic dependent launch",
+                  f->name, pl.l[0].name);
+        for (int k = 0; k < pl.nlaunch; k++) {
+            if (!pl.l[k].pdl) continue;
+            char *body = entry_ptx(f, &pl, k, err, sizeof err);
+            CHECK(body != NULL, "%s: %s", f->name, err);
+            if (!body) continue;
+            const char *w = strstr(body, "griddepcontrol.wait");
+            long g = first_global_access(body);
+            CHECK(w != NULL, "%s: %s is launched early (pdl) but never waits", f->name, pl.l[k].name);
+            CHECK(w && g >= 0 && (w - body) < g, "%s: %s touches global memory (%.24s) before its "
+                  "griddepcontrol.wait", f->name, pl.l[k].name, g >= 0 ? body + g : "none");
+            checked++;
+            free(body);
+        }
+    }
+    CHECK(checked >= 10, "only %d launches with pdl checked", checked);
 }
 
 /* Every project file a family's sources #include is one of its own
@@ -483,6 +589,7 @@ int main(void) {
     RUN(pool_out_of_order_and_stop);
     RUN(every_family_compiles);
     RUN(family_sources_closed);
+    RUN(pdl_launches_wait_first);
     RUN(check_kernels_compile);
     T_END();
 }

@@ -68,6 +68,7 @@ __device__ __forceinline__ float nt_fwd_cluster_ld(unsigned saddr, unsigned rank
 
 template <class X, class Wt, int S, int B, int C, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_cluster(nt_args a) {
+    nt_wait_prev(); /* before any global access: see common.cuh */
 #if NT_FWD_HAS_CLUSTER
     typedef nt_fwd_t<X, Wt> F;
     constexpr int E = F::E, T = S * B;

@@ -202,14 +202,16 @@ static int check_dev(const nt_devinfo *dev, int64_t B, int64_t K, int64_t smem, 
 static unsigned grid_for(int64_t units) { return (unsigned)(units < GRID_MAX ? units : GRID_MAX); }
 
 /* A plan of one launch of B threads a block over `grid` blocks (0: the
- * launcher sizes a persistent grid); the caller writes its name and the
- * rest.  Returns the launch. */
+ * launcher sizes a persistent grid), with programmatic dependent launch
+ * (every forward kernel waits for the previous kernel first: common.cuh);
+ * the caller writes its name and the rest.  Returns the launch. */
 static nt_launch *one_launch(nt_plan *pl, unsigned grid, int64_t B) {
     memset(pl, 0, sizeof *pl);
     pl->nlaunch = 1;
     pl->l[0].grid = grid;
     pl->l[0].grid_y = 1;
     pl->l[0].block = (unsigned)B;
+    pl->l[0].pdl = 1;
     return &pl->l[0];
 }
 

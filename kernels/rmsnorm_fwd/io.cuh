@@ -1,7 +1,7 @@
 /* rmsnorm_fwd/io.cuh -- what every forward kernel reads from its nt_args
  * before its first row: the tensors, the shape, and which of a thread's C
  * chunks of a row exist; and the rstd of a row from its sum of squares.
- * One place for it: all six families start from an nt_fwd_io. */
+ * One place for it: every forward family starts from an nt_fwd_io. */
 #ifndef NT_RMSNORM_FWD_IO_CUH
 #define NT_RMSNORM_FWD_IO_CUH
 

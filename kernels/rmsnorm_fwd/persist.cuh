@@ -19,6 +19,7 @@ __device__ __forceinline__ void nt_fwd_stage(unsigned st, const bool *act, const
 
 template <class X, class Wt, int B, int C, int S, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_persist(nt_args a) {
+    nt_wait_prev(); /* before any global access: see common.cuh */
     typedef nt_fwd_t<X, Wt> F;
     constexpr int E = F::E;
     static_assert(S >= 1, "stages >= 1");

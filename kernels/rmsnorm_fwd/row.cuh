@@ -9,6 +9,7 @@
 
 template <class X, class Wt, int B, int C, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_row(nt_args a) {
+    nt_wait_prev(); /* before any global access: see common.cuh */
     typedef nt_fwd_t<X, Wt> F;
     constexpr int E = F::E;
     __shared__ float red_buf[2][32];

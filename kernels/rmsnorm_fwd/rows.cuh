@@ -30,6 +30,7 @@ __device__ __forceinline__ void nt_fwd_block_sumv(float *v, unsigned buf) {
 
 template <class X, class Wt, int B, int C, int R, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_rows(nt_args a) {
+    nt_wait_prev(); /* before any global access: see common.cuh */
     typedef nt_fwd_t<X, Wt> F;
     constexpr int E = F::E;
     static_assert(R >= 1 && B % 32 == 0, "R >= 1, B a multiple of 32");

@@ -23,6 +23,7 @@
 
 template <class X, class Wt, int B, int C, int K, int G>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_stage(nt_args a) {
+    nt_wait_prev(); /* before any global access: see common.cuh */
     typedef nt_fwd_t<X, Wt> F;
     constexpr int E = F::E, WW = F::WW;
     static_assert(G >= 0 && G <= C && (G == 0 || C % G == 0), "G = 0, or G divides C");

@@ -9,6 +9,7 @@
 
 template <class X, class Wt, int T, int B, int C, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_warp(nt_args a) {
+    nt_wait_prev(); /* before any global access: see common.cuh */
     typedef nt_fwd_t<X, Wt> F;
     constexpr int E = F::E, R = B / T;
     static_assert(T >= 1 && T <= 32 && (T & (T - 1)) == 0 && B % 32 == 0, "T | 32, B % 32 == 0");
