@@ -412,19 +412,29 @@ static const struct {
     {"rmsnorm_fwd", "rmsnorm_fwd.cluster", "cluster=2,block=128,chunks=2,k=0"},
 };
 
+/* The plan of one_plan[i] at 4096 x 4096 into *pl; returns its family, or
+ * NULL after a failed CHECK. */
+static const nt_family *plan_of(size_t i, nt_plan *pl) {
+    nt_problem shape;
+    nt_params p;
+    char err[4096] = "";
+    nt_problem_init(&shape, nt_op_find(one_plan[i].op), 4096, 4096);
+    const nt_family *f = nt_family_find(one_plan[i].fam);
+    CHECK(f != NULL, "no family %s", one_plan[i].fam);
+    if (!f) return NULL;
+    CHECK(nt_params_parse(one_plan[i].params, &p) == 0, "%s: params", f->name);
+    int rc = f->plan(&p, &shape, NULL, pl, err, sizeof err);
+    CHECK(rc == 0, "%s: plan: %s", f->name, err);
+    return rc ? NULL : f;
+}
+
 TEST(every_family_compiles) {
     int covered = 0;
     for (size_t i = 0; i < sizeof one_plan / sizeof one_plan[0]; i++) {
-        nt_problem shape;
-        nt_problem_init(&shape, nt_op_find(one_plan[i].op), 4096, 4096);
-        const nt_family *f = nt_family_find(one_plan[i].fam);
-        CHECK(f != NULL, "no family %s", one_plan[i].fam);
-        if (!f) continue;
-        nt_params p;
         nt_plan pl;
         char err[4096] = "";
-        CHECK(nt_params_parse(one_plan[i].params, &p) == 0, "params");
-        CHECK(f->plan(&p, &shape, NULL, &pl, err, sizeof err) == 0, "%s: plan: %s", f->name, err);
+        const nt_family *f = plan_of(i, &pl);
+        if (!f) continue;
         nt_cubin c;
         int rc = nt_compile_one(f, &pl, "sm_90a", &c, err, sizeof err);
         CHECK(rc == 0, "%s: %s", f->name, err);
@@ -444,12 +454,11 @@ TEST(every_family_compiles) {
     CHECK(covered == nfam, "%d of %d families compiled: add the new ones to this test", covered, nfam);
 }
 
-/* The PTX of launch k of family f's plan pl (compute_90a, the kernel's own
- * body only, from its .entry to the next one) into a malloc'd string, or
- * NULL with err. */
-static char *entry_ptx(const nt_family *f, const nt_plan *pl, int k, char *err, size_t errlen) {
-    nt_csrc src;
-    nt_csrc_for_plan(f, pl, "sm_90a", &src);
+/* The PTX of name expression k of src (compute_90a, the kernel's own body
+ * only, from its .entry to the next one) into a malloc'd string, or NULL
+ * with err. */
+static char *src_entry_ptx(const nt_csrc *s, int k, char *err, size_t errlen) {
+    nt_csrc src = *s;
     nvrtcProgram prog;
     const char *opts[] = {"-std=c++17", "--gpu-architecture=compute_90a", "-default-device"};
     char *ptx = NULL, *body = NULL;
@@ -487,6 +496,13 @@ out:
     return body;
 }
 
+/* The PTX of launch k of family f's plan pl (see src_entry_ptx). */
+static char *entry_ptx(const nt_family *f, const nt_plan *pl, int k, char *err, size_t errlen) {
+    nt_csrc src;
+    nt_csrc_for_plan(f, pl, "sm_90a", &src);
+    return src_entry_ptx(&src, k, err, errlen);
+}
+
 /* Offset of the first instruction in PTX body that may touch global memory
  * (ld/st/atom/red/cp.async other than param, shared, local or const
  * space), or -1. */
@@ -507,24 +523,44 @@ static long first_global_access(const char *body) {
     return -1;
 }
 
+/* CHECK that PTX body `body` of kernel `what` executes griddepcontrol.wait
+ * before any global memory access. */
+static void check_waits_first(const char *what, const char *body) {
+    const char *w = strstr(body, "griddepcontrol.wait");
+    long g = first_global_access(body);
+    CHECK(w != NULL, "%s is launched early (pdl) but never waits", what);
+    CHECK(w && g >= 0 && (w - body) < g, "%s touches global memory (%.24s) before its "
+          "griddepcontrol.wait", what, g >= 0 ? body + g : "none");
+}
+
 /* A launch with programmatic dependent launch (nt_launch.pdl) may start
  * before the kernel ahead of it has finished, so its kernel must execute
  * griddepcontrol.wait before any global memory access: checked in the PTX
- * of every launch of every family's plan that sets pdl.  And every forward
- * kernel is launched so (its families promise it: rmsnorm_fwd/common.cuh). */
+ * of every launch of every family's plan that sets pdl, and of the
+ * runner's yardstick kernels (launched so: tuner/runner.c).  And every
+ * forward kernel is launched so (its families promise it:
+ * rmsnorm_fwd/common.cuh). */
 TEST(pdl_launches_wait_first) {
     int checked = 0;
+    {
+        nt_csrc cs;
+        char err[4096] = "";
+        nt_check_source(&cs, "sm_90a");
+        for (int k = 0; k < cs.nexpr; k++) {
+            if (strncmp(cs.expr[k], "nt_traffic", 10)) continue;
+            char *body = src_entry_ptx(&cs, k, err, sizeof err);
+            CHECK(body != NULL, "%s", err);
+            if (!body) continue;
+            check_waits_first(cs.expr[k], body);
+            checked++;
+            free(body);
+        }
+    }
     for (size_t i = 0; i < sizeof one_plan / sizeof one_plan[0]; i++) {
-        nt_problem shape;
-        nt_problem_init(&shape, nt_op_find(one_plan[i].op), 4096, 4096);
-        const nt_family *f = nt_family_find(one_plan[i].fam);
-        nt_params p;
         nt_plan pl;
         char err[4096] = "";
-        if (!f || nt_params_parse(one_plan[i].params, &p) || f->plan(&p, &shape, NULL, &pl, err, sizeof err)) {
-            CHECK(0, "%s: no plan: %s", one_plan[i].fam, err);
-            continue;
-        }
+        const nt_family *f = plan_of(i, &pl);
+        if (!f) continue;
         if (!strcmp(one_plan[i].op, "rmsnorm_fwd"))
             CHECK(pl.l[0].pdl, "%s: forward launch %s without programmatic dependent launch",
                   f->name, pl.l[0].name);
@@ -533,16 +569,14 @@ TEST(pdl_launches_wait_first) {
             char *body = entry_ptx(f, &pl, k, err, sizeof err);
             CHECK(body != NULL, "%s: %s", f->name, err);
             if (!body) continue;
-            const char *w = strstr(body, "griddepcontrol.wait");
-            long g = first_global_access(body);
-            CHECK(w != NULL, "%s: %s is launched early (pdl) but never waits", f->name, pl.l[k].name);
-            CHECK(w && g >= 0 && (w - body) < g, "%s: %s touches global memory (%.24s) before its "
-                  "griddepcontrol.wait", f->name, pl.l[k].name, g >= 0 ? body + g : "none");
+            char what[300];
+            snprintf(what, sizeof what, "%s: %s", f->name, pl.l[k].name);
+            check_waits_first(what, body);
             checked++;
             free(body);
         }
     }
-    CHECK(checked >= 10, "only %d launches with pdl checked", checked);
+    CHECK(checked >= 12, "only %d launches with pdl checked", checked);
 }
 
 /* Every project file a family's sources #include is one of its own
