@@ -2,7 +2,7 @@
 # test_plot.sh -- `normtune plot`: a fixture database (3 N x 2 M, two naive
 # and two persistent variants per shape, one wrong result) drawn as SVG and
 # PNG in every --kind, a CSV written by `query --format csv` drawn,
-# --yrange, and the errors: usage (exit 2), an empty database, no rows, -o
+# --yrange, --title and --ylabel, and the errors: usage (exit 2), an empty database, no rows, -o
 # naming the database, gnuplot missing or failing (exit 1, nothing written,
 # no temporary files left).  Texts from the data reach gnuplot quoted: a
 # device name with quotes and backquotes is drawn, not run.
@@ -152,6 +152,26 @@ for r in 90 a:b : 102:90 90:102:3 :-1 1e999: ""; do
 done
 has plot_yrange_refused_msg "$T/err" "--yrange"
 [ ! -e "$T/yr4.svg" ] && ok plot_yrange_refused_nothing_written || bad plot_yrange_refused_nothing_written
+# --title and --ylabel replace the figure's own texts (the CSV's file name,
+# the one column's name; the device line of a database figure), quoted on
+# their way to gnuplot; a text over 190 bytes is refused and nothing drawn
+expect plot_title 0 plot --csv "$T/m.csv" --y 2 --title "Chosen 'title' \`touch $T/pwned2\`" \
+    --ylabel "chosen y label" -o "$T/ti.svg"
+has plot_title_drawn "$T/ti.svg" "Chosen"
+has plot_ylabel_drawn "$T/ti.svg" "chosen y label"
+grep -qF "m.csv" "$T/ti.svg" && bad plot_title_replaces "the file name is still drawn" ||
+    ok plot_title_replaces
+[ ! -e "$T/pwned2" ] && ok plot_title_not_run || bad plot_title_not_run "the backquotes ran"
+expect plot_title_db 0 plot --db "$db" --title "a database figure" -o "$T/ti2.svg"
+has plot_title_db_drawn "$T/ti2.svg" "a database figure"
+grep -qF "results of" "$T/ti2.svg" && bad plot_title_db_replaces || ok plot_title_db_replaces
+long=$(printf '%0191d' 0)
+expect plot_title_too_long 2 plot --csv "$T/m.csv" --title "$long" -o "$T/ti3.svg"
+has plot_title_too_long_msg "$T/err" "--title: 191 bytes, at most 190"
+expect plot_ylabel_too_long 2 plot --csv "$T/m.csv" --ylabel "$long" -o "$T/ti3.svg"
+[ ! -e "$T/ti3.svg" ] && ok plot_title_too_long_nothing_written ||
+    bad plot_title_too_long_nothing_written
+expect plot_title_at_limit 0 plot --csv "$T/m.csv" --title "$(printf '%0190d' 0)" -o "$T/ti4.svg"
 printf 'a,b\n"1,2\n' >"$T/bad.csv"
 expect plot_csv_malformed 1 plot --csv "$T/bad.csv" -o "$T/x.svg"
 expect plot_csv_missing 1 plot --csv "$T/none.csv" -o "$T/x.svg"

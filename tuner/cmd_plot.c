@@ -2,9 +2,9 @@
  * CSV that `query`/`report --format csv` write, drawn by gnuplot.
  *
  *   normtune plot --db FILE [-o OUT.svg|OUT.png] [--device NAME] [--kind K]
- *                 [--yrange LO:HI]
+ *                 [--yrange LO:HI] [--title TEXT] [--ylabel TEXT]
  *   normtune plot --csv FILE [-o OUT] [--x COL] [--y COL,...] [--by COL] [--logx]
- *                 [--yrange LO:HI]
+ *                 [--yrange LO:HI] [--title TEXT] [--ylabel TEXT]
  *
  * Checks the options and the output name (a database or the input is
  * refused before anything is drawn), then has nt_plot_draw (tuner/plot.c)
@@ -25,9 +25,10 @@
 static void plot_usage(FILE *f) {
     fprintf(f,
         "usage: normtune plot --db FILE [-o OUT.svg|OUT.png] [--device NAME]\n"
-        "                     [--kind bw|pct|spread] [--yrange LO:HI]\n"
+        "                     [--kind bw|pct|spread] [--yrange LO:HI] [--title TEXT]\n"
+        "                     [--ylabel TEXT]\n"
         "       normtune plot --csv FILE [-o OUT] [--x COL] [--y COL[,COL...]] [--by COL]\n"
-        "                     [--logx] [--yrange LO:HI]\n\n"
+        "                     [--logx] [--yrange LO:HI] [--title TEXT] [--ylabel TEXT]\n\n"
         "Draw results with gnuplot (Debian package gnuplot-nox).\n\n"
         "figures of a results database (--db):\n"
         "  --kind bw       GB/s of the best config of each family against N (log2\n"
@@ -49,6 +50,10 @@ static void plot_usage(FILE *f) {
         "  --yrange LO:HI  the y axis from LO to HI, either may be left out (LO\n"
         "                  then 0, HI what the data reach): 90: shows lines near\n"
         "                  100%% apart that an axis from 0 draws as one\n"
+        "  --title TEXT    the figure's title (default: the device and what is\n"
+        "                  drawn, or the CSV's file name)\n"
+        "  --ylabel TEXT   the y axis label (default: the quantity, or the one\n"
+        "                  column drawn)\n"
         "  --device NAME   device name or uuid (default: the one device with\n"
         "                  results, else with current results, else covering\n"
         "                  them all: docs/guide.md)\n"
@@ -96,6 +101,7 @@ int cmd_plot(int argc, char **argv) {
         [NT_PLOT_BW] = "bw", [NT_PLOT_PCT] = "pct", [NT_PLOT_SPREAD] = "spread"};
     const char *dbp = NULL, *csv = NULL, *out = "plot.svg", *device = NULL, *kindname = NULL;
     const char *xs = NULL, *ys = NULL, *by = NULL, *yrange = NULL, *ext;
+    const char *title = NULL, *ylabel = NULL;
     char err[2048];
     int kind = NT_PLOT_BW, logx = 0, png;
     const nt_opt opts[] = {
@@ -104,8 +110,9 @@ int cmd_plot(int argc, char **argv) {
         {"kind", 0, NT_OPT_STR, &kindname, NULL}, {"x", 0, NT_OPT_STR, &xs, NULL},
         {"y", 0, NT_OPT_STR, &ys, NULL},         {"logx", 0, NT_OPT_FLAG, &logx, NULL},
         {"by", 0, NT_OPT_STR, &by, NULL},        {"yrange", 0, NT_OPT_STR, &yrange, NULL},
+        {"title", 0, NT_OPT_STR, &title, NULL},  {"ylabel", 0, NT_OPT_STR, &ylabel, NULL},
     };
-    int rc = nt_parse_opts(CMD, argc, argv, opts, 10, plot_usage);
+    int rc = nt_parse_opts(CMD, argc, argv, opts, 12, plot_usage);
     if (rc >= 0) return rc;
     if (optind < argc) {
         nt_errorf(CMD, "unexpected argument '%s' (see normtune plot --help)", argv[optind]);
@@ -124,8 +131,15 @@ int cmd_plot(int argc, char **argv) {
         nt_errorf(CMD, "--kind and --device go with --db, not --csv");
         return NT_EXIT_USAGE;
     }
+    const char *texts[2][2] = {{"--title", title}, {"--ylabel", ylabel}};
+    for (int i = 0; i < 2; i++)
+        if (texts[i][1] && strlen(texts[i][1]) > NT_PLOT_TEXT_MAX) {
+            nt_errorf(CMD, "%s: %zu bytes, at most %d", texts[i][0], strlen(texts[i][1]),
+                      NT_PLOT_TEXT_MAX);
+            return NT_EXIT_USAGE;
+        }
     nt_plot_req req = {.db = dbp, .csv = csv, .device = device, .x = xs, .y = ys, .by = by,
-                       .logx = logx, .out = out};
+                       .logx = logx, .title = title, .ylabel = ylabel, .out = out};
     if (yrange && parse_yrange(yrange, &req)) return NT_EXIT_USAGE;
     if (kindname) {
         for (kind = 0; kind < (int)(sizeof kinds / sizeof kinds[0]); kind++)

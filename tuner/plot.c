@@ -825,6 +825,8 @@ int nt_plot_draw(const nt_plot_req *r, char *err, size_t errlen) {
     }
     f.has_ylo = r->has_ylo, f.ylo = r->ylo;
     f.has_yhi = r->has_yhi, f.yhi = r->yhi;
+    if (r->title) snprintf(f.title, sizeof f.title, "%s", r->title);
+    if (r->ylabel) snprintf(f.ylabel, sizeof f.ylabel, "%s", r->ylabel);
     if (!(dir = make_tmpdir(err, errlen)) || fig_write(&f, dir, r->png, err, errlen) ||
         run_gnuplot(prog, dir, err, errlen) ||
         commit_output(dir, r->out, r->protect, err, errlen))

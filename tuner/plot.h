@@ -14,6 +14,8 @@ enum {
 };
 
 /* One figure to draw: of db (kind, device), or of csv (x, y, by, logx). */
+#define NT_PLOT_TEXT_MAX 190   /* bytes of a --title or --ylabel */
+
 typedef struct nt_plot_req {
     const char *db, *csv;     /* exactly one is set */
     const char *device;       /* db: device name or uuid, NULL: the only one */
@@ -23,6 +25,8 @@ typedef struct nt_plot_req {
     int has_ylo, has_yhi;     /* the y axis from ylo (else 0) to yhi (else */
     double ylo, yhi;          /* what the data reach): a zoom on close lines */
     int png;                  /* 1: PNG, 0: SVG */
+    const char *title, *ylabel; /* the figure's title and y axis label, NULL:
+                                 its own (at most NT_PLOT_TEXT_MAX bytes) */
     const char *out;          /* the picture to write (atomically) */
     const char *const *protect; /* 2 paths never written over: db and csv */
 } nt_plot_req;
