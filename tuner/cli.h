@@ -70,6 +70,10 @@ typedef struct nt_opt {
 int nt_parse_opts(const char *cmd, int argc, char **argv, const nt_opt *opts, int nopt,
                   void (*usage)(FILE *));
 
+/* The entries of an option table (an array, not a pointer), for nopt: a
+ * count written by hand would silently drop an option added later. */
+#define NT_NOPTS(opts) ((int)(sizeof(opts) / sizeof((opts)[0])))
+
 /* ---- the commands that read a database (query, report) ---- */
 
 /* Their options; which of them one accepts is given to nt_parse_dbopts. */

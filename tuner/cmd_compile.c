@@ -171,7 +171,7 @@ int cmd_compile(int argc, char **argv) {
         {"jobs", 'j', NT_OPT_POS, &jobs, NULL},
         {"no-cache", 0, NT_OPT_FLAG, &no_cache, NULL},
     };
-    if ((rc = nt_parse_opts("compile", argc, argv, opts, 3, compile_usage)) >= 0) return rc;
+    if ((rc = nt_parse_opts("compile", argc, argv, opts, NT_NOPTS(opts), compile_usage)) >= 0) return rc;
     rc = NT_EXIT_FAIL;
     use_cache = !no_cache;
     if (optind != argc - 1) {

@@ -63,7 +63,7 @@ int cmd_export(int argc, char **argv) {
         {"output", 'o', NT_OPT_STR, &out, NULL},
         {"check", 0, NT_OPT_FLAG, &check, NULL},
     };
-    if ((rc = nt_parse_opts("export", argc, argv, opts, 4, usage)) >= 0) return rc;
+    if ((rc = nt_parse_opts("export", argc, argv, opts, NT_NOPTS(opts), usage)) >= 0) return rc;
     rc = NT_EXIT_FAIL;
     if (optind < argc) {
         nt_errorf("export", "unexpected argument '%s' (see normtune export --help)", argv[optind]);

@@ -104,7 +104,7 @@ int cmd_list(int argc, char **argv) {
     char err[1024];
     nt_sweep sw;
     uint64_t *counts = NULL;
-    if ((rc = nt_parse_opts("list", argc, argv, opts, 1, usage)) >= 0) return rc;
+    if ((rc = nt_parse_opts("list", argc, argv, opts, NT_NOPTS(opts), usage)) >= 0) return rc;
     rc = NT_EXIT_FAIL;
     if (optind != argc - 1) {
         nt_errorf("list", "%s (usage: normtune list [--count] SCRIPT)",

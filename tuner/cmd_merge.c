@@ -38,7 +38,7 @@ int cmd_merge(int argc, char **argv) {
     char err[1024];
     store_merge_counts n;
     const nt_opt opts[] = {{"output", 'o', NT_OPT_STR, &out, NULL}};
-    int rc = nt_parse_opts("merge", argc, argv, opts, 1, merge_usage);
+    int rc = nt_parse_opts("merge", argc, argv, opts, NT_NOPTS(opts), merge_usage);
     if (rc >= 0) return rc;
     if (argc - optind != 2 || !out) {
         nt_errorf("merge", "needs two input databases and -o OUT.db (see normtune merge --help)");
@@ -73,7 +73,7 @@ int cmd_migrate(int argc, char **argv) {
     char err[1024];
     store *s = NULL;
     const nt_opt opts[] = {{"db", 0, NT_OPT_STR, &db, NULL}};
-    int rc = nt_parse_opts("migrate", argc, argv, opts, 1, migrate_usage);
+    int rc = nt_parse_opts("migrate", argc, argv, opts, NT_NOPTS(opts), migrate_usage);
     if (rc >= 0) return rc;
     if (!db || optind != argc) {
         nt_errorf("migrate", "needs --db FILE and nothing else (see normtune migrate --help)");

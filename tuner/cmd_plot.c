@@ -112,7 +112,7 @@ int cmd_plot(int argc, char **argv) {
         {"by", 0, NT_OPT_STR, &by, NULL},        {"yrange", 0, NT_OPT_STR, &yrange, NULL},
         {"title", 0, NT_OPT_STR, &title, NULL},  {"ylabel", 0, NT_OPT_STR, &ylabel, NULL},
     };
-    int rc = nt_parse_opts(CMD, argc, argv, opts, 12, plot_usage);
+    int rc = nt_parse_opts(CMD, argc, argv, opts, NT_NOPTS(opts), plot_usage);
     if (rc >= 0) return rc;
     if (optind < argc) {
         nt_errorf(CMD, "unexpected argument '%s' (see normtune plot --help)", argv[optind]);

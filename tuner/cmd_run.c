@@ -118,7 +118,7 @@ int cmd_run(int argc, char **argv) {
         {"settle", 0, NT_OPT_FN, &settle, opt_settle},
         {"gpu", 0, NT_OPT_FN, &ro.device, opt_gpu},
     };
-    if ((rc = nt_parse_opts("run", argc, argv, opts, 8, run_usage)) >= 0) return rc;
+    if ((rc = nt_parse_opts("run", argc, argv, opts, NT_NOPTS(opts), run_usage)) >= 0) return rc;
     if (seed) ro.seed = (uint64_t)seed;
     if (jobs) ro.jobs = (int)jobs;
     if (no_cache) ro.use_cache = 0;
