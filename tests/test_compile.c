@@ -536,19 +536,33 @@ static void check_waits_first(const char *what, const char *body) {
 /* A launch with programmatic dependent launch (nt_launch.pdl) may start
  * before the kernel ahead of it has finished, so its kernel must execute
  * griddepcontrol.wait before any global memory access: checked in the PTX
- * of every launch of every family's plan that sets pdl.  And every forward
- * kernel is launched so (its families promise it: rmsnorm_fwd/common.cuh). */
+ * of every launch of every family's plan that sets pdl, and of the
+ * runner's yardstick kernels (launched so: tuner/runner.c).  And every
+ * launch of every family is launched so. */
 TEST(pdl_launches_wait_first) {
     int checked = 0;
+    {
+        nt_csrc cs;
+        char err[4096] = "";
+        nt_check_source(&cs, "sm_90a");
+        for (int k = 0; k < cs.nexpr; k++) {
+            if (strncmp(cs.expr[k], "nt_traffic", 10)) continue;
+            char *body = src_entry_ptx(&cs, k, err, sizeof err);
+            CHECK(body != NULL, "%s", err);
+            if (!body) continue;
+            check_waits_first(cs.expr[k], body);
+            checked++;
+            free(body);
+        }
+    }
     for (size_t i = 0; i < sizeof one_plan / sizeof one_plan[0]; i++) {
         nt_plan pl;
         char err[4096] = "";
         const nt_family *f = plan_of(i, &pl);
         if (!f) continue;
-        if (!strcmp(one_plan[i].op, "rmsnorm_fwd"))
-            CHECK(pl.l[0].pdl, "%s: forward launch %s without programmatic dependent launch",
-                  f->name, pl.l[0].name);
         for (int k = 0; k < pl.nlaunch; k++) {
+            CHECK(pl.l[k].pdl, "%s: launch %s without programmatic dependent launch", f->name,
+                  pl.l[k].name);
             if (!pl.l[k].pdl) continue;
             char *body = entry_ptx(f, &pl, k, err, sizeof err);
             CHECK(body != NULL, "%s: %s", f->name, err);
@@ -560,7 +574,7 @@ TEST(pdl_launches_wait_first) {
             free(body);
         }
     }
-    CHECK(checked >= 10, "only %d launches with pdl checked", checked);
+    CHECK(checked >= 14, "only %d launches with pdl checked", checked);
 }
 
 /* Every project file a family's sources #include is one of its own

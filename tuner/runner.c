@@ -794,7 +794,8 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
  * M x N tensors (the inputs read, the outputs written), one block per row
  * (4 vectors a thread, at most 256 threads), in both its cache policies
  * (kernels/check.cuh), each timed as the variants are (rotating sets, gated
- * batches, the sweep's timing); the faster into r->traffic_gbps.  0, or -1
+ * batches, the sweep's timing, programmatic dependent launch); the faster
+ * into r->traffic_gbps.  0, or -1
  * with a message. */
 static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t errlen) {
     static nt_result tmp;
@@ -820,6 +821,7 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
     for (int i = 0; i < 8; i++) widest = d.row16[i] > widest ? d.row16[i] : widest;
     long long thr = ((widest + 3) / 4 + 31) / 32 * 32;
     tv.plan.l[0].block = (unsigned)(thr < 32 ? 32 : thr > 256 ? 256 : thr);
+    tv.plan.l[0].pdl = 1;     /* launched early, as the forward's kernels are (check.cuh) */
     tv.grid0 = tv.plan.l[0].grid;
     tv.a.ws = r->d_desc;
     tv.a.M = r->prob.M;

@@ -140,6 +140,7 @@ static int naive_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
     pl->l[0].grid = (unsigned)pr->M;
     pl->l[0].grid_y = 1;
     pl->l[0].block = cdiv(cdiv(pr->N / E, ch), 32) * 32;
+    pl->l[0].pdl = 1;          /* every launch of the chain waits first */
     snprintf(pl->l[1].name, sizeof pl->l[1].name, "nt_colsum_split<%d>", f32);
     pl->l[1].grid = cdiv(pr->N, SPLIT_COLS);
     pl->l[1].grid_y = (unsigned)nsplit;
@@ -222,6 +223,7 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
         return -1;
     pl->l[0].grid = 0;          /* the runner sizes it: SMs x k, at most M */
     pl->l[0].grid_y = 1;
+    pl->l[0].pdl = 1;           /* every launch of the chain waits first */
     pl->l[0].block = (unsigned)block;
     pl->l[0].smem = persist_smem(pr, block, chunks, stages);
     pl->l[0].blocks_per_sm = (int)k;

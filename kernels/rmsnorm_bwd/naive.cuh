@@ -11,6 +11,7 @@
 
 template <class TX, class TW, class TDW, int C, int F32>
 __global__ void __launch_bounds__(1024) nt_naive_row(nt_args a) {
+    nt_wait_prev(); /* before any global access: launched early too (families.c) */
     constexpr int E = nt_bwd_chunk<TX>::E;
     typedef nt_vec<TX, E> VX;
     typedef nt_vec<TW, E> VW;

@@ -11,6 +11,7 @@
 
 template <class TX, class TW, class TDW, int B, int C, int S, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_persist(nt_args a) {
+    nt_wait_prev(); /* before any global access: launched early too (families.c) */
     constexpr int E = nt_bwd_chunk<TX>::E;
     typedef nt_vec<TX, E> VX;           /* one 16-byte chunk */
     typedef nt_vec<TW, E> VW;           /* 16 or 32 bytes */

@@ -40,9 +40,10 @@
  * TDW is a template argument of the row kernels only so that every kernel
  * of a chain is named by the problem's dtypes; they write fp32 partials.
  *
- * Column sums may be launched with programmatic dependent launch (sm_90):
- * they wait for the previous kernel with griddepcontrol.wait before reading
- * its output, and the kernels before them allow the early launch.
+ * Every kernel of a chain is launched with programmatic dependent launch
+ * (sm_90), the first one included: each waits for the previous kernel with
+ * griddepcontrol.wait before it touches global memory, and the row
+ * kernels allow the column sums' early launch.
  *
  * Math, per row i with r = 1/sqrt(mean(x^2) + eps) and c = mean(w*dy*x):
  *   dx = r*w*dy - x*c*r^3,    dw += dy*x*r,
