@@ -5,7 +5,8 @@ A measurement run by hand on a CUDA device (not part of `make test`):
 
     python3 tests/gpu/peers_fwd.py [--out FILE.md] [--lib build/libnormtune.so]
                                    [--header kernels/normtune_dispatch.h]
-                                   [--method iso|b2b] [--no-compile] [--no-big]
+                                   [--method iso|b2b] [--repeat K]
+                                   [--no-compile] [--no-big]
 
 from the repository root, with build/libnormtune.so built (`make lib`).
 The library must be built from --header (the shipped one by default): its
@@ -47,6 +48,17 @@ Methods (--method):
           the bottleneck, over input and output sets that together hold
           >= 3x the L2 (so each call starts from a dirty, cold L2); the
           median over 15 such batches of the time per call
+
+--repeat K (1 by default) times each shape K times in a row, each a whole
+pass of the method above, and reports per cell the median of the K
+passes with their range ("133.3 us, 133.1-134.0"); the copy of each pass
+is the yardstick of that pass.  Alone after a flush, one contender's
+median moved by up to 1.6% between runs of the script on one GPU
+(data/peers-fwd-h200.md, seventh run), more than some of the margins
+compared, so a verdict on one pass can be noise.  With QuACK measured,
+the tables are followed by normtune against QuACK per shape, y and
+y+rstd: the ratio of the medians (QuACK's time over normtune's; above 1:
+normtune faster) and in how many of the K passes normtune was faster.
 
 The contenders of a shape (the copy included) are timed interleaved, in
 rounds of one timed call (iso) or one batch (b2b) of each, the order
@@ -352,8 +364,24 @@ def header_mismatch(version, header):
     return None
 
 
-def cell(copy_us, us):
-    return f"{100.0 * copy_us / us:.1f}% ({us:.1f} us)"
+def cell(copy_us, us, spread=None):
+    """A contender's cell: % of the copy and its time; with spread (the
+    (lowest, highest) time over the passes of --repeat), that range too."""
+    rng = f", {spread[0]:.1f}-{spread[1]:.1f}" if spread else ""
+    return f"{100.0 * copy_us / us:.1f}% ({us:.1f} us{rng})"
+
+
+def versus(runs, ours, theirs):
+    """normtune against QuACK from one shape's passes: runs is a list of
+    {column: us}; returns (ratio of the medians, theirs / ours: above 1 is
+    normtune faster; passes where ours was faster; passes with both), or
+    None when either column has no time in some pass."""
+    pairs = [(r.get(ours), r.get(theirs)) for r in runs]
+    if not pairs or any(not isinstance(a, float) or not isinstance(b, float) for a, b in pairs):
+        return None
+    med_a = statistics.median(a for a, _ in pairs)
+    med_b = statistics.median(b for _, b in pairs)
+    return med_b / med_a, sum(1 for a, b in pairs if a < b), len(pairs)
 
 
 def main():
@@ -369,9 +397,14 @@ def main():
     ap.add_argument("--method", choices=("iso", "b2b"), default="iso",
                     help="iso: each call alone after an L2 flush (default); b2b: back to "
                          "back over sets >= 3x the L2, as the tuner times")
+    ap.add_argument("--repeat", type=int, default=1, metavar="K",
+                    help="time each shape K times (whole passes of the method) and report "
+                         "the median of the passes with their range (default 1)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--no-big", action="store_true", help="skip 65536 x 16384")
     args = ap.parse_args()
+    if not 1 <= args.repeat <= 100:
+        ap.error(f"--repeat must be between 1 and 100, not {args.repeat}")
     warnings.filterwarnings("ignore", message=".*Mismatch dtype.*")
 
     if not torch.cuda.is_available():
@@ -391,7 +424,7 @@ def main():
     l2 = dev.L2_cache_size
     gen = torch.Generator(device="cuda")
     failures = []
-    rows, errs, configs = [], [], []
+    rows, errs, configs, vs = [], [], [], []
     shapes = [s for s in SHAPES if not (args.no_big and s[:2] == BIG)]
 
     for M, N, xd, wd in shapes:
@@ -469,25 +502,37 @@ def main():
                 sys.stdout.flush()
                 res[name] = "failed"
 
-        # then all of them together, interleaved (see the file comment)
-        try:
-            if args.method == "b2b":
-                us = time_b2b([[make(a, b, r if with_rstd else None) for a, b, r in sets]
-                               for _, make, with_rstd in timed])
-            else:
-                us = time_iso([make(x, y, rstd if with_rstd else None)
-                               for _, make, with_rstd in timed])
-        except Exception as e:
-            log(f"timing FAILED: {type(e).__name__}: {e}")
-            traceback.print_exc(file=sys.stdout)
-            sys.exit(f"peers_fwd.py: {tag}: timing failed")
-        copy_us = us[0]
+        # then all of them together, interleaved (see the file comment),
+        # in --repeat whole passes
+        passes = []
+        for k in range(args.repeat):
+            try:
+                if args.method == "b2b":
+                    us = time_b2b([[make(a, b, r if with_rstd else None) for a, b, r in sets]
+                                   for _, make, with_rstd in timed])
+                else:
+                    us = time_iso([make(x, y, rstd if with_rstd else None)
+                                   for _, make, with_rstd in timed])
+            except Exception as e:
+                log(f"timing FAILED: {type(e).__name__}: {e}")
+                traceback.print_exc(file=sys.stdout)
+                sys.exit(f"peers_fwd.py: {tag}: timing failed")
+            passes.append(dict(zip(["copy"] + [name for name, _, _ in timed[1:]], us)))
+            if args.repeat > 1:
+                log(f"pass {k + 1}/{args.repeat}: " +
+                    ", ".join(f"{n} {t:.1f}" for n, t in passes[-1].items()) + " us")
+        copy_us = statistics.median(p["copy"] for p in passes)
+        spread = {}
         log(f"copy            {copy_us:9.1f} us  {nbytes / copy_us / 1e6:.2f} TB/s")
-        for (name, _, _), t in zip(timed[1:], us[1:]):
-            res[name] = t
+        for name, _, _ in timed[1:]:
+            ts = [p[name] for p in passes]
+            res[name] = t = statistics.median(ts)
+            if args.repeat > 1:
+                spread[name] = (min(ts), max(ts))
             log(f"{name:15s} {t:9.1f} us  {100 * copy_us / t:5.1f}% of copy")
 
-        rows.append((tag, copy_us, nbytes / copy_us / 1e6, res))
+        rows.append((tag, copy_us, nbytes / copy_us / 1e6, res, spread))
+        vs.append((tag, [versus(passes, f"normtune {c}", f"QuACK {c}") for c in ("y", "y+rstd")]))
         errs.append((tag, err))
         del x, w, y, rstd, contenders, sets
         torch.cuda.empty_cache()
@@ -507,13 +552,32 @@ def main():
            "- the contenders of a shape, the copy included, timed interleaved: rounds of "
            "one call (iso) or batch (b2b) of each, the order rotated by one each round",
            "- copy = y.copy_(x), 2*M*N*elem bytes; each contender as % of the copy "
-           "(copy time / its time) and its median time", "",
+           "(copy time / its time) and its median time",
+           *([f"- {args.repeat} passes of each shape in a row: each cell is the median "
+              "of the passes (the copy's too), with the range of the contender's time"]
+             if args.repeat > 1 else []), "",
            "| M x N, dtypes | copy | " + " | ".join(COLUMNS) + " |",
            "|---" * (2 + len(COLUMNS)) + "|"]
-    for tag, copy_us, tbs, res in rows:
-        cells = [cell(copy_us, res[c]) if isinstance(res.get(c), float) else res.get(c, "-")
-                 for c in COLUMNS]
+    for tag, copy_us, tbs, res, spread in rows:
+        cells = [cell(copy_us, res[c], spread.get(c)) if isinstance(res.get(c), float)
+                 else res.get(c, "-") for c in COLUMNS]
         out.append(f"| {tag} | {tbs:.2f} TB/s ({copy_us:.1f} us) | " + " | ".join(cells) + " |")
+    if qr is not None:
+        out += ["", "normtune against QuACK: QuACK's median time over normtune's (above "
+                "1: normtune faster), and the passes in which normtune was faster:", "",
+                "| M x N, dtypes | y | y+rstd |", "|---|---|---|"]
+        ahead = total = 0
+        for tag, pair in vs:
+            cells = []
+            for v in pair:
+                if v is None:
+                    cells.append("-")
+                    continue
+                total += 1
+                ahead += v[0] > 1
+                cells.append(f"{v[0]:.3f} ({v[1]} of {v[2]})")
+            out.append(f"| {tag} | " + " | ".join(cells) + " |")
+        out += ["", f"normtune faster on the median at {ahead} of {total} (shape, output) pairs."]
     out += ["", "Relative L2 error vs float64 (y / rstd):", "",
             "| M x N, dtypes | " + " | ".join(COLUMNS) + " |",
             "|---" * (1 + len(COLUMNS)) + "|"]
