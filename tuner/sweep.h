@@ -52,7 +52,7 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
                  nt_run_stats *st, char *err, size_t errlen);
 
 /* What a run measured, family by family, onto out: a line per family with
- * results measured now ("  rmsnorm_fwd.row: 1420 ok, 1458 compile_error"),
+ * results measured now ("  OP.FAMILY: 1420 ok, 1458 compile_error"),
  * and for a family with failures a warning naming their count and the first
  * message, so that a family that fails throughout (a source that does not
  * compile) is not lost in a total. */
