@@ -45,14 +45,22 @@ HEADER ?= normtune_dispatch.h
 
 # Quiet by default: "  CC build/obj/x.o" instead of the command line.
 # V=1 prints every command (and makes tests/run.sh print all test output).
+# make test builds through a second make with QUIET=1: nothing per file
+# (an error still shows in full), so that a passing run stays short.
 V ?= 0
+QUIET ?= 0
 ifeq ($(V),1)
 Q :=
+msg = @:
+else ifeq ($(QUIET),1)
+Q := @
 msg = @:
 else
 Q := @
 msg = @printf '  %-6s %s\n' '$(1)' '$(2)'
 endif
+# make test builds and runs tests NPROC at a time (tests/run.sh: NT_JOBS).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps test test-gpu tune compile-check clean lib install
 all: $(BIN)
@@ -123,13 +131,16 @@ $(B)/gpu/%: tests/gpu/%.c tests/t.h $(B)/libcore.a | deps
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libcore.a $(LDLIBS)
 
-# The CPU suite.  A test that runs make itself (test_lib_build.sh) must build
-# the default tree whatever this make was given, hence the env -u.
-# The GPU test programs are built (not run) too, so that an API change that
-# breaks them shows in CI, which has no GPU.
-test: $(BIN) $(TEST_BIN) $(B)/gpu/test_kernels
+# The CPU suite: built NPROC files at a time, then run NPROC tests at a time.
+# A test that runs make itself (test_lib_build.sh) must build the default
+# tree whatever this make was given, hence the env -u.  The GPU test
+# programs are built (not run) too, so that an API change that breaks them
+# shows in CI, which has no GPU.
+TEST_DEPS := $(BIN) $(TEST_BIN) $(B)/gpu/test_kernels
+test:
+	@$(MAKE) --no-print-directory -j$(NPROC) QUIET=1 $(TEST_DEPS)
 	@env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u B -u SAN -u CFLAGS \
-	  NORMTUNE=$(abspath $(BIN)) CC="$(CC)" V=$(V) sh tests/run.sh $(TEST_BIN) $(TEST_SH)
+	  NORMTUNE=$(abspath $(BIN)) CC="$(CC)" V=$(V) NT_JOBS=$(NPROC) sh tests/run.sh $(TEST_BIN) $(TEST_SH)
 
 # Every variant of the default sweeps compiles for sm_90a with NVRTC, and no
 # forward variant spills (about 170 s on 2 cores with a cold cache; CI runs

@@ -12,10 +12,13 @@ mkdir -p "$T"
 passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "PASS $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+# expect sets rc (the exit code) and nothing else the caller may use: its
+# own variables start with _ so that a caller's loop variable survives it.
 expect() {
-    name=$1; want=$2; shift 2
+    _ex_name=$1; _ex_want=$2; shift 2
     "$NORMTUNE" "$@" >"$T/out" 2>"$T/err"; rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, want $want: $(head -c 300 "$T/err")"; fi
+    if [ "$rc" = "$_ex_want" ]; then ok "$_ex_name"
+    else bad "$_ex_name" "exit $rc, want $_ex_want: $(head -c 300 "$T/err")"; fi
 }
 has() {
     if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1" "no '$3' in: $(head -c 400 "$2")"; fi

@@ -18,11 +18,8 @@
 # The header is exported here from the drift test's fixture database
 # (build/tests/test_dispatch --make-db: every op, dtype combination and
 # family, under the families' current source hashes), so this tests the
-# build, not the tuning.  (The register comparison nvcc vs NVRTC of
-# format 1 is gone: `normtune compile` reports one register count per chain
-# and sweep scripts name configs through the Lua vocabulary, so it could not
-# pair kernels generically; the drift test proves the library instantiates
-# the very name expressions the tuner compiles.)
+# build, not the tuning; the drift test proves the library instantiates the
+# very name expressions the tuner compiles.
 #
 # Runs make from the repository root (found from this script).  A cold
 # `make lib` (nvcc for sm_80, sm_90a, sm_100a) takes about 15 s on 2 cores.
@@ -39,6 +36,9 @@ nvcc=$(command -v nvcc 2>/dev/null)
 CUDA=${CUDA:-${nvcc%/bin/nvcc}}
 [ -n "$CUDA" ] || CUDA=/usr/local/cuda
 NORMTUNE=${NORMTUNE:-$RB/normtune}
+# the drift test of the same build as NORMTUNE (make test builds both before
+# it runs this; make test-asan builds them into build-asan/)
+TD=$(dirname "$NORMTUNE")/tests/test_dispatch
 # what the checkout's build holds of the library now, to compare at the end
 for f in libnormtune.a libnormtune.so lib/nt_dispatch.h; do
     if [ -f "$RB/$f" ]; then cksum <"$RB/$f"; else echo none; fi
@@ -46,12 +46,11 @@ done >"$T/rb.before"
 
 # A header for the current sources, exported from the fixture database.
 D=$T/dispatch.h
-[ -x "$RB/tests/test_dispatch" ] || make -C "$root" "$RB/tests/test_dispatch" >"$T/td.out" 2>&1
-if "$RB/tests/test_dispatch" --make-db "$T/fixture.db" >"$T/db.out" 2>&1 \
+if "$TD" --make-db "$T/fixture.db" >"$T/db.out" 2>&1 \
     && "$NORMTUNE" export --db "$T/fixture.db" -o "$D" >"$T/export.out" 2>&1; then
     ok export_header
 else
-    bad export_header "$(cat "$T/db.out" "$T/export.out" | tail -3)"
+    bad export_header "$TD or $NORMTUNE: $(cat "$T/db.out" "$T/export.out" 2>&1 | tail -3)"
 fi
 
 t0=$(date +%s)
