@@ -163,6 +163,18 @@ static void normalize(char *s) {
     *w = 0;
 }
 
+/* Normalized declaration d as a person writes it ("const void *x, int n")
+ * into buf. */
+static void pretty(const char *d, char *buf, size_t len) {
+    size_t u = 0;
+    for (const char *r = d; *r && u + 3 < len; r++) {
+        if (*r == '*' && r > d && (isalnum((unsigned char)r[-1]) || r[-1] == '_')) buf[u++] = ' ';
+        buf[u++] = *r;
+        if (*r == ',') buf[u++] = ' ';
+    }
+    buf[u] = 0;
+}
+
 /* The NORMTUNE_API declarations of text, normalized, without the macro and
  * the semicolon, into decl[] (at most max); how many, or -1.  (Its callers
  * keep decl[] in static storage: not reentrant, which a build tool and a
@@ -237,9 +249,13 @@ int nt_api_check(const nt_op *op, const char *text, const char *name, char *err,
         if (found[which]++) return fail(err, errlen, "%s declares %s twice", name, fn);
         if (nt_api_proto(op, which, want, sizeof want, err, errlen)) return -1;
         normalize(want);
-        if (strcmp(d[i], want))
+        if (strcmp(d[i], want)) {
+            char have[PROTO_LEN + 64];
+            pretty(d[i], have, sizeof have);
+            nt_api_proto(op, which, want, sizeof want, err, errlen);
             return fail(err, errlen, "%s: %s is declared\n  %s\nbut op %s's table (its tensors "
-                        "and dtype slots, in order) gives\n  %s", name, fn, d[i], op->name, want);
+                        "and dtype slots, in order) gives\n  %s", name, fn, have, op->name, want);
+        }
     }
     for (int c = 0; c < NT_API_NCALLS; c++)
         if (!found[c])
