@@ -43,6 +43,7 @@ static char *replace(const char *text, const char *from, const char *to) {
     if (!p) return NULL;
     size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
     char *s = malloc(n);
+    if (!s) exit(2);
     snprintf(s, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
     return s;
 }
@@ -127,6 +128,7 @@ TEST(normtune_ops_h_from_the_registry) {
     CHECK(nt_api_write_header(f, kdir, err, sizeof err) == 0, "%s", err);
     long len = ftell(f);
     char *text = calloc(1, (size_t)len + 1);
+    if (!text) exit(2);
     rewind(f);
     if (fread(text, 1, (size_t)len, f) != (size_t)len) exit(2);
     fclose(f);
@@ -142,7 +144,7 @@ TEST(normtune_ops_h_from_the_registry) {
     }
     CHECK(n == 3 * nops, "%d declarations for %d ops", n, nops);
     free(text);
-    f = tmpfile();
+    if (!(f = tmpfile())) exit(2);
     snprintf(kdir, sizeof kdir, "%s/no-such-dir", t_tmpdir());
     CHECK(nt_api_write_header(f, kdir, err, sizeof err) == -1 && strstr(err, nt_ops[0]->name),
           "an op without api.h was accepted (%s)", err);
@@ -198,6 +200,7 @@ TEST(check_can_fail) {
         const char *end = strchr(start, ';');
         size_t n = strlen(text) + strlen(spaced) + 64;
         char *re = malloc(n);
+        if (!re) exit(2);
         snprintf(re, n, "%.*sNORMTUNE_API\n%s%s", (int)(start - text), text, spaced, end);
         CHECK(strcmp(re, text), "respacing changed nothing");
         CHECK(nt_api_check(op, re, "respaced", err, sizeof err) == 0, "respaced: %s", err);
