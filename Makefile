@@ -261,7 +261,9 @@ FAMHASH_OBJ := $(patsubst %.c,$(B)/obj/%.o,tuner/famhash.c kernels/family.c kern
 # against its table, in the registry's order; build/include/ also gets a
 # copy of normtune.h and is what make install installs), the calls'
 # definitions build/lib/nt_api.h that normtune.cu includes, and the call
-# table build/lib/nt_api_calls.h that tests (and benchmarks) iterate.
+# table build/lib/nt_api_calls.h that tests iterate (a benchmark target
+# builds as $(B)/gpu/test_lib does and loops over nt_api_calls[] the same
+# way: every op of the registry, none named).
 APIGEN := $(B)/apigen
 APIGEN_OBJ := $(B)/obj/apigen_main.o $(filter-out $(B)/obj/tuner/famhash.o,$(FAMHASH_OBJ))
 LIB_INC := $(B)/include/normtune.h $(B)/include/normtune_ops.h
