@@ -263,7 +263,9 @@ FAMHASH_OBJ := $(patsubst %.c,$(B)/obj/%.o,tuner/famhash.c kernels/family.c kern
 # definitions build/lib/nt_api.h that normtune.cu includes, and the call
 # table build/lib/nt_api_calls.h that tests iterate (a benchmark target
 # builds as $(B)/gpu/test_lib does and loops over nt_api_calls[] the same
-# way: every op of the registry, none named).
+# way: every op of the registry, none named).  Each is replaced only when its
+# text changes, so that a change to an op's C files that leaves its calls
+# as they were does not recompile normtune.cu.
 APIGEN := $(B)/apigen
 APIGEN_OBJ := $(B)/obj/apigen_main.o $(filter-out $(B)/obj/tuner/famhash.o,$(FAMHASH_OBJ))
 LIB_INC := $(B)/include/normtune.h $(B)/include/normtune_ops.h
@@ -302,12 +304,13 @@ $(B)/include/normtune.h: kernels/normtune.h
 $(B)/include/normtune_ops.h: $(APIGEN) $(wildcard kernels/*/api.h)
 	@mkdir -p $(dir $@)
 	$(call msg,GEN,$@)
-	$(Q)$(APIGEN) header kernels > $@.tmp && mv $@.tmp $@
+	$(Q)$(APIGEN) header kernels > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
 $(B)/lib/nt_api.h $(B)/lib/nt_api_calls.h: $(B)/lib/nt_%.h: $(APIGEN)
 	@mkdir -p $(dir $@)
 	$(call msg,GEN,$@)
-	$(Q)$(APIGEN) $(if $(filter api,$*),lib,calls) > $@.tmp && mv $@.tmp $@
+	$(Q)$(APIGEN) $(if $(filter api,$*),lib,calls) > $@.tmp && \
+	  { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
 $(B)/lib/normtune.o: kernels/normtune.cu $(LIB_INC) kernels/family.h kernels/launch.h \
     kernels/dispatch.h $(KSRC) $(LIB_HDR) $(LIB_FAMHASH) $(B)/lib/nt_api.h
