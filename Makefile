@@ -38,8 +38,9 @@ TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c)) \
 TEST_SH := $(wildcard tests/test_*.sh)
 GPU_BIN := $(patsubst tests/gpu/%.c,$(B)/gpu/%,$(wildcard tests/gpu/test_*.c))
 BIN := $(B)/normtune
-# The default sweeps, one per op (make tune runs them in turn into one DB).
-SWEEP ?= lua/sweeps/rmsnorm_bwd.lua lua/sweeps/rmsnorm_fwd.lua
+# The default sweeps: lua/sweeps/<op>.lua of every op folder kernels/<op>/
+# (make tune runs them in turn into one DB; other scripts are not default).
+SWEEP ?= $(filter $(patsubst kernels/%/,lua/sweeps/%.lua,$(wildcard kernels/*/)),$(sort $(wildcard lua/sweeps/*.lua)))
 DB ?= results.db
 HEADER ?= normtune_dispatch.h
 
@@ -230,7 +231,8 @@ clean:
 #
 #   make lib [DISPATCH=header.h]   build/libnormtune.{a,so} from kernels/ and a
 #                                  dispatch header (default: the shipped one)
-#   make install PREFIX=/usr/local normtune.h, both libraries, normtune.pc
+#   make install PREFIX=/usr/local normtune.h with normtune_ops.h, both
+#                                  libraries, normtune.pc
 #   make examples                  build/examples/rmsnorm_bwd (build tree)
 #
 # build/famhash (tuner/famhash.c) knows every family's current source hash:
@@ -264,6 +266,20 @@ LIB_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(CUDA)/include -fPI
 FAMHASH := $(B)/famhash
 FAMHASH_OBJ := $(patsubst %.c,$(B)/obj/%.o,tuner/famhash.c kernels/family.c kernels/ops.c \
     kernels/ref.c kernels/nt.c $(OP_CSRC)) $(B)/obj/gen/embedded.o
+# build/apigen (kernels/apigen.c built with NT_APIGEN_MAIN) writes what
+# follows from the op tables: the public header's op part
+# build/include/normtune_ops.h (every op's kernels/<op>/api.h, checked
+# against its table, in the registry's order; build/include/ also gets a
+# copy of normtune.h and is what make install installs), the calls'
+# definitions build/lib/nt_api.h that normtune.cu includes, and the call
+# table build/lib/nt_api_calls.h that tests iterate (a benchmark target
+# builds as $(B)/gpu/test_lib does and loops over nt_api_calls[] the same
+# way: every op of the registry, none named).  Each is replaced only when its
+# text changes, so that a change to an op's C files that leaves its calls
+# as they were does not recompile normtune.cu.
+APIGEN := $(B)/apigen
+APIGEN_OBJ := $(B)/obj/apigen_main.o $(filter-out $(B)/obj/tuner/famhash.o,$(FAMHASH_OBJ))
+LIB_INC := $(B)/include/normtune.h $(B)/include/normtune_ops.h
 
 .PHONY: examples FORCE
 FORCE:
@@ -283,11 +299,35 @@ $(LIB_FAMHASH): $(FAMHASH) FORCE
 	@mkdir -p $(B)/lib
 	@$(FAMHASH) > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
-$(B)/lib/normtune.o: kernels/normtune.cu kernels/normtune.h kernels/family.h kernels/launch.h \
-    kernels/dispatch.h $(KSRC) $(LIB_HDR) $(LIB_FAMHASH)
+$(B)/obj/apigen_main.o: kernels/apigen.c kernels/apigen.h kernels/family.h | deps
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DNT_APIGEN_MAIN -c -o $@ $<
+
+$(APIGEN): $(APIGEN_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lpthread -lm
+
+$(B)/include/normtune.h: kernels/normtune.h
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
+$(B)/include/normtune_ops.h: $(APIGEN) $(wildcard kernels/*/api.h)
+	@mkdir -p $(dir $@)
+	$(call msg,GEN,$@)
+	$(Q)$(APIGEN) header kernels > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+
+$(B)/lib/nt_api.h $(B)/lib/nt_api_calls.h: $(B)/lib/nt_%.h: $(APIGEN)
+	@mkdir -p $(dir $@)
+	$(call msg,GEN,$@)
+	$(Q)$(APIGEN) $(if $(filter api,$*),lib,calls) > $@.tmp && \
+	  { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+
+$(B)/lib/normtune.o: kernels/normtune.cu $(LIB_INC) kernels/family.h kernels/launch.h \
+    kernels/dispatch.h $(KSRC) $(LIB_HDR) $(LIB_FAMHASH) $(B)/lib/nt_api.h
 	$(call msg,NVCC,$@)
 	$(Q)$(NVCC) -std=c++17 -O3 $(LIB_GENCODE) -Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics,-Wall \
-	  -I. -Ikernels -I$(B)/lib -I$(CUDA)/include -c -o $@ $<
+	  -I. -Ikernels -I$(B)/lib -I$(B)/include -I$(CUDA)/include -c -o $@ $<
 
 $(B)/lib/%.o: kernels/%.c $(wildcard kernels/*.h kernels/*/*.h)
 	@mkdir -p $(dir $@)
@@ -312,7 +352,7 @@ $(B)/libnormtune.so: $(B)/lib/normtune_all.o $(B)/lib/normtune.map
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 kernels/normtune.h $(DESTDIR)$(PREFIX)/include/normtune.h
+	install -m 644 $(LIB_INC) $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(B)/libnormtune.a $(DESTDIR)$(PREFIX)/lib/libnormtune.a
 	install -m 755 $(B)/libnormtune.so $(DESTDIR)$(PREFIX)/lib/libnormtune.so
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA@|$(CUDA)|g' normtune.pc.in \
@@ -321,16 +361,17 @@ install: lib
 examples: $(B)/libnormtune.a
 	@mkdir -p $(B)/examples
 	$(MAKE) -C examples BIN=$(abspath $(B)/examples/rmsnorm_bwd) \
-	  NORMTUNE_CFLAGS="-I$(abspath kernels) -I$(CUDA)/include" \
+	  NORMTUNE_CFLAGS="-I$(abspath $(B)/include) -I$(CUDA)/include" \
 	  NORMTUNE_LIBS="$(abspath $(B)/libnormtune.a) $(LIB_LIBS)"
 
 # The library's GPU test links the library, not libcore's kernels (an
 # explicit rule: it takes precedence over the $(B)/gpu/% pattern), and the
 # op registry with the ops' references (the library's copies are hidden).
 $(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/family.c kernels/ops.c kernels/ref.c \
-    $(OP_CSRC) $(wildcard kernels/*.h kernels/*/*.h) tuner/gate.c tuner/gate.h tuner/uuid.h $(B)/libnormtune.a
+    $(OP_CSRC) $(wildcard kernels/*.h kernels/*/*.h) tuner/gate.c tuner/gate.h tuner/uuid.h \
+    $(B)/libnormtune.a $(B)/lib/nt_api_calls.h
 	@mkdir -p $(dir $@)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(CUDA)/include -pthread \
+	$(Q)$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(B)/include -I$(CUDA)/include -pthread \
 	  -o $@ tests/gpu/test_lib.c kernels/family.c kernels/ops.c kernels/ref.c $(OP_CSRC) \
 	  tuner/gate.c $(B)/libnormtune.a -L$(CUDA)/lib64 -lcudart_static -lpthread -ldl -lrt -lm

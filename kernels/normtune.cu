@@ -4,8 +4,8 @@
  * has them) against a dispatch header (format 2), kernels/normtune_dispatch.h
  * by default or DISPATCH=path, copied to build/lib/nt_dispatch.h after
  * `famhash --check` found every family's source hash current.  Nothing here
- * names a family or a kernel; only the public API (section 4) names its ops
- * and their tensors.
+ * names a family, a kernel or an op: the ops' calls (section 4) are
+ * generated from the op registry by apigen (kernels/apigen.c).
  *
  * What is here, in order:
  *   1. the build-time checks and the kernel table: build/lib/nt_famhash.h
@@ -23,18 +23,19 @@
  *      the config's own kernels) and sizes the grid as the tuner does; the
  *      problem's fallback when no tuned config can run; kept in a small
  *      per-thread cache;
- *   4. the C API of normtune.h: arguments mapped to the op's tensors by
- *      name, argument checks, then nt_chain_launch, the launcher the tuner
- *      timed with.
+ *   4. the C API of normtune.h: every op's three calls, generated from
+ *      its table into build/lib/nt_api.h, hand their arguments in the
+ *      table's order to lib_run / lib_wsize / lib_describe: argument
+ *      checks, then nt_chain_launch, the launcher the tuner timed with.
  *
  * No allocation, no copies, no synchronization per call.  Host code is C++
  * only for std::atomic, thread_local and constexpr checks; every exported
  * symbol is extern "C" and starts normtune_; everything else is static or
  * localized by the build.
  *
- * Napkin math: a call costs one cudaGetDevice, a few dozen string compares
- * binding the op's tensors, a cache probe and 1-4 kernel launches; a cache
- * miss plans a few configs (microseconds, once per shape per thread). */
+ * Napkin math: a call costs one cudaGetDevice, a cache probe and 1-4
+ * kernel launches; a cache miss plans a few configs (microseconds, once
+ * per shape per thread). */
 #include <atomic>
 #include <climits>
 #include <cmath>
@@ -308,21 +309,6 @@ extern "C" NORMTUNE_API const char *normtune_strerror(normtune_status s) {
 
 extern "C" NORMTUNE_API int normtune_last_cuda_error(void) { return lib_cuda_err; }
 
-/* An entry point's view of its op: which op, which of its dtype slots the
- * dtype arguments set, and which of its tensors the pointer arguments are,
- * all by name.  The only op-specific data of the library. */
-typedef struct lib_api {
-    const char *op;
-    int nd;
-    const char *slot[NT_MAX_SLOTS];
-    int nt;
-    const char *tensor[NT_MAX_TENSORS];
-} lib_api;
-
-static const lib_api lib_bwd = {"rmsnorm_bwd", 3, {"x", "w", "dw"},
-                                5, {"x", "w", "dy", "dx", "dw"}};
-static const lib_api lib_fwd = {"rmsnorm_fwd", 2, {"x", "w"}, 4, {"x", "w", "y", "rstd"}};
-
 /* A call's arguments, bound to its op: the problem, its index in the
  * header, and the pointers by tensor index. */
 typedef struct lib_call {
@@ -331,47 +317,29 @@ typedef struct lib_call {
     void *t[NT_MAX_TENSORS];
 } lib_call;
 
-/* Bind an entry point's arguments: M, N and the dtypes (nd of them) make
- * the problem; ptr (nt of them, NULL when only sizes are asked) go to the
- * op's tensors by name.  Checks, in order: NULL pointers (an output the op
- * marks optional may be NULL), the shape, the dtypes, alignment.
- * NORMTUNE_SUCCESS or the argument's error. */
-static normtune_status lib_bind(const lib_api *api, long long M, long long N, const int *dt,
+/* Bind a call's arguments to op: M, N and dt[] (one dtype per slot, in
+ * slot order) make the problem; ptr[] (one per tensor, in the table's
+ * order; NULL when only sizes are asked) are the tensors.  Checks, in
+ * order: NULL pointers (an output the op marks optional may be NULL), the
+ * shape, the dtypes, alignment.  NORMTUNE_SUCCESS or the argument's error. */
+static normtune_status lib_bind(const nt_op *op, long long M, long long N, const int *dt,
                                 const void *const *ptr, lib_call *c) {
-    const nt_op *op = nt_op_find(api->op);
     char err[256];
     memset(c, 0, sizeof *c);
-    if (!op) return NORMTUNE_ERROR_INTERNAL;
-    if (ptr) {
-        int bound[NT_MAX_TENSORS] = {0};
-        for (int i = 0; i < api->nt; i++) {
-            int t = 0;
-            while (t < op->ntensors && strcmp(op->tensors[t].name, api->tensor[i])) t++;
-            if (t == op->ntensors) return NORMTUNE_ERROR_INTERNAL;
-            if (!ptr[i] && !(op->tensors[t].role == NT_OUT && op->tensors[t].optional))
+    if (ptr)
+        for (int t = 0; t < op->ntensors; t++) {
+            if (!ptr[t] && !(op->tensors[t].role == NT_OUT && op->tensors[t].optional))
                 return NORMTUNE_ERROR_NULL_POINTER;
-            c->t[t] = (void *)ptr[i];
-            bound[t] = 1;
+            c->t[t] = (void *)ptr[t];
         }
-        for (int t = 0; t < op->ntensors; t++)   /* a tensor the API has no argument for */
-            if (!bound[t] && !(op->tensors[t].role == NT_OUT && op->tensors[t].optional))
-                return NORMTUNE_ERROR_INTERNAL;
-    }
     if (M < 1 || N < 1 || M > INT_MAX) return NORMTUNE_ERROR_INVALID_SHAPE;
     if (N % 8 || N > NORMTUNE_MAX_N) return NORMTUNE_ERROR_UNSUPPORTED_N;
     nt_problem_init(&c->pr, op, M, N);
-    int given[NT_MAX_SLOTS] = {0};
-    for (int i = 0; i < api->nd; i++) {
-        int s = 0;
-        while (s < op->nslots && strcmp(op->slots[s].name, api->slot[i])) s++;
-        if (s == op->nslots) return NORMTUNE_ERROR_INTERNAL;
-        if (dt[i] < 0 || dt[i] >= NT_NDTYPES || !(op->slots[s].allowed & (1u << dt[i])))
+    for (int s = 0; s < op->nslots; s++) {
+        if (dt[s] < 0 || dt[s] >= NT_NDTYPES || !(op->slots[s].allowed & (1u << dt[s])))
             return NORMTUNE_ERROR_UNSUPPORTED_DTYPE;
-        c->pr.dtype[s] = dt[i];
-        given[s] = 1;
+        c->pr.dtype[s] = dt[s];
     }
-    for (int s = 0; s < op->nslots; s++)         /* defaults that follow slot 0 */
-        if (!given[s] && op->slots[s].def < 0) c->pr.dtype[s] = c->pr.dtype[0];
     if ((c->q = nt_dispatch_find(&lib_dispatch, &c->pr)) < 0)
         return NORMTUNE_ERROR_UNSUPPORTED_DTYPE;
     if (nt_problem_check(&c->pr, err, sizeof err)) return NORMTUNE_ERROR_UNSUPPORTED_N;
@@ -381,28 +349,27 @@ static normtune_status lib_bind(const lib_api *api, long long M, long long N, co
 }
 
 /* The workspace size of a call. */
-static normtune_status lib_wsize(const lib_api *api, long long M, long long N, const int *dt,
+static normtune_status lib_wsize(const nt_op *op, long long M, long long N, const int *dt,
                                  size_t *bytes) {
     lib_call c;
     const lib_choice *ch;
     if (!bytes) return NORMTUNE_ERROR_NULL_POINTER;
-    normtune_status st = lib_bind(api, M, N, dt, NULL, &c);
+    normtune_status st = lib_bind(op, M, N, dt, NULL, &c);
     if (st == NORMTUNE_SUCCESS) st = lib_choose(c.q, &c.pr, &ch);
     if (st == NORMTUNE_SUCCESS) *bytes = ch->dc.plan.workspace;
     return st;
 }
 
 /* The choice of a call, described. */
-static normtune_status lib_describe(const lib_api *api, long long M, long long N, const int *dt,
+static normtune_status lib_describe(const nt_op *op, long long M, long long N, const int *dt,
                                     normtune_choice *out) {
     lib_call c;
     const lib_choice *ch;
     if (!out) return NORMTUNE_ERROR_NULL_POINTER;
-    normtune_status st = lib_bind(api, M, N, dt, NULL, &c);
+    normtune_status st = lib_bind(op, M, N, dt, NULL, &c);
     if (st == NORMTUNE_SUCCESS) st = lib_choose(c.q, &c.pr, &ch);
     if (st != NORMTUNE_SUCCESS) return st;
     const nt_dispatch_choice *dc = &ch->dc;
-    const nt_op *op = c.pr.op;
     memset(out, 0, sizeof *out);
     out->config = dc->config;
     out->tuned = normtune_tuned_config(c.q, M, N) == dc->config;
@@ -426,12 +393,12 @@ static normtune_status lib_describe(const lib_api *api, long long M, long long N
 }
 
 /* Run a call: bind, check eps, choose, check the workspace, launch. */
-static normtune_status lib_run(const lib_api *api, long long M, long long N, const int *dt,
+static normtune_status lib_run(const nt_op *op, long long M, long long N, const int *dt,
                                const void *const *ptr, float eps, void *ws, size_t wsbytes,
                                struct CUstream_st *stream) {
     lib_call c;
     const lib_choice *ch;
-    normtune_status st = lib_bind(api, M, N, dt, ptr, &c);
+    normtune_status st = lib_bind(op, M, N, dt, ptr, &c);
     if (st != NORMTUNE_SUCCESS) return st;
     if ((uintptr_t)ws & 15) return NORMTUNE_ERROR_MISALIGNED;
     if (!(eps >= 0.0f) || std::isinf(eps)) return NORMTUNE_ERROR_INVALID_EPS;
@@ -455,54 +422,10 @@ static normtune_status lib_run(const lib_api *api, long long M, long long N, con
     return NORMTUNE_SUCCESS;
 }
 
-extern "C" NORMTUNE_API normtune_status
-normtune_rmsnorm_bwd_workspace_size(long long M, long long N, normtune_dtype x_dtype,
-                                    normtune_dtype w_dtype, normtune_dtype dw_dtype,
-                                    size_t *bytes) {
-    const int dt[] = {x_dtype, w_dtype, dw_dtype};
-    return lib_wsize(&lib_bwd, M, N, dt, bytes);
-}
-
-extern "C" NORMTUNE_API normtune_status
-normtune_rmsnorm_bwd_choice(long long M, long long N, normtune_dtype x_dtype,
-                            normtune_dtype w_dtype, normtune_dtype dw_dtype,
-                            normtune_choice *out) {
-    const int dt[] = {x_dtype, w_dtype, dw_dtype};
-    return lib_describe(&lib_bwd, M, N, dt, out);
-}
-
-extern "C" NORMTUNE_API normtune_status
-normtune_rmsnorm_bwd(const void *x, const void *w, const void *dy, void *dx, void *dw,
-                     long long M, long long N, float eps, normtune_dtype x_dtype,
-                     normtune_dtype w_dtype, normtune_dtype dw_dtype, void *workspace,
-                     size_t workspace_bytes, struct CUstream_st *stream) {
-    const int dt[] = {x_dtype, w_dtype, dw_dtype};
-    const void *const ptr[] = {x, w, dy, dx, dw};
-    return lib_run(&lib_bwd, M, N, dt, ptr, eps, workspace, workspace_bytes, stream);
-}
-
-extern "C" NORMTUNE_API normtune_status
-normtune_rmsnorm_fwd_workspace_size(long long M, long long N, normtune_dtype x_dtype,
-                                    normtune_dtype w_dtype, size_t *bytes) {
-    const int dt[] = {x_dtype, w_dtype};
-    return lib_wsize(&lib_fwd, M, N, dt, bytes);
-}
-
-extern "C" NORMTUNE_API normtune_status
-normtune_rmsnorm_fwd_choice(long long M, long long N, normtune_dtype x_dtype,
-                            normtune_dtype w_dtype, normtune_choice *out) {
-    const int dt[] = {x_dtype, w_dtype};
-    return lib_describe(&lib_fwd, M, N, dt, out);
-}
-
-extern "C" NORMTUNE_API normtune_status
-normtune_rmsnorm_fwd(const void *x, const void *w, void *y, float *rstd, long long M,
-                     long long N, float eps, normtune_dtype x_dtype, normtune_dtype w_dtype,
-                     void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
-    const int dt[] = {x_dtype, w_dtype};
-    const void *const ptr[] = {x, w, y, rstd};
-    return lib_run(&lib_fwd, M, N, dt, ptr, eps, workspace, workspace_bytes, stream);
-}
+/* Every op's calls, generated from the op registry by apigen
+ * (kernels/apigen.c): each binds its arguments to the op's table by
+ * position and calls lib_run, lib_wsize or lib_describe above. */
+#include "nt_api.h"            /* build/lib/ */
 
 #define LIB_VFAM(id, name, hash) " " name "@" hash
 

@@ -92,73 +92,40 @@ typedef struct normtune_choice {
     } out[NORMTUNE_MAX_OUTPUTS];
 } normtune_choice;
 
-/* ---- RMSNorm backward ------------------------------------------------- */
-
-/* Bytes of workspace normtune_rmsnorm_bwd needs for M rows of N columns in
- * these dtypes on the current CUDA device (cudaGetDevice): an exact bound
- * for the config the call will choose there.  Writes *bytes; returns
- * NORMTUNE_SUCCESS or the error of the arguments (as normtune_rmsnorm_bwd
- * would), or NORMTUNE_ERROR_CUDA when there is no usable device. */
-NORMTUNE_API normtune_status normtune_rmsnorm_bwd_workspace_size(long long M, long long N,
-                                                                 normtune_dtype x_dtype,
-                                                                 normtune_dtype w_dtype,
-                                                                 normtune_dtype dw_dtype,
-                                                                 size_t *bytes);
-
-/* RMSNorm backward on stream: for each row i of M,
- *   r_i = 1 / sqrt(mean_j x_ij^2 + eps)
- *   dx_ij = r_i w_j dy_ij - x_ij r_i^3 mean_k(w_k dy_ik x_ik)
- *   dw_j = sum_i dy_ij x_ij r_i
- * x, dy, dx: M x N of x_dtype, row-major; w: N of w_dtype; dw: N of
- * dw_dtype.  All device pointers, 16-byte aligned; outputs must not overlap
- * inputs or each other.  workspace: device memory of at least the bytes
- * normtune_rmsnorm_bwd_workspace_size gives (workspace_bytes says how much
- * there is; NULL only when that size is 0); its contents on entry do not
- * matter and it is in use until the work on the stream completes.  N: a
- * multiple of 8 up to NORMTUNE_MAX_N.  Returns after enqueueing the kernels
- * (asynchronous, like a kernel launch), NORMTUNE_SUCCESS or an error code;
- * on an argument error nothing is launched. */
-NORMTUNE_API normtune_status normtune_rmsnorm_bwd(const void *x, const void *w, const void *dy,
-                                                  void *dx, void *dw, long long M, long long N,
-                                                  float eps, normtune_dtype x_dtype,
-                                                  normtune_dtype w_dtype,
-                                                  normtune_dtype dw_dtype, void *workspace,
-                                                  size_t workspace_bytes,
-                                                  struct CUstream_st *stream);
-
-/* Fill *out with the configuration normtune_rmsnorm_bwd would run.
- * Returns as normtune_rmsnorm_bwd_workspace_size. */
-NORMTUNE_API normtune_status normtune_rmsnorm_bwd_choice(long long M, long long N,
-                                                         normtune_dtype x_dtype,
-                                                         normtune_dtype w_dtype,
-                                                         normtune_dtype dw_dtype,
-                                                         normtune_choice *out);
-
-/* ---- RMSNorm forward -------------------------------------------------- */
-
-/* Bytes of workspace normtune_rmsnorm_fwd needs (often 0); as
- * normtune_rmsnorm_bwd_workspace_size. */
-NORMTUNE_API normtune_status normtune_rmsnorm_fwd_workspace_size(long long M, long long N,
-                                                                 normtune_dtype x_dtype,
-                                                                 normtune_dtype w_dtype,
-                                                                 size_t *bytes);
-
-/* RMSNorm forward on stream: for each row i of M,
- *   rstd_i = 1 / sqrt(mean_j x_ij^2 + eps),   y_ij = x_ij rstd_i w_j
- * x, y: M x N of x_dtype; w: N of w_dtype; rstd: M floats, or NULL when
- * not wanted.  The rest as normtune_rmsnorm_bwd. */
-NORMTUNE_API normtune_status normtune_rmsnorm_fwd(const void *x, const void *w, void *y,
-                                                  float *rstd, long long M, long long N,
-                                                  float eps, normtune_dtype x_dtype,
-                                                  normtune_dtype w_dtype, void *workspace,
-                                                  size_t workspace_bytes,
-                                                  struct CUstream_st *stream);
-
-/* The configuration normtune_rmsnorm_fwd would run. */
-NORMTUNE_API normtune_status normtune_rmsnorm_fwd_choice(long long M, long long N,
-                                                         normtune_dtype x_dtype,
-                                                         normtune_dtype w_dtype,
-                                                         normtune_choice *out);
+/* ---- the ops ------------------------------------------------------------
+ *
+ * Every op has three calls, declared with its documentation in the op's
+ * own header (kernels/<op>/api.h), which normtune_ops.h gathers in the
+ * order of the op registry (kernels/ops.c).  Their arguments follow from
+ * the op's table (kernels/<op>/op.c): one pointer per tensor, in the
+ * table's order and named as the tensor (const void * for an input, void *
+ * for an output; float * for one that is always fp32), and one
+ * normtune_dtype <slot>_dtype per dtype slot, in the table's order.
+ *
+ *   normtune_<op>_workspace_size(M, N, <dtypes>, size_t *bytes)
+ *       Bytes of workspace normtune_<op> needs for M rows of N columns in
+ *       these dtypes on the current CUDA device (cudaGetDevice): an exact
+ *       bound for the config the call will choose there.  Writes *bytes;
+ *       returns NORMTUNE_SUCCESS or the error of the arguments (as the call
+ *       would), or NORMTUNE_ERROR_CUDA when there is no usable device.
+ *
+ *   normtune_<op>(<tensors>, M, N, eps, <dtypes>, workspace,
+ *                 workspace_bytes, stream)
+ *       The op on stream.  Tensors: device pointers, 16-byte aligned; M x N
+ *       ones row-major; outputs must not overlap inputs or each other; an
+ *       output the op calls optional may be NULL (not written).  workspace:
+ *       device memory of at least the bytes normtune_<op>_workspace_size
+ *       gives (workspace_bytes says how much there is; NULL only when that
+ *       size is 0); its contents on entry do not matter and it is in use
+ *       until the work on the stream completes.  N: a multiple of 8 up to
+ *       NORMTUNE_MAX_N.  Returns after enqueueing the kernels (asynchronous,
+ *       like a kernel launch), NORMTUNE_SUCCESS or an error code; on an
+ *       argument error nothing is launched.
+ *
+ *   normtune_<op>_choice(M, N, <dtypes>, normtune_choice *out)
+ *       Fills *out with the configuration normtune_<op> would run.  Returns
+ *       as normtune_<op>_workspace_size. */
+#include "normtune_ops.h"
 
 /* Provenance of the build: "normtune <version>, dispatch header format 2
  * tuned on <device>: <n> problems, <n> tuned shapes, <n> configs, <n>

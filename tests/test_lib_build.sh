@@ -5,7 +5,8 @@
 # small program links against each library and gets argument errors before
 # any CUDA call; a header stale for a family is refused naming that family
 # (and only it) before nvcc runs, with the built libraries left alone;
-# `make install` lays out header, libraries and normtune.pc; the example
+# `make install` lays out the header (normtune.h with the ops' calls,
+# normtune_ops.h), libraries and normtune.pc; the example
 # builds against the install with pkg-config, and against the build tree
 # with `make examples`.
 #
@@ -61,8 +62,17 @@ else
 fi
 [ -f "$B/libnormtune.a" ] && [ -f "$B/libnormtune.so" ] && ok libs_exist || bad libs_exist
 
-# exported symbols: the normtune_* API and nothing else
-api="normtune_last_cuda_error normtune_rmsnorm_bwd normtune_rmsnorm_bwd_choice normtune_rmsnorm_bwd_workspace_size normtune_rmsnorm_fwd normtune_rmsnorm_fwd_choice normtune_rmsnorm_fwd_workspace_size normtune_strerror normtune_version"
+# the public header the build put together: normtune.h and the ops' calls
+# (normtune_ops.h, from every registered op's kernels/<op>/api.h)
+[ -f "$B/include/normtune.h" ] && [ -f "$B/include/normtune_ops.h" ] \
+    && grep -q 'NORMTUNE_API normtune_status normtune_rmsnorm_bwd(' "$B/include/normtune_ops.h" \
+    && ok public_header_built || bad public_header_built "no $B/include/normtune.h, normtune_ops.h"
+# exported symbols: every function the public header declares, and
+# nothing that does not start normtune_
+api=$(cat "$B/include/normtune.h" "$B/include/normtune_ops.h" 2>/dev/null \
+    | tr '\n' ' ' | grep -o 'NORMTUNE_API [^(;]*(' | sed 's/.*[ *]\([A-Za-z_0-9]*\)($/\1/' | grep '^normtune_' | sort -u)
+case " $(echo $api) " in *" normtune_rmsnorm_fwd_choice "*" normtune_version "*) ok api_from_header ;;
+    *) bad api_from_header "declared: $(echo $api)" ;; esac
 nm -g --defined-only "$B/libnormtune.a" 2>/dev/null | awk 'NF == 3 {print $3}' | sort >"$T/a.syms"
 nm -D --defined-only "$B/libnormtune.so" 2>/dev/null | awk 'NF == 3 {print $3}' | sort >"$T/so.syms"
 for lib in a so; do
@@ -117,7 +127,7 @@ fam=$(sed -n 's/^    X(0, "\([^"]*\)", "\([0-9a-f]*\)").*/\1@\2/p' "$hdr" | head
 for lib in a so; do
     if [ $lib = a ]; then L="$B/libnormtune.a -L$CUDA/lib64 -lcudart_static -lpthread -ldl -lrt -lm"
     else L="-L$B -lnormtune -Wl,-rpath,$B -L$CUDA/lib64 -lcudart -Wl,-rpath,$CUDA/lib64"; fi
-    if cc -std=c11 -Wall -Werror -I"$root/kernels" -o "$T/p_$lib" "$T/p.c" $L -Wl,--no-undefined \
+    if cc -std=c11 -Wall -Werror -I"$B/include" -o "$T/p_$lib" "$T/p.c" $L -Wl,--no-undefined \
         >"$T/p_$lib.out" 2>&1; then
         ok "link_$lib"
         out=$("$T/p_$lib" 2>&1)
@@ -164,6 +174,7 @@ make -C "$root" lib B="$B" DISPATCH="$T/v1.h" >"$T/v1.out" 2>&1 && bad v1_refuse
 # install, then the example against the install with pkg-config
 I=$T/inst
 if make -C "$root" install B="$B" PREFIX="$I" DISPATCH="$D" >"$T/inst.out" 2>&1 && [ -f "$I/include/normtune.h" ] \
+    && [ -f "$I/include/normtune_ops.h" ] \
     && [ -f "$I/lib/libnormtune.a" ] && [ -f "$I/lib/libnormtune.so" ] \
     && [ -f "$I/lib/pkgconfig/normtune.pc" ]; then
     ok install

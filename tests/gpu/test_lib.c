@@ -3,21 +3,24 @@
  * Build and run: make test-gpu (or make build/gpu/test_lib; it links the
  * library, the op registry and references (kernels/family.c, ops.c, ref.c,
  * the op folders' C files) and the static CUDA runtime, and includes the
- * dispatch header the library was built with, build/lib/nt_dispatch.h).
+ * dispatch header the library was built with, build/lib/nt_dispatch.h, and
+ * the call table, build/lib/nt_api_calls.h).
  *
- * Ops are driven through their public entry points (call() below maps an
- * op's tensors, by name, to normtune_rmsnorm_bwd / normtune_rmsnorm_fwd);
- * everything else is generic over the header's problems (op x dtypes):
+ * Ops are driven through their public entry points, reached from the op
+ * registry through the generated call table build/lib/nt_api_calls.h (each
+ * op's calls behind one signature: tensors in its table's order, dtypes in
+ * slot order); every test is generic over the registry's ops and the
+ * header's problems (op x dtypes):
  *
  *   built_from_the_header  this binary and its library were built from
  *                 the header the run tests ($NORMTUNE_DISPATCH, else the
  *                 shipped one): same config and kernel counts, same
  *                 families and source hashes (checked without a device)
  *   version       the library reports every family's source hash
- *   arguments     every bad argument returns its own code and launches
- *                 nothing; dtypes an op does not allow, or out of range,
- *                 are NORMTUNE_ERROR_UNSUPPORTED_DTYPE; an optional output
- *                 may be NULL
+ *   arguments     every op: every bad argument returns its own code and
+ *                 launches nothing; dtypes an op does not allow, or out of
+ *                 range, are NORMTUNE_ERROR_UNSUPPORTED_DTYPE; an optional
+ *                 output may be NULL
  *   correctness   every problem: untuned shapes (M from 1 up, N from 8 to
  *                 16384; the full list for the ops' default dtypes, a
  *                 shorter one for the others), the shapes where bf16
@@ -57,6 +60,7 @@
 #include "tests/t.h"
 #include "tuner/gate.h"
 #include "tuner/uuid.h"
+#include "nt_api_calls.h"
 #include "nt_dispatch.h"
 
 #define EPS 1e-5f
@@ -87,51 +91,29 @@ static struct cudaDeviceProp prop;
 static int same_device;       /* this GPU is of the model the header was tuned on */
 static int same_gpu;          /* ... and is the very GPU (NORMTUNE_DEVICE_UUID) */
 
-/* ---- the ops' entry points, by tensor name ----------------------------- */
+/* ---- the ops' entry points, from the registry -------------------------- */
 
-/* Index of op's tensor called name (-1: none). */
-static int tix(const nt_op *op, const char *name) {
-    for (int i = 0; i < op->ntensors; i++)
-        if (!strcmp(op->tensors[i].name, name)) return i;
-    return -1;
+/* op's calls in the generated call table (nt_api_calls.h); exits when the
+ * library has none for it. */
+static const nt_api_call *api_of(const nt_op *op) {
+    for (int i = 0; nt_api_calls[i].op; i++)
+        if (!strcmp(nt_api_calls[i].op, op->name)) return &nt_api_calls[i];
+    printf("  op %s has no calls in nt_api_calls.h\n", op->name);
+    exit(1);
 }
-
-/* The dtype of p's slot called name (-1: none). */
-static normtune_dtype sdt(const nt_problem *p, const char *name) {
-    for (int s = 0; s < p->op->nslots; s++)
-        if (!strcmp(p->op->slots[s].name, name)) return (normtune_dtype)p->dtype[s];
-    return (normtune_dtype)-1;
-}
-
-#define T(name) (tix(p->op, name) >= 0 ? t[tix(p->op, name)] : NULL)
 
 /* Run problem p with tensors t[] (by the op's tensor index). */
 static normtune_status call(const nt_problem *p, void *const *t, float eps, void *ws,
                             size_t wsb, cudaStream_t st) {
-    if (!strcmp(p->op->name, "rmsnorm_bwd"))
-        return normtune_rmsnorm_bwd(T("x"), T("w"), T("dy"), T("dx"), T("dw"), p->M, p->N, eps,
-                                    sdt(p, "x"), sdt(p, "w"), sdt(p, "dw"), ws, wsb, st);
-    if (!strcmp(p->op->name, "rmsnorm_fwd"))
-        return normtune_rmsnorm_fwd(T("x"), T("w"), T("y"), (float *)T("rstd"), p->M, p->N, eps,
-                                    sdt(p, "x"), sdt(p, "w"), ws, wsb, st);
-    return NORMTUNE_ERROR_INTERNAL;
+    return api_of(p->op)->run(t, p->dtype, p->M, p->N, eps, ws, wsb, st);
 }
 
 static normtune_status wsize(const nt_problem *p, size_t *b) {
-    if (!strcmp(p->op->name, "rmsnorm_bwd"))
-        return normtune_rmsnorm_bwd_workspace_size(p->M, p->N, sdt(p, "x"), sdt(p, "w"),
-                                                   sdt(p, "dw"), b);
-    if (!strcmp(p->op->name, "rmsnorm_fwd"))
-        return normtune_rmsnorm_fwd_workspace_size(p->M, p->N, sdt(p, "x"), sdt(p, "w"), b);
-    return NORMTUNE_ERROR_INTERNAL;
+    return api_of(p->op)->workspace_size(p->dtype, p->M, p->N, b);
 }
 
 static normtune_status choice(const nt_problem *p, normtune_choice *c) {
-    if (!strcmp(p->op->name, "rmsnorm_bwd"))
-        return normtune_rmsnorm_bwd_choice(p->M, p->N, sdt(p, "x"), sdt(p, "w"), sdt(p, "dw"), c);
-    if (!strcmp(p->op->name, "rmsnorm_fwd"))
-        return normtune_rmsnorm_fwd_choice(p->M, p->N, sdt(p, "x"), sdt(p, "w"), c);
-    return NORMTUNE_ERROR_INTERNAL;
+    return api_of(p->op)->choice(p->dtype, p->M, p->N, c);
 }
 
 /* Problem q of the header at M x N. */
@@ -349,123 +331,124 @@ TEST(version) {
                   "statuses %d and %d share a message", a, b);
 }
 
-TEST(arguments) {
-    const nt_op *op = nt_op_find("rmsnorm_bwd");
-    int q = op ? default_problem(op) : -1;
-    CHECK(q >= 0, "no default rmsnorm_bwd problem in the header");
-    if (q < 0) return;
+/* Status got of the call `what` of op is want. */
+static void expect(const nt_op *op, const char *what, normtune_status got, normtune_status want) {
+    CHECK(got == want, "%s %s: got %d (%s), want %d", op->name, what, got, normtune_strerror(got),
+          want);
+}
+
+/* Every bad argument of op's calls (problem q, its default dtypes) returns
+ * its own code and launches nothing: a NULL tensor, a bad shape, a dtype
+ * out of range or one a slot does not allow, a misaligned tensor or
+ * workspace, a short workspace, a bad eps; then an exact workspace and a
+ * NULL optional output are accepted. */
+static void arguments_of(const nt_op *op, int q) {
+    const nt_api_call *api = api_of(op);
     nt_problem p;
     bufs b;
     size_t sz = 0;
+    char what[96];
     long long M = 64, N = 1024;
     problem(q, M, N, &p);
     bufs_make(&b, &p, 0);
-    int X = tix(op, "x"), W = tix(op, "w"), DY = tix(op, "dy"), DX = tix(op, "dx"), DW = tix(op, "dw");
-    CU(cudaMemset(b.d[DX], 0x5a, b.bytes[DX]));
-    const char *x = b.d[X], *w = b.d[W], *dy = b.d[DY];
-    char *dx = b.d[DX], *dw = b.d[DW], *ws = b.ws;
-    size_t wb = b.wsize;
-    normtune_dtype xd = sdt(&p, "x"), wd = sdt(&p, "w"), dd = sdt(&p, "dw");
-    struct {
-        const char *what;
-        const void *x, *w, *dy;
-        void *dx, *dw;
+    for (int i = 0; i < op->ntensors; i++)
+        if (op->tensors[i].role == NT_OUT) CU(cudaMemset(b.d[i], 0x5a, b.bytes[i]));
+    void *t[NT_MAX_TENSORS];
+    int d[NT_MAX_SLOTS];
+    const size_t wb = b.wsize;
+#define RESET() (memcpy(t, b.d, sizeof t), memcpy(d, p.dtype, sizeof d))
+#define RUN_(MM, NN, eps, ws, wsb) api->run(t, d, MM, NN, eps, ws, wsb, 0)
+    for (int i = 0; i < op->ntensors; i++) {
+        if (op->tensors[i].role == NT_OUT && op->tensors[i].optional) continue;
+        RESET();
+        t[i] = NULL;
+        snprintf(what, sizeof what, "%s NULL", op->tensors[i].name);
+        expect(op, what, RUN_(M, N, EPS, b.ws, wb), NORMTUNE_ERROR_NULL_POINTER);
+    }
+    static const struct {
         long long M, N;
-        float eps;
-        int xd, wd, dd;
-        void *ws;
-        size_t wb;
         normtune_status want;
-    } c[] = {
-        {"x NULL", NULL, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"w NULL", x, NULL, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"dy NULL", x, w, NULL, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"dx NULL", x, w, dy, NULL, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"dw NULL", x, w, dy, dx, NULL, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_NULL_POINTER},
-        {"M 0", x, w, dy, dx, dw, 0, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"M -1", x, w, dy, dx, dw, -1, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"M 2^31", x, w, dy, dx, dw, 1ll << 31, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"N 0", x, w, dy, dx, dw, M, 0, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"N -8", x, w, dy, dx, dw, M, -8, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_SHAPE},
-        {"N 1020", x, w, dy, dx, dw, M, 1020, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_N},
-        {"N 16392", x, w, dy, dx, dw, M, 16392, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_N},
-        {"x dtype 7", x, w, dy, dx, dw, M, N, EPS, 7, wd, dd, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_DTYPE},
-        {"dw dtype -1", x, w, dy, dx, dw, M, N, EPS, xd, wd, -1, ws, wb, NORMTUNE_ERROR_UNSUPPORTED_DTYPE},
-        {"x +2", x + 2, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"w +8", x, w + 8, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"dy +4", x, w, dy + 4, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"dx +2", x, w, dy, dx + 2, dw, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"dw +4", x, w, dy, dx, dw + 4, M, N, EPS, xd, wd, dd, ws, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"ws +8", x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws + 8, wb, NORMTUNE_ERROR_MISALIGNED},
-        {"ws NULL", x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, NULL, wb, NORMTUNE_ERROR_WORKSPACE},
-        {"ws small", x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb - 1, NORMTUNE_ERROR_WORKSPACE},
-        {"ws 0 bytes", x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, 0, NORMTUNE_ERROR_WORKSPACE},
-        {"eps -1", x, w, dy, dx, dw, M, N, -1.0f, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
-        {"eps NaN", x, w, dy, dx, dw, M, N, NAN, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
-        {"eps inf", x, w, dy, dx, dw, M, N, INFINITY, xd, wd, dd, ws, wb, NORMTUNE_ERROR_INVALID_EPS},
+    } shapes[] = {
+        {0, 1024, NORMTUNE_ERROR_INVALID_SHAPE},    {-1, 1024, NORMTUNE_ERROR_INVALID_SHAPE},
+        {1ll << 31, 1024, NORMTUNE_ERROR_INVALID_SHAPE}, {64, 0, NORMTUNE_ERROR_INVALID_SHAPE},
+        {64, -8, NORMTUNE_ERROR_INVALID_SHAPE},     {64, 1020, NORMTUNE_ERROR_UNSUPPORTED_N},
+        {64, 16392, NORMTUNE_ERROR_UNSUPPORTED_N},
     };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        normtune_status rc = normtune_rmsnorm_bwd(
-            c[i].x, c[i].w, c[i].dy, c[i].dx, c[i].dw, c[i].M, c[i].N, c[i].eps,
-            (normtune_dtype)c[i].xd, (normtune_dtype)c[i].wd, (normtune_dtype)c[i].dd, c[i].ws,
-            c[i].wb, 0);
-        CHECK(rc == c[i].want, "%s: got %d (%s), want %d", c[i].what, rc, normtune_strerror(rc),
-              c[i].want);
+    RESET();
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        snprintf(what, sizeof what, "M %lld N %lld", shapes[i].M, shapes[i].N);
+        expect(op, what, RUN_(shapes[i].M, shapes[i].N, EPS, b.ws, wb), shapes[i].want);
     }
-    /* every dtype a slot does not allow is refused */
+    /* every dtype a slot does not allow, and values outside the enum */
     for (int s = 0; s < op->nslots; s++)
-        for (int d = 0; d < NT_NDTYPES; d++) {
-            if (op->slots[s].allowed & (1u << d)) continue;
-            int dt[3] = {xd, wd, dd};
-            if (!strcmp(op->slots[s].name, "x")) dt[0] = d;
-            else if (!strcmp(op->slots[s].name, "w")) dt[1] = d;
-            else dt[2] = d;
-            CHECK(normtune_rmsnorm_bwd_workspace_size(M, N, (normtune_dtype)dt[0],
-                                                      (normtune_dtype)dt[1], (normtune_dtype)dt[2],
-                                                      &sz) == NORMTUNE_ERROR_UNSUPPORTED_DTYPE,
-                  "%s=%s accepted", op->slots[s].name, nt_dtypes[d].name);
+        for (int v = -1; v <= NT_NDTYPES + 4; v++) {
+            if (v >= 0 && v < NT_NDTYPES && (op->slots[s].allowed & (1u << v))) continue;
+            RESET();
+            d[s] = v;
+            snprintf(what, sizeof what, "%s dtype %d", op->slots[s].name, v);
+            expect(op, what, RUN_(M, N, EPS, b.ws, wb), NORMTUNE_ERROR_UNSUPPORTED_DTYPE);
+            expect(op, what, api->workspace_size(d, M, N, &sz), NORMTUNE_ERROR_UNSUPPORTED_DTYPE);
         }
-    /* nothing ran: dx still holds its pattern */
-    unsigned char *h = malloc(b.bytes[DX]);
-    CU(cudaMemcpy(h, b.d[DX], b.bytes[DX], cudaMemcpyDeviceToHost));
-    size_t bad = 0;
-    for (size_t i = 0; i < b.bytes[DX]; i++) bad += h[i] != 0x5a;
-    CHECK(bad == 0, "a refused call wrote %zu bytes of dx", bad);
-    free(h);
-    CHECK(normtune_rmsnorm_bwd_workspace_size(M, N, xd, wd, dd, NULL) == NORMTUNE_ERROR_NULL_POINTER,
-          "size NULL");
-    CHECK(normtune_rmsnorm_bwd_workspace_size(0, N, xd, wd, dd, &sz) == NORMTUNE_ERROR_INVALID_SHAPE,
-          "size M 0");
-    CHECK(normtune_rmsnorm_bwd_workspace_size(M, 12, xd, wd, dd, &sz) == NORMTUNE_ERROR_UNSUPPORTED_N,
-          "size N 12");
-    CHECK(normtune_rmsnorm_bwd_choice(M, N, xd, wd, dd, NULL) == NORMTUNE_ERROR_NULL_POINTER,
-          "choice NULL");
-    CHECK(normtune_rmsnorm_bwd(x, w, dy, dx, dw, M, N, EPS, xd, wd, dd, ws, wb, 0) == NORMTUNE_SUCCESS,
-          "exact workspace refused");
-    CU(cudaDeviceSynchronize());
-    bufs_free(&b);
-
-    /* the forward: y required, rstd optional */
-    const nt_op *fw = nt_op_find("rmsnorm_fwd");
-    int qf = fw ? default_problem(fw) : -1;
-    if (qf < 0) {
-        printf("  note: no forward problem in the header\n");
-        return;
+    for (int i = 0; i < op->ntensors; i++) {
+        RESET();
+        t[i] = (char *)b.d[i] + 2 * (1 + i % 4);
+        snprintf(what, sizeof what, "%s +%d", op->tensors[i].name, 2 * (1 + i % 4));
+        expect(op, what, RUN_(M, N, EPS, b.ws, wb), NORMTUNE_ERROR_MISALIGNED);
     }
-    problem(qf, M, N, &p);
-    bufs_make(&b, &p, 0);
-    normtune_dtype fx = sdt(&p, "x"), fwd_w = sdt(&p, "w");
-    void *fy = b.d[tix(fw, "y")];
-    float *rs = tix(fw, "rstd") >= 0 ? (float *)b.d[tix(fw, "rstd")] : NULL;
-    CHECK(normtune_rmsnorm_fwd(b.d[tix(fw, "x")], b.d[tix(fw, "w")], NULL, rs, M, N, EPS, fx,
-                               fwd_w, b.ws, b.wsize, 0) == NORMTUNE_ERROR_NULL_POINTER, "fwd y NULL");
-    CHECK(normtune_rmsnorm_fwd(b.d[tix(fw, "x")], b.d[tix(fw, "w")], fy, NULL, M, N, EPS, fx,
-                               fwd_w, b.ws, b.wsize, 0) == NORMTUNE_SUCCESS, "fwd rstd NULL refused");
-    CHECK(normtune_rmsnorm_fwd(b.d[tix(fw, "x")], b.d[tix(fw, "w")], fy, rs, M, N, EPS,
-                               (normtune_dtype)9, fwd_w, b.ws, b.wsize, 0) ==
-              NORMTUNE_ERROR_UNSUPPORTED_DTYPE, "fwd dtype 9");
+    RESET();
+    expect(op, "ws +8", RUN_(M, N, EPS, (char *)b.ws + 8, wb), NORMTUNE_ERROR_MISALIGNED);
+    if (wb > 0) {
+        expect(op, "ws NULL", RUN_(M, N, EPS, NULL, wb), NORMTUNE_ERROR_WORKSPACE);
+        expect(op, "ws small", RUN_(M, N, EPS, b.ws, wb - 1), NORMTUNE_ERROR_WORKSPACE);
+        expect(op, "ws 0 bytes", RUN_(M, N, EPS, b.ws, 0), NORMTUNE_ERROR_WORKSPACE);
+    }
+    expect(op, "eps -1", RUN_(M, N, -1.0f, b.ws, wb), NORMTUNE_ERROR_INVALID_EPS);
+    expect(op, "eps NaN", RUN_(M, N, NAN, b.ws, wb), NORMTUNE_ERROR_INVALID_EPS);
+    expect(op, "eps inf", RUN_(M, N, INFINITY, b.ws, wb), NORMTUNE_ERROR_INVALID_EPS);
+    /* nothing ran: every output still holds its pattern */
+    for (int i = 0; i < op->ntensors; i++) {
+        if (op->tensors[i].role != NT_OUT) continue;
+        unsigned char *h = malloc(b.bytes[i]);
+        if (!h) exit(1);
+        CU(cudaMemcpy(h, b.d[i], b.bytes[i], cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t k = 0; k < b.bytes[i]; k++) bad += h[k] != 0x5a;
+        CHECK(bad == 0, "%s: a refused call wrote %zu bytes of %s", op->name, bad,
+              op->tensors[i].name);
+        free(h);
+    }
+    expect(op, "size NULL", api->workspace_size(d, M, N, NULL), NORMTUNE_ERROR_NULL_POINTER);
+    expect(op, "size M 0", api->workspace_size(d, 0, N, &sz), NORMTUNE_ERROR_INVALID_SHAPE);
+    expect(op, "size N 12", api->workspace_size(d, M, 12, &sz), NORMTUNE_ERROR_UNSUPPORTED_N);
+    expect(op, "choice NULL", api->choice(d, M, N, NULL), NORMTUNE_ERROR_NULL_POINTER);
+    expect(op, "exact workspace", RUN_(M, N, EPS, b.ws, wb), NORMTUNE_SUCCESS);
+    for (int i = 0; i < op->ntensors; i++) {
+        if (!(op->tensors[i].role == NT_OUT && op->tensors[i].optional)) continue;
+        RESET();
+        t[i] = NULL;
+        snprintf(what, sizeof what, "%s NULL (optional)", op->tensors[i].name);
+        expect(op, what, RUN_(M, N, EPS, b.ws, wb), NORMTUNE_SUCCESS);
+    }
+#undef RUN_
+#undef RESET
     CU(cudaDeviceSynchronize());
     bufs_free(&b);
+}
+
+/* Every op of the registry with a problem of its default dtypes in the
+ * header. */
+TEST(arguments) {
+    int n = 0;
+    for (int o = 0; nt_ops[o]; o++) {
+        int q = default_problem(nt_ops[o]);
+        if (q < 0) {
+            printf("  note: no %s problem of its default dtypes in the header\n", nt_ops[o]->name);
+            continue;
+        }
+        arguments_of(nt_ops[o], q);
+        n++;
+    }
+    CHECK(n > 0, "no op has a problem of its default dtypes in the header");
 }
 
 /* Every problem on untuned shapes: the full list for each op's default
