@@ -61,9 +61,9 @@
 #define NTL_SWEEP_MT "normtune.sweep"
 #define NTL_BUDGET_ENV "NORMTUNE_SCRIPT_BUDGET"
 #define NTL_CPU 5.0                        /* default budget: CPU seconds of a sweep's Lua */
-#define NTL_WALL 6.0                       /* ... and its wall-clock seconds */
+#define NTL_WALL 7.0                       /* ... and its wall-clock seconds */
 #define NTL_GRACE 1.0                      /* CPU seconds a stopped script has to return */
-#define NTL_GRACE_WALL 2.0                 /* ... or wall-clock seconds, if sooner */
+#define NTL_GRACE_WALL 1.0                 /* ... or wall-clock seconds, if sooner */
 #define NTL_BUDGET_MAX 86400.0             /* largest budget the variable may set */
 
 /* The sections a guard times, as messages name them: "stopped after 1.0 s
