@@ -145,6 +145,10 @@ expect_stop pattern_where pattern_where.lua "of CPU in where()"
 NORMTUNE_SCRIPT_BUDGET=1000,0.3 timeout 120 "$NORMTUNE" list --count "$T/slow_where.lua" >"$T/out" 2>"$T/err"
 [ $? = 1 ] && grep -q "stopped after .* of wall-clock time in where() (budget 0.3 s" "$T/err" &&
     ok wall_budget || bad wall_budget "$(cat "$T/err")"
+# ... which ends C code too: the pattern, after the grace period
+NORMTUNE_SCRIPT_BUDGET=1000,0.3 timeout 120 "$NORMTUNE" list --count "$T/pattern.lua" >"$T/out" 2>"$T/err"
+[ $? = 1 ] && grep -q "stopped after .* of wall-clock time while loading the script (budget 0.3 s.*did not stop within" "$T/err" &&
+    ok wall_budget_hard_stop || bad wall_budget_hard_stop "$(cat "$T/err")"
 NORMTUNE_SCRIPT_BUDGET=soon "$NORMTUNE" list --count "$sweep" >"$T/out" 2>"$T/err"
 [ $? = 1 ] && grep -q "NORMTUNE_SCRIPT_BUDGET must be" "$T/err" && ok bad_budget_env || bad bad_budget_env "$(cat "$T/err")"
 
