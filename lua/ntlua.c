@@ -20,17 +20,21 @@
  * params -> blok), skipping comments, strings and function bodies.
  *
  * Budgets: a watchdog thread (one per process, started by the first load)
- * keeps a list of guards, one per loaded sweep.  A guard is in at most one
- * section at a time -- a run of the script, a walk over the sweep's points
- * (where() calls), or closing the state -- and knows the section's CPU clock
- * (pthread_getcpuclockid of the thread in it) and start.  The watchdog
- * sleeps until the earliest moment any budget could run out (a thread uses
- * at most one second of CPU per second), then looks: on an overrun it sets
- * the guard's stop flag, which the count hook turns into a Lua error; when
- * the section has not come back after the grace period (CPU time of its
- * thread, or a longer wall-clock time: a thread the machine does not run is
- * not ended for that) it writes the
- * message and calls _exit(1). */
+ * keeps a list of guards, one per loaded sweep.  A guard holds one CPU-time
+ * and one wall-clock budget for everything the sweep's Lua does: both runs
+ * of the script, every where() call, and closing its states.  It is in at
+ * most one section at a time -- a run of the script, a walk over the
+ * sweep's points (where() calls), or closing a state -- and knows the
+ * section's CPU clock (pthread_getcpuclockid of the thread in it) and
+ * start, and what the closed sections spent.  The watchdog sleeps until the
+ * earliest moment a budget could run out (a thread uses at most one second
+ * of CPU per second), then looks: on an overrun it sets the guard's stop
+ * flag, which the count hook turns into a Lua error; when the section has
+ * not come back after the grace period (CPU seconds of its thread, or
+ * wall-clock seconds, whichever comes first) it writes the message and
+ * calls _exit(1).  With the defaults a runaway script ends within
+ * NTL_WALL + NTL_GRACE_WALL = 8 s of wall-clock time however loaded the
+ * machine is, and within NTL_CPU + NTL_GRACE = 6 s on an idle one. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -56,20 +60,19 @@
 #define NTL_MAX_HOOKS 500                  /* hook calls per run: 5e7 instructions */
 #define NTL_SWEEP_MT "normtune.sweep"
 #define NTL_BUDGET_ENV "NORMTUNE_SCRIPT_BUDGET"
+#define NTL_CPU 5.0                        /* default budget: CPU seconds of a sweep's Lua */
+#define NTL_WALL 7.0                       /* ... and its wall-clock seconds */
 #define NTL_GRACE 1.0                      /* CPU seconds a stopped script has to return */
-#define NTL_GRACE_WALL 2.0                 /* ... or 5 x that in wall-clock seconds,
-                                              at least this, if sooner */
+#define NTL_GRACE_WALL 1.0                 /* ... or wall-clock seconds, if sooner */
 #define NTL_BUDGET_MAX 86400.0             /* largest budget the variable may set */
 
-/* The sections a guard times, and their default budgets (seconds). */
+/* The sections a guard times, as messages name them: "stopped after 1.0 s
+ * of CPU <what>". */
 enum { PH_LOAD, PH_WHERE, PH_CLOSE, PH_N };
-static const struct {
-    const char *what;         /* for messages: "stopped after 1.0 s of CPU <what>" */
-    double cpu, wall;
-} ntl_phase[PH_N] = {
-    {"while loading the script", 10, 30},
-    {"in where()", 30, 60},
-    {"in a __gc finalizer while closing the script", 10, 30},
+static const char *const ntl_phase[PH_N] = {
+    "while loading the script",
+    "in where()",
+    "in a __gc finalizer while closing the script",
 };
 
 /* The budgets of one sweep and the section it is in.  Fields below mu are
@@ -77,16 +80,17 @@ static const struct {
 typedef struct ntl_guard {
     struct ntl_guard *next;   /* the watchdog's list */
     char path[1024];          /* for messages */
-    double cpu_max[PH_N], wall_max[PH_N];
-    double grace, grace_wall; /* after a stop: CPU seconds, wall seconds */
+    double cpu_max, wall_max; /* the budgets, all sections together */
+    double grace;             /* CPU seconds after a stop (or NTL_GRACE_WALL) */
     int phase;                /* section open: PH_*, or -1 */
     int depth;                /* nested PH_WHERE sections */
     clockid_t clk;            /* CPU clock of the thread in the section */
     double cpu0, wall0;       /* the section's start: that clock, monotonic */
     int in_call;              /* PH_WHERE: inside a where() call since call0 */
     double call0;
-    double where_cpu, where_wall;   /* PH_WHERE spent in closed sections/calls */
-    int spent;                /* PH_WHERE's budget is gone: calls fail at once */
+    double used_cpu, used_wall;     /* spent in closed sections (and, for the
+                                       wall clock, in ended where() calls) */
+    int spent;                /* the budget is gone: every section is stopped */
     double stop_at;           /* when a stop was asked for in this section, or 0 */
     double stop_cpu;          /* the section thread's CPU time then */
     int acked;                /* the section saw the stop (no hard stop then) */
@@ -163,10 +167,10 @@ static void gd_errmsg(ntl_guard *g, char *err, size_t errlen) {
 static void gd_hard_stop(ntl_guard *g) {
     char m[1536];
     int n = snprintf(m, sizeof m,
-                     "%snormtune: %s: %s; it did not stop within %g s of CPU of being asked to, "
-                     "so normtune exits (a long string pattern match or a __gc finalizer cannot "
-                     "be interrupted)\n",
-                     isatty(2) ? "\r\033[K" : "", g->path, g->msg, g->grace);
+                     "%snormtune: %s: %s; it did not stop within %g s of CPU (or %g s of "
+                     "wall-clock time) of being asked to, so normtune exits (a long string "
+                     "pattern match or a __gc finalizer cannot be interrupted)\n",
+                     isatty(2) ? "\r\033[K" : "", g->path, g->msg, g->grace, NTL_GRACE_WALL);
     if (n > (int)sizeof m - 1) n = (int)sizeof m - 1;
     ssize_t w = write(2, m, (size_t)n);
     (void)w;
@@ -177,68 +181,48 @@ static void gd_hard_stop(ntl_guard *g) {
 static void gd_msg(ntl_guard *g, int p, const char *kind, double used, double max) {
     snprintf(g->msg, sizeof g->msg,
              "stopped after %.*f s of %s %s (budget %g s; " NTL_BUDGET_ENV " changes it)",
-             used < 1 ? 2 : 1, used, kind, ntl_phase[p].what, max);
+             used < 1 ? 2 : 1, used, kind, ntl_phase[p], max);
 }
 
-/* Ask the open section to stop. */
+/* Ask the open section to stop; the budget is spent from now on. */
 static void gd_soft_stop(ntl_guard *g, double now, const char *kind, double used, double max) {
     gd_msg(g, g->phase, kind, used, max);
     g->stop_at = now;
     g->stop_cpu = cpu_s(g->clk);
     g->acked = 0;
-    if (g->phase == PH_WHERE) g->spent = 1;
+    g->spent = 1;
     atomic_store(&g->stop, 1);
 }
 
-/* Look at one guard (wd.mu held): stop it when it overran.  Returns how long
- * the watchdog may sleep before this guard needs another look. */
+/* Look at one guard (wd.mu held): stop its open section when the budget is
+ * spent, end the process when a stopped section overran its grace period.
+ * Returns how long the watchdog may sleep before this guard needs another
+ * look (an idle guard needs none: opening a section wakes the watchdog). */
 static double gd_check(ntl_guard *g, double now) {
     int p = g->phase;
-    if (p < 0) {              /* idle: the soonest any section could overrun */
-        double w = INFINITY;
-        for (int i = 0; i < PH_N; i++) {
-            double c = g->cpu_max[i], t = g->wall_max[i];
-            if (i == PH_WHERE) {
-                if (g->spent) continue;
-                c -= g->where_cpu;
-                t -= g->where_wall;
-                if (c <= 0 || t <= 0) {   /* overran in a section now closed */
-                    if (c <= 0)
-                        gd_msg(g, i, "CPU", g->where_cpu, g->cpu_max[i]);
-                    else
-                        gd_msg(g, i, "wall-clock time", g->where_wall, g->wall_max[i]);
-                    g->spent = 1;         /* the next where() section fails at once */
-                    continue;
-                }
-            }
-            w = fmin(w, fmin(c, t));
-        }
-        return w;
-    }
+    if (p < 0) return INFINITY;
     if (g->stop_at > 0) {     /* asked already: wait for it, or end it */
         if (g->acked) return INFINITY;
         double c = cpu_s(g->clk);
         c = c < 0 ? 0 : c - g->stop_cpu;
-        if (c >= g->grace || now - g->stop_at >= g->grace_wall) gd_hard_stop(g);
-        return fmin(g->grace - c, g->stop_at + g->grace_wall - now);
+        if (c >= g->grace || now - g->stop_at >= NTL_GRACE_WALL) gd_hard_stop(g);
+        return fmin(g->grace - c, g->stop_at + NTL_GRACE_WALL - now);
     }
-    double cpu = cpu_s(g->clk), wall;
-    cpu = cpu < 0 ? 0 : cpu - g->cpu0;
-    if (p == PH_WHERE) {
-        cpu += g->where_cpu;
-        wall = g->where_wall + (g->in_call ? now - g->call0 : 0);
-    } else {
-        wall = now - g->wall0;
-    }
-    if (cpu >= g->cpu_max[p]) {
-        gd_soft_stop(g, now, "CPU", cpu, g->cpu_max[p]);
+    double cpu = cpu_s(g->clk), wall = g->used_wall;
+    cpu = g->used_cpu + (cpu < 0 ? 0 : cpu - g->cpu0);
+    if (p != PH_WHERE)
+        wall += now - g->wall0;
+    else if (g->in_call)      /* where(): only the calls' time counts */
+        wall += now - g->call0;
+    if (cpu >= g->cpu_max) {
+        gd_soft_stop(g, now, "CPU", cpu, g->cpu_max);
         return g->grace;
     }
-    if (wall >= g->wall_max[p]) {
-        gd_soft_stop(g, now, "wall-clock time", wall, g->wall_max[p]);
+    if (wall >= g->wall_max) {
+        gd_soft_stop(g, now, "wall-clock time", wall, g->wall_max);
         return g->grace;
     }
-    return fmin(g->cpu_max[p] - cpu, g->wall_max[p] - wall);
+    return fmin(g->cpu_max - cpu, g->wall_max - wall);
 }
 
 /* The watchdog thread: look at every guard, sleep until the next moment one
@@ -285,12 +269,9 @@ static void wd_start(void) {
  * 0, or -1 with a message. */
 static int gd_budgets(ntl_guard *g, char *err, size_t errlen) {
     const char *e = getenv(NTL_BUDGET_ENV);
-    for (int i = 0; i < PH_N; i++) {
-        g->cpu_max[i] = ntl_phase[i].cpu;
-        g->wall_max[i] = ntl_phase[i].wall;
-    }
+    g->cpu_max = NTL_CPU;
+    g->wall_max = NTL_WALL;
     g->grace = NTL_GRACE;
-    g->grace_wall = fmax(NTL_GRACE_WALL, 5 * g->grace);
     if (!e || !*e) return 0;
     char *end;
     double c = strtod(e, &end), w = 3 * c;
@@ -304,12 +285,9 @@ static int gd_budgets(ntl_guard *g, char *err, size_t errlen) {
                  NTL_BUDGET_ENV, NTL_BUDGET_MAX, e);
         return -1;
     }
-    for (int i = 0; i < PH_N; i++) {
-        g->cpu_max[i] = c;
-        g->wall_max[i] = w;
-    }
+    g->cpu_max = c;
+    g->wall_max = w;
     g->grace = fmin(NTL_GRACE, c);
-    g->grace_wall = fmax(NTL_GRACE_WALL, 5 * g->grace);
     return 0;
 }
 
@@ -355,8 +333,9 @@ static void gd_free(ntl_guard *g) {
 }
 
 /* Open a section of the calling thread.  A PH_WHERE section inside an open
- * one nests.  Load and close sections start with a fresh budget; where()
- * sections share one, and once it is spent the stop flag stays set. */
+ * one nests.  Every section draws on the guard's one budget; once that is
+ * spent, a section starts stopped: a where() section fails at once (no
+ * call is made), a load or close section has the grace period to return. */
 static void gd_open(ntl_guard *g, int phase) {
     pthread_mutex_lock(&wd.mu);
     if (g->phase == PH_WHERE && phase == PH_WHERE) {
@@ -372,22 +351,32 @@ static void gd_open(ntl_guard *g, int phase) {
     g->in_call = 0;
     g->stop_at = 0;
     g->acked = 0;
-    if (phase == PH_WHERE && g->spent) {
-        g->stop_at = g->wall0;    /* the calls fail at once: nothing to wait for */
-        g->acked = 1;
+    if (g->spent) {
+        g->stop_at = g->wall0;
+        g->stop_cpu = g->cpu0;
+        g->acked = phase == PH_WHERE;  /* no call is made: nothing to wait for */
     }
-    atomic_store(&g->stop, phase == PH_WHERE && g->spent);
+    atomic_store(&g->stop, g->spent);
     pthread_cond_signal(&wd.cv);
     pthread_mutex_unlock(&wd.mu);
 }
 
-/* Close the innermost section. */
+/* Close the innermost section: what it spent counts against the budget
+ * (a where() section's wall-clock time was counted call by call).  A
+ * section that overran between two looks of the watchdog spends the
+ * budget, so the next one starts stopped. */
 static void gd_close(ntl_guard *g) {
     pthread_mutex_lock(&wd.mu);
     if (g->phase >= 0 && --g->depth <= 0) {
-        if (g->phase == PH_WHERE) {
-            double c = cpu_s(CLOCK_THREAD_CPUTIME_ID);
-            if (c >= g->cpu0) g->where_cpu += c - g->cpu0;
+        double c = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+        if (c >= g->cpu0) g->used_cpu += c - g->cpu0;
+        if (g->phase != PH_WHERE) g->used_wall += mono_s() - g->wall0;
+        if (!g->spent && g->used_cpu >= g->cpu_max) {
+            gd_msg(g, g->phase, "CPU", g->used_cpu, g->cpu_max);
+            g->spent = 1;
+        } else if (!g->spent && g->used_wall >= g->wall_max) {
+            gd_msg(g, g->phase, "wall-clock time", g->used_wall, g->wall_max);
+            g->spent = 1;
         }
         if (g->stop_at > 0) g->acked = 1;
         g->phase = -1;
@@ -420,7 +409,7 @@ static int gd_call_begin(ntl_guard *g) {
 /* End a where() call; 1 when a stop was asked for during it. */
 static int gd_call_end(ntl_guard *g) {
     pthread_mutex_lock(&wd.mu);
-    if (g->in_call) g->where_wall += mono_s() - g->call0;
+    if (g->in_call) g->used_wall += mono_s() - g->call0;
     g->in_call = 0;
     pthread_mutex_unlock(&wd.mu);
     return gd_stopped(g);

@@ -6,8 +6,8 @@
  * nt_sweep.  The state stays open so that `where` constraints can be called
  * back with ntl_where.  Errors read "file:line: message".
  *
- * Budgets: every run of the script, the where() calls of a sweep in total,
- * and closing the state each get a CPU-time and a wall-clock budget
+ * Budgets: a sweep has one CPU-time and one wall-clock budget for both runs
+ * of the script, all its where() calls and closing its states together
  * (docs/lua-api.md, "Budgets"; NORMTUNE_SCRIPT_BUDGET overrides them).  A
  * watchdog thread asks a script that overruns to stop (a Lua error at its
  * next instruction hook); one that does not come back within a grace period
@@ -96,7 +96,7 @@ void ntl_problem_text(const nt_problem *p, char *buf, size_t len);
 int ntl_where(nt_sweep *sw, int f, const nt_params *p, const nt_problem *pr,
               int *accept, char *err, size_t errlen);
 
-/* Budget of where() in total: nt_enumerate brackets its walks with
+/* The budget and where(): nt_enumerate brackets its walks with
  * ntl_walk_begin/ntl_walk_end (the CPU time of the thread between them
  * counts; wall-clock time counts only inside where() calls) and calls
  * ntl_walk_poll now and then, which notices a stop the watchdog asked for
@@ -109,7 +109,7 @@ int ntl_walk_poll(nt_sweep *sw, char *err, size_t errlen);
 /* Params of family f for the point idx (values as texts). */
 void ntl_point_params(const nt_sweep *sw, int f, const int *idx, nt_params *p);
 
-/* Close the state (its finalizers run under the closing budget) and free
+/* Close the state (its finalizers run under the sweep's budget) and free
  * everything; safe on a zeroed or failed sweep. */
 void ntl_free(nt_sweep *sw);
 
