@@ -825,7 +825,10 @@ TEST(reports) {
     CHECK(!strncmp(r->row[2], want, strlen(want)), "row '%s' want '%s'", r->row[2], want);
 
     memset(r, 0, sizeof *r);
-    CHECK(store_report_shape(db, NULL, 16384, 4096, collect, r, err, sizeof err) == 0, "%s",
+    int64_t found = -1;
+    CHECK(store_find_device(db, NULL, &found, err, sizeof err) == 0 && found == dev, "%s",
+          err);
+    CHECK(store_report_shape(db, dev, 16384, 4096, collect, r, err, sizeof err) == 0, "%s",
           err);
     CHECK(r->nrow == 4 && r->ncol == 16, "rows %d cols %d", r->nrow, r->ncol);
     CHECK(!strncmp(r->row[0], "1|rmsnorm_bwd|x=bf16,w=bf16,dw=f32|rmsnorm_bwd.persistent|block=256",
@@ -838,7 +841,7 @@ TEST(reports) {
     CHECK(!strncmp(r->row[3], "-|", 2) && strstr(r->row[3], "|wrong|") &&
               strstr(r->row[3], "|failed") && !strstr(r->row[3], "second"),
           "failed row '%s'", r->row[3]);
-    CHECK(store_report_shape(db, NULL, 3, 5, collect, r, err, sizeof err) != 0, "no shape");
+    CHECK(store_report_shape(db, dev, 3, 5, collect, r, err, sizeof err) != 0, "no shape");
 
     int64_t id = 0;
     store_best_row *rows;

@@ -163,10 +163,9 @@ int cmd_report(int argc, char **argv) {
         memset(&ft, 0, sizeof ft);
         ft.op = r->op;
         ft.dtype = r->dtype;
-        /* the device store_best chose (by uuid when it has one) */
-        const char *dev = o.device ? o.device : strncmp(prov.uuid, "GPU-", 4) ? prov.device
-                                                                              : prov.uuid;
-        if (store_report_shape(db, dev, r->M, r->N, famtime_row, &ft, err, sizeof err)) {
+        /* the device store_best chose */
+        if (store_report_shape(db, prov.device_id, r->M, r->N, famtime_row, &ft, err,
+                               sizeof err)) {
             nt_errorf("report", "%s", err);
             goto fail;
         }

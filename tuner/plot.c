@@ -505,7 +505,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
         shcols c;
         double best[32] = {0}, bestp[32] = {0}, top = 0;
         int topfam = -1;
-        if (store_report_shape(db, device, r->M, r->N, tbl_row, &t, err, errlen) ||
+        if (store_report_shape(db, prov.device_id, r->M, r->N, tbl_row, &t, err, errlen) ||
             (t.oom && snprintf(err, errlen, "out of memory")) ||
             shcols_find(&t, &c, err, errlen)) {
             tbl_free(&t);
