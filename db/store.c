@@ -214,8 +214,11 @@ static const char *const q_sql[Q_COUNT] = {
         "SELECT r.id, s.op, s.dtype, v.family, v.params, r.status, r.median_us, "
         "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, "
         SHORT_MSG " AS msg "
-        "FROM result r JOIN variant v ON v.id = r.variant_id "
-        "JOIN shape s ON s.id = r.shape_id WHERE r.device_id = :dev AND "
+        /* the shape first (CROSS JOIN keeps SQLite from reading every
+         * result of the device for each shape), then its results through
+         * the index result_shape (device_id, shape_id, status) */
+        "FROM shape s CROSS JOIN result r JOIN variant v ON v.id = r.variant_id "
+        "WHERE r.shape_id = s.id AND r.device_id = :dev AND "
         "s.M = :M AND s.N = :N) "
         "ORDER BY op, dtype, status <> 'ok', median_us, family, params, id",
     [Q_REP_RESULT] = "SELECT n_samples FROM result WHERE id = :res",

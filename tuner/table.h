@@ -10,7 +10,10 @@
 #define NT_TABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "db/store.h"
 
 /* A table of texts: row 0 is the header; cells are owned (malloc'd). */
 typedef struct tbl {
@@ -34,6 +37,24 @@ void tbl_add(tbl *t, int ncol, const char *const *cells);
 /* A store_row_fn collecting into the tbl ctx; a header arriving again
  * restarts the table. */
 void tbl_row(void *ctx, int header, int ncol, const char *const *cell);
+
+/* The shape reports (store_report_shape) of one device, each shape (M, N)
+ * read once and kept: `report` and `plot` look at a shape once for every
+ * op and dtype tuned at it.  Zero-initialize, set db and dev. */
+typedef struct tbl_shapes {
+    store *db;
+    int64_t dev;                   /* the device (store_find_device) */
+    int n, cap;
+    struct tbl_shape {
+        int64_t M, N;
+        struct tbl *t;
+    } *e;
+} tbl_shapes;
+
+/* The shape report of (M, N), read on first use; NULL with a message in
+ * err on a store error or when out of memory.  c owns it. */
+const struct tbl *tbl_shape(tbl_shapes *c, int64_t M, int64_t N, char *err, size_t errlen);
+void tbl_shapes_free(tbl_shapes *c);
 
 /* Cell (r, c); row 0 is the header. */
 const char *tbl_at(const tbl *t, int r, int c);
