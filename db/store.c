@@ -1002,19 +1002,29 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
     return open_store(out, path, mode, mode != STORE_READ, err, errlen);
 }
 
+/* 1 if the header of the file at path says it is in rollback mode (file
+ * format read and write versions 1, bytes 18 and 19; WAL mode is 2). */
+static int rollback_mode(const char *path) {
+    unsigned char hdr[20];
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd < 0 ? -1 : read(fd, hdr, sizeof hdr);
+    if (fd >= 0) close(fd);
+    return n == (ssize_t)sizeof hdr && hdr[18] == 1 && hdr[19] == 1;
+}
+
 /* Bring path to this build's schema; see store.h.  A file at this schema
- * with no -wal beside it is checked through a read-only connection and
- * left as it is: a write open would rewrite its header (WAL mode and back)
- * even with nothing to change.  Anything else goes through a write open,
- * which migrates, checkpoints a crashed writer's -wal and gives the
- * messages for what it refuses. */
+ * in rollback mode with no -wal beside it is checked through a read-only
+ * connection and left as it is: a write open would rewrite its header (WAL
+ * mode and back) even with nothing to change.  Anything else goes through
+ * a write open, which migrates, checkpoints a crashed writer's -wal, leaves
+ * the file in rollback mode and gives the messages for what it refuses. */
 int store_migrate(const char *path, int *from, char *err, size_t errlen) {
     struct stat st;
     store *db = NULL;
     int64_t version = 0;
     int blank = 0;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        !exists_with(path, "-wal")) {
+        !exists_with(path, "-wal") && rollback_mode(path)) {
         if (check_writable(path, 1, err, errlen)) return STORE_ERR;
         if (inspect(path, &version, &blank, err, errlen)) {
             ro_cleanup(path, 0);

@@ -78,6 +78,14 @@ cp "$T/c.db" "$T/c.orig"
 expect small_migrate_current 0 migrate --db "$T/c.db"
 cmp -s "$T/c.db" "$T/c.orig" && ok small_migrate_byte_identical || bad small_migrate_byte_identical
 
+# a current file left in WAL mode (as the sqlite3 shell leaves one) is put
+# back in rollback mode, where it can be read in a directory one cannot write
+cur "$T/cw.db"
+sqlite3 "$T/cw.db" "PRAGMA journal_mode = WAL" >/dev/null
+expect migrate_current_wal 0 migrate --db "$T/cw.db"
+[ "$(mode "$T/cw.db")" = delete ] && ok migrate_current_wal_to_rollback ||
+    bad migrate_current_wal_to_rollback "journal mode $(mode "$T/cw.db")"
+
 # fail4 FILE: a schema-4 file whose migration fails in step 4 -> 5: its two
 # shapes "bf16" and "x=bf16,w=bf16,dw=f32" of one size become the same key
 fail4() {
