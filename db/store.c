@@ -8,13 +8,16 @@
  * program, or one written by a newer normtune is refused and left as it was.
  * An older schema is migrated forward one step at a time (migrations[]).
  *
- * Every open runs PRAGMA integrity_check and foreign_key_check and refuses
- * a damaged file, so a damaged file is never read as empty.  Read-only opens
- * are plain shared-lock opens (never immutable: a writer may be at work).  A
- * write open checks that the file and its directory are writable and takes
- * and releases the write lock before it returns, so a writer learns at once
- * that it cannot write; it then checkpoints what a crashed writer left in
- * the -wal file and marks sweeps whose process died as interrupted.  Closing
+ * Every open runs an integrity check and PRAGMA foreign_key_check and
+ * refuses a damaged file, so a damaged file is never read as empty: writers
+ * and merges the full PRAGMA integrity_check, read-only opens PRAGMA
+ * quick_check (all but the comparison of indexes with their tables).
+ * Read-only opens are plain shared-lock opens (never immutable: a writer
+ * may be at work).  A write open checks that the file and its directory
+ * are writable and takes and releases the write lock before it returns, so
+ * a writer learns at once that it cannot write; it then checkpoints what a
+ * crashed writer left in the -wal file and marks sweeps whose process died
+ * as interrupted; one that fails leaves the journal mode it found.  Closing
  * a write store checkpoints the WAL into the main file and, when it is the
  * last connection, leaves the file in rollback mode: the file alone then
  * holds everything, and it can be read in a directory the reader cannot
@@ -27,7 +30,10 @@
  * read-only and copies their rows into a new file, mapping ids through
  * temporary tables, each input inside one read transaction.  The
  * store_report_* functions turn canned queries into rows of formatted text
- * for `normtune query`. */
+ * for `normtune query`.  What is fixed for a process or a command is
+ * computed once: the families' source hashes (store_family_hash, read by
+ * the SQL function nt_current for every row it is asked about) and the
+ * device a command reads (store_find_device). */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>

@@ -5,7 +5,8 @@
  * (store_row_fn, "-" for SQL NULL); tbl collects them, so that nothing is
  * printed until a report is complete.  tbl_write prints a tbl as an aligned
  * text table, a markdown table, CSV (RFC 4180) or JSON (an array of
- * objects); tbl_read_csv reads such CSV back, for `plot --csv`. */
+ * objects); tbl_read_csv reads such CSV back, for `plot --csv`; tbl_shape
+ * keeps the shape reports of a device, read once each. */
 #ifndef NT_TABLE_H
 #define NT_TABLE_H
 
