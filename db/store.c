@@ -8,13 +8,16 @@
  * program, or one written by a newer normtune is refused and left as it was.
  * An older schema is migrated forward one step at a time (migrations[]).
  *
- * Every open runs PRAGMA integrity_check and foreign_key_check and refuses
- * a damaged file, so a damaged file is never read as empty.  Read-only opens
- * are plain shared-lock opens (never immutable: a writer may be at work).  A
- * write open checks that the file and its directory are writable and takes
- * and releases the write lock before it returns, so a writer learns at once
- * that it cannot write; it then checkpoints what a crashed writer left in
- * the -wal file and marks sweeps whose process died as interrupted.  Closing
+ * Every open runs an integrity check and PRAGMA foreign_key_check and
+ * refuses a damaged file, so a damaged file is never read as empty: writers
+ * and merges the full PRAGMA integrity_check, read-only opens PRAGMA
+ * quick_check (all but the comparison of indexes with their tables).
+ * Read-only opens are plain shared-lock opens (never immutable: a writer
+ * may be at work).  A write open checks that the file and its directory
+ * are writable and takes and releases the write lock before it returns, so
+ * a writer learns at once that it cannot write; it then checkpoints what a
+ * crashed writer left in the -wal file and marks sweeps whose process died
+ * as interrupted; one that fails leaves the journal mode it found.  Closing
  * a write store checkpoints the WAL into the main file and, when it is the
  * last connection, leaves the file in rollback mode: the file alone then
  * holds everything, and it can be read in a directory the reader cannot
@@ -27,7 +30,10 @@
  * read-only and copies their rows into a new file, mapping ids through
  * temporary tables, each input inside one read transaction.  The
  * store_report_* functions turn canned queries into rows of formatted text
- * for `normtune query`. */
+ * for `normtune query`.  What is fixed for a process or a command is
+ * computed once: the families' source hashes (store_family_hash, read by
+ * the SQL function nt_current for every row it is asked about) and the
+ * device a command reads (store_find_device). */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <pthread.h>
 
 #include <sqlite3.h>
 
@@ -213,8 +220,11 @@ static const char *const q_sql[Q_COUNT] = {
         "SELECT r.id, s.op, s.dtype, v.family, v.params, r.status, r.median_us, "
         "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, "
         SHORT_MSG " AS msg "
-        "FROM result r JOIN variant v ON v.id = r.variant_id "
-        "JOIN shape s ON s.id = r.shape_id WHERE r.device_id = :dev AND "
+        /* the shape first (CROSS JOIN keeps SQLite from reading every
+         * result of the device for each shape), then its results through
+         * the index result_shape (device_id, shape_id, status) */
+        "FROM shape s CROSS JOIN result r JOIN variant v ON v.id = r.variant_id "
+        "WHERE r.shape_id = s.id AND r.device_id = :dev AND "
         "s.M = :M AND s.N = :N) "
         "ORDER BY op, dtype, status <> 'ok', median_us, family, params, id",
     [Q_REP_RESULT] = "SELECT n_samples FROM result WHERE id = :res",
@@ -233,6 +243,8 @@ struct store {
     char *path;                    /* as given, for messages (owned) */
     int had_wal;                   /* a -wal file was there before the open */
     int ready;                     /* a write store that opened fully */
+    int set_wal;                   /* this open put a rollback-mode file in WAL mode */
+    int64_t found;                 /* the schema version the open found */
     sqlite3_stmt *q[Q_COUNT];      /* cached statements, NULL until used */
     int has_current;               /* temp.best_current exists (current_view) */
 };
@@ -519,16 +531,49 @@ static void fn_required(sqlite3_context *c, int argc, sqlite3_value **v) {
     sqlite3_result_null(c);
 }
 
+/* The source hash of every family of this build, computed once per process
+ * (famhash_fill, through pthread_once): nt_current reads it for every row it
+ * is asked about, and hashing a family's sources costs their whole text. */
+static struct famhash {
+    const nt_family *f;
+    char hash[17];
+    int ok;                        /* 0: a source is not embedded */
+} famhash[STORE_MAX_FAMILIES];
+static int nfamhash;               /* entries of famhash[] */
+static int nhashed;                /* nt_family_hash calls (store_family_hashes) */
+static pthread_once_t famhash_once = PTHREAD_ONCE_INIT;
+
+static void famhash_fill(void) {
+    const nt_family *const *all = nt_all_families();
+    for (int i = 0; all[i] && nfamhash < STORE_MAX_FAMILIES; i++) {
+        struct famhash *e = &famhash[nfamhash++];
+        e->f = all[i];
+        e->ok = !nt_family_hash(all[i], e->hash);
+        nhashed++;
+    }
+}
+
+/* See store.h. */
+const char *store_family_hash(const char *family) {
+    pthread_once(&famhash_once, famhash_fill);
+    for (int i = 0; family && i < nfamhash; i++)
+        if (!strcmp(famhash[i].f->name, family)) return famhash[i].ok ? famhash[i].hash : NULL;
+    return NULL;
+}
+
+int store_family_hashes(void) {
+    pthread_once(&famhash_once, famhash_fill);
+    return nhashed;
+}
+
 /* SQL function nt_current(family, src_hash): 1 when src_hash is the
- * family's source hash in this build (nt_family_hash), else 0 (another
+ * family's source hash in this build (store_family_hash), else 0 (another
  * version of its kernels, or a family this build does not have). */
 static void fn_current(sqlite3_context *c, int argc, sqlite3_value **v) {
-    const char *fam = (const char *)sqlite3_value_text(v[0]);
+    const char *cur = store_family_hash((const char *)sqlite3_value_text(v[0]));
     const char *h = (const char *)sqlite3_value_text(v[1]);
-    const nt_family *f = fam ? nt_family_find(fam) : NULL;
-    char cur[17];
     (void)argc;
-    sqlite3_result_int(c, f && h && !nt_family_hash(f, cur) && !strcmp(cur, h));
+    sqlite3_result_int(c, cur && h && !strcmp(cur, h));
 }
 
 /* SQL function nt_alive(host, pid, started): 0 when the sweep's process is
@@ -581,18 +626,22 @@ static int check_failed(sqlite3 *db, sqlite3_stmt *st, const char *path, const c
 }
 
 /* Check the database schema ("main" or an attached name) of db with
- * PRAGMA integrity_check (every page, record and index entry) and then
- * PRAGMA foreign_key_check (every id names an existing row).  Returns
- * STORE_OK, or STORE_ERR with a message naming path and the first
- * problems. */
-static int check_integrity(sqlite3 *db, const char *schema, const char *path, char *err,
-                           size_t errlen) {
+ * PRAGMA integrity_check (every page, record and index entry; full = 1) or
+ * PRAGMA quick_check (the same but for comparing each index with its table
+ * and checking UNIQUE constraints: what a reader needs to tell a damaged
+ * file, at a fraction of the time), and then PRAGMA foreign_key_check
+ * (every id names an existing row: a table read as empty is caught here
+ * when quick_check passes it).  Returns STORE_OK, or STORE_ERR with a
+ * message naming path and the first problems. */
+static int check_integrity(sqlite3 *db, const char *schema, int full, const char *path,
+                           char *err, size_t errlen) {
+    const char *check = full ? "integrity_check" : "quick_check";
     char sql[96], msg[400] = "";
     sqlite3_stmt *st = NULL;
     size_t n = 0;
     int rc, nrow = 0, ok = 0;
 
-    snprintf(sql, sizeof sql, "PRAGMA %s.integrity_check(%d)", schema, MAX_CHECK_ERRS);
+    snprintf(sql, sizeof sql, "PRAGMA %s.%s(%d)", schema, check, MAX_CHECK_ERRS);
     rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
     while (rc == SQLITE_OK || rc == SQLITE_ROW) {
         if ((rc = sqlite3_step(st)) != SQLITE_ROW) break;
@@ -601,12 +650,12 @@ static int check_integrity(sqlite3 *db, const char *schema, const char *path, ch
         else if (n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, "%s%s", n ? "; " : "", t ? t : "");
     }
-    if (rc != SQLITE_DONE) return check_failed(db, st, path, "integrity_check", err, errlen);
+    if (rc != SQLITE_DONE) return check_failed(db, st, path, check, err, errlen);
     sqlite3_finalize(st);
     if (!ok) {
         for (char *c = msg; *c; c++)
             if (*c == '\n') *c = ' ';
-        return damaged(path, "integrity_check", msg, err, errlen);
+        return damaged(path, check, msg, err, errlen);
     }
 
     snprintf(sql, sizeof sql, "PRAGMA %s.foreign_key_check", schema);
@@ -802,23 +851,33 @@ static int migrate(store *db, int64_t v, char *err, size_t errlen) {
     return STORE_OK;
 }
 
-/* Put a write connection in WAL mode (readers and one writer at once). */
+/* Put a write connection in WAL mode (readers and one writer at once);
+ * db->set_wal records that the file was in rollback mode before, so that
+ * an open that fails later can put it back (store_close). */
 static int set_wal(store *db, char *err, size_t errlen) {
     sqlite3_stmt *st = NULL;
-    int wal = 0;
+    int wal = 0, was = 0;
+    if (sqlite3_prepare_v2(db->db, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        was = !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    st = NULL;
     if (sqlite3_prepare_v2(db->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         wal = !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
     sqlite3_finalize(st);
     if (!wal) return dberr(db, err, errlen, "cannot switch it to WAL mode");
+    db->set_wal = !was;
     if (sqlite3_exec(db->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
         return dberr(db, err, errlen, "PRAGMA synchronous");
     return STORE_OK;
 }
 
-/* Open path as a store (see store.h).  *out is a new store the caller closes
- * with store_close; NULL on error.  A refused file is left as it was. */
-int store_open(store **out, const char *path, int mode, char *err, size_t errlen) {
+/* Open path as a store (see store_open), checking it with integrity_check
+ * (full = 1) or quick_check.  *out is a new store the caller closes with
+ * store_close; NULL on error.  A refused file is left as it was. */
+static int open_store(store **out, const char *path, int mode, int full, char *err,
+                      size_t errlen) {
     struct stat st;
     int64_t version = 0, v2 = 0, app = 0;
     int blank = 0, isnew = 0, rc, had_wal, exists;
@@ -918,7 +977,8 @@ int store_open(store **out, const char *path, int mode, char *err, size_t errlen
                "database of schema %d or older", path, STORE_SCHEMA_VERSION);
         goto fail;
     }
-    if (check_integrity(db->db, "main", path, err, errlen)) goto fail;
+    db->found = v2;
+    if (check_integrity(db->db, "main", full, path, err, errlen)) goto fail;
     if (mode != STORE_READ) {
         sqlite3_stmt *q;
         if (!(isnew || blank) && set_wal(db, err, errlen)) goto fail;
@@ -943,15 +1003,63 @@ refused:
     return STORE_ERR;
 }
 
+/* Open path as a store; see store.h. */
+int store_open(store **out, const char *path, int mode, char *err, size_t errlen) {
+    return open_store(out, path, mode, mode != STORE_READ, err, errlen);
+}
+
+/* 1 if the header of the file at path says it is in rollback mode (file
+ * format read and write versions 1, bytes 18 and 19; WAL mode is 2). */
+static int rollback_mode(const char *path) {
+    unsigned char hdr[20];
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd < 0 ? -1 : read(fd, hdr, sizeof hdr);
+    if (fd >= 0) close(fd);
+    return n == (ssize_t)sizeof hdr && hdr[18] == 1 && hdr[19] == 1;
+}
+
+/* Bring path to this build's schema; see store.h.  A file at this schema
+ * in rollback mode with no -wal beside it is checked through a read-only
+ * connection and left as it is: a write open would rewrite its header (WAL
+ * mode and back) even with nothing to change.  Anything else goes through
+ * a write open, which migrates, checkpoints a crashed writer's -wal, leaves
+ * the file in rollback mode and gives the messages for what it refuses. */
+int store_migrate(const char *path, int *from, char *err, size_t errlen) {
+    struct stat st;
+    store *db = NULL;
+    int64_t version = 0;
+    int blank = 0;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        !exists_with(path, "-wal") && rollback_mode(path)) {
+        if (check_writable(path, 1, err, errlen)) return STORE_ERR;
+        if (inspect(path, &version, &blank, err, errlen)) {
+            ro_cleanup(path, 0);
+            return STORE_ERR;
+        }
+        if (!blank && version == STORE_SCHEMA_VERSION) {
+            if (open_store(&db, path, STORE_READ, 1, err, errlen)) return STORE_ERR;
+            store_close(db);
+            if (from) *from = (int)version;
+            return STORE_OK;
+        }
+    }
+    if (open_store(&db, path, STORE_WRITE, 1, err, errlen)) return STORE_ERR;
+    if (from) *from = (int)db->found;
+    store_close(db);
+    return STORE_OK;
+}
+
 /* Finalize every cached statement and close the connection.  A write store
  * that opened fully first checkpoints the WAL into the main file and, when
  * no other connection is open, switches the file back to rollback mode
  * (which also removes the -wal and -shm files), so that the file alone is
- * the whole database and can be read where its directory is not writable. */
+ * the whole database and can be read where its directory is not writable.
+ * A write open that failed after it put a rollback-mode file in WAL mode
+ * does the same: the file keeps the journal mode it had. */
 void store_close(store *db) {
     if (!db) return;
     for (int i = 0; i < Q_COUNT; i++) sqlite3_finalize(db->q[i]);
-    if (db->db && db->ready) {
+    if (db->db && (db->ready || db->set_wal)) {
         sqlite3_busy_timeout(db->db, CLOSE_BUSY_MS);
         sqlite3_exec(db->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
         sqlite3_busy_timeout(db->db, 0);
@@ -1401,7 +1509,7 @@ static int merge_one(store *out, const char *path, int64_t *added, int64_t *same
                "database of schema %d", path, STORE_SCHEMA_VERSION);
         goto rollback;
     }
-    if (check_integrity(out->db, "src", path, err, errlen)) goto rollback;
+    if (check_integrity(out->db, "src", 1, path, err, errlen)) goto rollback;
     if (sqlite3_exec(out->db, merge_copy, NULL, NULL, NULL) != SQLITE_OK ||
         one_int(out->db, "SELECT count(*) FROM temp.new_res", &n) != SQLITE_OK) {
         seterr(err, errlen, "merging %s: %s", path, sqlite3_errmsg(out->db));
@@ -1506,26 +1614,6 @@ static void list_devices(sqlite3_stmt *st, char *buf, size_t len) {
     stmt_done(st);
 }
 
-/* Resolve a device argument to an id: by name or uuid, or (name NULL) the
- * only device that has results.  A name matches ignoring case, a uuid by
- * its first 8 or more characters, as `run --device` picks a GPU
- * (tuner/runner.c).  Errors name the candidates. */
-static int dev_resolve2(store *db, const char *name, int current, int64_t *id, char *err,
-                        size_t errlen);
-
-static int dev_resolve(store *db, const char *name, int64_t *id, char *err,
-                       size_t errlen) {
-    return dev_resolve2(db, name, 1, id, err, errlen);
-}
-
-/* dev_resolve; with current = 1 and no name, when several devices have
- * results, the one device with ok results of the current family sources,
- * if only one has them: a database that also holds older sweeps of other
- * GPUs reports, plots and exports the one that ran the current kernels
- * without --device.  When several have such results, the one whose cover
- * every (family, problem) that any device's cover, if only one does: after
- * a family changed and both ops were swept again on another GPU, that GPU
- * (the first still holds current results of the unchanged families). */
 /* Run device query q (with :name bound to name, if set): the number of
  * rows, the first row's id in *id, and in *st the statement, reset with
  * its binding kept, for list_devices; -1 with a message on an error. */
@@ -1550,12 +1638,21 @@ static int dev_count(store *db, int q, const char *name, int64_t *id, sqlite3_st
     return n;
 }
 
-static int dev_resolve2(store *db, const char *name, int current, int64_t *id, char *err,
-                        size_t errlen) {
+/* Resolve a device argument to an id (see store.h).  A name matches
+ * ignoring case, a uuid by its first 8 or more characters, as `run
+ * --device` picks a GPU (tuner/runner.c).  With no name, when several
+ * devices have results: the one device with ok results of the current
+ * family sources, if only one has them, so that a database that also
+ * holds older sweeps of other GPUs reports, plots and exports the one that
+ * ran the current kernels; when several have such results, the one whose
+ * cover every (family, problem) that any device's cover, if only one does
+ * (after a family changed and both ops were swept again on another GPU,
+ * the first still holds current results of the unchanged families). */
+int store_find_device(store *db, const char *name, int64_t *id, char *err, size_t errlen) {
     char names[1024];
     sqlite3_stmt *st;
     int n;
-    if (!name && current) {
+    if (!name) {
         int64_t one = 0;
         if ((n = dev_count(db, Q_DEV_WITH_CURRENT, NULL, &one, &st, err, errlen)) < 0)
             return STORE_ERR;
@@ -1585,6 +1682,7 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
                      store_prov *prov, char *err, size_t errlen) {
     sqlite3_stmt *st;
     memset(prov, 0, sizeof *prov);
+    prov->device_id = dev;
     if (!(st = stmt(db, Q_DEV_GET, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":id", dev) || sqlite3_step(st) != SQLITE_ROW) {
         stmt_done(st);
@@ -1670,7 +1768,7 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
 
     *rows = NULL;
     *n = 0;
-    if (dev_resolve2(db, device, 1, &dev, err, errlen)) return STORE_ERR;
+    if (store_find_device(db, device, &dev, err, errlen)) return STORE_ERR;
     if (current && current_view(db, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, current ? Q_BEST : Q_BEST_ALL, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":dev", dev)) {
@@ -1783,7 +1881,7 @@ int store_report_best(store *db, const char *device, store_row_fn row, void *ctx
     };
     int64_t dev = 0;
     sqlite3_stmt *st;
-    if (device && dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
+    if (device && store_find_device(db, device, &dev, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, Q_REP_BEST, err, errlen))) return STORE_ERR;
     if (device ? bind_i(st, ":dev", dev) : bind_null(st, ":dev")) {
         stmt_done(st);
@@ -1793,9 +1891,9 @@ int store_report_best(store *db, const char *device, store_row_fn row, void *ctx
                 errlen) < 0 ? STORE_ERR : STORE_OK;
 }
 
-/* Every result of one shape (M, N) on a device, the successful ones ranked
+/* Every result of one shape (M, N) on device dev, the successful ones ranked
  * by median time with their % of the best, then the failed ones. */
-int store_report_shape(store *db, const char *device, int64_t M, int64_t N,
+int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen) {
     static const col cols[] = {
         {"rank", 'i'}, {"op", 's'}, {"dtype", 's'}, {"family", 's'},
@@ -1803,10 +1901,8 @@ int store_report_shape(store *db, const char *device, int64_t M, int64_t N,
         {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'}, {"% op", '1'},
         {"% of best", '1'}, {"result", 'i'}, {"message", 's'},
     };
-    int64_t dev;
     int nrow;
     sqlite3_stmt *st;
-    if (dev_resolve(db, device, &dev, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, Q_REP_SHAPE, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":dev", dev) | bind_i(st, ":M", M) | bind_i(st, ":N", N)) {
         stmt_done(st);

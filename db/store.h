@@ -24,15 +24,42 @@ enum { STORE_READ = 0, STORE_WRITE = 1, STORE_CREATE = 2 };
 /* Open path.  STORE_CREATE creates a new file (or opens an existing
  * normtune database); STORE_WRITE needs an existing one; STORE_READ opens
  * read-only, with a shared lock (a writer may be at work).  Every open runs
- * PRAGMA integrity_check and foreign_key_check and refuses a damaged file.
- * Write opens check first that the file and its directory can be written
- * (and take and release the write lock), checkpoint what a crashed writer
- * left in the -wal file, mark sweeps whose process died as interrupted, and
- * migrate an older schema forward (STORE_READ refuses an older schema). */
+ * PRAGMA foreign_key_check and an integrity check and refuses a damaged
+ * file: write opens the full PRAGMA integrity_check, STORE_READ the
+ * PRAGMA quick_check (the same but for comparing indexes with their
+ * tables; docs/schema.md, Integrity).  Write opens check first that the
+ * file and its directory can be written (and take and release the write
+ * lock), migrate an older schema forward (STORE_READ refuses an older
+ * schema), checkpoint what a crashed writer left in the -wal file and mark
+ * sweeps whose process died as interrupted.  A write open that fails
+ * leaves the file's journal mode as it found it. */
 int store_open(store **out, const char *path, int mode, char *err, size_t errlen);
 /* Close; a write store first checkpoints the WAL into the main file, so the
  * file alone holds everything. */
 void store_close(store *db);
+
+/* Bring the database at path to this build's schema (normtune migrate):
+ * check it in full (integrity_check, foreign_key_check) and, when its
+ * schema is older, migrate it as a write open does.  A file already at
+ * this schema is only read, so it stays byte-identical.  *from (may be
+ * NULL) gets the schema it had. */
+int store_migrate(const char *path, int *from, char *err, size_t errlen);
+
+/* The source hash of family `family` ("<op>.<family>") in this build
+ * (nt_family_hash), computed for every family once per process and kept;
+ * NULL for a family this build does not have or whose sources are not
+ * embedded.  The SQL function nt_current reads it. */
+const char *store_family_hash(const char *family);
+/* How many family source hashes this process has computed (for tests: one
+ * per family, however many rows were asked about). */
+int store_family_hashes(void);
+
+/* The device a device argument names (see store_best): by name or uuid, or
+ * (name NULL) the one device with results, else the one with ok results
+ * of the current family sources, else the one whose current results cover
+ * every other's.  A command resolves it once and passes *id on.  Errors
+ * name the candidates. */
+int store_find_device(store *db, const char *name, int64_t *id, char *err, size_t errlen);
 
 /* Record a device (matched by uuid, else by name) and return its id. */
 int store_device(store *db, const nt_device *d, int64_t *id, char *err, size_t errlen);
@@ -100,6 +127,7 @@ typedef struct store_best_row {
 
 /* Provenance of a device's results, for the export banner. */
 typedef struct store_prov {
+    int64_t device_id;        /* the device's id (store_find_device) */
     char device[128];
     char uuid[64];
     int cc_major, cc_minor;
@@ -137,8 +165,9 @@ typedef void (*store_row_fn)(void *ctx, int header, int ncol, const char *const 
 /* best per shape (device may be NULL = all) */
 int store_report_best(store *db, const char *device, store_row_fn row, void *ctx,
                       char *err, size_t errlen);
-/* one shape's variants ranked, with % of the best */
-int store_report_shape(store *db, const char *device, int64_t M, int64_t N,
+/* one shape's variants ranked, with % of the best, on device dev (an id of
+ * store_find_device or store_prov) */
+int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen);
 /* one result's raw samples */
 int store_report_samples(store *db, int64_t result_id, store_row_fn row,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "db/store.h"
+#include "kernels/family.h"
 #include "t.h"
 #include "tuner/cli.h"
 
@@ -693,6 +694,63 @@ TEST(best_complete_device) {
     store_close(db);
 }
 
+/* The families' source hashes are computed once per process:
+ * store_family_hash gives nt_family_hash's answer for every family (NULL
+ * for one this build does not have), and however many rows nt_current
+ * reads (store_best of the current sources, the device resolution) the
+ * count of computed hashes stays one per family.  nt_current answers from
+ * them: a faster result of other sources is left out of the current best
+ * and kept in the best of all results. */
+TEST(family_hashes_once) {
+    const nt_family *const *all = nt_all_families();
+    int nfam = 0, n = 0;
+    char h[17];
+    for (; all[nfam]; nfam++) {
+        const char *c = store_family_hash(all[nfam]->name);
+        CHECK(!nt_family_hash(all[nfam], h) && c && !strcmp(c, h), "%s: %s, want %s",
+              all[nfam]->name, c ? c : "NULL", h);
+    }
+    CHECK(nfam > 1, "%d families", nfam);
+    CHECK(!store_family_hash("rmsnorm_bwd.nosuch") && !store_family_hash(NULL), "unknown");
+    CHECK(store_family_hashes() == nfam, "%d hashes of %d families", store_family_hashes(), nfam);
+
+    int64_t dev;
+    store *db = mkbest("hashes.db", &dev);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    int64_t sweep;
+    CHECK(store_sweep_begin(db, dev, "s.lua", "h", 4000.0, &sweep, err, sizeof err) == 0,
+          "sweep: %s", err);
+    for (int i = 0; i < 40; i++) {                  /* more rows for nt_current */
+        store_key k = mkkey(dev, "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0",
+                            1024 * (i + 1), 8192);
+        if (i % 2) k.src_hash = "0000000000000000";
+        CHECK(put(db, sweep, &k, NT_OK, 10.0 + i, 2) == 0, "put %d", i);
+    }
+    store_key stale = mkkey(dev, "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0",
+                            16384, 4096);
+    stale.src_hash = "0000000000000000";
+    CHECK(put(db, sweep, &stale, NT_OK, 10.0, 2) == 0, "put stale");
+    for (int cur = 1; cur >= 0; cur--) {
+        store_best_row *rows = NULL;
+        int64_t found = -1;
+        CHECK(store_find_device(db, NULL, &found, err, sizeof err) == 0 && found == dev, "%s",
+              err);
+        CHECK(store_best(db, NULL, cur, &rows, &n, NULL, err, sizeof err) == 0, "%s", err);
+        for (int i = 0; i < n; i++)
+            if (rows[i].M == 16384 && rows[i].N == 4096)
+                CHECK(rows[i].median_us == (cur ? 40.0 : 10.0) &&
+                          !strcmp(rows[i].src_hash, cur ? cur_hash(rows[i].family)
+                                                        : "0000000000000000"),
+                      "current %d: %.1f us %s", cur, rows[i].median_us, rows[i].src_hash);
+        CHECK(n == (cur ? 23 : 43), "current %d: %d rows", cur, n);
+        free(rows);
+    }
+    CHECK(store_family_hashes() == nfam, "%d hashes of %d families after reading rows",
+          store_family_hashes(), nfam);
+    store_close(db);
+}
+
 TEST(best) {
     int64_t dev;
     store *db = mkbest("best.db", &dev);
@@ -825,7 +883,10 @@ TEST(reports) {
     CHECK(!strncmp(r->row[2], want, strlen(want)), "row '%s' want '%s'", r->row[2], want);
 
     memset(r, 0, sizeof *r);
-    CHECK(store_report_shape(db, NULL, 16384, 4096, collect, r, err, sizeof err) == 0, "%s",
+    int64_t found = -1;
+    CHECK(store_find_device(db, NULL, &found, err, sizeof err) == 0 && found == dev, "%s",
+          err);
+    CHECK(store_report_shape(db, dev, 16384, 4096, collect, r, err, sizeof err) == 0, "%s",
           err);
     CHECK(r->nrow == 4 && r->ncol == 16, "rows %d cols %d", r->nrow, r->ncol);
     CHECK(!strncmp(r->row[0], "1|rmsnorm_bwd|x=bf16,w=bf16,dw=f32|rmsnorm_bwd.persistent|block=256",
@@ -838,7 +899,7 @@ TEST(reports) {
     CHECK(!strncmp(r->row[3], "-|", 2) && strstr(r->row[3], "|wrong|") &&
               strstr(r->row[3], "|failed") && !strstr(r->row[3], "second"),
           "failed row '%s'", r->row[3]);
-    CHECK(store_report_shape(db, NULL, 3, 5, collect, r, err, sizeof err) != 0, "no shape");
+    CHECK(store_report_shape(db, dev, 3, 5, collect, r, err, sizeof err) != 0, "no shape");
 
     int64_t id = 0;
     store_best_row *rows;
@@ -1190,6 +1251,7 @@ int main(void) {
     RUN(migrates_schema_1);
     RUN(migrates_schema_4_fixture);
     RUN(best);
+    RUN(family_hashes_once);
     RUN(best_complete_device);
     RUN(reports);
     RUN(read_only_open);

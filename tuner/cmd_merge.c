@@ -62,7 +62,8 @@ static void migrate_usage(FILE *f) {
         "Bring a results database written by an older normtune to this build's\n"
         "schema, in place, one transaction per version step.  Reading commands\n"
         "(query, report, export, merge) refuse an older schema and point here.\n"
-        "A damaged or unwritable file is refused before anything is written.\n\n"
+        "A damaged or unwritable file is refused before anything is written; a\n"
+        "file already at this schema is checked and left byte-identical.\n\n"
         "options:\n"
         "  --db FILE    the database\n"
         "  -h, --help   this text\n");
@@ -71,7 +72,6 @@ static void migrate_usage(FILE *f) {
 int cmd_migrate(int argc, char **argv) {
     const char *db = NULL;
     char err[1024];
-    store *s = NULL;
     const nt_opt opts[] = {{"db", 0, NT_OPT_STR, &db, NULL}};
     int rc = nt_parse_opts("migrate", argc, argv, opts, NT_NOPTS(opts), migrate_usage);
     if (rc >= 0) return rc;
@@ -79,11 +79,10 @@ int cmd_migrate(int argc, char **argv) {
         nt_errorf("migrate", "needs --db FILE and nothing else (see normtune migrate --help)");
         return NT_EXIT_USAGE;
     }
-    if (store_open(&s, db, STORE_WRITE, err, sizeof err)) {
+    if (store_migrate(db, NULL, err, sizeof err)) {
         nt_errorf("migrate", "%s", err);
         return NT_EXIT_FAIL;
     }
-    store_close(s);
     fprintf(stderr, "normtune migrate: %s is at schema %d\n", db, STORE_SCHEMA_VERSION);
     return NT_EXIT_OK;
 }

@@ -124,8 +124,12 @@ int cmd_query(int argc, char **argv) {
     if (!(db = nt_open_db("query", o.db))) return nt_sink_close("query", &out, 0);
     if (!strcmp(what, "best"))
         src = store_report_best(db, o.device, tbl_row, &t, err, sizeof err);
-    else if (!strcmp(what, "shape"))
-        src = store_report_shape(db, o.device, M, N, tbl_row, &t, err, sizeof err);
+    else if (!strcmp(what, "shape")) {
+        int64_t dev;
+        src = store_find_device(db, o.device, &dev, err, sizeof err);
+        if (src == STORE_OK)
+            src = store_report_shape(db, dev, M, N, tbl_row, &t, err, sizeof err);
+    }
     else if (!strcmp(what, "samples"))
         src = store_report_samples(db, id, tbl_row, &t, err, sizeof err);
     else

@@ -48,7 +48,7 @@ static void report_usage(FILE *f) {
 #define MAX_FAM 16
 
 /* The fastest successful time per family of one (op, dtype), found in the
- * rows of store_report_shape. */
+ * rows of store_report_shape (read once per shape: tbl_shape). */
 typedef struct famtime {
     const char *op, *dtype;
     int n;
@@ -116,6 +116,7 @@ static const char *const report_head[R_NCOL] = {
 int cmd_report(int argc, char **argv) {
     nt_dbopts o;
     tbl t = {0};
+    tbl_shapes shapes = {0};
     char err[512], c[R_NCOL][64];
     const char *cell[R_NCOL];
     store *db;
@@ -143,6 +144,8 @@ int cmd_report(int argc, char **argv) {
         store_close(db);
         return nt_sink_close("report", &out, 0);
     }
+    shapes.db = db;
+    shapes.dev = prov.device_id;               /* the device store_best chose */
     for (int i = 1; i < n; i++)
         mixed |= strcmp(rows[i].op, rows[0].op) || strcmp(rows[i].dtype, rows[0].dtype);
 
@@ -163,13 +166,13 @@ int cmd_report(int argc, char **argv) {
         memset(&ft, 0, sizeof ft);
         ft.op = r->op;
         ft.dtype = r->dtype;
-        /* the device store_best chose (by uuid when it has one) */
-        const char *dev = o.device ? o.device : strncmp(prov.uuid, "GPU-", 4) ? prov.device
-                                                                              : prov.uuid;
-        if (store_report_shape(db, dev, r->M, r->N, famtime_row, &ft, err, sizeof err)) {
+        const tbl *sh = tbl_shape(&shapes, r->M, r->N, err, sizeof err);
+        if (!sh) {
             nt_errorf("report", "%s", err);
             goto fail;
         }
+        for (int j = 0; j < sh->nrow; j++)
+            famtime_row(&ft, j == 0, sh->ncol, (const char *const *)sh->cell + j * sh->ncol);
         const char *all[R_NCOL];
         for (int j = 0; j < R_NCOL; j++) all[j] = c[j];
         all[R_DEV] = prov.device;
@@ -224,11 +227,13 @@ int cmd_report(int argc, char **argv) {
         tbl_write(&t, fmt, out.f);
     }
     tbl_free(&t);
+    tbl_shapes_free(&shapes);
     free(rows);
     store_close(db);
     return nt_sink_close("report", &out, 1);
 fail:
     tbl_free(&t);
+    tbl_shapes_free(&shapes);
     free(rows);
     store_close(db);
     return nt_sink_close("report", &out, 0);

@@ -543,12 +543,15 @@ static int build(xport *x, const store_best_row *rows, int n, char *err, size_t 
     for (int c = 0; c < x->ncfg; c++)
         x->cfg[c].fam = fam_index(x, x->cfg[c].f);
     /* hashes of the families only fallbacks use: the current sources' */
-    for (int i = 0; i < x->nfam; i++)
-        if (!x->fam[i].from_rows && nt_family_hash(x->fam[i].f, x->fam[i].hash)) {
+    for (int i = 0; i < x->nfam; i++) {
+        const char *h = x->fam[i].from_rows ? "" : store_family_hash(x->fam[i].f->name);
+        if (!h) {
             snprintf(err, errlen, "family %s: a source of it is not embedded in this normtune",
                      x->fam[i].f->name);
             return -1;
         }
+        if (!x->fam[i].from_rows) snprintf(x->fam[i].hash, sizeof x->fam[i].hash, "%s", h);
+    }
     return build_kernels(x, err, errlen);
 oom:
     snprintf(err, errlen, "out of memory");
@@ -865,10 +868,10 @@ int nt_export_stale(const store_best_row *rows, int n, char *msg, size_t len) {
     msg[0] = 0;
     for (int i = 0; i < n; i++) {
         const nt_family *f = nt_family_find(rows[i].family);
-        char cur[17];
+        const char *cur = f ? store_family_hash(f->name) : NULL;
         int seen = 0;
         for (int j = 0; j < i; j++) seen |= !strcmp(rows[j].family, rows[i].family);
-        if (seen || !f || nt_family_hash(f, cur) || !strcmp(cur, rows[i].src_hash)) continue;
+        if (seen || !cur || !strcmp(cur, rows[i].src_hash)) continue;
         stale++;
         if (used < len)
             used += (size_t)snprintf(msg + used, len - used, "%s%s (measured %s, now %s)",

@@ -474,12 +474,15 @@ static int log_tics(fig *f, const store_best_row *rows, int n) {
 static int fig_db(fig *f, store *db, const char *device, int kind, char *err, size_t errlen) {
     store_best_row *rows = NULL;
     store_prov prov;
+    tbl_shapes shapes = {0};
     names ops = {0}, fams = {0}, Ms = {0};
     int n = 0, rc = -1, mixed = 0;
     double copy_sum = 0, copy_min = 0, copy_max = 0;
     int ncopy = 0;
 
     if (store_best(db, device, 0, &rows, &n, &prov, err, errlen)) return -1;
+    shapes.db = db;
+    shapes.dev = prov.device_id;               /* the device store_best chose */
     for (int i = 0; i < n; i++) {
         char od[192], m[32];
         snprintf(od, sizeof od, "%s %s", rows[i].op, rows[i].dtype);
@@ -501,25 +504,19 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
     /* every result of every shape: the best per family, or all of them */
     for (int i = 0; i < n; i++) {
         const store_best_row *r = &rows[i];
-        tbl t = {0};
+        const tbl *sh = tbl_shape(&shapes, r->M, r->N, err, errlen);
         shcols c;
         double best[32] = {0}, bestp[32] = {0}, top = 0;
         int topfam = -1;
-        if (store_report_shape(db, device, r->M, r->N, tbl_row, &t, err, errlen) ||
-            (t.oom && snprintf(err, errlen, "out of memory")) ||
-            shcols_find(&t, &c, err, errlen)) {
-            tbl_free(&t);
-            goto done;
-        }
-        for (int j = 1; j < t.nrow; j++) {
-            if (strcmp(tbl_at(&t, j, c.op), r->op) || strcmp(tbl_at(&t, j, c.dtype), r->dtype) ||
-                strcmp(tbl_at(&t, j, c.status), "ok") || !tbl_is_num(tbl_at(&t, j, c.gbps)))
+        if (!sh || shcols_find(sh, &c, err, errlen)) goto done;
+        for (int j = 1; j < sh->nrow; j++) {
+            if (strcmp(tbl_at(sh, j, c.op), r->op) || strcmp(tbl_at(sh, j, c.dtype), r->dtype) ||
+                strcmp(tbl_at(sh, j, c.status), "ok") || !tbl_is_num(tbl_at(sh, j, c.gbps)))
                 continue;
-            int fi = names_idx(&fams, fam_short(tbl_at(&t, j, c.fam)));
-            double g = strtod(tbl_at(&t, j, c.gbps), NULL);
-            double p = strtod(tbl_at(&t, j, c.pct), NULL);
+            int fi = names_idx(&fams, fam_short(tbl_at(sh, j, c.fam)));
+            double g = strtod(tbl_at(sh, j, c.gbps), NULL);
+            double p = strtod(tbl_at(sh, j, c.pct), NULL);
             if (fi < 0) {
-                tbl_free(&t);
                 snprintf(err, errlen, "too many families to plot (at most 32)");
                 goto done;
             }
@@ -527,14 +524,10 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
             if (g > top) top = g, topfam = fi;
             if (kind == NT_PLOT_SPREAD) {
                 series *s = fig_series(f, fams.v[fi]);
-                if (!s || series_add(s, i, g)) {
-                    tbl_free(&t);
-                    goto oom;
-                }
+                if (!s || series_add(s, i, g)) goto oom;
                 s->key2 = fi;
             }
         }
-        tbl_free(&t);
         if (kind == NT_PLOT_SPREAD) {
             char lab[224];
             if (topfam >= 0) {
@@ -636,6 +629,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
 oom:
     snprintf(err, errlen, "out of memory");
 done:
+    tbl_shapes_free(&shapes);
     free(rows);
     return rc;
 }

@@ -4,7 +4,9 @@
  * SQLite's own CSV/JSON (the sqlite3 shell's modes are not in the library,
  * and json_quote() would need a second connection per cell) because the
  * cells reach us as texts through the store's callbacks; each format is a
- * few lines of escaping, kept in this one file. */
+ * few lines of escaping, kept in this one file.  tbl_shape keeps the shape
+ * reports of one device, so that `report` and `plot` read each shape once. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,44 @@ void tbl_row(void *ctx, int header, int ncol, const char *const *cell) {
         t->oom = keep;
     }
     tbl_add(t, ncol, cell);
+}
+
+const tbl *tbl_shape(tbl_shapes *c, int64_t M, int64_t N, char *err, size_t errlen) {
+    for (int i = 0; i < c->n; i++)
+        if (c->e[i].M == M && c->e[i].N == N) return c->e[i].t;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        struct tbl_shape *e = realloc(c->e, (size_t)cap * sizeof *e);
+        if (!e) goto oom;
+        c->e = e;
+        c->cap = cap;
+    }
+    tbl *t = calloc(1, sizeof *t);
+    if (!t) goto oom;
+    if (store_report_shape(c->db, c->dev, M, N, tbl_row, t, err, errlen)) {
+        tbl_free(t);
+        free(t);
+        return NULL;
+    }
+    if (t->oom) {
+        tbl_free(t);
+        free(t);
+        goto oom;
+    }
+    c->e[c->n++] = (struct tbl_shape){M, N, t};
+    return t;
+oom:
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+}
+
+void tbl_shapes_free(tbl_shapes *c) {
+    for (int i = 0; i < c->n; i++) {
+        tbl_free(c->e[i].t);
+        free(c->e[i].t);
+    }
+    free(c->e);
+    memset(c, 0, sizeof *c);
 }
 
 const char *tbl_at(const tbl *t, int r, int c) {

@@ -5,12 +5,16 @@
  * (store_row_fn, "-" for SQL NULL); tbl collects them, so that nothing is
  * printed until a report is complete.  tbl_write prints a tbl as an aligned
  * text table, a markdown table, CSV (RFC 4180) or JSON (an array of
- * objects); tbl_read_csv reads such CSV back, for `plot --csv`. */
+ * objects); tbl_read_csv reads such CSV back, for `plot --csv`; tbl_shape
+ * keeps the shape reports of a device, read once each. */
 #ifndef NT_TABLE_H
 #define NT_TABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "db/store.h"
 
 /* A table of texts: row 0 is the header; cells are owned (malloc'd). */
 typedef struct tbl {
@@ -34,6 +38,24 @@ void tbl_add(tbl *t, int ncol, const char *const *cells);
 /* A store_row_fn collecting into the tbl ctx; a header arriving again
  * restarts the table. */
 void tbl_row(void *ctx, int header, int ncol, const char *const *cell);
+
+/* The shape reports (store_report_shape) of one device, each shape (M, N)
+ * read once and kept: `report` and `plot` look at a shape once for every
+ * op and dtype tuned at it.  Zero-initialize, set db and dev. */
+typedef struct tbl_shapes {
+    store *db;
+    int64_t dev;                   /* the device (store_find_device) */
+    int n, cap;
+    struct tbl_shape {
+        int64_t M, N;
+        struct tbl *t;
+    } *e;
+} tbl_shapes;
+
+/* The shape report of (M, N), read on first use; NULL with a message in
+ * err on a store error or when out of memory.  c owns it. */
+const struct tbl *tbl_shape(tbl_shapes *c, int64_t M, int64_t N, char *err, size_t errlen);
+void tbl_shapes_free(tbl_shapes *c);
 
 /* Cell (r, c); row 0 is the header. */
 const char *tbl_at(const tbl *t, int r, int c);

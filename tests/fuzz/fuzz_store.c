@@ -134,7 +134,8 @@ static void reads(store *db) {
         }
         if (n > 0) {
             err[0] = 0;
-            rc = store_report_shape(db, NULL, rows[0].M, rows[0].N, row, &sum, err, sizeof err);
+            rc = store_report_shape(db, prov.device_id, rows[0].M, rows[0].N, row, &sum, err,
+                                    sizeof err);
             need_msg(rc, err, "store_report_shape");
             err[0] = 0;
             rc = store_report_samples(db, rows[0].result_id, row, &sum, err, sizeof err);
