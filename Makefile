@@ -9,7 +9,7 @@
 #   make fuzz       libFuzzer harnesses (tests/fuzz/), FUZZ_TIME s each
 #   make tune       default sweep on the GPU -> results.db -> normtune_dispatch.h
 #   make test-gpu   GPU tests (needs a CUDA device)
-#   make lib        production library build/libnormtune.{a,so} (issue 4)
+#   make lib        production library build/libnormtune.{a,so}
 #
 # NOBUILD=1 makes tune and test-gpu use the binaries already in build/
 # (for GPU machines that have no Lua headers: build elsewhere, copy build/).
@@ -227,7 +227,7 @@ tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 clean:
 	rm -rf $(B) build-asan build-fuzz
 
-# ---- the production library (issue 4): docs/api.md -------------------------
+# ---- the production library: docs/api.md ------------------------------------
 #
 #   make lib [DISPATCH=header.h]   build/libnormtune.{a,so} from kernels/ and a
 #                                  dispatch header (default: the shipped one)

@@ -1,4 +1,4 @@
-/* test_dispatch.c -- the drift test (issue 9): the library's dispatch,
+/* test_dispatch.c -- the drift test: the library's dispatch,
  * built from a dispatch header, runs every exported config with its own
  * kernels and never silently another.
  *

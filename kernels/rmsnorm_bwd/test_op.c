@@ -313,7 +313,7 @@ TEST(plan_precision_follows_the_dw_dtype) {
                     CHECK(nt_plan_precise(&pl, &p), "persistent %s", persist_cfg[c]);
                 }
             }
-    /* the bug of issue 9: bf16 partials for an f32 dw */
+    /* bf16 partials must not serve an f32 dw */
     nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 7, 24);
     nt_params q = params("nsplit=64,partial=bf16");
     CHECK(nt_rmsnorm_bwd_naive.plan(&q, &p, NULL, &pl, err, sizeof err) == 0, "%s", err);
