@@ -11,12 +11,14 @@
 #   NT_LIB          the shared library they load (build/libnormtune.so)
 #   NT_DISPATCH     the dispatch header the library was built from
 #   PEERS_FWD_ARGS  extra arguments of peers_fwd.py
+#   BENCH_PEERS     0: leave the peers scripts out (default 1)
 #
 # Written: bench.txt (the bench's output), bench.csv, bench_pct.csv,
-# bench.svg; peers_fwd.txt and .md, peers_bwd.txt and .md.  The bench
-# failing (no GPU included) stops here with its exit status.  No gnuplot,
-# or no torch for the Python: a note, and the rest still runs.  The exit
-# status is the worst of the steps run.
+# bench.svg; peers_fwd.txt and .md, peers_bwd.txt and .md.  No GPU: the
+# bench says so and this stops with its exit status.  The bench failing
+# otherwise (a call, a non-finite output), no gnuplot, or no torch for the
+# Python: a message, and the rest still runs.  The exit status is the last
+# failing step's (0 when none failed).
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 : "${BENCH:=build/gpu/bench}" "${NORMTUNE:=build/normtune}" "${BENCH_OUT:=build/bench}"
@@ -43,13 +45,12 @@ mkdir -p "$BENCH_OUT" || exit 1
 
 run bench "$BENCH_OUT/bench.txt" "$BENCH" --shapes "$BENCH_SHAPES" \
     --csv "$BENCH_OUT/bench.csv" --plot-csv "$BENCH_OUT/bench_pct.csv"
-if [ "$rc" != 0 ]; then
-    if grep -q 'no CUDA device' "$BENCH_OUT/bench.txt"; then
-        echo "make bench: error: no GPU here; make bench measures on an NVIDIA GPU"
-    else
-        echo "make bench: error: the bench failed (exit $rc); its output: $BENCH_OUT/bench.txt"
-    fi
+if [ "$rc" != 0 ] && grep -q 'no CUDA device here' "$BENCH_OUT/bench.txt"; then
+    echo "make bench: error: no GPU here; make bench measures on an NVIDIA GPU"
     exit "$rc"
+elif [ "$rc" != 0 ]; then
+    echo "make bench: error: the bench failed (exit $rc; its output: $BENCH_OUT/bench.txt);" \
+         "going on with the rest"
 fi
 
 if ! command -v gnuplot >/dev/null 2>&1; then
@@ -57,6 +58,8 @@ if ! command -v gnuplot >/dev/null 2>&1; then
          "normtune plot --csv $BENCH_OUT/bench_pct.csv --x shape -o bench.svg)"
 elif [ ! -x "$NORMTUNE" ]; then
     echo "make bench: note: $NORMTUNE not built, so no $BENCH_OUT/bench.svg"
+elif [ ! -s "$BENCH_OUT/bench_pct.csv" ]; then
+    echo "make bench: note: the bench wrote no $BENCH_OUT/bench_pct.csv, so no plot"
 elif "$NORMTUNE" plot --csv "$BENCH_OUT/bench_pct.csv" --x shape --yrange 0: \
         --ylabel '% of yardstick' --title 'normtune library: % of its yardstick (copy or add)' \
         -o "$BENCH_OUT/bench.svg"; then
@@ -65,7 +68,9 @@ else
     echo "make bench: error: normtune plot failed"; status=1
 fi
 
-if "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
+if [ "${BENCH_PEERS:-1}" = 0 ]; then
+    echo "make bench: note: BENCH_PEERS=0, so the peers scripts were not run"
+elif "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
     # shellcheck disable=SC2086  # PEERS_FWD_ARGS: several words
     run peers_fwd.py "$BENCH_OUT/peers_fwd.txt" "$PYTHON" tests/gpu/peers_fwd.py --lib "$NT_LIB" \
         --header "$NT_DISPATCH" --out "$BENCH_OUT/peers_fwd.md" $PEERS_FWD_ARGS
