@@ -78,11 +78,20 @@ grep -q 'bad.txt:3: want "M N"' "$T/py.out" && ok python_bad_line || bad python_
 "$BENCH" --list-shapes --shapes "$T/bad.txt" >"$T/out" 2>"$T/err"; rc=$?
 [ "$rc" = 2 ] && grep -q 'bad.txt:3: want "M N"' "$T/err" && ok bad_shape_line \
     || bad bad_shape_line "exit $rc: $(head -c 300 "$T/err")"
-for content in '# only a comment' '8 0' '8 64 2' '-8 64' '99999999999999999999 8'; do
+for content in '# only a comment' '8 0' '8 64 2' '-8 64' '+8 64' '8 6.4' '99999999999999999999 8'; do
     printf '%s\n' "$content" >"$T/bad2.txt"
     "$BENCH" --list-shapes --shapes "$T/bad2.txt" >"$T/out" 2>"$T/err"; rc=$?
     [ "$rc" = 2 ] && grep -q 'bad2.txt' "$T/err" && ok "bad_shapes '$content'" \
         || bad "bad_shapes '$content'" "exit $rc: $(head -c 300 "$T/err")"
+    PYTHONPATH="$T/py:$root/tests/gpu" python3 -c '
+import sys
+from peers_common import bench_shapes
+try:
+    bench_shapes(sys.argv[1])
+except ValueError as e:
+    sys.exit(str(e))' "$T/bad2.txt" >"$T/out" 2>&1 && rc=0 || rc=1
+    [ "$rc" = 1 ] && grep -q 'bad2.txt' "$T/out" && ok "python_bad_shapes '$content'" \
+        || bad "python_bad_shapes '$content'" "accepted, or: $(head -c 300 "$T/out")"
 done
 "$BENCH" --list-shapes --shapes "$T/none.txt" >"$T/out" 2>"$T/err"; rc=$?
 [ "$rc" = 2 ] && grep -q 'cannot read the shape file' "$T/err" && ok missing_shape_file \

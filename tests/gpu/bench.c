@@ -164,6 +164,8 @@ static int read_shapes(const char *path, shape *s, int max) {
             if (nt < 3) tok[nt++] = t; else nt = 3;
         if (nt == 0) continue;
         int bad = nt != 2;
+        for (int k = 0; k < nt && k < 2 && !bad; k++)   /* digits only, as peers_common.py */
+            bad = (int)strspn(tok[k], "0123456789") != (int)strlen(tok[k]);
         long long M = bad ? 0 : number(tok[0], 1, 1ll << 40, &bad);
         long long N = bad ? 0 : number(tok[1], 1, 1ll << 40, &bad);
         if (bad) {

@@ -41,15 +41,17 @@ def dname(dt):
 # ---- the shape list of make bench ----------------------------------------------
 
 def bench_shapes(path=DEFAULT_SHAPES):
-    """[(M, N), ...] from the shape file: "M N" a line, '#' comments and
-    blank lines skipped (the format tests/gpu/bench.c reads).  Raises
+    """[(M, N), ...] from the shape file: "M N" a line (whole numbers from 1
+    to 2^40), '#' comments and blank lines skipped (the format
+    tests/gpu/bench.c reads).  Raises
     ValueError naming the file and line of a bad line."""
     shapes = []
     for ln, line in enumerate(Path(path).read_text().splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
-        if len(words) != 2 or not all(w.isdigit() and int(w) > 0 for w in words):
+        if len(words) != 2 or not all(w.isascii() and w.isdigit() and 0 < int(w) <= 1 << 40
+                                      for w in words):
             raise ValueError(f"{path}:{ln}: want \"M N\" (two positive whole numbers)")
         shapes.append((int(words[0]), int(words[1])))
     if not shapes:

@@ -8,7 +8,10 @@ A measurement run by hand on a CUDA device (not part of `make test`):
                                    [--method iso|b2b] [--repeat K]
                                    [--no-compile] [--no-big]
 
-from the repository root, with build/libnormtune.so built (`make lib`).
+from the repository root, with build/libnormtune.so built (`make lib`);
+`make bench` runs it with --no-compile.  What it shares with peers_bwd.py
+(the library through ctypes, the header check, QuACK's import, the timing
+of calls alone) is in tests/gpu/peers_common.py.
 The library must be built from --header (the shipped one by default): its
 version string's config and kernel counts are compared with the header's
 and the run stops when they differ.  QuACK
