@@ -3,7 +3,7 @@
 # program (tests/gpu/bench.c with the add kernel tests/gpu/bench_add.cu)
 # builds against the library; its shape list (tests/gpu/bench_shapes.txt)
 # parses, and the peers scripts' reader (tests/gpu/peers_common.py) reads
-# the same shapes; a bad shape file or argument is refused (exit 2) naming
+# the same shapes and refuses the same bad lines; a bad shape file or argument is refused (exit 2) naming
 # what is wrong; with no GPU visible the bench says so and exits 1, leaving
 # no CSV behind, and tests/gpu/bench_run.sh (what make bench runs) stops
 # there saying so; given a bench's CSV, bench_run.sh draws it with
