@@ -38,8 +38,9 @@
  * there is no time); --plot-csv FILE the same percentages one column per
  * op and contender, one row per shape, for `normtune plot --csv`.
  *
- * Exit status: 0; 1 when there is no CUDA device, a call fails or an
- * output is not finite; 2 for bad arguments or a bad shape file. */
+ * Exit status: 0; 1 when there is no CUDA device, a call fails, an output
+ * is not finite or a shape's buffers do not fit in device memory (the
+ * other shapes still run); 2 for bad arguments or a bad shape file. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
