@@ -375,3 +375,48 @@ $(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/family.c kernels/ops.c
 	$(Q)$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(B)/include -I$(CUDA)/include -pthread \
 	  -o $@ tests/gpu/test_lib.c kernels/family.c kernels/ops.c kernels/ref.c $(OP_CSRC) \
 	  tuner/gate.c $(B)/libnormtune.a -L$(CUDA)/lib64 -lcudart_static -lpthread -ldl -lrt -lm
+
+# ---- make bench: the library against its yardsticks and its peers -------------
+#
+#   make bench [BENCH_OUT=build/bench] [NOBUILD=1]
+#
+# $(B)/gpu/bench (tests/gpu/bench.c, linked as $(B)/gpu/test_lib is, with
+# the add yardstick tests/gpu/bench_add.cu built by nvcc for LIB_GENCODE)
+# times every op of the library at the shapes of BENCH_SHAPES beside a
+# device copy and an add kernel; then, when $(PYTHON) can import torch,
+# tests/gpu/peers_fwd.py (PEERS_FWD_ARGS) and tests/gpu/peers_bwd.py.
+# tests/gpu/bench_run.sh runs them in turn and writes everything under
+# BENCH_OUT: bench.txt, bench.csv, bench_pct.csv, bench.svg (normtune
+# plot, when gnuplot is there), peers_fwd.{txt,md}, peers_bwd.{txt,md}.
+# BENCH_PEERS=0 leaves the peers scripts out.  Without a GPU the bench
+# says so and make bench fails.  NOBUILD=1 runs what build/ holds (built
+# elsewhere, carried over).
+BENCH_OUT ?= $(B)/bench
+BENCH_SHAPES ?= tests/gpu/bench_shapes.txt
+BENCH := $(B)/gpu/bench
+PYTHON ?= python3
+PEERS_FWD_ARGS ?= --no-compile
+BENCH_PEERS ?= 1
+
+.PHONY: bench bench-build
+bench-build: $(BENCH) $(BIN) $(B)/libnormtune.so
+
+$(B)/gpu/bench_add.o: tests/gpu/bench_add.cu tests/gpu/bench_add.h
+	@mkdir -p $(dir $@)
+	$(call msg,NVCC,$@)
+	$(Q)$(NVCC) -std=c++17 -O3 $(LIB_GENCODE) -Xcompiler -fno-exceptions,-fno-threadsafe-statics,-Wall -I. -c -o $@ $<
+
+$(BENCH): tests/gpu/bench.c tests/gpu/bench_add.h $(B)/gpu/bench_add.o kernels/family.c \
+    kernels/ops.c kernels/ref.c $(OP_CSRC) $(wildcard kernels/*.h kernels/*/*.h) \
+    $(B)/libnormtune.a $(B)/lib/nt_api_calls.h
+	@mkdir -p $(dir $@)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(B)/lib -I$(B)/include -I$(CUDA)/include -pthread \
+	  -o $@ tests/gpu/bench.c kernels/family.c kernels/ops.c kernels/ref.c $(OP_CSRC) \
+	  $(B)/gpu/bench_add.o $(B)/libnormtune.a -L$(CUDA)/lib64 -lcudart_static -lpthread -ldl -lrt -lm
+
+bench: $(if $(filter 1,$(NOBUILD)),,bench-build)
+	@BENCH=$(abspath $(BENCH)) NORMTUNE=$(abspath $(BIN)) BENCH_SHAPES=$(BENCH_SHAPES) \
+	  BENCH_OUT=$(BENCH_OUT) PYTHON="$(PYTHON)" NT_LIB=$(abspath $(B)/libnormtune.so) \
+	  NT_DISPATCH=$(abspath $(DISPATCH)) PEERS_FWD_ARGS="$(PEERS_FWD_ARGS)" \
+	  BENCH_PEERS=$(BENCH_PEERS) sh tests/gpu/bench_run.sh

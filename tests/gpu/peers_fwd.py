@@ -8,7 +8,10 @@ A measurement run by hand on a CUDA device (not part of `make test`):
                                    [--method iso|b2b] [--repeat K]
                                    [--no-compile] [--no-big]
 
-from the repository root, with build/libnormtune.so built (`make lib`).
+from the repository root, with build/libnormtune.so built (`make lib`);
+`make bench` runs it with --no-compile.  What it shares with peers_bwd.py
+(the library through ctypes, the header check, QuACK's import, the timing
+of calls alone) is in tests/gpu/peers_common.py.
 The library must be built from --header (the shipped one by default): its
 version string's config and kernel counts are compared with the header's
 and the run stops when they differ.  QuACK
@@ -77,10 +80,7 @@ above 1e-2 is a failure (exit status 1, after the tables are written).
 """
 
 import argparse
-import ctypes
-import importlib
 import os
-import re
 import statistics
 import sys
 import time
@@ -91,14 +91,16 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-EPS = 1e-6
-WARMUP, ITERS = 10, 40
-FLUSH_BYTES = 256 << 20
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers_common import (BF16, DEFAULT_HEADER, DEFAULT_LIB, EPS, F32, FLUSH_BYTES,  # noqa: E402
+                          ITERS, WARMUP, Normtune, cell, dname, events,
+                          header_mismatch, init_flush, load_quack, log, rel_l2, rotated,
+                          rstd64, time_iso)
+
 NT_Y_TOL = 1e-2  # normtune's y must be this close to float64 (bf16)
 
 # (M, N, x dtype, w dtype).  bf16/bf16 everywhere, plus bf16 x with an fp32
 # weight (QuACK's common training setup) at three shapes.
-BF16, F32 = torch.bfloat16, torch.float32
 BIG = (65536, 16384)  # 2 GiB of x (--no-big drops it)
 SHAPES = ([(M, N, BF16, BF16) for M, N in [(16384, 4096), (16384, 8192), (8192, 16384),
                                            (32768, 4096), (65536, 2048), (4096, 16384), BIG,
@@ -108,119 +110,6 @@ COMPILE_AT = {(16384, 4096), (8192, 16384)}  # torch.compile shapes (bf16/bf16)
 
 COLUMNS = ["normtune y", "normtune y+rstd", "QuACK y", "QuACK y+rstd",
            "torch eager", "torch.compile"]
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def dname(dt):
-    return {BF16: "bf16", F32: "f32", torch.float16: "f16"}[dt]
-
-
-# ---- normtune through ctypes (prototypes from kernels/normtune.h) ----------
-
-NT_DTYPE = {BF16: 0, torch.float16: 1, F32: 2}  # NORMTUNE_BF16, _F16, _F32
-NT_UNSUPPORTED_N = 3                            # NORMTUNE_ERROR_UNSUPPORTED_N
-
-
-class NtOutTol(ctypes.Structure):
-    _fields_ = [("tensor", ctypes.c_char * 16), ("tol", ctypes.c_double)]
-
-
-class NtChoice(ctypes.Structure):  # normtune_choice
-    _fields_ = [("config", ctypes.c_int), ("tuned", ctypes.c_int),
-                ("fallback", ctypes.c_int), ("op", ctypes.c_char * 32),
-                ("dtypes", ctypes.c_char * 64), ("family", ctypes.c_char * 48),
-                ("params", ctypes.c_char * 160), ("workspace", ctypes.c_size_t),
-                ("grid", ctypes.c_uint), ("nlaunch", ctypes.c_int),
-                ("kernel", (ctypes.c_char * 128) * 4), ("nout", ctypes.c_int),
-                ("out", NtOutTol * 4)]
-
-
-class Normtune:
-    def __init__(self, path):
-        lib = ctypes.CDLL(str(path))
-        ll, i, vp = ctypes.c_longlong, ctypes.c_int, ctypes.c_void_p
-        lib.normtune_strerror.argtypes, lib.normtune_strerror.restype = [i], ctypes.c_char_p
-        lib.normtune_last_cuda_error.argtypes, lib.normtune_last_cuda_error.restype = [], i
-        lib.normtune_version.argtypes, lib.normtune_version.restype = [], ctypes.c_char_p
-        lib.normtune_rmsnorm_fwd_workspace_size.argtypes = [ll, ll, i, i,
-                                                            ctypes.POINTER(ctypes.c_size_t)]
-        lib.normtune_rmsnorm_fwd_workspace_size.restype = i
-        lib.normtune_rmsnorm_fwd_choice.argtypes = [ll, ll, i, i, ctypes.POINTER(NtChoice)]
-        lib.normtune_rmsnorm_fwd_choice.restype = i
-        # x, w, y, rstd, M, N, eps, x_dtype, w_dtype, workspace, workspace_bytes, stream
-        lib.normtune_rmsnorm_fwd.argtypes = [vp, vp, vp, vp, ll, ll, ctypes.c_float, i, i,
-                                             vp, ctypes.c_size_t, vp]
-        lib.normtune_rmsnorm_fwd.restype = i
-        self.lib = lib
-        self.version = lib.normtune_version().decode()
-
-    def check(self, st, what):
-        if st != 0:
-            msg = self.lib.normtune_strerror(st).decode()
-            if st == 8:  # NORMTUNE_ERROR_CUDA
-                msg += f" (cudaError {self.lib.normtune_last_cuda_error()})"
-            raise RuntimeError(f"{what}: status {st}: {msg}")
-
-    def workspace_size(self, M, N, xd, wd):
-        """Bytes of workspace, or None when the library does not run this N."""
-        b = ctypes.c_size_t(0)
-        st = self.lib.normtune_rmsnorm_fwd_workspace_size(M, N, NT_DTYPE[xd], NT_DTYPE[wd],
-                                                          ctypes.byref(b))
-        if st == NT_UNSUPPORTED_N:
-            return None
-        self.check(st, "normtune_rmsnorm_fwd_workspace_size")
-        return b.value
-
-    def choice(self, M, N, xd, wd):
-        c = NtChoice()
-        self.check(self.lib.normtune_rmsnorm_fwd_choice(M, N, NT_DTYPE[xd], NT_DTYPE[wd],
-                                                        ctypes.byref(c)),
-                   "normtune_rmsnorm_fwd_choice")
-        tag = "tuned" if c.tuned else ("fallback" if c.fallback else "nearest")
-        return f"{c.family.decode()} {c.params.decode()} ({tag}, grid {c.grid})"
-
-    def fwd_fn(self, x, w, y, rstd, ws):
-        """A no-argument closure that enqueues one forward on the current stream."""
-        M, N = x.shape
-        args = (ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(w.data_ptr()),
-                ctypes.c_void_p(y.data_ptr()),
-                ctypes.c_void_p(rstd.data_ptr() if rstd is not None else None),
-                M, N, EPS, NT_DTYPE[x.dtype], NT_DTYPE[w.dtype],
-                ctypes.c_void_p(ws.data_ptr() if ws is not None else None),
-                ws.numel() if ws is not None else 0,
-                ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
-        f = self.lib.normtune_rmsnorm_fwd
-
-        def run():
-            st = f(*args)
-            if st != 0:
-                self.check(st, "normtune_rmsnorm_fwd")
-        return run
-
-
-# ---- QuACK -----------------------------------------------------------------
-
-def load_quack():
-    """quack.rmsnorm (the module: the package's `rmsnorm` is a function), or None."""
-    try:
-        qr = importlib.import_module("quack.rmsnorm")
-        import quack
-        ver = getattr(quack, "__version__", "?")
-        try:
-            import cutlass
-            ver += f", cutlass-dsl {getattr(cutlass, '__version__', '?')}"
-        except Exception:
-            pass
-        log(f"QuACK {ver} imported")
-        return qr, ver
-    except Exception:
-        log("QuACK import FAILED (QuACK columns will be empty):")
-        traceback.print_exc(file=sys.stdout)
-        sys.stdout.flush()
-        return None, None
 
 
 def quack_fn(qr, x, w, y, rstd):
@@ -237,44 +126,6 @@ def quack_fn(qr, x, w, y, rstd):
 
 # ---- measurement -----------------------------------------------------------
 
-_flush = None
-
-
-def flush_l2():
-    _flush.fill_(1)
-
-
-def _events():
-    return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-
-def _rotated(n, i):
-    """Round i's order of n contenders: 0..n-1 rotated left by i."""
-    return [(i + k) % n for k in range(n)]
-
-
-def time_iso(fns):
-    """Median us of each closure in fns over ITERS calls, each timed alone
-    after an L2 flush, interleaved: ITERS rounds of one call of each, in
-    an order rotated from round to round, after WARMUP such rounds."""
-    n = len(fns)
-    for i in range(WARMUP):
-        for j in _rotated(n, i):
-            flush_l2()
-            fns[j]()
-    ev = [[] for _ in fns]
-    for i in range(ITERS):
-        for j in _rotated(n, i):
-            a, b = _events()
-            flush_l2()
-            a.record()
-            fns[j]()
-            b.record()
-            ev[j].append((a, b))
-    torch.cuda.synchronize()
-    return [statistics.median(a.elapsed_time(b) * 1e3 for a, b in e) for e in ev]
-
-
 B2B_CALLS, B2B_BATCHES = 20, 15
 B2B_SLEEP_CYCLES = 2_000_000  # ~1 ms at 2 GHz: the host queues the batch meanwhile
 
@@ -290,9 +141,9 @@ def time_b2b(fn_sets):
             f()
     per = [[] for _ in fn_sets]
     for i in range(B2B_BATCHES):
-        for j in _rotated(n, i):
+        for j in rotated(n, i):
             fns = fn_sets[j]
-            a, b = _events()
+            a, b = events()
             torch.cuda._sleep(B2B_SLEEP_CYCLES)
             a.record()
             for c in range(B2B_CALLS):
@@ -301,25 +152,6 @@ def time_b2b(fn_sets):
             torch.cuda.synchronize()
             per[j].append(a.elapsed_time(b) * 1e3 / B2B_CALLS)
     return [statistics.median(p) for p in per]
-
-
-def rel_l2(out, ref_fn, x):
-    """Relative L2 error of out (M x N, or M) against ref_fn(x rows) in float64,
-    chunked over rows so the float64 copies stay small."""
-    M, N = x.shape
-    step = max(1, (1 << 26) // N)
-    num = den = 0.0
-    for r in range(0, M, step):
-        ref = ref_fn(x[r:r + step])
-        d = out[r:r + step].double() - ref
-        num += float((d * d).sum())
-        den += float((ref * ref).sum())
-    return (num / den) ** 0.5
-
-
-def rstd64(xc):
-    xd = xc.double()
-    return torch.rsqrt((xd * xd).mean(dim=1) + EPS)
 
 
 def check_output(fn, x, w, y, rstd):
@@ -339,38 +171,6 @@ def check_output(fn, x, w, y, rstd):
     return ey, er
 
 
-def header_mismatch(version, header):
-    """None when the library's version string names the config and kernel
-    counts of the dispatch header file `header`, else why not: a library
-    built from another header (make test's fixture, an older tune) would be
-    timed under this header's name."""
-    try:
-        text = Path(header).read_text()
-    except OSError as e:
-        return f"cannot read {header}: {e.strerror}"
-    want = {}
-    for key in ("NCONFIGS", "NKERNELS"):
-        m = re.search(r"#define NORMTUNE_%s (\d+)" % key, text)
-        if not m:
-            return f"{header} has no NORMTUNE_{key}"
-        want[key] = int(m.group(1))
-    m = re.search(r"(\d+) configs, (\d+) kernels", version)
-    if not m:
-        return f"the library's version string names no config counts: {version}"
-    got = {"NCONFIGS": int(m.group(1)), "NKERNELS": int(m.group(2))}
-    if got != want:
-        return (f"the library has {got['NCONFIGS']} configs and {got['NKERNELS']} kernels, "
-                f"{header} {want['NCONFIGS']} and {want['NKERNELS']}")
-    return None
-
-
-def cell(copy_us, us, spread=None):
-    """A contender's cell: % of the copy and its time; with spread (the
-    (lowest, highest) time over the passes of --repeat), that range too."""
-    rng = f", {spread[0]:.1f}-{spread[1]:.1f}" if spread else ""
-    return f"{100.0 * copy_us / us:.1f}% ({us:.1f} us{rng})"
-
-
 def versus(runs, ours, theirs):
     """normtune against QuACK from one shape's passes: runs is a list of
     {column: us}; returns (ratio of the medians, theirs / ours: above 1 is
@@ -385,13 +185,11 @@ def versus(runs, ours, theirs):
 
 
 def main():
-    global _flush
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    root = Path(__file__).resolve().parents[2]
     ap.add_argument("--out", help="also write the Markdown tables to this file")
-    ap.add_argument("--lib", default=str(root / "build" / "libnormtune.so"),
+    ap.add_argument("--lib", default=str(DEFAULT_LIB),
                     help="libnormtune.so (default: build/libnormtune.so)")
-    ap.add_argument("--header", default=str(root / "kernels" / "normtune_dispatch.h"),
+    ap.add_argument("--header", default=str(DEFAULT_HEADER),
                     help="the dispatch header the library must be built from (default: the "
                          "shipped kernels/normtune_dispatch.h)")
     ap.add_argument("--method", choices=("iso", "b2b"), default="iso",
@@ -420,7 +218,7 @@ def main():
         sys.exit(f"peers_fwd.py: {args.lib} was not built from {args.header}: {why} "
                  f"(make lib DISPATCH={args.header}, then run again)")
     qr, qver = load_quack()
-    _flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    init_flush()
     l2 = dev.L2_cache_size
     gen = torch.Generator(device="cuda")
     failures = []
@@ -449,12 +247,12 @@ def main():
         nbytes = 2 * M * N * x.element_size()
 
         contenders = []
-        ws_bytes = nt.workspace_size(M, N, xd, wd)
+        ws_bytes = nt.workspace_size("rmsnorm_fwd", M, N, xd, wd)
         if ws_bytes is None:
             res["normtune y"] = res["normtune y+rstd"] = "N > MAX_N"
         else:
             ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
-            cfg = nt.choice(M, N, xd, wd)
+            cfg = nt.choice("rmsnorm_fwd", M, N, xd, wd)
             configs.append((tag, cfg, ws_bytes))
             log(f"normtune config {cfg}, workspace {ws_bytes} B")
             contenders += [("normtune y", lambda a, b, r: nt.fwd_fn(a, w, b, r, ws), False),

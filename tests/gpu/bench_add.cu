@@ -1,0 +1,80 @@
+/* bench_add.cu -- the backward's yardstick for `make bench`
+ * (tests/gpu/bench.c): c = a + b over n bf16 elements, reading two tensors
+ * and writing one, the bytes the RMSNorm backward moves through device
+ * memory (x and dy in, dx out; w and dw are N elements).
+ *
+ * 16-byte loads and stores (8 bf16), the sum in fp32 rounded to bf16,
+ * UNROLL independent vectors in flight per thread, a grid-stride loop over
+ * a grid that fills the device once (resident blocks per SM x SMs); the
+ * elements past the last whole vector (n not a multiple of 8) are done by
+ * the first threads.  Built with nvcc by the Makefile's bench rule, for the
+ * library's architectures. */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tests/gpu/bench_add.h"
+
+#define BLOCK 256
+#define UNROLL 4
+
+/* Eight bf16 sums of two 16-byte vectors. */
+static __device__ __forceinline__ uint4 add8(uint4 a, uint4 b) {
+    const __nv_bfloat162 *x = reinterpret_cast<const __nv_bfloat162 *>(&a);
+    const __nv_bfloat162 *y = reinterpret_cast<const __nv_bfloat162 *>(&b);
+    uint4 r;
+    __nv_bfloat162 *z = reinterpret_cast<__nv_bfloat162 *>(&r);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float2 u = __bfloat1622float2(x[i]), v = __bfloat1622float2(y[i]);
+        z[i] = __floats2bfloat162_rn(u.x + v.x, u.y + v.y);
+    }
+    return r;
+}
+
+/* c[i] = a[i] + b[i] for i < n; nv = n / 8 whole vectors. */
+static __global__ void __launch_bounds__(BLOCK) add_bf16(const uint4 *__restrict__ a,
+                                                          const uint4 *__restrict__ b,
+                                                          uint4 *__restrict__ c, size_t nv,
+                                                          const __nv_bfloat16 *ta,
+                                                          const __nv_bfloat16 *tb,
+                                                          __nv_bfloat16 *tc, size_t ntail) {
+    size_t stride = (size_t)gridDim.x * BLOCK;
+    size_t i = (size_t)blockIdx.x * BLOCK + threadIdx.x;
+    for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
+        uint4 va[UNROLL], vb[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            va[k] = a[i + k * stride];
+            vb[k] = b[i + k * stride];
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) c[i + k * stride] = add8(va[k], vb[k]);
+    }
+    for (; i < nv; i += stride) c[i] = add8(a[i], b[i]);
+    size_t t = (size_t)blockIdx.x * BLOCK + threadIdx.x;
+    if (t < ntail)
+        tc[t] = __float2bfloat16_rn(__bfloat162float(ta[t]) + __bfloat162float(tb[t]));
+}
+
+extern "C" int bench_add_bf16(const void *a, const void *b, void *c, size_t n,
+                              cudaStream_t stream) {
+    static int grid;                    /* resident blocks of the device, once */
+    if (!grid) {
+        int dev, sms, per_sm;
+        if (cudaGetDevice(&dev) || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, add_bf16, BLOCK, 0))
+            return (int)cudaGetLastError();
+        grid = sms * (per_sm > 0 ? per_sm : 1);
+    }
+    if (((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) % 16) return (int)cudaErrorMisalignedAddress;
+    size_t nv = n / 8, done = nv * 8;
+    size_t need = (nv + BLOCK - 1) / BLOCK;
+    unsigned g = (unsigned)(need < (size_t)grid ? (need ? need : 1) : (size_t)grid);
+    add_bf16<<<g, BLOCK, 0, stream>>>((const uint4 *)a, (const uint4 *)b, (uint4 *)c, nv,
+                                      (const __nv_bfloat16 *)a + done,
+                                      (const __nv_bfloat16 *)b + done, (__nv_bfloat16 *)c + done,
+                                      n - done);
+    return (int)cudaGetLastError();
+}
