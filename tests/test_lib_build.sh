@@ -8,7 +8,8 @@
 # `make install` lays out the header (normtune.h with the ops' calls,
 # normtune_ops.h), libraries and normtune.pc; the example
 # builds against the install with pkg-config, and against the build tree
-# with `make examples`.
+# with `make examples`; make bench's program builds against the same
+# library and does what it can without a GPU (tests/bench_checks.sh).
 #
 # The libraries are built into a scratch build directory (make's B), so
 # the build/ of the checkout -- the tuner, and a library the user built
@@ -193,6 +194,17 @@ readelf -d "$T/example" 2>/dev/null | grep -q 'NEEDED.*libnormtune.so' && ok exa
     || bad example_uses_installed_so
 make -C "$root" examples B="$B" DISPATCH="$D" >"$T/ex2.out" 2>&1 && [ -x "$B/examples/rmsnorm_bwd" ] \
     && ok example_builds_in_tree || bad example_builds_in_tree "$(tail -3 "$T/ex2.out")"
+
+# make bench's program against this library (tests/bench_checks.sh): the
+# library is compiled once per make test
+NT_BENCH_B=$B NT_BENCH_D=$D NORMTUNE=$NORMTUNE sh "$root/tests/bench_checks.sh" >"$T/bench.out" 2>&1
+grep -E '^(PASS|FAIL|SKIP) ' "$T/bench.out"
+res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$T/bench.out")
+if [ -n "$res" ]; then
+    passed=$((passed + ${res% *})); failed=$((failed + ${res#* }))
+else
+    bad bench_checks "no RESULT line: $(tail -5 "$T/bench.out")"
+fi
 
 for f in libnormtune.a libnormtune.so lib/nt_dispatch.h; do
     if [ -f "$RB/$f" ]; then cksum <"$RB/$f"; else echo none; fi

@@ -1,43 +1,37 @@
 #!/bin/sh
-# test_bench.sh -- `make bench` as far as it goes without a GPU: the bench
-# program (tests/gpu/bench.c with the add kernel tests/gpu/bench_add.cu)
-# builds against the library; its shape list (tests/gpu/bench_shapes.txt)
-# parses, and the peers scripts' reader (tests/gpu/peers_common.py) reads
-# the same shapes and refuses the same bad lines; a bad shape file or argument is refused (exit 2) naming
-# what is wrong; with no GPU visible the bench says so and exits 1, leaving
-# no CSV behind, and tests/gpu/bench_run.sh (what make bench runs) stops
-# there saying so; given a bench's CSV, bench_run.sh draws it with
-# `normtune plot --csv` and notes that the peers scripts were skipped.
+# bench_checks.sh -- `make bench` as far as it goes without a GPU, run by
+# tests/test_lib_build.sh against the library it has just built (so that
+# make test compiles the library once): the bench program
+# (tests/gpu/bench.c with the add kernel tests/gpu/bench_add.cu) builds
+# against that library; its shape list (tests/gpu/bench_shapes.txt) parses,
+# and the peers scripts' reader (tests/gpu/peers_common.py) reads the same
+# shapes and refuses the same bad lines; a bad shape file or argument is
+# refused (exit 2) naming what is wrong; with no GPU visible the bench says
+# so and exits 1, leaving no CSV behind, and tests/gpu/bench_run.sh (what
+# make bench runs) stops there saying so; given a bench's CSV, bench_run.sh
+# draws it with `normtune plot --csv` and notes that the peers scripts were
+# skipped.  No GPU is used, on any machine: the no-GPU checks hide the GPUs
+# (CUDA_VISIBLE_DEVICES empty), and a made-up CSV stands for a bench run.
 #
-# The library and the bench are built into a scratch build directory
-# (make's B) from the drift test's fixture header, for sm_90a only, as
-# tests/test_lib_build.sh builds the library: the checkout's build/ is left
-# alone.  No GPU is used, on any machine: the no-GPU checks hide the GPUs
-# (CUDA_VISIBLE_DEVICES empty), and the made-up CSV stands for a bench run.
-# Needs NORMTUNE (its build holds the drift test), NT_TMP, nvcc, gnuplot.
-NAME=test_bench
+# Needs NT_BENCH_B (the scratch build folder holding the library) and
+# NT_BENCH_D (the header it was built from), NORMTUNE, NT_TMP, nvcc,
+# gnuplot; prints PASS/FAIL lines and "RESULT passed failed".
+NAME=bench_checks
 . "$(dirname "$0")/lib.sh"
 NORMTUNE=${NORMTUNE:-$root/build/normtune}
-TD=$(dirname "$NORMTUNE")/tests/test_dispatch
-B=$T/build
+B=${NT_BENCH_B:?the scratch build folder of test_lib_build.sh}
+D=${NT_BENCH_D:?the header that library was built from}
 BENCH=$B/gpu/bench
 SHAPES=$root/tests/gpu/bench_shapes.txt
 
-# ---- the bench builds (a header for the current sources: the fixture's)
-D=$T/dispatch.h
-if "$TD" --make-db "$T/fixture.db" >"$T/db.out" 2>&1 \
-    && "$NORMTUNE" export --db "$T/fixture.db" -o "$D" >"$T/export.out" 2>&1; then
-    ok export_header
-else
-    bad export_header "$TD or $NORMTUNE: $(cat "$T/db.out" "$T/export.out" 2>&1 | tail -3)"
-fi
-t0=$(date +%s)
-if make -C "$root" "$BENCH" B="$B" DISPATCH="$D" \
-        LIB_GENCODE=-gencode=arch=compute_90a,code=sm_90a >"$T/make.out" 2>&1 && [ -x "$BENCH" ]; then
-    ok bench_builds; echo "note: library and bench (sm_90a): $(( $(date +%s) - t0 )) s"
+# ---- the bench builds against the library of B (only its own files compile)
+if make -C "$root" "$BENCH" B="$B" DISPATCH="$D" >"$T/make.out" 2>&1 && [ -x "$BENCH" ]; then
+    ok bench_builds
 else
     bad bench_builds "$(tail -5 "$T/make.out")"
 fi
+grep -q 'NVCC.*normtune.o\|normtune\.cu' "$T/make.out" && bad bench_reuses_library "nvcc rebuilt the library" \
+    || ok bench_reuses_library
 
 # ---- the shape list: every non-comment line of the file, in order
 sed 's/#.*//' "$SHAPES" | awk 'NF { print $1, $2 }' >"$T/want.shapes"
