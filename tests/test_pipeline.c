@@ -17,7 +17,7 @@
 #include "db/store.h"
 #include "lua/ntlua.h"
 #include "tests/t.h"
-#include "tuner/enumerate.h"
+#include "search/enumerate.h"
 #include "tuner/export.h"
 #include "tuner/sweep.h"
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "tuner/cli.h"
-#include "tuner/enumerate.h"
+#include "search/enumerate.h"
 #include "tuner/runner.h"
 #include "tuner/sweep.h"
 

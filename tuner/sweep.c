@@ -14,14 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tuner/enumerate.h"
+#include "search/enumerate.h"
 #include "tuner/runner.h"
 #include "tuner/sweep.h"
 
 #define PREFETCH 48           /* variants whose compilation may run ahead */
 
 typedef struct item {
-    int prob, fam;            /* problem (ntl_problem) and family indices */
+    int prob, fam;            /* problem (nt_sweep_problem) and family indices */
     nt_params p;
     char canon[160];
 } item;
@@ -71,7 +71,7 @@ static int key_of(const nt_sweep *sw, const item *x, int64_t dev, const nt_run_o
                   store_key *k, keybuf *kb, char *err, size_t errlen) {
     nt_problem pr;
     const nt_family *f = sw->fam[x->fam].fam;
-    ntl_problem(sw, x->prob, &pr);
+    nt_sweep_problem(sw, x->prob, &pr);
     memset(k, 0, sizeof *k);
     if (nt_dtypes_canon(&pr, kb->dtypes, sizeof kb->dtypes))
         return snprintf(err, errlen, "dtypes too long"), -1;
@@ -97,7 +97,7 @@ int nt_status_is_failure(int status) {
 }
 
 void nt_sweep_summary(FILE *out, const nt_sweep *sw, const nt_run_stats *st) {
-    for (int i = 0; i < sw->nfam && i < NTL_MAX_FAMILIES; i++) {
+    for (int i = 0; i < sw->nfam && i < NT_SWEEP_MAX_FAMILIES; i++) {
         uint64_t n = 0, bad = 0;
         for (int s = 0; s < NT_NSTATUS; s++) {
             n += st->by_family[i][s];
@@ -165,15 +165,15 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
         for (; ev->prefetch && pre < ntodo && pre < t + PREFETCH; pre++) {
             const item *x = &all.v[todo[pre]];
             nt_problem pp;
-            ntl_problem(sw, x->prob, &pp);
+            nt_sweep_problem(sw, x->prob, &pp);
             ev->prefetch(ev->ctx, sw->fam[x->fam].fam, &x->p, &pp);
         }
         const item *x = &all.v[todo[t]];
         const nt_family *f = sw->fam[x->fam].fam;
         nt_problem pr;
         char ptxt[200];
-        ntl_problem(sw, x->prob, &pr);
-        ntl_problem_text(&pr, ptxt, sizeof ptxt);
+        nt_sweep_problem(sw, x->prob, &pr);
+        nt_problem_text(&pr, ptxt, sizeof ptxt);
         const nt_problem *s = &pr;
         store_key k;
         if (key_of(sw, x, dev, o, &k, &kb, err, errlen)) goto out;

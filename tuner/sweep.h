@@ -1,6 +1,6 @@
 /* sweep.h -- the sweep driver: script -> search -> evaluator -> store.
  *
- * nt_sweep_run walks the variants of a loaded script (tuner/enumerate.h),
+ * nt_sweep_run walks the variants of a loaded script (search/enumerate.h),
  * skips those the database already holds for the same device, family source
  * hash and timing settings (that is how an interrupted sweep resumes), hands the
  * rest to an evaluator -- the GPU runner, or a fixture in the tests -- and
@@ -33,10 +33,10 @@ typedef struct nt_run_stats {
     int interrupted;          /* stopped by *stop */
     int64_t sweep_id;
     /* measured now, by family (the script's order, sw->fam) and status */
-    uint64_t by_family[NTL_MAX_FAMILIES][NT_NSTATUS];
+    uint64_t by_family[NT_SWEEP_MAX_FAMILIES][NT_NSTATUS];
     /* per family, the first line of the first message of a result that is
      * a failure of the kernel (nt_status_is_failure), or "" */
-    char first_failure[NTL_MAX_FAMILIES][NT_MSG_LEN];
+    char first_failure[NT_SWEEP_MAX_FAMILIES][NT_MSG_LEN];
 } nt_run_stats;
 
 /* 1 for the statuses that say a kernel is broken (compile_error,

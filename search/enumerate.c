@@ -1,4 +1,4 @@
-/* enumerate.c -- nt_enumerate (tuner/enumerate.h): the walk over a sweep
+/* enumerate.c -- nt_enumerate (search/enumerate.h): the walk over a sweep
  * script's shapes x families x points that `list`, `compile` and the sweep
  * driver share, with its determinism check and progress line.  The `list`
  * command that prints the walk is in tuner/cmd_list.c. */
@@ -10,9 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lua/ntlua.h"
+#include "search/enumerate.h"
 #include "search/search.h"
-#include "tuner/enumerate.h"
 
 #define PROGRESS_MIN 1000000   /* point visits from which a terminal sees progress */
 #define PROGRESS_EVERY 0.25    /* seconds between progress updates */
@@ -66,7 +65,7 @@ static void progress(walker *w) {
  * 0, or -1 with a message (the where() budget is spent). */
 static int tick(walker *w) {
     if ((++w->done & POLL_MASK) == 0) {
-        if (ntl_walk_poll(w->sw, w->err, w->errlen)) return -1;
+        if (w->sw->script && w->sw->script->walk_poll(w->sw, w->err, w->errlen)) return -1;
         if (w->show) progress(w);
     }
     return 0;
@@ -81,7 +80,7 @@ static uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/* Hash of one visit: problem s, family f, point number i (< NTL_MAX_SPACE),
+/* Hash of one visit: problem s, family f, point number i (< NT_SWEEP_MAX_SPACE),
  * accepted or not.  Summed per problem, so the order of visits does not
  * matter. */
 static uint64_t visit_hash(int s, int f, uint64_t i, int acc) {
@@ -101,9 +100,9 @@ static int visit(walker *w, int s, int f, const int *idx, nt_enum_fn fn, int *ac
     nt_sweep *sw = w->sw;
     nt_params p;
     nt_problem pr;
-    ntl_point_params(sw, f, idx, &p);
-    ntl_problem(sw, s, &pr);
-    if (ntl_where(sw, f, &p, &pr, acc, w->err, w->errlen)) return -1;
+    nt_sweep_point_params(sw, f, idx, &p);
+    nt_sweep_problem(sw, s, &pr);
+    if (nt_sweep_where(sw, f, &p, &pr, acc, w->err, w->errlen)) return -1;
     if (*acc && fn && fn(w->ctx, sw, s, f, idx, &p, w->err, w->errlen)) return -1;
     return tick(w);
 }
@@ -173,7 +172,7 @@ static uint64_t walk_size(const nt_sweep *sw, int mode) {
             size = sw->search.budget;
         n += size;
     }
-    return n * (uint64_t)ntl_nproblems(sw);
+    return n * (uint64_t)nt_sweep_nproblems(sw);
 }
 
 /* "M=.. N=.. dtypes (shapes[i], dtypes[j])": problem s for messages. */
@@ -181,9 +180,9 @@ static void problem_text(const nt_sweep *sw, int s, char *buf, size_t len) {
     nt_problem p;
     char t[160];
     int d, i, own;
-    ntl_problem(sw, s, &p);
-    ntl_problem_text(&p, t, sizeof t);
-    own = ntl_problem_at(sw, s, &d, &i);
+    nt_sweep_problem(sw, s, &p);
+    nt_problem_text(&p, t, sizeof t);
+    own = nt_sweep_problem_at(sw, s, &d, &i);
     if (own)
         snprintf(buf, len, "%s (dtypes[%d].shapes[%d])", t, d + 1, i + 1);
     else if (sw->ndt > 1)
@@ -222,7 +221,7 @@ static uint64_t ref_total(const nt_sweep *sw, int s) {
  * 0, or -1 with a message naming the first problem that differs. */
 static int check_walks(walker *w) {
     nt_sweep *sw = w->sw;
-    int np = ntl_nproblems(sw);
+    int np = nt_sweep_nproblems(sw);
     size_t ns = (size_t)np, nf = (size_t)sw->nfam;
     uint64_t *h = calloc(4 * ns, sizeof *h), *cnt = calloc(ns * nf, sizeof *cnt);
     if (!h || !cnt) {
@@ -277,11 +276,11 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
                  char *err, size_t errlen) {
     int check = !sw->ref_hash, reuse = mode == NT_ENUM_EXHAUSTIVE && !fn, rc = -1;
     walker w = {sw, fn, ctx, reuse ? counts : NULL, err, errlen, 0, 0, 0, 0, 0};
-    size_t nf = (size_t)sw->nfam, np = (size_t)ntl_nproblems(sw);
+    size_t nf = (size_t)sw->nfam, np = (size_t)nt_sweep_nproblems(sw);
     w.total = (check ? 2 * walk_size(sw, NT_ENUM_EXHAUSTIVE) : 0) + (reuse ? 0 : walk_size(sw, mode));
     w.show = w.total >= PROGRESS_MIN && isatty(2);
     if (counts) memset(counts, 0, np * nf * sizeof *counts);
-    if (ntl_walk_begin(sw, err, errlen)) return -1;
+    if (sw->script && sw->script->walk_begin(sw, err, errlen)) return -1;
     if (check && check_walks(&w)) goto out;
     if (fn && w.show && isatty(1)) {  /* list prints the variants there: no line */
         if (w.shown) fputs("\r\033[K", stderr);
@@ -322,7 +321,7 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
     }
     rc = 0;
 out:
-    ntl_walk_end(sw);
+    if (sw->script) sw->script->walk_end(sw);
     if (w.shown) {            /* erase the progress line */
         fputs("\r\033[K", stderr);
         fflush(stderr);
