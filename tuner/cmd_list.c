@@ -126,7 +126,9 @@ int cmd_list(int argc, char **argv) {
         nt_errorf("list", "%s", err);
         goto done;
     }
-    int mode = strcmp(sw.search.strategy, "exhaustive") ? NT_ENUM_STRATEGY : NT_ENUM_EXHAUSTIVE;
+    /* random: the points it draws; an adaptive strategy (hillclimb, warm)
+     * may visit any point, depending on the times it is told */
+    int mode = !strcmp(sw.search.strategy, "random") ? NT_ENUM_STRATEGY : NT_ENUM_EXHAUSTIVE;
     if (mode == NT_ENUM_STRATEGY || !only_counts) {
         if (nt_enumerate(&sw, mode, only_counts ? NULL : print_variant, NULL, counts, err,
                          sizeof err)) {
