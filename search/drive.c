@@ -18,8 +18,8 @@
 #include "search/drive.h"
 
 #define NHINT 64              /* hints handed to a warm search */
-#define OTHER_DT 0.2          /* weight of a shape of another dtype combination */
-#define SIGMA2 0.5            /* squared width of the shape kernel, log2 units */
+#define OTHER_DT 0.2
+#define SIGMA2 1.0
 #define PRIOR_W 0.02          /* weight of the shrinkage towards PRIOR_RATIO */
 #define PRIOR_RATIO 1.3
 #define FAIL_RATIO 4.0        /* ratio of a point that failed at a shape */
@@ -148,7 +148,7 @@ static int make_hints(const known *k, int dt, const nt_problem *pr, int own_ok, 
         int own = ks->dt == dt && ks->M == pr->M && ks->N == pr->N;
         if ((own && !own_ok) || !isfinite(ks->best)) continue;
         double dn = log2((double)ks->N / (double)pr->N), dm = log2((double)ks->M / (double)pr->M);
-        double w = own ? OWN_W : exp(-(dn * dn + 0.5 * dm * dm) / SIGMA2);
+        double w = own ? OWN_W : exp(-(dn * dn + 0.2 * dm * dm) / SIGMA2);
         if (ks->dt != dt) w *= OTHER_DT;
         if (w < 1e-6) continue;
         for (size_t r = 0; r < ks->n; r++) {

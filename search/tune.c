@@ -322,7 +322,7 @@ static int warm_next(tune *t, tune_pt *p) {
         return 1;
     }
     /* hints: half the budget (all of them without one) */
-    uint64_t quota = b ? (b - reserve + 1) / 2 : UINT64_MAX;
+    uint64_t quota = b ? b - reserve : UINT64_MAX;
     if ((uint64_t)t->nhint_used < quota) {
         int r = next_hint(t, p);
         if (r) return r;
