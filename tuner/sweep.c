@@ -188,7 +188,9 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
     memset(st, 0, sizeof *st);
     if (store_device(db, &ev->dev, &rs.dev, err, errlen)) return -1;
     if (!strcmp(sw->search.strategy, "warm") && !o->hist) {
-        if (nt_stored_hints(db, sw, &ev->dev, 0, &hist, &nhist, err, errlen)) return -1;
+        /* the other GPUs of the model: this one's results are told as they
+         * are proposed, so that a resumed run makes the same choices */
+        if (nt_stored_hints(db, sw, &ev->dev, rs.dev, &hist, &nhist, err, errlen)) return -1;
         ro.hist = hist;
         ro.nhist = nhist;
         ro.hist_same_shape = 1;
