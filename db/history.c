@@ -18,7 +18,7 @@ int store_history(store *db, const char *op, store_hist_fn fn, void *ctx, char *
                   size_t errlen) {
     static const char *sql =
         "SELECT r.id, r.device_id, d.name, d.cc_major, d.cc_minor, d.sms, d.mem_clock_khz, "
-        "v.family, v.params, s.dtype, s.M, s.N, r.status, coalesce(r.median_us, 0), r.sweep_id "
+        "v.family, v.params, s.dtype, s.M, s.N, r.status, coalesce(r.median_us, 0), r.sweep_id, v.src_hash "
         "FROM result r JOIN variant v ON v.id = r.variant_id JOIN shape s ON s.id = r.shape_id "
         "JOIN device d ON d.id = r.device_id WHERE s.op = ?1 ORDER BY r.id";
     sqlite3 *h = store_handle(db);
@@ -49,6 +49,7 @@ int store_history(store *db, const char *op, store_hist_fn fn, void *ctx, char *
         r.status = nt_status_parse(status);
         r.median_us = sqlite3_column_double(st, 13);
         r.sweep_id = sqlite3_column_int64(st, 14);
+        col_text(st, 15, r.src_hash, sizeof r.src_hash);
         if (fn(ctx, &r, err, errlen)) {
             sqlite3_finalize(st);
             return STORE_ERR;

@@ -16,6 +16,7 @@ typedef struct store_hist_row {
     int cc_major, cc_minor, sms, mem_clock_khz;
     char family[64];          /* "<op>.<family>" */
     char params[160];         /* canonical */
+    char src_hash[24];        /* the family's kernel sources when measured */
     char dtype[128];          /* canonical dtypes */
     int64_t M, N;
     int status;               /* nt_status */

@@ -23,7 +23,8 @@
 #define PRIOR_W 0.02          /* weight of the shrinkage towards PRIOR_RATIO */
 #define PRIOR_RATIO 1.3
 #define FAIL_RATIO 4.0        /* ratio of a point that failed at a shape */
-#define OWN_W 1e6             /* weight of the problem's own shape when allowed */
+#define OWN_W 1e6
+#define ANCHOR_X 2             /* a cold campaign's anchors: this many times the budget */             /* weight of the problem's own shape when allowed */
 
 double nt_now_s(void) {
     struct timespec t;
@@ -64,6 +65,7 @@ void nt_run_stats_free(nt_run_stats *st) {
 typedef struct kshape {
     int dt;
     int64_t M, N;
+    int64_t grp;
     double best;              /* lowest finite median */
     size_t *row;              /* its rows (indices into known.v) */
     size_t n, cap;
@@ -85,7 +87,9 @@ static void known_free(known *k) {
 /* Add a row (a copy).  0 or -1 (memory). */
 static int known_add(known *k, const nt_hist *h) {
     size_t s = 0;
-    while (s < k->ns && !(k->s[s].dt == h->dt && k->s[s].M == h->M && k->s[s].N == h->N)) s++;
+    while (s < k->ns && !(k->s[s].dt == h->dt && k->s[s].M == h->M && k->s[s].N == h->N &&
+                         k->s[s].grp == h->grp))
+        s++;
     if (s == k->ns) {
         if (k->ns == k->caps) {
             size_t cap = k->caps ? 2 * k->caps : 64;
@@ -94,7 +98,7 @@ static int known_add(known *k, const nt_hist *h) {
             k->s = v;
             k->caps = cap;
         }
-        k->s[k->ns++] = (kshape){h->dt, h->M, h->N, INFINITY, NULL, 0, 0};
+        k->s[k->ns++] = (kshape){h->dt, h->M, h->N, h->grp, INFINITY, NULL, 0, 0};
     }
     if (k->n == k->cap) {
         size_t cap = k->cap ? 2 * k->cap : 1024;
@@ -154,7 +158,7 @@ static int make_hints(const known *k, int dt, const nt_problem *pr, int own_ok, 
         for (size_t r = 0; r < ks->n; r++) {
             const nt_hist *h = &k->v[ks->row[r]];
             double ratio = isfinite(h->us) ? h->us / ks->best : FAIL_RATIO;
-            a[na++] = (wsum){((uint64_t)h->p.fam << 56) | h->p.pt, w * ratio, w};
+            a[na++] = (wsum){((uint64_t)h->p.fam << 56) | h->p.pt, w * h->w * ratio, w * h->w};
         }
     }
     qsort(a, na, sizeof *a, by_key);
@@ -205,6 +209,10 @@ typedef struct drive {
     int failed;               /* feasible() hit an error */
     double t0;
     tune_hint hint[NHINT];    /* the hints of the problem at hand */
+    int stored_hints;         /* opts->hist has rows */
+    int *order;               /* problems in the order they are tuned */
+    uint64_t *budget;         /* per problem: its budget */
+    unsigned char *anchor;    /* per problem: an anchor of a cold campaign */
 } drive;
 
 /* feasible() of the search: the family's check (no device) and where(). */
@@ -233,7 +241,7 @@ static void params_of(const nt_sweep *sw, tune_pt p, nt_params *par) {
 /* Note result r of point p: stats, the first failure, a known row. */
 static int note(drive *d, tune_pt p, const nt_result *r, int now) {
     nt_run_stats *st = d->st;
-    nt_hist h = {d->dt, d->pr.M, d->pr.N, p, r->status == NT_OK ? r->median_us : INFINITY};
+    nt_hist h = {d->dt, d->pr.M, d->pr.N, p, r->status == NT_OK ? r->median_us : INFINITY, 0, 1.0};
     if (!isfinite(h.us) || h.us <= 0) h.us = INFINITY;
     if (now) {
         st->measured++;
@@ -312,13 +320,19 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
     for (int f = 0; f < env.nfam; f++) env.space[f] = &d->sw->fam[f].space;
     env.feasible = feasible;
     env.ctx = d;
-    env.budget = d->sw->search.budget;
+    env.budget = d->budget[q];
     env.seed = problem_seed(d);
     if (!strcmp(d->sw->search.strategy, "warm")) {
         int n = make_hints(&d->k, d->dt, &d->pr, d->o->hist_same_shape, hint);
         if (n < 0) return snprintf(d->err, d->errlen, "out of memory"), -1;
         env.hint = hint;
         env.nhint = n;
+        /* hints from this run alone (a cold campaign) cover few points:
+         * half the budget for them, half for the climb */
+        if (!d->stored_hints && d->anchor[q]) {
+            env.hint_quota = (int)(env.budget / 2 > 0 ? env.budget / 2 : 1);
+            env.explore = 1;
+        }
     }
     if (tune_start(t, d->sw->search.strategy, &env, msg, sizeof msg))
         return snprintf(d->err, d->errlen, "%s: %s", d->sw->path, msg), -1;
@@ -391,6 +405,57 @@ out:
     return rc;
 }
 
+/* The order and budgets of the problems.  A warm search with nothing
+ * stored is a cold campaign: at each N of a dtype combination one shape
+ * (the middle M) is an anchor, tuned first with ANCHOR_X times the budget
+ * and a look at every family; the other shapes follow with hints from
+ * the anchors and share what is left, so that the campaign spends at most
+ * the budget times the problems.  Otherwise problems keep the script's
+ * order and each has the budget. */
+static int plan(drive *d) {
+    int np = nt_sweep_nproblems(d->sw), k = 0;
+    uint64_t b = d->sw->search.budget;
+    d->order = malloc((size_t)np * sizeof *d->order);
+    d->budget = malloc((size_t)np * sizeof *d->budget);
+    d->anchor = calloc((size_t)np, 1);
+    if (!d->order || !d->budget || !d->anchor) return -1;
+    for (int q = 0; q < np; q++) {
+        d->order[q] = q;
+        d->budget[q] = b;
+    }
+    if (strcmp(d->sw->search.strategy, "warm") || d->stored_hints || !b) return 0;
+    int nanchor = 0;
+    for (int q = 0; q < np; q++) {   /* the middle M of each (dtypes, N) */
+        nt_problem p, o;
+        int dt, sh, od, os, below = 0, above = 0;
+        nt_sweep_problem(d->sw, q, &p);
+        nt_sweep_problem_at(d->sw, q, &dt, &sh);
+        for (int r = 0; r < np; r++) {
+            nt_sweep_problem(d->sw, r, &o);
+            nt_sweep_problem_at(d->sw, r, &od, &os);
+            if (r == q || od != dt || o.N != p.N) continue;
+            below += o.M < p.M;
+            above += o.M > p.M;
+        }
+        if (below == above || below == above + 1) d->anchor[q] = 1;
+        nanchor += d->anchor[q];
+    }
+    uint64_t pool = b * (uint64_t)np, ab = ANCHOR_X * b;
+    if (ab * (uint64_t)nanchor > pool) ab = pool / (uint64_t)nanchor;
+    uint64_t rest = pool - ab * (uint64_t)nanchor, nf = (uint64_t)(np - nanchor);
+    for (int q = 0; q < np; q++)
+        if (d->anchor[q]) {
+            d->order[k++] = q;
+            d->budget[q] = ab;
+        }
+    for (int q = 0; q < np; q++)
+        if (!d->anchor[q]) {
+            d->order[k++] = q;
+            d->budget[q] = nf ? (rest / nf > 0 ? rest / nf : 1) : b;
+        }
+    return 0;
+}
+
 /* For strategies that do not steer by time: count the variants and how
  * many are stored, as one line, before anything is measured. */
 static int count_stored(drive *d, nt_result *res) {
@@ -448,6 +513,11 @@ int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_ru
         goto out;
     }
     for (int q = 0; q < np; q++) st->pick[q].fam = -1;
+    d.stored_hints = o->nhist > 0;
+    if (plan(&d)) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     for (size_t i = 0; i < o->nhist; i++)
         if (known_add(&d.k, &o->hist[i])) {
             snprintf(err, errlen, "out of memory");
@@ -464,10 +534,13 @@ int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_ru
             goto out;
         }
     }
-    for (int q = 0; q < np && !st->interrupted; q++)
-        if (run_problem(&d, q, res)) goto out;
+    for (int k = 0; k < np && !st->interrupted; k++)
+        if (run_problem(&d, d.order[k], res)) goto out;
     rc = 0;
 out:
+    free(d.order);
+    free(d.budget);
+    free(d.anchor);
     known_free(&d.k);
     free(res);
     return rc;

@@ -48,6 +48,10 @@ typedef struct nt_hist {
     int64_t M, N;
     tune_pt p;
     double us;                /* median, INFINITY for a failure */
+    int64_t grp;              /* results measured together (a device's):
+                                 ratios are taken within a group; 0 = this run */
+    double w;                 /* weight of the row (kernel sources that are
+                                 not the ones measured now weigh less) */
 } nt_hist;
 
 typedef struct nt_run_opts {

@@ -17,6 +17,8 @@
 #include "search/tune.h"
 
 #define WAIT 2                /* next(): nothing until the costs are told */
+#define PROBE_SPAN 1.10      /* warm: a family whose best hint is within this of the best is tried */
+#define NEAR 2               /* a climb moves a parameter to its 1st or 2nd nearest value */
 #define MAX_REFUSED (1u << 20) /* random draws refused in a row before giving up */
 
 /* One point looked at. */
@@ -51,6 +53,10 @@ struct tune {
     int nhint_used;           /* warm: hints proposed */
     int hint_i;               /* warm: next hint to look at */
     int remeasured;           /* warm: the final re-measures are asked */
+    unsigned famseen;         /* bit f: a point of family f was proposed */
+    int probe_f;              /* warm: next family to try once */
+    search_draw *fdraw[TUNE_MAX_FAMILIES]; /* random points of one family */
+    int fdrawn_out[TUNE_MAX_FAMILIES];
 };
 
 struct strat {
@@ -144,6 +150,24 @@ static int random_point(tune *t, tune_pt *p) {
     return 0;
 }
 
+/* A new feasible point of family f drawn at random: 1, 0, -1. */
+static int random_in(tune *t, int f, tune_pt *p) {
+    uint64_t u;
+    if (t->fdrawn_out[f]) return 0;
+    if (!t->fdraw[f] && !(t->fdraw[f] = search_draw_new(search_space_size(t->env.space[f]),
+                                                        search_mix(t->env.seed + (uint64_t)f))))
+        return -1;
+    for (unsigned refused = 0; refused < MAX_REFUSED; refused++) {
+        if (!search_draw_next(t->fdraw[f], &u)) break;
+        p->fam = f;
+        p->pt = u;
+        int r = fresh(t, *p);
+        if (r) return r;
+    }
+    t->fdrawn_out[f] = 1;
+    return 0;
+}
+
 /* The best point told so far (lowest mean cost): 1, or 0 when none. */
 static int best_of(const tune *t, tune_pt *p, double *cost) {
     double bc = INFINITY;
@@ -175,24 +199,35 @@ static int push(tune *t, tune_pt p) {
     return 0;
 }
 
-/* Queue the new feasible neighbours of c: each parameter one value up or
- * down, the others kept.  Their number, or -1. */
+/* Queue the new feasible neighbours of c: each parameter moved to the
+ * nearest value up, and down, that the point can run with (refused values
+ * are stepped over), then to the second nearest; the others kept.  Their
+ * number, or -1. */
 static int expand(tune *t, tune_pt c) {
     const search_space *sp = t->env.space[c.fam];
     int idx[SEARCH_MAX_DIMS], added = 0;
     search_space_point(sp, c.pt, idx);
-    for (int d = 0; d < sp->ndim; d++)
-        for (int delta = -1; delta <= 1; delta += 2) {
-            int v = idx[d] + delta;
-            if (v < 0 || v >= sp->dim[d].nval) continue;
-            uint64_t u = 0;
-            for (int e = 0; e < sp->ndim; e++)
-                u = u * (uint64_t)sp->dim[e].nval + (uint64_t)(e == d ? v : idx[e]);
-            tune_pt n = {c.fam, u};
-            int r = fresh(t, n);
-            if (r < 0 || (r && push(t, n))) return -1;
-            added += r;
-        }
+    for (int reach = 1; reach <= NEAR; reach++)
+        for (int d = 0; d < sp->ndim; d++)
+            for (int delta = -1; delta <= 1; delta += 2) {
+                int found = 0;
+                for (int v = idx[d] + delta; v >= 0 && v < sp->dim[d].nval; v += delta) {
+                    uint64_t u = 0;
+                    for (int e = 0; e < sp->ndim; e++)
+                        u = u * (uint64_t)sp->dim[e].nval + (uint64_t)(e == d ? v : idx[e]);
+                    tune_pt n = {c.fam, u};
+                    const ent *e = find(t, n);
+                    if (e && !e->state) continue;       /* refused: step over it */
+                    if (!e) {
+                        int r = fresh(t, n);
+                        if (r < 0) return -1;
+                        if (!r) continue;
+                        if (push(t, n)) return -1;
+                        added++;
+                    }
+                    if (++found == reach) break;        /* the reach-th runnable value */
+                }
+            }
     return added;
 }
 
@@ -252,7 +287,7 @@ static int hill_next(tune *t, tune_pt *p) {
 static uint64_t warm_reserve(const tune *t) {
     uint64_t b = t->env.budget;
     if (!b) return TUNE_TOP;
-    return b >= 12 ? TUNE_TOP : b >= 8 ? 2 : 0;
+    return b >= 24 ? TUNE_TOP : b >= 16 ? 2 : 0;
 }
 
 /* The next hint not looked at yet: 1, 0 (none left), -1. */
@@ -322,7 +357,25 @@ static int warm_next(tune *t, tune_pt *p) {
         return 1;
     }
     /* hints: half the budget (all of them without one) */
-    uint64_t quota = b ? b - reserve : UINT64_MAX;
+    uint64_t quota = t->env.hint_quota > 0 ? (uint64_t)t->env.hint_quota
+                                           : b ? b - reserve : UINT64_MAX;
+    if ((uint64_t)t->nhint_used < quota && (t->nhint_used == 0 || !t->env.explore)) {
+        int r = next_hint(t, p);
+        if (r) return r;
+    }
+    /* every family once: its best hint, else a random point of it */
+    while (t->env.explore && t->probe_f < t->env.nfam) {
+        int f = t->probe_f++, r = 0, known = 0;
+        if (t->famseen & (1u << f)) continue;
+        for (int i = 0; i < t->env.nhint && !r; i++) {
+            if (t->env.hint[i].p.fam != f) continue;
+            known = 1;          /* a family known to be far behind is skipped */
+            if (t->env.hint[i].score > t->env.hint[0].score * PROBE_SPAN) break;
+            if ((r = fresh(t, t->env.hint[i].p)) == 1) *p = t->env.hint[i].p;
+        }
+        if (!r && !known) r = random_in(t, f, p);
+        if (r) return r;
+    }
     if ((uint64_t)t->nhint_used < quota) {
         int r = next_hint(t, p);
         if (r) return r;
@@ -391,6 +444,7 @@ int tune_ask(tune *t, tune_pt *out, int n) {
         if (r < 0) return -1;
         if (r != 1) break;
         out[got++] = p;
+        t->famseen |= 1u << p.fam;
         t->spent++;
         t->pending++;
     }
@@ -426,6 +480,7 @@ uint64_t tune_checks(const tune *t) {
 void tune_free(tune *t) {
     if (!t) return;
     search_draw_free(t->draw);
+    for (int f = 0; f < TUNE_MAX_FAMILIES; f++) search_draw_free(t->fdraw[f]);
     free(t->tab);
     free(t->q);
     free(t);

@@ -51,6 +51,10 @@ typedef struct tune_env {
     void *ctx;
     const tune_hint *hint;    /* warm: best first; not owned, may be NULL */
     int nhint;
+    int hint_quota;           /* warm: most hints proposed before the climb;
+                                 0 = the budget less the re-measures */
+    int explore;              /* warm: try every family once (its best hint,
+                                 or a random point of it) before the climb */
     uint64_t budget;          /* most proposals; 0 = no limit */
     uint64_t seed;            /* mixed with the problem by the caller */
 } tune_env;

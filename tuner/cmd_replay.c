@@ -71,6 +71,7 @@ typedef struct rd {
     int pass;                 /* 0: find the device; 1: keep its rows */
     int64_t dev, newest;      /* the device, its newest sweep */
     store_hist_row model;     /* a row of it (its model) */
+    char src[NT_SWEEP_MAX_FAMILIES][24]; /* its kernel sources per family */
     nt_replay *rp;
     int64_t *ids;             /* result id of each row kept */
     int *status;
@@ -90,6 +91,7 @@ static int rd_row(void *ctx, const store_hist_row *r, char *err, size_t errlen) 
         return 0;
     }
     if (r->device_id != x->dev || nt_hist_of_row(x->sw, r, &h)) return 0;
+    snprintf(x->src[h.p.fam], sizeof x->src[h.p.fam], "%s", r->src_hash);
     if (x->n == x->cap) {
         size_t cap = x->cap ? 2 * x->cap : 4096;
         int64_t *ids = realloc(x->ids, cap * sizeof *ids);
@@ -239,7 +241,8 @@ int cmd_replay(int argc, char **argv) {
         model.cc_minor = x.model.cc_minor;
         model.sms = x.model.sms;
         model.mem_clock_khz = x.model.mem_clock_khz;
-        if (nt_stored_hints(db, &sw, &model, 0, &hist, &nhist, err, sizeof err)) {
+        if (nt_stored_hints(db, &sw, &model, 0, (const char (*)[24])x.src, &hist, &nhist, err,
+                            sizeof err)) {
             nt_errorf("replay", "%s", err);
             goto out;
         }

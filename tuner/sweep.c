@@ -20,6 +20,8 @@
 #include "tuner/runner.h"
 #include "tuner/sweep.h"
 
+#define OTHER_SRC_W 0.02      /* weight of a hint measured with other kernel sources */
+
 /* The store key of a point: its problem's op, dtypes and shape, its family,
  * params and the family's source hash (o->src_hash when set), the sweep's
  * timing.  The texts live in *kb.  0, or -1 with a message. */
@@ -125,6 +127,8 @@ int nt_hist_of_row(const nt_sweep *sw, const store_hist_row *r, nt_hist *h) {
     h->p.fam = f;
     h->p.pt = (uint64_t)pt;
     h->us = r->status == NT_OK && r->median_us > 0 ? r->median_us : INFINITY;
+    h->grp = r->device_id;
+    h->w = 1.0;
     return 0;
 }
 
@@ -138,6 +142,7 @@ typedef struct hist_acc {
     const nt_sweep *sw;
     const nt_device *model;   /* NULL: every device */
     int64_t skip_device;      /* a device whose results are left out, or 0 */
+    char src[NT_SWEEP_MAX_FAMILIES][24]; /* per family: the sources measured now */
     nt_hist *v;
     size_t n, cap;
 } hist_acc;
@@ -152,6 +157,7 @@ static int hist_keep(void *ctx, const store_hist_row *r, char *err, size_t errle
         !nt_status_is_failure(r->status))
         return 0;
     if (nt_hist_of_row(a->sw, r, &h)) return 0;
+    if (strcmp(r->src_hash, a->src[h.p.fam])) h.w = OTHER_SRC_W;
     if (a->n == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 4096;
         nt_hist *v = realloc(a->v, cap * sizeof *v);
@@ -164,8 +170,17 @@ static int hist_keep(void *ctx, const store_hist_row *r, char *err, size_t errle
 }
 
 int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64_t skip_device,
-                    nt_hist **out, size_t *n, char *err, size_t errlen) {
-    hist_acc a = {sw, model, skip_device, NULL, 0, 0};
+                    const char (*src)[24], nt_hist **out, size_t *n, char *err, size_t errlen) {
+    hist_acc a;
+    memset(&a, 0, sizeof a);
+    a.sw = sw;
+    a.model = model;
+    a.skip_device = skip_device;
+    for (int f = 0; f < sw->nfam; f++)
+        if (src)
+            memcpy(a.src[f], src[f], sizeof a.src[f]);
+        else if (nt_family_hash(sw->fam[f].fam, a.src[f]))
+            a.src[f][0] = 0;
     *out = NULL;
     *n = 0;
     if (store_history(db, sw->op->name, hist_keep, &a, err, errlen)) {
@@ -190,7 +205,7 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
     if (!strcmp(sw->search.strategy, "warm") && !o->hist) {
         /* the other GPUs of the model: this one's results are told as they
          * are proposed, so that a resumed run makes the same choices */
-        if (nt_stored_hints(db, sw, &ev->dev, rs.dev, &hist, &nhist, err, errlen)) return -1;
+        if (nt_stored_hints(db, sw, &ev->dev, rs.dev, NULL, &hist, &nhist, err, errlen)) return -1;
         ro.hist = hist;
         ro.nhist = nhist;
         ro.hist_same_shape = 1;

@@ -44,8 +44,10 @@ int nt_same_model(const store_hist_row *r, const nt_device *d);
 
 /* The stored results of the sweep's points on GPUs of model (NULL: any)
  * other than device id skip_device (0: none left out), as hints of a warm
- * search: *out malloc'd, caller frees.  0, or -1 with a message. */
+ * search, grouped by device; a result of other kernel sources than src[f]
+ * for family f (src NULL: the build's, nt_family_hash) weighs less.  *out
+ * malloc'd, caller frees.  0, or -1 with a message. */
 int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64_t skip_device,
-                    nt_hist **out, size_t *n, char *err, size_t errlen);
+                    const char (*src)[24], nt_hist **out, size_t *n, char *err, size_t errlen);
 
 #endif
