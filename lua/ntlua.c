@@ -125,7 +125,7 @@ static const char *const top_fields[] = {"op", "dtype", "dtypes", "shapes", "fam
                                          "search", "timing", "eps", NULL};
 static const char *const fam_fields[] = {"params", "where", NULL};
 static const char *const shape_fields[] = {"M", "N", NULL};
-static const char *const search_fields[] = {"strategy", "budget", "seed", NULL};
+static const char *const search_fields[] = {"strategy", "budget", "seed", "race", NULL};
 static const char *const timing_fields[] = {"warmup", "min_samples", "max_samples",
                                             "rel_ci", NULL};
 
@@ -1005,6 +1005,7 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
     const char *const keys[] = {"search", NULL};
     char list[256];
     snprintf(sw->search.strategy, sizeof sw->search.strategy, "exhaustive");
+    sw->search.race = 0;
     if (lua_isnil(L, idx)) return;
     check_keys(k, idx, search_fields, keys, "search", "field");
     if (get_field(k, idx, "strategy", LUA_TSTRING, 1, keys, "search") == LUA_TSTRING) {
@@ -1029,6 +1030,12 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
         if (s < 0) chk_fail(k, sk, "search.seed must be >= 0, got %lld", (long long)s);
         sw->search.seed = (uint64_t)s;
     }
+    lua_pop(L, 1);
+    /* racing: on for a search, off for an exhaustive sweep (a reference) */
+    sw->search.race = strcmp(sw->search.strategy, "exhaustive") != 0;
+    if (get_field(k, idx, "race", LUA_TBOOLEAN, 1, (const char *[]){"search", NULL}, "search") ==
+        LUA_TBOOLEAN)
+        sw->search.race = lua_toboolean(L, -1);
     lua_pop(L, 1);
 }
 

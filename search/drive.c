@@ -232,17 +232,28 @@ static int feasible(void *ctx, tune_pt p) {
     return acc;
 }
 
+static int key_eq(tune_pt a, tune_pt b) {
+    return a.fam == b.fam && a.pt == b.pt;
+}
+
 static void params_of(const nt_sweep *sw, tune_pt p, nt_params *par) {
     int idx[SEARCH_MAX_DIMS];
     search_space_point(&sw->fam[p.fam].space, p.pt, idx);
     nt_sweep_point_params(sw, p.fam, idx, par);
 }
 
+/* The cost a strategy is told of result r: its median when it has one
+ * (ok, or raced: slower than the best by more than NT_RACE), else
+ * INFINITY. */
+static double cost_of_result(const nt_result *r) {
+    return (r->status == NT_OK || r->status == NT_RACED) && r->median_us > 0 ? r->median_us
+                                                                            : INFINITY;
+}
+
 /* Note result r of point p: stats, the first failure, a known row. */
 static int note(drive *d, tune_pt p, const nt_result *r, int now) {
     nt_run_stats *st = d->st;
-    nt_hist h = {d->dt, d->pr.M, d->pr.N, p, r->status == NT_OK ? r->median_us : INFINITY, 0, 1.0};
-    if (!isfinite(h.us) || h.us <= 0) h.us = INFINITY;
+    nt_hist h = {d->dt, d->pr.M, d->pr.N, p, cost_of_result(r), 0, 1.0};
     if (now) {
         st->measured++;
         st->ok += r->status == NT_OK;
@@ -265,13 +276,16 @@ static int note(drive *d, tune_pt p, const nt_result *r, int now) {
     return 0;
 }
 
-/* Measure point p now: evaluate, store, note.  0, or -1 with a message. */
-static int measure(drive *d, tune_pt p, nt_result *res) {
+/* Measure point p now, raced against race_us (0: not raced): evaluate,
+ * store, note.  0, or -1 with a message. */
+static int measure(drive *d, tune_pt p, double race_us, nt_result *res) {
     const nt_family *f = d->sw->fam[p.fam].fam;
     nt_params par;
+    nt_timing tm = d->sw->timing;
     char ptxt[200], canon[160];
+    tm.race_us = race_us;
     params_of(d->sw, p, &par);
-    if (d->ev->eval(d->ev->ctx, f, &par, &d->pr, &d->sw->timing, res)) {
+    if (d->ev->eval(d->ev->ctx, f, &par, &d->pr, &tm, res)) {
         char e2[256];
         nt_problem_text(&d->pr, ptxt, sizeof ptxt);
         if (nt_params_canon(f, &par, canon, sizeof canon)) canon[0] = 0;
@@ -363,7 +377,7 @@ static int run_problem(drive *d, int q, nt_result *res) {
                 continue;
             }
             if (note(d, pts[i], res, 0)) goto out;
-            tune_tell(t, pts[i], res->status == NT_OK ? res->median_us : INFINITY);
+            tune_tell(t, pts[i], cost_of_result(res));
         }
         for (int i = 0; d->ev->prefetch && i < ntodo; i++) {
             nt_params par;
@@ -376,8 +390,12 @@ static int run_problem(drive *d, int q, nt_result *res) {
                 rc = 0;
                 goto out;
             }
-            if (measure(d, pts[todo[i]], res)) goto out;
-            tune_tell(t, pts[todo[i]], res->status == NT_OK ? res->median_us : INFINITY);
+            tune_pt bp;
+            double race = 0;
+            if (d->sw->search.race && !tune_best(t, &bp, &race) && key_eq(bp, pts[todo[i]]))
+                race = 0;       /* a re-measure of the best is not raced */
+            if (measure(d, pts[todo[i]], isfinite(race) ? race : 0, res)) goto out;
+            tune_tell(t, pts[todo[i]], cost_of_result(res));
         }
     }
     if (n < 0) {

@@ -40,6 +40,8 @@ typedef struct search_cfg {
     char strategy[16];        /* "exhaustive" or "random" */
     uint64_t budget;          /* random: most proposals (0 = all points) */
     uint64_t seed;            /* random: PRNG seed */
+    int race;                 /* `run`: stop sampling a variant once it cannot
+                                 be the best (kernels/nt.h, NT_RACE) */
 } search_cfg;
 
 typedef struct search_state search_state;  /* opaque */

@@ -425,6 +425,7 @@ int tune_start(tune **out, const char *name, const tune_env *env, char *err, siz
     }
     t->s = s;
     t->env = *env;
+    if (s->next == exh_next) t->env.budget = 0;   /* every point, whatever the budget */
     for (int f = 0; f < env->nfam; f++) {
         uint64_t size = search_space_size(env->space[f]);
         t->start[f] = t->total;

@@ -6,7 +6,7 @@
  * has them measured and tells it each median, or INFINITY for a point that
  * failed, and goes on until the strategy has nothing more to ask:
  *
- *   exhaustive  every point of every family, in order.
+ *   exhaustive  every point of every family, in order (no budget).
  *   random      points drawn at random without replacement over the union
  *               of the families' spaces; no walk of the space.
  *   hillclimb   from a random point, the neighbours of the best point so

@@ -110,6 +110,7 @@ TEST(t_counts) {
           (unsigned long long)counts[1]);
     CHECK(counts[2] == 2 && counts[3] == 16, "shape 2: %llu %llu", (unsigned long long)counts[2],
           (unsigned long long)counts[3]);
+    CHECK(sw.search.race == 1, "a random search is not raced");
     CHECK(!strcmp(sw.search.strategy, "random") && sw.search.budget == 5 && sw.search.seed == 7,
           "search %s %llu %llu", sw.search.strategy, (unsigned long long)sw.search.budget,
           (unsigned long long)sw.search.seed);

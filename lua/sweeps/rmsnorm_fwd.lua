@@ -17,6 +17,11 @@
 -- (2026-12-01, fourth run) 6209 of them ran, the rest refused by the
 -- register rule, in about 5 minutes of measuring (a run interrupted after
 -- 7984 variants in 210 s, resumed for the other 1508 in 97 s).
+-- The search (`warm`) measures BUDGET of them per shape on average: replay
+-- on data/results.db (docs/lua-api.md) gives the numbers.
+
+-- Variants measured per shape, on average over the sweep (10 of its 73).
+local BUDGET = 10
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 8192, 16384, 65536}
@@ -97,6 +102,10 @@ return normtune.sweep {
       end,
     },
   },
+  -- warm: start from the stored results of this GPU model (other GPUs of
+  -- it) and the shapes tuned before, climb, and measure at most BUDGET
+  -- variants per shape on average (docs/lua-api.md, `search`).
+  search = {strategy = "warm", budget = BUDGET},
   timing = {warmup = 10, min_samples = 20, max_samples = 200, rel_ci = 0.01},
   eps = 1e-6,
 }
