@@ -218,14 +218,11 @@ typedef struct drive {
 /* feasible() of the search: the family's check (no device) and where(). */
 static int feasible(void *ctx, tune_pt p) {
     drive *d = ctx;
-    const nt_family *f = d->sw->fam[p.fam].fam;
     int idx[SEARCH_MAX_DIMS], acc;
     nt_params par;
-    char msg[NT_MSG_LEN];
     search_space_point(&d->sw->fam[p.fam].space, p.pt, idx);
     nt_sweep_point_params(d->sw, p.fam, idx, &par);
-    if (f->check && f->check(&par, &d->pr, NULL, msg, sizeof msg)) return 0;
-    if (nt_sweep_where(d->sw, p.fam, &par, &d->pr, &acc, d->err, d->errlen)) {
+    if (nt_sweep_feasible(d->sw, p.fam, &par, &d->pr, &acc, d->err, d->errlen)) {
         d->failed = 1;
         return -1;
     }
@@ -312,15 +309,6 @@ static int measure(drive *d, tune_pt p, double race_us, nt_result *res) {
     return note(d, p, res, 1);
 }
 
-/* The seed of problem q's search: the sweep's and the run's, mixed with
- * the problem's dtypes and shape. */
-static uint64_t problem_seed(const drive *d) {
-    uint64_t h = search_mix(d->sw->search.seed ^ search_mix(d->o->seed + 0x51ed));
-    h = search_mix(h ^ (uint64_t)d->dt);
-    h = search_mix(h ^ (uint64_t)d->pr.M);
-    return search_mix(h ^ ((uint64_t)d->pr.N << 1));
-}
-
 /* Start problem q's search into *t.  0, or -1 with a message. */
 static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
     int shape;
@@ -335,7 +323,7 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
     env.feasible = feasible;
     env.ctx = d;
     env.budget = d->budget[q];
-    env.seed = problem_seed(d);
+    env.seed = nt_sweep_seed(d->sw, q, d->o->seed);
     if (!strcmp(d->sw->search.strategy, "warm")) {
         int n = make_hints(&d->k, d->dt, &d->pr, d->o->hist_same_shape, hint);
         if (n < 0) return snprintf(d->err, d->errlen, "out of memory"), -1;

@@ -12,6 +12,7 @@
 
 #include "search/enumerate.h"
 #include "search/search.h"
+#include "search/tune.h"
 
 #define PROGRESS_MIN 1000000   /* point visits from which a terminal sees progress */
 #define PROGRESS_EVERY 0.25    /* seconds between progress updates */
@@ -87,22 +88,15 @@ static uint64_t visit_hash(int s, int f, uint64_t i, int acc) {
     return mix64(((uint64_t)s << 40) ^ ((uint64_t)f << 32) ^ (i << 1) ^ (uint64_t)(acc != 0));
 }
 
-/* Number of point idx of a space (last dimension fastest). */
-static uint64_t point_number(const search_space *sp, const int *idx) {
-    uint64_t i = 0;
-    for (int d = 0; d < sp->ndim; d++) i = i * (uint64_t)sp->dim[d].nval + (uint64_t)idx[d];
-    return i;
-}
-
-/* Check one point against where(); call fn when accepted.  Sets *acc.
- * 0, or -1 with a message in err. */
+/* Check one point (the family's check(), then where()); call fn when
+ * accepted.  Sets *acc.  0, or -1 with a message in err. */
 static int visit(walker *w, int s, int f, const int *idx, nt_enum_fn fn, int *acc) {
     nt_sweep *sw = w->sw;
     nt_params p;
     nt_problem pr;
     nt_sweep_point_params(sw, f, idx, &p);
     nt_sweep_problem(sw, s, &pr);
-    if (nt_sweep_where(sw, f, &p, &pr, acc, w->err, w->errlen)) return -1;
+    if (nt_sweep_feasible(sw, f, &p, &pr, acc, w->err, w->errlen)) return -1;
     if (*acc && fn && fn(w->ctx, sw, s, f, idx, &p, w->err, w->errlen)) return -1;
     return tick(w);
 }
@@ -142,24 +136,62 @@ static int walk_space(walker *w, int s, int f, int scramble, nt_enum_fn fn, uint
     return 0;
 }
 
-/* Points of family f for problem s, through the script's search strategy.
- * Adds the accepted ones to *n, the visits' hashes to *h.  0 or -1. */
-static int walk_strategy(walker *w, int s, int f, nt_enum_fn fn, uint64_t *n, uint64_t *h) {
+/* What the strategy walk's feasible() needs. */
+typedef struct twalk {
+    walker *w;
+    int s;
+    uint64_t *h;              /* the visits' hashes */
+} twalk;
+
+/* feasible() of the strategy walk: a visit (check, where) without the
+ * callback, hashed. */
+static int twalk_feasible(void *ctx, tune_pt p) {
+    twalk *c = ctx;
+    int idx[SEARCH_MAX_DIMS], acc;
+    search_space_point(&c->w->sw->fam[p.fam].space, p.pt, idx);
+    if (visit(c->w, c->s, p.fam, idx, NULL, &acc)) return -1;
+    *c->h += visit_hash(c->s, p.fam, p.pt, acc);
+    return acc;
+}
+
+/* The points the script's strategy (random: no costs needed) proposes for
+ * problem s over all families, as `run` draws them (search/drive.c: the
+ * same seed, budget and feasibility): fn for each, the accepted ones per
+ * family added to n[f], the visits' hashes to *h.  0 or -1. */
+static int walk_strategy(walker *w, int s, nt_enum_fn fn, uint64_t *n, uint64_t *h) {
     nt_sweep *sw = w->sw;
-    search_state *st = NULL;
-    int idx[SEARCH_MAX_DIMS], acc, rc = 0;
+    twalk c = {w, s, h};
+    tune_env env;
+    tune *t = NULL;
+    tune_pt pts[64];
     char msg[256];
-    if (search_start(&st, &sw->fam[f].space, &sw->search, msg, sizeof msg)) {
+    int k, rc = 0;
+    memset(&env, 0, sizeof env);
+    env.nfam = sw->nfam;
+    for (int f = 0; f < sw->nfam; f++) env.space[f] = &sw->fam[f].space;
+    env.feasible = twalk_feasible;
+    env.ctx = &c;
+    env.budget = sw->search.budget;
+    env.seed = nt_sweep_seed(sw, s, 0);
+    if (tune_start(&t, sw->search.strategy, &env, msg, sizeof msg)) {
         snprintf(w->err, w->errlen, "%s: %s", sw->path, msg);
         return -1;
     }
-    while (search_next(st, idx)) {
-        if ((rc = visit(w, s, f, idx, fn, &acc))) break;
-        search_report(st, idx, acc ? 0.0 : INFINITY);
-        *n += (uint64_t)acc;
-        *h += visit_hash(s, f, point_number(&sw->fam[f].space, idx), acc);
+    while (!rc && (k = tune_ask(t, pts, 64)) != 0) {
+        if (k < 0) {
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < k && !rc; i++) {
+            int idx[SEARCH_MAX_DIMS];
+            nt_params p;
+            search_space_point(&sw->fam[pts[i].fam].space, pts[i].pt, idx);
+            nt_sweep_point_params(sw, pts[i].fam, idx, &p);
+            n[pts[i].fam]++;
+            if (fn && fn(w->ctx, sw, s, pts[i].fam, idx, &p, w->err, w->errlen)) rc = -1;
+        }
     }
-    search_free(st);
+    tune_free(t);
     return rc;
 }
 
@@ -169,7 +201,7 @@ static uint64_t walk_size(const nt_sweep *sw, int mode) {
     for (int f = 0; f < sw->nfam; f++) {
         uint64_t size = search_space_size(&sw->fam[f].space);
         if (mode == NT_ENUM_STRATEGY && sw->search.budget && sw->search.budget < size)
-            size = sw->search.budget;
+            size = sw->search.budget;   /* about: the budget is per problem */
         n += size;
     }
     return n * (uint64_t)nt_sweep_nproblems(sw);
@@ -297,14 +329,12 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
         goto out;
     }
     for (int s = 0; s < (int)np; s++) {
-        uint64_t total = 0, h = 0;
+        uint64_t total = 0, h = 0, n[NT_SWEEP_MAX_FAMILIES] = {0};
+        if (mode == NT_ENUM_STRATEGY && walk_strategy(&w, s, fn, n, &h)) goto out;
         for (int f = 0; f < sw->nfam; f++) {
-            uint64_t n = 0;
-            if (mode == NT_ENUM_STRATEGY ? walk_strategy(&w, s, f, fn, &n, &h)
-                                         : walk_space(&w, s, f, 0, fn, &n, &h))
-                goto out;
-            if (counts) counts[(size_t)s * nf + (size_t)f] = n;
-            total += n;
+            if (mode != NT_ENUM_STRATEGY && walk_space(&w, s, f, 0, fn, &n[f], &h)) goto out;
+            if (counts) counts[(size_t)s * nf + (size_t)f] = n[f];
+            total += n[f];
         }
         /* the same points as the check's walk (or the first strategy walk) */
         if (mode == NT_ENUM_EXHAUSTIVE && h != sw->ref_hash[s]) {

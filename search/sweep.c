@@ -69,6 +69,26 @@ int nt_sweep_where(nt_sweep *sw, int f, const nt_params *p, const nt_problem *pr
     return sw->script->where(sw, f, p, pr, accept, err, errlen);
 }
 
+int nt_sweep_feasible(nt_sweep *sw, int f, const nt_params *p, const nt_problem *pr, int *ok,
+                      char *err, size_t errlen) {
+    const nt_family *fam = sw->fam[f].fam;
+    char why[NT_MSG_LEN];
+    *ok = 0;
+    if (fam->check && fam->check(p, pr, NULL, why, sizeof why)) return 0;
+    return nt_sweep_where(sw, f, p, pr, ok, err, errlen);
+}
+
+uint64_t nt_sweep_seed(const nt_sweep *sw, int q, uint64_t run) {
+    nt_problem p;
+    int dt, shape;
+    nt_sweep_problem(sw, q, &p);
+    nt_sweep_problem_at(sw, q, &dt, &shape);
+    uint64_t h = search_mix(sw->search.seed ^ search_mix(run + 0x51ed));
+    h = search_mix(h ^ (uint64_t)dt);
+    h = search_mix(h ^ (uint64_t)p.M);
+    return search_mix(h ^ ((uint64_t)p.N << 1));
+}
+
 /* Free the spaces, shapes and reference hashes; the struct stays the
  * caller's (zeroed). */
 void nt_sweep_clear(nt_sweep *sw) {

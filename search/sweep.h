@@ -98,6 +98,17 @@ void nt_sweep_point_params(const nt_sweep *sw, int f, const int *idx, nt_params 
 int nt_sweep_where(nt_sweep *sw, int f, const nt_params *p, const nt_problem *pr, int *accept,
                    char *err, size_t errlen);
 
+/* Can params p of family f run problem pr?  The family's check() (what
+ * does not depend on the device) first, then the script's where(); *ok = 1
+ * when both accept.  0, or -1 with where()'s error. */
+int nt_sweep_feasible(nt_sweep *sw, int f, const nt_params *p, const nt_problem *pr, int *ok,
+                      char *err, size_t errlen);
+
+/* The seed of problem q's search: the sweep's seed and run (a replay's
+ * seed; 0 for `run` and `list`) mixed with the problem's dtype combination
+ * and shape. */
+uint64_t nt_sweep_seed(const nt_sweep *sw, int q, uint64_t run);
+
 /* Free what search/ keeps in a sweep (the walks' reference hashes, the
  * spaces, the shapes); the loader frees its state first. */
 void nt_sweep_clear(nt_sweep *sw);

@@ -11,9 +11,10 @@
 -- takes threads * chunks * E columns; where() keeps the chunk counts that
 -- cover N with at most one partly filled chunk per thread (the smallest
 -- that fits), which is where the fast points are.
--- 9492 variants in all (2878 row, 352 warp, 2034 persist, 1624 rows, 570
--- wlate, 2034 stage) over 130 problems; `normtune list
--- lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.  On one H200
+-- where() keeps 9492 points (2878 row, 352 warp, 2034 persist, 1624 rows,
+-- 570 wlate, 2034 stage) over 130 problems, of which the families' checks
+-- let 6211 run; `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints
+-- those per problem.  On one H200
 -- (2026-12-01, fourth run) 6209 of them ran, the rest refused by the
 -- register rule, in about 5 minutes of measuring (a run interrupted after
 -- 7984 variants in 210 s, resumed for the other 1508 in 97 s).
