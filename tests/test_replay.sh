@@ -28,7 +28,7 @@ else
 fi
 
 expect bad_stored 2 replay --db "$db" "$bwd" --strategy warm --stored all
-has bad_stored_message "$T/err" "--stored takes none or neighbours"
+has bad_stored_message "$T/err" "--stored takes none, neighbours or model"
 expect bad_strategy 2 replay --db "$db" "$bwd" --strategy anneal
 has bad_strategy_message "$T/err" "unknown strategy 'anneal'"
 expect needs_db 2 replay "$bwd" --strategy warm

@@ -10,7 +10,10 @@
  * a warm search starts only from the shapes this campaign has tuned) or
  * with the results of the device's model at the other shapes (--stored
  * neighbours; every GPU of the model, the simulated one too, but never the
- * shape being tuned).  A table per shape, then the line
+ * shape being tuned), or with the results of the model's other GPUs at
+ * every shape, the simulated one's left out (--stored model: what `run`
+ * starts from on a database that holds sweeps of other GPUs of the
+ * model).  A table per shape, then the line
  *
  *   replay: <strategy> spent P% of the sweep, S% of shapes within 2%, worst X.XXx
  *
@@ -48,7 +51,8 @@ static void usage(FILE *f) {
                "  --seeds K     campaigns, seeds 0..K-1 (1)\n"
                "  --stored W    none: start from nothing stored (the default);\n"
                "                neighbours: from the stored results of the device's model\n"
-               "                at the other shapes\n");
+               "                at the other shapes; model: from those of the model's\n"
+               "                other GPUs at every shape\n");
 }
 
 /* The store seam of a replay: nothing stored, nothing kept. */
@@ -190,9 +194,9 @@ int cmd_replay(int argc, char **argv) {
         usage(stderr);
         return NT_EXIT_USAGE;
     }
-    int neighbours = !strcmp(stored, "neighbours");
-    if (!neighbours && strcmp(stored, "none")) {
-        nt_errorf("replay", "--stored takes none or neighbours, got '%s'", stored);
+    int neighbours = !strcmp(stored, "neighbours"), model_too = !strcmp(stored, "model");
+    if (!neighbours && !model_too && strcmp(stored, "none")) {
+        nt_errorf("replay", "--stored takes none, neighbours or model, got '%s'", stored);
         return NT_EXIT_USAGE;
     }
     int known = 0;
@@ -233,7 +237,7 @@ int cmd_replay(int argc, char **argv) {
         nt_errorf("replay", "%s", err);
         goto out;
     }
-    if (neighbours) {
+    if (neighbours || model_too) {
         nt_device model;
         memset(&model, 0, sizeof model);
         snprintf(model.name, sizeof model.name, "%s", x.model.device);
@@ -241,8 +245,8 @@ int cmd_replay(int argc, char **argv) {
         model.cc_minor = x.model.cc_minor;
         model.sms = x.model.sms;
         model.mem_clock_khz = x.model.mem_clock_khz;
-        if (nt_stored_hints(db, &sw, &model, 0, (const char (*)[24])x.src, &hist, &nhist, err,
-                            sizeof err)) {
+        if (nt_stored_hints(db, &sw, &model, model_too ? x.dev : 0, (const char (*)[24])x.src,
+                            &hist, &nhist, err, sizeof err)) {
             nt_errorf("replay", "%s", err);
             goto out;
         }
@@ -260,6 +264,7 @@ int cmd_replay(int argc, char **argv) {
         o.seed = (uint64_t)k;
         o.hist = hist;
         o.nhist = nhist;
+        o.hist_same_shape = model_too;
         nt_replay_evaluator(x.rp, (uint64_t)k, &ev);
         if (nt_drive(&sw, &ev, &so, &o, &st, err, sizeof err)) {
             nt_errorf("replay", "%s", err);
