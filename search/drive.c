@@ -17,7 +17,9 @@
 
 #include "search/drive.h"
 
-#define NHINT 64              /* hints handed to a warm search */
+#define NHINT 256             /* hints handed to a warm search */
+#define MODEL_MAX 65536       /* largest family space the main-effects model scores */
+#define UNSEEN 1.1             /* a model score of a point never measured, times this */
 #define OTHER_DT 0.2
 #define SIGMA2 1.0
 #define PRIOR_W 0.02          /* weight of the shrinkage towards PRIOR_RATIO */
@@ -138,10 +140,60 @@ static int by_score(const void *a, const void *b) {
     return kx < ky ? -1 : kx > ky;
 }
 
+/* Main effects of family f's parameters, from the rows in a[0..na) (before
+ * folding): per dimension and value the weighted mean log ratio, shrunk
+ * towards the family's mean by one average row's weight.  Into pred[pt]
+ * (the space's size entries): exp(mean + the sum of the effects).  0 when
+ * the family has no row, 1 when pred is filled, -1 (memory). */
+static int main_effects(const search_space *sp, int f, const wsum *a, size_t na, double *pred) {
+    size_t nv = 0, off[SEARCH_MAX_DIMS + 1];
+    for (int d = 0; d < sp->ndim; d++) {
+        off[d] = nv;
+        nv += (size_t)sp->dim[d].nval;
+    }
+    double *es = calloc(2 * nv, sizeof *es), *ew = es + nv, tot = 0, totw = 0;
+    int idx[SEARCH_MAX_DIMS];
+    size_t nrow = 0;
+    if (!es) return -1;
+    for (size_t i = 0; i < na; i++) {
+        if ((int)(a[i].key >> 56) != f || a[i].w <= 0) continue;
+        double lr = log(a[i].wr / a[i].w);
+        search_space_point(sp, a[i].key & ((1ULL << 56) - 1), idx);
+        for (int d = 0; d < sp->ndim; d++) {
+            es[off[d] + (size_t)idx[d]] += a[i].w * lr;
+            ew[off[d] + (size_t)idx[d]] += a[i].w;
+        }
+        tot += a[i].w * lr;
+        totw += a[i].w;
+        nrow++;
+    }
+    if (totw <= 0) {
+        free(es);
+        return 0;
+    }
+    double m = tot / totw, k = totw / (double)nrow;
+    for (size_t j = 0; j < nv; j++) es[j] = (es[j] + k * m) / (ew[j] + k) - m;
+    uint64_t size = search_space_size(sp);
+    for (uint64_t pt = 0; pt < size; pt++) {
+        double lp = m;
+        search_space_point(sp, pt, idx);
+        for (int d = 0; d < sp->ndim; d++) lp += es[off[d] + (size_t)idx[d]];
+        pred[pt] = exp(lp);
+    }
+    free(es);
+    return 1;
+}
+
 /* The hints for problem pr of dtype combination dt into hint[NHINT]:
- * their number, or -1 (memory). */
-static int make_hints(const known *k, int dt, const nt_problem *pr, int own_ok, tune_hint *hint) {
-    size_t na = 0;
+ * their number, or -1 (memory).  A point measured at nearby shapes scores
+ * its weighted mean ratio there, shrunk towards the model's prediction (or
+ * PRIOR_RATIO); with model set, every point of a family of at most
+ * MODEL_MAX points also scores the prediction of the main-effects model
+ * (main_effects), so that points never measured can be hints too. */
+static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_problem *pr, int own_ok,
+                      int model, tune_hint *hint) {
+    size_t na = 0, nall = 0;
+    double *pred[NT_SWEEP_MAX_FAMILIES] = {0};
     for (size_t s = 0; s < k->ns; s++) na += k->s[s].n;
     if (!na) return 0;
     wsum *a = malloc(na * sizeof *a);
@@ -161,6 +213,21 @@ static int make_hints(const known *k, int dt, const nt_problem *pr, int own_ok, 
             a[na++] = (wsum){((uint64_t)h->p.fam << 56) | h->p.pt, w * h->w * ratio, w * h->w};
         }
     }
+    int rc = -1;
+    tune_hint *all = NULL;
+    for (int f = 0; model && f < sw->nfam; f++) {
+        uint64_t size = search_space_size(&sw->fam[f].space);
+        if (size > MODEL_MAX) continue;
+        if (!(pred[f] = malloc((size_t)size * sizeof *pred[f]))) goto out;
+        int got = main_effects(&sw->fam[f].space, f, a, na, pred[f]);
+        if (got < 0) goto out;
+        if (!got) {
+            free(pred[f]);
+            pred[f] = NULL;
+            continue;
+        }
+        nall += (size_t)size;
+    }
     qsort(a, na, sizeof *a, by_key);
     double wmax = 0;
     size_t nu = 0;
@@ -174,23 +241,36 @@ static int make_hints(const known *k, int dt, const nt_problem *pr, int own_ok, 
     }
     for (size_t i = 0; i < nu; i++)
         if (a[i].w > wmax) wmax = a[i].w;
-    tune_hint *all = malloc((nu ? nu : 1) * sizeof *all);
-    if (!all) {
-        free(a);
-        return -1;
-    }
+    if (!(all = malloc((nu + nall + 1) * sizeof *all))) goto out;
+    size_t n = 0;
     for (size_t i = 0; i < nu; i++) {
         double pw = PRIOR_W * wmax;
-        all[i].p.fam = (int)(a[i].key >> 56);
-        all[i].p.pt = a[i].key & ((1ULL << 56) - 1);
-        all[i].score = (a[i].wr + pw * PRIOR_RATIO) / (a[i].w + pw);
+        int f = (int)(a[i].key >> 56);
+        uint64_t pt = a[i].key & ((1ULL << 56) - 1);
+        double prior = PRIOR_RATIO;
+        all[n].p.fam = f;
+        all[n].p.pt = pt;
+        all[n++].score = (a[i].wr + pw * prior) / (a[i].w + pw);
+        if (pred[f]) pred[f][pt] = -1;     /* scored already */
     }
-    qsort(all, nu, sizeof *all, by_score);
-    int n = nu < NHINT ? (int)nu : NHINT;
-    memcpy(hint, all, (size_t)n * sizeof *hint);
+    for (int f = 0; f < sw->nfam; f++) {
+        if (!pred[f]) continue;
+        uint64_t size = search_space_size(&sw->fam[f].space);
+        for (uint64_t pt = 0; pt < size; pt++)
+            if (pred[f][pt] >= 0) {
+                all[n].p.fam = f;
+                all[n].p.pt = pt;
+                all[n++].score = pred[f][pt] * UNSEEN;
+            }
+    }
+    qsort(all, n, sizeof *all, by_score);
+    rc = n < NHINT ? (int)n : NHINT;
+    memcpy(hint, all, (size_t)rc * sizeof *hint);
+out:
+    for (int f = 0; f < NT_SWEEP_MAX_FAMILIES; f++) free(pred[f]);
     free(all);
     free(a);
-    return n;
+    return rc;
 }
 
 /* ---- one problem ------------------------------------------------------- */
@@ -325,12 +405,13 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
     env.budget = d->budget[q];
     env.seed = nt_sweep_seed(d->sw, q, d->o->seed);
     if (!strcmp(d->sw->search.strategy, "warm")) {
-        int n = make_hints(&d->k, d->dt, &d->pr, d->o->hist_same_shape, hint);
+        int n = make_hints(d->sw, &d->k, d->dt, &d->pr, d->o->hist_same_shape,
+                           !d->stored_hints, hint);
         if (n < 0) return snprintf(d->err, d->errlen, "out of memory"), -1;
         env.hint = hint;
         env.nhint = n;
-        /* hints from this run alone (a cold campaign) cover few points:
-         * half the budget for them, half for the climb */
+        /* an anchor of a cold campaign tries every family, and keeps half
+         * its budget for the climb */
         if (!d->stored_hints && d->anchor[q]) {
             env.hint_quota = (int)(env.budget / 2 > 0 ? env.budget / 2 : 1);
             env.explore = 1;
