@@ -616,7 +616,8 @@ int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_ru
         if (tune_adaptive(sw->search.strategy)) {
             fprintf(stderr, "normtune run: %d problems, strategy %s, budget %" PRIu64 " per "
                             "problem%s\n", np, sw->search.strategy, sw->search.budget,
-                    sw->search.budget ? "" : " (none)");
+                    !sw->search.budget ? " (none)" : d.anchor && !d.stored_hints &&
+                    !strcmp(sw->search.strategy, "warm") ? " on average (a cold campaign)" : "");
         } else if (count_stored(&d, res)) {
             goto out;
         }
