@@ -13,8 +13,10 @@
  *               far (one parameter one value up or down), again from a new
  *               random point when no neighbour improves.
  *   warm        the hints first (points ranked by what is known of other
- *               shapes: search/drive.c), then a climb from the best, and
- *               the best few measured again before the pick is named.
+ *               shapes: search/drive.c), with explore every family once,
+ *               then a climb from the best, and with a budget of 16 or
+ *               more (or none) the best few measured again before the
+ *               pick is named.
  *
  * Every point is asked through the environment's feasible() first (the
  * family's check() and the script's where()): a point it refuses is never
