@@ -220,7 +220,7 @@ test-gpu: $(GPU_DEPS)
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) export --check --db $(DB) -o $(HEADER)
-	for s in $(SWEEP); do $(BIN) run $$s --db $(DB) || exit 1; done
+	settle=; for s in $(SWEEP); do $(BIN) run $$s --db $(DB) $$settle || exit 1; settle='--settle 0'; done
 	$(BIN) export --db $(DB) -o $(HEADER)
 	$(BIN) report --db $(DB)
 

@@ -1954,3 +1954,8 @@ int store_report_sweeps(store *db, store_row_fn row, void *ctx, char *err,
     return emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), row, ctx, err,
                 errlen) < 0 ? STORE_ERR : STORE_OK;
 }
+
+/* The connection, for the other files of db/ (db/history.h). */
+void *store_handle(store *db) {
+    return db ? db->db : NULL;
+}

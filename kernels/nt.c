@@ -8,7 +8,7 @@
 
 static const char *const status_names[NT_NSTATUS] = {
     "ok", "compile_error", "resources", "launch_error", "wrong", "nondeterministic",
-    "unsupported",
+    "unsupported", "raced",
 };
 
 const char *nt_status_name(int status) {

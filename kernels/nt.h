@@ -27,7 +27,13 @@ typedef struct nt_timing {
     int max_samples;          /* at most this many (<= NT_MAX_SAMPLES) */
     double rel_ci;            /* stop when the 95% CI of the median is within
                                  this fraction of the median */
+    double race_us;           /* racing: stop once the CI shows the variant more
+                                 than NT_RACE slower than this (the best median
+                                 of its problem so far); 0 = no racing.  Set per
+                                 measurement by the driver, not part of the key */
 } nt_timing;
+
+#define NT_RACE 0.02          /* racing: a variant this much slower cannot win */
 
 /* Status of one measurement.  Only NT_OK results are exported. */
 typedef enum nt_status {
@@ -38,6 +44,8 @@ typedef enum nt_status {
     NT_WRONG,                 /* validation against the reference failed */
     NT_NONDETERMINISTIC,      /* repeated runs differ bitwise */
     NT_UNSUPPORTED,           /* the family refuses this shape */
+    NT_RACED,                 /* sampling stopped early: the CI showed it more
+                                 than NT_RACE slower than the best so far */
     NT_NSTATUS
 } nt_status;
 

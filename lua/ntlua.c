@@ -55,9 +55,9 @@
 #include "lua/ntlua.h"
 
 #define NTL_MEM_LIMIT ((size_t)256 << 20)  /* bytes a script's state may hold */
-#define NTL_MAX_SCRIPT ((size_t)4 << 20)   /* largest script file accepted */
+#define NT_SWEEP_MAX_SCRIPT ((size_t)4 << 20)   /* largest script file accepted */
 #define NTL_HOOK_EVERY 100000              /* VM instructions between hook calls */
-#define NTL_MAX_HOOKS 500                  /* hook calls per run: 5e7 instructions */
+#define NT_SWEEP_MAX_HOOKS 500                  /* hook calls per run: 5e7 instructions */
 #define NTL_SWEEP_MT "normtune.sweep"
 #define NTL_BUDGET_ENV "NORMTUNE_SCRIPT_BUDGET"
 #define NTL_CPU 5.0                        /* default budget: CPU seconds of a sweep's Lua */
@@ -129,7 +129,7 @@ static const char *const top_fields[] = {"op", "dtype", "dtypes", "shapes", "fam
                                          "search", "timing", "eps", NULL};
 static const char *const fam_fields[] = {"params", "where", NULL};
 static const char *const shape_fields[] = {"M", "N", NULL};
-static const char *const search_fields[] = {"strategy", "budget", "seed", NULL};
+static const char *const search_fields[] = {"strategy", "budget", "seed", "race", NULL};
 static const char *const timing_fields[] = {"warmup", "min_samples", "max_samples",
                                             "rel_ci", NULL};
 
@@ -447,10 +447,10 @@ static void ntl_hook(lua_State *L, lua_Debug *ar) {
         lua_pushstring(L, msg);   /* the message handler adds the line */
         lua_error(L);
     }
-    if (++((ntl_ctx *)ud)->hooks > NTL_MAX_HOOKS) {
+    if (++((ntl_ctx *)ud)->hooks > NT_SWEEP_MAX_HOOKS) {
         /* no position here: the message handler adds the running line */
         lua_pushfstring(L, "script ran for more than %d instructions (an endless loop?)",
-                        NTL_HOOK_EVERY * NTL_MAX_HOOKS);
+                        NTL_HOOK_EVERY * NT_SWEEP_MAX_HOOKS);
         lua_error(L);
     }
 }
@@ -745,21 +745,21 @@ static void read_space(const ntl_chk *k, int idx, const nt_family *f, const nt_p
 static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
     lua_State *L = k->L;
     nt_sweep *sw = &box->sw;
-    const char *names[NTL_MAX_FAMILIES + 1];
-    const nt_family *fams[NTL_MAX_FAMILIES];
+    const char *names[NT_SWEEP_MAX_FAMILIES + 1];
+    const nt_family *fams[NT_SWEEP_MAX_FAMILIES];
     int nf = 0;
     char list[256];
-    for (int i = 0; sw->op->families[i] && nf < NTL_MAX_FAMILIES; i++) {
+    for (int i = 0; sw->op->families[i] && nf < NT_SWEEP_MAX_FAMILIES; i++) {
         fams[nf] = sw->op->families[i];
         names[nf] = fams[nf]->name + strlen(sw->op->name) + 1;
         nf++;
     }
     names[nf] = NULL;
     /* never drop a family silently (tests/test_lua.c checks every op fits) */
-    if (nf == NTL_MAX_FAMILIES && sw->op->families[nf])
+    if (nf == NT_SWEEP_MAX_FAMILIES && sw->op->families[nf])
         chk_fail(k, (const char *[]){"families", NULL},
                  "families: op %s has more than %d families, more than a sweep holds "
-                 "(NTL_MAX_FAMILIES in lua/ntlua.h)", sw->op->name, NTL_MAX_FAMILIES);
+                 "(NT_SWEEP_MAX_FAMILIES in lua/ntlua.h)", sw->op->name, NT_SWEEP_MAX_FAMILIES);
     /* every key a family of this op */
     lua_pushnil(L);
     while (lua_next(L, idx)) {
@@ -816,7 +816,7 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
         }
         lua_pop(L, 1);        /* params */
         uint64_t size = search_space_size(&sf->space);
-        if (size > NTL_MAX_SPACE) {
+        if (size > NT_SWEEP_MAX_SPACE) {
             char dims[160] = "", dnames[160] = "";
             size_t nd = 0, nn = 0;
             for (int j = 0; j < sf->space.ndim && nd < sizeof dims && nn < sizeof dnames; j++) {
@@ -829,7 +829,7 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
                      "%s: the space of family %s has %s = %llu points (%s), more than the cap "
                      "of %llu (did a normtune.range miss its step?)",
                      pwhat, f->name, dims, (unsigned long long)size, dnames,
-                     (unsigned long long)NTL_MAX_SPACE);
+                     (unsigned long long)NT_SWEEP_MAX_SPACE);
         }
         if (get_field(k, ft, "where", LUA_TFUNCTION, 1, keys, what) == LUA_TFUNCTION)
             sf->where_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -904,8 +904,8 @@ static void read_dtypes(const ntl_chk *k, ntl_box *box) {
         chk_fail(k, dsk, "give dtype (one combination) or dtypes (a list), not both");
     if (t2 != LUA_TNIL) {
         int n = list_len(k, lua_gettop(L), dsk, "dtypes");
-        if (n > NTL_MAX_DTYPES)
-            chk_fail(k, dsk, "dtypes: %d combinations, at most %d", n, NTL_MAX_DTYPES);
+        if (n > NT_SWEEP_MAX_DTYPES)
+            chk_fail(k, dsk, "dtypes: %d combinations, at most %d", n, NT_SWEEP_MAX_DTYPES);
         for (int i = 0; i < n; i++) {
             char what[32], a[128], b[128];
             snprintf(what, sizeof what, "dtypes[%d]", i + 1);
@@ -929,54 +929,6 @@ static void read_dtypes(const ntl_chk *k, ntl_box *box) {
     lua_pop(L, 2);
 }
 
-/* The shapes of dtype combination d: its own, or the sweep's. */
-static int shapes_of(const nt_sweep *sw, int d, const nt_shape **s) {
-    if (sw->dshapes[d]) {
-        *s = sw->dshapes[d];
-        return sw->ndshape[d];
-    }
-    *s = sw->shapes;
-    return sw->nshape;
-}
-
-int ntl_nproblems(const nt_sweep *sw) {
-    int n = 0;
-    const nt_shape *s;
-    for (int d = 0; d < sw->ndt; d++) n += shapes_of(sw, d, &s);
-    return n;
-}
-
-int ntl_problem_at(const nt_sweep *sw, int q, int *dt, int *shape) {
-    const nt_shape *s;
-    for (int d = 0; d < sw->ndt; d++) {
-        int n = shapes_of(sw, d, &s);
-        if (q < n) {
-            *dt = d;
-            *shape = q;
-            return sw->dshapes[d] != NULL;
-        }
-        q -= n;
-    }
-    *dt = *shape = 0;
-    return 0;
-}
-
-void ntl_problem(const nt_sweep *sw, int q, nt_problem *p) {
-    int d, i;
-    const nt_shape *s;
-    ntl_problem_at(sw, q, &d, &i);
-    shapes_of(sw, d, &s);
-    *p = sw->dts[d];
-    p->M = s[i].M;
-    p->N = s[i].N;
-}
-
-void ntl_problem_text(const nt_problem *p, char *buf, size_t len) {
-    char dt[128];
-    if (nt_dtypes_canon(p, dt, sizeof dt)) dt[0] = 0;
-    snprintf(buf, len, "M=%lld N=%lld %s", (long long)p->M, (long long)p->N, dt);
-}
-
 /* Read a shape list (at idx) into *out (malloc'd; stored at once, so that
  * the box frees it if a check fails) and *nout.  pre names the list in
  * messages and in the key path that finds its line ("shapes", or
@@ -985,7 +937,7 @@ static void read_shape_list(const ntl_chk *k, int idx, const char *const *keys, 
                             nt_shape **out, int *nout) {
     lua_State *L = k->L;
     int n = list_len(k, idx, keys, pre);
-    if (n > NTL_MAX_SHAPES) chk_fail(k, keys, "%s: %d shapes, at most %d", pre, n, NTL_MAX_SHAPES);
+    if (n > NT_SWEEP_MAX_SHAPES) chk_fail(k, keys, "%s: %d shapes, at most %d", pre, n, NT_SWEEP_MAX_SHAPES);
     *out = calloc((size_t)n, sizeof **out);
     if (!*out) chk_fail(k, keys, "out of memory");
     nt_shape *sh = *out;
@@ -998,7 +950,7 @@ static void read_shape_list(const ntl_chk *k, int idx, const char *const *keys, 
         int st = lua_gettop(L);
         check_keys(k, st, shape_fields, keys, what, "field");
         int64_t v[2];
-        static const long long vmax[2] = {NTL_MAX_M, NTL_MAX_N};
+        static const long long vmax[2] = {NT_SWEEP_MAX_M, NT_SWEEP_MAX_N};
         char occ[2][32];      /* "M#i": the i-th M = after shapes */
         snprintf(occ[0], sizeof occ[0], "M#%d", i + 1);
         snprintf(occ[1], sizeof occ[1], "N#%d", i + 1);
@@ -1042,6 +994,7 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
     const char *const keys[] = {"search", NULL};
     char list[256];
     snprintf(sw->search.strategy, sizeof sw->search.strategy, "exhaustive");
+    sw->search.race = 0;
     if (lua_isnil(L, idx)) return;
     check_keys(k, idx, search_fields, keys, "search", "field");
     if (get_field(k, idx, "strategy", LUA_TSTRING, 1, keys, "search") == LUA_TSTRING) {
@@ -1066,6 +1019,12 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
         if (s < 0) chk_fail(k, sk, "search.seed must be >= 0, got %lld", (long long)s);
         sw->search.seed = (uint64_t)s;
     }
+    lua_pop(L, 1);
+    /* racing: on for a search, off for an exhaustive sweep (a reference) */
+    sw->search.race = strcmp(sw->search.strategy, "exhaustive") != 0;
+    if (get_field(k, idx, "race", LUA_TBOOLEAN, 1, (const char *[]){"search", NULL}, "search") ==
+        LUA_TBOOLEAN)
+        sw->search.race = lua_toboolean(L, -1);
     lua_pop(L, 1);
 }
 
@@ -1124,7 +1083,7 @@ static void box_release(lua_State *L, ntl_box *b) {
         if (b->sw.fam[i].where_ref >= 0) luaL_unref(L, LUA_REGISTRYINDEX, b->sw.fam[i].where_ref);
     }
     free(b->sw.shapes);
-    for (int d = 0; d < NTL_MAX_DTYPES; d++) free(b->sw.dshapes[d]);
+    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) free(b->sw.dshapes[d]);
     memset(&b->sw, 0, sizeof b->sw);   /* nothing left to hand over */
     b->owned = 0;
 }
@@ -1188,14 +1147,14 @@ static int ntl_sweep(lua_State *L) {
 
     uint64_t walk = 0;        /* spaces are capped: no overflow */
     for (int f = 0; f < sw->nfam; f++) walk += search_space_size(&sw->fam[f].space);
-    uint64_t np = (uint64_t)ntl_nproblems(sw);
-    if (walk * np > NTL_MAX_WALK)
+    uint64_t np = (uint64_t)nt_sweep_nproblems(sw);
+    if (walk * np > NT_SWEEP_MAX_WALK)
         chk_fail(&k, (const char *[]){"families", NULL},
                  "the sweep has %llu problems (dtype combinations x their shapes) x %llu "
                  "points (all families' spaces) = %llu, more than the cap of %llu points a "
                  "walk over the sweep may visit", (unsigned long long)np,
                  (unsigned long long)walk,
-                 (unsigned long long)(walk * np), (unsigned long long)NTL_MAX_WALK);
+                 (unsigned long long)(walk * np), (unsigned long long)NT_SWEEP_MAX_WALK);
 
     get_field(&k, 1, "search", LUA_TTABLE, 1, (const char *[]){"search", NULL}, "");
     read_search(&k, lua_gettop(L), sw);
@@ -1240,9 +1199,9 @@ static int ntl_grid(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_Integer nn = luaL_len(L, 1), nm = luaL_len(L, 2);
-    if (nn < 1 || nm < 1 || nn * nm > NTL_MAX_SHAPES)
+    if (nn < 1 || nm < 1 || nn * nm > NT_SWEEP_MAX_SHAPES)
         return luaL_error(L, "normtune.grid: %I x %I shapes (want 1 to %d)", nn, nm,
-                          NTL_MAX_SHAPES);
+                          NT_SWEEP_MAX_SHAPES);
     lua_createtable(L, (int)(nn * nm), 0);
     for (lua_Integer i = 1; i <= nn; i++)
         for (lua_Integer j = 1; j <= nm; j++) {
@@ -1318,18 +1277,18 @@ static char *read_file(const char *path, size_t *n, char *err, size_t errlen) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    buf = malloc(NTL_MAX_SCRIPT + 1);
+    buf = malloc(NT_SWEEP_MAX_SCRIPT + 1);
     if (!buf) {
         snprintf(err, errlen, "%s: out of memory", path);
         goto err;
     }
-    *n = fread(buf, 1, NTL_MAX_SCRIPT + 1, f);
+    *n = fread(buf, 1, NT_SWEEP_MAX_SCRIPT + 1, f);
     if (ferror(f)) {
         snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         goto err;
     }
-    if (*n > NTL_MAX_SCRIPT) {
-        snprintf(err, errlen, "%s: larger than %zu bytes", path, NTL_MAX_SCRIPT);
+    if (*n > NT_SWEEP_MAX_SCRIPT) {
+        snprintf(err, errlen, "%s: larger than %zu bytes", path, NT_SWEEP_MAX_SCRIPT);
         goto err;
     }
     fclose(f);
@@ -1371,7 +1330,7 @@ static size_t skip_head(char *buf, size_t n) {
 static void sweep_release(nt_sweep *sw) {
     for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
     free(sw->shapes);
-    for (int d = 0; d < NTL_MAX_DTYPES; d++) free(sw->dshapes[d]);
+    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) free(sw->dshapes[d]);
     memset(sw, 0, sizeof *sw);
 }
 
@@ -1394,12 +1353,12 @@ static int sweep_diff(const nt_sweep *a, const nt_sweep *b, char *d, size_t n) {
             return snprintf(d, n, "shapes[%d] is M=%lld N=%lld, then M=%lld N=%lld", i + 1,
                             (long long)a->shapes[i].M, (long long)a->shapes[i].N,
                             (long long)b->shapes[i].M, (long long)b->shapes[i].N), 1;
-    if (ntl_nproblems(a) != ntl_nproblems(b))
-        return snprintf(d, n, "%d problems, then %d", ntl_nproblems(a), ntl_nproblems(b)), 1;
-    for (int q = 0; q < ntl_nproblems(a); q++) {
+    if (nt_sweep_nproblems(a) != nt_sweep_nproblems(b))
+        return snprintf(d, n, "%d problems, then %d", nt_sweep_nproblems(a), nt_sweep_nproblems(b)), 1;
+    for (int q = 0; q < nt_sweep_nproblems(a); q++) {
         nt_problem x, y;
-        ntl_problem(a, q, &x);
-        ntl_problem(b, q, &y);
+        nt_sweep_problem(a, q, &x);
+        nt_sweep_problem(b, q, &y);
         if (x.M != y.M || x.N != y.N)
             return snprintf(d, n, "problem %d is M=%lld N=%lld, then M=%lld N=%lld", q + 1,
                             (long long)x.M, (long long)x.N, (long long)y.M, (long long)y.N), 1;
@@ -1497,6 +1456,9 @@ static void close_state(ntl_guard *g, lua_State *L) {
     gd_close(g);
 }
 
+/* The answers search/ asks for (search/sweep.h). */
+static const nt_script_ops script_ops = {ntl_where, ntl_walk_begin, ntl_walk_end, ntl_walk_poll};
+
 /* Load and check a script (see ntlua.h): run it, run it again in a second
  * state and compare.  On success *sw owns the shapes, the spaces, the Lua
  * state and its context (with the file buffer and the guard); ntl_free
@@ -1553,6 +1515,7 @@ int ntl_load(const char *path, nt_sweep *sw, char *err, size_t errlen) {
     snprintf(sw->path, sizeof sw->path, "%s", path);
     memcpy(sw->hash, hash, sizeof hash);
     sw->L = L;
+    sw->script = &script_ops;
     return 0;
 err:
     if (L) {
@@ -1672,22 +1635,9 @@ int ntl_walk_poll(nt_sweep *sw, char *err, size_t errlen) {
     return -1;
 }
 
-/* Params of family f at point idx: texts copied from the space. */
-void ntl_point_params(const nt_sweep *sw, int f, const int *idx, nt_params *p) {
-    const search_space *sp = &sw->fam[f].space;
-    p->n = 0;
-    for (int d = 0; d < sp->ndim; d++) nt_params_set(p, sp->dim[d].name, sp->dim[d].val[idx[d]]);
-}
-
 /* Free everything ntl_load gave *sw; safe on a zeroed or failed sweep.  The
  * state is closed in a section of its own: its finalizers run then. */
 void ntl_free(nt_sweep *sw) {
-    for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
-    free(sw->shapes);
-    for (int d = 0; d < NTL_MAX_DTYPES; d++) free(sw->dshapes[d]);
-    free(sw->ref_hash);
-    free(sw->ref_count);
-    free(sw->ref_strat);
     if (sw->L) {
         lua_State *L = sw->L;
         ntl_ctx *c;
@@ -1701,5 +1651,5 @@ void ntl_free(nt_sweep *sw) {
         free(c->buf);
         free(c);
     }
-    memset(sw, 0, sizeof *sw);
+    nt_sweep_clear(sw);
 }

@@ -269,6 +269,49 @@ static void rnd_free(search_state *st) {
     st->priv = NULL;
 }
 
+/* ---- draws without replacement, for search/tune.c ----------------------- */
+
+struct search_draw {
+    search_state st;          /* size, limit and count of the shuffle */
+};
+
+search_draw *search_draw_new(uint64_t size, uint64_t seed) {
+    search_draw *d = calloc(1, sizeof *d);
+    char err[64];
+    if (!d) return NULL;
+    d->st.size = size;
+    d->st.cfg.seed = seed;
+    if (rnd_start(&d->st, err, sizeof err)) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+int search_draw_next(search_draw *d, uint64_t *out) {
+    if (!d || !rnd_next(&d->st, out)) return 0;
+    d->st.count++;
+    return 1;
+}
+
+void search_draw_free(search_draw *d) {
+    if (!d) return;
+    rnd_free(&d->st);
+    free(d);
+}
+
+uint64_t search_rand(uint64_t *s) {
+    return splitmix64(s);
+}
+
+uint64_t search_mix(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 /* ---- the table --------------------------------------------------------- */
 
 static const strategy strategies[] = {
@@ -277,7 +320,7 @@ static const strategy strategies[] = {
 };
 #define NSTRATEGIES (sizeof strategies / sizeof strategies[0])
 
-const char *const search_strategies[] = {"exhaustive", "random", NULL};
+const char *const search_strategies[] = {"exhaustive", "random", "hillclimb", "warm", NULL};
 
 /* ---- the driver calls -------------------------------------------------- */
 

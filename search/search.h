@@ -40,6 +40,8 @@ typedef struct search_cfg {
     char strategy[16];        /* "exhaustive" or "random" */
     uint64_t budget;          /* random: most proposals (0 = all points) */
     uint64_t seed;            /* random: PRNG seed */
+    int race;                 /* `run`: stop sampling a variant once it cannot
+                                 be the best (kernels/nt.h, NT_RACE) */
 } search_cfg;
 
 typedef struct search_state search_state;  /* opaque */
@@ -60,5 +62,21 @@ int search_done(const search_state *st);
 /* Number of proposals made so far. */
 uint64_t search_count(const search_state *st);
 void search_free(search_state *st);
+
+/* splitmix64: the one PRNG of normtune's search (state *s advances). */
+uint64_t search_rand(uint64_t *s);
+/* Mix of the bits of x (splitmix64's finalizer), for seeds and hashes. */
+uint64_t search_mix(uint64_t x);
+
+/* Distinct numbers of [0, size) in a seeded pseudo-random order, one at a
+ * time (a sparse Fisher-Yates shuffle: memory grows with the draws made,
+ * never with size). */
+typedef struct search_draw search_draw;
+/* NULL when out of memory. */
+search_draw *search_draw_new(uint64_t size, uint64_t seed);
+/* The next number into *out: 1, or 0 when all size have been drawn (or
+ * memory ran out). */
+int search_draw_next(search_draw *d, uint64_t *out);
+void search_draw_free(search_draw *d);
 
 #endif

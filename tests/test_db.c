@@ -117,7 +117,8 @@ static nt_device mkdev(const char *name, const char *uuid) {
     return d;
 }
 
-static const nt_timing timing = {10, 20, 200, 0.01};
+static const nt_timing timing = {.warmup = 10, .min_samples = 20, .max_samples = 200,
+                                  .rel_ci = 0.01};
 
 /* The current source hash of a family (results under it are the ones
  * store_best reports). */

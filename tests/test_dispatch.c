@@ -79,7 +79,7 @@ static int put(store *db, int64_t sw, int64_t dev, const nt_family *f, const cha
     k.dtype = dt;
     k.shape.M = p->M;
     k.shape.N = p->N;
-    k.timing = (nt_timing){1, 2, 4, 0.01};
+    k.timing = (nt_timing){.warmup = 1, .min_samples = 2, .max_samples = 4, .rel_ci = 0.01};
     r.status = NT_OK;
     r.median_us = r.p10_us = r.p90_us = us;
     r.nsamples = 2;

@@ -17,7 +17,7 @@
 #include "db/store.h"
 #include "lua/ntlua.h"
 #include "tests/t.h"
-#include "tuner/enumerate.h"
+#include "search/enumerate.h"
 #include "tuner/export.h"
 #include "tuner/sweep.h"
 
@@ -86,6 +86,7 @@ static nt_sweep sw;
 static fixture fx;
 static nt_evaluator ev;
 static volatile sig_atomic_t stop;
+static int picks;            /* run_sweep leaves st's arrays to the caller */
 
 static uint64_t expected_total(void) {
     char err[512];
@@ -112,7 +113,49 @@ static int run_sweep(nt_run_stats *st, int stop_after) {
     int rc = nt_sweep_run(&sw, db, &ev, &o, st, err, sizeof err);
     if (rc) printf("  nt_sweep_run: %s\n", err);
     store_close(db);
+    if (!picks) nt_run_stats_free(st);
     return rc;
+}
+
+/* An adaptive search (hillclimb, then warm) interrupted and resumed makes
+ * the same choices as one never interrupted: the same points proposed per
+ * problem, the same picks. */
+TEST(adaptive_resume_same_choices) {
+    static const char *strat[] = {"hillclimb", "warm"};
+    char saved[sizeof path_db];
+    search_cfg keep = sw.search;
+    memcpy(saved, path_db, sizeof saved);
+    for (int k = 0; k < 2; k++) {
+        nt_run_stats a, b;
+        snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strat[k]);
+        sw.search.budget = 7;
+        sw.search.seed = 5;
+        snprintf(path_db, sizeof path_db, "%s/adapt%d_a.db", t_tmpdir(), k);
+        picks = 1;
+        CHECK(run_sweep(&a, 0) == 0, "%s: uninterrupted run", strat[k]);
+        snprintf(path_db, sizeof path_db, "%s/adapt%d_b.db", t_tmpdir(), k);
+        picks = 0;
+        CHECK(run_sweep(&b, 4) == 0 && b.interrupted && b.measured == 4, "%s: interrupted",
+              strat[k]);
+        picks = 1;
+        CHECK(run_sweep(&b, 0) == 0 && !b.interrupted, "%s: resumed", strat[k]);
+        CHECK(b.reused == 4 && b.reused + b.measured == a.measured, "%s: reused %llu + measured "
+              "%llu, want %llu", strat[k], (unsigned long long)b.reused,
+              (unsigned long long)b.measured, (unsigned long long)a.measured);
+        CHECK(a.measured <= 7 * 3, "%s: %llu measured over budget", strat[k],
+              (unsigned long long)a.measured);
+        for (int q = 0; q < nt_sweep_nproblems(&sw); q++)
+            CHECK(a.pick[q].fam == b.pick[q].fam && a.pick[q].pt == b.pick[q].pt &&
+                      a.spent[q] == b.spent[q],
+                  "%s: problem %d: pick %d/%llu after a resume, %d/%llu without", strat[k], q,
+                  b.pick[q].fam, (unsigned long long)b.pick[q].pt, a.pick[q].fam,
+                  (unsigned long long)a.pick[q].pt);
+        nt_run_stats_free(&a);
+        nt_run_stats_free(&b);
+    }
+    picks = 0;
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
 }
 
 /* Hand count: naive 2 per shape; persistent 2 blocks x 3 chunks x 2 x 2 = 24
@@ -318,6 +361,7 @@ int main(void) {
     ev.copy_gbps = 4000;
     RUN(counts_by_hand);
     RUN(interrupt_then_resume);
+    RUN(adaptive_resume_same_choices);
     RUN(store_has_everything_once);
     RUN(summary_names_failures);
     RUN(export_picks_the_fastest);

@@ -6,7 +6,8 @@
  * of the samples; a wide spread keeps sampling; a step in speed (the trace
  * seen on an H200: 23 samples near 700 us, then 663 us) keeps sampling at
  * 80 samples although the median's CI is already narrow, and stops once the
- * second half lies past the step, with the median at the later speed. */
+ * second half lies past the step, with the median at the later speed.
+ * Racing stops a variant whose CI lies more than 2% above the best. */
 #include <math.h>
 
 #include "tests/t.h"
@@ -77,8 +78,27 @@ TEST(step_in_speed_keeps_sampling) {
     CHECK(fabs(ss.median - 663.0) < 663.0 * 0.01, "median %.1f, not the later speed", ss.median);
 }
 
+/* Racing: a variant whose median's CI lies wholly more than 2% above the
+ * best so far stops; one whose CI reaches within 2% of it, or with no best
+ * yet (0), goes on. */
+TEST(racing) {
+    double s[MAXN], scratch[MAXN];
+    unsigned st = 11;
+    nt_sample_stats ss;
+    for (int i = 0; i < 20; i++) s[i] = 110.0 * (1.0 + 0.005 * noise(&st));
+    nt_timing_done(s, 20, 0.01, scratch, &ss);
+    CHECK(nt_timing_raced(&ss, 100.0), "10%% slower than the best, CI %.2f: not raced",
+          ss.ci_half);
+    CHECK(!nt_timing_raced(&ss, 108.5), "within 2%% of the best: raced");
+    CHECK(!nt_timing_raced(&ss, 0), "raced with no best");
+    for (int i = 0; i < 20; i++) s[i] = 103.0 * (1.0 + 0.05 * noise(&st));   /* a wide CI */
+    nt_timing_done(s, 20, 0.01, scratch, &ss);
+    CHECK(!nt_timing_raced(&ss, 100.0), "3%% slower with a CI of +-%.2f: raced", ss.ci_half);
+}
+
 int main(void) {
     RUN(steady_samples_stop);
+    RUN(racing);
     RUN(order_statistics);
     RUN(wide_spread_keeps_sampling);
     RUN(step_in_speed_keeps_sampling);

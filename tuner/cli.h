@@ -24,6 +24,7 @@ int cmd_query(int argc, char **argv);   /* tuner/cmd_query.c */
 int cmd_report(int argc, char **argv);  /* tuner/cmd_report.c */
 int cmd_plot(int argc, char **argv);    /* tuner/cmd_plot.c */
 int cmd_merge(int argc, char **argv);   /* tuner/cmd_merge.c */
+int cmd_replay(int argc, char **argv);  /* tuner/cmd_replay.c */
 int cmd_migrate(int argc, char **argv); /* tuner/cmd_merge.c */
 
 /* Print "normtune CMD: " + message + newline on stderr. */

@@ -3,7 +3,7 @@
  *
  *   normtune compile SCRIPT --arch ARCH [--jobs N] [--no-cache]
  *
- * Walks the script (tuner/enumerate.h), groups the variants whose plans name
+ * Walks the script (search/enumerate.h), groups the variants whose plans name
  * the same kernels from the same sources into one compile unit, runs the units on the compiler
  * pool with the disk cache (tuner/compile.h), and prints one line per
  * variant and a summary.  CI runs it to prove every variant builds. */
@@ -17,7 +17,7 @@
 #include "lua/ntlua.h"
 #include "tuner/cli.h"
 #include "tuner/compile.h"
-#include "tuner/enumerate.h"
+#include "search/enumerate.h"
 
 
 /* A compile unit: one (family, name expressions) -- the kernels of one
@@ -123,7 +123,7 @@ static int on_point(void *ctx, const nt_sweep *sw, int prob, int f, const int *i
     char canon[256], why[256], dt[128];
     nt_plan pl;
     (void)idx;
-    ntl_problem(sw, prob, &s);
+    nt_sweep_problem(sw, prob, &s);
     if (nt_params_canon(fam, p, canon, sizeof canon) || nt_dtypes_canon(&s, dt, sizeof dt)) {
         snprintf(err, errlen, "%s: parameters too long", fam->name);
         return -1;

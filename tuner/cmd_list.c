@@ -9,7 +9,7 @@
  * then a table of counts per problem and family with totals.  With a "random" strategy the points are those the
  * strategy proposes (its budget and seed), in its order.  Nothing is
  * compiled or run: this is the dry run of a sweep.  The walk itself is
- * nt_enumerate (tuner/enumerate.c). */
+ * nt_enumerate (search/enumerate.c). */
 #include <getopt.h>          /* optind */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 
 #include "lua/ntlua.h"
 #include "tuner/cli.h"
-#include "tuner/enumerate.h"
+#include "search/enumerate.h"
 
 /* Callback of list: one line per variant on stdout. */
 static int print_variant(void *ctx, const nt_sweep *sw, int s, int f, const int *idx,
@@ -32,8 +32,8 @@ static int print_variant(void *ctx, const nt_sweep *sw, int s, int f, const int 
     }
     nt_problem pr;
     char pt[200];
-    ntl_problem(sw, s, &pr);
-    ntl_problem_text(&pr, pt, sizeof pt);
+    nt_sweep_problem(sw, s, &pr);
+    nt_problem_text(&pr, pt, sizeof pt);
     printf("%s %s %s\n", pt, sw->fam[f].fam->name, canon);
     return 0;
 }
@@ -45,17 +45,17 @@ static const char *short_name(const nt_sweep *sw, int f) {
 
 /* The counts table: a row per problem, a column per family, totals. */
 static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
-    int w[NTL_MAX_FAMILIES], lw = 24;
-    uint64_t coltot[NTL_MAX_FAMILIES] = {0}, all = 0;
+    int w[NT_SWEEP_MAX_FAMILIES], lw = 24;
+    uint64_t coltot[NT_SWEEP_MAX_FAMILIES] = {0}, all = 0;
     char label[200];
-    for (int s = 0; s < ntl_nproblems(sw); s++) {
+    for (int s = 0; s < nt_sweep_nproblems(sw); s++) {
         nt_problem pr;
-        ntl_problem(sw, s, &pr);
-        ntl_problem_text(&pr, label, sizeof label);
+        nt_sweep_problem(sw, s, &pr);
+        nt_problem_text(&pr, label, sizeof label);
         if ((int)strlen(label) > lw) lw = (int)strlen(label);
     }
     printf("# %s (hash %s): %s, %d problems (%d dtype combination%s), %d families, "
-           "strategy %s\n", sw->path, sw->hash, sw->op->name, ntl_nproblems(sw), sw->ndt,
+           "strategy %s\n", sw->path, sw->hash, sw->op->name, nt_sweep_nproblems(sw), sw->ndt,
            sw->ndt == 1 ? "" : "s", sw->nfam, sw->search.strategy);
     printf("%-*s", lw, "problem");
     for (int f = 0; f < sw->nfam; f++) {
@@ -64,11 +64,11 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
         printf(" %*s", w[f], short_name(sw, f));
     }
     printf(" %10s\n", "total");
-    for (int s = 0; s < ntl_nproblems(sw); s++) {
+    for (int s = 0; s < nt_sweep_nproblems(sw); s++) {
         nt_problem pr;
         uint64_t row = 0;
-        ntl_problem(sw, s, &pr);
-        ntl_problem_text(&pr, label, sizeof label);
+        nt_sweep_problem(sw, s, &pr);
+        nt_problem_text(&pr, label, sizeof label);
         printf("%-*s", lw, label);
         for (int f = 0; f < sw->nfam; f++) {
             uint64_t c = counts[(size_t)s * (size_t)sw->nfam + (size_t)f];
@@ -115,7 +115,7 @@ int cmd_list(int argc, char **argv) {
         nt_errorf("list", "%s", err);
         return NT_EXIT_FAIL;
     }
-    counts = calloc((size_t)ntl_nproblems(&sw) * (size_t)sw.nfam, sizeof *counts);
+    counts = calloc((size_t)nt_sweep_nproblems(&sw) * (size_t)sw.nfam, sizeof *counts);
     if (!counts) {
         nt_errorf("list", "out of memory");
         goto done;
@@ -126,7 +126,9 @@ int cmd_list(int argc, char **argv) {
         nt_errorf("list", "%s", err);
         goto done;
     }
-    int mode = strcmp(sw.search.strategy, "exhaustive") ? NT_ENUM_STRATEGY : NT_ENUM_EXHAUSTIVE;
+    /* random: the points it draws; an adaptive strategy (hillclimb, warm)
+     * may visit any point, depending on the times it is told */
+    int mode = !strcmp(sw.search.strategy, "random") ? NT_ENUM_STRATEGY : NT_ENUM_EXHAUSTIVE;
     if (mode == NT_ENUM_STRATEGY || !only_counts) {
         if (nt_enumerate(&sw, mode, only_counts ? NULL : print_variant, NULL, counts, err,
                          sizeof err)) {

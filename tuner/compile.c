@@ -30,7 +30,7 @@
 
 #include "lua/ntlua.h"
 #include "tuner/compile.h"
-#include "tuner/enumerate.h"
+#include "search/enumerate.h"
 #include "kernels/nt.h"
 
 #define CACHE_MAGIC "NTCUBIN"     /* 7 chars + NUL = 8 bytes */

@@ -20,6 +20,7 @@ static const struct {
     {"query", cmd_query, "canned reports over a results database"},
     {"report", cmd_report, "summary of the best configs per shape, with family ratios"},
     {"plot", cmd_plot, "draw results or a CSV with gnuplot (.svg or .png)"},
+    {"replay", cmd_replay, "run a search against stored results, without a GPU"},
     {"merge", cmd_merge, "fold two results databases into a new one"},
     {"migrate", cmd_migrate, "bring a database of an older normtune to this schema"},
 };

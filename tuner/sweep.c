@@ -1,12 +1,14 @@
-/* sweep.c -- the sweep driver behind `normtune run` (tuner/cmd_run.c).
+/* sweep.c -- the sweep driver behind `normtune run` (tuner/cmd_run.c):
+ * the loop of search/drive.h over the results database.
  *
- * nt_sweep_run (tuner/sweep.h) walks the variants of a loaded script,
- * skips those the database already holds (that is how an interrupted sweep
- * resumes), hands the rest to an evaluator, with compilation prefetched
- * ahead, and stores each result in its own transaction.  When *stop is
- * set it stops before the next variant (st->interrupted). */
+ * The store seam of the loop is db/store.h under the run's device: a
+ * result is looked up, and stored, under its device, variant, family
+ * source hash, problem and timing settings.  A warm search starts from the
+ * results the database holds for the device's model (db/history.h: every
+ * GPU of the same name, compute capability, SM count and memory clock). */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,64 +16,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tuner/enumerate.h"
+#include "db/history.h"
 #include "tuner/runner.h"
 #include "tuner/sweep.h"
 
-#define PREFETCH 48           /* variants whose compilation may run ahead */
+#define OTHER_SRC_W 0.02      /* weight of a hint measured with other kernel sources */
 
-typedef struct item {
-    int prob, fam;            /* problem (ntl_problem) and family indices */
-    nt_params p;
-    char canon[160];
-} item;
-
-typedef struct items {
-    item *v;
-    size_t n, cap;
-} items;
-
-/* nt_enumerate callback: collect the point. */
-static int collect(void *ctx, const nt_sweep *sw, int prob, int fam, const int *idx,
-                   const nt_params *p, char *err, size_t errlen) {
-    items *it = ctx;
-    (void)idx;
-    if (it->n == it->cap) {
-        size_t cap = it->cap ? 2 * it->cap : 1024;
-        item *v = realloc(it->v, cap * sizeof *v);
-        if (!v) return snprintf(err, errlen, "out of memory"), -1;
-        it->v = v;
-        it->cap = cap;
-    }
-    item *x = &it->v[it->n++];
-    x->prob = prob;
-    x->fam = fam;
-    x->p = *p;
-    if (nt_params_canon(sw->fam[fam].fam, p, x->canon, sizeof x->canon))
-        return snprintf(err, errlen, "parameters too long"), -1;
-    return 0;
-}
-
-/* Seconds on the monotonic clock (see sweep.h). */
-double nt_now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* The store key of item x: its problem's op, dtypes and shape, its family,
+/* The store key of a point: its problem's op, dtypes and shape, its family,
  * params and the family's source hash (o->src_hash when set), the sweep's
  * timing.  The texts live in *kb.  0, or -1 with a message. */
 typedef struct keybuf {
     char dtypes[128];
     char src[17];
+    char canon[160];
 } keybuf;
 
-static int key_of(const nt_sweep *sw, const item *x, int64_t dev, const nt_run_opts *o,
-                  store_key *k, keybuf *kb, char *err, size_t errlen) {
+static int key_of(const nt_sweep *sw, int q, int fam, const nt_params *p, int64_t dev,
+                  const nt_run_opts *o, store_key *k, keybuf *kb, char *err, size_t errlen) {
     nt_problem pr;
-    const nt_family *f = sw->fam[x->fam].fam;
-    ntl_problem(sw, x->prob, &pr);
+    const nt_family *f = sw->fam[fam].fam;
+    nt_sweep_problem(sw, q, &pr);
+    if (nt_params_canon(f, p, kb->canon, sizeof kb->canon))
+        return snprintf(err, errlen, "parameters too long"), -1;
     memset(k, 0, sizeof *k);
     if (nt_dtypes_canon(&pr, kb->dtypes, sizeof kb->dtypes))
         return snprintf(err, errlen, "dtypes too long"), -1;
@@ -81,7 +47,7 @@ static int key_of(const nt_sweep *sw, const item *x, int64_t dev, const nt_run_o
         return snprintf(err, errlen, "family %s: a source is not embedded", f->name), -1;
     k->device = dev;
     k->family = f->name;
-    k->params = x->canon;
+    k->params = kb->canon;
     k->src_hash = kb->src;
     k->op = sw->op->name;
     k->dtype = kb->dtypes;
@@ -91,13 +57,8 @@ static int key_of(const nt_sweep *sw, const item *x, int64_t dev, const nt_run_o
     return 0;
 }
 
-int nt_status_is_failure(int status) {
-    return status == NT_COMPILE_ERROR || status == NT_LAUNCH_ERROR || status == NT_WRONG ||
-           status == NT_NONDETERMINISTIC;
-}
-
 void nt_sweep_summary(FILE *out, const nt_sweep *sw, const nt_run_stats *st) {
-    for (int i = 0; i < sw->nfam && i < NTL_MAX_FAMILIES; i++) {
+    for (int i = 0; i < sw->nfam && i < NT_SWEEP_MAX_FAMILIES; i++) {
         uint64_t n = 0, bad = 0;
         for (int s = 0; s < NT_NSTATUS; s++) {
             n += st->by_family[i][s];
@@ -119,110 +80,150 @@ void nt_sweep_summary(FILE *out, const nt_sweep *sw, const nt_run_stats *st) {
     }
 }
 
+
+/* The store seam of one run: the database, the device, the options. */
+typedef struct run_store {
+    store *db;
+    int64_t dev, sweep;
+    const nt_run_opts *o;
+} run_store;
+
+static int rs_lookup(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p, int *found,
+                     nt_result *out, char *err, size_t errlen) {
+    run_store *rs = ctx;
+    store_key k;
+    keybuf kb;
+    if (key_of(sw, q, f, p, rs->dev, rs->o, &k, &kb, err, errlen)) return -1;
+    return store_lookup(rs->db, &k, found, out, err, errlen);
+}
+
+static int rs_put(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p,
+                  const nt_result *r, char *err, size_t errlen) {
+    run_store *rs = ctx;
+    store_key k;
+    keybuf kb;
+    if (key_of(sw, q, f, p, rs->dev, rs->o, &k, &kb, err, errlen)) return -1;
+    return store_put(rs->db, rs->sweep, &k, r, err, errlen);
+}
+
+int nt_hist_of_row(const nt_sweep *sw, const store_hist_row *r, nt_hist *h) {
+    nt_problem pr;
+    nt_params p;
+    char err[128];
+    int f = 0, dt = 0;
+    if (strcmp(r->family + strcspn(r->family, "."), "") == 0) return -1;
+    while (f < sw->nfam && strcmp(sw->fam[f].fam->name, r->family)) f++;
+    if (f == sw->nfam) return -1;
+    nt_problem_init(&pr, sw->op, r->M, r->N);
+    if (nt_dtypes_parse(&pr, r->dtype, err, sizeof err)) return -1;
+    while (dt < sw->ndt && memcmp(sw->dts[dt].dtype, pr.dtype, sizeof pr.dtype)) dt++;
+    if (dt == sw->ndt) return -1;
+    if (nt_params_parse(r->params, &p)) return -1;
+    int64_t pt = nt_sweep_point_of(sw, f, &p);
+    if (pt < 0) return -1;
+    h->dt = dt;
+    h->M = r->M;
+    h->N = r->N;
+    h->p.fam = f;
+    h->p.pt = (uint64_t)pt;
+    h->us = r->status == NT_OK && r->median_us > 0 ? r->median_us : INFINITY;
+    h->grp = r->device_id;
+    h->w = 1.0;
+    return 0;
+}
+
+int nt_same_model(const store_hist_row *r, const nt_device *d) {
+    return !strcmp(r->device, d->name) && r->cc_major == d->cc_major &&
+           r->cc_minor == d->cc_minor && r->sms == d->sms && r->mem_clock_khz == d->mem_clock_khz;
+}
+
+/* Collecting the stored results of a model as hints. */
+typedef struct hist_acc {
+    const nt_sweep *sw;
+    const nt_device *model;   /* NULL: every device */
+    int64_t skip_device;      /* a device whose results are left out, or 0 */
+    char src[NT_SWEEP_MAX_FAMILIES][24]; /* per family: the sources measured now */
+    nt_hist *v;
+    size_t n, cap;
+} hist_acc;
+
+/* store_history callback: keep a row of the sweep's points on the model. */
+static int hist_keep(void *ctx, const store_hist_row *r, char *err, size_t errlen) {
+    hist_acc *a = ctx;
+    nt_hist h;
+    if (a->model && !nt_same_model(r, a->model)) return 0;
+    if (r->device_id == a->skip_device) return 0;
+    if (r->status != NT_OK && r->status != NT_UNSUPPORTED && r->status != NT_RESOURCES &&
+        !nt_status_is_failure(r->status))
+        return 0;
+    if (nt_hist_of_row(a->sw, r, &h)) return 0;
+    if (strcmp(r->src_hash, a->src[h.p.fam])) h.w = OTHER_SRC_W;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 4096;
+        nt_hist *v = realloc(a->v, cap * sizeof *v);
+        if (!v) return snprintf(err, errlen, "out of memory"), -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = h;
+    return 0;
+}
+
+int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64_t skip_device,
+                    const char (*src)[24], nt_hist **out, size_t *n, char *err, size_t errlen) {
+    hist_acc a;
+    memset(&a, 0, sizeof a);
+    a.sw = sw;
+    a.model = model;
+    a.skip_device = skip_device;
+    for (int f = 0; f < sw->nfam; f++)
+        if (src)
+            memcpy(a.src[f], src[f], sizeof a.src[f]);
+        else if (nt_family_hash(sw->fam[f].fam, a.src[f]))
+            a.src[f][0] = 0;
+    *out = NULL;
+    *n = 0;
+    if (store_history(db, sw->op->name, hist_keep, &a, err, errlen)) {
+        free(a.v);
+        return -1;
+    }
+    *out = a.v;
+    *n = a.n;
+    return 0;
+}
+
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
                  nt_run_stats *st, char *err, size_t errlen) {
-    items all = {0};
-    size_t *todo = NULL, ntodo = 0;
-    nt_result *res = NULL;
-    int64_t dev = 0;
-    int rc = -1, mode;
-    keybuf kb;
-    double t0 = nt_now_s(), last = 0;
+    run_store rs = {db, 0, 0, o};
+    nt_store_ops so = {&rs, rs_lookup, rs_put};
+    nt_run_opts ro = *o;
+    nt_hist *hist = NULL;
+    size_t nhist = 0;
+    int rc = -1;
     memset(st, 0, sizeof *st);
-
-    mode = strcmp(sw->search.strategy, "exhaustive") ? NT_ENUM_STRATEGY : NT_ENUM_EXHAUSTIVE;
-    if (nt_enumerate(sw, mode, collect, &all, NULL, err, errlen)) goto out;
-    st->total = all.n;
-    res = malloc(sizeof *res);
-    todo = malloc((all.n + 1) * sizeof *todo);
-    if (!res || !todo) {
-        snprintf(err, errlen, "out of memory");
+    if (store_device(db, &ev->dev, &rs.dev, err, errlen)) return -1;
+    if (!strcmp(sw->search.strategy, "warm") && !o->hist) {
+        /* the other GPUs of the model: this one's results are told as they
+         * are proposed, so that a resumed run makes the same choices */
+        if (nt_stored_hints(db, sw, &ev->dev, rs.dev, NULL, &hist, &nhist, err, errlen)) return -1;
+        ro.hist = hist;
+        ro.nhist = nhist;
+        ro.hist_same_shape = 1;
+    }
+    if (store_sweep_begin(db, rs.dev, sw->path, sw->hash, ev->copy_gbps, &rs.sweep, err, errlen))
+        goto out;
+    st->sweep_id = rs.sweep;
+    if (nt_drive(sw, ev, &so, &ro, st, err, errlen)) {
+        int64_t id = rs.sweep;
+        store_sweep_end(db, id, "failed", NULL, 0);
+        st->sweep_id = id;
         goto out;
     }
-    if (store_device(db, &ev->dev, &dev, err, errlen)) goto out;
-    /* what is already measured is not measured again */
-    for (size_t i = 0; i < all.n; i++) {
-        store_key k;
-        int found = 0;
-        if (key_of(sw, &all.v[i], dev, o, &k, &kb, err, errlen)) goto out;
-        if (store_lookup(db, &k, &found, NULL, err, errlen)) goto out;
-        if (found)
-            st->reused++;
-        else
-            todo[ntodo++] = i;
-    }
-    if (store_sweep_begin(db, dev, sw->path, sw->hash, ev->copy_gbps, &st->sweep_id, err,
-                          errlen))
-        goto out;
-    fprintf(stderr, "normtune run: %zu variants, %" PRIu64 " already measured, %zu to go\n",
-            all.n, st->reused, ntodo);
-    size_t pre = 0;             /* todo entries prefetched so far */
-    for (size_t t = 0; t < ntodo; t++) {
-        if (o->stop && *o->stop) {
-            st->interrupted = 1;
-            break;
-        }
-        for (; ev->prefetch && pre < ntodo && pre < t + PREFETCH; pre++) {
-            const item *x = &all.v[todo[pre]];
-            nt_problem pp;
-            ntl_problem(sw, x->prob, &pp);
-            ev->prefetch(ev->ctx, sw->fam[x->fam].fam, &x->p, &pp);
-        }
-        const item *x = &all.v[todo[t]];
-        const nt_family *f = sw->fam[x->fam].fam;
-        nt_problem pr;
-        char ptxt[200];
-        ntl_problem(sw, x->prob, &pr);
-        ntl_problem_text(&pr, ptxt, sizeof ptxt);
-        const nt_problem *s = &pr;
-        store_key k;
-        if (key_of(sw, x, dev, o, &k, &kb, err, errlen)) goto out;
-        if (ev->eval(ev->ctx, f, &x->p, s, &sw->timing, res)) {
-            snprintf(err, errlen, "evaluator failed on %s %s %s: %s", ptxt, f->name, x->canon,
-                     res->msg);
-            /* a variant that broke the evaluator is still a result */
-            char e2[256];
-            if (res->status != NT_OK) store_put(db, st->sweep_id, &k, res, e2, sizeof e2);
-            store_sweep_end(db, st->sweep_id, "failed", NULL, 0);
-            goto out;
-        }
-        if (res->status == NT_OK && ev->copy_gbps > 0)
-            res->pct_copy = 100.0 * res->gbps / ev->copy_gbps;
-        if (store_put(db, st->sweep_id, &k, res, err, errlen)) goto out;
-        st->measured++;
-        st->ok += res->status == NT_OK;
-        if (res->status >= 0 && res->status < NT_NSTATUS) st->by_family[x->fam][res->status]++;
-        if (nt_status_is_failure(res->status) && !st->first_failure[x->fam][0]) {
-            size_t n = strcspn(res->msg, "\n");
-            snprintf(st->first_failure[x->fam], sizeof st->first_failure[x->fam], "%s %s %s: %.*s",
-                     ptxt, f->name, x->canon, (int)n, res->msg);
-        }
-        double tn = nt_now_s();
-        if (o->verbose) {
-            fprintf(stderr, "[%zu/%zu] %s %s %s: %s", t + 1, ntodo, ptxt, f->name, x->canon,
-                    nt_status_name(res->status));
-            if (res->status == NT_OK)
-                fprintf(stderr, " %.2f us %.0f GB/s %.1f%%", res->median_us, res->gbps,
-                        res->pct_copy);
-            else
-                fprintf(stderr, " (%s)", res->msg);
-            fputc('\n', stderr);
-        } else if (o->progress && (tn - last > 0.2 || t + 1 == ntodo)) {
-            double eta = (tn - t0) / (double)(t + 1) * (double)(ntodo - t - 1);
-            fprintf(stderr, "\r[%zu/%zu] M=%-6lld N=%-6lld %-24s %5.0f s left   ", t + 1, ntodo,
-                    (long long)s->M, (long long)s->N, f->name, eta);
-            last = tn;
-        } else if (!o->progress && (t + 1 == ntodo || x->prob != all.v[todo[t + 1]].prob)) {
-            fprintf(stderr, "  %s done (%zu/%zu, %.0f s)\n", ptxt, t + 1, ntodo, tn - t0);
-        }
-    }
-    if (o->progress && !o->verbose && ntodo) fputc('\n', stderr);
-    if (store_sweep_end(db, st->sweep_id, st->interrupted ? "interrupted" : "done", err, errlen))
+    st->sweep_id = rs.sweep;
+    if (store_sweep_end(db, rs.sweep, st->interrupted ? "interrupted" : "done", err, errlen))
         goto out;
     rc = 0;
 out:
-    free(all.v);
-    free(todo);
-    free(res);
+    free(hist);
     return rc;
 }

@@ -1,10 +1,12 @@
 /* sweep.h -- the sweep driver: script -> search -> evaluator -> store.
  *
- * nt_sweep_run walks the variants of a loaded script (tuner/enumerate.h),
- * skips those the database already holds for the same device, family source
- * hash and timing settings (that is how an interrupted sweep resumes), hands the
- * rest to an evaluator -- the GPU runner, or a fixture in the tests -- and
- * stores each result in its own transaction.  It never talks to CUDA. */
+ * nt_sweep_run runs the loop of search/drive.h over the results database:
+ * a result already stored for the same device, family source hash and
+ * timing settings is told to the search instead of measured (that is how
+ * an interrupted sweep resumes), each new one is stored in its own
+ * transaction, and a warm search starts from the results the database
+ * holds for the device's model.  The evaluator is the GPU runner, or a
+ * fixture in the tests.  It never talks to CUDA. */
 #ifndef NT_SWEEP_H
 #define NT_SWEEP_H
 
@@ -13,39 +15,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "db/history.h"
 #include "db/store.h"
-#include "lua/ntlua.h"
 #include "kernels/nt.h"
+#include "search/drive.h"
+#include "search/sweep.h"
 
-typedef struct nt_run_opts {
-    int verbose;              /* a line per result on stderr */
-    int progress;             /* a live progress line (stderr is a terminal) */
-    volatile sig_atomic_t *stop; /* set asynchronously: stop after the current result */
-    const char *src_hash;     /* source hash of every family (tests); NULL =
-                                 each family's own (nt_family_hash) */
-} nt_run_opts;
-
-typedef struct nt_run_stats {
-    uint64_t total;           /* variants the script asks for */
-    uint64_t reused;          /* already in the database */
-    uint64_t measured;        /* evaluated and stored now */
-    uint64_t ok;              /* of those, status ok */
-    int interrupted;          /* stopped by *stop */
-    int64_t sweep_id;
-    /* measured now, by family (the script's order, sw->fam) and status */
-    uint64_t by_family[NTL_MAX_FAMILIES][NT_NSTATUS];
-    /* per family, the first line of the first message of a result that is
-     * a failure of the kernel (nt_status_is_failure), or "" */
-    char first_failure[NTL_MAX_FAMILIES][NT_MSG_LEN];
-} nt_run_stats;
-
-/* 1 for the statuses that say a kernel is broken (compile_error,
- * launch_error, wrong, nondeterministic); 0 for ok and for the refusals a
- * sweep expects (resources: the device cannot hold the config;
- * unsupported: the family refuses the shape). */
-int nt_status_is_failure(int status);
-
-/* Run the sweep.  ev->dev and ev->copy_gbps are recorded with the sweep.
+/* Run the sweep (st's arrays: nt_run_stats_free).  ev->dev and ev->copy_gbps are recorded with the sweep.
  * Returns 0 (also when interrupted: st->interrupted), or -1 with a message
  * (a database error, a where() error, an evaluator that broke). */
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
@@ -58,7 +34,20 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
  * compile) is not lost in a total. */
 void nt_sweep_summary(FILE *out, const nt_sweep *sw, const nt_run_stats *st);
 
-/* Seconds on the monotonic clock (the driver's progress and `run`'s total). */
-double nt_now_s(void);
+/* A stored result as a point of the sweep (nt_hist): 0, or -1 when it is
+ * not one (another family, dtype combination or parameter value). */
+int nt_hist_of_row(const nt_sweep *sw, const store_hist_row *r, nt_hist *h);
+
+/* 1 when row r was measured on a GPU of the model of d (name, compute
+ * capability, SM count, memory clock). */
+int nt_same_model(const store_hist_row *r, const nt_device *d);
+
+/* The stored results of the sweep's points on GPUs of model (NULL: any)
+ * other than device id skip_device (0: none left out), as hints of a warm
+ * search, grouped by device; a result of other kernel sources than src[f]
+ * for family f (src NULL: the build's, nt_family_hash) weighs less.  *out
+ * malloc'd, caller frees.  0, or -1 with a message. */
+int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64_t skip_device,
+                    const char (*src)[24], nt_hist **out, size_t *n, char *err, size_t errlen);
 
 #endif

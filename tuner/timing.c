@@ -34,3 +34,7 @@ int nt_timing_done(const double *s, int n, double rel_ci, double *scratch, nt_sa
     double lower = st->first < st->second ? st->first : st->second;
     return st->ci_half <= rel_ci * st->median && fabs(st->first - st->second) <= 2 * rel_ci * lower;
 }
+
+int nt_timing_raced(const nt_sample_stats *st, double race_us) {
+    return race_us > 0 && st->median - st->ci_half > race_us * (1.0 + NT_RACE);
+}

@@ -12,6 +12,8 @@
 #ifndef NT_TIMING_H
 #define NT_TIMING_H
 
+#include "kernels/nt.h"
+
 typedef struct nt_sample_stats {
     double median, p10, p90;  /* of all n samples */
     double ci_half;           /* half-width of the median's 95% CI */
@@ -21,5 +23,9 @@ typedef struct nt_sample_stats {
 /* Statistics of s[0..n) (n >= 1); scratch holds n doubles.  Returns 1 when
  * sampling may stop under rel_ci, else 0. */
 int nt_timing_done(const double *s, int n, double rel_ci, double *scratch, nt_sample_stats *st);
+
+/* Racing: 1 when the lower end of the median's 95% CI is more than NT_RACE
+ * above race_us (race_us > 0): the variant cannot be the best. */
+int nt_timing_raced(const nt_sample_stats *st, double race_us);
 
 #endif

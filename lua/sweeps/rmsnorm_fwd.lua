@@ -11,12 +11,18 @@
 -- takes threads * chunks * E columns; where() keeps the chunk counts that
 -- cover N with at most one partly filled chunk per thread (the smallest
 -- that fits), which is where the fast points are.
--- 9492 variants in all (2878 row, 352 warp, 2034 persist, 1624 rows, 570
--- wlate, 2034 stage) over 130 problems; `normtune list
--- lua/sweeps/rmsnorm_fwd.lua --count` prints the counts.  On one H200
+-- where() keeps 9492 points (2878 row, 352 warp, 2034 persist, 1624 rows,
+-- 570 wlate, 2034 stage) over 130 problems, of which the families' checks
+-- let 6211 run; `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints
+-- those per problem.  On one H200
 -- (2026-12-01, fourth run) 6209 of them ran, the rest refused by the
 -- register rule, in about 5 minutes of measuring (a run interrupted after
 -- 7984 variants in 210 s, resumed for the other 1508 in 97 s).
+-- The search (`warm`) measures BUDGET of them per shape on average: replay
+-- on data/results.db (docs/lua-api.md) gives the numbers.
+
+-- Variants measured per shape, on average over the sweep (10 of its 73).
+local BUDGET = 10
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 8192, 16384, 65536}
@@ -97,6 +103,10 @@ return normtune.sweep {
       end,
     },
   },
+  -- warm: start from the stored results of this GPU model (other GPUs of
+  -- it) and the shapes tuned before, climb, and measure at most BUDGET
+  -- variants per shape on average (docs/lua-api.md, `search`).
+  search = {strategy = "warm", budget = BUDGET},
   timing = {warmup = 10, min_samples = 20, max_samples = 200, rel_ci = 0.01},
   eps = 1e-6,
 }

@@ -9,7 +9,8 @@
 --   normtune run lua/sweeps/rmsnorm_fwd_cluster.lua --db probe.db
 --   normtune query --db probe.db shape 16384 4096
 --
--- 182 variants over 10 problems (bf16 x with a bf16 or fp32 weight).
+-- 182 points over 10 problems (bf16 x with a bf16 or fp32 weight) that
+-- where() keeps, 176 of which the families can run.
 
 -- x is bf16 here: 8 elements per 16-byte chunk.  A config fits when its
 -- threads per row (T) cover N with less than one chunk per thread to spare,

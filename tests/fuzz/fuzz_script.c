@@ -28,10 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     int calls = 0;
-    for (int s = 0; s < ntl_nproblems(&sw) && s < FZ_SHAPES; s++)
+    for (int s = 0; s < nt_sweep_nproblems(&sw) && s < FZ_SHAPES; s++)
         for (int f = 0; f < sw.nfam; f++) {
             nt_problem pr;
-            ntl_problem(&sw, s, &pr);
+            nt_sweep_problem(&sw, s, &pr);
             const search_space *sp = &sw.fam[f].space;
             uint64_t n = search_space_size(sp);
             for (uint64_t i = 0; i < n && calls < FZ_POINTS; i++, calls++) {
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 nt_params p;
                 int accept;
                 search_space_point(sp, i, idx);
-                ntl_point_params(&sw, f, idx, &p);
+                nt_sweep_point_params(&sw, f, idx, &p);
                 err[0] = 0;
                 if (ntl_where(&sw, f, &p, &pr, &accept, err, sizeof err) && !err[0]) {
                     fprintf(stderr, "ntl_where failed with an empty message\n");

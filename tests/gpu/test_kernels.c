@@ -149,7 +149,7 @@ static int shapes(int64_t *ms, int64_t *ns) {
  * blocks per SM fit than its k asks, which only the occupancy query knows)
  * is counted in *skip; the op's fallback must always run. */
 static void evaluate(int *ok, int *bad, int *skip) {
-    nt_timing t = {1, 3, 5, 0.5};
+    nt_timing t = {.warmup = 1, .min_samples = 3, .max_samples = 5, .rel_ci = 0.5};
     static nt_result res;
     int pre = 0;
     for (int i = 0; i < njobs; i++) {
@@ -218,7 +218,7 @@ TEST(every_op_dtype_family) {
 /* The runner must catch a variant that cannot run: k larger than fits, or
  * N above a family's capacity -- for every family with a `k` parameter. */
 TEST(refuses_what_does_not_fit) {
-    nt_timing t = {1, 3, 5, 0.5};
+    nt_timing t = {.warmup = 1, .min_samples = 3, .max_samples = 5, .rel_ci = 0.5};
     static nt_result res;
     const nt_family *const *all = nt_all_families();
     for (int i = 0; all[i]; i++) {

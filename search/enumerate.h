@@ -2,10 +2,10 @@
  *
  * nt_enumerate visits problems x families x points of each family's space,
  * in that order (problems: the script's dtype combinations x its shapes,
- * ntl_problem; families in the op's order, points last dimension fastest), calls the family's `where` for
+ * nt_sweep_problem; families in the op's order, points last dimension fastest), calls the family's `where` for
  * each point and hands the accepted ones to a callback.  `normtune list`
  * prints them; the sweep runner measures them.  Implemented in
- * tuner/enumerate.c.  where() runs in the sweep's Lua state: one thread at a
+ * search/enumerate.c.  where() runs in the sweep's Lua state: one thread at a
  * time per nt_sweep.
  *
  * Determinism: the first nt_enumerate of a sweep (or nt_enum_check) first
@@ -15,7 +15,8 @@
  * between calls is an error naming the first problem where the walks differ,
  * so `list`, `list --count`, `compile` and `run` cannot disagree.
  *
- * The walks run under the script's where() budget (lua/ntlua.h).  When
+ * The walks run under the script's where() budget (the loader's
+ * nt_script_ops: walk_begin, walk_poll, walk_end).  When
  * stderr is a terminal and a call visits at least a million points, a line
  * "enumerating: 1.2M of 4.0M points" shows progress (at most four updates a
  * second) and is erased at the end; not over a walk with a callback when
@@ -25,7 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../lua/ntlua.h"
+#include "../search/sweep.h"
 
 /* How points are chosen. */
 enum {
@@ -38,7 +39,7 @@ enum {
                                  from costs (exhaustive, random). */
 };
 
-/* Called for each accepted point: problem index (ntl_problem), family index
+/* Called for each accepted point: problem index (nt_sweep_problem), family index
  * into sw->fam, the point's indices and its params.  Return 0 to go on, or
  * -1 with a message in err to stop the walk (nt_enumerate returns -1). */
 typedef int (*nt_enum_fn)(void *ctx, const nt_sweep *sw, int problem, int fam,
@@ -46,7 +47,7 @@ typedef int (*nt_enum_fn)(void *ctx, const nt_sweep *sw, int problem, int fam,
 
 /* Walk the sweep.  fn may be NULL (count only; an exhaustive count is the
  * determinism check's, without another walk).  counts, when not NULL, has
- * ntl_nproblems(sw) * sw->nfam entries and receives the accepted points per
+ * nt_sweep_nproblems(sw) * sw->nfam entries and receives the accepted points per
  * (problem, family) at counts[problem * sw->nfam + fam].  Returns 0, or -1 with
  * a message in err: a where() error ("file:line: ..."), a spent budget
  * ("file:line: stopped after ..."), a search error, the callback's error,

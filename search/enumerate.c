@@ -1,4 +1,4 @@
-/* enumerate.c -- nt_enumerate (tuner/enumerate.h): the walk over a sweep
+/* enumerate.c -- nt_enumerate (search/enumerate.h): the walk over a sweep
  * script's shapes x families x points that `list`, `compile` and the sweep
  * driver share, with its determinism check and progress line.  The `list`
  * command that prints the walk is in tuner/cmd_list.c. */
@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lua/ntlua.h"
+#include "search/enumerate.h"
 #include "search/search.h"
-#include "tuner/enumerate.h"
+#include "search/tune.h"
 
 #define PROGRESS_MIN 1000000   /* point visits from which a terminal sees progress */
 #define PROGRESS_EVERY 0.25    /* seconds between progress updates */
@@ -66,7 +66,7 @@ static void progress(walker *w) {
  * 0, or -1 with a message (the where() budget is spent). */
 static int tick(walker *w) {
     if ((++w->done & POLL_MASK) == 0) {
-        if (ntl_walk_poll(w->sw, w->err, w->errlen)) return -1;
+        if (w->sw->script && w->sw->script->walk_poll(w->sw, w->err, w->errlen)) return -1;
         if (w->show) progress(w);
     }
     return 0;
@@ -81,29 +81,22 @@ static uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/* Hash of one visit: problem s, family f, point number i (< NTL_MAX_SPACE),
+/* Hash of one visit: problem s, family f, point number i (< NT_SWEEP_MAX_SPACE),
  * accepted or not.  Summed per problem, so the order of visits does not
  * matter. */
 static uint64_t visit_hash(int s, int f, uint64_t i, int acc) {
     return mix64(((uint64_t)s << 40) ^ ((uint64_t)f << 32) ^ (i << 1) ^ (uint64_t)(acc != 0));
 }
 
-/* Number of point idx of a space (last dimension fastest). */
-static uint64_t point_number(const search_space *sp, const int *idx) {
-    uint64_t i = 0;
-    for (int d = 0; d < sp->ndim; d++) i = i * (uint64_t)sp->dim[d].nval + (uint64_t)idx[d];
-    return i;
-}
-
-/* Check one point against where(); call fn when accepted.  Sets *acc.
- * 0, or -1 with a message in err. */
+/* Check one point (the family's check(), then where()); call fn when
+ * accepted.  Sets *acc.  0, or -1 with a message in err. */
 static int visit(walker *w, int s, int f, const int *idx, nt_enum_fn fn, int *acc) {
     nt_sweep *sw = w->sw;
     nt_params p;
     nt_problem pr;
-    ntl_point_params(sw, f, idx, &p);
-    ntl_problem(sw, s, &pr);
-    if (ntl_where(sw, f, &p, &pr, acc, w->err, w->errlen)) return -1;
+    nt_sweep_point_params(sw, f, idx, &p);
+    nt_sweep_problem(sw, s, &pr);
+    if (nt_sweep_feasible(sw, f, &p, &pr, acc, w->err, w->errlen)) return -1;
     if (*acc && fn && fn(w->ctx, sw, s, f, idx, &p, w->err, w->errlen)) return -1;
     return tick(w);
 }
@@ -143,24 +136,62 @@ static int walk_space(walker *w, int s, int f, int scramble, nt_enum_fn fn, uint
     return 0;
 }
 
-/* Points of family f for problem s, through the script's search strategy.
- * Adds the accepted ones to *n, the visits' hashes to *h.  0 or -1. */
-static int walk_strategy(walker *w, int s, int f, nt_enum_fn fn, uint64_t *n, uint64_t *h) {
+/* What the strategy walk's feasible() needs. */
+typedef struct twalk {
+    walker *w;
+    int s;
+    uint64_t *h;              /* the visits' hashes */
+} twalk;
+
+/* feasible() of the strategy walk: a visit (check, where) without the
+ * callback, hashed. */
+static int twalk_feasible(void *ctx, tune_pt p) {
+    twalk *c = ctx;
+    int idx[SEARCH_MAX_DIMS], acc;
+    search_space_point(&c->w->sw->fam[p.fam].space, p.pt, idx);
+    if (visit(c->w, c->s, p.fam, idx, NULL, &acc)) return -1;
+    *c->h += visit_hash(c->s, p.fam, p.pt, acc);
+    return acc;
+}
+
+/* The points the script's strategy (random: no costs needed) proposes for
+ * problem s over all families, as `run` draws them (search/drive.c: the
+ * same seed, budget and feasibility): fn for each, the accepted ones per
+ * family added to n[f], the visits' hashes to *h.  0 or -1. */
+static int walk_strategy(walker *w, int s, nt_enum_fn fn, uint64_t *n, uint64_t *h) {
     nt_sweep *sw = w->sw;
-    search_state *st = NULL;
-    int idx[SEARCH_MAX_DIMS], acc, rc = 0;
+    twalk c = {w, s, h};
+    tune_env env;
+    tune *t = NULL;
+    tune_pt pts[64];
     char msg[256];
-    if (search_start(&st, &sw->fam[f].space, &sw->search, msg, sizeof msg)) {
+    int k, rc = 0;
+    memset(&env, 0, sizeof env);
+    env.nfam = sw->nfam;
+    for (int f = 0; f < sw->nfam; f++) env.space[f] = &sw->fam[f].space;
+    env.feasible = twalk_feasible;
+    env.ctx = &c;
+    env.budget = sw->search.budget;
+    env.seed = nt_sweep_seed(sw, s, 0);
+    if (tune_start(&t, sw->search.strategy, &env, msg, sizeof msg)) {
         snprintf(w->err, w->errlen, "%s: %s", sw->path, msg);
         return -1;
     }
-    while (search_next(st, idx)) {
-        if ((rc = visit(w, s, f, idx, fn, &acc))) break;
-        search_report(st, idx, acc ? 0.0 : INFINITY);
-        *n += (uint64_t)acc;
-        *h += visit_hash(s, f, point_number(&sw->fam[f].space, idx), acc);
+    while (!rc && (k = tune_ask(t, pts, 64)) != 0) {
+        if (k < 0) {
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < k && !rc; i++) {
+            int idx[SEARCH_MAX_DIMS];
+            nt_params p;
+            search_space_point(&sw->fam[pts[i].fam].space, pts[i].pt, idx);
+            nt_sweep_point_params(sw, pts[i].fam, idx, &p);
+            n[pts[i].fam]++;
+            if (fn && fn(w->ctx, sw, s, pts[i].fam, idx, &p, w->err, w->errlen)) rc = -1;
+        }
     }
-    search_free(st);
+    tune_free(t);
     return rc;
 }
 
@@ -170,10 +201,10 @@ static uint64_t walk_size(const nt_sweep *sw, int mode) {
     for (int f = 0; f < sw->nfam; f++) {
         uint64_t size = search_space_size(&sw->fam[f].space);
         if (mode == NT_ENUM_STRATEGY && sw->search.budget && sw->search.budget < size)
-            size = sw->search.budget;
+            size = sw->search.budget;   /* about: the budget is per problem */
         n += size;
     }
-    return n * (uint64_t)ntl_nproblems(sw);
+    return n * (uint64_t)nt_sweep_nproblems(sw);
 }
 
 /* "M=.. N=.. dtypes (shapes[i], dtypes[j])": problem s for messages. */
@@ -181,9 +212,9 @@ static void problem_text(const nt_sweep *sw, int s, char *buf, size_t len) {
     nt_problem p;
     char t[160];
     int d, i, own;
-    ntl_problem(sw, s, &p);
-    ntl_problem_text(&p, t, sizeof t);
-    own = ntl_problem_at(sw, s, &d, &i);
+    nt_sweep_problem(sw, s, &p);
+    nt_problem_text(&p, t, sizeof t);
+    own = nt_sweep_problem_at(sw, s, &d, &i);
     if (own)
         snprintf(buf, len, "%s (dtypes[%d].shapes[%d])", t, d + 1, i + 1);
     else if (sw->ndt > 1)
@@ -222,7 +253,7 @@ static uint64_t ref_total(const nt_sweep *sw, int s) {
  * 0, or -1 with a message naming the first problem that differs. */
 static int check_walks(walker *w) {
     nt_sweep *sw = w->sw;
-    int np = ntl_nproblems(sw);
+    int np = nt_sweep_nproblems(sw);
     size_t ns = (size_t)np, nf = (size_t)sw->nfam;
     uint64_t *h = calloc(4 * ns, sizeof *h), *cnt = calloc(ns * nf, sizeof *cnt);
     if (!h || !cnt) {
@@ -277,11 +308,11 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
                  char *err, size_t errlen) {
     int check = !sw->ref_hash, reuse = mode == NT_ENUM_EXHAUSTIVE && !fn, rc = -1;
     walker w = {sw, fn, ctx, reuse ? counts : NULL, err, errlen, 0, 0, 0, 0, 0};
-    size_t nf = (size_t)sw->nfam, np = (size_t)ntl_nproblems(sw);
+    size_t nf = (size_t)sw->nfam, np = (size_t)nt_sweep_nproblems(sw);
     w.total = (check ? 2 * walk_size(sw, NT_ENUM_EXHAUSTIVE) : 0) + (reuse ? 0 : walk_size(sw, mode));
     w.show = w.total >= PROGRESS_MIN && isatty(2);
     if (counts) memset(counts, 0, np * nf * sizeof *counts);
-    if (ntl_walk_begin(sw, err, errlen)) return -1;
+    if (sw->script && sw->script->walk_begin(sw, err, errlen)) return -1;
     if (check && check_walks(&w)) goto out;
     if (fn && w.show && isatty(1)) {  /* list prints the variants there: no line */
         if (w.shown) fputs("\r\033[K", stderr);
@@ -298,14 +329,12 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
         goto out;
     }
     for (int s = 0; s < (int)np; s++) {
-        uint64_t total = 0, h = 0;
+        uint64_t total = 0, h = 0, n[NT_SWEEP_MAX_FAMILIES] = {0};
+        if (mode == NT_ENUM_STRATEGY && walk_strategy(&w, s, fn, n, &h)) goto out;
         for (int f = 0; f < sw->nfam; f++) {
-            uint64_t n = 0;
-            if (mode == NT_ENUM_STRATEGY ? walk_strategy(&w, s, f, fn, &n, &h)
-                                         : walk_space(&w, s, f, 0, fn, &n, &h))
-                goto out;
-            if (counts) counts[(size_t)s * nf + (size_t)f] = n;
-            total += n;
+            if (mode != NT_ENUM_STRATEGY && walk_space(&w, s, f, 0, fn, &n[f], &h)) goto out;
+            if (counts) counts[(size_t)s * nf + (size_t)f] = n[f];
+            total += n[f];
         }
         /* the same points as the check's walk (or the first strategy walk) */
         if (mode == NT_ENUM_EXHAUSTIVE && h != sw->ref_hash[s]) {
@@ -322,7 +351,7 @@ int nt_enumerate(nt_sweep *sw, int mode, nt_enum_fn fn, void *ctx, uint64_t *cou
     }
     rc = 0;
 out:
-    ntl_walk_end(sw);
+    if (sw->script) sw->script->walk_end(sw);
     if (w.shown) {            /* erase the progress line */
         fputs("\r\033[K", stderr);
         fflush(stderr);

@@ -1,0 +1,635 @@
+/* drive.c -- nt_drive (search/drive.h): the sweep loop, problem by problem,
+ * ask -> stored? -> evaluate -> store -> tell, with the hints of `warm`.
+ *
+ * Hints: every known result (opts->hist, and each result of this run as it
+ * comes) is a row at a shape; a shape's rows are scored against the best
+ * of that shape (its median over the shape's best median).  For a problem,
+ * a point's score is the mean of its ratios over the known shapes, each
+ * weighted by how near the shape is (log2 of N and M; another dtype
+ * combination counts a fifth), shrunk towards a poor ratio where little is
+ * known; the points with the lowest scores are the hints. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "search/drive.h"
+
+#define NHINT 256             /* hints handed to a warm search */
+#define MODEL_MAX 65536       /* largest family space the main-effects model scores */
+#define UNSEEN 1.1             /* a model score of a point never measured, times this */
+#define OTHER_DT 0.2
+#define SIGMA2 1.0
+#define PRIOR_W 0.02          /* weight of the shrinkage towards PRIOR_RATIO */
+#define PRIOR_RATIO 1.3
+#define FAIL_RATIO 4.0        /* ratio of a point that failed at a shape */
+#define OWN_W 1e6
+#define ANCHOR_X 2             /* a cold campaign's anchors: this many times the budget */             /* weight of the problem's own shape when allowed */
+
+double nt_now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int nt_status_is_failure(int status) {
+    return status == NT_COMPILE_ERROR || status == NT_LAUNCH_ERROR || status == NT_WRONG ||
+           status == NT_NONDETERMINISTIC;
+}
+
+int64_t nt_sweep_point_of(const nt_sweep *sw, int f, const nt_params *p) {
+    const search_space *sp = &sw->fam[f].space;
+    uint64_t u = 0;
+    for (int d = 0; d < sp->ndim; d++) {
+        const char *v = nt_params_get(p, sp->dim[d].name);
+        int i = 0;
+        if (!v) return -1;
+        while (i < sp->dim[d].nval && strcmp(sp->dim[d].val[i], v)) i++;
+        if (i == sp->dim[d].nval) return -1;
+        u = u * (uint64_t)sp->dim[d].nval + (uint64_t)i;
+    }
+    return (int64_t)u;
+}
+
+void nt_run_stats_free(nt_run_stats *st) {
+    free(st->pick);
+    free(st->pick_us);
+    free(st->spent);
+    st->pick = NULL;
+    st->pick_us = NULL;
+    st->spent = NULL;
+}
+
+/* ---- known results, by shape ------------------------------------------- */
+
+typedef struct kshape {
+    int dt;
+    int64_t M, N;
+    int64_t grp;
+    double best;              /* lowest finite median */
+    size_t *row;              /* its rows (indices into known.v) */
+    size_t n, cap;
+} kshape;
+
+typedef struct known {
+    nt_hist *v;
+    size_t n, cap;
+    kshape *s;
+    size_t ns, caps;
+} known;
+
+static void known_free(known *k) {
+    for (size_t i = 0; i < k->ns; i++) free(k->s[i].row);
+    free(k->s);
+    free(k->v);
+}
+
+/* Add a row (a copy).  0 or -1 (memory). */
+static int known_add(known *k, const nt_hist *h) {
+    size_t s = 0;
+    while (s < k->ns && !(k->s[s].dt == h->dt && k->s[s].M == h->M && k->s[s].N == h->N &&
+                         k->s[s].grp == h->grp))
+        s++;
+    if (s == k->ns) {
+        if (k->ns == k->caps) {
+            size_t cap = k->caps ? 2 * k->caps : 64;
+            kshape *v = realloc(k->s, cap * sizeof *v);
+            if (!v) return -1;
+            k->s = v;
+            k->caps = cap;
+        }
+        k->s[k->ns++] = (kshape){h->dt, h->M, h->N, h->grp, INFINITY, NULL, 0, 0};
+    }
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 1024;
+        nt_hist *v = realloc(k->v, cap * sizeof *v);
+        if (!v) return -1;
+        k->v = v;
+        k->cap = cap;
+    }
+    kshape *ks = &k->s[s];
+    if (ks->n == ks->cap) {
+        size_t cap = ks->cap ? 2 * ks->cap : 64;
+        size_t *v = realloc(ks->row, cap * sizeof *v);
+        if (!v) return -1;
+        ks->row = v;
+        ks->cap = cap;
+    }
+    ks->row[ks->n++] = k->n;
+    k->v[k->n++] = *h;
+    if (h->us < ks->best) ks->best = h->us;
+    return 0;
+}
+
+typedef struct wsum {
+    uint64_t key;             /* fam << 56 | pt */
+    double wr, w;             /* sum of weight x ratio, of weights */
+} wsum;
+
+static int by_key(const void *a, const void *b) {
+    uint64_t x = ((const wsum *)a)->key, y = ((const wsum *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+static int by_score(const void *a, const void *b) {
+    const tune_hint *x = a, *y = b;
+    if (x->score != y->score) return x->score < y->score ? -1 : 1;
+    uint64_t kx = ((uint64_t)x->p.fam << 56) | x->p.pt, ky = ((uint64_t)y->p.fam << 56) | y->p.pt;
+    return kx < ky ? -1 : kx > ky;
+}
+
+/* Main effects of family f's parameters, from the rows in a[0..na) (before
+ * folding): per dimension and value the weighted mean log ratio, shrunk
+ * towards the family's mean by one average row's weight.  Into pred[pt]
+ * (the space's size entries): exp(mean + the sum of the effects).  0 when
+ * the family has no row, 1 when pred is filled, -1 (memory). */
+static int main_effects(const search_space *sp, int f, const wsum *a, size_t na, double *pred) {
+    size_t nv = 0, off[SEARCH_MAX_DIMS + 1];
+    for (int d = 0; d < sp->ndim; d++) {
+        off[d] = nv;
+        nv += (size_t)sp->dim[d].nval;
+    }
+    double *es = calloc(2 * nv, sizeof *es), *ew = es + nv, tot = 0, totw = 0;
+    int idx[SEARCH_MAX_DIMS];
+    size_t nrow = 0;
+    if (!es) return -1;
+    for (size_t i = 0; i < na; i++) {
+        if ((int)(a[i].key >> 56) != f || a[i].w <= 0) continue;
+        double lr = log(a[i].wr / a[i].w);
+        search_space_point(sp, a[i].key & ((1ULL << 56) - 1), idx);
+        for (int d = 0; d < sp->ndim; d++) {
+            es[off[d] + (size_t)idx[d]] += a[i].w * lr;
+            ew[off[d] + (size_t)idx[d]] += a[i].w;
+        }
+        tot += a[i].w * lr;
+        totw += a[i].w;
+        nrow++;
+    }
+    if (totw <= 0) {
+        free(es);
+        return 0;
+    }
+    double m = tot / totw, k = totw / (double)nrow;
+    for (size_t j = 0; j < nv; j++) es[j] = (es[j] + k * m) / (ew[j] + k) - m;
+    uint64_t size = search_space_size(sp);
+    for (uint64_t pt = 0; pt < size; pt++) {
+        double lp = m;
+        search_space_point(sp, pt, idx);
+        for (int d = 0; d < sp->ndim; d++) lp += es[off[d] + (size_t)idx[d]];
+        pred[pt] = exp(lp);
+    }
+    free(es);
+    return 1;
+}
+
+/* The hints for problem pr of dtype combination dt into hint[NHINT]:
+ * their number, or -1 (memory).  A point measured at nearby shapes scores
+ * its weighted mean ratio there, shrunk towards the model's prediction (or
+ * PRIOR_RATIO); with model set, every point of a family of at most
+ * MODEL_MAX points also scores the prediction of the main-effects model
+ * (main_effects), so that points never measured can be hints too. */
+static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_problem *pr, int own_ok,
+                      int model, tune_hint *hint) {
+    size_t na = 0, nall = 0;
+    double *pred[NT_SWEEP_MAX_FAMILIES] = {0};
+    for (size_t s = 0; s < k->ns; s++) na += k->s[s].n;
+    if (!na) return 0;
+    wsum *a = malloc(na * sizeof *a);
+    if (!a) return -1;
+    na = 0;
+    for (size_t s = 0; s < k->ns; s++) {
+        const kshape *ks = &k->s[s];
+        int own = ks->dt == dt && ks->M == pr->M && ks->N == pr->N;
+        if ((own && !own_ok) || !isfinite(ks->best)) continue;
+        double dn = log2((double)ks->N / (double)pr->N), dm = log2((double)ks->M / (double)pr->M);
+        double w = own ? OWN_W : exp(-(dn * dn + 0.2 * dm * dm) / SIGMA2);
+        if (ks->dt != dt) w *= OTHER_DT;
+        if (w < 1e-6) continue;
+        for (size_t r = 0; r < ks->n; r++) {
+            const nt_hist *h = &k->v[ks->row[r]];
+            double ratio = isfinite(h->us) ? h->us / ks->best : FAIL_RATIO;
+            a[na++] = (wsum){((uint64_t)h->p.fam << 56) | h->p.pt, w * h->w * ratio, w * h->w};
+        }
+    }
+    int rc = -1;
+    tune_hint *all = NULL;
+    for (int f = 0; model && f < sw->nfam; f++) {
+        uint64_t size = search_space_size(&sw->fam[f].space);
+        if (size > MODEL_MAX) continue;
+        if (!(pred[f] = malloc((size_t)size * sizeof *pred[f]))) goto out;
+        int got = main_effects(&sw->fam[f].space, f, a, na, pred[f]);
+        if (got < 0) goto out;
+        if (!got) {
+            free(pred[f]);
+            pred[f] = NULL;
+            continue;
+        }
+        nall += (size_t)size;
+    }
+    qsort(a, na, sizeof *a, by_key);
+    double wmax = 0;
+    size_t nu = 0;
+    for (size_t i = 0; i < na; i++) {      /* fold equal keys */
+        if (nu && a[nu - 1].key == a[i].key) {
+            a[nu - 1].wr += a[i].wr;
+            a[nu - 1].w += a[i].w;
+        } else {
+            a[nu++] = a[i];
+        }
+    }
+    for (size_t i = 0; i < nu; i++)
+        if (a[i].w > wmax) wmax = a[i].w;
+    if (!(all = malloc((nu + nall + 1) * sizeof *all))) goto out;
+    size_t n = 0;
+    for (size_t i = 0; i < nu; i++) {
+        double pw = PRIOR_W * wmax;
+        int f = (int)(a[i].key >> 56);
+        uint64_t pt = a[i].key & ((1ULL << 56) - 1);
+        double prior = PRIOR_RATIO;
+        all[n].p.fam = f;
+        all[n].p.pt = pt;
+        all[n++].score = (a[i].wr + pw * prior) / (a[i].w + pw);
+        if (pred[f]) pred[f][pt] = -1;     /* scored already */
+    }
+    for (int f = 0; f < sw->nfam; f++) {
+        if (!pred[f]) continue;
+        uint64_t size = search_space_size(&sw->fam[f].space);
+        for (uint64_t pt = 0; pt < size; pt++)
+            if (pred[f][pt] >= 0) {
+                all[n].p.fam = f;
+                all[n].p.pt = pt;
+                all[n++].score = pred[f][pt] * UNSEEN;
+            }
+    }
+    qsort(all, n, sizeof *all, by_score);
+    rc = n < NHINT ? (int)n : NHINT;
+    memcpy(hint, all, (size_t)rc * sizeof *hint);
+out:
+    for (int f = 0; f < NT_SWEEP_MAX_FAMILIES; f++) free(pred[f]);
+    free(all);
+    free(a);
+    return rc;
+}
+
+/* ---- one problem ------------------------------------------------------- */
+
+typedef struct drive {
+    nt_sweep *sw;
+    nt_evaluator *ev;
+    const nt_store_ops *so;
+    const nt_run_opts *o;
+    nt_run_stats *st;
+    known k;
+    char *err;
+    size_t errlen;
+    int q, dt;                /* the problem at hand */
+    nt_problem pr;
+    int failed;               /* feasible() hit an error */
+    double t0;
+    tune_hint hint[NHINT];    /* the hints of the problem at hand */
+    int stored_hints;         /* opts->hist has rows */
+    int *order;               /* problems in the order they are tuned */
+    uint64_t *budget;         /* per problem: its budget */
+    unsigned char *anchor;    /* per problem: an anchor of a cold campaign */
+} drive;
+
+/* feasible() of the search: the family's check (no device) and where(). */
+static int feasible(void *ctx, tune_pt p) {
+    drive *d = ctx;
+    int idx[SEARCH_MAX_DIMS], acc;
+    nt_params par;
+    search_space_point(&d->sw->fam[p.fam].space, p.pt, idx);
+    nt_sweep_point_params(d->sw, p.fam, idx, &par);
+    if (nt_sweep_feasible(d->sw, p.fam, &par, &d->pr, &acc, d->err, d->errlen)) {
+        d->failed = 1;
+        return -1;
+    }
+    return acc;
+}
+
+static int key_eq(tune_pt a, tune_pt b) {
+    return a.fam == b.fam && a.pt == b.pt;
+}
+
+static void params_of(const nt_sweep *sw, tune_pt p, nt_params *par) {
+    int idx[SEARCH_MAX_DIMS];
+    search_space_point(&sw->fam[p.fam].space, p.pt, idx);
+    nt_sweep_point_params(sw, p.fam, idx, par);
+}
+
+/* The cost a strategy is told of result r: its median when it has one
+ * (ok, or raced: slower than the best by more than NT_RACE), else
+ * INFINITY. */
+static double cost_of_result(const nt_result *r) {
+    return (r->status == NT_OK || r->status == NT_RACED) && r->median_us > 0 ? r->median_us
+                                                                            : INFINITY;
+}
+
+/* Note result r of point p: stats, the first failure, a known row. */
+static int note(drive *d, tune_pt p, const nt_result *r, int now) {
+    nt_run_stats *st = d->st;
+    nt_hist h = {d->dt, d->pr.M, d->pr.N, p, cost_of_result(r), 0, 1.0};
+    if (now) {
+        st->measured++;
+        st->ok += r->status == NT_OK;
+        if (r->status >= 0 && r->status < NT_NSTATUS) st->by_family[p.fam][r->status]++;
+        if (nt_status_is_failure(r->status) && !st->first_failure[p.fam][0]) {
+            char pt[200], canon[160];
+            nt_params par;
+            size_t n = strcspn(r->msg, "\n");
+            params_of(d->sw, p, &par);
+            nt_problem_text(&d->pr, pt, sizeof pt);
+            if (nt_params_canon(d->sw->fam[p.fam].fam, &par, canon, sizeof canon)) canon[0] = 0;
+            snprintf(st->first_failure[p.fam], sizeof st->first_failure[p.fam], "%s %s %s: %.*s",
+                     pt, d->sw->fam[p.fam].fam->name, canon, (int)n, r->msg);
+        }
+    } else {
+        st->reused++;
+    }
+    st->total++;
+    if (known_add(&d->k, &h)) return snprintf(d->err, d->errlen, "out of memory"), -1;
+    return 0;
+}
+
+/* Measure point p now, raced against race_us (0: not raced): evaluate,
+ * store, note.  0, or -1 with a message. */
+static int measure(drive *d, tune_pt p, double race_us, nt_result *res) {
+    const nt_family *f = d->sw->fam[p.fam].fam;
+    nt_params par;
+    nt_timing tm = d->sw->timing;
+    char ptxt[200], canon[160];
+    tm.race_us = race_us;
+    params_of(d->sw, p, &par);
+    if (d->ev->eval(d->ev->ctx, f, &par, &d->pr, &tm, res)) {
+        char e2[256];
+        nt_problem_text(&d->pr, ptxt, sizeof ptxt);
+        if (nt_params_canon(f, &par, canon, sizeof canon)) canon[0] = 0;
+        snprintf(d->err, d->errlen, "evaluator failed on %s %s %s: %s", ptxt, f->name, canon,
+                 res->msg);
+        /* a variant that broke the evaluator is still a result */
+        if (res->status != NT_OK) d->so->put(d->so->ctx, d->sw, d->q, p.fam, &par, res, e2, sizeof e2);
+        return -1;
+    }
+    if (res->status == NT_OK && d->ev->copy_gbps > 0)
+        res->pct_copy = 100.0 * res->gbps / d->ev->copy_gbps;
+    if (d->so->put(d->so->ctx, d->sw, d->q, p.fam, &par, res, d->err, d->errlen)) return -1;
+    if (d->o->verbose) {
+        nt_problem_text(&d->pr, ptxt, sizeof ptxt);
+        if (nt_params_canon(f, &par, canon, sizeof canon)) canon[0] = 0;
+        fprintf(stderr, "[%" PRIu64 "] %s %s %s: %s", d->st->measured + 1, ptxt, f->name, canon,
+                nt_status_name(res->status));
+        if (res->status == NT_OK)
+            fprintf(stderr, " %.2f us %.0f GB/s %.1f%%", res->median_us, res->gbps, res->pct_copy);
+        else
+            fprintf(stderr, " (%s)", res->msg);
+        fputc('\n', stderr);
+    }
+    return note(d, p, res, 1);
+}
+
+/* Start problem q's search into *t.  0, or -1 with a message. */
+static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
+    int shape;
+    tune_env env;
+    char msg[256];
+    memset(&env, 0, sizeof env);
+    d->q = q;
+    nt_sweep_problem(d->sw, q, &d->pr);
+    nt_sweep_problem_at(d->sw, q, &d->dt, &shape);
+    env.nfam = d->sw->nfam;
+    for (int f = 0; f < env.nfam; f++) env.space[f] = &d->sw->fam[f].space;
+    env.feasible = feasible;
+    env.ctx = d;
+    env.budget = d->budget[q];
+    env.seed = nt_sweep_seed(d->sw, q, d->o->seed);
+    if (!strcmp(d->sw->search.strategy, "warm")) {
+        int n = make_hints(d->sw, &d->k, d->dt, &d->pr, d->o->hist_same_shape,
+                           !d->stored_hints, hint);
+        if (n < 0) return snprintf(d->err, d->errlen, "out of memory"), -1;
+        env.hint = hint;
+        env.nhint = n;
+        /* an anchor of a cold campaign tries every family, and keeps half
+         * its budget for the climb */
+        if (!d->stored_hints && d->anchor[q]) {
+            env.hint_quota = (int)(env.budget / 2 > 0 ? env.budget / 2 : 1);
+            env.explore = 1;
+        }
+    }
+    if (tune_start(t, d->sw->search.strategy, &env, msg, sizeof msg))
+        return snprintf(d->err, d->errlen, "%s: %s", d->sw->path, msg), -1;
+    return 0;
+}
+
+/* Ask, look up, measure and tell until problem q's search is over.
+ * 0, or -1 with a message. */
+static int run_problem(drive *d, int q, nt_result *res) {
+    tune *t = NULL;
+    tune_pt pts[NT_DRIVE_BATCH];
+    int todo[NT_DRIVE_BATCH];
+    tune_hint *hint = d->hint;
+    uint64_t before = d->st->measured, reused = d->st->reused;
+    int n, rc = -1;
+    if (start_problem(d, q, &t, hint)) return -1;
+    while ((n = tune_ask(t, pts, NT_DRIVE_BATCH)) > 0) {
+        int ntodo = 0;
+        for (int i = 0; i < n; i++) {
+            nt_params par;
+            int found = 0;
+            params_of(d->sw, pts[i], &par);
+            if (d->so->lookup(d->so->ctx, d->sw, q, pts[i].fam, &par, &found, res, d->err,
+                              d->errlen))
+                goto out;
+            if (!found) {
+                todo[ntodo++] = i;
+                continue;
+            }
+            if (note(d, pts[i], res, 0)) goto out;
+            tune_tell(t, pts[i], cost_of_result(res));
+        }
+        for (int i = 0; d->ev->prefetch && i < ntodo; i++) {
+            nt_params par;
+            params_of(d->sw, pts[todo[i]], &par);
+            d->ev->prefetch(d->ev->ctx, d->sw->fam[pts[todo[i]].fam].fam, &par, &d->pr);
+        }
+        for (int i = 0; i < ntodo; i++) {
+            if (d->o->stop && *d->o->stop) {
+                d->st->interrupted = 1;
+                rc = 0;
+                goto out;
+            }
+            tune_pt bp;
+            double race = 0;
+            if (d->sw->search.race && !tune_best(t, &bp, &race) && key_eq(bp, pts[todo[i]]))
+                race = 0;       /* a re-measure of the best is not raced */
+            if (measure(d, pts[todo[i]], isfinite(race) ? race : 0, res)) goto out;
+            tune_tell(t, pts[todo[i]], cost_of_result(res));
+        }
+    }
+    if (n < 0) {
+        if (!d->failed) snprintf(d->err, d->errlen, "out of memory");
+        goto out;
+    }
+    d->st->spent[q] = tune_spent(t);
+    if (tune_best(t, &d->st->pick[q], &d->st->pick_us[q])) d->st->pick[q].fam = -1;
+    if (!d->o->quiet && !d->o->verbose) {
+        char ptxt[200], canon[160] = "";
+        nt_problem_text(&d->pr, ptxt, sizeof ptxt);
+        if (d->st->pick[q].fam >= 0) {
+            nt_params par;
+            params_of(d->sw, d->st->pick[q], &par);
+            nt_params_canon(d->sw->fam[d->st->pick[q].fam].fam, &par, canon, sizeof canon);
+        }
+        fprintf(stderr, "  %s done (%" PRIu64 " measured, %" PRIu64 " reused; best %s %s, "
+                        "%.0f s)\n", ptxt, d->st->measured - before, d->st->reused - reused,
+                d->st->pick[q].fam >= 0 ? d->sw->fam[d->st->pick[q].fam].fam->name : "none",
+                canon, nt_now_s() - d->t0);
+    }
+    rc = 0;
+out:
+    tune_free(t);
+    return rc;
+}
+
+/* The order and budgets of the problems.  A warm search with nothing
+ * stored is a cold campaign: at each N of a dtype combination one shape
+ * (the middle M) is an anchor, tuned first with ANCHOR_X times the budget
+ * and a look at every family; the other shapes follow with hints from
+ * the anchors and share what is left, so that the campaign spends at most
+ * the budget times the problems.  Otherwise problems keep the script's
+ * order and each has the budget. */
+static int plan(drive *d) {
+    int np = nt_sweep_nproblems(d->sw), k = 0;
+    uint64_t b = d->sw->search.budget;
+    d->order = malloc((size_t)np * sizeof *d->order);
+    d->budget = malloc((size_t)np * sizeof *d->budget);
+    d->anchor = calloc((size_t)np, 1);
+    if (!d->order || !d->budget || !d->anchor) return -1;
+    for (int q = 0; q < np; q++) {
+        d->order[q] = q;
+        d->budget[q] = b;
+    }
+    if (strcmp(d->sw->search.strategy, "warm") || d->stored_hints || !b) return 0;
+    int nanchor = 0;
+    for (int q = 0; q < np; q++) {   /* the middle M of each (dtypes, N) */
+        nt_problem p, o;
+        int dt, sh, od, os, below = 0, above = 0;
+        nt_sweep_problem(d->sw, q, &p);
+        nt_sweep_problem_at(d->sw, q, &dt, &sh);
+        for (int r = 0; r < np; r++) {
+            nt_sweep_problem(d->sw, r, &o);
+            nt_sweep_problem_at(d->sw, r, &od, &os);
+            if (r == q || od != dt || o.N != p.N) continue;
+            below += o.M < p.M;
+            above += o.M > p.M;
+        }
+        if (below == above || below == above + 1) d->anchor[q] = 1;
+        nanchor += d->anchor[q];
+    }
+    uint64_t pool = b * (uint64_t)np, ab = ANCHOR_X * b;
+    if (ab * (uint64_t)nanchor > pool) ab = pool / (uint64_t)nanchor;
+    uint64_t rest = pool - ab * (uint64_t)nanchor, nf = (uint64_t)(np - nanchor);
+    for (int q = 0; q < np; q++)
+        if (d->anchor[q]) {
+            d->order[k++] = q;
+            d->budget[q] = ab;
+        }
+    for (int q = 0; q < np; q++)
+        if (!d->anchor[q]) {
+            d->order[k++] = q;
+            d->budget[q] = nf ? (rest / nf > 0 ? rest / nf : 1) : b;
+        }
+    return 0;
+}
+
+/* For strategies that do not steer by time: count the variants and how
+ * many are stored, as one line, before anything is measured. */
+static int count_stored(drive *d, nt_result *res) {
+    uint64_t total = 0, stored = 0;
+    tune_pt pts[NT_DRIVE_BATCH];
+    tune_hint *hint = d->hint;
+    for (int q = 0; q < nt_sweep_nproblems(d->sw); q++) {
+        tune *t = NULL;
+        int n;
+        if (start_problem(d, q, &t, hint)) return -1;
+        while ((n = tune_ask(t, pts, NT_DRIVE_BATCH)) > 0)
+            for (int i = 0; i < n; i++) {
+                nt_params par;
+                int found = 0;
+                params_of(d->sw, pts[i], &par);
+                if (d->so->lookup(d->so->ctx, d->sw, q, pts[i].fam, &par, &found, res, d->err,
+                                  d->errlen)) {
+                    tune_free(t);
+                    return -1;
+                }
+                total++;
+                stored += (uint64_t)found;
+            }
+        tune_free(t);
+        if (n < 0) {
+            if (!d->failed) snprintf(d->err, d->errlen, "out of memory");
+            return -1;
+        }
+    }
+    fprintf(stderr, "normtune run: %" PRIu64 " variants, %" PRIu64 " already measured, %" PRIu64
+                    " to go\n", total, stored, total - stored);
+    return 0;
+}
+
+int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_run_opts *o,
+             nt_run_stats *st, char *err, size_t errlen) {
+    static drive d0;
+    drive d = d0;
+    d.sw = sw;
+    d.ev = ev;
+    d.so = so;
+    d.o = o;
+    d.st = st;
+    d.err = err;
+    d.errlen = errlen;
+    d.t0 = nt_now_s();
+    int np = nt_sweep_nproblems(sw), rc = -1;
+    nt_result *res = malloc(sizeof *res);
+    memset(st, 0, sizeof *st);
+    st->pick = calloc((size_t)np, sizeof *st->pick);
+    st->pick_us = calloc((size_t)np, sizeof *st->pick_us);
+    st->spent = calloc((size_t)np, sizeof *st->spent);
+    if (!res || !st->pick || !st->pick_us || !st->spent) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int q = 0; q < np; q++) st->pick[q].fam = -1;
+    d.stored_hints = o->nhist > 0;
+    if (plan(&d)) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < o->nhist; i++)
+        if (known_add(&d.k, &o->hist[i])) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    /* no walk bracket: where() calls are budgeted one by one, so that the
+     * time spent measuring never counts as the script's */
+    if (!o->quiet) {
+        if (tune_adaptive(sw->search.strategy)) {
+            fprintf(stderr, "normtune run: %d problems, strategy %s, budget %" PRIu64 " per "
+                            "problem%s\n", np, sw->search.strategy, sw->search.budget,
+                    !sw->search.budget ? " (none)" : d.anchor && !d.stored_hints &&
+                    !strcmp(sw->search.strategy, "warm") ? " on average (a cold campaign)" : "");
+        } else if (count_stored(&d, res)) {
+            goto out;
+        }
+    }
+    for (int k = 0; k < np && !st->interrupted; k++)
+        if (run_problem(&d, d.order[k], res)) goto out;
+    rc = 0;
+out:
+    free(d.order);
+    free(d.budget);
+    free(d.anchor);
+    known_free(&d.k);
+    free(res);
+    return rc;
+}

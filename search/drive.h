@@ -1,0 +1,112 @@
+/* drive.h -- the sweep loop: problems, ask/tell, evaluator, store.
+ *
+ * nt_drive runs a loaded sweep (search/sweep.h) problem by problem: it
+ * starts the sweep's strategy (search/tune.h) for each problem, asks it for
+ * a batch of points (at most the compile look-ahead), tells it at once the
+ * stored result of each point the store already holds (that is how an
+ * interrupted sweep resumes, with the same choices), hands the others to
+ * the evaluator (the GPU runner, the replay evaluator of search/replay.h,
+ * or a test's fixture) with compilation prefetched, stores each result and
+ * tells the strategy its median, or INFINITY for a failure.  The store is
+ * a seam too (nt_store_ops): tuner/sweep.c puts it over db/store.h.
+ *
+ * The strategy `warm` starts each problem from hints: the points ranked by
+ * the results known at other shapes (opts->hist: stored results of the
+ * device model, and those this run has measured), nearest shapes weighing
+ * most; with none known it is a cold campaign, each problem starting from
+ * those tuned before it in the run. */
+#ifndef NT_SEARCH_DRIVE_H
+#define NT_SEARCH_DRIVE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../kernels/nt.h"
+#include "../search/sweep.h"
+#include "../search/tune.h"
+
+#define NT_DRIVE_BATCH 48     /* points asked at once: the compile look-ahead */
+
+/* What the driver stores and finds stored.  lookup: the result stored for
+ * point params of family f at problem q: *found, and *out filled (status
+ * and median at least).  put: store a new result.  Both 0, or -1 with a
+ * message. */
+typedef struct nt_store_ops {
+    void *ctx;
+    int (*lookup)(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p,
+                  int *found, nt_result *out, char *err, size_t errlen);
+    int (*put)(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p,
+               const nt_result *r, char *err, size_t errlen);
+} nt_store_ops;
+
+/* A known result that may start a warm search: a point of the sweep at a
+ * shape of one of its dtype combinations. */
+typedef struct nt_hist {
+    int dt;                   /* dtype combination (sw->dts) */
+    int64_t M, N;
+    tune_pt p;
+    double us;                /* median, INFINITY for a failure */
+    int64_t grp;              /* results measured together (a device's):
+                                 ratios are taken within a group; 0 = this run */
+    double w;                 /* weight of the row (kernel sources that are
+                                 not the ones measured now weigh less) */
+} nt_hist;
+
+typedef struct nt_run_opts {
+    int verbose;              /* a line per result on stderr */
+    int progress;             /* a live progress line (stderr is a terminal) */
+    int quiet;                /* no lines at all (replay) */
+    volatile sig_atomic_t *stop; /* set asynchronously: stop after the current result */
+    const char *src_hash;     /* source hash of every family (tests); NULL =
+                                 each family's own (nt_family_hash) */
+    const nt_hist *hist;      /* warm: known results (may be NULL) */
+    size_t nhist;
+    int hist_same_shape;      /* warm: hist rows of the problem's own shape
+                                 may be hints (0: only other shapes') */
+    uint64_t seed;            /* mixed into the sweep's seed (replay's runs) */
+} nt_run_opts;
+
+typedef struct nt_run_stats {
+    uint64_t total;           /* variants proposed (reused + measured) */
+    uint64_t reused;          /* already in the store */
+    uint64_t measured;        /* evaluated and stored now */
+    uint64_t ok;              /* of those, status ok */
+    int interrupted;          /* stopped by *stop */
+    int64_t sweep_id;         /* the store's id of this run (tuner/sweep.c) */
+    /* measured now, by family (the script's order, sw->fam) and status */
+    uint64_t by_family[NT_SWEEP_MAX_FAMILIES][NT_NSTATUS];
+    /* per family, the first line of the first message of a result that is
+     * a failure of the kernel (nt_status_is_failure), or "" */
+    char first_failure[NT_SWEEP_MAX_FAMILIES][NT_MSG_LEN];
+    /* per problem (malloc'd, nt_sweep_nproblems entries, freed by
+     * nt_run_stats_free): the pick, its mean median told, and the points
+     * proposed; pick fam -1 when nothing succeeded */
+    tune_pt *pick;
+    double *pick_us;
+    uint64_t *spent;
+} nt_run_stats;
+
+/* 1 for the statuses that say a kernel is broken (compile_error,
+ * launch_error, wrong, nondeterministic); 0 for ok and for the refusals a
+ * sweep expects (resources: the device cannot hold the config;
+ * unsupported: the family refuses the shape). */
+int nt_status_is_failure(int status);
+
+/* Run the sweep (see above).  Returns 0 (also when interrupted:
+ * st->interrupted), or -1 with a message (a store error, a where() error,
+ * an evaluator that broke).  st is the caller's; free its arrays with
+ * nt_run_stats_free. */
+int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_run_opts *o,
+             nt_run_stats *st, char *err, size_t errlen);
+void nt_run_stats_free(nt_run_stats *st);
+
+/* The point number of params p in family f's space, or -1 when a value is
+ * not one of the space's. */
+int64_t nt_sweep_point_of(const nt_sweep *sw, int f, const nt_params *p);
+
+/* Seconds on the monotonic clock. */
+double nt_now_s(void);
+
+#endif

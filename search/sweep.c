@@ -1,0 +1,102 @@
+/* sweep.c -- the sweep model's accessors (search/sweep.h): the problems of
+ * a sweep (dtype combinations x their shapes), a point's params, and the
+ * way to the loader's where(). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/sweep.h"
+
+/* The shapes of dtype combination d: its own, or the sweep's. */
+static int shapes_of(const nt_sweep *sw, int d, const nt_shape **s) {
+    if (sw->dshapes[d]) {
+        *s = sw->dshapes[d];
+        return sw->ndshape[d];
+    }
+    *s = sw->shapes;
+    return sw->nshape;
+}
+
+int nt_sweep_nproblems(const nt_sweep *sw) {
+    int n = 0;
+    const nt_shape *s;
+    for (int d = 0; d < sw->ndt; d++) n += shapes_of(sw, d, &s);
+    return n;
+}
+
+int nt_sweep_problem_at(const nt_sweep *sw, int q, int *dt, int *shape) {
+    const nt_shape *s;
+    for (int d = 0; d < sw->ndt; d++) {
+        int n = shapes_of(sw, d, &s);
+        if (q < n) {
+            *dt = d;
+            *shape = q;
+            return sw->dshapes[d] != NULL;
+        }
+        q -= n;
+    }
+    *dt = *shape = 0;
+    return 0;
+}
+
+void nt_sweep_problem(const nt_sweep *sw, int q, nt_problem *p) {
+    int d, i;
+    const nt_shape *s;
+    nt_sweep_problem_at(sw, q, &d, &i);
+    shapes_of(sw, d, &s);
+    *p = sw->dts[d];
+    p->M = s[i].M;
+    p->N = s[i].N;
+}
+
+void nt_problem_text(const nt_problem *p, char *buf, size_t len) {
+    char dt[128];
+    if (nt_dtypes_canon(p, dt, sizeof dt)) dt[0] = 0;
+    snprintf(buf, len, "M=%lld N=%lld %s", (long long)p->M, (long long)p->N, dt);
+}
+
+/* Params of family f at point idx: texts copied from the space. */
+void nt_sweep_point_params(const nt_sweep *sw, int f, const int *idx, nt_params *p) {
+    const search_space *sp = &sw->fam[f].space;
+    p->n = 0;
+    for (int d = 0; d < sp->ndim; d++) nt_params_set(p, sp->dim[d].name, sp->dim[d].val[idx[d]]);
+}
+
+int nt_sweep_where(nt_sweep *sw, int f, const nt_params *p, const nt_problem *pr, int *accept,
+                   char *err, size_t errlen) {
+    *accept = 1;
+    if (!sw->script || !sw->script->where) return 0;
+    return sw->script->where(sw, f, p, pr, accept, err, errlen);
+}
+
+int nt_sweep_feasible(nt_sweep *sw, int f, const nt_params *p, const nt_problem *pr, int *ok,
+                      char *err, size_t errlen) {
+    const nt_family *fam = sw->fam[f].fam;
+    char why[NT_MSG_LEN];
+    *ok = 0;
+    if (fam->check && fam->check(p, pr, NULL, why, sizeof why)) return 0;
+    return nt_sweep_where(sw, f, p, pr, ok, err, errlen);
+}
+
+uint64_t nt_sweep_seed(const nt_sweep *sw, int q, uint64_t run) {
+    nt_problem p;
+    int dt, shape;
+    nt_sweep_problem(sw, q, &p);
+    nt_sweep_problem_at(sw, q, &dt, &shape);
+    uint64_t h = search_mix(sw->search.seed ^ search_mix(run + 0x51ed));
+    h = search_mix(h ^ (uint64_t)dt);
+    h = search_mix(h ^ (uint64_t)p.M);
+    return search_mix(h ^ ((uint64_t)p.N << 1));
+}
+
+/* Free the spaces, shapes and reference hashes; the struct stays the
+ * caller's (zeroed). */
+void nt_sweep_clear(nt_sweep *sw) {
+    for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
+    free(sw->shapes);
+    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) free(sw->dshapes[d]);
+    free(sw->ref_hash);
+    free(sw->ref_count);
+    free(sw->ref_strat);
+    memset(sw, 0, sizeof *sw);
+}

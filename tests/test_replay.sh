@@ -1,0 +1,35 @@
+#!/bin/sh
+# test_replay.sh -- `normtune replay` on the shipped data/results.db: the
+# summary line's exact form, an exhaustive replay that finds every stored
+# best, a warm replay from the neighbouring shapes that spends a fraction
+# of the sweep, and usage errors.  Nothing here depends on the machine's
+# speed: the simulated device answers from stored samples by seed.
+NAME=test_replay
+. "$(dirname "$0")/lib.sh"
+db="$root/data/results.db"
+bwd="$root/lua/sweeps/rmsnorm_bwd.lua"
+line='^replay: [a-z]* spent [0-9.]*% of the sweep, [0-9.]*% of shapes within 2%, worst [0-9]*\.[0-9][0-9]x$'
+
+expect exhaustive_runs 0 replay --db "$db" "$bwd" --strategy exhaustive
+last=$(tail -n 1 "$T/out")
+if echo "$last" | grep -q "$line"; then ok last_line_form; else bad last_line_form "$last"; fi
+[ "$last" = "replay: exhaustive spent 100.0% of the sweep, 100.0% of shapes within 2%, worst 1.00x" ] &&
+    ok exhaustive_finds_every_best || bad exhaustive_finds_every_best "$last"
+has table_names_a_shape "$T/out" "M=65536 N=16384 x=f32,w=f32,dw=f32"
+
+# warm from the other shapes of the model: 6 per shape is 19.1% of 2576
+expect warm_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 6 --stored neighbours
+last=$(tail -n 1 "$T/out")
+set -- $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
+if [ "$1" = "19.1" ] && awk "BEGIN { exit !($2 >= 95 && $3 <= 1.10) }"; then
+    ok warm_neighbours_within_2pct
+else
+    bad warm_neighbours_within_2pct "$last"
+fi
+
+expect bad_stored 2 replay --db "$db" "$bwd" --strategy warm --stored all
+has bad_stored_message "$T/err" "--stored takes none, neighbours or model"
+expect bad_strategy 2 replay --db "$db" "$bwd" --strategy anneal
+has bad_strategy_message "$T/err" "unknown strategy 'anneal'"
+expect needs_db 2 replay "$bwd" --strategy warm
+finish

@@ -1,0 +1,319 @@
+/* cmd_replay.c -- `normtune replay`: a search against stored results.
+ *
+ *   normtune replay --db DB SCRIPT --strategy S [--budget B] [--seeds K]
+ *                   [--stored none|neighbours]
+ *
+ * The simulated device is the GPU of DB with the newest sweep of the
+ * script's op: each measurement is answered from its stored samples with a
+ * seeded draw (search/replay.h).  The campaign (search/drive.h, the loop of
+ * `run`) runs K times, seeds 0..K-1, with nothing stored (--stored none:
+ * a warm search starts only from the shapes this campaign has tuned) or
+ * with the results of the device's model at the other shapes (--stored
+ * neighbours; every GPU of the model, the simulated one too, but never the
+ * shape being tuned), or with the results of the model's other GPUs at
+ * every shape, the simulated one's left out (--stored model: what `run`
+ * starts from on a database that holds sweeps of other GPUs of the
+ * model).  A table per shape, then the line
+ *
+ *   replay: <strategy> spent P% of the sweep, S% of shapes within 2%, worst X.XXx
+ *
+ * P: the proposals over the variants of the exhaustive sweep (`list
+ * --count`'s total) times K; S: the (shape, seed) runs whose pick's stored
+ * median is within 2% of the shape's stored best; X: the largest pick's
+ * stored median over that best. */
+#include <getopt.h>          /* optind */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/history.h"
+#include "lua/ntlua.h"
+#include "search/enumerate.h"
+#include "search/replay.h"
+#include "tuner/cli.h"
+#include "tuner/sweep.h"
+
+#define WITHIN 1.02           /* a pick within 2% of the best */
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: normtune replay --db FILE SCRIPT --strategy S [--budget B] [--seeds K]\n"
+               "                       [--stored none|neighbours]\n\n"
+               "Run the sweep's search against the stored results of the GPU of FILE with\n"
+               "the newest sweep of the script's op, without a GPU: each measurement is a\n"
+               "seeded draw among its stored samples.  Prints per shape the variants\n"
+               "spent, the share of seeds whose pick is within 2%% of the stored best and\n"
+               "the worst pick, then the line\n"
+               "  replay: S spent P%% of the sweep, S%% of shapes within 2%%, worst X.XXx\n\n"
+               "  --strategy S  exhaustive, random, hillclimb or warm\n"
+               "  --budget B    variants per shape (the script's budget)\n"
+               "  --seeds K     campaigns, seeds 0..K-1 (1)\n"
+               "  --stored W    none: start from nothing stored (the default);\n"
+               "                neighbours: from the stored results of the device's model\n"
+               "                at the other shapes; model: from those of the model's\n"
+               "                other GPUs at every shape\n");
+}
+
+/* The store seam of a replay: nothing stored, nothing kept. */
+static int no_lookup(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p, int *found,
+                     nt_result *out, char *err, size_t errlen) {
+    (void)ctx, (void)sw, (void)q, (void)f, (void)p, (void)out, (void)err, (void)errlen;
+    *found = 0;
+    return 0;
+}
+
+static int no_put(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p,
+                  const nt_result *r, char *err, size_t errlen) {
+    (void)ctx, (void)sw, (void)q, (void)f, (void)p, (void)r, (void)err, (void)errlen;
+    return 0;
+}
+
+/* Reading the database: the simulated device, its rows, their samples. */
+typedef struct rd {
+    const nt_sweep *sw;
+    int pass;                 /* 0: find the device; 1: keep its rows */
+    int64_t dev, newest;      /* the device, its newest sweep */
+    store_hist_row model;     /* a row of it (its model) */
+    char src[NT_SWEEP_MAX_FAMILIES][24]; /* its kernel sources per family */
+    nt_replay *rp;
+    int64_t *ids;             /* result id of each row kept */
+    int *status;
+    nt_hist *h;
+    size_t n, cap;
+} rd;
+
+static int rd_row(void *ctx, const store_hist_row *r, char *err, size_t errlen) {
+    rd *x = ctx;
+    nt_hist h;
+    if (x->pass == 0) {
+        if (r->sweep_id > x->newest && !nt_hist_of_row(x->sw, r, &h)) {
+            x->newest = r->sweep_id;
+            x->dev = r->device_id;
+            x->model = *r;
+        }
+        return 0;
+    }
+    if (r->device_id != x->dev || nt_hist_of_row(x->sw, r, &h)) return 0;
+    snprintf(x->src[h.p.fam], sizeof x->src[h.p.fam], "%s", r->src_hash);
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 4096;
+        int64_t *ids = realloc(x->ids, cap * sizeof *ids);
+        if (ids) x->ids = ids;
+        int *st = realloc(x->status, cap * sizeof *st);
+        if (st) x->status = st;
+        nt_hist *hv = realloc(x->h, cap * sizeof *hv);
+        if (hv) x->h = hv;
+        if (!ids || !st || !hv) return snprintf(err, errlen, "out of memory"), -1;
+        x->cap = cap;
+    }
+    x->ids[x->n] = r->result_id;
+    x->status[x->n] = r->status;
+    x->h[x->n++] = h;           /* a newer result of the same point comes later */
+    return 0;
+}
+
+/* Samples by result: kept in one growing buffer, then handed over. */
+typedef struct smp {
+    int64_t id;
+    double *us;
+    int n, cap;
+    rd *x;
+    size_t at;                /* next row of x to match (rows sorted by id) */
+    int failed;
+} smp;
+
+/* Hand the samples of result s->id to the replay. */
+static int flush(smp *s) {
+    rd *x = s->x;
+    while (s->at < x->n && x->ids[s->at] < s->id) s->at++;
+    if (s->at < x->n && x->ids[s->at] == s->id) {
+        if (nt_replay_add(x->rp, &x->h[s->at], x->status[s->at], s->us, s->n)) return -1;
+        x->status[s->at] = -1;  /* added */
+    }
+    s->n = 0;
+    return 0;
+}
+
+static int on_sample(void *ctx, int64_t id, double us) {
+    smp *s = ctx;
+    if (id != s->id) {
+        if (s->n && flush(s)) return -1;
+        s->id = id;
+    }
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 256;
+        double *v = realloc(s->us, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        s->us = v;
+        s->cap = cap;
+    }
+    s->us[s->n++] = us;
+    return 0;
+}
+
+/* Build the replay of the newest device of db for sw.  0 or -1. */
+static int load(store *db, const nt_sweep *sw, rd *x, char *err, size_t errlen) {
+    smp s = {0, NULL, 0, 0, x, 0, 0};
+    if (store_history(db, sw->op->name, rd_row, x, err, errlen)) return -1;
+    if (!x->dev) {
+        snprintf(err, errlen, "no stored result of the sweep's points (op %s)", sw->op->name);
+        return -1;
+    }
+    x->pass = 1;
+    if (store_history(db, sw->op->name, rd_row, x, err, errlen)) return -1;
+    if (!(x->rp = nt_replay_new(sw))) return snprintf(err, errlen, "out of memory"), -1;
+    if (store_device_samples(db, sw->op->name, x->dev, on_sample, &s, err, errlen) ||
+        (s.n && flush(&s))) {
+        free(s.us);
+        return snprintf(err, errlen, "out of memory"), -1;
+    }
+    free(s.us);
+    /* failures have no samples: add them as they are */
+    for (size_t i = 0; i < x->n; i++)
+        if (x->status[i] >= 0 && nt_replay_add(x->rp, &x->h[i], x->status[i], NULL, 0))
+            return snprintf(err, errlen, "out of memory"), -1;
+    nt_replay_seal(x->rp);
+    return 0;
+}
+
+int cmd_replay(int argc, char **argv) {
+    const char *dbpath = NULL, *strategy = NULL, *stored = "none";
+    long long budget = 0, seeds = 1;
+    const nt_opt opts[] = {
+        {"db", 0, NT_OPT_STR, &dbpath, NULL},
+        {"strategy", 0, NT_OPT_STR, &strategy, NULL},
+        {"budget", 0, NT_OPT_POS, &budget, NULL},
+        {"seeds", 0, NT_OPT_POS, &seeds, NULL},
+        {"stored", 0, NT_OPT_STR, &stored, NULL},
+    };
+    int rc;
+    if ((rc = nt_parse_opts("replay", argc, argv, opts, NT_NOPTS(opts), usage)) >= 0) return rc;
+    if (optind != argc - 1 || !dbpath || !strategy) {
+        nt_errorf("replay", "needs --db FILE, --strategy S and one SCRIPT");
+        usage(stderr);
+        return NT_EXIT_USAGE;
+    }
+    int neighbours = !strcmp(stored, "neighbours"), model_too = !strcmp(stored, "model");
+    if (!neighbours && !model_too && strcmp(stored, "none")) {
+        nt_errorf("replay", "--stored takes none, neighbours or model, got '%s'", stored);
+        return NT_EXIT_USAGE;
+    }
+    int known = 0;
+    for (int i = 0; search_strategies[i]; i++) known |= !strcmp(search_strategies[i], strategy);
+    if (!known || strlen(strategy) >= sizeof ((search_cfg *)0)->strategy) {
+        nt_errorf("replay", "unknown strategy '%s' (allowed: exhaustive, random, hillclimb, warm)",
+                  strategy);
+        return NT_EXIT_USAGE;
+    }
+    char err[2048];
+    nt_sweep sw;
+    store *db = NULL;
+    rd x;
+    nt_hist *hist = NULL;
+    size_t nhist = 0;
+    uint64_t *counts = NULL, *spent = NULL, *within = NULL;
+    double *worst = NULL;
+    memset(&x, 0, sizeof x);
+    rc = NT_EXIT_FAIL;
+    if (ntl_load(argv[optind], &sw, err, sizeof err)) {
+        nt_errorf("replay", "%s", err);
+        return NT_EXIT_FAIL;
+    }
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
+    if (budget) sw.search.budget = (uint64_t)budget;
+    x.sw = &sw;
+    int np = nt_sweep_nproblems(&sw);
+    counts = calloc((size_t)np * (size_t)sw.nfam, sizeof *counts);
+    spent = calloc((size_t)np, sizeof *spent);
+    within = calloc((size_t)np, sizeof *within);
+    worst = calloc((size_t)np, sizeof *worst);
+    if (!counts || !spent || !within || !worst) {
+        nt_errorf("replay", "out of memory");
+        goto out;
+    }
+    if (nt_enumerate(&sw, NT_ENUM_EXHAUSTIVE, NULL, NULL, counts, err, sizeof err) ||
+        store_open(&db, dbpath, STORE_READ, err, sizeof err) || load(db, &sw, &x, err, sizeof err)) {
+        nt_errorf("replay", "%s", err);
+        goto out;
+    }
+    if (neighbours || model_too) {
+        nt_device model;
+        memset(&model, 0, sizeof model);
+        snprintf(model.name, sizeof model.name, "%s", x.model.device);
+        model.cc_major = x.model.cc_major;
+        model.cc_minor = x.model.cc_minor;
+        model.sms = x.model.sms;
+        model.mem_clock_khz = x.model.mem_clock_khz;
+        if (nt_stored_hints(db, &sw, &model, model_too ? x.dev : 0, (const char (*)[24])x.src,
+                            &hist, &nhist, err, sizeof err)) {
+            nt_errorf("replay", "%s", err);
+            goto out;
+        }
+    }
+    uint64_t total = 0, spent_all = 0, runs = 0, ok_runs = 0;
+    double worst_all = 1.0;
+    for (size_t i = 0; i < (size_t)np * (size_t)sw.nfam; i++) total += counts[i];
+    for (long long k = 0; k < seeds; k++) {
+        nt_evaluator ev;
+        nt_store_ops so = {NULL, no_lookup, no_put};
+        nt_run_opts o;
+        nt_run_stats st;
+        memset(&o, 0, sizeof o);
+        o.quiet = 1;
+        o.seed = (uint64_t)k;
+        o.hist = hist;
+        o.nhist = nhist;
+        o.hist_same_shape = model_too;
+        nt_replay_evaluator(x.rp, (uint64_t)k, &ev);
+        if (nt_drive(&sw, &ev, &so, &o, &st, err, sizeof err)) {
+            nt_errorf("replay", "%s", err);
+            nt_run_stats_free(&st);
+            goto out;
+        }
+        for (int q = 0; q < np; q++) {
+            double best = nt_replay_best(x.rp, q), got = INFINITY;
+            if (st.pick[q].fam >= 0) got = nt_replay_stored(x.rp, q, st.pick[q]);
+            double ratio = isfinite(got) && isfinite(best) ? got / best : INFINITY;
+            spent[q] += st.spent[q];
+            spent_all += st.spent[q];
+            within[q] += ratio <= WITHIN;
+            if (ratio > worst[q]) worst[q] = ratio;
+            runs++;
+            ok_runs += ratio <= WITHIN;
+            if (ratio > worst_all) worst_all = ratio;
+        }
+        nt_run_stats_free(&st);
+    }
+    printf("# %s on %s (%s, device %" PRId64 "), strategy %s, budget %" PRIu64 ", %lld seed%s, "
+           "stored %s\n", sw.path, dbpath, x.model.device, x.dev, strategy, sw.search.budget,
+           seeds, seeds == 1 ? "" : "s", stored);
+    printf("%-44s %9s %9s %8s %7s\n", "problem", "variants", "spent", "within", "worst");
+    for (int q = 0; q < np; q++) {
+        nt_problem pr;
+        char pt[200];
+        uint64_t c = 0;
+        for (int f = 0; f < sw.nfam; f++) c += counts[(size_t)q * (size_t)sw.nfam + (size_t)f];
+        nt_sweep_problem(&sw, q, &pr);
+        nt_problem_text(&pr, pt, sizeof pt);
+        printf("%-44s %9" PRIu64 " %9.1f %7.0f%% %6.3fx\n", pt, c, (double)spent[q] / (double)seeds,
+               100.0 * (double)within[q] / (double)seeds, worst[q]);
+    }
+    printf("replay: %s spent %.1f%% of the sweep, %.1f%% of shapes within 2%%, worst %.2fx\n",
+           strategy, 100.0 * (double)spent_all / ((double)total * (double)seeds),
+           100.0 * (double)ok_runs / (double)runs, worst_all);
+    rc = fflush(stdout) ? NT_EXIT_FAIL : NT_EXIT_OK;
+out:
+    free(counts);
+    free(spent);
+    free(within);
+    free(worst);
+    free(hist);
+    free(x.ids);
+    free(x.status);
+    free(x.h);
+    nt_replay_free(x.rp);
+    store_close(db);
+    ntl_free(&sw);
+    return rc;
+}
