@@ -1,9 +1,10 @@
 #!/bin/sh
-# compile_all.sh -- the CI requirement: every variant of the default sweeps
-# (lua/sweeps/rmsnorm_bwd.lua and lua/sweeps/rmsnorm_fwd.lua, every dtype
-# combination) and of the cluster family's sweep (rmsnorm_fwd_cluster.lua)
-# compiles for sm_90a (`make test-compile`, its own CI step), and that no
-# forward variant spills registers.
+# compile_all.sh -- the CI requirement: every variant of every op's sweeps
+# (lua/sweeps/<op>.lua and lua/sweeps/<op>_*.lua for each op folder
+# kernels/<op>/, every dtype combination) compiles for sm_90a (`make
+# test-compile`, its own CI step), and no variant spills registers, except
+# in the ops listed in SPILL_OK, whose families measure spilling configs
+# like any other (the others' register rules refuse what would spill).
 #
 # The cache is a fresh $T/cache (cold) unless NORMTUNE_CACHE is already set,
 # e.g. to a warm cache.  Needs NORMTUNE (the binary) and NT_TMP (a scratch
@@ -13,10 +14,20 @@ NAME=compile_all
 : "${NORMTUNE_CACHE:=$T/cache}"
 export NORMTUNE_CACHE
 
-for script in rmsnorm_bwd rmsnorm_fwd rmsnorm_fwd_cluster; do
-    op=${script%_cluster}
-    least=100   # kernel sets the script must compile at the least
-    [ "$script" = rmsnorm_fwd_cluster ] && least=50
+SPILL_OK="rmsnorm_bwd"
+scripts=""
+for d in "$root"/kernels/*/; do
+    op=$(basename "$d")
+    [ -f "$root/lua/sweeps/$op.lua" ] || continue
+    for f in "$root/lua/sweeps/$op.lua" "$root/lua/sweeps/${op}"_*.lua; do
+        [ -f "$f" ] && scripts="$scripts $op:$(basename "$f" .lua)"
+    done
+done
+[ -n "$scripts" ] && ok sweeps_found || bad sweeps_found "no lua/sweeps/<op>.lua for any kernels/<op>/"
+for pair in $scripts; do
+    op=${pair%%:*}; script=${pair#*:}
+    least=100   # kernel sets the default sweep must compile at the least
+    [ "$script" != "$op" ] && least=50
     t0=$(date +%s)
     "$NORMTUNE" compile "$root/lua/sweeps/$script.lua" --arch sm_90a >"$T/out" 2>"$T/err"; rc=$?
     t1=$(date +%s)
@@ -27,11 +38,9 @@ for script in rmsnorm_bwd rmsnorm_fwd rmsnorm_fwd_cluster; do
     [ "$nbad" = 0 ] && [ "$nall" -gt "$least" ] && ok "${script}_every_variant_ok" ||
         bad "${script}_every_variant_ok" "$nbad of $nall not ok"
     grep -q "failed 0" "$T/out" && ok "${script}_summary" || bad "${script}_summary" "$(tail -1 "$T/out")"
-    # spills (column 6): the forward's families refuse what would spill
-    # (their register rules, kernels/rmsnorm_fwd/families.c), so none of
-    # theirs may; the backward measures its spilling configs like any other
+    # spills (column 6)
     nspill=$(grep "^$op\." "$T/out" | awk '$4 == "ok" && $6 + 0 > 0' | wc -l)
-    if [ "$op" = rmsnorm_fwd ]; then
+    if ! echo " $SPILL_OK " | grep -q " $op "; then
         [ "$nspill" = 0 ] && ok "${script}_no_variant_spills" ||
             bad "${script}_no_variant_spills" "$nspill spill: $(grep "^$op\." "$T/out" |
                 awk '$4 == "ok" && $6 + 0 > 0' | head -3)"
