@@ -6,6 +6,8 @@
 #                                  stderr in $T/err); the exit code must be RC
 #   has NAME FILE TEXT             FILE contains TEXT (fixed string)
 #   finish                         remove $T, print "RESULT passed failed"
+#   need_sqlite3 WHAT              without the sqlite3 shell: SKIP WHAT, finish, exit
+#   names FILE                     the -wal and -shm files beside FILE, if any
 root=$(cd "$(dirname "$0")/.." && pwd)
 T=${NT_TMP:-/tmp}/${NAME:-test}_sh.$$
 mkdir -p "$T"
@@ -27,3 +29,10 @@ finish() {
     rm -rf "$T"
     echo "RESULT $passed $failed"
 }
+need_sqlite3() {
+    command -v sqlite3 >/dev/null 2>&1 && return 0
+    echo "SKIP $1: no sqlite3 command-line shell"
+    finish
+    exit 0
+}
+names() { ls "$1-wal" "$1-shm" 2>/dev/null; }

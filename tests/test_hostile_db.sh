@@ -9,11 +9,7 @@
 # lines and "RESULT passed failed".
 NAME=test_hostile_db
 . "$(dirname "$0")/lib.sh"
-if ! command -v sqlite3 >/dev/null 2>&1; then
-    echo "SKIP hostile databases: no sqlite3 command-line shell"
-    finish
-    exit 0
-fi
+need_sqlite3 "hostile databases"
 db=$T/neg.db
 sqlite3 "$db" <"$root/db/schema.sql" && sqlite3 "$db" "PRAGMA user_version = -2141192192" \
     && ok fixture || bad fixture

@@ -19,14 +19,8 @@
 NAME=test_shipped_db
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v sqlite3 >/dev/null 2>&1; then
-    echo "SKIP database checks: no sqlite3 command-line shell"
-    finish
-    exit 0
-fi
+need_sqlite3 "database checks"
 
-# names FILE: the -wal and -shm files beside FILE, if any
-names() { ls "$1-wal" "$1-shm" 2>/dev/null; }
 # mode FILE: the journal mode the file's header records (wal or delete)
 mode() { sqlite3 "$1" "PRAGMA journal_mode"; }
 

@@ -52,7 +52,6 @@ import os
 import sys
 import time
 import traceback
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -60,7 +59,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_common import (BF16, DEFAULT_HEADER, DEFAULT_LIB, DEFAULT_SHAPES, EPS,  # noqa: E402
                           F32, FLUSH_BYTES, ITERS, WARMUP, Normtune, bench_shapes, cell,
-                          header_mismatch, init_flush, load_quack, log, rstd64, time_iso)
+                          finish_report, header_mismatch, init_flush, load_quack, log, rstd64,
+                          time_iso)
 
 NT_TOL = 1e-2  # normtune's dx and dw must be this close to float64
 PEERS = ["torch eager", "Liger", "QuACK"]
@@ -287,24 +287,8 @@ def main():
             total += 1
             ahead += best > res["normtune"]
         out.append(f"| {tag} | {add_us:.1f} us | " + " | ".join(cells) + f" | {vs} |")
-    out += ["", f"normtune faster than the best peer at {ahead} of {total} shapes.",
-            "", "Relative L2 error vs float64 (dx / dw):", "",
-            "| M x N | " + " | ".join(COLUMNS) + " |", "|---" * (1 + len(COLUMNS)) + "|"]
-    for tag, err in errs:
-        out.append(f"| {tag} | " + " | ".join(err.get(k, "-") for k in COLUMNS) + " |")
-    out += ["", "normtune configs:", ""]
-    out += [f"- {tag}: {cfg}, workspace {b} B" for tag, cfg, b in configs]
-    if failures:
-        out += ["", "FAILURES:", ""] + [f"- {f}" for f in failures]
-    text = "\n".join(out) + "\n"
-    log("")
-    log(text)
-    if args.out:
-        Path(args.out).write_text(text)
-        log(f"written to {args.out}")
-    log(f"total {time.time() - t0:.0f} s")
-    if failures:
-        sys.exit(1)
+    out += ["", f"normtune faster than the best peer at {ahead} of {total} shapes."]
+    finish_report(out, "dx / dw", COLUMNS, errs, configs, failures, args.out, t0)
 
 
 if __name__ == "__main__":

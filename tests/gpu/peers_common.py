@@ -288,3 +288,28 @@ def cell(base_us, us, spread=None):
     passes), that range too."""
     rng = f", {spread[0]:.1f}-{spread[1]:.1f}" if spread else ""
     return f"{100.0 * base_us / us:.1f}% ({us:.1f} us{rng})"
+
+
+def finish_report(out, title, columns, errs, configs, failures, path, t0):
+    """Append the error table, the configs and any failures to the report
+    lines `out`, print it, write it to `path` (if given) and exit 1 when
+    something failed.  errs: (tag, {column: text}); configs: (tag, config,
+    workspace bytes)."""
+    import time
+    out += ["", f"Relative L2 error vs float64 ({title}):", "",
+            "| M x N | " + " | ".join(columns) + " |", "|---" * (1 + len(columns)) + "|"]
+    for tag, err in errs:
+        out.append(f"| {tag} | " + " | ".join(err.get(c, "-") for c in columns) + " |")
+    out += ["", "normtune configs:", ""]
+    out += [f"- {tag}: {cfg}, workspace {b} B" for tag, cfg, b in configs]
+    if failures:
+        out += ["", "FAILURES:", ""] + [f"- {f}" for f in failures]
+    text = "\n".join(out) + "\n"
+    log("")
+    log(text)
+    if path:
+        Path(path).write_text(text)
+        log(f"written to {path}")
+    log(f"total {time.time() - t0:.0f} s")
+    if failures:
+        sys.exit(1)

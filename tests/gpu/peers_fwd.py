@@ -86,7 +86,6 @@ import sys
 import time
 import traceback
 import warnings
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -95,7 +94,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_common import (BF16, DEFAULT_HEADER, DEFAULT_LIB, EPS, F32, FLUSH_BYTES,  # noqa: E402
                           ITERS, WARMUP, Normtune, cell, dname, events,
                           header_mismatch, init_flush, load_quack, log, rel_l2, rotated,
-                          rstd64, time_iso)
+                          rstd64, time_iso, finish_report)
 
 NT_Y_TOL = 1e-2  # normtune's y must be this close to float64 (bf16)
 
@@ -376,24 +375,7 @@ def main():
                 cells.append(f"{v[0]:.3f} ({v[1]} of {v[2]})")
             out.append(f"| {tag} | " + " | ".join(cells) + " |")
         out += ["", f"normtune faster on the median at {ahead} of {total} (shape, output) pairs."]
-    out += ["", "Relative L2 error vs float64 (y / rstd):", "",
-            "| M x N, dtypes | " + " | ".join(COLUMNS) + " |",
-            "|---" * (1 + len(COLUMNS)) + "|"]
-    for tag, err in errs:
-        out.append(f"| {tag} | " + " | ".join(err.get(c, "-") for c in COLUMNS) + " |")
-    out += ["", "normtune configs:", ""]
-    out += [f"- {tag}: {cfg}, workspace {b} B" for tag, cfg, b in configs]
-    if failures:
-        out += ["", "FAILURES:", ""] + [f"- {f}" for f in failures]
-    text = "\n".join(out) + "\n"
-    log("")
-    log(text)
-    if args.out:
-        Path(args.out).write_text(text)
-        log(f"written to {args.out}")
-    log(f"total {time.time() - t0:.0f} s")
-    if failures:
-        sys.exit(1)
+    finish_report(out, "y / rstd", COLUMNS, errs, configs, failures, args.out, t0)
 
 
 if __name__ == "__main__":
