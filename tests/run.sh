@@ -57,8 +57,9 @@ report() {
         [ "$f" = 0 ] && [ "$rc" != 0 ] && { f=1; why="exited $rc"; }
     fi
     san=""
-    if [ -n "$san_root" ] && [ -n "$(ls -A "$san_root/t$1" 2>/dev/null)" ]; then
-        san=$(for s in "$san_root/t$1"/*; do echo "--- $s"; cat "$s"; done)
+    # reports are files (a test that runs run.sh itself leaves empty folders)
+    if [ -n "$san_root" ] && [ -n "$(find "$san_root/t$1" -type f 2>/dev/null)" ]; then
+        san=$(find "$san_root/t$1" -type f | while read -r s; do echo "--- $s"; cat "$s"; done)
         f=$((f + 1)); why="${why:+$why; }a sanitizer report (below; kept in $san_root/t$1)"
     fi
     passed=$((passed + p)); failed=$((failed + f))
