@@ -7,7 +7,9 @@
  * a point's score is the mean of its ratios over the known shapes, each
  * weighted by how near the shape is (log2 of N and M; another dtype
  * combination counts a fifth), shrunk towards a poor ratio where little is
- * known; the points with the lowest scores are the hints. */
+ * known; the points with the lowest scores are the hints, the first few
+ * of them chosen as a portfolio (portfolio()): together they cover the
+ * nearby shapes, rather than being neighbours of one point. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,8 +27,11 @@
 #define PRIOR_W 0.02          /* weight of the shrinkage towards PRIOR_RATIO */
 #define PRIOR_RATIO 1.3
 #define FAIL_RATIO 4.0        /* ratio of a point that failed at a shape */
-#define OWN_W 1e6
-#define ANCHOR_X 2             /* a cold campaign's anchors: this many times the budget */             /* weight of the problem's own shape when allowed */
+#define OWN_W 1e6             /* weight of the problem's own shape when allowed */
+#define CANDIDATES 64         /* hints a portfolio is chosen from */
+#define PORTFOLIO 8           /* hints ordered as a portfolio */
+#define GOOD 1.01             /* a ratio this low counts as the best */
+#define ANCHOR_X 2            /* a cold campaign's anchors: this many times the budget */
 
 double nt_now_s(void) {
     struct timespec t;
@@ -184,6 +189,84 @@ static int main_effects(const search_space *sp, int f, const wsum *a, size_t na,
     return 1;
 }
 
+typedef struct cand {
+    uint64_t key;             /* fam << 56 | pt */
+    size_t c;                 /* its place among the candidates */
+} cand;
+
+static int by_cand(const void *a, const void *b) {
+    uint64_t x = ((const cand *)a)->key, y = ((const cand *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+/* Order the first PORTFOLIO hints of all[0..n) (sorted by score) as a
+ * portfolio: each next one is the candidate (of the CANDIDATES best) that
+ * most lowers the weighted sum, over the known shapes (weight ws[s], 0 =
+ * not near), of the log of the best ratio the hints so far reach there,
+ * ratios below GOOD counting as GOOD (a pick within 2% is what counts, so
+ * once a shape is covered, a hint that covers another one is worth more
+ * than one a little faster there).  A candidate not measured at a shape
+ * counts its score there.  The other hints keep their order.  0 or -1
+ * (memory). */
+static int portfolio(const known *k, const double *ws, tune_hint *all, size_t n) {
+    size_t ns = k->ns, nc = n < CANDIDATES ? n : CANDIDATES, m = 0;
+    if (nc < 2) return 0;
+    double *cur = malloc(ns * sizeof *cur), *r = malloc(nc * ns * sizeof *r);
+    cand *ck = malloc(nc * sizeof *ck);
+    unsigned char *used = calloc(nc, 1);
+    tune_hint *out = malloc(nc * sizeof *out);
+    int rc = -1;
+    if (!cur || !r || !ck || !used || !out) goto done;
+    for (size_t c = 0; c < nc; c++) {
+        ck[c] = (cand){((uint64_t)all[c].p.fam << 56) | all[c].p.pt, c};
+        for (size_t s = 0; s < ns; s++) r[c * ns + s] = all[c].score;
+    }
+    qsort(ck, nc, sizeof *ck, by_cand);
+    for (size_t s = 0; s < ns; s++) {
+        const kshape *ks = &k->s[s];
+        cur[s] = FAIL_RATIO;
+        for (size_t i = 0; ws[s] > 0 && i < ks->n; i++) {
+            const nt_hist *h = &k->v[ks->row[i]];
+            cand key = {((uint64_t)h->p.fam << 56) | h->p.pt, 0};
+            const cand *f = bsearch(&key, ck, nc, sizeof *ck, by_cand);
+            if (f) r[f->c * ns + s] = isfinite(h->us) ? h->us / ks->best : FAIL_RATIO;
+        }
+    }
+    for (; m < nc && m < PORTFOLIO; m++) {
+        size_t bc = nc;
+        double bl = INFINITY;
+        for (size_t c = 0; c < nc; c++) {
+            double l = 0;
+            if (used[c]) continue;
+            for (size_t s = 0; s < ns; s++) {
+                if (ws[s] <= 0) continue;
+                double x = r[c * ns + s] < cur[s] ? r[c * ns + s] : cur[s];
+                l += ws[s] * log(x > GOOD ? x : GOOD);
+            }
+            if (l < bl) {       /* ties: the better score (the earlier) */
+                bl = l;
+                bc = c;
+            }
+        }
+        if (bc == nc) break;
+        used[bc] = 1;
+        out[m] = all[bc];
+        for (size_t s = 0; s < ns; s++)
+            if (r[bc * ns + s] < cur[s]) cur[s] = r[bc * ns + s];
+    }
+    for (size_t c = 0; c < nc; c++)
+        if (!used[c]) out[m++] = all[c];
+    memcpy(all, out, nc * sizeof *all);
+    rc = 0;
+done:
+    free(cur);
+    free(r);
+    free(ck);
+    free(used);
+    free(out);
+    return rc;
+}
+
 /* The hints for problem pr of dtype combination dt into hint[NHINT]:
  * their number, or -1 (memory).  A point measured at nearby shapes scores
  * its weighted mean ratio there, shrunk towards the model's prediction (or
@@ -197,7 +280,12 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
     for (size_t s = 0; s < k->ns; s++) na += k->s[s].n;
     if (!na) return 0;
     wsum *a = malloc(na * sizeof *a);
-    if (!a) return -1;
+    double *ws = calloc(k->ns, sizeof *ws);
+    if (!a || !ws) {
+        free(a);
+        free(ws);
+        return -1;
+    }
     na = 0;
     for (size_t s = 0; s < k->ns; s++) {
         const kshape *ks = &k->s[s];
@@ -207,6 +295,7 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
         double w = own ? OWN_W : exp(-(dn * dn + 0.2 * dm * dm) / SIGMA2);
         if (ks->dt != dt) w *= OTHER_DT;
         if (w < 1e-6) continue;
+        ws[s] = w;
         for (size_t r = 0; r < ks->n; r++) {
             const nt_hist *h = &k->v[ks->row[r]];
             double ratio = isfinite(h->us) ? h->us / ks->best : FAIL_RATIO;
@@ -264,12 +353,14 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
             }
     }
     qsort(all, n, sizeof *all, by_score);
+    if (portfolio(k, ws, all, n)) goto out;
     rc = n < NHINT ? (int)n : NHINT;
     memcpy(hint, all, (size_t)rc * sizeof *hint);
 out:
     for (int f = 0; f < NT_SWEEP_MAX_FAMILIES; f++) free(pred[f]);
     free(all);
     free(a);
+    free(ws);
     return rc;
 }
 

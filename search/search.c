@@ -1,24 +1,15 @@
-/* search.c -- search strategies over a finite parameter space.
+/* search.c -- parameter spaces and the seeded draws the search makes.
  *
  * A space (search_space) is a list of dimensions with finite value lists; a
  * point is one value index per dimension, numbered in mixed radix with the
- * last dimension fastest.  A strategy is an entry of the strategies[] table
- * below (name plus start/next/report/free functions); search_start picks one
- * by name, so adding a strategy (e.g. "anneal") means adding a row.
+ * last dimension fastest.  The strategies that walk spaces are the ask/tell
+ * table of search/tune.c.
  *
- *   exhaustive  every point once, in index order.
- *   random      distinct points drawn without replacement by a seeded
- *               PRNG (splitmix64), at most `budget` of them (0, or a budget
- *               larger than the space, means every point).  The same seed
- *               gives the same sequence on every machine: the draw is a
- *               sparse Fisher-Yates shuffle whose displaced slots live in a
- *               small hash table, so memory grows with the proposals made,
- *               never with the size of the space.
- *
- * search_report records every cost, keeps the best one seen and its point
- * (for strategies that steer by cost; exhaustive and random ignore it).
+ * A draw (search_draw) gives distinct numbers of [0, size) in a seeded
+ * order, the same on every machine: a sparse Fisher-Yates shuffle driven by
+ * splitmix64, whose displaced slots live in a small hash table, so memory
+ * grows with the draws made, never with the size of the space.
  * Plain C: no CUDA, Lua or SQLite. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,56 +99,7 @@ void search_space_point(const search_space *s, uint64_t i, int *idx) {
     }
 }
 
-/* Inverse of search_space_point. */
-static uint64_t point_index(const search_space *s, const int *idx) {
-    uint64_t i = 0;
-    for (int d = 0; d < s->ndim; d++) i = i * (uint64_t)s->dim[d].nval + (uint64_t)idx[d];
-    return i;
-}
-
-/* ---- the state every strategy shares ----------------------------------- */
-
-typedef struct strategy strategy;
-
-struct search_state {
-    const strategy *st;       /* the table row */
-    const search_space *sp;   /* not owned */
-    search_cfg cfg;
-    uint64_t size;            /* points in the space */
-    uint64_t limit;           /* most proposals this search makes */
-    uint64_t count;           /* proposals made */
-    uint64_t nreport;         /* costs reported */
-    double best_cost;         /* lowest reported cost, INFINITY if none */
-    int best_idx[SEARCH_MAX_DIMS]; /* its point */
-    void *priv;               /* the strategy's own data */
-};
-
-/* A strategy: start sets st->limit and st->priv (0 or -1 + message); next
- * writes the point number of the next proposal (1) or says there is none
- * (0); report sees each cost; free releases priv. */
-struct strategy {
-    const char *name;
-    int (*start)(search_state *st, char *err, size_t errlen);
-    int (*next)(search_state *st, uint64_t *point);
-    void (*report)(search_state *st, uint64_t point, double cost);
-    void (*free)(search_state *st);
-};
-
-/* ---- exhaustive -------------------------------------------------------- */
-
-static int exh_start(search_state *st, char *err, size_t errlen) {
-    (void)err; (void)errlen;
-    st->limit = st->size;
-    return 0;
-}
-
-static int exh_next(search_state *st, uint64_t *point) {
-    if (st->count >= st->limit) return 0;
-    *point = st->count;                /* index order */
-    return 1;
-}
-
-/* ---- random: sparse Fisher-Yates with splitmix64 ----------------------- */
+/* ---- draws: sparse Fisher-Yates with splitmix64 ------------------------ */
 
 /* One displaced slot of the virtual array 0..size-1: slot key holds val. */
 typedef struct slot {
@@ -231,72 +173,44 @@ static int slot_set(rnd *r, uint64_t k, uint64_t v) {
     return 0;
 }
 
-static int rnd_start(search_state *st, char *err, size_t errlen) {
-    rnd *r = calloc(1, sizeof *r);
-    if (r) r->tab = calloc(64, sizeof *r->tab);
-    if (!r || !r->tab) {
-        if (r) free(r);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    r->cap = 64;
-    r->s = st->cfg.seed;
-    st->priv = r;
-    st->limit = (st->cfg.budget == 0 || st->cfg.budget > st->size) ? st->size : st->cfg.budget;
-    return 0;
-}
-
-/* Step k of the shuffle: swap position k with a uniform position in
- * [k, size) and propose what lands at k.  Distinct by construction. */
-static int rnd_next(search_state *st, uint64_t *point) {
-    rnd *r = st->priv;
-    uint64_t k = st->count;
-    if (k >= st->limit) return 0;
-    uint64_t j = k + uniform(&r->s, st->size - k);
-    uint64_t vj = slot_get(r, j), vk = slot_get(r, k);
-    if (slot_set(r, j, vk)) {          /* out of memory: stop proposing */
-        st->limit = st->count;
-        return 0;
-    }
-    *point = vj;
-    return 1;
-}
-
-static void rnd_free(search_state *st) {
-    rnd *r = st->priv;
-    if (r) free(r->tab);
-    free(r);
-    st->priv = NULL;
-}
-
-/* ---- draws without replacement, for search/tune.c ----------------------- */
-
 struct search_draw {
-    search_state st;          /* size, limit and count of the shuffle */
+    rnd r;
+    uint64_t size;            /* numbers to draw from */
+    uint64_t count;           /* drawn so far */
 };
 
 search_draw *search_draw_new(uint64_t size, uint64_t seed) {
     search_draw *d = calloc(1, sizeof *d);
-    char err[64];
     if (!d) return NULL;
-    d->st.size = size;
-    d->st.cfg.seed = seed;
-    if (rnd_start(&d->st, err, sizeof err)) {
+    if (!(d->r.tab = calloc(64, sizeof *d->r.tab))) {
         free(d);
         return NULL;
     }
+    d->r.cap = 64;
+    d->r.s = seed;
+    d->size = size;
     return d;
 }
 
+/* Step k of the shuffle: swap position k with a uniform position in
+ * [k, size) and hand out what lands at k.  Distinct by construction. */
 int search_draw_next(search_draw *d, uint64_t *out) {
-    if (!d || !rnd_next(&d->st, out)) return 0;
-    d->st.count++;
+    if (!d || d->count >= d->size) return 0;
+    uint64_t k = d->count;
+    uint64_t j = k + uniform(&d->r.s, d->size - k);
+    uint64_t vj = slot_get(&d->r, j), vk = slot_get(&d->r, k);
+    if (slot_set(&d->r, j, vk)) {      /* out of memory: nothing more */
+        d->size = d->count;
+        return 0;
+    }
+    *out = vj;
+    d->count++;
     return 1;
 }
 
 void search_draw_free(search_draw *d) {
     if (!d) return;
-    rnd_free(&d->st);
+    free(d->r.tab);
     free(d);
 }
 
@@ -312,90 +226,4 @@ uint64_t search_mix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/* ---- the table --------------------------------------------------------- */
-
-static const strategy strategies[] = {
-    {"exhaustive", exh_start, exh_next, NULL, NULL},
-    {"random", rnd_start, rnd_next, NULL, rnd_free},
-};
-#define NSTRATEGIES (sizeof strategies / sizeof strategies[0])
-
 const char *const search_strategies[] = {"exhaustive", "random", "hillclimb", "warm", NULL};
-
-/* ---- the driver calls -------------------------------------------------- */
-
-/* Allocate a state for strategy c->strategy over s.  *out is the caller's,
- * released with search_free.  0, or -1 with a message naming the allowed
- * strategies when the name is unknown. */
-int search_start(search_state **out, const search_space *s, const search_cfg *c,
-                 char *err, size_t errlen) {
-    const strategy *pick = NULL;
-    *out = NULL;
-    for (size_t i = 0; i < NSTRATEGIES; i++)
-        if (!strncmp(c->strategy, strategies[i].name, sizeof c->strategy)) pick = &strategies[i];
-    if (!pick) {
-        char list[128];
-        size_t used = 0;
-        list[0] = 0;
-        for (int i = 0; search_strategies[i] && used < sizeof list; i++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                                     search_strategies[i]);
-        snprintf(err, errlen, "unknown search strategy '%.*s' (allowed: %s)",
-                 (int)sizeof c->strategy, c->strategy, list);
-        return -1;
-    }
-    search_state *st = calloc(1, sizeof *st);
-    if (!st) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    st->st = pick;
-    st->sp = s;
-    st->cfg = *c;
-    st->size = search_space_size(s);
-    st->best_cost = INFINITY;
-    for (int d = 0; d < SEARCH_MAX_DIMS; d++) st->best_idx[d] = -1;
-    if (pick->start(st, err, errlen)) {
-        free(st);
-        return -1;
-    }
-    *out = st;
-    return 0;
-}
-
-/* Next proposal into idx[ndim]; 1, or 0 when the search is over. */
-int search_next(search_state *st, int *idx) {
-    uint64_t point;
-    if (!st || st->count >= st->limit) return 0;
-    if (!st->st->next(st, &point)) return 0;
-    search_space_point(st->sp, point, idx);
-    st->count++;
-    return 1;
-}
-
-/* Note a proposal's cost: keep the lowest (ties: the first reported), then
- * let the strategy see it. */
-void search_report(search_state *st, const int *idx, double cost) {
-    if (!st || !idx) return;
-    st->nreport++;
-    if (cost < st->best_cost) {
-        st->best_cost = cost;
-        for (int d = 0; d < st->sp->ndim; d++) st->best_idx[d] = idx[d];
-    }
-    if (st->st->report) st->st->report(st, point_index(st->sp, idx), cost);
-}
-
-int search_done(const search_state *st) {
-    return !st || st->count >= st->limit;
-}
-
-uint64_t search_count(const search_state *st) {
-    return st ? st->count : 0;
-}
-
-/* Release the state and the strategy's data (the space is not touched). */
-void search_free(search_state *st) {
-    if (!st) return;
-    if (st->st->free) st->st->free(st);
-    free(st);
-}

@@ -1,10 +1,10 @@
-/* search.h -- search strategies over a finite parameter space.
+/* search.h -- finite parameter spaces, a sweep's search settings, and
+ * seeded draws.
  *
  * A space is a list of dimensions, each with a finite list of value texts.
- * A point is an array of value indices, one per dimension.  A strategy is
- * driven through four calls: search_start, search_next (a proposal),
- * search_report (its cost) and search_done; search_free releases it.
- * Plain C: no CUDA, Lua or SQLite.  Strategies live in a table in search.c. */
+ * A point is an array of value indices, one per dimension.  The strategies
+ * that walk spaces are the ask/tell table of search/tune.h.  Plain C: no
+ * CUDA, Lua or SQLite. */
 #ifndef NT_SEARCH_H
 #define NT_SEARCH_H
 
@@ -37,31 +37,16 @@ uint64_t search_space_size(const search_space *s);
 void search_space_point(const search_space *s, uint64_t i, int *idx);
 
 typedef struct search_cfg {
-    char strategy[16];        /* "exhaustive" or "random" */
-    uint64_t budget;          /* random: most proposals (0 = all points) */
-    uint64_t seed;            /* random: PRNG seed */
+    char strategy[16];        /* a strategy of search/tune.h */
+    uint64_t budget;          /* most proposals per problem (0 = no limit) */
+    uint64_t seed;            /* mixed with each problem */
     int race;                 /* `run`: stop sampling a variant once it cannot
                                  be the best (kernels/nt.h, NT_RACE) */
 } search_cfg;
 
-typedef struct search_state search_state;  /* opaque */
-
-/* Names of the strategies, NULL-terminated (for messages and docs). */
+/* Names of the strategies of search/tune.h, NULL-terminated (for
+ * messages and docs). */
 extern const char *const search_strategies[];
-
-/* Start a search over s (which must outlive it).  0, or -1 with a message
- * (unknown strategy). */
-int search_start(search_state **out, const search_space *s, const search_cfg *c,
-                 char *err, size_t errlen);
-/* Next proposal into idx[ndim]: returns 1, or 0 when there is none left. */
-int search_next(search_state *st, int *idx);
-/* Report the cost of a proposal (lower is better; INFINITY for a failure). */
-void search_report(search_state *st, const int *idx, double cost);
-/* 1 when the search has nothing more to propose. */
-int search_done(const search_state *st);
-/* Number of proposals made so far. */
-uint64_t search_count(const search_state *st);
-void search_free(search_state *st);
 
 /* splitmix64: the one PRNG of normtune's search (state *s advances). */
 uint64_t search_rand(uint64_t *s);

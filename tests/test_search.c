@@ -1,11 +1,10 @@
-/* test_search.c -- the search strategies over small spaces made here.
+/* test_search.c -- spaces and seeded draws (search/search.h).
  *
- * Exhaustive must visit every point of a 3-dimensional space exactly once
- * in index order; random must be repeatable for a seed, differ for another
- * seed, keep its budget, never repeat a point, and give each point once
- * when the budget exceeds the space.  Space building errors and the size
- * of an empty space are checked too. */
-#include <math.h>
+ * A 3-dimensional space must number its points with the last dimension
+ * fastest; building errors and the size of an empty space are checked.  A
+ * draw must be repeatable for a seed, differ for another seed, give each
+ * number once and then stop, and draw from a space of 2^60 without
+ * walking it.  The strategies themselves are tests/test_tune.c's. */
 #include <stdint.h>
 
 #include "search/search.h"
@@ -24,30 +23,21 @@ static int make_space(search_space *s) {
     return 0;
 }
 
-static uint64_t index_of(const int *idx) { return (uint64_t)(idx[0] * 20 + idx[1] * 5 + idx[2]); }
-
-/* Run a search to the end; the point numbers go to seq (up to cap), the
- * number of proposals is returned (-1 if start failed). */
-static long run_search(const search_space *s, const char *strategy, uint64_t budget,
-                       uint64_t seed, uint64_t *seq, long cap) {
-    search_cfg c;
-    search_state *st;
-    char err[256];
-    int idx[SEARCH_MAX_DIMS];
+/* Draw up to cap numbers of [0, size) with seed into seq: how many came
+ * before the draw said it was over (cap + 1 if it never did). */
+static long draw_all(uint64_t size, uint64_t seed, uint64_t *seq, long cap) {
+    search_draw *d = search_draw_new(size, seed);
+    uint64_t u;
     long n = 0;
-    memset(&c, 0, sizeof c);
-    snprintf(c.strategy, sizeof c.strategy, "%s", strategy);
-    c.budget = budget;
-    c.seed = seed;
-    if (search_start(&st, s, &c, err, sizeof err)) return -1;
-    while (search_next(st, idx)) {
-        if (n < cap) seq[n] = index_of(idx);
-        search_report(st, idx, (double)index_of(idx));
-        n++;
-        if (n > 10000) break;                 /* runaway guard */
+    if (!d) return -1;
+    while (search_draw_next(d, &u)) {
+        if (n == cap) {
+            n++;
+            break;
+        }
+        seq[n++] = u;
     }
-    if (!search_done(st) || search_count(st) != (uint64_t)n) n = -2;
-    search_free(st);
+    search_draw_free(d);
     return n;
 }
 
@@ -94,131 +84,66 @@ TEST(space_add_errors) {
     search_space_clear(&s);
 }
 
-TEST(exhaustive_visits_each_once) {
-    search_space s;
-    uint64_t seq[64];
-    int hits[60] = {0};
-    CHECK(make_space(&s) == 0, "make_space");
-    long n = run_search(&s, "exhaustive", 0, 0, seq, 64);
-    CHECK(n == 60, "exhaustive made %ld proposals", n);
-    for (long i = 0; i < n && i < 64; i++) {
-        CHECK(seq[i] < 60, "proposal %ld out of range: %llu", i, (unsigned long long)seq[i]);
-        if (seq[i] < 60) hits[seq[i]]++;
-        CHECK(seq[i] == (uint64_t)i, "proposal %ld is point %llu, not in index order", i,
-              (unsigned long long)seq[i]);
-    }
-    for (int i = 0; i < 60; i++) CHECK(hits[i] == 1, "point %d hit %d times", i, hits[i]);
-    search_space_clear(&s);
-}
-
-TEST(random_repeatable_and_seeded) {
-    search_space s;
-    uint64_t a[64], b[64], c[64];
-    CHECK(make_space(&s) == 0, "make_space");
-    long na = run_search(&s, "random", 20, 42, a, 64);
-    long nb = run_search(&s, "random", 20, 42, b, 64);
-    long nc = run_search(&s, "random", 20, 43, c, 64);
-    CHECK(na == 20 && nb == 20 && nc == 20, "budget not kept: %ld %ld %ld", na, nb, nc);
-    CHECK(na == 20 && !memcmp(a, b, sizeof a[0] * 20), "same seed, different sequences");
-    CHECK(nc == 20 && memcmp(a, c, sizeof a[0] * 20) != 0, "seeds 42 and 43 gave the same sequence");
-    /* not simply index order */
-    int ordered = 1;
+TEST(draw_repeatable_and_seeded) {
+    uint64_t a[60], b[60], c[60];
+    long na = draw_all(60, 42, a, 60), nb = draw_all(60, 42, b, 60), nc = draw_all(60, 43, c, 60);
+    CHECK(na == 60 && nb == 60 && nc == 60, "draws of 60: %ld %ld %ld", na, nb, nc);
+    CHECK(!memcmp(a, b, sizeof a), "same seed, different sequences");
+    CHECK(memcmp(a, c, sizeof a) != 0, "seeds 42 and 43 gave the same sequence");
+    int ordered = 1;            /* not simply index order */
     for (int i = 0; i < 20; i++) ordered &= a[i] == (uint64_t)i;
-    CHECK(!ordered, "random proposed points in index order");
-    search_space_clear(&s);
+    CHECK(!ordered, "the draw gave numbers in index order");
 }
 
-TEST(random_never_repeats) {
-    search_space s;
-    uint64_t seq[64];
-    CHECK(make_space(&s) == 0, "make_space");
+TEST(draw_gives_each_number_once) {
+    uint64_t seq[61];
     for (uint64_t seed = 0; seed < 20; seed++) {
         int hits[60] = {0};
-        long n = run_search(&s, "random", 45, seed, seq, 64);
-        CHECK(n == 45, "seed %llu: %ld proposals", (unsigned long long)seed, n);
-        for (long i = 0; i < n && i < 64; i++) {
+        long n = draw_all(60, seed, seq, 61);
+        CHECK(n == 60, "seed %llu: %ld numbers of 60", (unsigned long long)seed, n);
+        for (long i = 0; i < n && i < 60; i++) {
             CHECK(seq[i] < 60, "out of range %llu", (unsigned long long)seq[i]);
-            if (seq[i] < 60 && hits[seq[i]]++)
-                CHECK(0, "seed %llu: point %llu proposed twice", (unsigned long long)seed,
-                      (unsigned long long)seq[i]);
-        }
-    }
-    search_space_clear(&s);
-}
-
-TEST(random_budget_covers_space) {
-    search_space s;
-    uint64_t seq[64];
-    CHECK(make_space(&s) == 0, "make_space");
-    uint64_t budgets[] = {0, 60, 1000};
-    for (int b = 0; b < 3; b++) {
-        int hits[60] = {0};
-        long n = run_search(&s, "random", budgets[b], 7, seq, 64);
-        CHECK(n == 60, "budget %llu: %ld proposals", (unsigned long long)budgets[b], n);
-        for (long i = 0; i < n && i < 64; i++)
             if (seq[i] < 60) hits[seq[i]]++;
+        }
         for (int i = 0; i < 60; i++)
-            CHECK(hits[i] == 1, "budget %llu: point %d hit %d times",
-                  (unsigned long long)budgets[b], i, hits[i]);
+            CHECK(hits[i] == 1, "seed %llu: %d drawn %d times", (unsigned long long)seed, i, hits[i]);
     }
-    search_space_clear(&s);
 }
 
-TEST(unknown_strategy) {
-    search_space s;
-    search_cfg c;
-    search_state *st = (search_state *)&c;
-    char err[256] = "";
-    CHECK(make_space(&s) == 0, "make_space");
-    memset(&c, 0, sizeof c);
-    snprintf(c.strategy, sizeof c.strategy, "anneel");
-    CHECK(search_start(&st, &s, &c, err, sizeof err) == -1, "unknown strategy accepted");
-    CHECK(st == NULL, "state set on failure");
-    CHECK(strstr(err, "anneel") && strstr(err, "exhaustive") && strstr(err, "random"),
-          "message does not name the strategy and the allowed ones: %s", err);
+TEST(draw_huge_and_empty) {
+    uint64_t seq[10], u;
+    /* ten numbers of 2^60: distinct, in range, memory for ten */
+    long n = draw_all(1ULL << 60, 5, seq, 10);
+    CHECK(n == 11, "a huge draw stopped after %ld", n);
+    for (int i = 0; i < 10; i++)
+        for (int j = 0; j < i; j++) CHECK(seq[i] != seq[j], "repeat at %d and %d", i, j);
+    search_draw *d = search_draw_new(0, 1);
+    CHECK(d && !search_draw_next(d, &u), "a number drawn from nothing");
+    search_draw_free(d);
+    CHECK(!search_draw_next(NULL, &u), "a number from no draw");
+}
+
+TEST(strategy_names) {
     CHECK(!strcmp(search_strategies[0], "exhaustive") && !strcmp(search_strategies[1], "random") &&
           !strcmp(search_strategies[2], "hillclimb") && !strcmp(search_strategies[3], "warm") &&
           search_strategies[4] == NULL, "search_strategies list");
-    search_space_clear(&s);
 }
 
-TEST(empty_space_and_report) {
-    search_space s;
-    search_cfg c;
-    search_state *st;
-    char err[256];
-    int idx[SEARCH_MAX_DIMS];
-    memset(&s, 0, sizeof s);
-    memset(&c, 0, sizeof c);
-    snprintf(c.strategy, sizeof c.strategy, "random");
-    CHECK(search_start(&st, &s, &c, err, sizeof err) == 0, "start on empty space: %s", err);
-    CHECK(search_next(st, idx) == 0, "proposal from an empty space");
-    CHECK(search_done(st), "empty search not done");
-    search_free(st);
-    /* report: failures (INFINITY) do not break the walk */
-    CHECK(make_space(&s) == 0, "make_space");
-    snprintf(c.strategy, sizeof c.strategy, "exhaustive");
-    CHECK(search_start(&st, &s, &c, err, sizeof err) == 0, "start: %s", err);
-    long n = 0;
-    while (search_next(st, idx)) {
-        search_report(st, idx, n % 2 ? INFINITY : 1.0);
-        n++;
-    }
-    CHECK(n == 60 && search_count(st) == 60, "count %ld/%llu", n,
-          (unsigned long long)search_count(st));
-    CHECK(search_next(st, idx) == 0, "proposal after the end");
-    search_free(st);
-    search_space_clear(&s);
+TEST(mix_and_rand) {
+    uint64_t s1 = 7, s2 = 7, s3 = 8;
+    uint64_t a = search_rand(&s1), b = search_rand(&s2), c = search_rand(&s3);
+    CHECK(a == b && a != c, "splitmix64 not a function of its seed");
+    CHECK(s1 == s2 && s1 != 7, "state not advanced");
+    CHECK(search_mix(1) != search_mix(2) && search_mix(1) == search_mix(1), "search_mix");
 }
 
 int main(void) {
     RUN(space_size_and_points);
     RUN(space_add_errors);
-    RUN(exhaustive_visits_each_once);
-    RUN(random_repeatable_and_seeded);
-    RUN(random_never_repeats);
-    RUN(random_budget_covers_space);
-    RUN(unknown_strategy);
-    RUN(empty_space_and_report);
+    RUN(draw_repeatable_and_seeded);
+    RUN(draw_gives_each_number_once);
+    RUN(draw_huge_and_empty);
+    RUN(strategy_names);
+    RUN(mix_and_rand);
     T_END();
 }
