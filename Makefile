@@ -2,16 +2,19 @@
 #
 #   make            build build/normtune (installs missing Debian packages
 #                   when run as root with apt-get, else names them and stops)
-#   make test       build and run the CPU test suite (CI runs this); quiet,
-#                   V=1 shows full command lines and every test's output
-#   make test-compile  every variant of the default sweep compiles (NVRTC, slow)
+#   make test       build and run the CPU test suite (CI runs this), a test
+#                   file per CPU at a time; one line per test file, V=1
+#                   shows full command lines and every test's output
+#   make test-compile  every variant of every op's sweeps compiles (NVRTC, slow)
 #   make test-asan  the CPU suite built with ASan + UBSan into build-asan/
 #   make fuzz       libFuzzer harnesses (tests/fuzz/), FUZZ_TIME s each
 #   make tune       default sweep on the GPU -> results.db -> normtune_dispatch.h
 #   make test-gpu   GPU tests (needs a CUDA device)
 #   make lib        production library build/libnormtune.{a,so}
+#   make bench      the library against a copy and an add, and its peers
+#                   (needs a CUDA device; BENCH_OUT=build/bench)
 #
-# NOBUILD=1 makes tune and test-gpu use the binaries already in build/
+# NOBUILD=1 makes tune, test-gpu and bench use the binaries already in build/
 # (for GPU machines that have no Lua headers: build elsewhere, copy build/).
 
 CUDA ?= $(firstword $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)) /usr/local/cuda)
