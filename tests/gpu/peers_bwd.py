@@ -58,8 +58,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_common import (BF16, DEFAULT_HEADER, DEFAULT_LIB, DEFAULT_SHAPES, EPS,  # noqa: E402
-                          F32, FLUSH_BYTES, ITERS, WARMUP, Normtune, bench_shapes, cell,
-                          finish_report, header_mismatch, init_flush, load_quack, log, rstd64,
+                          F32, FLUSH_BYTES, ITERS, WARMUP, bench_shapes, cell,
+                          finish_report, start, init_flush, load_quack, log, rstd64,
                           time_iso)
 
 NT_TOL = 1e-2  # normtune's dx and dw must be this close to float64
@@ -148,18 +148,7 @@ def main():
         shapes = bench_shapes(args.shapes)
     except (OSError, ValueError) as e:
         sys.exit(f"peers_bwd.py: {e}")
-    if not torch.cuda.is_available():
-        sys.exit("peers_bwd.py: no CUDA device")
-    t0 = time.time()
-    dev = torch.cuda.get_device_properties(0)
-    torch.cuda.init()
-    nt = Normtune(args.lib)  # after torch, so it shares torch's CUDA runtime
-    log(f"device {dev.name}, {dev.multi_processor_count} SMs; torch {torch.__version__}")
-    log(f"normtune: {nt.version}")
-    why = header_mismatch(nt.version, args.header)
-    if why:
-        sys.exit(f"peers_bwd.py: {args.lib} was not built from {args.header}: {why} "
-                 f"(make lib DISPATCH={args.header}, then run again)")
+    nt, dev, t0 = start("peers_bwd.py", args.lib, args.header)
     qr, qver = load_quack()
     liger, lver = load_liger()
     init_flush()

@@ -313,3 +313,23 @@ def finish_report(out, title, columns, errs, configs, failures, path, t0):
     log(f"total {time.time() - t0:.0f} s")
     if failures:
         sys.exit(1)
+
+
+def start(name, lib, header):
+    """Open the GPU and the library for script `name`: exits without a CUDA
+    device or when `lib` was not built from `header`.  Returns (Normtune,
+    the device's properties, the start time)."""
+    import time
+    if not torch.cuda.is_available():
+        sys.exit(f"{name}: no CUDA device")
+    t0 = time.time()
+    dev = torch.cuda.get_device_properties(0)
+    torch.cuda.init()
+    nt = Normtune(lib)  # after torch, so it shares torch's CUDA runtime
+    log(f"device {dev.name}, {dev.multi_processor_count} SMs; torch {torch.__version__}")
+    log(f"normtune: {nt.version}")
+    why = header_mismatch(nt.version, header)
+    if why:
+        sys.exit(f"{name}: {lib} was not built from {header}: {why} "
+                 f"(make lib DISPATCH={header}, then run again)")
+    return nt, dev, t0

@@ -92,9 +92,9 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_common import (BF16, DEFAULT_HEADER, DEFAULT_LIB, EPS, F32, FLUSH_BYTES,  # noqa: E402
-                          ITERS, WARMUP, Normtune, cell, dname, events,
-                          header_mismatch, init_flush, load_quack, log, rel_l2, rotated,
-                          rstd64, time_iso, finish_report)
+                          ITERS, WARMUP, cell, dname, events,
+                          init_flush, load_quack, log, rel_l2, rotated,
+                          rstd64, time_iso, finish_report, start)
 
 NT_Y_TOL = 1e-2  # normtune's y must be this close to float64 (bf16)
 
@@ -204,18 +204,7 @@ def main():
         ap.error(f"--repeat must be between 1 and 100, not {args.repeat}")
     warnings.filterwarnings("ignore", message=".*Mismatch dtype.*")
 
-    if not torch.cuda.is_available():
-        sys.exit("peers_fwd.py: no CUDA device")
-    t0 = time.time()
-    dev = torch.cuda.get_device_properties(0)
-    torch.cuda.init()
-    nt = Normtune(args.lib)  # after torch, so it shares torch's CUDA runtime
-    log(f"device {dev.name}, {dev.multi_processor_count} SMs; torch {torch.__version__}")
-    log(f"normtune: {nt.version}")
-    why = header_mismatch(nt.version, args.header)
-    if why:
-        sys.exit(f"peers_fwd.py: {args.lib} was not built from {args.header}: {why} "
-                 f"(make lib DISPATCH={args.header}, then run again)")
+    nt, dev, t0 = start("peers_fwd.py", args.lib, args.header)
     qr, qver = load_quack()
     init_flush()
     l2 = dev.L2_cache_size
