@@ -46,7 +46,6 @@ reference (relative L2 error); normtune's above 1e-2 is a failure (exit
 status 1, after the tables are written).
 """
 
-import argparse
 import importlib
 import os
 import sys
@@ -57,9 +56,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers_common import (BF16, DEFAULT_HEADER, DEFAULT_LIB, DEFAULT_SHAPES, EPS,  # noqa: E402
+from peers_common import (BF16, DEFAULT_SHAPES, EPS,  # noqa: E402
                           F32, FLUSH_BYTES, ITERS, WARMUP, bench_shapes, cell,
-                          finish_report, start, init_flush, load_quack, log, rstd64,
+                          finish_report, parser, start, init_flush, load_quack, log, rstd64,
                           time_iso)
 
 NT_TOL = 1e-2  # normtune's dx and dw must be this close to float64
@@ -134,13 +133,7 @@ def check(fn, x, w, dy):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", help="also write the Markdown tables to this file")
-    ap.add_argument("--lib", default=str(DEFAULT_LIB),
-                    help="libnormtune.so (default: build/libnormtune.so)")
-    ap.add_argument("--header", default=str(DEFAULT_HEADER),
-                    help="the dispatch header the library must be built from (default: the "
-                         "shipped kernels/normtune_dispatch.h)")
+    ap = parser(__doc__)
     ap.add_argument("--shapes", default=str(DEFAULT_SHAPES),
                     help="the shape file (default: tests/gpu/bench_shapes.txt, make bench's)")
     args = ap.parse_args()

@@ -333,3 +333,17 @@ def start(name, lib, header):
         sys.exit(f"{name}: {lib} was not built from {header}: {why} "
                  f"(make lib DISPATCH={header}, then run again)")
     return nt, dev, t0
+
+
+def parser(doc):
+    """An argument parser with the options both peers scripts take: --out,
+    --lib and --header."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--out", help="also write the Markdown tables to this file")
+    ap.add_argument("--lib", default=str(DEFAULT_LIB),
+                    help="libnormtune.so (default: build/libnormtune.so)")
+    ap.add_argument("--header", default=str(DEFAULT_HEADER),
+                    help="the dispatch header the library must be built from (default: the "
+                         "shipped kernels/normtune_dispatch.h)")
+    return ap

@@ -79,7 +79,6 @@ checked against a float64 reference (relative L2 error); normtune's y
 above 1e-2 is a failure (exit status 1, after the tables are written).
 """
 
-import argparse
 import os
 import statistics
 import sys
@@ -91,10 +90,10 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers_common import (BF16, DEFAULT_HEADER, DEFAULT_LIB, EPS, F32, FLUSH_BYTES,  # noqa: E402
+from peers_common import (BF16, EPS, F32, FLUSH_BYTES,  # noqa: E402
                           ITERS, WARMUP, cell, dname, events,
                           init_flush, load_quack, log, rel_l2, rotated,
-                          rstd64, time_iso, finish_report, start)
+                          rstd64, time_iso, finish_report, parser, start)
 
 NT_Y_TOL = 1e-2  # normtune's y must be this close to float64 (bf16)
 
@@ -184,13 +183,7 @@ def versus(runs, ours, theirs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", help="also write the Markdown tables to this file")
-    ap.add_argument("--lib", default=str(DEFAULT_LIB),
-                    help="libnormtune.so (default: build/libnormtune.so)")
-    ap.add_argument("--header", default=str(DEFAULT_HEADER),
-                    help="the dispatch header the library must be built from (default: the "
-                         "shipped kernels/normtune_dispatch.h)")
+    ap = parser(__doc__)
     ap.add_argument("--method", choices=("iso", "b2b"), default="iso",
                     help="iso: each call alone after an L2 flush (default); b2b: back to "
                          "back over sets >= 3x the L2, as the tuner times")
