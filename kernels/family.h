@@ -201,6 +201,8 @@ typedef struct nt_launch {
     unsigned block;           /* threads per block */
     unsigned smem;            /* dynamic shared memory bytes */
     int blocks_per_sm;        /* for grid == 0: blocks per SM, 0 = as many as fit */
+    unsigned grid_rows;       /* for grid == 0: rows one block takes per step; the
+                                 grid is at most ceil(M / grid_rows) (0 = 1) */
     int pdl;                  /* 1 = may launch early (programmatic dependent launch) */
     unsigned cluster;         /* blocks per thread block cluster (along x; grid a
                                  multiple of it), 0 or 1 = no cluster */

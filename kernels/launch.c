@@ -25,7 +25,8 @@ cudaError_t nt_chain_grid(const nt_plan *pl, const void *kernel0, int sms, long 
         return cudaErrorInvalidConfiguration;
     }
     long long g = (long long)sms * (l0->blocks_per_sm ? l0->blocks_per_sm : fit);
-    *grid0 = (unsigned)(g < M ? g : M);
+    long long steps = l0->grid_rows > 1 ? (M + l0->grid_rows - 1) / l0->grid_rows : M;
+    *grid0 = (unsigned)(g < steps ? g : steps);
     return cudaSuccess;
 }
 

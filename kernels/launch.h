@@ -13,7 +13,7 @@
 
 /* Size the grid of launch 0 when the plan leaves it to the launcher (a
  * persistent kernel: grid 0): blocks_per_sm (or as many as fit) x SMs, at
- * most M.  Otherwise the plan's grid.  Returns cudaSuccess, or an error with
+ * most the steps of grid_rows rows that cover M.  Otherwise the plan's grid.  Returns cudaSuccess, or an error with
  * a message in err (nothing fits, or k larger than fits). */
 cudaError_t nt_chain_grid(const nt_plan *pl, const void *kernel0, int sms, long long M,
                           unsigned *grid0, char *err, size_t errlen);

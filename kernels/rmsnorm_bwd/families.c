@@ -25,13 +25,12 @@
 #include <string.h>
 
 #include "kernels/family.h"
+#include "kernels/rmsnorm_bwd/plan.h"
 #include "kernels/rmsnorm_bwd/tensors.h"
 
 extern const nt_op nt_op_rmsnorm_bwd;
 
-#define ALIGN256(x) (((x) + 255) & ~(size_t)255)
 #define SPLIT_COLS 64         /* columns per block of nt_colsum_split */
-#define FINAL_COLS 16         /* columns per block of nt_colsum_final */
 #define COLSUM_THREADS 256
 #define RED_SMEM 512          /* static shared bytes of the row reduction */
 #define MAX_THREADS 1024      /* threads per block */
@@ -61,38 +60,6 @@ static const nt_param_def persistent_params[] = {
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
 };
 
-static unsigned cdiv(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
-
-/* Elements of one 16-byte chunk of p's activation. */
-static int chunk_elems(const nt_problem *p) { return 16 / nt_dtypes[p->dtype[NT_BWD_SX]].size; }
-
-/* The name expression "kernel<TX, TW, TDW, rest>" of p into buf: the
- * dtypes' ctypes, then the family's integers (rest).  0, or -1 with a
- * message if it does not fit. */
-static int kname(char *buf, size_t len, const char *kernel, const nt_problem *p, const char *rest,
-                 char *err, size_t errlen) {
-    int n = snprintf(buf, len, "%s<%s, %s, %s, %s>", kernel, nt_dtypes[p->dtype[NT_BWD_SX]].ctype,
-                     nt_dtypes[p->dtype[NT_BWD_SW]].ctype, nt_dtypes[p->dtype[NT_BWD_SDW]].ctype,
-                     rest);
-    if (n < 0 || (size_t)n >= len) {
-        snprintf(err, errlen, "name expression of %s too long", kernel);
-        return -1;
-    }
-    return 0;
-}
-
-/* The final column sum into dw: "nt_colsum_final<TDW, where>" (where the
- * fp32 partial rows start in ws: 0 at ws, 1/2 after an M x N bf16/f32
- * partial); launch l. */
-static void final_launch(const nt_problem *p, int where, nt_launch *l) {
-    snprintf(l->name, sizeof l->name, "nt_colsum_final<%s, %d>",
-             nt_dtypes[p->dtype[NT_BWD_SDW]].ctype, where);
-    l->grid = cdiv(p->N, FINAL_COLS);
-    l->grid_y = 1;
-    l->block = COLSUM_THREADS;
-    l->pdl = 1;
-}
-
 /* ---- naive ------------------------------------------------------------ */
 
 /* Chunks per thread of the row kernel: the fewest (power of two) that keep
@@ -100,7 +67,7 @@ static void final_launch(const nt_problem *p, int where, nt_launch *l) {
  * spelling of this rule: the library runs the names plan() writes. */
 static int naive_chunks(int64_t N, int E) {
     int ch = 1;
-    while (cdiv(N / E, ch) > MAX_THREADS) ch *= 2;
+    while (nt_bwd_cdiv(N / E, ch) > MAX_THREADS) ch *= 2;
     return ch;
 }
 
@@ -130,27 +97,27 @@ static int naive_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
     if (naive_check(p, pr, dev, err, errlen)) return -1;
     int64_t nsplit = nt_params_int(p, "nsplit", NULL);
     int f32 = !strcmp(nt_params_get(p, "partial"), "f32");
-    int E = chunk_elems(pr), ch = naive_chunks(pr->N, E);
+    int E = nt_bwd_chunk_elems(pr), ch = naive_chunks(pr->N, E);
     char rest[32];
     memset(pl, 0, sizeof *pl);
     pl->nlaunch = 3;
     snprintf(rest, sizeof rest, "%d, %d", ch, f32);
-    if (kname(pl->l[0].name, sizeof pl->l[0].name, "nt_naive_row", pr, rest, err, errlen))
+    if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_naive_row", pr, rest, err, errlen))
         return -1;
     pl->l[0].grid = (unsigned)pr->M;
     pl->l[0].grid_y = 1;
-    pl->l[0].block = cdiv(cdiv(pr->N / E, ch), 32) * 32;
+    pl->l[0].block = nt_bwd_cdiv(nt_bwd_cdiv(pr->N / E, ch), 32) * 32;
     pl->l[0].pdl = 1;          /* every launch of the chain waits first */
     snprintf(pl->l[1].name, sizeof pl->l[1].name, "nt_colsum_split<%d>", f32);
-    pl->l[1].grid = cdiv(pr->N, SPLIT_COLS);
+    pl->l[1].grid = nt_bwd_cdiv(pr->N, SPLIT_COLS);
     pl->l[1].grid_y = (unsigned)nsplit;
     pl->l[1].block = COLSUM_THREADS;
     pl->l[1].pdl = 1;
-    final_launch(pr, 1 + f32, &pl->l[2]);
+    nt_bwd_final_launch(pr, 1 + f32, &pl->l[2]);
     pl->nparts = (int)nsplit;
     if (!f32) pl->tol[NT_BWD_DW] = bf16_partial_tol(pr);
-    pl->workspace = ALIGN256((size_t)pr->M * (size_t)pr->N * (f32 ? 4 : 2)) +
-                    ALIGN256((size_t)nsplit * (size_t)pr->N * 4);
+    pl->workspace = NT_BWD_ALIGN256((size_t)pr->M * (size_t)pr->N * (f32 ? 4 : 2)) +
+                    NT_BWD_ALIGN256((size_t)nsplit * (size_t)pr->N * 4);
     return 0;
 }
 
@@ -171,7 +138,7 @@ const nt_family nt_rmsnorm_bwd_naive = {
  * 1): per chunk slot, stages x (x, dy) 16-byte chunks and the chunk's E
  * weights. */
 static unsigned persist_smem(const nt_problem *pr, int64_t block, int64_t chunks, int64_t stages) {
-    int64_t wbytes = (int64_t)chunk_elems(pr) * nt_dtypes[pr->dtype[NT_BWD_SW]].size;
+    int64_t wbytes = (int64_t)nt_bwd_chunk_elems(pr) * nt_dtypes[pr->dtype[NT_BWD_SW]].size;
     return stages > 1 ? (unsigned)((2 * stages * 16 + wbytes) * block * chunks) : 0;
 }
 
@@ -186,7 +153,7 @@ static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devi
                               "chunks in [1, 16], stages in [1, 4], k in [0, 32]");
         return -1;
     }
-    int64_t E = chunk_elems(pr);
+    int64_t E = nt_bwd_chunk_elems(pr);
     if (pr->N > block * chunks * E) {
         snprintf(err, errlen, "N=%lld exceeds block*chunks*%lld = %lld (x=%s)", (long long)pr->N,
                  (long long)E, (long long)(block * chunks * E), nt_dtypes[pr->dtype[NT_BWD_SX]].name);
@@ -219,7 +186,7 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
     pl->nlaunch = 2;
     snprintf(rest, sizeof rest, "%lld, %lld, %lld, %lld", (long long)block, (long long)chunks,
              (long long)stages, (long long)k);
-    if (kname(pl->l[0].name, sizeof pl->l[0].name, "nt_persist", pr, rest, err, errlen))
+    if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_persist", pr, rest, err, errlen))
         return -1;
     pl->l[0].grid = 0;          /* the runner sizes it: SMs x k, at most M */
     pl->l[0].grid_y = 1;
@@ -227,14 +194,14 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
     pl->l[0].block = (unsigned)block;
     pl->l[0].smem = persist_smem(pr, block, chunks, stages);
     pl->l[0].blocks_per_sm = (int)k;
-    final_launch(pr, 0, &pl->l[1]);
+    nt_bwd_final_launch(pr, 0, &pl->l[1]);
     pl->nparts = 0;
     if (dev) {
         /* upper bound on resident blocks: by threads, or k */
         int64_t kmax = k ? k : dev->max_threads_per_sm / block;
         int64_t parts = (int64_t)dev->sms * kmax;
         if (parts > pr->M) parts = pr->M;
-        pl->workspace = ALIGN256((size_t)parts * (size_t)pr->N * 4);
+        pl->workspace = NT_BWD_ALIGN256((size_t)parts * (size_t)pr->N * 4);
     }
     return 0;
 }

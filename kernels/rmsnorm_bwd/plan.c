@@ -1,0 +1,33 @@
+/* rmsnorm_bwd/plan.c -- what the RMSNorm backward planners share (plan.h). */
+#include <stdio.h>
+
+#include "kernels/rmsnorm_bwd/plan.h"
+#include "kernels/rmsnorm_bwd/tensors.h"
+
+#define FINAL_COLS 16         /* columns per block of nt_colsum_final */
+#define COLSUM_THREADS 256
+
+unsigned nt_bwd_cdiv(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
+
+int nt_bwd_chunk_elems(const nt_problem *p) { return 16 / nt_dtypes[p->dtype[NT_BWD_SX]].size; }
+
+int nt_bwd_kname(char *buf, size_t len, const char *kernel, const nt_problem *p, const char *rest,
+                 char *err, size_t errlen) {
+    int n = snprintf(buf, len, "%s<%s, %s, %s, %s>", kernel, nt_dtypes[p->dtype[NT_BWD_SX]].ctype,
+                     nt_dtypes[p->dtype[NT_BWD_SW]].ctype, nt_dtypes[p->dtype[NT_BWD_SDW]].ctype,
+                     rest);
+    if (n < 0 || (size_t)n >= len) {
+        snprintf(err, errlen, "name expression of %s too long", kernel);
+        return -1;
+    }
+    return 0;
+}
+
+void nt_bwd_final_launch(const nt_problem *p, int where, nt_launch *l) {
+    snprintf(l->name, sizeof l->name, "nt_colsum_final<%s, %d>",
+             nt_dtypes[p->dtype[NT_BWD_SDW]].ctype, where);
+    l->grid = nt_bwd_cdiv(p->N, FINAL_COLS);
+    l->grid_y = 1;
+    l->block = COLSUM_THREADS;
+    l->pdl = 1;
+}

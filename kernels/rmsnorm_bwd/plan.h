@@ -1,0 +1,34 @@
+/* rmsnorm_bwd/plan.h -- what the RMSNorm backward families' planners
+ * share (plan.c): name expressions on the problem's dtypes, chunk sizes and
+ * the final column sum that every chain ends with.  Each family's table
+ * entry lives in a file of its own (families.c: naive and persistent;
+ * warp.c ...). */
+#ifndef NT_RMSNORM_BWD_PLAN_H
+#define NT_RMSNORM_BWD_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/family.h"
+
+#define NT_BWD_ALIGN256(x) (((x) + 255) & ~(size_t)255)
+
+/* ceil(a / b) for the grid sizes of a plan. */
+unsigned nt_bwd_cdiv(int64_t a, int64_t b);
+
+/* Elements of one 16-byte chunk of p's activation (8 for bf16 and f16, 4
+ * for f32). */
+int nt_bwd_chunk_elems(const nt_problem *p);
+
+/* The name expression "kernel<TX, TW, TDW, rest>" of p into buf: the
+ * dtypes' ctypes, then the family's integers (rest).  0, or -1 with a
+ * message if it does not fit. */
+int nt_bwd_kname(char *buf, size_t len, const char *kernel, const nt_problem *p, const char *rest,
+                 char *err, size_t errlen);
+
+/* The final column sum into dw: "nt_colsum_final<TDW, where>" (where the
+ * fp32 partial rows start in ws: 0 at ws, 1/2 after an M x N bf16/f32
+ * partial), as launch l. */
+void nt_bwd_final_launch(const nt_problem *p, int where, nt_launch *l);
+
+#endif
