@@ -400,25 +400,27 @@ TEST(check_kernels_compile) {
  * none is missing). */
 static const struct {
     const char *op, *fam, *params;
+    int N;                    /* row length of the plan; 0: 4096 */
 } one_plan[] = {
-    {"rmsnorm_bwd", "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0"},
-    {"rmsnorm_bwd", "rmsnorm_bwd.naive", "nsplit=64,partial=f32"},
-    {"rmsnorm_fwd", "rmsnorm_fwd.row", "block=256,chunks=2,k=0"},
-    {"rmsnorm_fwd", "rmsnorm_fwd.rows", "block=256,chunks=2,rows=2,k=0"},
-    {"rmsnorm_fwd", "rmsnorm_fwd.warp", "tpr=32,block=256,chunks=16,k=0"},
-    {"rmsnorm_fwd", "rmsnorm_fwd.persist", "block=512,chunks=1,stages=2,k=1"},
-    {"rmsnorm_fwd", "rmsnorm_fwd.wlate", "block=256,chunks=2,rows=1,k=0"},
-    {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0,wg=0"},
-    {"rmsnorm_fwd", "rmsnorm_fwd.cluster", "cluster=2,block=128,chunks=2,k=0"},
+    {"rmsnorm_bwd", "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0", 0},
+    {"rmsnorm_bwd", "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 0},
+    {"rmsnorm_bwd", "rmsnorm_bwd.warp", "tpr=16,block=256,chunks=1,rows=4,k=0", 128},
+    {"rmsnorm_fwd", "rmsnorm_fwd.row", "block=256,chunks=2,k=0", 0},
+    {"rmsnorm_fwd", "rmsnorm_fwd.rows", "block=256,chunks=2,rows=2,k=0", 0},
+    {"rmsnorm_fwd", "rmsnorm_fwd.warp", "tpr=32,block=256,chunks=16,k=0", 0},
+    {"rmsnorm_fwd", "rmsnorm_fwd.persist", "block=512,chunks=1,stages=2,k=1", 0},
+    {"rmsnorm_fwd", "rmsnorm_fwd.wlate", "block=256,chunks=2,rows=1,k=0", 0},
+    {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0,wg=0", 0},
+    {"rmsnorm_fwd", "rmsnorm_fwd.cluster", "cluster=2,block=128,chunks=2,k=0", 0},
 };
 
-/* The plan of one_plan[i] at 4096 x 4096 into *pl; returns its family, or
+/* The plan of one_plan[i] at M = 4096 and its N into *pl; returns its family, or
  * NULL after a failed CHECK. */
 static const nt_family *plan_of(size_t i, nt_plan *pl) {
     nt_problem shape;
     nt_params p;
     char err[4096] = "";
-    nt_problem_init(&shape, nt_op_find(one_plan[i].op), 4096, 4096);
+    nt_problem_init(&shape, nt_op_find(one_plan[i].op), 4096, one_plan[i].N ? one_plan[i].N : 4096);
     const nt_family *f = nt_family_find(one_plan[i].fam);
     CHECK(f != NULL, "no family %s", one_plan[i].fam);
     if (!f) return NULL;

@@ -6,8 +6,8 @@
  * with r = 1 / sqrt(mean(x^2) + eps) per row.  x, dy and dx share one dtype
  * (bf16, f16, f32); w is that dtype or f32 (mixed-precision training keeps
  * norm weights in f32); dw is f32 or the weight's dtype.  The fill ranges
- * are those the runner has always used.  Device code: row.cuh, colsum.cuh, naive.cuh, persistent.cuh;
- * families: families.c; reference: ref.c. */
+ * are those the runner has always used.  Device code: row.cuh, colsum.cuh, naive.cuh, persistent.cuh,
+ * warp.cuh; families: families.c, warp.c; reference: ref.c. */
 #include <stdio.h>
 
 #include "kernels/family.h"
@@ -16,6 +16,7 @@
 
 extern const nt_family nt_rmsnorm_bwd_naive;
 extern const nt_family nt_rmsnorm_bwd_persistent;
+extern const nt_family nt_rmsnorm_bwd_warp;
 
 #define ALL_DTYPES ((1u << NT_BF16) | (1u << NT_F16) | (1u << NT_F32))
 
@@ -67,6 +68,7 @@ static int check(const nt_problem *p, char *err, size_t errlen) {
 static const nt_family *const families[] = {
     &nt_rmsnorm_bwd_naive,
     &nt_rmsnorm_bwd_persistent,
+    &nt_rmsnorm_bwd_warp,
     NULL,
 };
 

@@ -28,6 +28,7 @@
 extern const nt_op nt_op_rmsnorm_bwd;
 extern const nt_family nt_rmsnorm_bwd_naive;
 extern const nt_family nt_rmsnorm_bwd_persistent;
+extern const nt_family nt_rmsnorm_bwd_warp;
 
 #define OP (&nt_op_rmsnorm_bwd)
 
@@ -267,7 +268,13 @@ TEST(op_table) {
         snprintf(want, sizeof want, "rmsnorm_bwd/%s.cuh", f->name + 12);
         CHECK(!strcmp(f->sources[k], want), "%s: last source %s", f->name, f->sources[k]);
     }
-    CHECK(n == 2, "%d families", n);
+    /* the families this file's tests know, each registered once */
+    static const char *const known[] = {"naive", "persistent", "warp", NULL};
+    for (int i = 0; known[i]; i++) {
+        int seen = 0;
+        for (int j = 0; j < n; j++) seen += !strcmp(OP->families[j]->name + 12, known[i]);
+        CHECK(seen == 1, "rmsnorm_bwd.%s registered %d times", known[i], seen);
+    }
 }
 
 /* Params from canonical text (test helper). */
@@ -441,6 +448,55 @@ TEST(persistent_limits_and_smem_follow_the_dtypes) {
           "workspace %zu", pl.workspace);
 }
 
+/* warp: a row covers tpr * chunks * E columns; grid_rows is the rows of a
+ * step; shared memory holds one row of partials per warp; a config whose
+ * registers would spill is refused, with the numbers. */
+TEST(warp_limits_grid_rows_and_workspace) {
+    char err[256];
+    nt_plan pl;
+    nt_params q = params("tpr=16,block=256,chunks=1,rows=4,k=0");
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 1048576, 128);  /* 16 * 1 * 8 */
+    CHECK(nt_rmsnorm_bwd_warp.plan(&q, &p, NULL, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 1, 4, 0>"), "%s",
+          pl.l[0].name);
+    CHECK(pl.nlaunch == 2 && !strcmp(pl.l[1].name, "nt_colsum_final<float, 0>"), "%s", pl.l[1].name);
+    CHECK(pl.l[0].grid == 0 && pl.l[0].grid_rows == 256 / 16 * 4, "grid_rows %u", pl.l[0].grid_rows);
+    CHECK(pl.l[0].smem == 256 / 32 * 128 * 4, "smem %u", pl.l[0].smem);
+    CHECK(nt_plan_precise(&pl, &p), "warp is precise for an f32 dw");
+    p.N = 136;
+    CHECK(nt_rmsnorm_bwd_warp.check(&q, &p, NULL, err, sizeof err) == -1 && strstr(err, "N=136"),
+          "N=136 past 128 columns: %s", err);
+    p = problem(NT_F32, NT_F32, NT_F32, 1000, 128);        /* 4 elements a chunk */
+    CHECK(nt_rmsnorm_bwd_warp.check(&q, &p, NULL, err, sizeof err) == -1 && strstr(err, "x=f32"),
+          "f32 N=128 with 16 x 1 chunks: %s", err);
+    /* registers: 8 rows x 8 chunks cannot fit; k = 8 of 256 threads leaves 32 */
+    p = problem(NT_BF16, NT_BF16, NT_F32, 1000, 2048);
+    q = params("tpr=32,block=256,chunks=8,rows=8,k=0");
+    CHECK(nt_rmsnorm_bwd_warp.check(&q, &p, NULL, err, sizeof err) == -1 && strstr(err, "spill"),
+          "8 x 8 chunks: %s", err);
+    p.N = 1024;
+    q = params("tpr=32,block=256,chunks=4,rows=2,k=0");
+    CHECK(nt_rmsnorm_bwd_warp.check(&q, &p, NULL, err, sizeof err) == 0, "4 chunks, 2 rows: %s", err);
+    q = params("tpr=32,block=256,chunks=4,rows=2,k=8");
+    CHECK(nt_rmsnorm_bwd_warp.check(&q, &p, NULL, err, sizeof err) == -1 && strstr(err, "spill"),
+          "k=8: %s", err);
+    q = params("tpr=12,block=256,chunks=1,rows=1,k=0");
+    CHECK(nt_rmsnorm_bwd_warp.check(&q, &p, NULL, err, sizeof err) == -1 && strstr(err, "power of two"),
+          "tpr=12: %s", err);
+    /* the workspace: one partial row per block, at most one block a step */
+    nt_devinfo dev = {.sms = 132, .cc_major = 9, .smem_per_block_optin = 232448,
+                      .smem_per_sm = 233472, .max_threads_per_sm = 2048, .regs_per_sm = 65536};
+    p = problem(NT_BF16, NT_BF16, NT_F32, 1000, 128);
+    q = params("tpr=16,block=256,chunks=1,rows=4,k=0");    /* 64 rows a step: 16 steps */
+    CHECK(nt_rmsnorm_bwd_warp.plan(&q, &p, &dev, &pl, err, sizeof err) == 0 &&
+              pl.workspace == 16 * 128 * 4,
+          "workspace %zu", pl.workspace);
+    p.M = 1048576;                                         /* 132 SMs x 8 blocks */
+    CHECK(nt_rmsnorm_bwd_warp.plan(&q, &p, &dev, &pl, err, sizeof err) == 0 &&
+              pl.workspace == (size_t)132 * 8 * 128 * 4,
+          "workspace %zu", pl.workspace);
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -452,5 +508,6 @@ int main(void) {
     RUN(name_expressions_start_with_the_ctypes);
     RUN(naive_chunks_fewest_power_of_two);
     RUN(persistent_limits_and_smem_follow_the_dtypes);
+    RUN(warp_limits_grid_rows_and_workspace);
     T_END();
 }

@@ -13,13 +13,18 @@
  * always the op's fallback config).
  *
  * Shapes (seeded): M = 1, a small odd M, and random M up to 20000; N = 8,
- * 16384 and random multiples of 8 (odd multiples included), so that
+ * 16384 and random multiples of 8 (odd multiples included), a short row
+ * (N <= 1024) over up to 300000 rows, so that
  * partial vectors, partial blocks and persistent grids larger than M are
  * all met.  M * N stays below 2^25 except for one large shape per problem.
  *
  *   build/gpu/test_kernels           full grid
  *   build/gpu/test_kernels --small   two dtype combinations per op, small
  *                                    shapes (for compute-sanitizer)
+ *   ... --family NAME                only the families NAME names (a
+ *                                    family, "op." for an op's, or a
+ *                                    comma-separated list), plus each
+ *                                    op's fallback
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +41,7 @@
 static nt_runner *run;
 static nt_evaluator ev;
 static int small;
+static const char *only;        /* --family: names to keep, or NULL */
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
 /* splitmix64 */
@@ -133,6 +139,10 @@ static int shapes(int64_t *ms, int64_t *ns) {
     ms[n] = 1, ns[n++] = 8;
     ms[n] = 7, ns[n++] = 16384;
     ms[n] = 1 + (int64_t)(next() % 300), ns[n++] = 8 * (1 + 2 * (int64_t)(next() % 1024)); /* odd */
+    /* a short row over many rows (per-head norms): N <= 1024 */
+    ms[n] = 1 + (int64_t)(next() % (small ? 3000 : 300000)), ns[n] = 8 * (1 + (int64_t)(next() % 128));
+    while (ms[n] * ns[n] > (1 << 25)) ms[n] /= 2;
+    n++;
     if (!small) {
         for (int i = 0; i < 4; i++) {
             int64_t N = 8 * (1 + (int64_t)(next() % 2048)), M = 1 + (int64_t)(next() % 20000);
@@ -177,6 +187,20 @@ static void evaluate(int *ok, int *bad, int *skip) {
     }
 }
 
+/* 1 when family name f is one --family asks for (every family without it):
+ * an item of the comma-separated list equal to f, or a prefix of it that
+ * ends in '.' (an op's families). */
+static int wanted(const char *f) {
+    if (!only) return 1;
+    for (const char *q = only; *q;) {
+        size_t n = strcspn(q, ",");
+        if ((n == strlen(f) && !strncmp(q, f, n)) || (n && q[n - 1] == '.' && !strncmp(q, f, n)))
+            return 1;
+        q += n + (q[n] == ',');
+    }
+    return 0;
+}
+
 /* Every op x dtype combination x family on its shapes. */
 TEST(every_op_dtype_family) {
     for (int o = 0; nt_ops[o]; o++) {
@@ -201,7 +225,8 @@ TEST(every_op_dtype_family) {
                     njobs++;
                 }
                 for (int f = 0; op->families[f]; f++)
-                    missing += probe(op->families[f], &pr, small ? 1 : PER_FAMILY) == 0;
+                    if (wanted(op->families[f]->name))
+                        missing += probe(op->families[f], &pr, small ? 1 : PER_FAMILY) == 0;
             }
         }
         printf("  %s: %d dtype combinations, %d evaluations, %d (problem, family) pairs with "
@@ -238,7 +263,7 @@ TEST(refuses_what_does_not_fit) {
                 snprintf(v, sizeof v, "%lld", (long long)(!strcmp(d->name, "k") ? d->hi : d->lo));
             nt_params_set(&p, d->name, v);
         }
-        if (!has_k) continue;
+        if (!has_k || !wanted(f->name)) continue;
         CHECK(ev.eval(ev.ctx, f, &p, &pr, &t, &res) == 0, "%s: evaluator failed", f->name);
         CHECK(res.status == NT_UNSUPPORTED || res.status == NT_RESOURCES, "%s: status %s", f->name,
               nt_status_name(res.status));
@@ -248,7 +273,16 @@ TEST(refuses_what_does_not_fit) {
 int main(int argc, char **argv) {
     char err[512];
     nt_runner_opts o = {.device = 0, .seed = 7, .use_cache = 1, .eps = 1e-6};
-    small = argc > 1 && !strcmp(argv[1], "--small");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--small")) {
+            small = 1;
+        } else if (!strcmp(argv[i], "--family") && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            fprintf(stderr, "usage: %s [--small] [--family NAME[,NAME...]]\n", argv[0]);
+            return 2;
+        }
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);     /* lines as they come, also into a file */
     if (nt_runner_open(&run, &o, err, sizeof err)) {
         printf("FAIL open: %s\n", err);
