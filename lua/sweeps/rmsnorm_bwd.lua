@@ -16,8 +16,22 @@ local BUDGET = 7
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}
-local few = normtune.grid({1024, 4096, 16384}, Ms)
-local fp32 = normtune.grid({1024, 4096, 16384}, {4096, 65536})
+
+-- The lists joined in order.
+local function join(...)
+  local out = {}
+  for _, list in ipairs{...} do
+    for _, s in ipairs(list) do out[#out + 1] = s end
+  end
+  return out
+end
+
+-- Short rows: per-head norms (QK-norm: N is the head dimension, M tokens x
+-- heads) and small hidden sizes.
+local short = join(normtune.grid({64, 128, 256}, {65536, 262144, 1048576}),
+                   normtune.grid({512, 768}, {8192, 65536}))
+local few = join(normtune.grid({1024, 4096, 16384}, Ms), {{M = 262144, N = 128}, {M = 65536, N = 512}})
+local fp32 = join(normtune.grid({1024, 4096, 16384}, {4096, 65536}), {{M = 262144, N = 128}})
 
 -- H200 limits the persistent constraints use (the family's own check()
 -- refuses what does not fit the device at hand; these keep hopeless points
@@ -47,11 +61,23 @@ return normtune.sweep {
     {x = "f16", w = "f32", shapes = few},
     {x = "f32", shapes = fp32},
   },
-  shapes = normtune.grid(Ns, Ms),
+  shapes = join(normtune.grid(Ns, Ms), short),
   families = {
     -- The 3-kernel chain with fp32 partials (bf16 partials would make an
     -- fp32 dw only bf16-precise: not eligible).
     naive = {params = {nsplit = {64, 128}, partial = {"f32"}}},
+
+    -- Short rows: tpr threads per row, block/tpr rows at a time, `rows`
+    -- rows per thread in flight.  A row covers tpr * chunks * E columns,
+    -- with less than one chunk per thread to spare.
+    warp = {
+      params = {tpr = {4, 8, 16, 32}, block = {128, 256, 512}, chunks = normtune.range(1, 4),
+                rows = {1, 2, 4}, k = {0, 2}},
+      where = function(p, s)
+        local cols = p.tpr * p.chunks * E(s)
+        return s.N <= 1024 and cols >= s.N and cols - s.N < p.tpr * E(s)
+      end,
+    },
 
     -- The 2-kernel chain.  A block covers block * chunks * E columns.
     persistent = {

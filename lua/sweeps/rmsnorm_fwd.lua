@@ -26,8 +26,23 @@ local BUDGET = 10
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 8192, 16384, 65536}
-local few = normtune.grid({1024, 4096, 16384}, {1024, 4096, 16384, 65536})
-local fp32 = normtune.grid({1024, 4096, 16384}, {4096, 65536})
+
+-- The lists joined in order.
+local function join(...)
+  local out = {}
+  for _, list in ipairs{...} do
+    for _, s in ipairs(list) do out[#out + 1] = s end
+  end
+  return out
+end
+
+-- Short rows: per-head norms (QK-norm: N is the head dimension, M tokens x
+-- heads) and small hidden sizes.
+local short = join(normtune.grid({64, 128, 256}, {65536, 262144, 1048576}),
+                   normtune.grid({512, 768}, {8192, 65536}))
+local few = join(normtune.grid({1024, 4096, 16384}, {1024, 4096, 16384, 65536}),
+                 {{M = 262144, N = 128}, {M = 65536, N = 512}})
+local fp32 = join(normtune.grid({1024, 4096, 16384}, {4096, 65536}), {{M = 262144, N = 128}})
 
 -- Elements per 16-byte chunk of x.
 local function E(s) return s.dtype.x == "f32" and 4 or 8 end
@@ -51,7 +66,7 @@ return normtune.sweep {
     {x = "f16", w = "f32", shapes = few},
     {x = "f32", shapes = fp32},
   },
-  shapes = normtune.grid(Ns, Ms),
+  shapes = join(normtune.grid(Ns, Ms), short),
   families = {
     -- one row per block, the row in registers
     row = {
@@ -90,7 +105,8 @@ return normtune.sweep {
     },
     -- tpr threads per row, several rows per block: short rows
     warp = {
-      params = {tpr = {16, 32}, block = {256, 512}, chunks = normtune.range(1, 16), k = {0, 4}},
+      params = {tpr = {4, 8, 16, 32}, block = {128, 256, 512}, chunks = normtune.range(1, 16),
+                k = {0, 4, 8}},
       where = function(p, s) return s.N <= 4096 and covers(p.tpr, p.chunks, s) end,
     },
     -- a resident grid walks the rows with w in registers, the next row in flight
