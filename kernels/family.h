@@ -213,7 +213,7 @@ typedef struct nt_plan {
     int nlaunch;
     nt_launch l[NT_MAX_LAUNCH];
     size_t workspace;         /* bytes of scratch the chain needs (upper bound) */
-    int nparts;               /* partial rows in ws: 0 = the grid of launch 0 */
+    int nparts;               /* partial rows in ws: 0 = one per block, or cluster, of launch 0 */
     double tol[NT_MAX_TENSORS]; /* per output: the relative L2 error vs float64
                                  the chain may carry; 0 = its dtype's tol
                                  (more than that: not eligible for it) */

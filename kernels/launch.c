@@ -3,6 +3,38 @@
 
 #include "kernels/launch.h"
 
+/* How many clusters of l's size, block and shared memory can be resident
+ * at once (cudaOccupancyMaxActiveClusters) into *n: at least 1, or an error
+ * with a message. */
+static cudaError_t nt_chain_clusters(const nt_launch *l, const void *kernel, long long *n,
+                                     char *err, size_t errlen) {
+    cudaLaunchAttribute at;
+    cudaLaunchConfig_t c = {0};
+    int nc = 0;
+    c.gridDim.x = l->cluster;
+    c.gridDim.y = c.gridDim.z = 1;
+    c.blockDim.x = l->block;
+    c.blockDim.y = c.blockDim.z = 1;
+    c.dynamicSmemBytes = l->smem;
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = l->cluster;
+    at.val.clusterDim.y = at.val.clusterDim.z = 1;
+    c.attrs = &at;
+    c.numAttrs = 1;
+    cudaError_t e = cudaOccupancyMaxActiveClusters(&nc, kernel, &c);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "cluster occupancy query: %s", cudaGetErrorString(e));
+        return e;
+    }
+    if (nc < 1) {
+        snprintf(err, errlen, "no cluster of %u blocks of %u threads with %u bytes of dynamic "
+                 "shared memory fits on the device", l->cluster, l->block, l->smem);
+        return cudaErrorInvalidConfiguration;
+    }
+    *n = nc;
+    return cudaSuccess;
+}
+
 cudaError_t nt_chain_grid(const nt_plan *pl, const void *kernel0, int sms, long long M,
                           unsigned *grid0, char *err, size_t errlen) {
     const nt_launch *l0 = &pl->l[0];
@@ -24,10 +56,26 @@ cudaError_t nt_chain_grid(const nt_plan *pl, const void *kernel0, int sms, long 
         snprintf(err, errlen, "k=%d blocks per SM requested, only %d fit", l0->blocks_per_sm, fit);
         return cudaErrorInvalidConfiguration;
     }
-    long long g = (long long)sms * (l0->blocks_per_sm ? l0->blocks_per_sm : fit);
-    long long steps = l0->grid_rows > 1 ? (M + l0->grid_rows - 1) / l0->grid_rows : M;
-    *grid0 = (unsigned)(g < steps ? g : steps);
+    long long g = (long long)sms * (l0->blocks_per_sm ? l0->blocks_per_sm : fit), mc = 0;
+    if (l0->cluster > 1 && (e = nt_chain_clusters(l0, kernel0, &mc, err, errlen)) != cudaSuccess)
+        return e;
+    *grid0 = (unsigned)nt_grid_fit(l0->blocks_per_sm || l0->cluster <= 1 ? g : mc * l0->cluster,
+                                   l0->cluster, mc, M, l0->grid_rows);
     return cudaSuccess;
+}
+
+long long nt_grid_fit(long long blocks, unsigned cluster, long long max_clusters, long long M,
+                      unsigned grid_rows) {
+    long long S = cluster > 1 ? cluster : 1, units = blocks / S;
+    long long steps = grid_rows > 1 ? (M + grid_rows - 1) / grid_rows : M;
+    if (units < 1) units = 1;
+    if (max_clusters > 0 && units > max_clusters) units = max_clusters;
+    return (units < steps ? units : steps) * S;
+}
+
+int nt_chain_nparts(const nt_plan *pl, unsigned grid0) {
+    if (pl->nparts) return pl->nparts;
+    return (int)(grid0 / (pl->l[0].cluster > 1 ? pl->l[0].cluster : 1));
 }
 
 cudaError_t nt_chain_prepare(const nt_plan *pl, const void *const *kernels) {

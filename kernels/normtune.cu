@@ -223,7 +223,7 @@ static int lib_try(int c, const nt_problem *pr, const nt_devinfo *di, lib_choice
         lib_cuda_err = (int)e;
         return -1;
     }
-    ch->nparts = pl->nparts ? pl->nparts : (int)ch->grid0;
+    ch->nparts = nt_chain_nparts(pl, ch->grid0);
     return 0;
 }
 

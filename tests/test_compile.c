@@ -405,6 +405,7 @@ static const struct {
     {"rmsnorm_bwd", "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0", 0},
     {"rmsnorm_bwd", "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 0},
     {"rmsnorm_bwd", "rmsnorm_bwd.warp", "tpr=16,block=256,chunks=1,rows=4,k=0", 128},
+    {"rmsnorm_bwd", "rmsnorm_bwd.cluster", "cluster=2,block=256,chunks=2,k=0", 0},
     {"rmsnorm_fwd", "rmsnorm_fwd.row", "block=256,chunks=2,k=0", 0},
     {"rmsnorm_fwd", "rmsnorm_fwd.rows", "block=256,chunks=2,rows=2,k=0", 0},
     {"rmsnorm_fwd", "rmsnorm_fwd.warp", "tpr=32,block=256,chunks=16,k=0", 0},

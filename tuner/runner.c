@@ -916,7 +916,7 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_prob
     v.a.ws = r->ws;
     v.a.M = s->M;
     v.a.N = (int)s->N;
-    v.a.nparts = v.plan.nparts ? v.plan.nparts : (int)v.grid0;
+    v.a.nparts = nt_chain_nparts(&v.plan, v.grid0);
     v.a.eps = (float)r->o.eps;
     /* validate every output: a named error each */
     if (run_once(r, &v, err, errlen)) {

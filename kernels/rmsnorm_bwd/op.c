@@ -17,6 +17,7 @@
 extern const nt_family nt_rmsnorm_bwd_naive;
 extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_warp;
+extern const nt_family nt_rmsnorm_bwd_cluster;
 
 #define ALL_DTYPES ((1u << NT_BF16) | (1u << NT_F16) | (1u << NT_F32))
 
@@ -69,6 +70,7 @@ static const nt_family *const families[] = {
     &nt_rmsnorm_bwd_naive,
     &nt_rmsnorm_bwd_persistent,
     &nt_rmsnorm_bwd_warp,
+    &nt_rmsnorm_bwd_cluster,
     NULL,
 };
 

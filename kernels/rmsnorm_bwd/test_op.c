@@ -12,7 +12,14 @@
  *   f16 dw, but is for a bf16 dw; every other plan is; every name
  *   expression starts with the problem's ctypes; the naive chunk rule is
  *   the fewest power of two keeping a block at 1024 threads; the persistent
- *   limits and shared memory follow the dtypes. */
+ *   limits and shared memory follow the dtypes.
+ * - cluster: check() refuses cluster sizes other than 2, 4, 8, devices
+ *   below compute capability 9.0 (with a clear message), N beyond
+ *   cluster*block*chunks*E, registers that would spill and k that cannot
+ *   fit; plan() launches whole clusters sized by the launcher, and its
+ *   workspace holds one partial row for every cluster the launcher may
+ *   start (nt_grid_fit, nt_chain_nparts: kernels/launch.c), which keep the
+ *   persistent grid as it was. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +27,7 @@
 #include <string.h>
 
 #include "kernels/family.h"
+#include "kernels/launch.h"
 #include "kernels/ref.h"
 #include "kernels/rmsnorm_bwd/ref.h"
 #include "kernels/rmsnorm_bwd/tensors.h"
@@ -29,6 +37,7 @@ extern const nt_op nt_op_rmsnorm_bwd;
 extern const nt_family nt_rmsnorm_bwd_naive;
 extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_warp;
+extern const nt_family nt_rmsnorm_bwd_cluster;
 
 #define OP (&nt_op_rmsnorm_bwd)
 
@@ -269,7 +278,7 @@ TEST(op_table) {
         CHECK(!strcmp(f->sources[k], want), "%s: last source %s", f->name, f->sources[k]);
     }
     /* the families this file's tests know, each registered once */
-    static const char *const known[] = {"naive", "persistent", "warp", NULL};
+    static const char *const known[] = {"naive", "persistent", "warp", "cluster", NULL};
     for (int i = 0; known[i]; i++) {
         int seen = 0;
         for (int j = 0; j < n; j++) seen += !strcmp(OP->families[j]->name + 12, known[i]);
@@ -290,6 +299,10 @@ static const char *const persist_cfg[] = {"block=256,chunks=2,stages=2,k=0",
                                           "block=512,chunks=4,stages=2,k=1",
                                           "block=1024,chunks=16,stages=1,k=0",
                                           "block=128,chunks=8,stages=4,k=2", NULL};
+static const char *const cluster_cfg[] = {"cluster=2,block=256,chunks=2,k=0",
+                                          "cluster=4,block=128,chunks=4,k=2",
+                                          "cluster=8,block=512,chunks=1,k=1",
+                                          "cluster=8,block=256,chunks=8,k=0", NULL};
 
 TEST(plan_precision_follows_the_dw_dtype) {
     char err[256];
@@ -318,6 +331,12 @@ TEST(plan_precision_follows_the_dw_dtype) {
                     CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err) == 0,
                           "%s", err);
                     CHECK(nt_plan_precise(&pl, &p), "persistent %s", persist_cfg[c]);
+                }
+                for (int c = 0; cluster_cfg[c]; c++) {
+                    nt_params q = params(cluster_cfg[c]);
+                    CHECK(nt_rmsnorm_bwd_cluster.plan(&q, &p, NULL, &pl, err, sizeof err) == 0,
+                          "%s", err);
+                    CHECK(nt_plan_precise(&pl, &p), "cluster %s", cluster_cfg[c]);
                 }
             }
     /* bf16 partials must not serve an f32 dw */
@@ -367,13 +386,30 @@ TEST(name_expressions_start_with_the_ctypes) {
                               "%s | %s", pl.l[0].name, pl.l[1].name);
                         named++;
                     }
+                    for (int c = 0; cluster_cfg[c]; c++) {
+                        nt_params q = params(cluster_cfg[c]);
+                        if (nt_rmsnorm_bwd_cluster.plan(&q, &p, NULL, &pl, err, sizeof err))
+                            continue;              /* N too long for this config */
+                        snprintf(want, sizeof want, "nt_bwd_cluster<%s, %s, %s, ",
+                                 nt_dtypes[x].ctype, nt_dtypes[w].ctype, nt_dtypes[dw].ctype);
+                        CHECK(pl.nlaunch == 2 && starts(pl.l[0].name, want) &&
+                                  starts(pl.l[1].name, fin) && pl.l[1].cluster <= 1,
+                              "%s | %s", pl.l[0].name, pl.l[1].name);
+                        named++;
+                    }
                 }
             }
-    CHECK(named > 150, "only %d plans", named);
+    CHECK(named > 250, "only %d plans", named);
     nt_problem p = problem(NT_BF16, NT_F32, NT_F32, 3, 4096);
     nt_params q = params("block=256,chunks=2,stages=2,k=0");
     CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, NULL, &pl, err, sizeof err) == 0 &&
               !strcmp(pl.l[0].name, "nt_persist<nt_bf16, float, float, 256, 2, 2, 0>") &&
+              !strcmp(pl.l[1].name, "nt_colsum_final<float, 0>"),
+          "%s | %s", pl.l[0].name, pl.l[1].name);
+    /* the cluster kernel's integers: cluster, block, chunks, k */
+    q = params("cluster=4,block=256,chunks=2,k=1");
+    CHECK(nt_rmsnorm_bwd_cluster.plan(&q, &p, NULL, &pl, err, sizeof err) == 0 &&
+              !strcmp(pl.l[0].name, "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 2, 1>") &&
               !strcmp(pl.l[1].name, "nt_colsum_final<float, 0>"),
           "%s | %s", pl.l[0].name, pl.l[1].name);
 }
@@ -497,6 +533,221 @@ TEST(warp_limits_grid_rows_and_workspace) {
           "workspace %zu", pl.workspace);
 }
 
+/* Bytes of n fp32 partial rows of N, rounded up to 256 (a plan's workspace). */
+#define NT_BWD_WS(n, N) (((size_t)(n) * (size_t)(N) * 4 + 255) & ~(size_t)255)
+
+/* An H200 as the planners see it (nt_devinfo). */
+static const nt_devinfo h200 = {.sms = 132, .cc_major = 9, .cc_minor = 0,
+                                .smem_per_block_optin = 232448, .smem_per_sm = 233472,
+                                .max_threads_per_sm = 2048, .regs_per_sm = 65536};
+
+/* 0 when family f accepts text for problem p on dev, else -1 with err. */
+static int accepts(const nt_family *f, const char *text, const nt_problem *p,
+                   const nt_devinfo *dev, char *err, size_t errlen) {
+    nt_params q = params(text);
+    err[0] = 0;
+    return f->check(&q, p, dev, err, errlen);
+}
+
+TEST(cluster_check_limits) {
+    const nt_family *f = &nt_rmsnorm_bwd_cluster;
+    char err[256];
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 256, 4096);
+    /* cluster sizes: 2, 4, 8 only (a cluster is a power of two that divides the grid) */
+    CHECK(accepts(f, "cluster=2,block=256,chunks=2,k=0", &p, &h200, err, sizeof err) == 0, "%s", err);
+    CHECK(accepts(f, "cluster=4,block=128,chunks=2,k=0", &p, &h200, err, sizeof err) == 0, "%s", err);
+    CHECK(accepts(f, "cluster=8,block=64,chunks=1,k=0", &p, &h200, err, sizeof err) == 0, "%s", err);
+    const char *bad[] = {"cluster=3,block=256,chunks=2,k=0", "cluster=6,block=256,chunks=2,k=0",
+                         "cluster=1,block=256,chunks=2,k=0", "cluster=2,block=48,chunks=2,k=0",
+                         "cluster=2,block=256,chunks=0,k=0", "cluster=2,block=256,chunks=2,k=33",
+                         "cluster=2,block=256,chunks=2", NULL};
+    for (int i = 0; bad[i]; i++)
+        CHECK(accepts(f, bad[i], &p, &h200, err, sizeof err) == -1 &&
+                  strstr(err, "cluster 2, 4 or 8"),
+              "%s: %s", bad[i], err);
+    /* no clusters below compute capability 9.0, whatever the rest */
+    nt_devinfo a100 = h200;
+    a100.sms = 108, a100.cc_major = 8, a100.cc_minor = 0;
+    CHECK(accepts(f, "cluster=2,block=256,chunks=2,k=0", &p, &a100, err, sizeof err) == -1 &&
+              strstr(err, "needs thread block clusters (compute capability 9.0 or newer)") &&
+              strstr(err, "8.0"),
+          "cc 8.0: %s", err);
+    /* without a device, only what does not depend on one */
+    CHECK(accepts(f, "cluster=2,block=256,chunks=2,k=0", &p, NULL, err, sizeof err) == 0, "%s", err);
+    /* N up to cluster * block * chunks * E, E by the activation dtype */
+    for (int x = 0; x < NT_NDTYPES; x++) {
+        int64_t E = 16 / nt_dtypes[x].size;
+        p = problem(x, x, NT_F32, 300, 4 * 128 * 2 * E);
+        CHECK(accepts(f, "cluster=4,block=128,chunks=2,k=0", &p, &h200, err, sizeof err) == 0,
+              "x=%s N=%lld: %s", nt_dtypes[x].name, (long long)p.N, err);
+        p.N += 8;
+        CHECK(accepts(f, "cluster=4,block=128,chunks=2,k=0", &p, &h200, err, sizeof err) == -1 &&
+                  strstr(err, "exceeds"),
+              "x=%s N=%lld: %s", nt_dtypes[x].name, (long long)p.N, err);
+    }
+    /* registers (nvcc --resource-usage, cluster.c): 16-bit x keeps 9 chunks
+     * in 255 registers, 4 in 128 (block 512 or k 2 x 256), 2 in 64 (block
+     * 1024); fp32 x 13, 6 and 3 */
+    static const struct {
+        int x, w;
+        const char *cfg;
+        int ok;
+    } regs[] = {
+        {NT_BF16, NT_BF16, "cluster=8,block=256,chunks=9,k=0", 1},
+        {NT_BF16, NT_BF16, "cluster=8,block=256,chunks=10,k=0", 0},
+        {NT_BF16, NT_F32, "cluster=8,block=256,chunks=9,k=0", 1},
+        {NT_F16, NT_F16, "cluster=8,block=512,chunks=4,k=0", 1},
+        {NT_F16, NT_F16, "cluster=8,block=512,chunks=5,k=0", 0},
+        {NT_BF16, NT_BF16, "cluster=8,block=256,chunks=4,k=2", 1},
+        {NT_BF16, NT_BF16, "cluster=8,block=256,chunks=5,k=2", 0},
+        {NT_BF16, NT_BF16, "cluster=8,block=1024,chunks=2,k=0", 1},
+        {NT_BF16, NT_BF16, "cluster=8,block=1024,chunks=3,k=0", 0},
+        {NT_F32, NT_F32, "cluster=8,block=256,chunks=13,k=0", 1},
+        {NT_F32, NT_F32, "cluster=8,block=256,chunks=14,k=0", 0},
+        {NT_F32, NT_F32, "cluster=8,block=512,chunks=6,k=0", 1},
+        {NT_F32, NT_F32, "cluster=8,block=512,chunks=7,k=0", 0},
+        {NT_F32, NT_F32, "cluster=8,block=1024,chunks=3,k=0", 1},
+        {NT_F32, NT_F32, "cluster=8,block=1024,chunks=4,k=0", 0},
+        {NT_F32, NT_F32, "cluster=8,block=256,chunks=1,k=8", 1},
+        {NT_F32, NT_F32, "cluster=8,block=256,chunks=2,k=8", 0},
+        {NT_BF16, NT_BF16, "cluster=8,block=256,chunks=1,k=8", 0},
+    };
+    for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
+        p = problem(regs[i].x, regs[i].w, NT_F32, 1000, 1024);
+        int rc = accepts(f, regs[i].cfg, &p, NULL, err, sizeof err);
+        CHECK(rc == (regs[i].ok ? 0 : -1) && (rc == 0 || strstr(err, "would spill")),
+              "x=%s w=%s %s: rc %d (%s)", nt_dtypes[regs[i].x].name, nt_dtypes[regs[i].w].name,
+              regs[i].cfg, rc, err);
+    }
+    /* k blocks per SM must fit its threads */
+    p = problem(NT_BF16, NT_BF16, NT_F32, 1000, 1024);
+    CHECK(accepts(f, "cluster=2,block=512,chunks=1,k=2", &p, &h200, err, sizeof err) == 0, "%s", err);
+    CHECK(accepts(f, "cluster=2,block=1024,chunks=1,k=4", &p, NULL, err, sizeof err) == -1,
+          "k=4 x 1024 threads (registers)");
+    /* (on sm_90's 2048 threads an SM the register cap refuses such k
+     * first; a device with fewer threads shows the thread check) */
+    nt_devinfo small = h200;
+    small.max_threads_per_sm = 1536;
+    p = problem(NT_F32, NT_F32, NT_F32, 1000, 1024);
+    CHECK(accepts(f, "cluster=2,block=512,chunks=1,k=3", &p, &small, err, sizeof err) == 0, "%s",
+          err);
+    CHECK(accepts(f, "cluster=2,block=1024,chunks=1,k=2", &p, &small, err, sizeof err) == -1 &&
+              strstr(err, "do not fit"),
+          "k=2 x 1024 threads on 1536: %s", err);
+}
+
+TEST(cluster_plan_grid_and_workspace) {
+    const nt_family *f = &nt_rmsnorm_bwd_cluster;
+    char err[256];
+    nt_plan pl;
+    nt_params q = params("cluster=4,block=256,chunks=2,k=0");
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 1000, 16384);
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == 2 && pl.l[0].grid == 0 && pl.l[0].cluster == 4 &&
+              pl.l[0].block == 256 && pl.l[0].blocks_per_sm == 0 && pl.l[0].smem == 0 &&
+              pl.l[0].grid_y == 1 && pl.l[0].pdl && pl.l[1].pdl && pl.l[1].cluster <= 1 &&
+              pl.nparts == 0,
+          "launch 0: grid %u cluster %u block %u k %d smem %u; nparts %d", pl.l[0].grid,
+          pl.l[0].cluster, pl.l[0].block, pl.l[0].blocks_per_sm, pl.l[0].smem, pl.nparts);
+    /* compile-only: no device, no workspace (as persistent) */
+    CHECK(f->plan(&q, &p, NULL, &pl, err, sizeof err) == 0 && pl.workspace == 0, "%zu",
+          pl.workspace);
+    /* The workspace holds a partial row for every cluster nt_chain_grid may
+     * launch: k blocks per SM, or as many as fit (at most the threads'
+     * worth: the occupancy query can only give fewer), in whole clusters,
+     * at most M of them.  Exactly that bound, over devices, configs and M. */
+    static const char *const cfgs[] = {"cluster=2,block=256,chunks=1,k=0",
+                                       "cluster=4,block=128,chunks=2,k=0",
+                                       "cluster=8,block=64,chunks=4,k=0",
+                                       "cluster=8,block=1024,chunks=1,k=0",
+                                       "cluster=4,block=512,chunks=1,k=1",
+                                       "cluster=2,block=128,chunks=2,k=3",
+                                       "cluster=8,block=256,chunks=1,k=2", NULL};
+    static const int64_t Ms[] = {1, 3, 7, 8, 100, 255, 256, 1000, 4096, 100000};
+    int sms[] = {132, 114, 16, 5, 1};
+    int bad = 0;
+    for (int d = 0; d < 5; d++) {
+        nt_devinfo dev = h200;
+        dev.sms = sms[d];
+        for (int c = 0; cfgs[c]; c++)
+            for (size_t m = 0; m < sizeof Ms / sizeof Ms[0]; m++) {
+                p = problem(NT_BF16, NT_F32, NT_F32, Ms[m], 2048);
+                q = params(cfgs[c]);
+                if (f->plan(&q, &p, &dev, &pl, err, sizeof err)) {
+                    CHECK(0, "%s: %s", cfgs[c], err);
+                    continue;
+                }
+                const nt_launch *l = &pl.l[0];
+                int64_t S = l->cluster, fit = dev.max_threads_per_sm / l->block;
+                int64_t blocks = (int64_t)dev.sms * (l->blocks_per_sm ? l->blocks_per_sm : fit);
+                /* the clusters resident at once (the occupancy query, as
+                 * nt_chain_grid asks it): at least 1, at most the block
+                 * slots of the threads' worth of blocks per SM */
+                int64_t slots = (int64_t)dev.sms * fit / S;
+                int64_t mcs[] = {1, slots / 2 > 1 ? slots / 2 : 1, slots > 1 ? slots : 1};
+                for (int i = 0; i < 3; i++) {
+                    int64_t mc = mcs[i];
+                    long long g = nt_grid_fit(l->blocks_per_sm ? blocks : mc * S, l->cluster, mc,
+                                              p.M, l->grid_rows);
+                    int np = nt_chain_nparts(&pl, (unsigned)g);
+                    size_t need = (size_t)np * (size_t)p.N * 4;
+                    int ok = g >= S && g % S == 0 && g <= p.M * S && np == g / S &&
+                             need <= pl.workspace;
+                    if (!ok && bad++ < 5)
+                        CHECK(0, "sms %d %s M=%lld mc %lld: grid %lld nparts %d workspace %zu "
+                              "(need %zu)", dev.sms, cfgs[c], (long long)p.M, (long long)mc, g,
+                              np, pl.workspace, need);
+                }
+                /* and no more than the largest grid needs */
+                int64_t most = blocks / S < 1 ? 1 : blocks / S;
+                if (most > p.M) most = p.M;
+                if (pl.workspace != NT_BWD_WS(most, p.N) && bad++ < 5)
+                    CHECK(0, "sms %d %s M=%lld: workspace %zu for %lld clusters", dev.sms,
+                          cfgs[c], (long long)p.M, pl.workspace, (long long)most);
+            }
+    }
+    CHECK(bad == 0, "%d plans wrong", bad);
+}
+
+TEST(grid_fit_whole_clusters) {
+    /* no cluster: min(blocks, steps of grid_rows rows), as before */
+    int bad = 0;
+    long long Ms[] = {1, 2, 5, 131, 132, 133, 1000, 1LL << 31};
+    long long blocks[] = {1, 7, 132, 264, 1056, 4224};
+    unsigned rows[] = {0, 1, 2, 3, 8};
+    for (size_t m = 0; m < sizeof Ms / sizeof Ms[0]; m++)
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+            for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+                for (unsigned c = 0; c < 2; c++) {
+                    long long steps = rows[r] > 1 ? (Ms[m] + rows[r] - 1) / rows[r] : Ms[m];
+                    long long want = blocks[b] < steps ? blocks[b] : steps;
+                    long long got = nt_grid_fit(blocks[b], c, 0, Ms[m], rows[r]);
+                    if (got != want && bad++ < 5)
+                        CHECK(0, "blocks %lld cluster %u M %lld rows %u: %lld, want %lld",
+                              blocks[b], c, Ms[m], rows[r], got, want);
+                }
+    CHECK(bad == 0, "%d grids differ from min(blocks, steps)", bad);
+    /* clusters: whole ones, at least one, at most max_clusters, at most M */
+    CHECK(nt_grid_fit(264, 4, 0, 1000, 0) == 264, "66 clusters of 4");
+    CHECK(nt_grid_fit(132, 8, 0, 1000, 0) == 128, "16 clusters of 8 from 132 blocks");
+    CHECK(nt_grid_fit(132, 8, 15, 1000, 0) == 120, "at most 15 clusters");
+    CHECK(nt_grid_fit(1056, 2, 0, 256, 0) == 512, "256 rows: 256 clusters of 2");
+    CHECK(nt_grid_fit(1056, 8, 0, 3, 0) == 24, "3 rows: 3 clusters of 8");
+    CHECK(nt_grid_fit(1056, 8, 0, 1, 0) == 8, "1 row: one cluster");
+    CHECK(nt_grid_fit(4, 8, 0, 100, 0) == 8, "fewer blocks than a cluster: one cluster");
+    CHECK(nt_grid_fit(1056, 4, 0, 100, 8) == 52, "13 steps of 8 rows: 13 clusters");
+    /* nparts: the plan's, else a partial row per block, or per cluster */
+    nt_plan pl;
+    memset(&pl, 0, sizeof pl);
+    CHECK(nt_chain_nparts(&pl, 264) == 264, "no cluster");
+    pl.l[0].cluster = 1;
+    CHECK(nt_chain_nparts(&pl, 264) == 264, "cluster 1");
+    pl.l[0].cluster = 4;
+    CHECK(nt_chain_nparts(&pl, 264) == 66, "cluster 4");
+    pl.nparts = 64;
+    CHECK(nt_chain_nparts(&pl, 264) == 64, "the plan's nparts");
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -509,5 +760,8 @@ int main(void) {
     RUN(naive_chunks_fewest_power_of_two);
     RUN(persistent_limits_and_smem_follow_the_dtypes);
     RUN(warp_limits_grid_rows_and_workspace);
+    RUN(cluster_check_limits);
+    RUN(cluster_plan_grid_and_workspace);
+    RUN(grid_fit_whole_clusters);
     T_END();
 }
