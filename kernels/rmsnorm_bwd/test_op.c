@@ -553,7 +553,7 @@ TEST(cluster_check_limits) {
     const nt_family *f = &nt_rmsnorm_bwd_cluster;
     char err[256];
     nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 256, 4096);
-    /* cluster sizes: 2, 4, 8 only (a cluster is a power of two that divides the grid) */
+    /* cluster sizes 2, 4 and 8 only, and the ranges of the other params */
     CHECK(accepts(f, "cluster=2,block=256,chunks=2,k=0", &p, &h200, err, sizeof err) == 0, "%s", err);
     CHECK(accepts(f, "cluster=4,block=128,chunks=2,k=0", &p, &h200, err, sizeof err) == 0, "%s", err);
     CHECK(accepts(f, "cluster=8,block=64,chunks=1,k=0", &p, &h200, err, sizeof err) == 0, "%s", err);
