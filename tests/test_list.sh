@@ -37,10 +37,11 @@ if [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$total" = "$rows" ] && [ "$total"
 else
     bad default_total_is_sum "total '$total', rows $rows, cells $cols"
 fi
-# 40 bf16 shapes, 12 for three more dtype combinations, 6 for fp32
-[ "$nshape" = 82 ] && ok default_82_problems || bad default_82_problems "$nshape problems"
-[ "$(grep -c '^M=[0-9]* N=[0-9]* x=bf16,w=bf16,dw=f32 ' "$T/counts")" = 40 ] && ok default_40_bf16_shapes ||
-    bad default_40_bf16_shapes
+# bf16: 40 hidden sizes and 13 short rows; 12 + 2 for three more dtype
+# combinations, 6 + 1 for fp32
+[ "$nshape" = 102 ] && ok default_102_problems || bad default_102_problems "$nshape problems"
+[ "$(grep -c '^M=[0-9]* N=[0-9]* x=bf16,w=bf16,dw=f32 ' "$T/counts")" = 53 ] && ok default_53_bf16_shapes ||
+    bad default_53_bf16_shapes
 [ "${total:-0}" -ge 1500 ] && [ "${total:-0}" -le 4000 ] && ok default_size || bad default_size "total $total"
 expect default_list 0 list "$sweep"
 lines=$(grep -c '^M=[0-9]* N=[0-9]* x=[a-z0-9]*,w=[a-z0-9]*,dw=f32 rmsnorm_bwd\.' "$T/out")
@@ -50,7 +51,7 @@ grep -q '^M=4096 N=1024 x=bf16,w=bf16,dw=f32 rmsnorm_bwd.persistent block=128,ch
 # every persistent line covers its row with at most one partly filled chunk
 # (E = 8 elements a chunk, 4 for fp32)
 awk '$4 == "rmsnorm_bwd.persistent" {
-        n = substr($2, 3); split($5, kv, /[=,]/); b = kv[2]; c = kv[4]; e = $3 ~ /^x=f32/ ? 4 : 8;
+        n = substr($2, 3) + 0; split($5, kv, /[=,]/); b = kv[2]; c = kv[4]; e = $3 ~ /^x=f32/ ? 4 : 8;
         if (b * c * e < n || b * c * e - n >= b * e) bad++ }
      END {exit bad > 0}' "$T/out" && ok default_where_holds || bad default_where_holds
 [ "$(sort "$T/out" | uniq -d | grep -c '^M=')" = 0 ] && ok default_no_duplicates || bad default_no_duplicates

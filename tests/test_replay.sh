@@ -17,11 +17,13 @@ if echo "$last" | grep -q "$line"; then ok last_line_form; else bad last_line_fo
     ok exhaustive_finds_every_best || bad exhaustive_finds_every_best "$last"
 has table_names_a_shape "$T/out" "M=65536 N=16384 x=f32,w=f32,dw=f32"
 
-# warm from the other shapes of the model: 6 per shape is 19.1% of 2576
+# warm from the other shapes of the model: 6 per shape is 18.4% of the
+# variants of the shapes the database holds (the short rows it has not seen
+# are left out of the summary)
 expect warm_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 6 --stored neighbours
 last=$(tail -n 1 "$T/out")
 set -- $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
-if [ "$1" = "19.1" ] && awk "BEGIN { exit !($2 >= 95 && $3 <= 1.10) }"; then
+if [ "$1" = "18.4" ] && awk "BEGIN { exit !($2 >= 95 && $3 <= 1.10) }"; then
     ok warm_neighbours_within_2pct
 else
     bad warm_neighbours_within_2pct "$last"

@@ -20,7 +20,9 @@
  * P: the proposals over the variants of the exhaustive sweep (`list
  * --count`'s total) times K; S: the (shape, seed) runs whose pick's stored
  * median is within 2% of the shape's stored best; X: the largest pick's
- * stored median over that best. */
+ * stored median over that best.  Only problems with a stored result are
+ * scored (P, S and X); the others (shapes the database has never seen)
+ * are run, shown with "-", and counted in a note on stderr. */
 #include <getopt.h>          /* optind */
 #include <inttypes.h>
 #include <math.h>
@@ -251,9 +253,23 @@ int cmd_replay(int argc, char **argv) {
             goto out;
         }
     }
+    /* a problem with no stored result cannot be scored (nothing to replay
+     * against): it is run but left out of the summary, and said so */
     uint64_t total = 0, spent_all = 0, runs = 0, ok_runs = 0;
+    int unscored = 0;
     double worst_all = 1.0;
-    for (size_t i = 0; i < (size_t)np * (size_t)sw.nfam; i++) total += counts[i];
+    for (int q = 0; q < np; q++) {
+        if (!isfinite(nt_replay_best(x.rp, q))) {
+            unscored++;
+            continue;
+        }
+        for (int f = 0; f < sw.nfam; f++) total += counts[(size_t)q * (size_t)sw.nfam + (size_t)f];
+    }
+    if (unscored == np) {
+        nt_errorf("replay", "%s: no problem of %s has a stored result to replay against", dbpath,
+                  sw.path);
+        goto out;
+    }
     for (long long k = 0; k < seeds; k++) {
         nt_evaluator ev;
         nt_store_ops so = {NULL, no_lookup, no_put};
@@ -273,9 +289,10 @@ int cmd_replay(int argc, char **argv) {
         }
         for (int q = 0; q < np; q++) {
             double best = nt_replay_best(x.rp, q), got = INFINITY;
-            if (st.pick[q].fam >= 0) got = nt_replay_stored(x.rp, q, st.pick[q]);
-            double ratio = isfinite(got) && isfinite(best) ? got / best : INFINITY;
             spent[q] += st.spent[q];
+            if (!isfinite(best)) continue;
+            if (st.pick[q].fam >= 0) got = nt_replay_stored(x.rp, q, st.pick[q]);
+            double ratio = isfinite(got) ? got / best : INFINITY;
             spent_all += st.spent[q];
             within[q] += ratio <= WITHIN;
             if (ratio > worst[q]) worst[q] = ratio;
@@ -296,9 +313,17 @@ int cmd_replay(int argc, char **argv) {
         for (int f = 0; f < sw.nfam; f++) c += counts[(size_t)q * (size_t)sw.nfam + (size_t)f];
         nt_sweep_problem(&sw, q, &pr);
         nt_problem_text(&pr, pt, sizeof pt);
-        printf("%-44s %9" PRIu64 " %9.1f %7.0f%% %6.3fx\n", pt, c, (double)spent[q] / (double)seeds,
-               100.0 * (double)within[q] / (double)seeds, worst[q]);
+        if (!isfinite(nt_replay_best(x.rp, q)))
+            printf("%-44s %9" PRIu64 " %9.1f %8s %7s\n", pt, c, (double)spent[q] / (double)seeds,
+                   "-", "-");
+        else
+            printf("%-44s %9" PRIu64 " %9.1f %7.0f%% %6.3fx\n", pt, c,
+                   (double)spent[q] / (double)seeds, 100.0 * (double)within[q] / (double)seeds,
+                   worst[q]);
     }
+    if (unscored)
+        fprintf(stderr, "normtune replay: %d of %d problems have no stored result in %s: "
+                        "left out of the summary (their rows say -)\n", unscored, np, dbpath);
     printf("replay: %s spent %.1f%% of the sweep, %.1f%% of shapes within 2%%, worst %.2fx\n",
            strategy, 100.0 * (double)spent_all / ((double)total * (double)seeds),
            100.0 * (double)ok_runs / (double)runs, worst_all);

@@ -1,15 +1,16 @@
--- rmsnorm_bwd.lua -- the default backward sweep: RMSNorm backward, both
+-- rmsnorm_bwd.lua -- the default backward sweep: RMSNorm backward, three
 -- families, bf16 and fp16 activations with the weight in the activation
 -- dtype or fp32, and fp32 at fewer shapes; dw in fp32 throughout.
 --
--- bf16 (w bf16) is what most models train with: all 40 shapes, N (hidden
--- size) in 1024 .. 16384 by M (rows) in 1024 .. 65536.  The other
--- combinations get the 12 shapes of N in {1024, 4096, 16384} (their own
--- `shapes`), fp32 the 6 of M in {4096, 65536}.  where() keeps
--- 2576 variants in all (164 naive, 2412 persistent) over 82 problems;
--- `normtune list lua/sweeps/rmsnorm_bwd.lua --count` prints the counts per
--- problem; the search (`warm`) measures BUDGET of them per shape on
--- average.  On one H200 the exhaustive sweep took about 5.5 minutes.
+-- bf16 (w bf16) is what most models train with: 40 hidden sizes, N in
+-- 1024 .. 16384 by M (rows) in 1024 .. 65536, and 13 short rows (per-head
+-- norms: N = 64, 128, 256 by M = 65536 .. 1048576; N = 512, 768 by M =
+-- 8192, 65536).  The other combinations get the 12 shapes of N in {1024,
+-- 4096, 16384} plus two short rows (their own `shapes`), fp32 the 6 of M in
+-- {4096, 65536} plus one.  where() keeps 3530 variants in all over 102
+-- problems; `normtune list lua/sweeps/rmsnorm_bwd.lua --count` prints the
+-- counts per problem and family; the search (`warm`) measures BUDGET of
+-- them per shape on average.
 
 -- Variants measured per shape, on average over the sweep (7 of its 31).
 local BUDGET = 7
