@@ -58,29 +58,12 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_common import (BF16, DEFAULT_SHAPES, EPS,  # noqa: E402
                           F32, FLUSH_BYTES, ITERS, WARMUP, bench_shapes, cell,
-                          finish_report, parser, start, init_flush, load_quack, log, rstd64,
+                          finish_report, parser, start, init_flush, load_liger, load_quack, log, rstd64,
                           time_iso)
 
 NT_TOL = 1e-2  # normtune's dx and dw must be this close to float64
 PEERS = ["torch eager", "Liger", "QuACK"]
 COLUMNS = ["normtune"] + PEERS
-
-
-def load_liger():
-    """(LigerRMSNormFunction, version text), or (None, reason)."""
-    try:
-        mod = importlib.import_module("liger_kernel.ops.rms_norm")
-        fn = mod.LigerRMSNormFunction
-        try:
-            from importlib.metadata import version
-            ver = version("liger-kernel")
-        except Exception:
-            ver = "?"
-        log(f"Liger {ver} imported")
-        return fn, ver
-    except Exception as e:
-        log(f"Liger import FAILED (its column will say so): {type(e).__name__}: {e}")
-        return None, f"not imported ({type(e).__name__})"
 
 
 def autograd_fn(forward, x, w, dy):

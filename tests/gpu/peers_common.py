@@ -221,6 +221,23 @@ def load_quack():
 _flush = None
 
 
+def load_liger():
+    """(LigerRMSNormFunction, version text), or (None, reason)."""
+    try:
+        mod = importlib.import_module("liger_kernel.ops.rms_norm")
+        fn = mod.LigerRMSNormFunction
+        try:
+            from importlib.metadata import version
+            ver = version("liger-kernel")
+        except Exception:
+            ver = "?"
+        log(f"Liger {ver} imported")
+        return fn, ver
+    except Exception as e:
+        log(f"Liger import FAILED (its column will say so): {type(e).__name__}: {e}")
+        return None, f"not imported ({type(e).__name__})"
+
+
 def init_flush():
     """Allocate the L2 flush buffer (FLUSH_BYTES) on the current device."""
     global _flush

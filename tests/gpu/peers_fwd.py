@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""peers_fwd.py -- RMSNorm forward: normtune's library against QuACK and PyTorch.
+"""peers_fwd.py -- RMSNorm forward: normtune's library against QuACK, Liger and PyTorch.
 
 A measurement run by hand on a CUDA device (not part of `make test`):
 
@@ -15,8 +15,11 @@ of calls alone) is in tests/gpu/peers_common.py.
 The library must be built from --header (the shipped one by default): its
 version string's config and kernel counts are compared with the header's
 and the run stops when they differ.  QuACK
-(quack-kernels, with nvidia-cutlass-dsl) is optional: when it cannot be
-imported the reason is printed and the other contenders are still measured.
+(quack-kernels, with nvidia-cutlass-dsl) and Liger (liger-kernel) are
+optional: when one cannot be imported the reason is printed and the other
+contenders are still measured.  The shapes: model hidden sizes at
+training batches, bf16 x with an fp32 weight at three, per-head norms
+(N = 64 to 768) and rows past 16384 (N = 18432, 20480).
 Measured (data/peers-fwd-h200.md) with quack-kernels 0.6.5,
 nvidia-cutlass-dsl 4.7.1 with its libs-cu13, libs-base and libs-core
 wheels, apache-tvm-ffi 0.1.15.post2 and torch-c-dlpack-ext 0.1.5, installed
@@ -37,6 +40,9 @@ Contenders, on the same tensors in the same process:
     normtune y+rstd    the same, writing rstd (M floats)
     QuACK y, y+rstd    quack.rmsnorm's forward, its own launch heuristic
                        (caller-allocated outputs, like normtune's)
+    Liger y+rstd       liger_kernel's LigerRMSNormFunction forward (it
+                       always computes rstd, kept for its backward; it
+                       allocates its outputs per call), when it imports
     torch eager        torch.nn.functional.rms_norm
     torch.compile      the same under torch.compile, at two shapes
 
@@ -92,7 +98,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_common import (BF16, EPS, F32, FLUSH_BYTES,  # noqa: E402
                           ITERS, WARMUP, cell, dname, events,
-                          init_flush, load_quack, log, rel_l2, rotated,
+                          init_flush, load_liger, load_quack, log, rel_l2, rotated,
                           rstd64, time_iso, finish_report, parser, start)
 
 NT_Y_TOL = 1e-2  # normtune's y must be this close to float64 (bf16)
@@ -103,11 +109,15 @@ BIG = (65536, 16384)  # 2 GiB of x (--no-big drops it)
 SHAPES = ([(M, N, BF16, BF16) for M, N in [(16384, 4096), (16384, 8192), (8192, 16384),
                                            (32768, 4096), (65536, 2048), (4096, 16384), BIG,
                                            (4096, 4096), (1024, 4096), (16384, 1024)]] +
-          [(M, N, BF16, F32) for M, N in [(16384, 4096), (8192, 16384), (65536, 2048)]])
+          [(M, N, BF16, F32) for M, N in [(16384, 4096), (8192, 16384), (65536, 2048)]] +
+          # per-head norms (QK-norm) and rows past 16384
+          [(M, N, BF16, BF16) for M, N in [(1048576, 128), (262144, 128), (131072, 64),
+                                           (65536, 256), (32768, 512), (8192, 768),
+                                           (16384, 18432), (4096, 20480)]])
 COMPILE_AT = {(16384, 4096), (8192, 16384)}  # torch.compile shapes (bf16/bf16)
 
 COLUMNS = ["normtune y", "normtune y+rstd", "QuACK y", "QuACK y+rstd",
-           "torch eager", "torch.compile"]
+           "Liger y+rstd", "torch eager", "torch.compile"]
 
 
 def quack_fn(qr, x, w, y, rstd):
@@ -199,6 +209,7 @@ def main():
 
     nt, dev, t0 = start("peers_fwd.py", args.lib, args.header)
     qr, qver = load_quack()
+    liger, lver = load_liger()
     init_flush()
     l2 = dev.L2_cache_size
     gen = torch.Generator(device="cuda")
@@ -243,6 +254,12 @@ def main():
                            ("QuACK y+rstd", lambda a, b, r: quack_fn(qr, a, w, b, r), True)]
         else:
             res["QuACK y"] = res["QuACK y+rstd"] = "no QuACK"
+        if liger is not None:
+            # Liger's forward always computes rstd (kept for its backward)
+            contenders.append(("Liger y+rstd", lambda a, b, r: (
+                lambda: liger.apply(a, w, EPS, 0.0, "llama", False)), False))
+        else:
+            res["Liger y+rstd"] = lver
         contenders.append(("torch eager", lambda a, b, r: (lambda: F.rms_norm(a, (N,), w, EPS)),
                            False))
         if not args.no_compile and (M, N) in COMPILE_AT and wd == xd:
@@ -320,7 +337,8 @@ def main():
     uuid = getattr(dev, "uuid", None)   # which GPU of the model (torch >= 2.1)
     out = [f"# RMSNorm forward: normtune vs QuACK vs PyTorch ({dev.name})", "",
            f"- GPU-{uuid}" if uuid is not None else "- GPU uuid: not reported by torch",
-           f"- torch {torch.__version__}; QuACK {qver or 'not imported'}",
+           f"- torch {torch.__version__}; QuACK {qver or 'not imported'}; "
+           f"Liger {lver or 'not imported'}",
            f"- normtune: {nt.version}",
            f"- eps {EPS}; x ~ N(0,1), w ~ U[0.5,1.5)",
            (f"- method iso: median of {ITERS} calls after {WARMUP} warm-ups, each timed "
