@@ -56,7 +56,7 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
 #define BUSY_MS 10000              /* wait this long for another writer */
 #define CLOSE_BUSY_MS 2000         /* ... and this long to checkpoint at close */
 #define MAX_CHECK_ERRS 5           /* integrity_check lines in a message */
-#define MAX_COLS 16                /* columns of a canned report */
+#define MAX_COLS 17                /* columns of a canned report */
 
 /* Migration steps: migrations[v] turns schema version v into v + 1 (run in
  * one transaction, after which user_version is set to v + 1).  Entry 0 is
@@ -90,13 +90,14 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 /* Every statement of the store, prepared lazily and cached per store. */
 enum {
     Q_BEGIN, Q_COMMIT, Q_ROLLBACK,
-    Q_DEV_UUID, Q_DEV_NAME, Q_DEV_INS, Q_DEV_UPD, Q_DEV_GET, Q_DEV_FIND,
-    Q_DEV_ALL, Q_DEV_WITH_RESULTS, Q_DEV_WITH_CURRENT, Q_DEV_COMPLETE,
+    Q_DEV_UUID, Q_DEV_NAME, Q_DEV_INS, Q_DEV_UPD, Q_DEV_GET,
+    Q_MODEL_OF, Q_MODEL_SIZE, Q_MODEL_FIND, Q_MODEL_ALL, Q_MODEL_WITH_RESULTS,
+    Q_MODEL_WITH_CURRENT, Q_MODEL_COMPLETE, Q_MODEL_GPUS, Q_GPUS_CLEAR, Q_GPUS_SET,
     Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
-    Q_BEST, Q_BEST_ALL, Q_BEST_SWEEPS, Q_LAST_CREATED, Q_FAM_CURRENT,
-    Q_REP_BEST, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
+    Q_BEST, Q_BEST_ALL, Q_BEST_SWEEPS, Q_BEST_SWEEPS_ALL, Q_LAST_CREATED, Q_FAM_CURRENT,
+    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_COUNT
 };
 
@@ -127,30 +128,43 @@ static const char *const q_sql[Q_COUNT] = {
                   "runtime = :runtime, nvrtc = :nvrtc WHERE id = :id AND "
                   "uuid IS :uuid",
     [Q_DEV_GET] = "SELECT name, coalesce(uuid, 'none'), cc_major, cc_minor, "
-                  "driver, runtime, nvrtc FROM device WHERE id = :id",
-    [Q_DEV_FIND] = "SELECT id, name, coalesce(uuid, 'none') FROM device "
-                   "WHERE name = :name COLLATE NOCASE OR uuid = :name COLLATE NOCASE OR "
-                   "(length(:name) >= 8 AND "
-                   "substr(uuid, 1, length(:name)) = :name COLLATE NOCASE) ORDER BY id",
-    [Q_DEV_ALL] = "SELECT id, name, coalesce(uuid, 'none') FROM device ORDER BY id",
-    [Q_DEV_WITH_RESULTS] = "SELECT d.id, d.name, coalesce(d.uuid, 'none') FROM device d "
-                           "WHERE EXISTS (SELECT 1 FROM result r WHERE "
-                           "r.device_id = d.id) ORDER BY d.id",
+                  "driver, runtime, nvrtc, sms, mem_clock_khz FROM device WHERE id = :id",
+    /* Device models (see models_load): temp.nt_model maps every device
+     * to its model's id (the lowest device id of the model), and
+     * temp.nt_gpus holds the devices of the model a command reads. */
+    [Q_MODEL_OF] = "SELECT mid FROM temp.nt_model WHERE dev = :dev",
+    [Q_MODEL_SIZE] = "SELECT count(*) FROM temp.nt_model WHERE mid = "
+                     "(SELECT mid FROM temp.nt_model WHERE dev = :dev)",
+    /* the models of the GPUs a device argument names */
+    [Q_MODEL_FIND] = "SELECT DISTINCT m.mid FROM device d JOIN temp.nt_model m ON m.dev = d.id "
+                     "WHERE d.name = :name COLLATE NOCASE OR d.uuid = :name COLLATE NOCASE OR "
+                     "(length(:name) >= 8 AND "
+                     "substr(d.uuid, 1, length(:name)) = :name COLLATE NOCASE) ORDER BY m.mid",
+    [Q_MODEL_ALL] = "SELECT DISTINCT mid FROM temp.nt_model ORDER BY mid",
+    [Q_MODEL_WITH_RESULTS] = "SELECT DISTINCT m.mid FROM temp.nt_model m "
+                             "WHERE EXISTS (SELECT 1 FROM result r WHERE "
+                             "r.device_id = m.dev) ORDER BY m.mid",
     /* ... with ok results of the current family sources (store_best) */
-    [Q_DEV_WITH_CURRENT] = "SELECT d.id, d.name, coalesce(d.uuid, 'none') FROM device d "
-                           "WHERE EXISTS (SELECT 1 FROM result r JOIN variant v ON "
-                           "v.id = r.variant_id WHERE r.device_id = d.id AND r.status = 'ok' "
-                           "AND nt_current(v.family, v.src_hash)) ORDER BY d.id",
+    [Q_MODEL_WITH_CURRENT] = "SELECT DISTINCT m.mid FROM temp.nt_model m "
+                             "WHERE EXISTS (SELECT 1 FROM result r JOIN variant v ON "
+                             "v.id = r.variant_id WHERE r.device_id = m.dev AND "
+                             "r.status = 'ok' AND nt_current(v.family, v.src_hash)) "
+                             "ORDER BY m.mid",
     /* ... whose ok current results cover every (family, problem) that any
-     * device's ok current results cover */
-    [Q_DEV_COMPLETE] = "WITH cur AS (SELECT DISTINCT r.device_id AS dev, "
-                       "v.family AS fam, r.shape_id AS sh FROM result r JOIN variant v ON "
-                       "v.id = r.variant_id WHERE r.status = 'ok' AND "
-                       "nt_current(v.family, v.src_hash)) "
-                       "SELECT d.id, d.name, coalesce(d.uuid, 'none') FROM device d "
-                       "WHERE EXISTS (SELECT 1 FROM cur WHERE cur.dev = d.id) AND NOT EXISTS "
-                       "(SELECT 1 FROM cur c WHERE NOT EXISTS (SELECT 1 FROM cur m WHERE "
-                       "m.dev = d.id AND m.fam = c.fam AND m.sh = c.sh)) ORDER BY d.id",
+     * model's ok current results cover */
+    [Q_MODEL_COMPLETE] = "WITH cur AS (SELECT DISTINCT m.mid AS mid, "
+                         "v.family AS fam, r.shape_id AS sh FROM result r JOIN variant v ON "
+                         "v.id = r.variant_id JOIN temp.nt_model m ON m.dev = r.device_id "
+                         "WHERE r.status = 'ok' AND nt_current(v.family, v.src_hash)) "
+                         "SELECT DISTINCT c.mid FROM cur c WHERE NOT EXISTS "
+                         "(SELECT 1 FROM cur a WHERE NOT EXISTS (SELECT 1 FROM cur b WHERE "
+                         "b.mid = c.mid AND b.fam = a.fam AND b.sh = a.sh)) ORDER BY c.mid",
+    /* a model's GPUs, for messages */
+    [Q_MODEL_GPUS] = "SELECT d.name, d.cc_major, d.cc_minor, d.sms, d.mem_clock_khz, "
+                     "coalesce(d.uuid, 'none') FROM temp.nt_model m JOIN device d ON "
+                     "d.id = m.dev WHERE m.mid = :mid ORDER BY d.id",
+    [Q_GPUS_CLEAR] = "DELETE FROM temp.nt_gpus",
+    [Q_GPUS_SET] = "INSERT INTO temp.nt_gpus SELECT dev FROM temp.nt_model WHERE mid = :mid",
     [Q_SWEEP_INS] = "INSERT INTO sweep(script, script_hash, started, device_id, "
                     "status, copy_gbps, host, pid) VALUES (:script, :hash, :now, "
                     ":dev, 'running', :copy, :host, :pid)",
@@ -178,37 +192,47 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_SAMPLE_INS] = "INSERT INTO sample(result_id, idx, us) VALUES (:res, :idx, :us)",
     [Q_ERR_INS] = "INSERT INTO error(result_id, tensor, value, tolerance, required) "
                   "VALUES (:res, :tensor, :value, :tol, :req)",
+    /* the resume key on any GPU of the model (temp.nt_gpus): the GPU's own
+     * result first, else the newest */
     [Q_LOOKUP] = "SELECT r.id, r.status, r.message, r.median_us, r.p10_us, "
                  "r.p90_us, r.n_samples, r.bytes, r.gbps, r.pct_copy, "
-                 "r.regs, r.spill, r.smem, r.grid, r.reps, r.traffic_gbps FROM result r "
+                 "r.regs, r.spill, r.smem, r.grid, r.reps, r.traffic_gbps, r.device_id "
+                 "FROM result r "
                  "JOIN variant v ON v.id = r.variant_id "
                  "JOIN shape s ON s.id = r.shape_id "
-                 "WHERE r.device_id = :dev AND v.family = :family AND "
+                 "WHERE r.device_id IN temp.nt_gpus AND v.family = :family AND "
                  "v.params = :params AND v.src_hash = :src AND s.op = :op AND "
                  "s.dtype = :dtype AND s.M = :M AND s.N = :N AND "
                  "r.warmup = :warmup AND r.min_samples = :min AND "
-                 "r.max_samples = :max AND r.rel_ci = :rel_ci",
+                 "r.max_samples = :max AND r.rel_ci = :rel_ci "
+                 "ORDER BY r.device_id = :dev DESC, r.id DESC LIMIT 1",
     [Q_SAMPLES] = "SELECT us FROM sample WHERE result_id = :res ORDER BY idx",
     [Q_ERRS] = "SELECT tensor, value, coalesce(tolerance, 0), coalesce(required, 0) FROM error "
                "WHERE result_id = :res ORDER BY tensor",
-    /* the view `best` for one device, among the results of the current
-     * family sources (temp.best_current: see current_view) */
+    /* the view `best` for the GPUs of one model (temp.nt_gpus) ranked
+     * together, among the results of the current family sources or all of
+     * them (temp.best_model_current, temp.best_model: see model_views) */
     [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-               "gbps, pct_copy, result_id, traffic_gbps FROM temp.best_current "
-               "WHERE device_id = :dev "
+               "gbps, pct_copy, result_id, traffic_gbps, device_id FROM temp.best_model_current "
                "ORDER BY op, dtype, N, M",
     [Q_BEST_ALL] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-                   "gbps, pct_copy, result_id, traffic_gbps FROM best WHERE device_id = :dev "
+                   "gbps, pct_copy, result_id, traffic_gbps, device_id FROM temp.best_model "
                    "ORDER BY op, dtype, N, M",
-    [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM best WHERE device_id = :dev",
-    [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id = :dev",
-    /* the families with ok results of their current sources on a device */
+    [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM temp.best_model_current",
+    [Q_BEST_SWEEPS_ALL] = "SELECT count(DISTINCT sweep_id) FROM temp.best_model",
+    [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id IN temp.nt_gpus",
+    /* the families with ok results of their current sources on a model */
     [Q_FAM_CURRENT] = "SELECT DISTINCT v.family FROM result r JOIN variant v ON "
-                      "v.id = r.variant_id WHERE r.device_id = :dev AND r.status = 'ok' "
-                      "AND nt_current(v.family, v.src_hash) ORDER BY v.family",
+                      "v.id = r.variant_id WHERE r.device_id IN temp.nt_gpus AND "
+                      "r.status = 'ok' AND nt_current(v.family, v.src_hash) ORDER BY v.family",
     [Q_REP_BEST] = "SELECT device, op, dtype, N, M, family, params, median_us, "
-                   "gbps, pct_copy, result_id FROM best WHERE :dev IS NULL OR "
-                   "device_id = :dev ORDER BY device, device_id, N, M, op, dtype",
+                   "gbps, pct_copy, result_id FROM temp.best_model "
+                   "ORDER BY N, M, op, dtype",
+    /* every model: ordered by model, then shape */
+    [Q_REP_BEST_ALL] = "SELECT b.device, b.op, b.dtype, b.N, b.M, b.family, b.params, "
+                       "b.median_us, b.gbps, b.pct_copy, b.result_id FROM temp.best_models b "
+                       "JOIN device d ON d.id = b.device_id ORDER BY b.device, d.cc_major, "
+                       "d.cc_minor, d.sms, d.mem_clock_khz, b.N, b.M, b.op, b.dtype",
     [Q_REP_SHAPE] =
         "SELECT CASE WHEN status = 'ok' THEN row_number() OVER ("
         "PARTITION BY op, dtype ORDER BY status <> 'ok', median_us, family, "
@@ -216,15 +240,18 @@ static const char *const q_sql[Q_COUNT] = {
         "p90_us, n_samples, gbps, pct_copy, 100.0 * gbps / traffic_gbps, "
         "CASE WHEN status = 'ok' THEN "
         "100.0 * (min(CASE WHEN status = 'ok' THEN median_us END) OVER "
-        "(PARTITION BY op, dtype)) / median_us END, id, msg FROM ("
+        "(PARTITION BY op, dtype)) / median_us END, gpu, id, msg FROM ("
         "SELECT r.id, s.op, s.dtype, v.family, v.params, r.status, r.median_us, "
         "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, "
+        "(SELECT substr(d.uuid, 1, 12) FROM device d WHERE d.id = r.device_id) AS gpu, "
         SHORT_MSG " AS msg "
-        /* the shape first (CROSS JOIN keeps SQLite from reading every
-         * result of the device for each shape), then its results through
-         * the index result_shape (device_id, shape_id, status) */
-        "FROM shape s CROSS JOIN result r JOIN variant v ON v.id = r.variant_id "
-        "WHERE r.shape_id = s.id AND r.device_id = :dev AND "
+        /* the shape first, then the GPUs of the model (temp.nt_gpus), then
+         * the results of each through the index result_shape (device_id,
+         * shape_id, status) (CROSS JOIN keeps SQLite from reading every
+         * result of the model for each shape, or indexing them anew) */
+        "FROM shape s CROSS JOIN temp.nt_gpus g CROSS JOIN result r "
+        "JOIN variant v ON v.id = r.variant_id "
+        "WHERE r.shape_id = s.id AND r.device_id = g.dev AND "
         "s.M = :M AND s.N = :N) "
         "ORDER BY op, dtype, status <> 'ok', median_us, family, params, id",
     [Q_REP_RESULT] = "SELECT n_samples FROM result WHERE id = :res",
@@ -246,7 +273,10 @@ struct store {
     int set_wal;                   /* this open put a rollback-mode file in WAL mode */
     int64_t found;                 /* the schema version the open found */
     sqlite3_stmt *q[Q_COUNT];      /* cached statements, NULL until used */
-    int has_current;               /* temp.best_current exists (current_view) */
+    int has_views;                 /* the temp views of model_views exist */
+    int has_models;                /* temp.nt_model holds every device (models_load) */
+    int64_t gpus_mid;              /* the model temp.nt_gpus holds (0: none) */
+    int64_t gpus_dev;              /* the device last resolved to it (0: none) */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -1118,6 +1148,7 @@ int store_device(store *db, const nt_device *d, int64_t *id, char *err, size_t e
         dberr(db, err, errlen, "finding the device");
         goto fail;
     }
+    db->has_models = 0;           /* a device row changed: models_load again */
     return tx(db, Q_COMMIT, err, errlen);
 bindfail:
     stmt_done(st);
@@ -1175,6 +1206,8 @@ int store_sweep_end(store *db, int64_t sweep, const char *status, char *err,
 }
 
 /* ---- results ------------------------------------------------------------- */
+
+static int use_model_of(store *db, int64_t dev, char *err, size_t errlen);  /* models */
 
 /* Insert-or-find a row through (ins, get) with bind(); *id is its id. */
 static int upsert(store *db, int ins, int get, const store_key *k,
@@ -1302,8 +1335,9 @@ fail:
     return STORE_ERR;
 }
 
-/* Find the result stored under k; *found = 0 if none.  out (optional) gets
- * every field and the samples. */
+/* Find the result stored under k on a GPU of its device's model: *found 0
+ * if none, 1 the device's own, 2 another GPU's (the newest).  out
+ * (optional) gets every field and the samples. */
 int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
                  char *err, size_t errlen) {
     sqlite3_stmt *st;
@@ -1311,7 +1345,7 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
     int rc;
 
     *found = 0;
-    if (key_ok(k, err, errlen)) return STORE_ERR;
+    if (key_ok(k, err, errlen) || use_model_of(db, k->device, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, Q_LOOKUP, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":dev", k->device) | bind_variant(st, k) | bind_shape(st, k) |
         bind_timing(st, &k->timing)) {
@@ -1327,7 +1361,7 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
         stmt_done(st);
         return dberr(db, err, errlen, "looking up the result");
     }
-    *found = 1;
+    *found = sqlite3_column_int64(st, 16) == k->device ? 1 : 2;
     if (!out) {
         stmt_done(st);
         return STORE_OK;
@@ -1598,27 +1632,136 @@ done:
     return rc;
 }
 
-/* ---- best results and provenance ---------------------------------------- */
+/* ---- device models -------------------------------------------------------- */
 
-/* Append "name (uuid)" of every row of st to buf, comma separated. */
-static void list_devices(sqlite3_stmt *st, char *buf, size_t len) {
-    size_t n = 0;
-    buf[0] = 0;
-    while (sqlite3_step(st) == SQLITE_ROW && n < len) {
-        int w = snprintf(buf + n, len - n, "%s%s (%s)", n ? ", " : "",
-                         (const char *)sqlite3_column_text(st, 1),
-                         (const char *)sqlite3_column_text(st, 2));
+/* The GPUs of one model pool their results.  temp.nt_model maps every
+ * device row to its model's id, the lowest id of the devices with its name,
+ * compute capability, SM count and memory clock; it is read once per
+ * store (models_load) and again only after store_device changed the
+ * device table.  temp.nt_gpus holds the devices of the model a command
+ * reads (use_model), which every query of a model reads as
+ * `device_id IN temp.nt_gpus`: nothing is recomputed per row. */
+static const char models_sql[] =
+    "CREATE TEMP TABLE IF NOT EXISTS nt_model(dev INTEGER PRIMARY KEY, mid INTEGER NOT NULL);"
+    "CREATE TEMP TABLE IF NOT EXISTS nt_gpus(dev INTEGER PRIMARY KEY);"
+    "DELETE FROM temp.nt_model; DELETE FROM temp.nt_gpus;"
+    "INSERT INTO temp.nt_model SELECT d.id, (SELECT min(x.id) FROM device x WHERE "
+    "x.name = d.name AND x.cc_major = d.cc_major AND x.cc_minor = d.cc_minor AND "
+    "x.sms = d.sms AND x.mem_clock_khz = d.mem_clock_khz) FROM device d;";
+
+/* Fill temp.nt_model, once.  0 or -1. */
+static int models_load(store *db, char *err, size_t errlen) {
+    if (db->has_models) return STORE_OK;
+    db->gpus_mid = db->gpus_dev = 0;
+    if (sqlite3_exec(db->db, models_sql, NULL, NULL, NULL) != SQLITE_OK)
+        return dberr(db, err, errlen, "reading the device models");
+    db->has_models = 1;
+    return STORE_OK;
+}
+
+/* Make temp.nt_gpus the devices of model mid (a no-op when it already
+ * is).  0 or -1. */
+static int use_model(store *db, int64_t mid, char *err, size_t errlen) {
+    sqlite3_stmt *st;
+    if (models_load(db, err, errlen)) return STORE_ERR;
+    if (db->gpus_mid == mid) return STORE_OK;
+    db->gpus_mid = db->gpus_dev = 0;
+    if (!(st = stmt(db, Q_GPUS_CLEAR, err, errlen)) ||
+        step_done(db, st, "choosing the device model", err, errlen))
+        return STORE_ERR;
+    if (!(st = stmt(db, Q_GPUS_SET, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":mid", mid)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the device model");
+    }
+    if (step_done(db, st, "choosing the device model", err, errlen)) return STORE_ERR;
+    db->gpus_mid = mid;
+    return STORE_OK;
+}
+
+/* The model of device dev into *mid.  0 or -1 (no such device). */
+static int model_of(store *db, int64_t dev, int64_t *mid, char *err, size_t errlen) {
+    sqlite3_stmt *st;
+    int rc;
+    if (models_load(db, err, errlen) || !(st = stmt(db, Q_MODEL_OF, err, errlen)))
+        return STORE_ERR;
+    if (bind_i(st, ":dev", dev)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the device");
+    }
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *mid = sqlite3_column_int64(st, 0);
+    stmt_done(st);
+    if (rc == SQLITE_DONE) return seterr(err, errlen, "%s: no device %lld", db->path, (long long)dev);
+    return rc == SQLITE_ROW ? STORE_OK : dberr(db, err, errlen, "finding the device model");
+}
+
+/* Make temp.nt_gpus the GPUs of the model of device dev.  0 or -1. */
+static int use_model_of(store *db, int64_t dev, char *err, size_t errlen) {
+    int64_t mid = 0;
+    if (db->has_models && db->gpus_mid && db->gpus_dev == dev) return STORE_OK;
+    if (model_of(db, dev, &mid, err, errlen) || use_model(db, mid, err, errlen)) return STORE_ERR;
+    db->gpus_dev = dev;
+    return STORE_OK;
+}
+
+int store_model_gpus(store *db, int64_t dev, int *ngpus, char *err, size_t errlen) {
+    sqlite3_stmt *st;
+    int rc;
+    if (models_load(db, err, errlen) || !(st = stmt(db, Q_MODEL_SIZE, err, errlen)))
+        return STORE_ERR;
+    if (bind_i(st, ":dev", dev)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the device");
+    }
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *ngpus = sqlite3_column_int(st, 0);
+    stmt_done(st);
+    return rc == SQLITE_ROW ? STORE_OK : dberr(db, err, errlen, "counting the model's GPUs");
+}
+
+/* Append to buf (of len, holding n characters) model mid as "NAME (cc
+ * X.Y, S SMs, memory clock K kHz: UUID, UUID)"; returns the new length. */
+static size_t model_text(store *db, int64_t mid, char *buf, size_t len, size_t n) {
+    sqlite3_stmt *st = stmt(db, Q_MODEL_GPUS, NULL, 0);
+    int k = 0;
+    if (!st || bind_i(st, ":mid", mid)) {
+        stmt_done(st);
+        return n;
+    }
+    while (n < len && sqlite3_step(st) == SQLITE_ROW) {
+        int w = k++ ? snprintf(buf + n, len - n, ", %s", (const char *)sqlite3_column_text(st, 5))
+                    : snprintf(buf + n, len - n, "%s (cc %d.%d, %d SMs, memory clock %d kHz: %s",
+                               (const char *)sqlite3_column_text(st, 0),
+                               sqlite3_column_int(st, 1), sqlite3_column_int(st, 2),
+                               sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
+                               (const char *)sqlite3_column_text(st, 5));
         if (w < 0) break;
         n += (size_t)w;
     }
     stmt_done(st);
+    if (k && n < len) n += (size_t)snprintf(buf + n, len - n, ")");
+    return n < len ? n : len - 1;
 }
 
-/* Run device query q (with :name bound to name, if set): the number of
- * rows, the first row's id in *id, and in *st the statement, reset with
- * its binding kept, for list_devices; -1 with a message on an error. */
-static int dev_count(store *db, int q, const char *name, int64_t *id, sqlite3_stmt **st,
-                     char *err, size_t errlen) {
+/* Every model of the rows (model ids) of st into buf, "; " between. */
+static void list_models(store *db, sqlite3_stmt *st, char *buf, size_t len) {
+    size_t n = 0;
+    buf[0] = 0;
+    while (n + 1 < len && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t mid = sqlite3_column_int64(st, 0);
+        if (n) n += (size_t)snprintf(buf + n, len - n, "; ");
+        if (n + 1 < len) n = model_text(db, mid, buf, len, n);
+    }
+    stmt_done(st);
+}
+
+/* Run model query q (with :name bound to name, if set): the number of
+ * rows, the first row's model id in *mid, and in *st the statement, reset
+ * with its binding kept, for list_models; -1 with a message on an
+ * error. */
+static int model_count(store *db, int q, const char *name, int64_t *mid, sqlite3_stmt **st,
+                       char *err, size_t errlen) {
     int n = 0, rc;
     if (!(*st = stmt(db, q, err, errlen))) return -1;
     if (name && bind_t(*st, ":name", name)) {
@@ -1627,7 +1770,7 @@ static int dev_count(store *db, int q, const char *name, int64_t *id, sqlite3_st
         return -1;
     }
     while ((rc = sqlite3_step(*st)) == SQLITE_ROW) {
-        if (!n) *id = sqlite3_column_int64(*st, 0);
+        if (!n) *mid = sqlite3_column_int64(*st, 0);
         n++;
     }
     stmt_done(*st);
@@ -1638,53 +1781,96 @@ static int dev_count(store *db, int q, const char *name, int64_t *id, sqlite3_st
     return n;
 }
 
-/* Resolve a device argument to an id (see store.h).  A name matches
- * ignoring case, a uuid by its first 8 or more characters, as `run
- * --device` picks a GPU (tuner/runner.c).  With no name, when several
- * devices have results: the one device with ok results of the current
+/* Resolve a device argument to a model (see store.h) and make it the one
+ * the store reads.  A name matches ignoring case, a uuid by its first 8 or
+ * more characters, as `run --device` picks a GPU (tuner/runner.c); either
+ * names the model of the GPUs it matches.  With no name, when several
+ * models have results: the one model with ok results of the current
  * family sources, if only one has them, so that a database that also
- * holds older sweeps of other GPUs reports, plots and exports the one that
- * ran the current kernels; when several have such results, the one whose
- * cover every (family, problem) that any device's cover, if only one does
- * (after a family changed and both ops were swept again on another GPU,
- * the first still holds current results of the unchanged families). */
+ * holds older sweeps of other GPUs reports, plots and exports the model
+ * that ran the current kernels; when several have such results, the one
+ * whose cover every (family, problem) that any model's cover, if only one
+ * does (after a family changed and both ops were swept again on another
+ * model, the first still holds current results of the unchanged
+ * families).  *id: the model's id, its lowest device id. */
 int store_find_device(store *db, const char *name, int64_t *id, char *err, size_t errlen) {
-    char names[1024];
+    char names[2048];
     sqlite3_stmt *st;
+    int64_t mid = 0;
     int n;
+    if (models_load(db, err, errlen)) return STORE_ERR;
     if (!name) {
-        int64_t one = 0;
-        if ((n = dev_count(db, Q_DEV_WITH_CURRENT, NULL, &one, &st, err, errlen)) < 0)
+        if ((n = model_count(db, Q_MODEL_WITH_CURRENT, NULL, &mid, &st, err, errlen)) < 0)
             return STORE_ERR;
-        if (n > 1 && (n = dev_count(db, Q_DEV_COMPLETE, NULL, &one, &st, err, errlen)) < 0)
+        if (n > 1 && (n = model_count(db, Q_MODEL_COMPLETE, NULL, &mid, &st, err, errlen)) < 0)
             return STORE_ERR;
-        if (n == 1) return *id = one, STORE_OK;
+        if (n == 1) return use_model(db, mid, err, errlen) ? STORE_ERR : (*id = mid, STORE_OK);
     }
-    if ((n = dev_count(db, name ? Q_DEV_FIND : Q_DEV_WITH_RESULTS, name, id, &st, err, errlen)) < 0)
+    if ((n = model_count(db, name ? Q_MODEL_FIND : Q_MODEL_WITH_RESULTS, name, &mid, &st, err,
+                         errlen)) < 0)
         return STORE_ERR;
-    if (n == 1) return STORE_OK;
+    if (n == 1) return use_model(db, mid, err, errlen) ? STORE_ERR : (*id = mid, STORE_OK);
     if (n > 1) {
-        list_devices(st, names, sizeof names);
-        return name ? seterr(err, errlen, "%s: device '%s' is ambiguous: %s; name it "
-                             "by uuid", db->path, name, names)
-                    : seterr(err, errlen, "%s: several devices have results: %s; name "
-                             "one (by name or uuid)", db->path, names);
+        list_models(db, st, names, sizeof names);
+        return name ? seterr(err, errlen, "%s: device '%s' is ambiguous: it names GPUs of "
+                             "several models: %s; name one by uuid", db->path, name, names)
+                    : seterr(err, errlen, "%s: several device models have results: %s; "
+                             "name one (by name or uuid)", db->path, names);
     }
     if (!name) return seterr(err, errlen, "%s: no results in the database", db->path);
-    if (!(st = stmt(db, Q_DEV_ALL, err, errlen))) return STORE_ERR;
-    list_devices(st, names, sizeof names);
+    if (!(st = stmt(db, Q_MODEL_ALL, err, errlen))) return STORE_ERR;
+    list_models(db, st, names, sizeof names);
     return seterr(err, errlen, "%s: no device '%s' in the database (devices: %s)",
                   db->path, name, names[0] ? names : "none");
 }
 
-/* Fill prov for device dev from its row, the best rows and its results. */
-static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
+/* ---- best results and provenance ---------------------------------------- */
+
+/* Fill prov for the model in temp.nt_gpus from its best rows: the GPUs
+ * that measured them, most rows first (ties: the smaller uuid), the first
+ * one's versions, and the model's results. */
+static int fill_prov(store *db, int current, const store_best_row *rows, int n,
                      store_prov *prov, char *err, size_t errlen) {
+    struct gpu { int64_t id; int rows; char uuid[64]; } *g = calloc((size_t)n + 1, sizeof *g);
     sqlite3_stmt *st;
+    int ng = 0, rc;
     memset(prov, 0, sizeof *prov);
-    prov->device_id = dev;
+    if (!g) return seterr(err, errlen, "out of memory");
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < ng && g[k].id != rows[i].device_id) k++;
+        if (k == ng) g[ng++].id = rows[i].device_id;
+        g[k].rows++;
+    }
+    for (int k = 0; k < ng; k++) {       /* each GPU's uuid, then the order */
+        if (!(st = stmt(db, Q_DEV_GET, err, errlen))) goto fail;
+        if (bind_i(st, ":id", g[k].id) || sqlite3_step(st) != SQLITE_ROW) {
+            stmt_done(st);
+            dberr(db, err, errlen, "reading the device");
+            goto fail;
+        }
+        copy_str(g[k].uuid, sizeof g[k].uuid, sqlite3_column_text(st, 1));
+        stmt_done(st);
+    }
+    for (int a = 1; a < ng; a++)
+        for (int b = a; b > 0 && (g[b].rows > g[b - 1].rows ||
+                                  (g[b].rows == g[b - 1].rows &&
+                                   strcmp(g[b].uuid, g[b - 1].uuid) < 0)); b--) {
+            struct gpu t = g[b];
+            g[b] = g[b - 1];
+            g[b - 1] = t;
+        }
+    prov->ngpus = ng;
+    for (int k = 0; k < ng && k < STORE_PROV_GPUS; k++) {
+        memcpy(prov->gpus[k].uuid, g[k].uuid, sizeof prov->gpus[k].uuid);
+        prov->gpus[k].rows = g[k].rows;
+    }
+    prov->device_id = ng ? g[0].id : db->gpus_mid;
+    free(g);
+    g = NULL;
+
     if (!(st = stmt(db, Q_DEV_GET, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":id", dev) || sqlite3_step(st) != SQLITE_ROW) {
+    if (bind_i(st, ":id", prov->device_id) || sqlite3_step(st) != SQLITE_ROW) {
         stmt_done(st);
         return dberr(db, err, errlen, "reading the device");
     }
@@ -1695,6 +1881,8 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
     copy_str(prov->driver, sizeof prov->driver, sqlite3_column_text(st, 4));
     copy_str(prov->runtime, sizeof prov->runtime, sqlite3_column_text(st, 5));
     copy_str(prov->nvrtc, sizeof prov->nvrtc, sqlite3_column_text(st, 6));
+    prov->sms = sqlite3_column_int(st, 7);
+    prov->mem_clock_khz = sqlite3_column_int(st, 8);
     stmt_done(st);
 
     snprintf(prov->src_hash, sizeof prov->src_hash, "%s", n ? rows[0].src_hash : "");
@@ -1705,15 +1893,16 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
         }
 
     if (!(st = stmt(db, Q_LAST_CREATED, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", dev) || sqlite3_step(st) != SQLITE_ROW) {
+    if (sqlite3_step(st) != SQLITE_ROW) {
         stmt_done(st);
         return dberr(db, err, errlen, "reading the result times");
     }
     copy_str(prov->last_finished, sizeof prov->last_finished, sqlite3_column_text(st, 0));
     stmt_done(st);
 
-    if (!(st = stmt(db, Q_BEST_SWEEPS, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", dev) || sqlite3_step(st) != SQLITE_ROW) {
+    if (!(st = stmt(db, current ? Q_BEST_SWEEPS : Q_BEST_SWEEPS_ALL, err, errlen)))
+        return STORE_ERR;
+    if (sqlite3_step(st) != SQLITE_ROW) {
         stmt_done(st);
         return dberr(db, err, errlen, "counting sweeps");
     }
@@ -1721,11 +1910,6 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
     stmt_done(st);
 
     if (!(st = stmt(db, Q_FAM_CURRENT, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", dev)) {
-        stmt_done(st);
-        return dberr(db, err, errlen, "binding the device");
-    }
-    int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if (prov->nfamilies < STORE_MAX_FAMILIES &&
             !copy_str(prov->families[prov->nfamilies], sizeof prov->families[0],
@@ -1734,30 +1918,61 @@ static int fill_prov(store *db, int64_t dev, const store_best_row *rows, int n,
     stmt_done(st);
     if (rc != SQLITE_DONE) return dberr(db, err, errlen, "listing the measured families");
     return STORE_OK;
+fail:
+    free(g);
+    return STORE_ERR;
 }
 
-/* Create temp.best_current on this connection: the view `best` of
- * db/schema.sql (one text) with one more condition, that the result was
- * measured with the family's current sources.  0 or -1. */
-static int current_view(store *db, char *err, size_t errlen) {
-    static const char cond[] = "WHERE r.status = 'ok'";
-    char view[4096], sql[4608];
-    const char *at, *as;
-    if (db->has_current) return STORE_OK;
-    if (view_sql("best", view, sizeof view) || !(at = strstr(view, cond)) ||
-        !(as = strstr(view, " AS")))
-        return seterr(err, errlen, "internal: schema.sql's view best has no \"%s\"", cond);
-    /* "CREATE TEMP VIEW best_current" + " AS ... " + the new condition + the rest */
-    snprintf(sql, sizeof sql, "CREATE TEMP VIEW best_current%.*s"
-             "WHERE nt_current(v.family, v.src_hash) AND %s",
-             (int)(at - as), as, at + strlen("WHERE "));
-    if (sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return dberr(db, err, errlen, "creating the view of current results");
-    db->has_current = 1;
+/* A copy of text into buf with the first `from` replaced by `to`; -1 when
+ * text has no `from` or buf is too small. */
+static int replace1(const char *text, const char *from, const char *to, char *buf, size_t len) {
+    const char *at = strstr(text, from);
+    if (!at) return -1;
+    int w = snprintf(buf, len, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return w < 0 || (size_t)w >= len ? -1 : 0;
+}
+
+/* Create on this connection the temporary views of the view `best` of
+ * db/schema.sql (one text, so that the rule of what is eligible and of
+ * ties is written once), each ranking the results of a model together
+ * instead of a device's:
+ *   best_model          the GPUs of temp.nt_gpus (the model a command reads)
+ *   best_model_current  ... measured with the current family sources
+ *   best_models         every model (partitioned by the model's columns)
+ * 0 or -1. */
+static int model_views(store *db, char *err, size_t errlen) {
+    static const char head[] = "CREATE VIEW best AS", part[] = "PARTITION BY r.device_id, r.shape_id",
+                      where[] = "WHERE r.status = 'ok'";
+    static const struct {
+        const char *name, *part, *where;
+    } v[] = {
+        {"best_model", "PARTITION BY r.shape_id",
+         "WHERE r.device_id IN temp.nt_gpus AND r.status = 'ok'"},
+        {"best_model_current", "PARTITION BY r.shape_id",
+         "WHERE r.device_id IN temp.nt_gpus AND nt_current(v.family, v.src_hash) AND "
+         "r.status = 'ok'"},
+        {"best_models", "PARTITION BY d.name, d.cc_major, d.cc_minor, d.sms, d.mem_clock_khz, "
+         "r.shape_id", where},
+    };
+    char view[4096], a[4608], b[4608], sql[4608], h[64];
+    if (db->has_views) return STORE_OK;
+    if (models_load(db, err, errlen)) return STORE_ERR;
+    if (view_sql("best", view, sizeof view))
+        return seterr(err, errlen, "internal: schema.sql has no view best");
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        snprintf(h, sizeof h, "CREATE TEMP VIEW %s AS", v[i].name);
+        if (replace1(view, head, h, a, sizeof a) || replace1(a, part, v[i].part, b, sizeof b) ||
+            replace1(b, where, v[i].where, sql, sizeof sql))
+            return seterr(err, errlen, "internal: schema.sql's view best has no \"%s\" or "
+                          "\"%s\"", part, where);
+        if (sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+            return dberr(db, err, errlen, "creating the views of a device model");
+    }
+    db->has_views = 1;
     return STORE_OK;
 }
 
-/* Best rows of a device; see store.h.  *rows is malloc'd (caller frees),
+/* Best rows of a model; see store.h.  *rows is malloc'd (caller frees),
  * NULL on error. */
 int store_best(store *db, const char *device, int current, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen) {
@@ -1768,13 +1983,9 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
 
     *rows = NULL;
     *n = 0;
-    if (store_find_device(db, device, &dev, err, errlen)) return STORE_ERR;
-    if (current && current_view(db, err, errlen)) return STORE_ERR;
+    if (store_find_device(db, device, &dev, err, errlen) || model_views(db, err, errlen))
+        return STORE_ERR;
     if (!(st = stmt(db, current ? Q_BEST : Q_BEST_ALL, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", dev)) {
-        stmt_done(st);
-        return dberr(db, err, errlen, "binding the device");
-    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == cap) {
             cap = cap ? 2 * cap : 64;
@@ -1803,6 +2014,7 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
         r->pct_copy = sqlite3_column_double(st, 9);
         r->result_id = sqlite3_column_int64(st, 10);
         r->traffic_gbps = sqlite3_column_double(st, 11);
+        r->device_id = sqlite3_column_int64(st, 12);
         (*n)++;
     }
     if (rc != SQLITE_DONE) {
@@ -1816,7 +2028,7 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
                device ? device : "(the only one)");
         goto fail2;
     }
-    if (prov && fill_prov(db, dev, v, *n, prov, err, errlen)) goto fail2;
+    if (prov && fill_prov(db, current, v, *n, prov, err, errlen)) goto fail2;
     *rows = v;
     return STORE_OK;
 fail:
@@ -1871,7 +2083,7 @@ static int emit(store *db, sqlite3_stmt *st, const col *cols, int ncol,
     return nrow;
 }
 
-/* Best result per (device, shape); device NULL = every device. */
+/* Best result per (model, shape); device NULL = every model. */
 int store_report_best(store *db, const char *device, store_row_fn row, void *ctx,
                       char *err, size_t errlen) {
     static const col cols[] = {
@@ -1881,30 +2093,31 @@ int store_report_best(store *db, const char *device, store_row_fn row, void *ctx
     };
     int64_t dev = 0;
     sqlite3_stmt *st;
-    if (device && store_find_device(db, device, &dev, err, errlen)) return STORE_ERR;
-    if (!(st = stmt(db, Q_REP_BEST, err, errlen))) return STORE_ERR;
-    if (device ? bind_i(st, ":dev", dev) : bind_null(st, ":dev")) {
-        stmt_done(st);
-        return dberr(db, err, errlen, "binding the device");
-    }
+    if ((device && store_find_device(db, device, &dev, err, errlen)) ||
+        model_views(db, err, errlen))
+        return STORE_ERR;
+    if (!(st = stmt(db, device ? Q_REP_BEST : Q_REP_BEST_ALL, err, errlen))) return STORE_ERR;
     return emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), row, ctx, err,
                 errlen) < 0 ? STORE_ERR : STORE_OK;
 }
 
-/* Every result of one shape (M, N) on device dev, the successful ones ranked
- * by median time with their % of the best, then the failed ones. */
+/* Every result of one shape (M, N) on the GPUs of the model of device dev,
+ * the successful ones ranked by median time with their % of the best,
+ * then the failed ones; each with the first 12 characters of its GPU's
+ * uuid. */
 int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen) {
     static const col cols[] = {
         {"rank", 'i'}, {"op", 's'}, {"dtype", 's'}, {"family", 's'},
         {"params", 's'}, {"status", 's'}, {"us", '2'}, {"p10 us", '2'},
         {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'}, {"% op", '1'},
-        {"% of best", '1'}, {"result", 'i'}, {"message", 's'},
+        {"% of best", '1'}, {"gpu", 's'}, {"result", 'i'}, {"message", 's'},
     };
     int nrow;
     sqlite3_stmt *st;
+    if (use_model_of(db, dev, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, Q_REP_SHAPE, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", dev) | bind_i(st, ":M", M) | bind_i(st, ":N", N)) {
+    if (bind_i(st, ":M", M) | bind_i(st, ":N", N)) {
         stmt_done(st);
         return dberr(db, err, errlen, "binding the shape");
     }

@@ -54,12 +54,27 @@ const char *store_family_hash(const char *family);
  * per family, however many rows were asked about). */
 int store_family_hashes(void);
 
-/* The device a device argument names (see store_best): by name or uuid, or
- * (name NULL) the one device with results, else the one with ok results
- * of the current family sources, else the one whose current results cover
- * every other's.  A command resolves it once and passes *id on.  Errors
- * name the candidates. */
+/* Device models.  A device row is one GPU (its uuid); its model is its
+ * (name, compute capability, SM count, memory clock), and the GPUs of one
+ * model pool their results: a sweep reuses what any of them measured
+ * (store_lookup), and the readers (store_best, store_report_*) rank the
+ * results of all of them together.  The store resolves the GPUs of a model
+ * once (a temporary table of their ids, read as `device_id IN (...)`) and
+ * keeps them until a new device row is added.
+ *
+ * store_find_device resolves a device argument to a model: a name (any
+ * case), a uuid or a uuid prefix of 8 or more characters names the model
+ * of the GPUs it matches (an error when they are of several models: name
+ * one by uuid); with name NULL, the one model with results, else the one
+ * with ok results of the current family sources, else the one whose
+ * current results cover every other's.  *id is a device id of the model
+ * (its lowest), for store_report_shape.  A command resolves it once.
+ * Errors name the candidate models with their GPUs' uuids. */
 int store_find_device(store *db, const char *name, int64_t *id, char *err, size_t errlen);
+
+/* The number of GPUs (device rows) of the model of device id dev, this
+ * one included, into *ngpus. */
+int store_model_gpus(store *db, int64_t dev, int *ngpus, char *err, size_t errlen);
 
 /* Record a device (matched by uuid, else by name) and return its id. */
 int store_device(store *db, const nt_device *d, int64_t *id, char *err, size_t errlen);
@@ -74,9 +89,11 @@ int store_sweep_begin(store *db, int64_t device, const char *script,
 int store_sweep_end(store *db, int64_t sweep, const char *status, char *err,
                     size_t errlen);
 
-/* The key of a measurement: reused instead of re-measured when all match. */
+/* The key of a measurement: reused instead of re-measured when all match,
+ * the device by its model (store_lookup).  A result is stored under the
+ * GPU that measured it (the uuid and versions of its row are provenance). */
 typedef struct store_key {
-    int64_t device;
+    int64_t device;           /* the GPU (store_device) */
     const char *family;       /* full family name "<op>.<family>" */
     const char *params;       /* canonical text, nt_params_canon */
     const char *src_hash;     /* the family's source hash (nt_family_hash) */
@@ -85,8 +102,10 @@ typedef struct store_key {
     nt_timing timing;
 } store_key;
 
-/* Is there a result for this key?  *found = 1 and *out filled (samples
- * included) if so. out may be NULL. */
+/* Is there a result for this key on a GPU of the model of k->device?
+ * *found = 0 when none; 1 when k->device stored it; 2 when another GPU of
+ * its model did (the newest of theirs).  *out (may be NULL) is filled,
+ * samples included. */
 int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
                  char *err, size_t errlen);
 
@@ -111,7 +130,7 @@ typedef struct store_merge_counts {
 int store_merge(const char *a, const char *b, const char *out,
                 store_merge_counts *counts, char *err, size_t errlen);
 
-/* Best successful result per shape for one device. */
+/* Best successful result per shape for one device model. */
 typedef struct store_best_row {
     int64_t M, N;
     char op[32], dtype[128];   /* op and canonical dtypes ("x=bf16,w=f32,...") */
@@ -121,52 +140,68 @@ typedef struct store_best_row {
     double median_us, gbps, pct_copy;
     double traffic_gbps;      /* the problem's yardstick (0 if none) */
     int64_t result_id;
+    int64_t device_id;        /* the GPU of the model that measured it */
 } store_best_row;
 
 #define STORE_MAX_FAMILIES 64
+#define STORE_PROV_GPUS 16    /* GPUs a store_prov names */
 
-/* Provenance of a device's results, for the export banner. */
+/* Provenance of a model's best results, for the export banner. */
 typedef struct store_prov {
-    int64_t device_id;        /* the device's id (store_find_device) */
-    char device[128];
-    char uuid[64];
+    int64_t device_id;        /* the GPU that measured the most best rows (of
+                                 the fewest, the smallest uuid) */
+    char device[128];         /* the model's name; with cc_*, sms and
+                                 mem_clock_khz the model */
     int cc_major, cc_minor;
-    char driver[32], runtime[32], nvrtc[32];
+    int sms, mem_clock_khz;
+    char uuid[64];            /* that GPU's uuid ("none" if it has none) */
+    char driver[32], runtime[32], nvrtc[32];   /* that GPU's versions */
+    /* the GPUs whose results are among the best rows: how many, and the
+     * first STORE_PROV_GPUS of them, most rows first (gpus[0] is the GPU
+     * above); ngpus 0 (a provenance filled by hand) reads as one GPU,
+     * uuid, with every row */
+    int ngpus;
+    struct store_prov_gpu {
+        char uuid[64];
+        int rows;
+    } gpus[STORE_PROV_GPUS];
     char src_hash[24];        /* kernel source hash of the best results
                                  ("mixed" if they differ) */
-    char last_finished[32];   /* newest result's time, UTC ISO 8601 */
+    char last_finished[32];   /* newest result of the model, UTC ISO 8601 */
     int nsweeps;              /* sweeps contributing */
     /* the families with ok results of their current sources (nt_current)
-     * on the device, by name: a family of this build missing here has no
+     * on the model, by name: a family of this build missing here has no
      * measurement the export could use */
     char families[STORE_MAX_FAMILIES][64];
     int nfamilies;
 } store_prov;
 
-/* Best rows for a device (device == NULL: the only device, an error if the
- * database has several; matched by name or uuid), sorted by (op, dtypes,
- * N, M): the view `best`, which keeps per problem the fastest ok result
+/* Best rows for a device model (device: a name or uuid as
+ * store_find_device takes it; NULL: its default choice), sorted by (op,
+ * dtypes, N, M): per problem the fastest ok result of any GPU of the model
  * whose every output error is within the tolerance its dtype asks for
- * (error.required), so that a config too imprecise for an output dtype
- * (an fp32 dw through bf16 partials) is never exported for it.  With
- * current = 1 only results measured with the current sources of their
- * family (nt_family_hash) take part, so that a family whose kernels
- * changed is re-measured before it is exported again, and the others are
- * not (the export); with 0 every result does (reports and plots of any
- * database).  device == NULL: the only device with results, or else the
- * only one with ok results of the current sources.  *rows is malloc'd, caller frees.  A device with no such
- * result is an error. */
+ * (error.required; the rule of the view `best`), so that a config too
+ * imprecise for an output dtype (an fp32 dw through bf16 partials) is
+ * never exported for it.  Ties: the smaller (family, params, src_hash),
+ * then the lower result id.  With current = 1 only results measured with
+ * the current sources of their family (nt_family_hash) take part, so that
+ * a family whose kernels changed is re-measured before it is exported
+ * again, and the others are not (the export); with 0 every result does
+ * (reports and plots of any database).  *rows is malloc'd, caller frees.
+ * A model with no such result is an error. */
 int store_best(store *db, const char *device, int current, store_best_row **rows, int *n,
                store_prov *prov, char *err, size_t errlen);
 
 /* Canned reports for `normtune query`.  Each calls row() once with the
  * column names (header = 1) and then once per row; cells are texts. */
 typedef void (*store_row_fn)(void *ctx, int header, int ncol, const char *const *cell);
-/* best per shape (device may be NULL = all) */
+/* best per (model, shape) over the pooled results of the model's GPUs
+ * (device NULL: every model) */
 int store_report_best(store *db, const char *device, store_row_fn row, void *ctx,
                       char *err, size_t errlen);
-/* one shape's variants ranked, with % of the best, on device dev (an id of
- * store_find_device or store_prov) */
+/* one shape's results on the GPUs of the model of device dev (an id of
+ * store_find_device or store_prov), ranked, with % of the best and the
+ * GPU of each */
 int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen);
 /* one result's raw samples */

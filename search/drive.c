@@ -537,6 +537,7 @@ static int run_problem(drive *d, int q, nt_result *res) {
                 continue;
             }
             if (note(d, pts[i], res, 0)) goto out;
+            d->st->reused_other += found == 2;
             tune_tell(t, pts[i], cost_of_result(res));
         }
         for (int i = 0; d->ev->prefetch && i < ntodo; i++) {
@@ -637,7 +638,7 @@ static int plan(drive *d) {
 /* For strategies that do not steer by time: count the variants and how
  * many are stored, as one line, before anything is measured. */
 static int count_stored(drive *d, nt_result *res) {
-    uint64_t total = 0, stored = 0;
+    uint64_t total = 0, stored = 0, other = 0;
     tune_pt pts[NT_DRIVE_BATCH];
     tune_hint *hint = d->hint;
     for (int q = 0; q < nt_sweep_nproblems(d->sw); q++) {
@@ -655,7 +656,8 @@ static int count_stored(drive *d, nt_result *res) {
                     return -1;
                 }
                 total++;
-                stored += (uint64_t)found;
+                stored += found != 0;
+                other += found == 2;
             }
         tune_free(t);
         if (n < 0) {
@@ -665,6 +667,9 @@ static int count_stored(drive *d, nt_result *res) {
     }
     fprintf(stderr, "normtune run: %" PRIu64 " variants, %" PRIu64 " already measured, %" PRIu64
                     " to go\n", total, stored, total - stored);
+    if (other)
+        fprintf(stderr, "normtune run: %" PRIu64 " of those measured by other GPUs of the "
+                        "model, reused\n", other);
     return 0;
 }
 

@@ -30,9 +30,10 @@
 #define NT_DRIVE_BATCH 48     /* points asked at once: the compile look-ahead */
 
 /* What the driver stores and finds stored.  lookup: the result stored for
- * point params of family f at problem q: *found, and *out filled (status
- * and median at least).  put: store a new result.  Both 0, or -1 with a
- * message. */
+ * point params of family f at problem q: *found (0: none; 1: stored by
+ * this run's device; 2: by another device whose results this one reuses,
+ * a GPU of the same model), and *out filled (status and median at least).
+ * put: store a new result.  Both 0, or -1 with a message. */
 typedef struct nt_store_ops {
     void *ctx;
     int (*lookup)(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p,
@@ -71,6 +72,8 @@ typedef struct nt_run_opts {
 typedef struct nt_run_stats {
     uint64_t total;           /* variants proposed (reused + measured) */
     uint64_t reused;          /* already in the store */
+    uint64_t reused_other;    /* ... of those, stored by another device (lookup's
+                                 *found 2: another GPU of the model) */
     uint64_t measured;        /* evaluated and stored now */
     uint64_t ok;              /* of those, status ok */
     int interrupted;          /* stopped by *stop */

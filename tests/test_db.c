@@ -278,13 +278,46 @@ TEST(resume_key) {
     k2.params = "nsplit=64,partial=bf16";
     CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found, "params");
 
-    /* another device (other uuid, same name) is another key */
+    /* another GPU of the model (other uuid; same name, compute capability,
+     * SMs and memory clock) finds the result, as another GPU's (2) */
     nt_device d2 = mkdev("NVIDIA H200", "GPU-2222");
     int64_t dev3;
+    nt_result *out = calloc(1, sizeof *out);
     CHECK(store_device(db, &d2, &dev3, err, sizeof err) == 0 && dev3 != dev, "device 2");
     k2 = k;
     k2.device = dev3;
-    CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found, "device");
+    CHECK(store_lookup(db, &k2, &found, out, err, sizeof err) == 0 && found == 2 &&
+              out->median_us == 50.0 && out->nsamples == 5,
+          "another GPU of the model: found %d, %g us", found, out->median_us);
+    /* ... and its own result, once it has one, before the other's; the
+     * first GPU keeps finding its own */
+    CHECK(put(db, sweep, &k2, NT_OK, 51.0, 3) == 0, "put on GPU 2");
+    CHECK(store_lookup(db, &k2, &found, out, err, sizeof err) == 0 && found == 1 &&
+              out->median_us == 51.0, "own result first: found %d, %g us", found, out->median_us);
+    CHECK(store_lookup(db, &k, &found, out, err, sizeof err) == 0 && found == 1 &&
+              out->median_us == 50.0, "GPU 1's own: found %d, %g us", found, out->median_us);
+    /* a GPU of another model is another key: other SMs, memory clock,
+     * compute capability or name */
+    for (int m = 0; m < 4; m++) {
+        nt_device o = mkdev(m == 3 ? "NVIDIA H100" : "NVIDIA H200", "GPU-3333");
+        snprintf(o.uuid, sizeof o.uuid, "GPU-333%d", m);
+        if (m == 0) o.sms = 114;
+        if (m == 1) o.mem_clock_khz = 3201000;
+        if (m == 2) o.cc_minor = 1;
+        int64_t od;
+        CHECK(store_device(db, &o, &od, err, sizeof err) == 0, "device of model %d", m);
+        k2 = k;
+        k2.device = od;
+        CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) == 0 && !found,
+              "another model (%d) found %d", m, found);
+    }
+    /* the model's GPUs: 2 of them */
+    int ng = 0;
+    CHECK(store_model_gpus(db, dev3, &ng, err, sizeof err) == 0 && ng == 2, "%d GPUs", ng);
+    k2.device = 999;
+    CHECK(store_lookup(db, &k2, &found, NULL, err, sizeof err) != 0 && strstr(err, "no device 999"),
+          "unknown device: %s", err);
+    free(out);
     store_close(db);
 }
 
@@ -638,15 +671,17 @@ static store *mkbest(const char *name, int64_t *dev) {
     return db;
 }
 
-/* With no --device and several GPUs holding results of the current
- * sources, the one whose ok results cover every (family, problem) that the
- * others' cover is chosen (after one family changed and both ops were swept
- * again on another GPU, the first still holds current results of the
- * unchanged family); when none covers all, the call is ambiguous and names
- * them.  A stale result covers nothing. */
+/* With no --device and several device models holding results of the
+ * current sources, the one whose ok results cover every (family, problem)
+ * that the others' cover is chosen (after one family changed and both ops
+ * were swept again on another model, the first still holds current
+ * results of the unchanged family); when none covers all, the call is
+ * ambiguous and names them.  A stale result covers nothing.  Here the two
+ * GPUs share a name but not their SM count: two models. */
 TEST(best_complete_device) {
     nt_device a = mkdev("NVIDIA H200", "GPU-1111"), b = mkdev("NVIDIA H200", "GPU-2222");
     int64_t adev, bdev, sweep;
+    b.sms = 114;
     store *db = mkstore("complete.db", &a, &adev, &sweep);
     CHECK(db != NULL, "store");
     if (!db) return;
@@ -687,11 +722,15 @@ TEST(best_complete_device) {
     CHECK(put(db, sweep, &k, NT_OK, 17.0, 2) == 0, "put");
     CHECK(store_best(db, NULL, 1, &rows, &n, NULL, err, sizeof err) != 0 && rows == NULL,
           "neither covers the other");
-    CHECK(strstr(err, "GPU-1111") && strstr(err, "GPU-2222"), "message '%s'", err);
-    /* named, either is fine */
+    CHECK(strstr(err, "GPU-1111") && strstr(err, "GPU-2222") && strstr(err, "114 SMs"),
+          "message '%s'", err);
+    /* named by uuid, either is fine; the name they share is ambiguous */
     CHECK(store_best(db, "GPU-1111", 1, &rows, &n, NULL, err, sizeof err) == 0 && n == 2,
           "A named: %s (%d rows)", err, n);
     free(rows);
+    rows = NULL;
+    CHECK(store_best(db, "nvidia h200", 1, &rows, &n, NULL, err, sizeof err) != 0 &&
+              strstr(err, "is ambiguous") && strstr(err, "by uuid"), "by name: '%s'", err);
     store_close(db);
 }
 
@@ -864,6 +903,104 @@ static void collect(void *ctx, int header, int ncol, const char *const *cell) {
     }
 }
 
+/* GPUs of one model pool their results: store_best ranks them together,
+ * the provenance names the GPUs of the best rows (most first), a shape's
+ * report lists both GPUs' results, and any GPU of the model (by uuid or
+ * name) selects the same rows.  A GPU of another model (another memory
+ * clock), however fast, is never pooled with them. */
+TEST(models_pool) {
+    nt_device a = mkdev("NVIDIA H200", "GPU-aaaa"), b = mkdev("NVIDIA H200", "GPU-bbbb"),
+              c = mkdev("NVIDIA H200", "GPU-cccc");
+    int64_t adev, bdev, cdev, sweep, bsweep, csweep;
+    c.mem_clock_khz = 3201000;
+    store *db = mkstore("pool.db", &a, &adev, &sweep);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    CHECK(store_device(db, &b, &bdev, err, sizeof err) == 0 &&
+              store_sweep_begin(db, bdev, "s.lua", "h", 4000.0, &bsweep, err, sizeof err) == 0 &&
+              store_device(db, &c, &cdev, err, sizeof err) == 0 &&
+              store_sweep_begin(db, cdev, "s.lua", "h", 4000.0, &csweep, err, sizeof err) == 0,
+          "devices: %s", err);
+    const char *nf = "rmsnorm_bwd.naive", *pf = "rmsnorm_bwd.persistent";
+    const char *np = "nsplit=64,partial=f32", *pp = "block=256,chunks=2,stages=2,k=0";
+    store_key k;
+    /* 4096 x 4096: A's naive 5.0, B's persistent 4.0 (best), B's naive 5.2;
+     * 8192 x 4096: A's only (9.0); 16384 x 4096: B's only (17.0);
+     * C (another model) is faster everywhere */
+    k = mkkey(adev, nf, np, 4096, 4096);
+    CHECK(put(db, sweep, &k, NT_OK, 5.0, 2) == 0, "put");
+    k = mkkey(bdev, pf, pp, 4096, 4096);
+    CHECK(put(db, bsweep, &k, NT_OK, 4.0, 2) == 0, "put");
+    k = mkkey(bdev, nf, np, 4096, 4096);
+    CHECK(put(db, bsweep, &k, NT_OK, 5.2, 2) == 0, "put");
+    k = mkkey(adev, nf, np, 8192, 4096);
+    CHECK(put(db, sweep, &k, NT_OK, 9.0, 2) == 0, "put");
+    k = mkkey(bdev, nf, np, 16384, 4096);
+    CHECK(put(db, bsweep, &k, NT_OK, 17.0, 2) == 0, "put");
+    k = mkkey(cdev, nf, np, 4096, 4096);
+    CHECK(put(db, csweep, &k, NT_OK, 1.0, 2) == 0, "put");
+    k = mkkey(cdev, nf, np, 32768, 4096);
+    CHECK(put(db, csweep, &k, NT_OK, 2.0, 2) == 0, "put");
+
+    const char *sel[] = {"GPU-aaaa", "GPU-bbbb"};
+    for (int i = 0; i < 2; i++) {
+        store_best_row *rows = NULL;
+        store_prov prov;
+        int n = 0;
+        CHECK(store_best(db, sel[i], 1, &rows, &n, &prov, err, sizeof err) == 0 && n == 3,
+              "%s: %s (%d rows)", sel[i], err, n);
+        for (int j = 0; j < n; j++) {
+            double want = rows[j].M == 4096 ? 4.0 : rows[j].M == 8192 ? 9.0 : 17.0;
+            int64_t wdev = rows[j].M == 8192 ? adev : bdev;
+            CHECK(rows[j].median_us == want && rows[j].device_id == wdev,
+                  "%s: M=%lld: %.1f us on %lld, want %.1f on %lld", sel[i], (long long)rows[j].M,
+                  rows[j].median_us, (long long)rows[j].device_id, want, (long long)wdev);
+        }
+        CHECK(prov.ngpus == 2 && !strcmp(prov.gpus[0].uuid, "GPU-bbbb") && prov.gpus[0].rows == 2 &&
+                  !strcmp(prov.gpus[1].uuid, "GPU-aaaa") && prov.gpus[1].rows == 1,
+              "gpus: %d: %s %d, %s %d", prov.ngpus, prov.gpus[0].uuid, prov.gpus[0].rows,
+              prov.gpus[1].uuid, prov.gpus[1].rows);
+        CHECK(!strcmp(prov.uuid, "GPU-bbbb") && prov.device_id == bdev && prov.sms == 132 &&
+                  prov.mem_clock_khz == 2619000 && prov.nsweeps == 2,
+              "prov: %s %lld, %d SMs, %d kHz, %d sweeps", prov.uuid, (long long)prov.device_id,
+              prov.sms, prov.mem_clock_khz, prov.nsweeps);
+        free(rows);
+    }
+    /* the other model alone, by its uuid; its name is shared: ambiguous */
+    store_best_row *rows = NULL;
+    int n = 0;
+    CHECK(store_best(db, "GPU-cccc", 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 2 &&
+              rows[0].median_us == 1.0 && rows[1].median_us == 2.0, "C: %s (%d rows)", err, n);
+    free(rows);
+    rows = NULL;
+    CHECK(store_best(db, "NVIDIA H200", 0, &rows, &n, NULL, err, sizeof err) != 0 &&
+              strstr(err, "GPU-aaaa, GPU-bbbb") && strstr(err, "GPU-cccc"), "'%s'", err);
+
+    /* one shape's report: every result of both GPUs, never C's */
+    rep *r = calloc(1, sizeof *r);
+    int64_t id = -1;
+    CHECK(store_find_device(db, "gpu-aaaa", &id, err, sizeof err) == 0, "%s", err);
+    CHECK(store_report_shape(db, id, 4096, 4096, collect, r, err, sizeof err) == 0 && r->nrow == 3,
+          "%s: %d rows", err, r->nrow);
+    CHECK(strstr(r->row[0], "|4.00|") && strstr(r->row[0], "|GPU-bbbb|") &&
+              strstr(r->row[1], "|5.00|") && strstr(r->row[1], "|GPU-aaaa|") &&
+              strstr(r->row[2], "|5.20|") && strstr(r->row[2], "|GPU-bbbb|"),
+          "'%s' '%s' '%s'", r->row[0], r->row[1], r->row[2]);
+    /* the best report of every model: the pooled model's 3 rows, C's 2 */
+    memset(r, 0, sizeof *r);
+    CHECK(store_report_best(db, NULL, collect, r, err, sizeof err) == 0 && r->nrow == 5,
+          "%s: %d rows", err, r->nrow);
+    memset(r, 0, sizeof *r);
+    CHECK(store_report_best(db, "GPU-aaaa", collect, r, err, sizeof err) == 0 && r->nrow == 3 &&
+              strstr(r->row[0], "|4.00|"), "%s: %d rows '%s'", err, r->nrow, r->row[0]);
+    free(r);
+    /* with no name: two models have current results and neither covers
+     * the other's shapes */
+    CHECK(store_best(db, NULL, 1, &rows, &n, NULL, err, sizeof err) != 0 &&
+              strstr(err, "several device models"), "'%s'", err);
+    store_close(db);
+}
+
 TEST(reports) {
     int64_t dev;
     store *db = mkbest("rep.db", &dev);
@@ -889,7 +1026,7 @@ TEST(reports) {
           err);
     CHECK(store_report_shape(db, dev, 16384, 4096, collect, r, err, sizeof err) == 0, "%s",
           err);
-    CHECK(r->nrow == 4 && r->ncol == 16, "rows %d cols %d", r->nrow, r->ncol);
+    CHECK(r->nrow == 4 && r->ncol == 17, "rows %d cols %d", r->nrow, r->ncol);
     CHECK(!strncmp(r->row[0], "1|rmsnorm_bwd|x=bf16,w=bf16,dw=f32|rmsnorm_bwd.persistent|block=256",
                    67),
           "rank 1 '%s'", r->row[0]);
@@ -1254,6 +1391,7 @@ int main(void) {
     RUN(best);
     RUN(family_hashes_once);
     RUN(best_complete_device);
+    RUN(models_pool);
     RUN(reports);
     RUN(read_only_open);
     RUN(read_while_writing);

@@ -18,6 +18,7 @@
 #include "lua/ntlua.h"
 #include "tests/t.h"
 #include "search/enumerate.h"
+#include "tuner/cli.h"
 #include "tuner/export.h"
 #include "tuner/sweep.h"
 
@@ -379,6 +380,119 @@ TEST(warm_hints_cover_the_neighbours) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* GPUs of one model are one device.  A sweep interrupted on GPU A is
+ * finished on GPU B of the same model (another uuid): B reuses A's results
+ * (counted as from another GPU), measures only the rest, stores them under
+ * its own device row, and the export ranks both GPUs' results together
+ * (the winners are the same as one GPU's, measured half on each).  A GPU
+ * of another model (other SM count; then other memory clock) reuses
+ * nothing.  A warm search resumed on B makes the choices A's uninterrupted
+ * run makes. */
+TEST(model_pools_gpus) {
+    char saved[sizeof path_db], err[512];
+    nt_device keep = ev.dev;
+    search_cfg skeep = sw.search;
+    nt_run_stats st;
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(path_db, sizeof path_db, "%s/model.db", t_tmpdir());
+    snprintf(ev.dev.uuid, sizeof ev.dev.uuid, "GPU-model-a");
+    ev.dev.sms = 132;
+    ev.dev.mem_clock_khz = 3201000;
+    CHECK(run_sweep(&st, 30) == 0 && st.interrupted && st.measured == 30, "A: %llu measured",
+          (unsigned long long)st.measured);
+    snprintf(ev.dev.uuid, sizeof ev.dev.uuid, "GPU-model-b");
+    CHECK(run_sweep(&st, 0) == 0 && !st.interrupted, "B");
+    CHECK(st.reused == 30 && st.reused_other == 30 && st.measured == 40,
+          "B reused %llu (%llu from A), measured %llu", (unsigned long long)st.reused,
+          (unsigned long long)st.reused_other, (unsigned long long)st.measured);
+    /* A again: everything is stored, 40 of it by B */
+    snprintf(ev.dev.uuid, sizeof ev.dev.uuid, "GPU-model-a");
+    CHECK(run_sweep(&st, 0) == 0 && st.measured == 0 && st.reused == 70 && st.reused_other == 40,
+          "A again: measured %llu, reused %llu (%llu from B)", (unsigned long long)st.measured,
+          (unsigned long long)st.reused, (unsigned long long)st.reused_other);
+
+    store *db = NULL;
+    store_best_row *rows = NULL;
+    store_prov prov;
+    int n = 0;
+    CHECK(store_open(&db, path_db, STORE_READ, err, sizeof err) == 0, "%s", err);
+    if (db) {
+        CHECK(store_best(db, NULL, 1, &rows, &n, &prov, err, sizeof err) == 0 && n == 3,
+              "export rows: %s (%d)", err, n);
+        for (int i = 0; i < n; i++)
+            CHECK(!strcmp(rows[i].params, "block=256,chunks=1,stages=2,k=0"),
+                  "M=%lld N=%lld best %s", (long long)rows[i].M, (long long)rows[i].N,
+                  rows[i].params);
+        CHECK(prov.ngpus >= 1 && prov.ngpus <= 2 && prov.sms == 132 &&
+                  prov.mem_clock_khz == 3201000, "prov: %d GPUs", prov.ngpus);
+        free(rows);
+        rows = NULL;
+        /* each GPU holds its own results: 30 and 40 */
+        int ga = 0;
+        int64_t id;
+        CHECK(store_find_device(db, "GPU-model-b", &id, err, sizeof err) == 0 &&
+                  store_model_gpus(db, id, &ga, err, sizeof err) == 0 && ga == 2,
+              "%d GPUs of the model: %s", ga, err);
+        store_close(db);
+    }
+    char hpath[700];
+    snprintf(hpath, sizeof hpath, "%s/model.h", t_tmpdir());
+    char *argv[] = {"export", "--db", path_db, "--device", "GPU-model-b", "-o", hpath};
+    CHECK(cmd_export(7, argv) == 0, "export by B's uuid");
+    FILE *f = fopen(hpath, "r");
+    char buf[1 << 14];
+    size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[len] = 0;
+    if (f) fclose(f);
+    CHECK(strstr(buf, "memory clock 3201000 kHz") && strstr(buf, "#define NORMTUNE_DEVICE_NGPUS "),
+          "banner:\n%.1200s", buf);
+
+    /* other models: nothing reused, everything measured */
+    snprintf(ev.dev.uuid, sizeof ev.dev.uuid, "GPU-model-c");
+    ev.dev.sms = 114;
+    CHECK(run_sweep(&st, 0) == 0 && st.reused == 0 && st.measured == 70,
+          "other SM count: reused %llu, measured %llu", (unsigned long long)st.reused,
+          (unsigned long long)st.measured);
+    snprintf(ev.dev.uuid, sizeof ev.dev.uuid, "GPU-model-d");
+    ev.dev.sms = 132;
+    ev.dev.mem_clock_khz = 2619000;
+    CHECK(run_sweep(&st, 0) == 0 && st.reused == 0 && st.measured == 70,
+          "other memory clock: reused %llu, measured %llu", (unsigned long long)st.reused,
+          (unsigned long long)st.measured);
+
+    /* warm: interrupted on A, resumed on B = uninterrupted */
+    nt_run_stats a, b;
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.budget = 7;
+    sw.search.seed = 3;
+    ev.dev.mem_clock_khz = 3201000;
+    snprintf(path_db, sizeof path_db, "%s/model_warm_a.db", t_tmpdir());
+    snprintf(ev.dev.uuid, sizeof ev.dev.uuid, "GPU-model-a");
+    picks = 1;
+    CHECK(run_sweep(&a, 0) == 0, "warm on A");
+    snprintf(path_db, sizeof path_db, "%s/model_warm_b.db", t_tmpdir());
+    picks = 0;
+    CHECK(run_sweep(&b, 5) == 0 && b.interrupted && b.measured == 5, "warm interrupted on A");
+    snprintf(ev.dev.uuid, sizeof ev.dev.uuid, "GPU-model-b");
+    picks = 1;
+    CHECK(run_sweep(&b, 0) == 0 && !b.interrupted, "warm resumed on B");
+    CHECK(b.reused == 5 && b.reused_other == 5 && b.reused + b.measured == a.measured,
+          "B: reused %llu (%llu from A) + measured %llu, want %llu", (unsigned long long)b.reused,
+          (unsigned long long)b.reused_other, (unsigned long long)b.measured,
+          (unsigned long long)a.measured);
+    for (int q = 0; q < nt_sweep_nproblems(&sw); q++)
+        CHECK(a.pick[q].fam == b.pick[q].fam && a.pick[q].pt == b.pick[q].pt &&
+                  a.spent[q] == b.spent[q],
+              "problem %d: pick %d/%llu resumed on B, %d/%llu on A alone", q, b.pick[q].fam,
+              (unsigned long long)b.pick[q].pt, a.pick[q].fam, (unsigned long long)a.pick[q].pt);
+    nt_run_stats_free(&a);
+    nt_run_stats_free(&b);
+    picks = 0;
+    sw.search = skeep;
+    ev.dev = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 /* kill -9 in the middle of a sweep: the database keeps whole results only,
  * and the next run measures exactly what is missing. */
 TEST(kill_9_then_resume) {
@@ -434,6 +548,7 @@ int main(void) {
     RUN(summary_names_failures);
     RUN(export_picks_the_fastest);
     RUN(warm_hints_cover_the_neighbours);
+    RUN(model_pools_gpus);
     RUN(kill_9_then_resume);
     ntl_free(&sw);
     T_END();

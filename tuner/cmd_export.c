@@ -4,7 +4,8 @@
  *   normtune export --db FILE [--device NAME] [--check] -o FILE.h
  *
  * Opens the database read-only, asks store_best for the best row per
- * problem and shape of one device, has nt_export_write (tuner/export.c)
+ * problem and shape of one device model (the results of its GPUs pooled:
+ * db/store.h), has nt_export_write (tuner/export.c)
  * write one header for every op and dtype combination to a temporary file
  * next to the output and renames it into place, so a reader never sees
  * half a header.  A family measured with other sources than this build's
@@ -21,14 +22,15 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: normtune export --db FILE [--device NAME] [--check] -o FILE.h\n\n"
-               "Write the dispatch header: for one device, every op and dtype combination\n"
-               "(the best config per tuned shape, the op's fallback for the rest), the\n"
-               "configs' kernels and a lookup, as a self-contained C header (see\n"
-               "docs/dispatch-header.md).  The same database always gives the same bytes.\n\n"
+               "Write the dispatch header: for one device model, every op and dtype\n"
+               "combination (the best config per tuned shape over the results of every\n"
+               "GPU of the model, the op's fallback for the rest), the configs' kernels\n"
+               "and a lookup, as a self-contained C header (see docs/dispatch-header.md).\n"
+               "The same database always gives the same bytes.\n\n"
                "  --db FILE         results database (opened read-only)\n"
-               "  --device NAME     device name or uuid (needed when several devices have\n"
-               "                    results and none is the one with, or covering all,\n"
-               "                    the current results: docs/guide.md)\n"
+               "  --device NAME     a GPU's name or uuid: its model (needed when several\n"
+               "                    models have results and none is the one with, or\n"
+               "                    covering all, the current results: docs/guide.md)\n"
                "  -o, --output FILE header to write (replaced atomically; an SQLite\n"
                "                    database, or the --db file, is refused)\n"
                "  --check           only check that -o may be written (make tune runs\n"
@@ -93,9 +95,10 @@ int cmd_export(int argc, char **argv) {
         fprintf(stderr, "note: measured with other sources than this build's, so make lib "
                         "refuses this header: %s\n", stale);
     if (nt_export_unmeasured(&prov, stale, sizeof stale))
-        fprintf(stderr, "note: no results of the current sources of %s on %s, so the header "
-                        "does not use them; a sweep that lists them measures them (a resumed "
-                        "run skips what is stored)\n", stale, prov.uuid);
+        fprintf(stderr, "note: no results of the current sources of %s on any %s of the "
+                        "database, so the header does not use them; a sweep that lists them "
+                        "measures them (a resumed run skips what is stored)\n", stale,
+                prov.device);
     rc = NT_EXIT_OK;
 done:
     free(rows);

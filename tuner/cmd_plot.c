@@ -54,7 +54,8 @@ static void plot_usage(FILE *f) {
         "                  drawn, or the CSV's file name)\n"
         "  --ylabel TEXT   the y axis label (default: the quantity, or the one\n"
         "                  column drawn)\n"
-        "  --device NAME   device name or uuid (default: the one device with\n"
+        "  --device NAME   a GPU's name or uuid: its model, whose GPUs' results\n"
+        "                  are drawn together (default: the one model with\n"
         "                  results, else with current results, else covering\n"
         "                  them all: docs/guide.md)\n"
         "  -h, --help      this text\n");

@@ -11,9 +11,10 @@
  * with the results of the device's model at the other shapes (--stored
  * neighbours; every GPU of the model, the simulated one too, but never the
  * shape being tuned), or with the results of the model's other GPUs at
- * every shape, the simulated one's left out (--stored model: what `run`
- * starts from on a database that holds sweeps of other GPUs of the
- * model).  A table per shape, then the line
+ * every shape, the simulated one's left out (--stored model: a warm start
+ * from another GPU's sweep as hints; `run` itself reuses such results as
+ * its own when their sources are the current ones, and starts from them
+ * as hints when not).  A table per shape, then the line
  *
  *   replay: <strategy> spent P% of the sweep, S% of shapes within 2%, worst X.XXx
  *
@@ -247,7 +248,7 @@ int cmd_replay(int argc, char **argv) {
         model.cc_minor = x.model.cc_minor;
         model.sms = x.model.sms;
         model.mem_clock_khz = x.model.mem_clock_khz;
-        if (nt_stored_hints(db, &sw, &model, model_too ? x.dev : 0, (const char (*)[24])x.src,
+        if (nt_stored_hints(db, &sw, &model, model_too ? x.dev : 0, 0, (const char (*)[24])x.src,
                             &hist, &nhist, err, sizeof err)) {
             nt_errorf("replay", "%s", err);
             goto out;

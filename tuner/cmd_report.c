@@ -33,7 +33,8 @@ static void report_usage(FILE *f) {
         "and its best time over the best.\n\n"
         "options:\n"
         "  --db FILE       the results database (opened read-only)\n"
-        "  --device NAME   device name or uuid (default: the one device with\n"
+        "  --device NAME   a GPU's name or uuid: its model, whose GPUs' results\n"
+        "                  are ranked together (default: the one model with\n"
         "                  results, else with current results, else covering\n"
         "                  them all: docs/guide.md)\n"
         "  --format F      table (default: the markdown report), csv or json\n"
@@ -211,9 +212,21 @@ int cmd_report(int argc, char **argv) {
     if (fmt == TBL_TABLE) {
         FILE *f = out.f;
         fprintf(f, "## normtune report: %s\n\n", prov.device);
-        fprintf(f, "Device %s (uuid %s, cc %d.%d), driver %s, CUDA runtime %s, NVRTC %s.\n",
-                prov.device, prov.uuid, prov.cc_major, prov.cc_minor, prov.driver,
-                prov.runtime, prov.nvrtc);
+        int ngpus = 0;
+        if (store_model_gpus(db, prov.device_id, &ngpus, err, sizeof err)) {
+            nt_errorf("report", "%s", err);
+            goto fail;
+        }
+        fprintf(f, "Device %s (cc %d.%d, %d SMs, memory clock %d kHz), the results of its %d "
+                "GPU%s in the database ranked together; the best rows measured on",
+                prov.device, prov.cc_major, prov.cc_minor, prov.sms, prov.mem_clock_khz, ngpus,
+                ngpus == 1 ? "" : "s");
+        for (int i = 0; i < prov.ngpus && i < STORE_PROV_GPUS; i++)
+            fprintf(f, "%s %s (%d)", i ? "," : "", prov.gpus[i].uuid, prov.gpus[i].rows);
+        if (prov.ngpus > STORE_PROV_GPUS)
+            fprintf(f, " and %d more GPUs", prov.ngpus - STORE_PROV_GPUS);
+        fprintf(f, ".\nDriver %s, CUDA runtime %s, NVRTC %s (%s).\n", prov.driver, prov.runtime,
+                prov.nvrtc, prov.uuid);
         fprintf(f, "Kernel sources %s; %d sweep%s; newest result %s.\n", prov.src_hash,
                 prov.nsweeps, prov.nsweeps == 1 ? "" : "s", prov.last_finished);
         if (!mixed) fprintf(f, "Op %s, dtype %s.\n", rows[0].op, rows[0].dtype);

@@ -6,7 +6,9 @@
  * Loads the script, opens (or creates) the database, opens the GPU, measures
  * the copy bandwidth, then hands everything to the sweep driver
  * (tuner/sweep.h), which measures every variant the script asks for that
- * the database does not already hold (resume), one transaction per result.
+ * the database does not already hold for a GPU of this one's model
+ * (resume), one transaction per result, and says how many it reused from
+ * the model's other GPUs.
  * Ctrl-C finishes the result in progress, stores it, marks the sweep
  * interrupted and says so; a second Ctrl-C exits at once (the database
  * keeps every result stored so far: each is one transaction).  A kernel that
@@ -50,8 +52,10 @@ static void run_usage(FILE *f) {
     fprintf(f, "usage: normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]\n"
                "                    [--jobs N] [--settle SECONDS] [--no-cache] [--verbose]\n\n"
                "Measure every variant of the sweep script on the GPU into FILE\n"
-               "(default results.db); variants already measured there with the same\n"
-               "device, kernel source and timing settings are skipped (resume).\n\n"
+               "(default results.db); variants already measured there on a GPU of the\n"
+               "same model (name, compute capability, SMs, memory clock), this one or\n"
+               "another, with the same kernel source and timing settings are reused,\n"
+               "not measured again (resume).\n\n"
                "  --db FILE     results database, created if missing (results.db)\n"
                "  --device SEL  the GPU whose name or UUID (or UUID prefix) is SEL, as\n"
                "                nvidia-smi -L prints them; the same meaning as in the\n"
@@ -193,7 +197,8 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     fprintf(stderr, "normtune run: %s: %" PRIu64 " measured (%" PRIu64 " ok), %" PRIu64
-            " reused, %.1f s\n", dbpath, st.measured, st.ok, st.reused, nt_now_s() - t0);
+            " reused (%" PRIu64 " from other GPUs of the model), %.1f s\n", dbpath, st.measured,
+            st.ok, st.reused, st.reused_other, nt_now_s() - t0);
     if (st.interrupted) {
         fprintf(stderr, "normtune run: interrupted; every finished result is stored, run the "
                         "same command again to resume\n");

@@ -2,10 +2,12 @@
  * the loop of search/drive.h over the results database.
  *
  * The store seam of the loop is db/store.h under the run's device: a
- * result is looked up, and stored, under its device, variant, family
- * source hash, problem and timing settings.  A warm search starts from the
- * results the database holds for the device's model (db/history.h: every
- * GPU of the same name, compute capability, SM count and memory clock). */
+ * result is looked up under its device model (every GPU of the same name,
+ * compute capability, SM count and memory clock: what any of them measured
+ * is this run's own stored result), variant, family source hash, problem
+ * and timing settings, and stored under the run's own device.  A warm
+ * search also starts from the model's results of other kernel sources
+ * (db/history.h), which no lookup reuses. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -142,6 +144,7 @@ typedef struct hist_acc {
     const nt_sweep *sw;
     const nt_device *model;   /* NULL: every device */
     int64_t skip_device;      /* a device whose results are left out, or 0 */
+    int other_src_only;       /* only results of other sources than src[] */
     char src[NT_SWEEP_MAX_FAMILIES][24]; /* per family: the sources measured now */
     nt_hist *v;
     size_t n, cap;
@@ -158,6 +161,7 @@ static int hist_keep(void *ctx, const store_hist_row *r, char *err, size_t errle
         return 0;
     if (nt_hist_of_row(a->sw, r, &h)) return 0;
     if (strcmp(r->src_hash, a->src[h.p.fam])) h.w = OTHER_SRC_W;
+    else if (a->other_src_only) return 0;
     if (a->n == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 4096;
         nt_hist *v = realloc(a->v, cap * sizeof *v);
@@ -170,12 +174,14 @@ static int hist_keep(void *ctx, const store_hist_row *r, char *err, size_t errle
 }
 
 int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64_t skip_device,
-                    const char (*src)[24], nt_hist **out, size_t *n, char *err, size_t errlen) {
+                    int other_src_only, const char (*src)[24], nt_hist **out, size_t *n,
+                    char *err, size_t errlen) {
     hist_acc a;
     memset(&a, 0, sizeof a);
     a.sw = sw;
     a.model = model;
     a.skip_device = skip_device;
+    a.other_src_only = other_src_only;
     for (int f = 0; f < sw->nfam; f++)
         if (src)
             memcpy(a.src[f], src[f], sizeof a.src[f]);
@@ -203,9 +209,20 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
     memset(st, 0, sizeof *st);
     if (store_device(db, &ev->dev, &rs.dev, err, errlen)) return -1;
     if (!strcmp(sw->search.strategy, "warm") && !o->hist) {
-        /* the other GPUs of the model: this one's results are told as they
-         * are proposed, so that a resumed run makes the same choices */
-        if (nt_stored_hints(db, sw, &ev->dev, rs.dev, NULL, &hist, &nhist, err, errlen)) return -1;
+        /* The model's results of the sources measured now are this run's
+         * own (any GPU of the model): told as they are proposed, so that a
+         * resumed run, on this GPU or another of the model, makes the same
+         * choices.  Its results of other sources, which no lookup reuses
+         * and this run never adds to, are hints at every shape. */
+        char src[NT_SWEEP_MAX_FAMILIES][24];
+        for (int f = 0; f < sw->nfam; f++)
+            if (o->src_hash)
+                snprintf(src[f], sizeof src[f], "%s", o->src_hash);
+            else if (nt_family_hash(sw->fam[f].fam, src[f]))
+                src[f][0] = 0;
+        if (nt_stored_hints(db, sw, &ev->dev, 0, 1, (const char (*)[24])src, &hist, &nhist, err,
+                            errlen))
+            return -1;
         ro.hist = hist;
         ro.nhist = nhist;
         ro.hist_same_shape = 1;

@@ -1,12 +1,14 @@
 /* sweep.h -- the sweep driver: script -> search -> evaluator -> store.
  *
  * nt_sweep_run runs the loop of search/drive.h over the results database:
- * a result already stored for the same device, family source hash and
- * timing settings is told to the search instead of measured (that is how
- * an interrupted sweep resumes), each new one is stored in its own
- * transaction, and a warm search starts from the results the database
- * holds for the device's model.  The evaluator is the GPU runner, or a
- * fixture in the tests.  It never talks to CUDA. */
+ * a result already stored for the same device model (by this GPU or any
+ * other of the model), variant, family source hash, problem and timing
+ * settings is told to the search instead of measured (that is how an
+ * interrupted sweep resumes, and how a GPU starts from what others of its
+ * model measured), each new one is stored in its own transaction under
+ * this GPU, and a warm search starts from the model's results of other
+ * kernel sources.  The evaluator is the GPU runner, or a fixture in the
+ * tests.  It never talks to CUDA. */
 #ifndef NT_SWEEP_H
 #define NT_SWEEP_H
 
@@ -45,9 +47,11 @@ int nt_same_model(const store_hist_row *r, const nt_device *d);
 /* The stored results of the sweep's points on GPUs of model (NULL: any)
  * other than device id skip_device (0: none left out), as hints of a warm
  * search, grouped by device; a result of other kernel sources than src[f]
- * for family f (src NULL: the build's, nt_family_hash) weighs less.  *out
- * malloc'd, caller frees.  0, or -1 with a message. */
+ * for family f (src NULL: the build's, nt_family_hash) weighs less, and
+ * with other_src_only only those are kept (the others are what a run
+ * reuses).  *out malloc'd, caller frees.  0, or -1 with a message. */
 int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64_t skip_device,
-                    const char (*src)[24], nt_hist **out, size_t *n, char *err, size_t errlen);
+                    int other_src_only, const char (*src)[24], nt_hist **out, size_t *n,
+                    char *err, size_t errlen);
 
 #endif
