@@ -932,6 +932,53 @@ TEST(stale_note) {
           "stale: %d '%s'", k, msg);
 }
 
+/* The banner names the model and the GPUs whose results are the tuned
+ * shapes, most first; NORMTUNE_DEVICE_UUID is the first of them and
+ * NORMTUNE_DEVICE_NGPUS their number.  A provenance filled by hand (no
+ * GPU list) is one GPU with every shape; a long list ends in a count; a
+ * hostile uuid is cleaned. */
+TEST(gpus_banner) {
+    store_best_row r[8];
+    store_prov p;
+    char path[700], err[512];
+    int n = fixture(r, &p);
+    snprintf(path, sizeof path, "%s/gpus.h", t_tmpdir());
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == 0, "%s", err);
+    char *h = slurp(path, NULL);
+    CHECK(h && strstr(h, " *   device          NVIDIA H200 (cc 9.0)\n") &&
+              strstr(h, " *   GPUs            1 of the model measured the tuned shapes "
+                        "(shapes, uuid):\n *                       6  GPU-00000000-test\n") &&
+              strstr(h, "#define NORMTUNE_DEVICE_NGPUS 1\n"), "one GPU:\n%.900s", h ? h : "");
+    free(h);
+    p.sms = 132;
+    p.mem_clock_khz = 3201000;
+    p.ngpus = 2;
+    snprintf(p.gpus[0].uuid, sizeof p.gpus[0].uuid, "GPU-00000000-test");
+    p.gpus[0].rows = 4;
+    snprintf(p.gpus[1].uuid, sizeof p.gpus[1].uuid, "GPU-*/\"x");
+    p.gpus[1].rows = 2;
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == 0, "%s", err);
+    h = slurp(path, NULL);
+    CHECK(h && strstr(h, " *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock "
+                         "3201000 kHz)\n") &&
+              strstr(h, " *   GPUs            2 of the model measured the tuned shapes "
+                        "(shapes, uuid):\n *                       4  GPU-00000000-test\n"
+                        " *                       2  GPU-___x\n *   driver") &&
+              strstr(h, "#define NORMTUNE_DEVICE_UUID \"GPU-00000000-test\"\n"
+                        "#define NORMTUNE_DEVICE_NGPUS 2\n"), "two GPUs:\n%.1200s", h ? h : "");
+    free(h);
+    p.ngpus = STORE_PROV_GPUS + 4;
+    for (int i = 0; i < STORE_PROV_GPUS; i++) {
+        snprintf(p.gpus[i].uuid, sizeof p.gpus[i].uuid, "GPU-%02d", i);
+        p.gpus[i].rows = 1;
+    }
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == 0, "%s", err);
+    h = slurp(path, NULL);
+    CHECK(h && strstr(h, "  GPU-15\n *                          and 4 more\n *   driver") &&
+              strstr(h, "#define NORMTUNE_DEVICE_NGPUS 20\n"), "many GPUs:\n%.2000s", h ? h : "");
+    free(h);
+}
+
 /* nt_export_unmeasured names the families of this build that the device
  * has no current result of, and only those. */
 TEST(unmeasured_note) {
@@ -1146,6 +1193,7 @@ int main(void) {
     RUN(kernel_lists);
     RUN(refusals);
     RUN(stale_note);
+    RUN(gpus_banner);
     RUN(unmeasured_note);
     RUN(command_line);
     RUN(end_to_end);

@@ -71,12 +71,13 @@ if ! command -v sqlite3 >/dev/null 2>&1; then
     exit
 fi
 
-# mkdb FILE UUID NAME: a normtune database with one device, one sweep, one
-# shape (M=2048 N=4096), a naive result at 40 us and a persistent one at
-# 20 us (with 3 samples), and a failed persistent one at 10 us.
+# mkdb FILE UUID NAME [SMS]: a normtune database with one device (132 SMs
+# unless SMS), one sweep, one shape (M=2048 N=4096), a naive result at 40 us
+# and a persistent one at 20 us (with 3 samples), and a failed persistent
+# one at 10 us.
 mkdb() {
     sqlite3 "$1" <"$root/db/schema.sql" && sqlite3 "$1" <<EOF
-INSERT INTO device VALUES (1, '$3', 9, 0, 132, 62914560, 1980000, 2619000, 6144,
+INSERT INTO device VALUES (1, '$3', 9, 0, ${4:-132}, 62914560, 1980000, 2619000, 6144,
     '570.86', '12.8', '13.0', '$2');
 INSERT INTO sweep VALUES (1, 'sweeps/x.lua', 'h1', '2025-01-01T00:00:00.000Z',
     '2025-01-01T01:00:00.000Z', 1, 'done', 4000.0, 'host-$2', NULL);
@@ -118,7 +119,7 @@ has query_samples_rounded "$T/out" "  2  20.12"
 expect query_sweeps 0 query --db "$T/a.db" sweeps
 has query_sweeps_row "$T/out" "done       4000.0        3   2"
 expect query_unknown_device 1 query --db "$T/a.db" --device "A100"
-has query_unknown_device_names "$T/err" "NVIDIA H200 (GPU-1)"
+has query_unknown_device_names "$T/err" "NVIDIA H200 (cc 9.0, 132 SMs, memory clock 2619000 kHz: GPU-1)"
 expect query_no_such_shape 1 query --db "$T/a.db" shape 3 5
 expect query_no_such_result 1 query --db "$T/a.db" samples 99
 
@@ -175,17 +176,52 @@ expect merge_newer_schema 1 merge "$T/newer.db" "$T/a.db" -o "$T/m3.db"
 cmp -s "$T/newer.db" "$T/newer.orig" && ok newer_untouched || bad newer_untouched
 
 # --device means what it means for `run`: a name ignoring case, or a UUID
-# or its first 8 or more characters
+# or its first 8 or more characters; either names the GPU's model (name,
+# compute capability, SMs, memory clock), whose GPUs' results are pooled
 cp "$root/data/results.db" "$T/h200.db"
 "$NORMTUNE" migrate --db "$T/h200.db" >/dev/null 2>&1   # the shipped file may be older
-# (the shipped file has two H200s: the sweep of 2026-11-29 and the current
-# one; a name that matches both is ambiguous, any case)
-expect device_name_ambiguous 1 report --db "$T/h200.db" --device "nvidia h200"
-has device_name_ambiguous_message "$T/err" "device 'nvidia h200' is ambiguous"
+# (the shipped file has seven H200s of one model: the name, any GPU's uuid
+# and the default all read the same pooled rows)
 expect device_name_any_case 0 report --db "$T/a.db" --device "nvidia h200"
-expect device_uuid_prefix 0 report --db "$T/h200.db" --device gpu-3bf896bb
+expect device_model_by_name 0 query --db "$T/h200.db" --device "nvidia h200" best
+mv "$T/out" "$T/by_name"
+expect device_model_by_old_gpu 0 query --db "$T/h200.db" --device gpu-3bf896bb best
+cmp -s "$T/out" "$T/by_name" && ok device_model_same_rows || bad device_model_same_rows
+expect device_model_default 0 query --db "$T/h200.db" best
+cmp -s "$T/out" "$T/by_name" && ok device_model_default_same_rows ||
+    bad device_model_default_same_rows "$(diff "$T/out" "$T/by_name" | head -5)"
 expect device_uuid_too_short 1 report --db "$T/h200.db" --device GPU-3bf
 expect device_wrong_uuid 1 report --db "$T/h200.db" --device GPU-3bf896bc
+
+# two GPUs of one model pool; a third of another model (the same name, other
+# SMs) does not: its name is ambiguous, any case, and a uuid picks the model
+mkdb "$T/g2.db" GPU-2222 "NVIDIA H200" && mkdb "$T/g3.db" GPU-3333 "NVIDIA H200" 114 &&
+    sqlite3 "$T/g2.db" "UPDATE result SET median_us = 15.0 WHERE id = 1; UPDATE result SET
+        median_us = 25.0 WHERE id = 2; UPDATE result SET status = 'ok', message = '',
+        median_us = 5.0 WHERE id = 3" &&
+    sqlite3 "$T/g3.db" "UPDATE result SET median_us = 1.0 WHERE id = 2" &&
+    ok model_fixtures || bad model_fixtures
+expect merge_model 0 merge "$T/a.db" "$T/g2.db" -o "$T/m12.db"
+expect merge_model_other 0 merge "$T/m12.db" "$T/g3.db" -o "$T/m123.db"
+expect pool_report 0 report --db "$T/m12.db"
+has pool_report_gpus "$T/out" "the results of its 2 GPUs in the database ranked together"
+# A's persistent 20 us against B's naive 15 us and B's 64x8 persistent 5 us
+has pool_report_row "$T/out" "| 4096 | 2048 | persistent | block=64,chunks=8,stages=1,k=0 | 5.00 |"
+expect pool_shape 0 query --db "$T/m12.db" shape 4096 2048 --device GPU-1
+grep -Eq '^ +1 +rmsnorm_bwd +bf16 +rmsnorm_bwd.persistent +block=64,chunks=8,stages=1,k=0 +ok +5.00 .* GPU-2222 ' "$T/out" &&
+    ok pool_shape_first || bad pool_shape_first "$(cat "$T/out")"
+[ "$(grep -c ' ok ' "$T/out")" = 5 ] && ok pool_shape_both_gpus || bad pool_shape_both_gpus "$(cat "$T/out")"
+has pool_shape_gpu_column "$T/out" "GPU-2222"
+expect device_name_ambiguous 1 report --db "$T/m123.db" --device "nvidia h200"
+has device_name_ambiguous_message "$T/err" "device 'nvidia h200' is ambiguous"
+has device_name_ambiguous_names "$T/err" "132 SMs, memory clock 2619000 kHz: GPU-1, GPU-2222); NVIDIA H200 (cc 9.0, 114 SMs"
+expect other_model_by_uuid 0 query --db "$T/m123.db" --device GPU-3333 best
+has other_model_alone "$T/out" " 1.00 "
+expect pooled_model_by_uuid 0 query --db "$T/m123.db" --device GPU-2222 best
+has pooled_model_best "$T/out" " 5.00 "
+grep -q " 1.00 " "$T/out" && bad pooled_model_not_other "$(cat "$T/out")" || ok pooled_model_not_other
+expect every_model 0 query --db "$T/m123.db" best
+[ "$(grep -c "NVIDIA H200" "$T/out")" = 2 ] && ok every_model_rows || bad every_model_rows "$(cat "$T/out")"
 
 rm -rf "$T"
 echo "RESULT $passed $failed"
