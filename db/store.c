@@ -33,7 +33,11 @@
  * for `normtune query`.  What is fixed for a process or a command is
  * computed once: the families' source hashes (store_family_hash, read by
  * the SQL function nt_current for every row it is asked about) and the
- * device a command reads (store_find_device). */
+ * device model a command reads or a sweep resumes from (store_find_device,
+ * the lookups): the GPUs of one name, compute capability, SM count and
+ * memory clock pool their results, and the ids of the model's GPUs are
+ * resolved once into a temporary table that every query reads as
+ * `device_id IN temp.nt_gpus`. */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>

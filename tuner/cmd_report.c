@@ -146,7 +146,7 @@ int cmd_report(int argc, char **argv) {
         return nt_sink_close("report", &out, 0);
     }
     shapes.db = db;
-    shapes.dev = prov.device_id;               /* the device store_best chose */
+    shapes.dev = prov.device_id;               /* a GPU of the model store_best chose */
     for (int i = 1; i < n; i++)
         mixed |= strcmp(rows[i].op, rows[0].op) || strcmp(rows[i].dtype, rows[0].dtype);
 

@@ -482,7 +482,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
 
     if (store_best(db, device, 0, &rows, &n, &prov, err, errlen)) return -1;
     shapes.db = db;
-    shapes.dev = prov.device_id;               /* the device store_best chose */
+    shapes.dev = prov.device_id;               /* a GPU of the model store_best chose */
     for (int i = 0; i < n; i++) {
         char od[192], m[32];
         snprintf(od, sizeof od, "%s %s", rows[i].op, rows[i].dtype);

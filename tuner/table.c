@@ -5,7 +5,8 @@
  * and json_quote() would need a second connection per cell) because the
  * cells reach us as texts through the store's callbacks; each format is a
  * few lines of escaping, kept in this one file.  tbl_shape keeps the shape
- * reports of one device, so that `report` and `plot` read each shape once. */
+ * reports of one device model, so that `report` and `plot` read each shape
+ * once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * printed until a report is complete.  tbl_write prints a tbl as an aligned
  * text table, a markdown table, CSV (RFC 4180) or JSON (an array of
  * objects); tbl_read_csv reads such CSV back, for `plot --csv`; tbl_shape
- * keeps the shape reports of a device, read once each. */
+ * keeps the shape reports of a device model, read once each. */
 #ifndef NT_TABLE_H
 #define NT_TABLE_H
 
@@ -39,12 +39,13 @@ void tbl_add(tbl *t, int ncol, const char *const *cells);
  * restarts the table. */
 void tbl_row(void *ctx, int header, int ncol, const char *const *cell);
 
-/* The shape reports (store_report_shape) of one device, each shape (M, N)
- * read once and kept: `report` and `plot` look at a shape once for every
- * op and dtype tuned at it.  Zero-initialize, set db and dev. */
+/* The shape reports (store_report_shape) of one device model, each shape
+ * (M, N) read once and kept: `report` and `plot` look at a shape once for
+ * every op and dtype tuned at it.  Zero-initialize, set db and dev. */
 typedef struct tbl_shapes {
     store *db;
-    int64_t dev;                   /* the device (store_find_device) */
+    int64_t dev;                   /* a device of the model read (store_find_device,
+                                      store_prov) */
     int n, cap;
     struct tbl_shape {
         int64_t M, N;
