@@ -178,8 +178,7 @@ if [ "$asuser" != skip ]; then
     xrun ro_dir_merge_out 1 merge "$R/ro/done.db" "$R/ro/done.db" -o "$R/ro/m.db"
     xrun ro_dir_query 0 query --db "$R/ro/done.db"
     has ro_dir_query_rows "$R/out" "rmsnorm_bwd"
-    # (an eighth of the results leaves no device alone in holding current
-    # results of every family, so the report names the newest)
+    # (named by the newest GPU's uuid: its model, every H200 of the file)
     xrun ro_dir_report 0 report --db "$R/ro/done.db" --device \
         "$(sqlite3 "$T/base.db" "SELECT uuid FROM device ORDER BY id DESC LIMIT 1")"
     xrun ro_dir_migrate 1 migrate --db "$R/ro/done.db"
