@@ -433,6 +433,27 @@ TEST(model_pools_gpus) {
         CHECK(store_find_device(db, "GPU-model-b", &id, err, sizeof err) == 0 &&
                   store_model_gpus(db, id, &ga, err, sizeof err) == 0 && ga == 2,
               "%d GPUs of the model: %s", ga, err);
+        /* warm's stored hints in a run: the model's results of other
+         * sources only (those of the current ones are reused) */
+        char cur[NT_SWEEP_MAX_FAMILIES][24], other[NT_SWEEP_MAX_FAMILIES][24];
+        nt_hist *h = NULL;
+        size_t nh = 0;
+        for (int f = 0; f < sw.nfam; f++) {
+            CHECK(nt_family_hash(sw.fam[f].fam, cur[f]) == 0, "hash");
+            snprintf(other[f], sizeof other[f], "0000000000000000");
+        }
+        CHECK(nt_stored_hints(db, &sw, &ev.dev, 0, 1, (const char (*)[24])cur, &h, &nh, err,
+                              sizeof err) == 0 && nh == 0, "current sources: %zu hints", nh);
+        free(h);
+        h = NULL;
+        CHECK(nt_stored_hints(db, &sw, &ev.dev, 0, 1, (const char (*)[24])other, &h, &nh, err,
+                              sizeof err) == 0 && nh == 70, "other sources: %zu hints", nh);
+        for (size_t i = 0; i < nh; i++)
+            if (h[i].w >= 1.0) {
+                CHECK(0, "hint %zu weighs %g", i, h[i].w);
+                break;
+            }
+        free(h);
         store_close(db);
     }
     char hpath[700];
