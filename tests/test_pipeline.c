@@ -423,8 +423,14 @@ TEST(model_pools_gpus) {
             CHECK(!strcmp(rows[i].params, "block=256,chunks=1,stages=2,k=0"),
                   "M=%lld N=%lld best %s", (long long)rows[i].M, (long long)rows[i].N,
                   rows[i].params);
-        CHECK(prov.ngpus >= 1 && prov.ngpus <= 2 && prov.sms == 132 &&
-                  prov.mem_clock_khz == 3201000, "prov: %d GPUs", prov.ngpus);
+        /* A measured the first shape whole (26 variants) and 4 of the
+         * second, B the rest: the best rows come from both */
+        CHECK(n == 3 && rows[0].device_id != rows[n - 1].device_id, "best rows of one GPU");
+        CHECK(prov.ngpus == 2 && prov.sms == 132 && prov.mem_clock_khz == 3201000 &&
+                  !strcmp(prov.gpus[0].uuid, "GPU-model-b") && prov.gpus[0].rows == 2 &&
+                  !strcmp(prov.gpus[1].uuid, "GPU-model-a") && prov.gpus[1].rows == 1,
+              "prov: %d GPUs: %s %d, %s %d", prov.ngpus, prov.gpus[0].uuid, prov.gpus[0].rows,
+              prov.gpus[1].uuid, prov.gpus[1].rows);
         free(rows);
         rows = NULL;
         /* each GPU holds its own results: 30 and 40 */
@@ -465,7 +471,10 @@ TEST(model_pools_gpus) {
     size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     buf[len] = 0;
     if (f) fclose(f);
-    CHECK(strstr(buf, "memory clock 3201000 kHz") && strstr(buf, "#define NORMTUNE_DEVICE_NGPUS "),
+    CHECK(strstr(buf, "memory clock 3201000 kHz") && strstr(buf, "      2  GPU-model-b\n") &&
+              strstr(buf, "      1  GPU-model-a\n") &&
+              strstr(buf, "#define NORMTUNE_DEVICE_UUID \"GPU-model-b\"\n"
+                          "#define NORMTUNE_DEVICE_NGPUS 2\n"),
           "banner:\n%.1200s", buf);
 
     /* other models: nothing reused, everything measured */
