@@ -11,14 +11,15 @@
  *   nt_bwd_loop<TX, TW, TDW, block, chunks, k>   nt_colsum_final<TDW, 0>
  *
  * Registers: a config is refused when its chunks would not fit what
- * __launch_bounds__(block, max(k, 1)) leaves a thread (65536 / (k block),
- * in steps of 8, at most 255): such a kernel spills.  loop_regs is fitted
- * to nvcc --resource-usage (sm_90a, CUDA 13.0) of nt_bwd_loop at block =
- * 128 and k = 1 .. 8 (register caps 64 .. 255), chunks 1 .. 16, for x=bf16
- * with w=bf16 or f32 and x=w=f32: it refuses every one that spills and
- * keeps all but a few of those that do not (x=bf16 chunks=3 under a cap of
- * 96, say); `normtune compile lua/sweeps/rmsnorm_bwd_large_n.lua` reports
- * no spill for any config it keeps. */
+ * __launch_bounds__(block, max(k, 1)) leaves a thread (reg_limit): such a
+ * kernel spills.  loop_regs is fitted to the register and spill counts of
+ * nvcc --resource-usage and `normtune compile` (CUDA 13.0) of nt_bwd_loop
+ * for every dtype combination at block = 32, 96, 128, 256, 512 and 1024,
+ * chunks 1 .. 16, k in {0, 1, 2, 3, 4, 6, 8, 16} (register caps 64 ..
+ * 255): none of the 994 kernels it keeps there spills, for sm_80, sm_90a
+ * or sm_100a, and it refuses few that would not on sm_90a (x=bf16
+ * chunks=2 under a cap of 80, say; x=bf16 w=f32 chunks=4 under 128, which
+ * spills on sm_80). */
 #include <stdio.h>
 #include <string.h>
 
@@ -43,20 +44,24 @@ static const nt_param_def loop_params[] = {
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM (register cap), 0 = as many as fit"},
 };
 
-/* Registers __launch_bounds__(B, max(K, 1)) leaves a thread. */
+/* Registers __launch_bounds__(B, max(K, 1)) leaves a thread: ptxas fits
+ * the K blocks' warps on the SM's four schedulers, each with a quarter of
+ * the register file, so a thread gets 65536 / 4 / 32 / ceil(K ceil(B / 32)
+ * / 4) registers, in steps of 8, at most 255 (block=96 k=3: 9 warps, 3 on
+ * one scheduler, 168 registers, not 65536 / 288 = 224). */
 static int64_t reg_limit(int64_t B, int64_t K) {
-    int64_t limit = REGS_PER_SM / ((K > 0 ? K : 1) * B) / 8 * 8;
+    int64_t warps = (K > 0 ? K : 1) * ((B + 31) / 32), per = (warps + 3) / 4;
+    int64_t limit = REGS_PER_SM / 4 / 32 / per / 8 * 8;
     return limit > REG_MAX ? REG_MAX : limit;
 }
 
 /* Registers nt_bwd_loop needs with C chunks per thread for p's dtypes:
- * 16 + 3 E, plus per chunk 6 + half its words of data (x and dy 4 each, w
- * 4 size(w) / size(x), acc and the partial read from ws E each). */
+ * 24 + 2 E, plus per chunk the words it holds across the reduction (x and
+ * dy 4 each, w 4 size(w) / size(x), acc E). */
 static int64_t loop_regs(const nt_problem *p, int64_t C) {
     int64_t E = nt_bwd_chunk_elems(p);
-    int64_t words = 8 + 4 * nt_dtypes[p->dtype[NT_BWD_SW]].size / nt_dtypes[p->dtype[NT_BWD_SX]].size +
-                    2 * E;
-    return 16 + 3 * E + C * (6 + words / 2);
+    int64_t wwords = 4 * nt_dtypes[p->dtype[NT_BWD_SW]].size / nt_dtypes[p->dtype[NT_BWD_SX]].size;
+    return 24 + 2 * E + C * (8 + wwords + E);
 }
 
 static int loop_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, char *err,
