@@ -2,10 +2,10 @@
 -- sweep's (N = 18432 .. 65536; the library takes N up to 65536): the loop
 -- family, persistent blocks that walk each row in tiles of block * chunks
 -- 16-byte chunks twice (the sums, then dx and an fp32 partial row of dw
--- per block), on any device.  naive stops at N = 16384 and persistent
--- holds a whole row in registers, so neither serves these rows without
--- spilling.  Not part of `make tune` (the default sweeps are
--- lua/sweeps/<op>.lua); `make test-compile` compiles it.
+-- per block), on any device.  naive stops at N = 16384; persistent would
+-- need block * chunks * 8 >= N, a whole row's chunks per block, which its
+-- rules (no register rule) let spill.  Not part of `make tune` (the
+-- default sweeps are lua/sweeps/<op>.lua); `make test-compile` compiles it.
 --
 --   normtune run lua/sweeps/rmsnorm_bwd_large_n.lua --db large.db
 --   normtune query --db large.db shape 65536 4096
