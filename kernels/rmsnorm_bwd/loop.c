@@ -77,8 +77,8 @@ static int loop_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
     }
     int64_t need = loop_regs(pr, chunks), limit = reg_limit(block, k);
     if (need > limit) {
-        snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread (x=%s, w=%s), block=%lld "
-                 "k=%lld leave %lld (would spill)", (long long)chunks, (long long)need,
+        snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread (x=%s, w=%s), "
+                 "block=%lld k=%lld leave %lld (would spill)", (long long)chunks, (long long)need,
                  nt_dtypes[pr->dtype[NT_BWD_SX]].name, nt_dtypes[pr->dtype[NT_BWD_SW]].name,
                  (long long)block, (long long)k, (long long)limit);
         return -1;
@@ -125,7 +125,7 @@ static int loop_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
 const nt_family nt_rmsnorm_bwd_loop = {
     .name = "rmsnorm_bwd.loop",
     .op = &nt_op_rmsnorm_bwd,
-    .doc = "2-kernel chain: persistent rows walked in tiles twice, fp32 partial rows, one column sum",
+    .doc = "2-kernel chain: persistent rows walked in tiles twice, fp32 partial rows, a column sum",
     .nparams = 3,
     .params = loop_params,
     .check = loop_check,

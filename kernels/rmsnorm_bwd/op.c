@@ -76,8 +76,8 @@ static const nt_family *const families[] = {
  * 1024 (a tile of 8192 elements of 16-bit x, 4096 of fp32), one block per
  * SM: every N up to NT_MAX_N and every M, every dtype combination at its
  * precision (fp32 sums and partials), on any device, without spilling (63
- * or 64 registers of the 64 a block of 1024 leaves, sm_80 to sm_100a).  A row of
- * one tile is read once and its dw partial stays in registers. */
+ * or 64 registers of the 64 a block of 1024 leaves, sm_80 to sm_100a).  A
+ * row of one tile is read once and its dw partial stays in registers. */
 static const nt_family *fallback(const nt_problem *p, char *params, size_t len) {
     char err[128];
     if (check(p, err, sizeof err)) return NULL;

@@ -326,7 +326,8 @@ TEST(plan_precision_follows_the_dw_dtype) {
                     CHECK(nt_rmsnorm_bwd_loop.plan(&q, &p, NULL, &pl, err, sizeof err) == 0,
                           "loop %s x=%s w=%s: %s", loop_cfg[c], nt_dtypes[x].name,
                           nt_dtypes[w].name, err);
-                    CHECK(nt_plan_precise(&pl, &p) && pl.tol[NT_BWD_DX] == 0 && pl.tol[NT_BWD_DW] == 0,
+                    CHECK(nt_plan_precise(&pl, &p) && pl.tol[NT_BWD_DX] == 0 &&
+                              pl.tol[NT_BWD_DW] == 0,
                           "loop %s", loop_cfg[c]);
                     p.N = 1032;
                 }

@@ -75,16 +75,17 @@ static int fwd_ref(const nt_problem *p, const void *const *t, double *const *out
 }
 
 /* nt_op.fallback: loop, one row per block of 1024 threads walked in tiles
- * of 16384 elements (2 chunks a thread for 16-bit x, 4 for fp32): every N
- * up to NT_MAX_N, every M, on any device, without spilling (families.c);
- * a row of up to 16384 elements is one tile, read once, as the row
- * family's block=1024 config (the fallback before N went past 16384)
- * reads it. */
+ * of FALLBACK_TILE elements (2 chunks a thread for 16-bit x, 4 for fp32):
+ * every N up to NT_MAX_N, every M, on any device, without spilling
+ * (families.c); a row of up to FALLBACK_TILE elements is one tile, read
+ * once, as the row family's block=1024 config (the fallback before N went
+ * past 16384) reads it. */
+#define FALLBACK_TILE 16384
 static const nt_family *fwd_fallback(const nt_problem *p, char *params, size_t len) {
     char err[128];
     if (fwd_check(p, err, sizeof err)) return NULL;
     snprintf(params, len, "block=1024,chunks=%d,k=0",
-             16384 / (1024 * (16 / nt_dtypes[p->dtype[NT_FWD_SX]].size)));
+             FALLBACK_TILE / (1024 * (16 / nt_dtypes[p->dtype[NT_FWD_SX]].size)));
     return &nt_rmsnorm_fwd_loop;
 }
 

@@ -138,7 +138,8 @@ static int shapes(int64_t *ms, int64_t *ns) {
     ms[n] = 1 + (int64_t)(next() % 300), ns[n++] = 8 * (1 + 2 * (int64_t)(next() % 1024)); /* odd */
     if (!small) {
         for (int i = 0; i < 4; i++) {
-            int64_t N = 8 * (1 + (int64_t)(next() % (NT_MAX_N / 8))), M = 1 + (int64_t)(next() % 20000);
+            int64_t N = 8 * (1 + (int64_t)(next() % (NT_MAX_N / 8)));
+            int64_t M = 1 + (int64_t)(next() % 20000);
             while (M * N > (1 << 25)) M /= 2;
             ms[n] = M, ns[n++] = N;
         }
