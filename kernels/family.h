@@ -23,7 +23,7 @@
 #define NT_MAX_PARAMS 8       /* parameters per family */
 #define NT_NAME_LEN 32        /* parameter names and values, with NUL */
 #define NT_MAX_LAUNCH 4       /* kernels in one chain */
-#define NT_MAX_N 16384        /* largest row length any family supports */
+#define NT_MAX_N 65536        /* largest row length an op serves (its fallback: every N) */
 #define NT_MAX_M 2147483647LL /* most rows of a problem (2^31 - 1: a grid of one
                                  block per row; M * NT_MAX_N * 8 fits 64 bits) */
 

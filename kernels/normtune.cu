@@ -288,11 +288,17 @@ static normtune_status lib_choose(int q, const nt_problem *pr, const lib_choice 
 
 /* ---- 4. the API -------------------------------------------------------- */
 
+/* The public limit is the tuner's: every op's fallback serves every N up to
+ * NT_MAX_N (kernels/family.h), and lib_bind refuses what lies beyond. */
+static_assert(NORMTUNE_MAX_N == NT_MAX_N, "NORMTUNE_MAX_N (normtune.h) must equal NT_MAX_N "
+              "(family.h)");
+
 static const char *const lib_msgs[] = {
     "success",
     "a required pointer is NULL",
     "M and N must be at least 1 (and M at most 2^31 - 1)",
-    "N must be a multiple of 8 no larger than 16384 (and one the op takes in these dtypes)",
+    "N must be a multiple of 8 no larger than " LIB_XS(NORMTUNE_MAX_N)
+    " (and one the op takes in these dtypes)",
     "a pointer is not 16-byte aligned",
     "the workspace is NULL or smaller than the workspace size query says",
     "eps must be finite and not negative",

@@ -31,7 +31,7 @@ extern "C" {
 #define NORMTUNE_API
 #endif
 
-#define NORMTUNE_MAX_N 16384          /* largest N the library runs */
+#define NORMTUNE_MAX_N 65536          /* largest N the library runs */
 #define NORMTUNE_MAX_LAUNCH 4         /* kernels one call launches, at most */
 #define NORMTUNE_MAX_OUTPUTS 4        /* outputs of one op, at most */
 

@@ -13,7 +13,7 @@
  *   sweeps          4
  *   newest result   2026-12-01T19:39:20.113Z
  *   problems        12 (10 tuned), tuned shapes 212
- *   configs         150, kernels 163
+ *   configs         150, kernels 153
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -31,24 +31,25 @@
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
 #define NORMTUNE_DEVICE_NGPUS 2
-#define NORMTUNE_NFAMILIES 7
+#define NORMTUNE_NFAMILIES 8
 #define NORMTUNE_NPROBLEMS 12
 #define NORMTUNE_NCONFIGS 150
-#define NORMTUNE_NCONFIG_KERNELS 223
-#define NORMTUNE_NKERNELS 163
+#define NORMTUNE_NCONFIG_KERNELS 208
+#define NORMTUNE_NKERNELS 153
 #define NORMTUNE_NENTRIES 212
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
  * the family's results were measured with (a family only fallbacks use:
  * the sources at export time). */
 #define NORMTUNE_FAMILIES(X) \
-    X(0, "rmsnorm_bwd.naive", "b1a2bfa44f565138") \
-    X(1, "rmsnorm_bwd.persistent", "17fb169031773e49") \
+    X(0, "rmsnorm_bwd.persistent", "17fb169031773e49") \
+    X(1, "rmsnorm_bwd.loop", "8c36328b79110b52") \
     X(2, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
     X(3, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
     X(4, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
     X(5, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
-    X(6, "rmsnorm_fwd.stage", "97516c547da4528a")
+    X(6, "rmsnorm_fwd.stage", "97516c547da4528a") \
+    X(7, "rmsnorm_fwd.loop", "87451baaaaee383c")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
@@ -70,324 +71,314 @@
  * kernel ids it may launch are normtune_config_kernels[first .. first +
  * kernels). */
 #define NORMTUNE_CONFIGS(X) \
-    X(0, 0, "x=bf16,w=bf16,dw=bf16", "nsplit=64,partial=f32", 0, 4) \
-    X(1, 0, "x=bf16,w=bf16,dw=f32", "nsplit=64,partial=f32", 4, 4) \
-    X(2, 1, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=3,k=2", 8, 2) \
-    X(3, 1, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=4,k=4", 10, 2) \
-    X(4, 1, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 12, 2) \
-    X(5, 1, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 14, 2) \
-    X(6, 1, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 16, 2) \
-    X(7, 1, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 18, 2) \
-    X(8, 1, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 20, 2) \
-    X(9, 1, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 22, 2) \
-    X(10, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 24, 2) \
-    X(11, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 26, 2) \
-    X(12, 1, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 28, 2) \
-    X(13, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 30, 2) \
-    X(14, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 32, 2) \
-    X(15, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 34, 2) \
-    X(16, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 36, 2) \
-    X(17, 1, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 38, 2) \
-    X(18, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 40, 2) \
-    X(19, 1, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 42, 2) \
-    X(20, 1, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 44, 2) \
-    X(21, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 46, 2) \
-    X(22, 1, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 48, 2) \
-    X(23, 1, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 50, 2) \
-    X(24, 0, "x=bf16,w=f32,dw=f32", "nsplit=64,partial=f32", 52, 4) \
-    X(25, 1, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 56, 2) \
-    X(26, 1, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 58, 2) \
-    X(27, 1, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 60, 2) \
-    X(28, 1, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 62, 2) \
-    X(29, 1, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 64, 2) \
-    X(30, 1, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 66, 2) \
-    X(31, 1, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 68, 2) \
-    X(32, 1, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 70, 2) \
-    X(33, 0, "x=f16,w=f16,dw=f16", "nsplit=64,partial=f32", 72, 4) \
-    X(34, 0, "x=f16,w=f16,dw=f32", "nsplit=64,partial=f32", 76, 4) \
-    X(35, 1, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=3,k=2", 80, 2) \
-    X(36, 1, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=4,k=2", 82, 2) \
-    X(37, 1, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=2,k=0", 84, 2) \
-    X(38, 1, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 86, 2) \
-    X(39, 1, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 88, 2) \
-    X(40, 1, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 90, 2) \
-    X(41, 1, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 92, 2) \
-    X(42, 1, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 94, 2) \
-    X(43, 0, "x=f16,w=f32,dw=f32", "nsplit=64,partial=f32", 96, 4) \
-    X(44, 1, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 100, 2) \
-    X(45, 1, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 102, 2) \
-    X(46, 1, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 104, 2) \
-    X(47, 1, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 106, 2) \
-    X(48, 1, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 108, 2) \
-    X(49, 1, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 110, 2) \
-    X(50, 1, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 112, 2) \
-    X(51, 1, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 114, 2) \
-    X(52, 0, "x=f32,w=f32,dw=f32", "nsplit=64,partial=f32", 116, 5) \
-    X(53, 1, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 121, 2) \
-    X(54, 1, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 123, 2) \
-    X(55, 1, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 125, 2) \
-    X(56, 1, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 127, 2) \
-    X(57, 1, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 129, 2) \
-    X(58, 2, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 131, 1) \
-    X(59, 2, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 132, 1) \
-    X(60, 3, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 133, 1) \
-    X(61, 5, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 134, 1) \
-    X(62, 5, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 135, 1) \
-    X(63, 2, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 136, 1) \
-    X(64, 5, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 137, 1) \
-    X(65, 5, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 138, 1) \
-    X(66, 5, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 139, 1) \
-    X(67, 2, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 140, 1) \
-    X(68, 2, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 141, 1) \
-    X(69, 5, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 142, 1) \
-    X(70, 2, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 143, 1) \
-    X(71, 2, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 144, 1) \
-    X(72, 5, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 145, 1) \
-    X(73, 5, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 146, 1) \
-    X(74, 2, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 147, 1) \
-    X(75, 4, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 148, 1) \
-    X(76, 5, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 149, 1) \
-    X(77, 5, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 150, 1) \
-    X(78, 5, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 151, 1) \
-    X(79, 2, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 152, 1) \
-    X(80, 4, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 153, 1) \
-    X(81, 5, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 154, 1) \
-    X(82, 2, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 155, 1) \
-    X(83, 2, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 156, 1) \
-    X(84, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 157, 1) \
-    X(85, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 158, 1) \
-    X(86, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 159, 1) \
-    X(87, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 160, 1) \
-    X(88, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 161, 1) \
-    X(89, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 162, 1) \
-    X(90, 6, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 163, 1) \
-    X(91, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 164, 1) \
-    X(92, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 165, 1) \
-    X(93, 2, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 166, 1) \
-    X(94, 2, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 167, 1) \
-    X(95, 2, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 168, 1) \
-    X(96, 5, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 169, 1) \
-    X(97, 5, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 170, 1) \
-    X(98, 2, "x=bf16,w=f32", "block=128,chunks=2,k=4", 171, 1) \
-    X(99, 5, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 172, 1) \
-    X(100, 5, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 173, 1) \
-    X(101, 2, "x=bf16,w=f32", "block=64,chunks=4,k=0", 174, 1) \
-    X(102, 2, "x=bf16,w=f32", "block=128,chunks=3,k=4", 175, 1) \
-    X(103, 4, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 176, 1) \
-    X(104, 5, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 177, 1) \
-    X(105, 5, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 178, 1) \
-    X(106, 5, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 179, 1) \
-    X(107, 5, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 180, 1) \
-    X(108, 2, "x=bf16,w=f32", "block=128,chunks=4,k=4", 181, 1) \
-    X(109, 4, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 182, 1) \
-    X(110, 5, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 183, 1) \
-    X(111, 5, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 184, 1) \
-    X(112, 5, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 185, 1) \
-    X(113, 5, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 186, 1) \
-    X(114, 5, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 187, 1) \
-    X(115, 4, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 188, 1) \
-    X(116, 5, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 189, 1) \
-    X(117, 2, "x=bf16,w=f32", "block=128,chunks=7,k=0", 190, 1) \
-    X(118, 6, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 191, 1) \
-    X(119, 5, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 192, 1) \
-    X(120, 6, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 193, 1) \
-    X(121, 6, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 194, 1) \
-    X(122, 6, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 195, 1) \
-    X(123, 2, "x=f16,w=f16", "block=1024,chunks=2,k=0", 196, 1) \
-    X(124, 2, "x=f16,w=f16", "block=64,chunks=2,k=8", 197, 1) \
-    X(125, 3, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 198, 1) \
-    X(126, 5, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 199, 1) \
-    X(127, 5, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 200, 1) \
-    X(128, 2, "x=f16,w=f16", "block=128,chunks=4,k=8", 201, 1) \
-    X(129, 5, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 202, 1) \
-    X(130, 5, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 203, 1) \
-    X(131, 6, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 204, 1) \
-    X(132, 6, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 205, 1) \
-    X(133, 2, "x=f16,w=f16", "block=512,chunks=4,k=2", 206, 1) \
-    X(134, 2, "x=f16,w=f16", "block=256,chunks=8,k=2", 207, 1) \
-    X(135, 2, "x=f16,w=f32", "block=1024,chunks=2,k=0", 208, 1) \
-    X(136, 2, "x=f16,w=f32", "block=64,chunks=2,k=0", 209, 1) \
-    X(137, 5, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 210, 1) \
-    X(138, 5, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 211, 1) \
-    X(139, 5, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 212, 1) \
-    X(140, 5, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 213, 1) \
-    X(141, 2, "x=f16,w=f32", "block=128,chunks=4,k=0", 214, 1) \
-    X(142, 6, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 215, 1) \
-    X(143, 2, "x=f32,w=f32", "block=1024,chunks=4,k=0", 216, 1) \
-    X(144, 5, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 217, 1) \
-    X(145, 2, "x=f32,w=f32", "block=128,chunks=2,k=8", 218, 1) \
-    X(146, 5, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 219, 1) \
-    X(147, 5, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 220, 1) \
-    X(148, 6, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 221, 1) \
-    X(149, 6, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 222, 1)
+    X(0, 1, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
+    X(1, 1, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
+    X(2, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=3,k=2", 4, 2) \
+    X(3, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=4,k=4", 6, 2) \
+    X(4, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 8, 2) \
+    X(5, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 10, 2) \
+    X(6, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 12, 2) \
+    X(7, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 14, 2) \
+    X(8, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 16, 2) \
+    X(9, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 18, 2) \
+    X(10, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 20, 2) \
+    X(11, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 22, 2) \
+    X(12, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 24, 2) \
+    X(13, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 26, 2) \
+    X(14, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 28, 2) \
+    X(15, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 30, 2) \
+    X(16, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 32, 2) \
+    X(17, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 34, 2) \
+    X(18, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 36, 2) \
+    X(19, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 38, 2) \
+    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 40, 2) \
+    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 42, 2) \
+    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 44, 2) \
+    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 46, 2) \
+    X(24, 1, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 48, 2) \
+    X(25, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 50, 2) \
+    X(26, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 52, 2) \
+    X(27, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 54, 2) \
+    X(28, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 56, 2) \
+    X(29, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 58, 2) \
+    X(30, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 60, 2) \
+    X(31, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 62, 2) \
+    X(32, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 64, 2) \
+    X(33, 1, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 66, 2) \
+    X(34, 1, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 68, 2) \
+    X(35, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=3,k=2", 70, 2) \
+    X(36, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=4,k=2", 72, 2) \
+    X(37, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=2,k=0", 74, 2) \
+    X(38, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 76, 2) \
+    X(39, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 78, 2) \
+    X(40, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 80, 2) \
+    X(41, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 82, 2) \
+    X(42, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 84, 2) \
+    X(43, 1, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 86, 2) \
+    X(44, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 88, 2) \
+    X(45, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 90, 2) \
+    X(46, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 92, 2) \
+    X(47, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 94, 2) \
+    X(48, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 96, 2) \
+    X(49, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 98, 2) \
+    X(50, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 100, 2) \
+    X(51, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 102, 2) \
+    X(52, 1, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 104, 2) \
+    X(53, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 106, 2) \
+    X(54, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 108, 2) \
+    X(55, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 110, 2) \
+    X(56, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 112, 2) \
+    X(57, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 114, 2) \
+    X(58, 7, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 116, 1) \
+    X(59, 2, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 117, 1) \
+    X(60, 3, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 118, 1) \
+    X(61, 5, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 119, 1) \
+    X(62, 5, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 120, 1) \
+    X(63, 2, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 121, 1) \
+    X(64, 5, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 122, 1) \
+    X(65, 5, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 123, 1) \
+    X(66, 5, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 124, 1) \
+    X(67, 2, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 125, 1) \
+    X(68, 2, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 126, 1) \
+    X(69, 5, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 127, 1) \
+    X(70, 2, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 128, 1) \
+    X(71, 2, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 129, 1) \
+    X(72, 5, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 130, 1) \
+    X(73, 5, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 131, 1) \
+    X(74, 2, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 132, 1) \
+    X(75, 4, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 133, 1) \
+    X(76, 5, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 134, 1) \
+    X(77, 5, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 135, 1) \
+    X(78, 5, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 136, 1) \
+    X(79, 2, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 137, 1) \
+    X(80, 4, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 138, 1) \
+    X(81, 5, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 139, 1) \
+    X(82, 2, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 140, 1) \
+    X(83, 2, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 141, 1) \
+    X(84, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 142, 1) \
+    X(85, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 143, 1) \
+    X(86, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 144, 1) \
+    X(87, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 145, 1) \
+    X(88, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 146, 1) \
+    X(89, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 147, 1) \
+    X(90, 6, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 148, 1) \
+    X(91, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 149, 1) \
+    X(92, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 150, 1) \
+    X(93, 2, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 151, 1) \
+    X(94, 2, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 152, 1) \
+    X(95, 7, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 153, 1) \
+    X(96, 5, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 154, 1) \
+    X(97, 5, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 155, 1) \
+    X(98, 2, "x=bf16,w=f32", "block=128,chunks=2,k=4", 156, 1) \
+    X(99, 5, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 157, 1) \
+    X(100, 5, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 158, 1) \
+    X(101, 2, "x=bf16,w=f32", "block=64,chunks=4,k=0", 159, 1) \
+    X(102, 2, "x=bf16,w=f32", "block=128,chunks=3,k=4", 160, 1) \
+    X(103, 4, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 161, 1) \
+    X(104, 5, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 162, 1) \
+    X(105, 5, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 163, 1) \
+    X(106, 5, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 164, 1) \
+    X(107, 5, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 165, 1) \
+    X(108, 2, "x=bf16,w=f32", "block=128,chunks=4,k=4", 166, 1) \
+    X(109, 4, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 167, 1) \
+    X(110, 5, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 168, 1) \
+    X(111, 5, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 169, 1) \
+    X(112, 5, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 170, 1) \
+    X(113, 5, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 171, 1) \
+    X(114, 5, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 172, 1) \
+    X(115, 4, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 173, 1) \
+    X(116, 5, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 174, 1) \
+    X(117, 2, "x=bf16,w=f32", "block=128,chunks=7,k=0", 175, 1) \
+    X(118, 6, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 176, 1) \
+    X(119, 5, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 177, 1) \
+    X(120, 6, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 178, 1) \
+    X(121, 6, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 179, 1) \
+    X(122, 6, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 180, 1) \
+    X(123, 7, "x=f16,w=f16", "block=1024,chunks=2,k=0", 181, 1) \
+    X(124, 2, "x=f16,w=f16", "block=64,chunks=2,k=8", 182, 1) \
+    X(125, 3, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 183, 1) \
+    X(126, 5, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 184, 1) \
+    X(127, 5, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 185, 1) \
+    X(128, 2, "x=f16,w=f16", "block=128,chunks=4,k=8", 186, 1) \
+    X(129, 5, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 187, 1) \
+    X(130, 5, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 188, 1) \
+    X(131, 6, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 189, 1) \
+    X(132, 6, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 190, 1) \
+    X(133, 2, "x=f16,w=f16", "block=512,chunks=4,k=2", 191, 1) \
+    X(134, 2, "x=f16,w=f16", "block=256,chunks=8,k=2", 192, 1) \
+    X(135, 7, "x=f16,w=f32", "block=1024,chunks=2,k=0", 193, 1) \
+    X(136, 2, "x=f16,w=f32", "block=64,chunks=2,k=0", 194, 1) \
+    X(137, 5, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 195, 1) \
+    X(138, 5, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 196, 1) \
+    X(139, 5, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 197, 1) \
+    X(140, 5, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 198, 1) \
+    X(141, 2, "x=f16,w=f32", "block=128,chunks=4,k=0", 199, 1) \
+    X(142, 6, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 200, 1) \
+    X(143, 7, "x=f32,w=f32", "block=1024,chunks=4,k=0", 201, 1) \
+    X(144, 5, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 202, 1) \
+    X(145, 2, "x=f32,w=f32", "block=128,chunks=2,k=8", 203, 1) \
+    X(146, 5, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 204, 1) \
+    X(147, 5, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 205, 1) \
+    X(148, 6, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 206, 1) \
+    X(149, 6, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 207, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
  * it, instantiating exactly these; C code reads normtune_kernel_names[]. */
 #define NORMTUNE_KERNELS(X) \
-    X(0, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(1, "nt_colsum_final<float, 2>", nt_colsum_final<float, 2>) \
-    X(2, "nt_colsum_final<nt_bf16, 2>", nt_colsum_final<nt_bf16, 2>) \
-    X(3, "nt_colsum_final<nt_f16, 2>", nt_colsum_final<nt_f16, 2>) \
-    X(4, "nt_colsum_split<1>", nt_colsum_split<1>) \
-    X(5, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(6, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(7, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(8, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(9, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(10, "nt_fwd_row<float, float, 1024, 4, 0>", nt_fwd_row<float, float, 1024, 4, 0>) \
-    X(11, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(12, "nt_fwd_row<nt_bf16, float, 1024, 2, 0>", nt_fwd_row<nt_bf16, float, 1024, 2, 0>) \
-    X(13, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(14, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(15, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(16, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(17, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(18, "nt_fwd_row<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_row<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(19, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(20, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(21, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(22, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(23, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(24, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(25, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(26, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(27, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(28, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(29, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(30, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(31, "nt_fwd_row<nt_f16, float, 1024, 2, 0>", nt_fwd_row<nt_f16, float, 1024, 2, 0>) \
-    X(32, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(33, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(34, "nt_fwd_row<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_row<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(35, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(36, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(37, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(38, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(39, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(40, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(41, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(42, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(43, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(44, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(45, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(46, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(47, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(48, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(49, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(50, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(51, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(52, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(53, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(54, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(55, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(56, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(57, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(58, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(59, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(60, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(61, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(62, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(63, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(64, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(65, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(66, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(67, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(68, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(69, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(70, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(71, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(72, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(73, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(74, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(75, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(76, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(77, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(78, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(79, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(80, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(81, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(82, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(83, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(84, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(85, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(86, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(87, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(88, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(89, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(90, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(91, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(92, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(93, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(94, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(95, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(96, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(97, "nt_naive_row<float, float, float, 1, 1>", nt_naive_row<float, float, float, 1, 1>) \
-    X(98, "nt_naive_row<float, float, float, 2, 1>", nt_naive_row<float, float, float, 2, 1>) \
-    X(99, "nt_naive_row<float, float, float, 4, 1>", nt_naive_row<float, float, float, 4, 1>) \
-    X(100, "nt_naive_row<nt_bf16, float, float, 1, 1>", nt_naive_row<nt_bf16, float, float, 1, 1>) \
-    X(101, "nt_naive_row<nt_bf16, float, float, 2, 1>", nt_naive_row<nt_bf16, float, float, 2, 1>) \
-    X(102, "nt_naive_row<nt_bf16, nt_bf16, float, 1, 1>", nt_naive_row<nt_bf16, nt_bf16, float, 1, 1>) \
-    X(103, "nt_naive_row<nt_bf16, nt_bf16, float, 2, 1>", nt_naive_row<nt_bf16, nt_bf16, float, 2, 1>) \
-    X(104, "nt_naive_row<nt_bf16, nt_bf16, nt_bf16, 1, 1>", nt_naive_row<nt_bf16, nt_bf16, nt_bf16, 1, 1>) \
-    X(105, "nt_naive_row<nt_bf16, nt_bf16, nt_bf16, 2, 1>", nt_naive_row<nt_bf16, nt_bf16, nt_bf16, 2, 1>) \
-    X(106, "nt_naive_row<nt_f16, float, float, 1, 1>", nt_naive_row<nt_f16, float, float, 1, 1>) \
-    X(107, "nt_naive_row<nt_f16, float, float, 2, 1>", nt_naive_row<nt_f16, float, float, 2, 1>) \
-    X(108, "nt_naive_row<nt_f16, nt_f16, float, 1, 1>", nt_naive_row<nt_f16, nt_f16, float, 1, 1>) \
-    X(109, "nt_naive_row<nt_f16, nt_f16, float, 2, 1>", nt_naive_row<nt_f16, nt_f16, float, 2, 1>) \
-    X(110, "nt_naive_row<nt_f16, nt_f16, nt_f16, 1, 1>", nt_naive_row<nt_f16, nt_f16, nt_f16, 1, 1>) \
-    X(111, "nt_naive_row<nt_f16, nt_f16, nt_f16, 2, 1>", nt_naive_row<nt_f16, nt_f16, nt_f16, 2, 1>) \
-    X(112, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(113, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(114, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(115, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(116, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(117, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(118, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(119, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(120, "nt_persist<nt_bf16, float, float, 128, 1, 3, 2>", nt_persist<nt_bf16, float, float, 128, 1, 3, 2>) \
-    X(121, "nt_persist<nt_bf16, float, float, 128, 1, 4, 2>", nt_persist<nt_bf16, float, float, 128, 1, 4, 2>) \
-    X(122, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(123, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(124, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(125, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(126, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>) \
-    X(127, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(128, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(129, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(130, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(131, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(132, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(133, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(134, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(135, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(136, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(137, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(138, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(139, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(140, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(141, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(142, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(143, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(144, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(145, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(146, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(147, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(148, "nt_persist<nt_f16, float, float, 128, 1, 2, 0>", nt_persist<nt_f16, float, float, 128, 1, 2, 0>) \
-    X(149, "nt_persist<nt_f16, float, float, 128, 1, 3, 2>", nt_persist<nt_f16, float, float, 128, 1, 3, 2>) \
-    X(150, "nt_persist<nt_f16, float, float, 128, 1, 4, 2>", nt_persist<nt_f16, float, float, 128, 1, 4, 2>) \
-    X(151, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(152, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(153, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(154, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(155, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(156, "nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>", nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>) \
-    X(157, "nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>) \
-    X(158, "nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>) \
-    X(159, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(160, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(161, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(162, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(0, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(1, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(2, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(3, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(4, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(5, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(6, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(7, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(8, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(9, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(10, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(11, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(12, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(13, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(14, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(15, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(16, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(17, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(18, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(19, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(20, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(21, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(22, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(23, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(24, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(25, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(26, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(27, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(28, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(29, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(30, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(31, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(32, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(33, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(34, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(35, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(36, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(37, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(38, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(39, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(40, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(41, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(42, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(43, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(44, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(45, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(46, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(47, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(48, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(49, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(50, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(51, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(52, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(53, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(54, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(55, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(56, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(57, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(58, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(59, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(60, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(61, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(62, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(63, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(64, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(65, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(66, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(67, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(68, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(69, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(70, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(71, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(72, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(73, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(74, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(75, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(76, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(77, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(78, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(79, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(80, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(81, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(82, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(83, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(84, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(85, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(86, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(87, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(88, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(89, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(90, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(91, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(92, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(93, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(94, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(95, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(96, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(97, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(98, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(99, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(100, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(101, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(102, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(103, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(104, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(105, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(106, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(107, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(108, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(109, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(110, "nt_persist<nt_bf16, float, float, 128, 1, 3, 2>", nt_persist<nt_bf16, float, float, 128, 1, 3, 2>) \
+    X(111, "nt_persist<nt_bf16, float, float, 128, 1, 4, 2>", nt_persist<nt_bf16, float, float, 128, 1, 4, 2>) \
+    X(112, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(113, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(114, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(115, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(116, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>) \
+    X(117, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(118, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(119, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(120, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(121, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(122, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(123, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(124, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(125, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(126, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(127, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(128, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(129, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(130, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(131, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(132, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(133, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(134, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(135, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(136, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(137, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(138, "nt_persist<nt_f16, float, float, 128, 1, 2, 0>", nt_persist<nt_f16, float, float, 128, 1, 2, 0>) \
+    X(139, "nt_persist<nt_f16, float, float, 128, 1, 3, 2>", nt_persist<nt_f16, float, float, 128, 1, 3, 2>) \
+    X(140, "nt_persist<nt_f16, float, float, 128, 1, 4, 2>", nt_persist<nt_f16, float, float, 128, 1, 4, 2>) \
+    X(141, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(142, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(143, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(144, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(145, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(146, "nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>", nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>) \
+    X(147, "nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>) \
+    X(148, "nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>) \
+    X(149, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(150, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(151, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(152, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -397,25 +388,32 @@
 
 /* Kernel names by id, the strings of NORMTUNE_KERNELS. */
 NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {
+    "nt_bwd_loop<float, float, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>",
+    "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>",
     "nt_colsum_final<float, 0>",
-    "nt_colsum_final<float, 2>",
-    "nt_colsum_final<nt_bf16, 2>",
-    "nt_colsum_final<nt_f16, 2>",
-    "nt_colsum_split<1>",
+    "nt_colsum_final<nt_bf16, 0>",
+    "nt_colsum_final<nt_f16, 0>",
+    "nt_fwd_loop<float, float, 1024, 4, 0>",
+    "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>",
+    "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>",
+    "nt_fwd_loop<nt_f16, float, 1024, 2, 0>",
+    "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>",
     "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>",
-    "nt_fwd_row<float, float, 1024, 4, 0>",
     "nt_fwd_row<float, float, 128, 2, 8>",
-    "nt_fwd_row<nt_bf16, float, 1024, 2, 0>",
     "nt_fwd_row<nt_bf16, float, 128, 2, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 3, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 4, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 7, 0>",
     "nt_fwd_row<nt_bf16, float, 64, 4, 0>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 1024, 2, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>",
@@ -428,10 +426,8 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>",
     "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>",
-    "nt_fwd_row<nt_f16, float, 1024, 2, 0>",
     "nt_fwd_row<nt_f16, float, 128, 4, 0>",
     "nt_fwd_row<nt_f16, float, 64, 2, 0>",
-    "nt_fwd_row<nt_f16, nt_f16, 1024, 2, 0>",
     "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>",
     "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>",
@@ -494,21 +490,6 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>",
-    "nt_naive_row<float, float, float, 1, 1>",
-    "nt_naive_row<float, float, float, 2, 1>",
-    "nt_naive_row<float, float, float, 4, 1>",
-    "nt_naive_row<nt_bf16, float, float, 1, 1>",
-    "nt_naive_row<nt_bf16, float, float, 2, 1>",
-    "nt_naive_row<nt_bf16, nt_bf16, float, 1, 1>",
-    "nt_naive_row<nt_bf16, nt_bf16, float, 2, 1>",
-    "nt_naive_row<nt_bf16, nt_bf16, nt_bf16, 1, 1>",
-    "nt_naive_row<nt_bf16, nt_bf16, nt_bf16, 2, 1>",
-    "nt_naive_row<nt_f16, float, float, 1, 1>",
-    "nt_naive_row<nt_f16, float, float, 2, 1>",
-    "nt_naive_row<nt_f16, nt_f16, float, 1, 1>",
-    "nt_naive_row<nt_f16, nt_f16, float, 2, 1>",
-    "nt_naive_row<nt_f16, nt_f16, nt_f16, 1, 1>",
-    "nt_naive_row<nt_f16, nt_f16, nt_f16, 2, 1>",
     "nt_persist<float, float, float, 1024, 1, 2, 1>",
     "nt_persist<float, float, float, 256, 1, 3, 2>",
     "nt_persist<float, float, float, 256, 4, 2, 1>",
@@ -565,156 +546,156 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    2, 4, 104, 105, /* 0 */
-    1, 4, 102, 103, /* 1 */
-    0, 126, /* 2 */
-    0, 127, /* 3 */
-    0, 145, /* 4 */
-    0, 128, /* 5 */
-    0, 129, /* 6 */
-    0, 146, /* 7 */
-    0, 130, /* 8 */
-    0, 131, /* 9 */
-    0, 136, /* 10 */
-    0, 137, /* 11 */
-    0, 132, /* 12 */
-    0, 141, /* 13 */
-    0, 142, /* 14 */
-    0, 140, /* 15 */
-    0, 139, /* 16 */
-    0, 133, /* 17 */
-    0, 138, /* 18 */
-    0, 125, /* 19 */
-    0, 134, /* 20 */
-    0, 143, /* 21 */
-    0, 135, /* 22 */
-    0, 144, /* 23 */
-    1, 4, 100, 101, /* 24 */
-    0, 120, /* 25 */
-    0, 121, /* 26 */
-    0, 119, /* 27 */
-    0, 122, /* 28 */
-    0, 123, /* 29 */
-    0, 124, /* 30 */
-    0, 117, /* 31 */
-    0, 118, /* 32 */
-    3, 4, 110, 111, /* 33 */
-    1, 4, 108, 109, /* 34 */
-    0, 157, /* 35 */
-    0, 158, /* 36 */
-    0, 156, /* 37 */
-    0, 159, /* 38 */
-    0, 160, /* 39 */
-    0, 155, /* 40 */
-    0, 161, /* 41 */
-    0, 162, /* 42 */
-    1, 4, 106, 107, /* 43 */
-    0, 149, /* 44 */
-    0, 150, /* 45 */
-    0, 148, /* 46 */
-    0, 151, /* 47 */
-    0, 152, /* 48 */
-    0, 147, /* 49 */
-    0, 153, /* 50 */
-    0, 154, /* 51 */
-    1, 4, 97, 98, 99, /* 52 */
-    0, 113, /* 53 */
-    0, 114, /* 54 */
-    0, 112, /* 55 */
-    0, 115, /* 56 */
-    0, 116, /* 57 */
-    18, /* 58 */
-    19, /* 59 */
-    95, /* 60 */
-    58, /* 61 */
-    57, /* 62 */
-    20, /* 63 */
-    59, /* 64 */
-    63, /* 65 */
-    64, /* 66 */
-    30, /* 67 */
-    21, /* 68 */
-    60, /* 69 */
-    22, /* 70 */
-    23, /* 71 */
-    65, /* 72 */
-    66, /* 73 */
-    28, /* 74 */
-    8, /* 75 */
-    61, /* 76 */
-    68, /* 77 */
-    67, /* 78 */
-    24, /* 79 */
-    9, /* 80 */
-    62, /* 81 */
-    26, /* 82 */
-    25, /* 83 */
-    85, /* 84 */
-    86, /* 85 */
-    84, /* 86 */
-    89, /* 87 */
-    88, /* 88 */
-    87, /* 89 */
-    83, /* 90 */
-    91, /* 91 */
-    90, /* 92 */
-    29, /* 93 */
-    27, /* 94 */
-    12, /* 95 */
-    42, /* 96 */
-    55, /* 97 */
-    13, /* 98 */
-    43, /* 99 */
-    48, /* 100 */
-    17, /* 101 */
-    14, /* 102 */
-    5, /* 103 */
-    44, /* 104 */
-    56, /* 105 */
-    49, /* 106 */
-    50, /* 107 */
-    15, /* 108 */
-    6, /* 109 */
-    45, /* 110 */
-    54, /* 111 */
-    46, /* 112 */
-    51, /* 113 */
-    52, /* 114 */
-    7, /* 115 */
-    47, /* 116 */
-    16, /* 117 */
-    81, /* 118 */
-    53, /* 119 */
-    80, /* 120 */
-    79, /* 121 */
-    82, /* 122 */
-    34, /* 123 */
-    38, /* 124 */
-    96, /* 125 */
-    74, /* 126 */
-    73, /* 127 */
-    35, /* 128 */
-    76, /* 129 */
-    75, /* 130 */
-    94, /* 131 */
-    93, /* 132 */
-    37, /* 133 */
-    36, /* 134 */
-    31, /* 135 */
-    33, /* 136 */
-    72, /* 137 */
-    69, /* 138 */
-    71, /* 139 */
-    70, /* 140 */
-    32, /* 141 */
-    92, /* 142 */
+    3, 8, /* 0 */
+    2, 7, /* 1 */
+    7, 116, /* 2 */
+    7, 117, /* 3 */
+    7, 135, /* 4 */
+    7, 118, /* 5 */
+    7, 119, /* 6 */
+    7, 136, /* 7 */
+    7, 120, /* 8 */
+    7, 121, /* 9 */
+    7, 126, /* 10 */
+    7, 127, /* 11 */
+    7, 122, /* 12 */
+    7, 131, /* 13 */
+    7, 132, /* 14 */
+    7, 130, /* 15 */
+    7, 129, /* 16 */
+    7, 123, /* 17 */
+    7, 128, /* 18 */
+    7, 115, /* 19 */
+    7, 124, /* 20 */
+    7, 133, /* 21 */
+    7, 125, /* 22 */
+    7, 134, /* 23 */
+    1, 7, /* 24 */
+    7, 110, /* 25 */
+    7, 111, /* 26 */
+    7, 109, /* 27 */
+    7, 112, /* 28 */
+    7, 113, /* 29 */
+    7, 114, /* 30 */
+    7, 107, /* 31 */
+    7, 108, /* 32 */
+    6, 9, /* 33 */
+    5, 7, /* 34 */
+    7, 147, /* 35 */
+    7, 148, /* 36 */
+    7, 146, /* 37 */
+    7, 149, /* 38 */
+    7, 150, /* 39 */
+    7, 145, /* 40 */
+    7, 151, /* 41 */
+    7, 152, /* 42 */
+    4, 7, /* 43 */
+    7, 139, /* 44 */
+    7, 140, /* 45 */
+    7, 138, /* 46 */
+    7, 141, /* 47 */
+    7, 142, /* 48 */
+    7, 137, /* 49 */
+    7, 143, /* 50 */
+    7, 144, /* 51 */
+    0, 7, /* 52 */
+    7, 103, /* 53 */
+    7, 104, /* 54 */
+    7, 102, /* 55 */
+    7, 105, /* 56 */
+    7, 106, /* 57 */
+    12, /* 58 */
+    26, /* 59 */
+    100, /* 60 */
+    63, /* 61 */
+    62, /* 62 */
+    27, /* 63 */
+    64, /* 64 */
+    68, /* 65 */
+    69, /* 66 */
+    37, /* 67 */
+    28, /* 68 */
+    65, /* 69 */
+    29, /* 70 */
+    30, /* 71 */
+    70, /* 72 */
+    71, /* 73 */
+    35, /* 74 */
+    18, /* 75 */
+    66, /* 76 */
+    73, /* 77 */
+    72, /* 78 */
+    31, /* 79 */
+    19, /* 80 */
+    67, /* 81 */
+    33, /* 82 */
+    32, /* 83 */
+    90, /* 84 */
+    91, /* 85 */
+    89, /* 86 */
+    94, /* 87 */
+    93, /* 88 */
+    92, /* 89 */
+    88, /* 90 */
+    96, /* 91 */
+    95, /* 92 */
+    36, /* 93 */
+    34, /* 94 */
+    11, /* 95 */
+    47, /* 96 */
+    60, /* 97 */
+    21, /* 98 */
+    48, /* 99 */
+    53, /* 100 */
+    25, /* 101 */
+    22, /* 102 */
+    15, /* 103 */
+    49, /* 104 */
+    61, /* 105 */
+    54, /* 106 */
+    55, /* 107 */
+    23, /* 108 */
+    16, /* 109 */
+    50, /* 110 */
+    59, /* 111 */
+    51, /* 112 */
+    56, /* 113 */
+    57, /* 114 */
+    17, /* 115 */
+    52, /* 116 */
+    24, /* 117 */
+    86, /* 118 */
+    58, /* 119 */
+    85, /* 120 */
+    84, /* 121 */
+    87, /* 122 */
+    14, /* 123 */
+    43, /* 124 */
+    101, /* 125 */
+    79, /* 126 */
+    78, /* 127 */
+    40, /* 128 */
+    81, /* 129 */
+    80, /* 130 */
+    99, /* 131 */
+    98, /* 132 */
+    42, /* 133 */
+    41, /* 134 */
+    13, /* 135 */
+    39, /* 136 */
+    77, /* 137 */
+    74, /* 138 */
+    76, /* 139 */
+    75, /* 140 */
+    38, /* 141 */
+    97, /* 142 */
     10, /* 143 */
-    39, /* 144 */
-    11, /* 145 */
-    40, /* 146 */
-    41, /* 147 */
-    77, /* 148 */
-    78, /* 149 */
+    44, /* 144 */
+    20, /* 145 */
+    45, /* 146 */
+    46, /* 147 */
+    82, /* 148 */
+    83, /* 149 */
     -1
 };
 

@@ -413,6 +413,8 @@ static const struct {
     {"rmsnorm_fwd", "rmsnorm_fwd.wlate", "block=256,chunks=2,rows=1,k=0", 0},
     {"rmsnorm_fwd", "rmsnorm_fwd.stage", "block=256,chunks=2,k=0,wg=0", 0},
     {"rmsnorm_fwd", "rmsnorm_fwd.cluster", "cluster=2,block=128,chunks=2,k=0", 0},
+    {"rmsnorm_bwd", "rmsnorm_bwd.loop", "block=1024,chunks=1,k=0", 0},
+    {"rmsnorm_fwd", "rmsnorm_fwd.loop", "block=1024,chunks=2,k=0", 0},
 };
 
 /* The plan of one_plan[i] at M = 4096 and its N into *pl; returns its family, or

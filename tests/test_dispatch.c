@@ -32,7 +32,7 @@
 #define MAX_PER_FAMILY 5      /* configs per family and problem */
 #define MAX_VALS 12           /* candidate values per parameter */
 
-static const int64_t fix_N[] = {8, 24, 1024, 1032, 4096, 16384};
+static const int64_t fix_N[] = {8, 24, 1024, 1032, 4096, 16384, 40968, NT_MAX_N};
 static const int64_t fix_M[] = {1, 7, 4096};
 
 /* Candidate values of parameter d, as texts, into v[]; their count. */

@@ -1,9 +1,10 @@
 /* test_export.c -- the dispatch header writer (nt_export_write, format 2)
  * and the `normtune export` command line.
  *
- * Rows are made by hand: three N, several M, both families of the op, one
- * config used by two shapes and one that is the op's fallback, each row
- * with its family's current source hash.  Nothing about the registry is
+ * Rows are made by hand: three N, several M, two families of the op, one
+ * config used by two shapes and one that was the op's fallback (naive, up
+ * to N = 16384; the fallback is now loop, which the rows do not name),
+ * each row with its family's current source hash.  Nothing about the registry is
  * assumed: the counts, the tuned problem's index, the fallbacks and the
  * config ids the header must hold are computed here from kernels/ops.c
  * (nt_ops[], nt_op.fallback) and parsed back from the header's own
@@ -74,7 +75,7 @@ static void row(store_best_row *r, int64_t M, int64_t N, const char *family, con
 
 /* The fixture, deliberately not in (N, M) order.  Sorted by (N, M):
  *   (1024, 2048)  P1
- *   (1024, 16384) N64   (the op's fallback for DT in the registry of now)
+ *   (1024, 16384) N64   (the op's fallback for DT before N went to 65536)
  *   (1024, 65536) P1    (again)
  *   (4096, 2048)  P2
  *   (4096, 65536) N128

@@ -15,8 +15,10 @@
  * tuner compiles them with NVRTC and the export writes them for the
  * library.  A chunk is 16 bytes of the activation, E = 16 / sizeof(x)
  * elements (8 for bf16 and f16, 4 for f32).  Both families support every
- * M >= 1 and every N that is a multiple of 8 up to NT_MAX_N (persistent:
- * N <= block * chunks * E).
+ * M >= 1 and every N that is a multiple of 8 up to 16384 (naive: its row
+ * kernel holds a row in the registers of one block of at most 1024
+ * threads, which beyond 16384 would spill; persistent: N <= block * chunks
+ * * E).  Longer rows, up to NT_MAX_N: the loop family (loop.c).
  *
  * Precision: every output carries its dtype's tolerance (plan.tol = 0),
  * except dw of naive with partial = bf16, which is only bf16-precise: such
@@ -34,6 +36,7 @@ extern const nt_op nt_op_rmsnorm_bwd;
 #define COLSUM_THREADS 256
 #define RED_SMEM 512          /* static shared bytes of the row reduction */
 #define MAX_THREADS 1024      /* threads per block */
+#define NAIVE_MAX_N 16384     /* longest row of naive (its chunks: 2 for 16-bit x, 4 for fp32) */
 
 /* The files each family's kernels are built from (its source hash covers
  * exactly these), the one NVRTC includes last. */
@@ -73,13 +76,19 @@ static int naive_chunks(int64_t N, int E) {
 
 static int naive_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                        char *err, size_t errlen) {
-    (void)pr;
     (void)dev;
     int ok = 1;
     int64_t nsplit = nt_params_int(p, "nsplit", &ok);
     const char *part = nt_params_get(p, "partial");
     if (!ok || nsplit < 1 || nsplit > 4096 || !part || (strcmp(part, "bf16") && strcmp(part, "f32"))) {
         snprintf(err, errlen, "naive needs nsplit in [1, 4096] and partial = bf16 | f32");
+        return -1;
+    }
+    if (pr->N > NAIVE_MAX_N) {
+        snprintf(err, errlen, "naive holds a row in one block's registers: N=%lld is above its "
+                 "%d (%d chunks of %d threads would spill; the loop family walks longer rows)",
+                 (long long)pr->N, NAIVE_MAX_N,
+                 naive_chunks(pr->N, nt_bwd_chunk_elems(pr)), MAX_THREADS);
         return -1;
     }
     return 0;

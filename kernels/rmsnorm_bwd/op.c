@@ -7,7 +7,8 @@
  * (bf16, f16, f32); w is that dtype or f32 (mixed-precision training keeps
  * norm weights in f32); dw is f32 or the weight's dtype.  The fill ranges
  * are those the runner has always used.  Device code: row.cuh, colsum.cuh, naive.cuh, persistent.cuh,
- * warp.cuh; families: families.c, warp.c; reference: ref.c. */
+ * warp.cuh, cluster.cuh, loop.cuh; families: families.c, warp.c, cluster.c,
+ * loop.c; reference: ref.c. */
 #include <stdio.h>
 
 #include "kernels/family.h"
@@ -18,6 +19,7 @@ extern const nt_family nt_rmsnorm_bwd_naive;
 extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_warp;
 extern const nt_family nt_rmsnorm_bwd_cluster;
+extern const nt_family nt_rmsnorm_bwd_loop;
 
 #define ALL_DTYPES ((1u << NT_BF16) | (1u << NT_F16) | (1u << NT_F32))
 
@@ -71,16 +73,21 @@ static const nt_family *const families[] = {
     &nt_rmsnorm_bwd_persistent,
     &nt_rmsnorm_bwd_warp,
     &nt_rmsnorm_bwd_cluster,
+    &nt_rmsnorm_bwd_loop,
     NULL,
 };
 
-/* nt_op.fallback: the naive chain with fp32 partials runs every shape of
- * every dtype combination at the dtypes' precision. */
+/* nt_op.fallback: the loop chain (loop.c) with one chunk per thread of
+ * 1024 (a tile of 8192 elements of 16-bit x, 4096 of fp32), one block per
+ * SM: every N up to NT_MAX_N and every M, every dtype combination at its
+ * precision (fp32 sums and partials), on any device, without spilling (63
+ * or 64 registers of the 64 a block of 1024 leaves, sm_80 to sm_100a).  A
+ * row of one tile is read once and its dw partial stays in registers. */
 static const nt_family *fallback(const nt_problem *p, char *params, size_t len) {
     char err[128];
     if (check(p, err, sizeof err)) return NULL;
-    snprintf(params, len, "nsplit=64,partial=f32");
-    return &nt_rmsnorm_bwd_naive;
+    snprintf(params, len, "block=1024,chunks=1,k=0");
+    return &nt_rmsnorm_bwd_loop;
 }
 
 const nt_op nt_op_rmsnorm_bwd = {

@@ -19,7 +19,11 @@
  *   fit; plan() launches whole clusters sized by the launcher, and its
  *   workspace holds one partial row for every cluster the launcher may
  *   start (nt_grid_fit, nt_chain_nparts: kernels/launch.c), which keep the
- *   persistent grid as it was. */
+ *   persistent grid as it was.
+ * - loop: any N, the register rule (refusals name the numbers), the
+ *   persistent grid and its workspace; the op's fallback (loop) plans
+ *   every N up to NT_MAX_N for every dtype combination, precisely, on an
+ *   sm_90 and an sm_80 device. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,8 +42,10 @@ extern const nt_family nt_rmsnorm_bwd_naive;
 extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_warp;
 extern const nt_family nt_rmsnorm_bwd_cluster;
+extern const nt_family nt_rmsnorm_bwd_loop;
 
 #define OP (&nt_op_rmsnorm_bwd)
+#define ALIGN256(x) (((x) + 255) / 256 * 256)
 
 /* Uniform double in [lo, hi) from a tiny LCG (test-local). */
 static double urand(uint64_t *s, double lo, double hi) {
@@ -278,7 +284,7 @@ TEST(op_table) {
         CHECK(!strcmp(f->sources[k], want), "%s: last source %s", f->name, f->sources[k]);
     }
     /* the families this file's tests know, each registered once */
-    static const char *const known[] = {"naive", "persistent", "warp", "cluster", NULL};
+    static const char *const known[] = {"naive", "persistent", "warp", "cluster", "loop", NULL};
     for (int i = 0; known[i]; i++) {
         int seen = 0;
         for (int j = 0; j < n; j++) seen += !strcmp(OP->families[j]->name + 12, known[i]);
@@ -303,6 +309,8 @@ static const char *const cluster_cfg[] = {"cluster=2,block=256,chunks=2,k=0",
                                           "cluster=4,block=128,chunks=4,k=2",
                                           "cluster=8,block=512,chunks=1,k=1",
                                           "cluster=8,block=256,chunks=8,k=0", NULL};
+static const char *const loop_cfg[] = {"block=1024,chunks=1,k=0", "block=256,chunks=4,k=1",
+                                       "block=128,chunks=2,k=4", "block=32,chunks=6,k=0", NULL};
 
 TEST(plan_precision_follows_the_dw_dtype) {
     char err[256];
@@ -338,6 +346,17 @@ TEST(plan_precision_follows_the_dw_dtype) {
                           "%s", err);
                     CHECK(nt_plan_precise(&pl, &p), "cluster %s", cluster_cfg[c]);
                 }
+                for (int c = 0; loop_cfg[c]; c++) {
+                    nt_params q = params(loop_cfg[c]);
+                    p.N = NT_MAX_N;
+                    CHECK(nt_rmsnorm_bwd_loop.plan(&q, &p, NULL, &pl, err, sizeof err) == 0,
+                          "loop %s x=%s w=%s: %s", loop_cfg[c], nt_dtypes[x].name,
+                          nt_dtypes[w].name, err);
+                    CHECK(nt_plan_precise(&pl, &p) && pl.tol[NT_BWD_DX] == 0 &&
+                              pl.tol[NT_BWD_DW] == 0,
+                          "loop %s", loop_cfg[c]);
+                    p.N = 1032;
+                }
             }
     /* bf16 partials must not serve an f32 dw */
     nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 7, 24);
@@ -352,19 +371,19 @@ static int starts(const char *s, const char *prefix) { return !strncmp(s, prefix
 TEST(name_expressions_start_with_the_ctypes) {
     char err[256], want[128], fin[128];
     nt_plan pl;
-    int64_t Ns[] = {8, 24, 1032, 4096, 16384};
+    int64_t Ns[] = {8, 24, 1032, 4096, 16384, 16392, NT_MAX_N};
     int named = 0;
     for (int x = 0; x < NT_NDTYPES; x++)
         for (int w = 0; w < NT_NDTYPES; w++)
             for (int dw = 0; dw < NT_NDTYPES; dw++) {
                 if (!allowed(x, w, dw)) continue;
                 snprintf(fin, sizeof fin, "nt_colsum_final<%s, ", nt_dtypes[dw].ctype);
-                for (int n = 0; n < 5; n++) {
+                for (int n = 0; n < 7; n++) {
                     nt_problem p = problem(x, w, dw, 3, Ns[n]);
                     for (int c = 0; naive_cfg[c]; c++) {
                         nt_params q = params(naive_cfg[c]);
                         if (nt_rmsnorm_bwd_naive.plan(&q, &p, NULL, &pl, err, sizeof err)) {
-                            CHECK(0, "%s", err);
+                            CHECK(Ns[n] > 16384, "%s", err);   /* naive's longest row */
                             continue;
                         }
                         snprintf(want, sizeof want, "nt_naive_row<%s, %s, %s, ", nt_dtypes[x].ctype,
@@ -397,6 +416,18 @@ TEST(name_expressions_start_with_the_ctypes) {
                               "%s | %s", pl.l[0].name, pl.l[1].name);
                         named++;
                     }
+                    for (int c = 0; loop_cfg[c]; c++) {
+                        nt_params q = params(loop_cfg[c]);
+                        if (nt_rmsnorm_bwd_loop.plan(&q, &p, NULL, &pl, err, sizeof err))
+                            continue;              /* too many registers for these dtypes */
+                        snprintf(want, sizeof want, "nt_bwd_loop<%s, %s, %s, ", nt_dtypes[x].ctype,
+                                 nt_dtypes[w].ctype, nt_dtypes[dw].ctype);
+                        CHECK(pl.nlaunch == 2 && starts(pl.l[0].name, want) &&
+                                  starts(pl.l[1].name, fin) &&
+                                  !strcmp(pl.l[1].name + strlen(fin), "0>"),
+                              "%s | %s", pl.l[0].name, pl.l[1].name);
+                        named++;
+                    }
                 }
             }
     CHECK(named > 250, "only %d plans", named);
@@ -420,7 +451,7 @@ TEST(naive_chunks_fewest_power_of_two) {
     nt_params q = params("nsplit=4,partial=f32");
     for (int x = 0; x < NT_NDTYPES; x++) {
         int E = 16 / nt_dtypes[x].size, bad = 0;
-        for (int64_t N = 8; N <= NT_MAX_N; N += 8) {
+        for (int64_t N = 8; N <= 16384; N += 8) {   /* naive's longest row */
             nt_problem p = problem(x, x, NT_F32, 5, N);
             int ch = -1, f32 = -1;
             char tail[64];
@@ -443,6 +474,12 @@ TEST(naive_chunks_fewest_power_of_two) {
             }
         }
         CHECK(bad == 0, "x=%s: %d lengths wrong", nt_dtypes[x].name, bad);
+        /* beyond, its row would spill: refused, naming the length */
+        nt_problem p = problem(x, x, NT_F32, 5, 16392);
+        err[0] = 0;
+        CHECK(nt_rmsnorm_bwd_naive.check(&q, &p, NULL, err, sizeof err) == -1 &&
+                  strstr(err, "N=16392") && strstr(err, "16384") && strstr(err, "loop"),
+              "x=%s N=16392: '%s'", nt_dtypes[x].name, err);
     }
 }
 
@@ -748,6 +785,131 @@ TEST(grid_fit_whole_clusters) {
     CHECK(nt_chain_nparts(&pl, 264) == 64, "the plan's nparts");
 }
 
+/* An A100 (sm_80, no clusters) as the tuner would describe it (h200:
+ * above). */
+static const nt_devinfo a100 = {.sms = 108, .cc_major = 8, .smem_per_block_optin = 166912,
+                                .smem_per_sm = 167936, .max_threads_per_sm = 2048,
+                                .regs_per_sm = 65536};
+
+/* loop: every N, a register rule that refuses with numbers, the persistent
+ * grid (sized by the launcher, at most M) and a workspace of one fp32
+ * partial row per block that can be resident. */
+TEST(loop_limits_registers_and_workspace) {
+    char err[256];
+    nt_plan pl;
+    nt_params q = params("block=256,chunks=4,k=1");
+    nt_problem p = problem(NT_BF16, NT_F32, NT_F32, 100000, NT_MAX_N);
+    CHECK(nt_rmsnorm_bwd_loop.plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_loop<nt_bf16, float, float, 256, 4, 1>") &&
+              !strcmp(pl.l[1].name, "nt_colsum_final<float, 0>"),
+          "%s | %s", pl.l[0].name, pl.l[1].name);
+    CHECK(pl.nlaunch == 2 && pl.l[0].grid == 0 && pl.l[0].blocks_per_sm == 1 &&
+              pl.l[0].block == 256 && pl.l[0].smem == 0 && pl.l[0].cluster == 0 &&
+              pl.l[0].grid_rows <= 1 && pl.l[0].pdl && pl.l[1].pdl && pl.nparts == 0,
+          "launches");
+    CHECK(pl.l[1].grid == NT_MAX_N / 16 && pl.l[1].block == 256, "final column sum %u x %u",
+          pl.l[1].grid, pl.l[1].block);
+    CHECK(pl.workspace == (size_t)132 * NT_MAX_N * 4, "workspace %zu (132 partial rows)",
+          pl.workspace);
+    /* k = 0: as many blocks as threads allow (2048 / 256 = 8 per SM), at
+     * most M rows; 256-byte aligned */
+    q = params("block=256,chunks=1,k=0");
+    p = problem(NT_BF16, NT_BF16, NT_F32, 100000, 1032);
+    CHECK(nt_rmsnorm_bwd_loop.plan(&q, &p, &a100, &pl, err, sizeof err) == 0 &&
+              pl.workspace == ((size_t)108 * 8 * 1032 * 4 + 255) / 256 * 256,
+          "workspace %zu", pl.workspace);
+    p.M = 5;
+    CHECK(nt_rmsnorm_bwd_loop.plan(&q, &p, &a100, &pl, err, sizeof err) == 0 &&
+              pl.workspace == ((size_t)5 * 1032 * 4 + 255) / 256 * 256,
+          "M=5: workspace %zu", pl.workspace);
+    CHECK(nt_rmsnorm_bwd_loop.plan(&q, &p, NULL, &pl, err, sizeof err) == 0 && pl.workspace == 0,
+          "no device: no workspace size");
+    /* the register rule: 2 chunks of bf16 under block=1024's 64 registers
+     * spill (nvcc: 268 bytes), fp32 fits (64 registers, no spill) */
+    q = params("block=1024,chunks=2,k=0");
+    p = problem(NT_BF16, NT_BF16, NT_F32, 7, 4096);
+    err[0] = 0;
+    CHECK(nt_rmsnorm_bwd_loop.check(&q, &p, NULL, err, sizeof err) == -1 &&
+              strstr(err, "chunks=2") && strstr(err, "leave 64") && strstr(err, "spill") &&
+              strstr(err, "x=bf16"),
+          "'%s'", err);
+    p = problem(NT_F32, NT_F32, NT_F32, 7, 4096);
+    CHECK(nt_rmsnorm_bwd_loop.check(&q, &p, NULL, err, sizeof err) == 0, "f32: %s", err);
+    /* more chunks need more registers, for every dtype combination; a
+     * wider w needs more */
+    for (int x = 0; x < NT_NDTYPES; x++)
+        for (int w = 0; w < NT_NDTYPES; w++) {
+            if (!allowed(x, w, NT_F32)) continue;
+            p = problem(x, w, NT_F32, 7, 4096);
+            int prev = 1;
+            for (int c = 1; c <= 16; c++) {
+                char t[64];
+                snprintf(t, sizeof t, "block=256,chunks=%d,k=1", c);
+                q = params(t);
+                int okc = nt_rmsnorm_bwd_loop.check(&q, &p, NULL, err, sizeof err) == 0;
+                CHECK(prev || !okc, "x=%s w=%s: chunks=%d accepted after %d refused",
+                      nt_dtypes[x].name, nt_dtypes[w].name, c, c - 1);
+                prev = okc;
+            }
+        }
+    /* the params' ranges, and k blocks that do not fit an SM */
+    q = params("block=96,chunks=1,k=0");
+    CHECK(nt_rmsnorm_bwd_loop.check(&q, &p, NULL, err, sizeof err) == 0, "block=96: %s", err);
+    q = params("block=100,chunks=1,k=0");
+    CHECK(nt_rmsnorm_bwd_loop.check(&q, &p, NULL, err, sizeof err) == -1 &&
+              strstr(err, "multiple of 32"), "block=100: '%s'", err);
+    nt_devinfo small = h200;
+    small.max_threads_per_sm = 1024;
+    q = params("block=256,chunks=1,k=5");   /* 48 registers a thread */
+    p = problem(NT_F32, NT_F32, NT_F32, 7, 4096);
+    CHECK(nt_rmsnorm_bwd_loop.check(&q, &p, &h200, err, sizeof err) == 0, "h200: %s", err);
+    err[0] = 0;
+    CHECK(nt_rmsnorm_bwd_loop.check(&q, &p, &small, err, sizeof err) == -1 &&
+              strstr(err, "k=5 blocks of 256 threads"), "'%s'", err);
+}
+
+/* The op's fallback: loop block=1024 chunks=1 k=0 for every dtype
+ * combination, planning every N up to NT_MAX_N precisely on both devices
+ * (M = 1 and 2^31 - 1), with a workspace of a partial row per block that
+ * threads allow (2 blocks of 1024 per SM), at most M. */
+TEST(the_fallback_covers_every_n) {
+    static const nt_devinfo *const devs[] = {&h200, &a100, NULL};
+    char err[256], fbp[128];
+    int tried = 0, wrong = 0;
+    for (int x = 0; x < NT_NDTYPES; x++)
+        for (int w = 0; w < NT_NDTYPES; w++)
+            for (int dw = 0; dw < NT_NDTYPES; dw++) {
+                nt_problem p = problem(x, w, dw, 1, 8);
+                const nt_family *f = OP->fallback(&p, fbp, sizeof fbp);
+                if (!allowed(x, w, dw)) {
+                    CHECK(f == NULL, "x=%d w=%d dw=%d: a fallback for refused dtypes", x, w, dw);
+                    continue;
+                }
+                CHECK(f == &nt_rmsnorm_bwd_loop && !strcmp(fbp, "block=1024,chunks=1,k=0"),
+                      "fallback %s %s", f ? f->name : "none", fbp);
+                if (!f) continue;
+                nt_params q = params(fbp);
+                CHECK(nt_params_validate(f, &q, err, sizeof err) == 0, "%s", err);
+                tried++;
+                for (int64_t N = 8; N <= NT_MAX_N; N += 8)
+                    for (int m = 0; m < 2; m++)
+                        for (int d = 0; devs[d]; d++) {
+                            nt_plan pl;
+                            p = problem(x, w, dw, m ? 2147483647LL : 1, N);
+                            int64_t parts = m ? 2 * devs[d]->sms : 1;
+                            int rc = f->plan(&q, &p, devs[d], &pl, err, sizeof err);
+                            if ((rc || !nt_plan_precise(&pl, &p) ||
+                                 pl.workspace != ALIGN256((size_t)parts * (size_t)N * 4)) &&
+                                wrong++ < 5)
+                                CHECK(0, "fallback x=%s w=%s dw=%s M=%lld N=%lld cc %d: %s",
+                                      nt_dtypes[x].name, nt_dtypes[w].name, nt_dtypes[dw].name,
+                                      (long long)p.M, (long long)N, devs[d]->cc_major,
+                                      rc ? err : "imprecise or wrong workspace");
+                        }
+            }
+    CHECK(tried == 7 && wrong == 0, "%d combinations, %d plans wrong", tried, wrong);
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -763,5 +925,7 @@ int main(void) {
     RUN(cluster_check_limits);
     RUN(cluster_plan_grid_and_workspace);
     RUN(grid_fit_whole_clusters);
+    RUN(loop_limits_registers_and_workspace);
+    RUN(the_fallback_covers_every_n);
     T_END();
 }

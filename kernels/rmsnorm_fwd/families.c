@@ -29,6 +29,10 @@
  *                      distributed shared memory.  Few, long rows: a row
  *                      is read by several SMs at once, and the grid ends in
  *                      smaller steps.
+ * rmsnorm_fwd.loop     one row per block, walked in tiles of block*chunks
+ *                      chunks, twice (the sum of squares, then y, x read
+ *                      again mostly from L2): any N up to NT_MAX_N with
+ *                      chunks of x and w in registers.  The fallback.
  *
  * All take `k`, the blocks per SM the kernel is compiled for (__launch_
  * bounds__ minimum blocks; 0 = no bound), which caps registers per thread.
@@ -36,9 +40,11 @@
  * code and the design argument: common.cuh and each family's .cuh.  Each family supports every
  * M >= 1 and every dtype combination of the op; N is covered when N <=
  * threads per row * chunks * E (E = 16 / size(x): 8 for bf16/f16, 4 for
- * fp32).  The fallback that covers every problem: row with block=1024,
- * chunks=NT_MAX_N/(1024*E) (2 for bf16/f16, 4 for fp32), k=0: any M, every
- * N up to 16384, every dtype combination, no spill. */
+ * fp32), except by loop, which covers every N up to NT_MAX_N.  The
+ * fallback that covers every problem (op.c): loop with block=1024,
+ * chunks=2 for bf16/f16 or 4 for fp32 (a tile of 16384 elements: a row up
+ * to 16384 is read once, as by row), k=0: any M, every N up to NT_MAX_N,
+ * every dtype combination, any device, no spill. */
 #include <stdio.h>
 #include <string.h>
 
@@ -69,6 +75,7 @@ static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh",
                                             NULL};
 static const char *const stage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/stage.cuh", NULL};
 static const char *const cluster_sources[] = {FWD_SOURCES, "rmsnorm_fwd/cluster.cuh", NULL};
+static const char *const loop_sources[] = {FWD_SOURCES, "rmsnorm_fwd/loop.cuh", NULL};
 
 static const nt_param_def row_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},
@@ -129,10 +136,16 @@ static int64_t data_words(const fwd_dt *d, int64_t C, int64_t R, int64_t Cw) {
     return 4 * C * R + Cw * 4 * d->sw / d->sx;
 }
 
-/* Registers __launch_bounds__(B, max(K, 1)) leaves a thread: 65536 / (K B)
- * in steps of 8, at most 255. */
+/* Registers __launch_bounds__(B, max(K, 1)) leaves a thread: ptxas fits
+ * the K blocks' warps on the SM's four schedulers, each with a quarter of
+ * the register file, so a thread gets 65536 / 4 / 32 / ceil(K ceil(B / 32)
+ * / 4) registers, in steps of 8, at most 255: 65536 / (K B) when the warps
+ * spread evenly (every block and k of the shipped sweeps), less when they
+ * do not (block=96 k=3: 9 warps, 3 on one scheduler, 168 registers, not
+ * 65536 / 288 = 224; nvcc --resource-usage, sm_90a). */
 static int64_t reg_limit(int64_t B, int64_t K) {
-    int64_t limit = REGS_PER_SM / ((K > 0 ? K : 1) * B) / 8 * 8;
+    int64_t warps = (K > 0 ? K : 1) * ((B + 31) / 32), per = (warps + 3) / 4;
+    int64_t limit = REGS_PER_SM / 4 / 32 / per / 8 * 8;
     return limit > REG_MAX ? REG_MAX : limit;
 }
 
@@ -508,4 +521,40 @@ const nt_family nt_rmsnorm_fwd_cluster = {
     "rmsnorm_fwd.cluster", &nt_op_rmsnorm_fwd,
     "one row per cluster of blocks (sm_90+), the sum of squares shared through DSMEM",
     4, cluster_params, cluster_check, cluster_plan, cluster_sources,
+};
+
+/* ---- loop ------------------------------------------------------------- */
+
+/* The row is walked in tiles of block*chunks chunks, so any N up to
+ * NT_MAX_N runs (no coverage rule); the registers hold one tile's chunks of
+ * x and w, as row's hold the row's: row's register rule (fits_regs) is
+ * loop's too, and conservative for it (loop loads w after the reduction;
+ * nvcc --resource-usage, sm_90a: 39 registers at bf16 block=1024 chunks=2
+ * against row's 46).  `normtune compile` of the 1831 configs it keeps at
+ * block = 32, 96, 128, 256, 512 and 1024, chunks 1 .. 16, k in {0, 1, 2,
+ * 3, 4, 6, 8, 16}, every dtype combination: no spill for sm_80, sm_90a or
+ * sm_100a. */
+static int loop_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      char *err, size_t errlen) {
+    int ok = 1;
+    int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
+    int64_t K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("loop", B, C, K, ok, err, errlen) || get_dt(pr, &d, err, errlen) ||
+        !fits_regs(&d, B, C, K, err, errlen))
+        return -1;
+    return check_dev(dev, B, K, RED_SMEM, err, errlen);
+}
+
+static int loop_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                     nt_plan *pl, char *err, size_t errlen) {
+    if (loop_check(p, pr, dev, err, errlen)) return -1;
+    fwd_launch(pl, grid_for(pr->M), "nt_fwd_loop", pr, p, row_params, 3);
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_loop = {
+    "rmsnorm_fwd.loop", &nt_op_rmsnorm_fwd,
+    "one row per block walked in tiles twice (sum of squares, then y): any N",
+    3, row_params, loop_check, loop_plan, loop_sources,
 };

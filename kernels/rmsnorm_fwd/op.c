@@ -23,6 +23,7 @@ extern const nt_family nt_rmsnorm_fwd_rows;
 extern const nt_family nt_rmsnorm_fwd_wlate;
 extern const nt_family nt_rmsnorm_fwd_stage;
 extern const nt_family nt_rmsnorm_fwd_cluster;
+extern const nt_family nt_rmsnorm_fwd_loop;
 
 static const nt_slot_def fwd_slots[NT_FWD_NSLOTS] = {
     [NT_FWD_SX] = {"x", ANY, NT_BF16, "dtype of x and y"},
@@ -46,6 +47,7 @@ static const nt_family *const fwd_families[] = {
     &nt_rmsnorm_fwd_wlate,
     &nt_rmsnorm_fwd_stage,
     &nt_rmsnorm_fwd_cluster,
+    &nt_rmsnorm_fwd_loop,
     NULL,
 };
 
@@ -72,15 +74,19 @@ static int fwd_ref(const nt_problem *p, const void *const *t, double *const *out
                               nthreads);
 }
 
-/* nt_op.fallback: one row per block of 1024 threads with the fewest chunks
- * that cover NT_MAX_N (2 for 16-bit x, 4 for fp32), which runs every shape
- * of the dtypes without spilling (families.c). */
+/* nt_op.fallback: loop, one row per block of 1024 threads walked in tiles
+ * of FALLBACK_TILE elements (2 chunks a thread for 16-bit x, 4 for fp32):
+ * every N up to NT_MAX_N, every M, on any device, without spilling
+ * (families.c); a row of up to FALLBACK_TILE elements is one tile, read
+ * once, as the row family's block=1024 config (the fallback before N went
+ * past 16384) reads it. */
+#define FALLBACK_TILE 16384
 static const nt_family *fwd_fallback(const nt_problem *p, char *params, size_t len) {
     char err[128];
     if (fwd_check(p, err, sizeof err)) return NULL;
     snprintf(params, len, "block=1024,chunks=%d,k=0",
-             NT_MAX_N / (1024 * (16 / nt_dtypes[p->dtype[NT_FWD_SX]].size)));
-    return &nt_rmsnorm_fwd_row;
+             FALLBACK_TILE / (1024 * (16 / nt_dtypes[p->dtype[NT_FWD_SX]].size)));
+    return &nt_rmsnorm_fwd_loop;
 }
 
 const nt_op nt_op_rmsnorm_fwd = {

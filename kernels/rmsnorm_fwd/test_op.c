@@ -4,7 +4,10 @@
  * combinations check() accepts; and every family's plans over a grid of
  * problems and parameters (well-formed launches, N covered, name
  * expressions with the problem's ctypes), with at least one family
- * accepting every problem (what the library's fallback relies on). */
+ * accepting every problem; the loop family's limits; and the op's
+ * fallback (loop) planning every N up to NT_MAX_N for every dtype
+ * combination on an sm_90 and an sm_80 device (what the library relies
+ * on). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -17,7 +20,8 @@
 
 extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
-    nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster;
+    nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster,
+    nt_rmsnorm_fwd_loop;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -31,8 +35,9 @@ static const int bad[][2] = {
 #define NGOOD (int)(sizeof good / sizeof good[0])
 #define NBAD (int)(sizeof bad / sizeof bad[0])
 
-/* An H200 as the tuner would describe it. */
+/* An H200 as the tuner would describe it, and an A100 (sm_80). */
 static const nt_devinfo h200 = {132, 9, 0, 232448, 233472, 2048, 65536};
+static const nt_devinfo a100 = {108, 8, 0, 166912, 167936, 2048, 65536};
 
 static void problem(nt_problem *p, int x, int w, int64_t M, int64_t N) {
     nt_problem_init(p, op, M, N);
@@ -84,7 +89,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 7, "%d families", nf);
+    CHECK(nf == 8, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -230,6 +235,7 @@ static const grid grids[] = {
      {7, 8, 6, 6}, "nt_fwd_stage<"},
     {&nt_rmsnorm_fwd_cluster, {"cluster", "block", "chunks", "k"}, {sizes, blocks, chunks, ks},
      {5, 7, 8, 6}, "nt_fwd_cluster<"},
+    {&nt_rmsnorm_fwd_loop, {"block", "chunks", "k"}, {blocks, chunks, ks}, {7, 8, 6}, "nt_fwd_loop<"},
 };
 #define NGRIDS (int)(sizeof grids / sizeof grids[0])
 
@@ -274,7 +280,8 @@ static int check_plan(const grid *g, const nt_params *p, const nt_problem *pr, c
     PCHECK(!strncmp(l->name, pre, strlen(pre)) && l->name[strlen(l->name) - 1] == '>',
            "name %s, want prefix %s", l->name, pre);
     PCHECK(l->block == (unsigned)B && B <= 1024 && B % 32 == 0, "%s: block %u", l->name, l->block);
-    PCHECK(T * C * e >= pr->N, "%s: N=%lld not covered", l->name, (long long)pr->N);
+    if (g->f != &nt_rmsnorm_fwd_loop)   /* loop walks the row in tiles: any N */
+        PCHECK(T * C * e >= pr->N, "%s: N=%lld not covered", l->name, (long long)pr->N);
     for (int i = 0; i < NT_MAX_TENSORS; i++) PCHECK(pl->tol[i] == 0, "%s: tol[%d]", l->name, i);
     if (g->f == &nt_rmsnorm_fwd_persist) {
         int64_t S = nt_params_int(p, "stages", NULL);
@@ -305,7 +312,7 @@ static int check_plan(const grid *g, const nt_params *p, const nt_problem *pr, c
 
 TEST(plans_are_well_formed_and_cover_every_problem) {
     static const int64_t Ns[] = {8, 16, 24, 40, 96, 128, 1000, 1032, 2048, 4096, 4104, 8192,
-                                 12288, 16376, 16384};
+                                 12288, 16376, 16384, 16392, 32768, 40968, NT_MAX_N};
     static const int64_t Ms[] = {1, 7, 65536, 3000000000LL};
     char err[256], err2[256];
     long accepted = 0, refused = 0;
@@ -350,7 +357,6 @@ TEST(plans_are_well_formed_and_cover_every_problem) {
 /* The cluster family needs thread block clusters: an sm_80 device is
  * refused by check and plan with a message naming why, an sm_90 one not. */
 TEST(cluster_needs_sm90) {
-    static const nt_devinfo a100 = {108, 8, 0, 166912, 167936, 2048, 65536};
     nt_problem pr;
     nt_params p;
     nt_plan pl;
@@ -369,28 +375,86 @@ TEST(cluster_needs_sm90) {
 }
 
 TEST(the_fallback_covers_every_n) {
-    /* row with block=1024, chunks=NT_MAX_N/(1024*E), k=0 accepts every N
-     * (every multiple of 8) and dtype combination */
-    char err[256];
-    for (int c = 0; c < NGOOD; c++)
-        for (int64_t N = 8; N <= NT_MAX_N; N += 8) {
-            nt_problem pr;
-            problem(&pr, good[c][0], good[c][1], 5, N);
-            int e = 16 / nt_dtypes[good[c][0]].size;
-            char ch[16];
-            nt_params p = {0};
-            snprintf(ch, sizeof ch, "%d", NT_MAX_N / (1024 * e));
-            nt_params_set(&p, "block", "1024");
-            nt_params_set(&p, "chunks", ch);
-            nt_params_set(&p, "k", "0");
-            nt_plan pl;
-            int rc = nt_rmsnorm_fwd_row.plan(&p, &pr, &h200, &pl, err, sizeof err);
-            if (rc) {
-                CHECK(rc == 0, "fallback refuses x=%d w=%d N=%lld: %s", good[c][0], good[c][1],
-                      (long long)N, err);
-                return;
-            }
-        }
+    /* loop with block=1024, chunks=16384/(1024*E), k=0 runs every N (every
+     * multiple of 8 up to NT_MAX_N) of every dtype combination, on an
+     * sm_90 and an sm_80 device, one block per row at full precision */
+    static const nt_devinfo *const devs[] = {&h200, &a100, NULL};
+    char err[256], params[128];
+    int wrong = 0;
+    for (int c = 0; c < NGOOD; c++) {
+        nt_problem pr;
+        problem(&pr, good[c][0], good[c][1], 5, 8);
+        const nt_family *f = op->fallback(&pr, params, sizeof params);
+        char want[64];
+        snprintf(want, sizeof want, "block=1024,chunks=%d,k=0",
+                 16384 / (1024 * (16 / nt_dtypes[good[c][0]].size)));
+        CHECK(f == &nt_rmsnorm_fwd_loop && !strcmp(params, want), "x=%d w=%d: fallback %s %s",
+              good[c][0], good[c][1], f ? f->name : "none", f ? params : "");
+        if (!f) continue;
+        nt_params p;
+        CHECK(nt_params_parse(params, &p) == 0 && nt_params_validate(f, &p, err, sizeof err) == 0,
+              "%s: %s", params, err);
+        for (int64_t N = 8; N <= NT_MAX_N; N += 8)
+            for (int m = 0; m < 2; m++)
+                for (int d = 0; devs[d]; d++) {
+                    nt_plan pl;
+                    problem(&pr, good[c][0], good[c][1], m ? 3000000000LL : 5, N);
+                    int rc = f->plan(&p, &pr, devs[d], &pl, err, sizeof err);
+                    if ((rc || !nt_plan_precise(&pl, &pr) || pl.nlaunch != 1 ||
+                         pl.l[0].block != 1024 || pl.l[0].grid != (m ? 2147483647u : 5u) ||
+                         pl.workspace != 0) &&
+                        wrong++ < 5)
+                        CHECK(0, "fallback x=%d w=%d M=%lld N=%lld cc %d: rc %d %s", good[c][0],
+                              good[c][1], (long long)pr.M, (long long)N, devs[d]->cc_major, rc,
+                              rc ? err : pl.l[0].name);
+                }
+    }
+    CHECK(wrong == 0, "%d fallback plans wrong", wrong);
+    nt_problem pr;
+    problem(&pr, NT_F16, NT_F32, 7, NT_MAX_N);
+    CHECK(op->fallback(&pr, params, sizeof params) == &nt_rmsnorm_fwd_loop, "f16/f32 fallback");
+    problem(&pr, NT_BF16, NT_F16, 7, 1024);
+    CHECK(op->fallback(&pr, params, sizeof params) == NULL, "a refused dtype pair has a fallback");
+}
+
+/* The loop family: any N with any block and chunks, the same name as row
+ * (the kernel's template), one block per row; refused with numbers where
+ * the registers would not do, or k blocks would not fit an SM. */
+TEST(loop_limits_and_names) {
+    nt_problem pr;
+    nt_params p;
+    nt_plan pl;
+    char err[256] = "";
+    problem(&pr, NT_BF16, NT_F32, 3, NT_MAX_N);
+    CHECK(nt_params_parse("block=128,chunks=3,k=2", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_loop.plan(&p, &pr, &a100, &pl, err, sizeof err) == 0 &&
+              !strcmp(pl.l[0].name, "nt_fwd_loop<nt_bf16, float, 128, 3, 2>") &&
+              pl.l[0].grid == 3 && pl.l[0].block == 128 && pl.l[0].pdl && pl.l[0].smem == 0 &&
+              pl.l[0].cluster == 0,
+          "%s grid %u: %s", pl.l[0].name, pl.l[0].grid, err);
+    pr.N = 8;        /* one chunk of one thread */
+    CHECK(nt_rmsnorm_fwd_loop.check(&p, &pr, NULL, err, sizeof err) == 0, "N=8: %s", err);
+    /* 16 chunks of bf16 x and fp32 w under the 64 registers of 1024
+     * threads: refused, saying how many it needs and has */
+    CHECK(nt_params_parse("block=1024,chunks=16,k=0", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_loop.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "chunks=16") && strstr(err, "leave 64") && strstr(err, "spill"),
+          "'%s'", err);
+    /* 4 blocks of 512 (32 registers each are enough for one bf16 chunk)
+     * on a device of 1024 threads per SM */
+    nt_devinfo small = h200;
+    small.max_threads_per_sm = 1024;
+    problem(&pr, NT_BF16, NT_BF16, 3, NT_MAX_N);
+    CHECK(nt_params_parse("block=512,chunks=1,k=4", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_loop.check(&p, &pr, &h200, err, sizeof err) == 0 &&
+              nt_rmsnorm_fwd_loop.check(&p, &pr, &small, err, sizeof err) == -1 &&
+              strstr(err, "k=4 blocks of 512 threads"),
+          "k=4 x 512 threads: '%s'", err);
+    CHECK(nt_params_parse("block=100,chunks=1,k=0", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_loop.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "multiple of 32"), "block=100: '%s'", err);
 }
 
 int main(void) {
@@ -402,5 +466,6 @@ int main(void) {
     RUN(plans_are_well_formed_and_cover_every_problem);
     RUN(cluster_needs_sm90);
     RUN(the_fallback_covers_every_n);
+    RUN(loop_limits_and_names);
     T_END();
 }

@@ -104,7 +104,10 @@ from peers_common import (BF16, EPS, F32, FLUSH_BYTES,  # noqa: E402
 NT_Y_TOL = 1e-2  # normtune's y must be this close to float64 (bf16)
 
 # (M, N, x dtype, w dtype).  bf16/bf16 everywhere, plus bf16 x with an fp32
-# weight (QuACK's common training setup) at three shapes.
+# weight (QuACK's common training setup) at three shapes, and two long-row
+# shapes (N above the default sweeps' 16384, up to the library's 65536:
+# its loop fallback unless a large-N sweep tuned them; QuACK splits such
+# rows over a cluster).
 BIG = (65536, 16384)  # 2 GiB of x (--no-big drops it)
 SHAPES = ([(M, N, BF16, BF16) for M, N in [(16384, 4096), (16384, 8192), (8192, 16384),
                                            (32768, 4096), (65536, 2048), (4096, 16384), BIG,
@@ -113,7 +116,8 @@ SHAPES = ([(M, N, BF16, BF16) for M, N in [(16384, 4096), (16384, 8192), (8192, 
           # per-head norms (QK-norm) and rows past 16384
           [(M, N, BF16, BF16) for M, N in [(1048576, 128), (262144, 128), (131072, 64),
                                            (65536, 256), (32768, 512), (8192, 768),
-                                           (16384, 18432), (4096, 20480)]])
+                                           (16384, 18432), (4096, 20480), (4096, 32768),
+                                           (1024, 65536)]])
 COMPILE_AT = {(16384, 4096), (8192, 16384)}  # torch.compile shapes (bf16/bf16)
 
 COLUMNS = ["normtune y", "normtune y+rstd", "QuACK y", "QuACK y+rstd",
@@ -240,8 +244,8 @@ def main():
 
         contenders = []
         ws_bytes = nt.workspace_size("rmsnorm_fwd", M, N, xd, wd)
-        if ws_bytes is None:
-            res["normtune y"] = res["normtune y+rstd"] = "N > MAX_N"
+        if ws_bytes is None:    # NORMTUNE_ERROR_UNSUPPORTED_N: above NORMTUNE_MAX_N (65536)
+            res["normtune y"] = res["normtune y+rstd"] = "refused (N)"
         else:
             ws = torch.empty(ws_bytes, dtype=torch.uint8, device="cuda") if ws_bytes else None
             cfg = nt.choice("rmsnorm_fwd", M, N, xd, wd)

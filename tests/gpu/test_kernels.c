@@ -12,11 +12,13 @@
  * first two that the family accepts for the problem on this device (and
  * always the op's fallback config).
  *
- * Shapes (seeded): M = 1, a small odd M, and random M up to 20000; N = 8,
- * 16384 and random multiples of 8 (odd multiples included), a short row
- * (N <= 1024) over up to 300000 rows, so that
- * partial vectors, partial blocks and persistent grids larger than M are
- * all met.  M * N stays below 2^25 except for one large shape per problem.
+ * Shapes (seeded): M = 1, small M, and random M up to 20000; N = 8, 16384,
+ * NT_MAX_N and random multiples of 8 up to NT_MAX_N (odd multiples
+ * included), so that partial vectors, partial blocks and tiles, persistent
+ * grids larger than M and the longest rows are all met.  M * N stays below
+ * 2^25 except for two large shapes per problem (2^26: 16387 x 4096 and
+ * 1027 x NT_MAX_N), and a short row (N <= 1024) over up to 300000 rows
+ * (per-head norms), fewer where M * N passes 2^25.
  *
  *   build/gpu/test_kernels           full grid
  *   build/gpu/test_kernels --small   two dtype combinations per op, small
@@ -138,6 +140,7 @@ static int shapes(int64_t *ms, int64_t *ns) {
     int n = 0;
     ms[n] = 1, ns[n++] = 8;
     ms[n] = 7, ns[n++] = 16384;
+    ms[n] = 5, ns[n++] = NT_MAX_N;                         /* the longest rows */
     ms[n] = 1 + (int64_t)(next() % 300), ns[n++] = 8 * (1 + 2 * (int64_t)(next() % 1024)); /* odd */
     /* a short row over many rows (per-head norms): N <= 1024 */
     ms[n] = 1 + (int64_t)(next() % (small ? 3000 : 300000)), ns[n] = 8 * (1 + (int64_t)(next() % 128));
@@ -145,11 +148,13 @@ static int shapes(int64_t *ms, int64_t *ns) {
     n++;
     if (!small) {
         for (int i = 0; i < 4; i++) {
-            int64_t N = 8 * (1 + (int64_t)(next() % 2048)), M = 1 + (int64_t)(next() % 20000);
+            int64_t N = 8 * (1 + (int64_t)(next() % (NT_MAX_N / 8)));
+            int64_t M = 1 + (int64_t)(next() % 20000);
             while (M * N > (1 << 25)) M /= 2;
             ms[n] = M, ns[n++] = N;
         }
-        ms[n] = 16384 + 3, ns[n++] = 4096;                 /* one large shape */
+        ms[n] = 16384 + 3, ns[n++] = 4096;                 /* two large shapes */
+        ms[n] = 1024 + 3, ns[n++] = NT_MAX_N;
     }
     return n;
 }
@@ -241,7 +246,9 @@ TEST(every_op_dtype_family) {
 }
 
 /* The runner must catch a variant that cannot run: k larger than fits, or
- * N above a family's capacity -- for every family with a `k` parameter. */
+ * N above a family's capacity -- for every family with a `k` parameter:
+ * k = 32 blocks of the largest block (a family that covers every N, such
+ * as loop, is refused by k alone), the other parameters at their least. */
 TEST(refuses_what_does_not_fit) {
     nt_timing t = {.warmup = 1, .min_samples = 3, .max_samples = 5, .rel_ci = 0.5};
     static nt_result res;
@@ -259,8 +266,10 @@ TEST(refuses_what_does_not_fit) {
             has_k |= !strcmp(d->name, "k");
             if (d->kind == NT_PARAM_STR)
                 snprintf(v, sizeof v, "%s", d->choices[0]);
-            else   /* the largest value: more blocks per SM than fit */
-                snprintf(v, sizeof v, "%lld", (long long)(!strcmp(d->name, "k") ? d->hi : d->lo));
+            else   /* the largest k and block: more blocks per SM than fit */
+                snprintf(v, sizeof v, "%lld",
+                         (long long)(!strcmp(d->name, "k") || !strcmp(d->name, "block") ? d->hi
+                                                                                        : d->lo));
             nt_params_set(&p, d->name, v);
         }
         if (!has_k || !wanted(f->name)) continue;

@@ -22,7 +22,7 @@
  *                 range, are NORMTUNE_ERROR_UNSUPPORTED_DTYPE; an optional
  *                 output may be NULL
  *   correctness   every problem: untuned shapes (M from 1 up, N from 8 to
- *                 16384; the full list for the ops' default dtypes, a
+ *                 NT_MAX_N; the full list for the ops' default dtypes, a
  *                 shorter one for the others), the shapes where bf16
  *                 partials once served an fp32 dw, and random shapes; inputs
  *                 filled as the tuner fills them, outputs poisoned with NaN
@@ -455,13 +455,13 @@ TEST(arguments) {
  * dtypes, a shorter one for the other dtypes. */
 TEST(correctness_untuned) {
     static const long long Ms[] = {1, 7, 131, 1000, 20000};
-    static const long long Ns[] = {8, 1536, 2880, 4096, 4104, 11008, 16384};
+    static const long long Ns[] = {8, 1536, 2880, 4096, 4104, 11008, 16384, 16392, 40968, NT_MAX_N};
     static const long long Ms2[] = {1, 7, 1000};
-    static const long long Ns2[] = {8, 1032, 4104, 16384};
+    static const long long Ns2[] = {8, 1032, 4104, 16384, 24584, NT_MAX_N};
     for (int q = 0; q < NORMTUNE_NPROBLEMS; q++) {
         int full = q == default_problem(nt_op_find(normtune_problems[q].op));
         for (size_t i = 0; i < (full ? 5u : 3u); i++)
-            for (size_t j = 0; j < (full ? 7u : 4u); j++) {
+            for (size_t j = 0; j < (full ? 10u : 6u); j++) {
                 long long M = full ? Ms[i] : Ms2[i], N = full ? Ns[j] : Ns2[j];
                 if (M * N <= REF_ELEMS) check_problem(q, M, N);
             }
@@ -470,7 +470,7 @@ TEST(correctness_untuned) {
 
 /* Shapes where the library once served an fp32 dw from bf16 partials
  * (rel. L2 1.5-1.7e-3), then random shapes as a user would try them: M from
- * 1, N any multiple of 8 up to 16384 (fixed seed, so a failure repeats);
+ * 1, N any multiple of 8 up to NT_MAX_N (fixed seed, so a failure repeats);
  * every problem. */
 TEST(correctness_precision) {
     static const long long shapes[][2] = {{1, 8},       {7, 24},     {2, 96},    {215, 112},
@@ -481,7 +481,7 @@ TEST(correctness_precision) {
         uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)q;
         for (int n = 0; n < 8;) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;        /* xorshift64 */
-            long long N = 8 * (long long)(1 + (x >> 20) % 2048);
+            long long N = 8 * (long long)(1 + (x >> 20) % (NT_MAX_N / 8));
             long long M = 1 + (long long)((x >> 40) % 20000);
             if (M * N > REF_ELEMS) continue;
             check_problem(q, M, N);
