@@ -37,12 +37,12 @@ if [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$total" = "$rows" ] && [ "$total"
 else
     bad default_total_is_sum "total '$total', rows $rows, cells $cols"
 fi
-# bf16: 40 hidden sizes and 13 short rows; 12 + 2 for three more dtype
-# combinations, 6 + 1 for fp32
-[ "$nshape" = 102 ] && ok default_102_problems || bad default_102_problems "$nshape problems"
-[ "$(grep -c '^M=[0-9]* N=[0-9]* x=bf16,w=bf16,dw=f32 ' "$T/counts")" = 53 ] && ok default_53_bf16_shapes ||
-    bad default_53_bf16_shapes
-[ "${total:-0}" -ge 1500 ] && [ "${total:-0}" -le 4000 ] && ok default_size || bad default_size "total $total"
+# bf16: 40 hidden sizes, 13 short rows and 12 past 16384; 12 + 3 for three
+# more dtype combinations, 6 + 2 for fp32
+[ "$nshape" = 118 ] && ok default_118_problems || bad default_118_problems "$nshape problems"
+[ "$(grep -c '^M=[0-9]* N=[0-9]* x=bf16,w=bf16,dw=f32 ' "$T/counts")" = 65 ] && ok default_65_bf16_shapes ||
+    bad default_65_bf16_shapes
+[ "${total:-0}" -ge 1500 ] && [ "${total:-0}" -le 5000 ] && ok default_size || bad default_size "total $total"
 expect default_list 0 list "$sweep"
 lines=$(grep -c '^M=[0-9]* N=[0-9]* x=[a-z0-9]*,w=[a-z0-9]*,dw=f32 rmsnorm_bwd\.' "$T/out")
 [ "$lines" = "$total" ] && ok default_lines_match_total || bad default_lines_match_total "$lines lines, total $total"

@@ -1,16 +1,18 @@
--- rmsnorm_bwd.lua -- the default backward sweep: RMSNorm backward, three
+-- rmsnorm_bwd.lua -- the default backward sweep: RMSNorm backward, five
 -- families, bf16 and fp16 activations with the weight in the activation
 -- dtype or fp32, and fp32 at fewer shapes; dw in fp32 throughout.
 --
 -- bf16 (w bf16) is what most models train with: 40 hidden sizes, N in
--- 1024 .. 16384 by M (rows) in 1024 .. 65536, and 13 short rows (per-head
+-- 1024 .. 16384 by M (rows) in 1024 .. 65536; 13 short rows (per-head
 -- norms: N = 64, 128, 256 by M = 65536 .. 1048576; N = 512, 768 by M =
--- 8192, 65536).  The other combinations get the 12 shapes of N in {1024,
--- 4096, 16384} plus two short rows (their own `shapes`), fp32 the 6 of M in
--- {4096, 65536} plus one.  where() keeps 3530 variants in all over 102
--- problems; `normtune list lua/sweeps/rmsnorm_bwd.lua --count` prints the
--- counts per problem and family; the search (`warm`) measures BUDGET of
--- them per shape on average.
+-- 8192, 65536); 12 rows past 16384 (N = 18432, 20480, 32768, 65536 by M =
+-- 1024, 4096, 16384).  The other combinations get the 12 shapes of N in
+-- {1024, 4096, 16384} plus a short row or two and 4096 x 32768 (their own
+-- `shapes`), fp32 the 6 of M in {4096, 65536} plus two.  where() keeps
+-- 4079 variants in all over 118 problems; `normtune list
+-- lua/sweeps/rmsnorm_bwd.lua --count` prints the counts per problem and
+-- family; the search (`warm`) measures BUDGET of them per shape on
+-- average.
 
 -- Variants measured per shape, on average over the sweep (7 of its 31).
 local BUDGET = 7
@@ -31,8 +33,12 @@ end
 -- heads) and small hidden sizes.
 local short = join(normtune.grid({64, 128, 256}, {65536, 262144, 1048576}),
                    normtune.grid({512, 768}, {8192, 65536}))
-local few = join(normtune.grid({1024, 4096, 16384}, Ms), {{M = 262144, N = 128}, {M = 65536, N = 512}})
-local fp32 = join(normtune.grid({1024, 4096, 16384}, {4096, 65536}), {{M = 262144, N = 128}})
+-- Rows past 16384: the hidden sizes of the largest models.
+local long = normtune.grid({18432, 20480, 32768, 65536}, {1024, 4096, 16384})
+local few = join(normtune.grid({1024, 4096, 16384}, Ms), {{M = 262144, N = 128}, {M = 65536, N = 512},
+                                                           {M = 4096, N = 32768}})
+local fp32 = join(normtune.grid({1024, 4096, 16384}, {4096, 65536}), {{M = 262144, N = 128},
+                                                                        {M = 4096, N = 32768}})
 
 -- H200 limits the persistent constraints use (the family's own check()
 -- refuses what does not fit the device at hand; these keep hopeless points
@@ -62,11 +68,32 @@ return normtune.sweep {
     {x = "f16", w = "f32", shapes = few},
     {x = "f32", shapes = fp32},
   },
-  shapes = join(normtune.grid(Ns, Ms), short),
+  shapes = join(normtune.grid(Ns, Ms), short, long),
   families = {
     -- The 3-kernel chain with fp32 partials (bf16 partials would make an
     -- fp32 dw only bf16-precise: not eligible).
     naive = {params = {nsplit = {64, 128}, partial = {"f32"}}},
+
+    -- Rows past 16384, on any device: persistent blocks walk each row in
+    -- tiles of block * chunks chunks, twice.
+    loop = {
+      params = {block = {256, 512, 1024}, chunks = {1, 2, 4}, k = {0, 1, 2}},
+      where = function(p, s) return s.N > 16384 end,
+    },
+
+    -- Rows past 16384 on sm_90 and newer: each row split over the blocks
+    -- of a thread block cluster, its sums shared through distributed
+    -- shared memory.  A cluster covers cluster * block * chunks * E
+    -- columns, with less than one chunk per thread to spare.
+    cluster = {
+      params = {cluster = {2, 4, 8}, block = {256, 512, 1024}, chunks = normtune.range(1, 8),
+                k = {0, 1}},
+      where = function(p, s)
+        local T = p.cluster * p.block
+        local cols = T * p.chunks * E(s)
+        return s.N > 16384 and cols >= s.N and cols - s.N < T * E(s)
+      end,
+    },
 
     -- Short rows: tpr threads per row, block/tpr rows at a time, `rows`
     -- rows per thread in flight.  A row covers tpr * chunks * E columns,
@@ -89,6 +116,8 @@ return normtune.sweep {
         k = {0, 1, 2, 4},             -- 0 = as many blocks per SM as fit
       },
       where = function(p, s)
+        -- rows past 16384 spill its registers: loop and cluster take them
+        if s.N > 16384 then return false end
         local cols = p.block * p.chunks * E(s)
         -- the row must fit, with at most one partly filled chunk per thread
         if cols < s.N or cols - s.N >= p.block * E(s) then return false end

@@ -3,21 +3,21 @@
 -- activation dtype or fp32, and fp32 at fewer shapes.
 --
 -- bf16, with the weight in bf16 or fp32 (mixed-precision training keeps
--- norm weights in fp32): all 50 shapes, N (hidden size) 1024 .. 16384 by M
--- (rows) 1024 .. 65536; fp16 with either weight the 12 shapes of N in
--- {1024, 4096, 16384} by M in {1024, 4096, 16384, 65536} (their own
--- `shapes`), fp32 the 6 of those N by M in {4096, 65536}.  A chunk
--- is 16 bytes of x: E = 8 elements for bf16 and fp16, 4 for fp32, so a row
--- takes threads * chunks * E columns; where() keeps the chunk counts that
--- cover N with at most one partly filled chunk per thread (the smallest
--- that fits), which is where the fast points are.
--- where() keeps 9492 points (2878 row, 352 warp, 2034 persist, 1624 rows,
--- 570 wlate, 2034 stage) over 130 problems, of which the families' checks
--- let 6211 run; `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints
--- those per problem.  On one H200
--- (2026-12-01, fourth run) 6209 of them ran, the rest refused by the
--- register rule, in about 5 minutes of measuring (a run interrupted after
--- 7984 variants in 210 s, resumed for the other 1508 in 97 s).
+-- norm weights in fp32): 50 hidden sizes, N 1024 .. 16384 by M (rows)
+-- 1024 .. 65536, 13 short rows (per-head norms: N = 64 .. 768, M up to
+-- 2^20) and 12 rows past 16384 (N = 18432 .. 65536 by M = 1024, 4096,
+-- 16384); fp16 with either weight the 12 shapes of N in {1024, 4096,
+-- 16384} by M in {1024, 4096, 16384, 65536} plus two short rows and 4096 x
+-- 32768 (their own `shapes`), fp32 the 6 of those N by M in {4096, 65536}
+-- plus two.  A chunk is 16 bytes of x: E = 8 elements for bf16 and fp16, 4
+-- for fp32, so a row takes threads * chunks * E columns; where() keeps the
+-- chunk counts that cover N with at most one partly filled chunk per
+-- thread (the smallest that fits), which is where the fast points are.
+-- The families' checks let 9812 of the points where() keeps run, over 188
+-- problems; `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints
+-- them per problem and family.  (Before the short and long rows: 6211 of
+-- 130 problems, which one H200 measured exhaustively in about 5 minutes,
+-- 2026-12-01.)
 -- The search (`warm`) measures BUDGET of them per shape on average: replay
 -- on data/results.db (docs/lua-api.md) gives the numbers.
 
@@ -40,9 +40,12 @@ end
 -- heads) and small hidden sizes.
 local short = join(normtune.grid({64, 128, 256}, {65536, 262144, 1048576}),
                    normtune.grid({512, 768}, {8192, 65536}))
+-- Rows past 16384: the hidden sizes of the largest models.
+local long = normtune.grid({18432, 20480, 32768, 65536}, {1024, 4096, 16384})
 local few = join(normtune.grid({1024, 4096, 16384}, {1024, 4096, 16384, 65536}),
-                 {{M = 262144, N = 128}, {M = 65536, N = 512}})
-local fp32 = join(normtune.grid({1024, 4096, 16384}, {4096, 65536}), {{M = 262144, N = 128}})
+                 {{M = 262144, N = 128}, {M = 65536, N = 512}, {M = 4096, N = 32768}})
+local fp32 = join(normtune.grid({1024, 4096, 16384}, {4096, 65536}), {{M = 262144, N = 128},
+                                                                        {M = 4096, N = 32768}})
 
 -- Elements per 16-byte chunk of x.
 local function E(s) return s.dtype.x == "f32" and 4 or 8 end
@@ -66,7 +69,7 @@ return normtune.sweep {
     {x = "f16", w = "f32", shapes = few},
     {x = "f32", shapes = fp32},
   },
-  shapes = join(normtune.grid(Ns, Ms), short),
+  shapes = join(normtune.grid(Ns, Ms), short, long),
   families = {
     -- one row per block, the row in registers
     row = {
@@ -102,6 +105,18 @@ return normtune.sweep {
         return s.N >= 8192 and covers(p.block, p.chunks, s) and binds(p) and p.k * p.block <= 2048 and
                p.wg <= p.chunks and (p.wg == 0 or p.chunks % p.wg == 0)
       end,
+    },
+    -- rows past 16384, on any device: one row per block, walked in tiles
+    -- twice (the row is read again from L2)
+    loop = {
+      params = {block = {256, 512, 1024}, chunks = {1, 2, 4}, k = {0, 2}},
+      where = function(p, s) return s.N > 16384 and binds(p) end,
+    },
+    -- rows past 16384 on sm_90 and newer: one row per thread block
+    -- cluster, each block holding its part in registers
+    cluster = {
+      params = {cluster = {2, 4, 8}, block = {256, 512, 1024}, chunks = normtune.range(1, 8), k = {0}},
+      where = function(p, s) return s.N > 16384 and covers(p.cluster * p.block, p.chunks, s) end,
     },
     -- tpr threads per row, several rows per block: short rows
     warp = {
