@@ -4,16 +4,17 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            2 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            3 of the model measured the tuned shapes (shapes, uuid):
  *                     128  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
+ *                      94  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
  *                      84  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          4
- *   newest result   2026-12-01T19:39:20.113Z
- *   problems        12 (10 tuned), tuned shapes 212
- *   configs         150, kernels 153
+ *   sweeps          6
+ *   newest result   2026-12-02T02:26:11.535Z
+ *   problems        12 (10 tuned), tuned shapes 306
+ *   configs         194, kernels 197
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -30,355 +31,444 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 2
-#define NORMTUNE_NFAMILIES 8
+#define NORMTUNE_DEVICE_NGPUS 3
+#define NORMTUNE_NFAMILIES 9
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 150
-#define NORMTUNE_NCONFIG_KERNELS 208
-#define NORMTUNE_NKERNELS 153
-#define NORMTUNE_NENTRIES 212
+#define NORMTUNE_NCONFIGS 194
+#define NORMTUNE_NCONFIG_KERNELS 274
+#define NORMTUNE_NKERNELS 197
+#define NORMTUNE_NENTRIES 306
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
  * the family's results were measured with (a family only fallbacks use:
  * the sources at export time). */
 #define NORMTUNE_FAMILIES(X) \
     X(0, "rmsnorm_bwd.persistent", "17fb169031773e49") \
-    X(1, "rmsnorm_bwd.loop", "8c36328b79110b52") \
-    X(2, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
-    X(3, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
-    X(4, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
-    X(5, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
-    X(6, "rmsnorm_fwd.stage", "97516c547da4528a") \
-    X(7, "rmsnorm_fwd.loop", "87451baaaaee383c")
+    X(1, "rmsnorm_bwd.warp", "8b688261ee72350d") \
+    X(2, "rmsnorm_bwd.loop", "8c36328b79110b52") \
+    X(3, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
+    X(4, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
+    X(5, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
+    X(6, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
+    X(7, "rmsnorm_fwd.stage", "97516c547da4528a") \
+    X(8, "rmsnorm_fwd.loop", "87451baaaaee383c")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
-    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 40) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 24, 40, 12) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 33, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 34, 52, 12) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 43, 64, 12) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 52, 76, 6) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 58, 82, 50) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 95, 132, 50) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 123, 182, 12) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 135, 194, 12) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 143, 206, 6)
+    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 65) \
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 35, 65, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 47, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 48, 80, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 60, 95, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 72, 110, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 80, 118, 75) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 129, 193, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 164, 268, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 177, 283, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 186, 298, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
  * kernels). */
 #define NORMTUNE_CONFIGS(X) \
-    X(0, 1, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
-    X(1, 1, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
-    X(2, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=3,k=2", 4, 2) \
-    X(3, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=4,k=4", 6, 2) \
-    X(4, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 8, 2) \
-    X(5, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 10, 2) \
-    X(6, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 12, 2) \
-    X(7, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 14, 2) \
-    X(8, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 16, 2) \
-    X(9, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 18, 2) \
-    X(10, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 20, 2) \
-    X(11, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 22, 2) \
-    X(12, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 24, 2) \
-    X(13, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 26, 2) \
-    X(14, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 28, 2) \
-    X(15, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 30, 2) \
-    X(16, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 32, 2) \
-    X(17, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 34, 2) \
-    X(18, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 36, 2) \
-    X(19, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 38, 2) \
-    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 40, 2) \
-    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 42, 2) \
-    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 44, 2) \
-    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 46, 2) \
-    X(24, 1, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 48, 2) \
-    X(25, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 50, 2) \
-    X(26, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 52, 2) \
-    X(27, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 54, 2) \
-    X(28, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 56, 2) \
-    X(29, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 58, 2) \
-    X(30, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 60, 2) \
-    X(31, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 62, 2) \
-    X(32, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 64, 2) \
-    X(33, 1, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 66, 2) \
-    X(34, 1, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 68, 2) \
-    X(35, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=3,k=2", 70, 2) \
-    X(36, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=4,k=2", 72, 2) \
-    X(37, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=2,k=0", 74, 2) \
-    X(38, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 76, 2) \
-    X(39, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 78, 2) \
-    X(40, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 80, 2) \
-    X(41, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 82, 2) \
-    X(42, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 84, 2) \
-    X(43, 1, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 86, 2) \
-    X(44, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 88, 2) \
-    X(45, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 90, 2) \
-    X(46, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 92, 2) \
-    X(47, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 94, 2) \
-    X(48, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 96, 2) \
-    X(49, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 98, 2) \
-    X(50, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 100, 2) \
-    X(51, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 102, 2) \
-    X(52, 1, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 104, 2) \
-    X(53, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 106, 2) \
-    X(54, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 108, 2) \
-    X(55, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 110, 2) \
-    X(56, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 112, 2) \
-    X(57, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 114, 2) \
-    X(58, 7, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 116, 1) \
-    X(59, 2, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 117, 1) \
-    X(60, 3, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 118, 1) \
-    X(61, 5, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 119, 1) \
-    X(62, 5, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 120, 1) \
-    X(63, 2, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 121, 1) \
-    X(64, 5, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 122, 1) \
-    X(65, 5, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 123, 1) \
-    X(66, 5, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 124, 1) \
-    X(67, 2, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 125, 1) \
-    X(68, 2, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 126, 1) \
-    X(69, 5, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 127, 1) \
-    X(70, 2, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 128, 1) \
-    X(71, 2, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 129, 1) \
-    X(72, 5, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 130, 1) \
-    X(73, 5, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 131, 1) \
-    X(74, 2, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 132, 1) \
-    X(75, 4, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 133, 1) \
-    X(76, 5, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 134, 1) \
-    X(77, 5, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 135, 1) \
-    X(78, 5, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 136, 1) \
-    X(79, 2, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 137, 1) \
-    X(80, 4, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 138, 1) \
-    X(81, 5, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 139, 1) \
-    X(82, 2, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 140, 1) \
-    X(83, 2, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 141, 1) \
-    X(84, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 142, 1) \
-    X(85, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 143, 1) \
-    X(86, 6, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 144, 1) \
-    X(87, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 145, 1) \
-    X(88, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 146, 1) \
-    X(89, 6, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 147, 1) \
-    X(90, 6, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 148, 1) \
-    X(91, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 149, 1) \
-    X(92, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 150, 1) \
-    X(93, 2, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 151, 1) \
-    X(94, 2, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 152, 1) \
-    X(95, 7, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 153, 1) \
-    X(96, 5, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 154, 1) \
-    X(97, 5, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 155, 1) \
-    X(98, 2, "x=bf16,w=f32", "block=128,chunks=2,k=4", 156, 1) \
-    X(99, 5, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 157, 1) \
-    X(100, 5, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 158, 1) \
-    X(101, 2, "x=bf16,w=f32", "block=64,chunks=4,k=0", 159, 1) \
-    X(102, 2, "x=bf16,w=f32", "block=128,chunks=3,k=4", 160, 1) \
-    X(103, 4, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 161, 1) \
-    X(104, 5, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 162, 1) \
-    X(105, 5, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 163, 1) \
-    X(106, 5, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 164, 1) \
-    X(107, 5, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 165, 1) \
-    X(108, 2, "x=bf16,w=f32", "block=128,chunks=4,k=4", 166, 1) \
-    X(109, 4, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 167, 1) \
-    X(110, 5, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 168, 1) \
-    X(111, 5, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 169, 1) \
-    X(112, 5, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 170, 1) \
-    X(113, 5, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 171, 1) \
-    X(114, 5, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 172, 1) \
-    X(115, 4, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 173, 1) \
-    X(116, 5, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 174, 1) \
-    X(117, 2, "x=bf16,w=f32", "block=128,chunks=7,k=0", 175, 1) \
-    X(118, 6, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 176, 1) \
-    X(119, 5, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 177, 1) \
-    X(120, 6, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 178, 1) \
-    X(121, 6, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 179, 1) \
-    X(122, 6, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 180, 1) \
-    X(123, 7, "x=f16,w=f16", "block=1024,chunks=2,k=0", 181, 1) \
-    X(124, 2, "x=f16,w=f16", "block=64,chunks=2,k=8", 182, 1) \
-    X(125, 3, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 183, 1) \
-    X(126, 5, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 184, 1) \
-    X(127, 5, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 185, 1) \
-    X(128, 2, "x=f16,w=f16", "block=128,chunks=4,k=8", 186, 1) \
-    X(129, 5, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 187, 1) \
-    X(130, 5, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 188, 1) \
-    X(131, 6, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 189, 1) \
-    X(132, 6, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 190, 1) \
-    X(133, 2, "x=f16,w=f16", "block=512,chunks=4,k=2", 191, 1) \
-    X(134, 2, "x=f16,w=f16", "block=256,chunks=8,k=2", 192, 1) \
-    X(135, 7, "x=f16,w=f32", "block=1024,chunks=2,k=0", 193, 1) \
-    X(136, 2, "x=f16,w=f32", "block=64,chunks=2,k=0", 194, 1) \
-    X(137, 5, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 195, 1) \
-    X(138, 5, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 196, 1) \
-    X(139, 5, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 197, 1) \
-    X(140, 5, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 198, 1) \
-    X(141, 2, "x=f16,w=f32", "block=128,chunks=4,k=0", 199, 1) \
-    X(142, 6, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 200, 1) \
-    X(143, 7, "x=f32,w=f32", "block=1024,chunks=4,k=0", 201, 1) \
-    X(144, 5, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 202, 1) \
-    X(145, 2, "x=f32,w=f32", "block=128,chunks=2,k=8", 203, 1) \
-    X(146, 5, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 204, 1) \
-    X(147, 5, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 205, 1) \
-    X(148, 6, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 206, 1) \
-    X(149, 6, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 207, 1)
+    X(0, 2, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
+    X(1, 2, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
+    X(2, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=2,rows=1,k=0", 4, 2) \
+    X(3, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=2,rows=1,k=2", 6, 2) \
+    X(4, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=2,rows=1,k=2", 8, 2) \
+    X(5, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 10, 2) \
+    X(6, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=1,rows=2,k=0", 12, 2) \
+    X(7, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=1,stages=4,k=4", 14, 2) \
+    X(8, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 16, 2) \
+    X(9, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 18, 2) \
+    X(10, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=3,k=2", 20, 2) \
+    X(11, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=4,k=4", 22, 2) \
+    X(12, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 24, 2) \
+    X(13, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 26, 2) \
+    X(14, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 28, 2) \
+    X(15, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 30, 2) \
+    X(16, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 32, 2) \
+    X(17, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 34, 2) \
+    X(18, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 36, 2) \
+    X(19, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 38, 2) \
+    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 40, 2) \
+    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 42, 2) \
+    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 44, 2) \
+    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 46, 2) \
+    X(24, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 48, 2) \
+    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 50, 2) \
+    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 52, 2) \
+    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 54, 2) \
+    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 56, 2) \
+    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 58, 2) \
+    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 60, 2) \
+    X(31, 2, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,k=2", 62, 2) \
+    X(32, 2, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,k=2", 64, 2) \
+    X(33, 2, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,k=1", 66, 2) \
+    X(34, 2, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,k=2", 68, 2) \
+    X(35, 2, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 70, 2) \
+    X(36, 1, "x=bf16,w=f32,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 72, 2) \
+    X(37, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=0", 74, 2) \
+    X(38, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 76, 2) \
+    X(39, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 78, 2) \
+    X(40, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 80, 2) \
+    X(41, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 82, 2) \
+    X(42, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 84, 2) \
+    X(43, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 86, 2) \
+    X(44, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 88, 2) \
+    X(45, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 90, 2) \
+    X(46, 2, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,k=1", 92, 2) \
+    X(47, 2, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 94, 2) \
+    X(48, 2, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 96, 2) \
+    X(49, 1, "x=f16,w=f16,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 98, 2) \
+    X(50, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 100, 2) \
+    X(51, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=3,k=2", 102, 2) \
+    X(52, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=4,k=2", 104, 2) \
+    X(53, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=2,k=0", 106, 2) \
+    X(54, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 108, 2) \
+    X(55, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 110, 2) \
+    X(56, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 112, 2) \
+    X(57, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 114, 2) \
+    X(58, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 116, 2) \
+    X(59, 2, "x=f16,w=f16,dw=f32", "block=256,chunks=4,k=2", 118, 2) \
+    X(60, 2, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 120, 2) \
+    X(61, 1, "x=f16,w=f32,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 122, 2) \
+    X(62, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 124, 2) \
+    X(63, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 126, 2) \
+    X(64, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 128, 2) \
+    X(65, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 130, 2) \
+    X(66, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 132, 2) \
+    X(67, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 134, 2) \
+    X(68, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 136, 2) \
+    X(69, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 138, 2) \
+    X(70, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 140, 2) \
+    X(71, 2, "x=f16,w=f32,dw=f32", "block=512,chunks=1,k=1", 142, 2) \
+    X(72, 2, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 144, 2) \
+    X(73, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=2,k=0", 146, 2) \
+    X(74, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 148, 2) \
+    X(75, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 150, 2) \
+    X(76, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 152, 2) \
+    X(77, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 154, 2) \
+    X(78, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 156, 2) \
+    X(79, 2, "x=f32,w=f32,dw=f32", "block=512,chunks=1,k=1", 158, 2) \
+    X(80, 8, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 160, 1) \
+    X(81, 5, "x=bf16,w=bf16", "block=256,chunks=1,stages=2,k=4", 161, 1) \
+    X(82, 6, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 162, 1) \
+    X(83, 6, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 163, 1) \
+    X(84, 6, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=8", 164, 1) \
+    X(85, 6, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=8", 165, 1) \
+    X(86, 3, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 166, 1) \
+    X(87, 4, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 167, 1) \
+    X(88, 3, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 168, 1) \
+    X(89, 6, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 169, 1) \
+    X(90, 6, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 170, 1) \
+    X(91, 6, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 171, 1) \
+    X(92, 3, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 172, 1) \
+    X(93, 3, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 173, 1) \
+    X(94, 6, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 174, 1) \
+    X(95, 3, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 175, 1) \
+    X(96, 3, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 176, 1) \
+    X(97, 6, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 177, 1) \
+    X(98, 6, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 178, 1) \
+    X(99, 3, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 179, 1) \
+    X(100, 5, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 180, 1) \
+    X(101, 6, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 181, 1) \
+    X(102, 6, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 182, 1) \
+    X(103, 6, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 183, 1) \
+    X(104, 3, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 184, 1) \
+    X(105, 5, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 185, 1) \
+    X(106, 6, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 186, 1) \
+    X(107, 3, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 187, 1) \
+    X(108, 3, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 188, 1) \
+    X(109, 7, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 189, 1) \
+    X(110, 7, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 190, 1) \
+    X(111, 7, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 191, 1) \
+    X(112, 7, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 192, 1) \
+    X(113, 7, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 193, 1) \
+    X(114, 7, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 194, 1) \
+    X(115, 7, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 195, 1) \
+    X(116, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 196, 1) \
+    X(117, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 197, 1) \
+    X(118, 3, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 198, 1) \
+    X(119, 3, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 199, 1) \
+    X(120, 7, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 200, 1) \
+    X(121, 7, "x=bf16,w=bf16", "block=256,chunks=9,k=2,wg=0", 201, 1) \
+    X(122, 7, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 202, 1) \
+    X(123, 5, "x=bf16,w=bf16", "block=1024,chunks=3,stages=2,k=1", 203, 1) \
+    X(124, 7, "x=bf16,w=bf16", "block=256,chunks=10,k=0,wg=0", 204, 1) \
+    X(125, 7, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 205, 1) \
+    X(126, 7, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 206, 1) \
+    X(127, 7, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 207, 1) \
+    X(128, 8, "x=bf16,w=bf16", "block=1024,chunks=4,k=0", 208, 1) \
+    X(129, 8, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 209, 1) \
+    X(130, 6, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 210, 1) \
+    X(131, 6, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 211, 1) \
+    X(132, 6, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 212, 1) \
+    X(133, 3, "x=bf16,w=f32", "block=128,chunks=2,k=4", 213, 1) \
+    X(134, 6, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 214, 1) \
+    X(135, 6, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 215, 1) \
+    X(136, 3, "x=bf16,w=f32", "block=64,chunks=4,k=0", 216, 1) \
+    X(137, 3, "x=bf16,w=f32", "block=128,chunks=3,k=4", 217, 1) \
+    X(138, 5, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 218, 1) \
+    X(139, 6, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 219, 1) \
+    X(140, 6, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 220, 1) \
+    X(141, 6, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 221, 1) \
+    X(142, 6, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 222, 1) \
+    X(143, 3, "x=bf16,w=f32", "block=128,chunks=4,k=4", 223, 1) \
+    X(144, 5, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 224, 1) \
+    X(145, 6, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 225, 1) \
+    X(146, 6, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 226, 1) \
+    X(147, 6, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 227, 1) \
+    X(148, 6, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 228, 1) \
+    X(149, 6, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 229, 1) \
+    X(150, 5, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 230, 1) \
+    X(151, 6, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 231, 1) \
+    X(152, 3, "x=bf16,w=f32", "block=128,chunks=7,k=0", 232, 1) \
+    X(153, 7, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 233, 1) \
+    X(154, 6, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 234, 1) \
+    X(155, 7, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 235, 1) \
+    X(156, 7, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 236, 1) \
+    X(157, 7, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 237, 1) \
+    X(158, 7, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 238, 1) \
+    X(159, 5, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 239, 1) \
+    X(160, 7, "x=bf16,w=f32", "block=512,chunks=5,k=3,wg=1", 240, 1) \
+    X(161, 7, "x=bf16,w=f32", "block=512,chunks=5,k=2,wg=1", 241, 1) \
+    X(162, 7, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 242, 1) \
+    X(163, 8, "x=bf16,w=f32", "block=1024,chunks=1,k=0", 243, 1) \
+    X(164, 8, "x=f16,w=f16", "block=1024,chunks=2,k=0", 244, 1) \
+    X(165, 6, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 245, 1) \
+    X(166, 6, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 246, 1) \
+    X(167, 3, "x=f16,w=f16", "block=64,chunks=2,k=8", 247, 1) \
+    X(168, 4, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 248, 1) \
+    X(169, 3, "x=f16,w=f16", "block=128,chunks=4,k=8", 249, 1) \
+    X(170, 6, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 250, 1) \
+    X(171, 6, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 251, 1) \
+    X(172, 7, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 252, 1) \
+    X(173, 7, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 253, 1) \
+    X(174, 3, "x=f16,w=f16", "block=512,chunks=4,k=2", 254, 1) \
+    X(175, 3, "x=f16,w=f16", "block=256,chunks=8,k=2", 255, 1) \
+    X(176, 7, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 256, 1) \
+    X(177, 8, "x=f16,w=f32", "block=1024,chunks=2,k=0", 257, 1) \
+    X(178, 6, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 258, 1) \
+    X(179, 3, "x=f16,w=f32", "block=64,chunks=2,k=0", 259, 1) \
+    X(180, 6, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 260, 1) \
+    X(181, 6, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 261, 1) \
+    X(182, 6, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 262, 1) \
+    X(183, 3, "x=f16,w=f32", "block=128,chunks=4,k=0", 263, 1) \
+    X(184, 7, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 264, 1) \
+    X(185, 7, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 265, 1) \
+    X(186, 8, "x=f32,w=f32", "block=1024,chunks=4,k=0", 266, 1) \
+    X(187, 6, "x=f32,w=f32", "block=128,chunks=1,rows=2,k=0", 267, 1) \
+    X(188, 6, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 268, 1) \
+    X(189, 3, "x=f32,w=f32", "block=128,chunks=2,k=8", 269, 1) \
+    X(190, 6, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 270, 1) \
+    X(191, 6, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 271, 1) \
+    X(192, 7, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 272, 1) \
+    X(193, 7, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 273, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
  * it, instantiating exactly these; C code reads normtune_kernel_names[]. */
 #define NORMTUNE_KERNELS(X) \
     X(0, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(1, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(2, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(3, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(4, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(5, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(6, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(7, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(8, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(9, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(10, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(11, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(12, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(13, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(14, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(15, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(16, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(17, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(18, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(19, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(20, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(21, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(22, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(23, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(24, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(25, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(26, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(27, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(28, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(29, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(30, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(31, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(32, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(33, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(34, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(35, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(36, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(37, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(38, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(39, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(40, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(41, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(42, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(43, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(44, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(45, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(46, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(47, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(48, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(49, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(50, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(51, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(52, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(53, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(54, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(55, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(56, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(57, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(58, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(59, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(60, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(61, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(62, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(63, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(64, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(65, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(66, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(67, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(68, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(69, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(70, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(71, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(72, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(73, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(74, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(75, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(76, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(77, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(78, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(79, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(80, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(81, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(82, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(83, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(84, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(85, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(86, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(87, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(88, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(89, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(90, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(91, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(92, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(93, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(94, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(95, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(96, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(97, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(98, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(99, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(100, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(101, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(102, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(103, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(104, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(105, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(106, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(107, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(108, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(109, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(110, "nt_persist<nt_bf16, float, float, 128, 1, 3, 2>", nt_persist<nt_bf16, float, float, 128, 1, 3, 2>) \
-    X(111, "nt_persist<nt_bf16, float, float, 128, 1, 4, 2>", nt_persist<nt_bf16, float, float, 128, 1, 4, 2>) \
-    X(112, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(113, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(114, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(115, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(116, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>) \
-    X(117, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(118, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(119, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(120, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(121, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(122, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(123, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(124, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(125, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(126, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(127, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(128, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(129, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(130, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(131, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(132, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(133, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(134, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(135, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(136, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(137, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(138, "nt_persist<nt_f16, float, float, 128, 1, 2, 0>", nt_persist<nt_f16, float, float, 128, 1, 2, 0>) \
-    X(139, "nt_persist<nt_f16, float, float, 128, 1, 3, 2>", nt_persist<nt_f16, float, float, 128, 1, 3, 2>) \
-    X(140, "nt_persist<nt_f16, float, float, 128, 1, 4, 2>", nt_persist<nt_f16, float, float, 128, 1, 4, 2>) \
-    X(141, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(142, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(143, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(144, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(145, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(146, "nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>", nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>) \
-    X(147, "nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>) \
-    X(148, "nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>) \
-    X(149, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(150, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(151, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(152, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(1, "nt_bwd_loop<float, float, float, 512, 1, 1>", nt_bwd_loop<float, float, float, 512, 1, 1>) \
+    X(2, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(3, "nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>", nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>) \
+    X(4, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(5, "nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 2, 2>", nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 2, 2>) \
+    X(6, "nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 4, 2>", nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 4, 2>) \
+    X(7, "nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 1>", nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 1>) \
+    X(8, "nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 2>", nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 2>) \
+    X(9, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(10, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(11, "nt_bwd_loop<nt_f16, float, float, 512, 1, 1>", nt_bwd_loop<nt_f16, float, float, 512, 1, 1>) \
+    X(12, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(13, "nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>", nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>) \
+    X(14, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(15, "nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>", nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>) \
+    X(16, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>) \
+    X(17, "nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>) \
+    X(18, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 1, 2, 0>) \
+    X(19, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 2, 2, 2>) \
+    X(20, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
+    X(21, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(22, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 128, 2, 1, 0>) \
+    X(23, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 256, 2, 1, 2>) \
+    X(24, "nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>) \
+    X(25, "nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>) \
+    X(26, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>) \
+    X(27, "nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>) \
+    X(28, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(29, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(30, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(31, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(32, "nt_fwd_loop<nt_bf16, float, 1024, 1, 0>", nt_fwd_loop<nt_bf16, float, 1024, 1, 0>) \
+    X(33, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(34, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(35, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>) \
+    X(36, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(37, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(38, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(39, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(40, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(41, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(42, "nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>) \
+    X(43, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(44, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(45, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(46, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(47, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(48, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(49, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(50, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(51, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(52, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(53, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(54, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(55, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(56, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(57, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(58, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(59, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(60, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(61, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(62, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(63, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(64, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(65, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(66, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(67, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(68, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(69, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(70, "nt_fwd_rows<float, float, 128, 1, 2, 0>", nt_fwd_rows<float, float, 128, 1, 2, 0>) \
+    X(71, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(72, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(73, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(74, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(75, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(76, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(77, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(78, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(79, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(80, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(81, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(82, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(83, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(84, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(85, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(86, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(87, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(88, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(89, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(90, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(91, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(92, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 8>) \
+    X(93, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(94, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(95, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(96, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(97, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(98, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(99, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(100, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(101, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(102, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(103, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 8>) \
+    X(104, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(105, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(106, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(107, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(108, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(109, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(110, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(111, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(112, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(113, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(114, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(115, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(116, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(117, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(118, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(119, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(120, "nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>", nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>) \
+    X(121, "nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>", nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>) \
+    X(122, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>) \
+    X(123, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(124, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(125, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(126, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>) \
+    X(127, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(128, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(129, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(130, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(131, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(132, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(133, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(134, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(135, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(136, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(137, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(138, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(139, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(140, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(141, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(142, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(143, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(144, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(145, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(146, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(147, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(148, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(149, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(150, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(151, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(152, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(153, "nt_persist<nt_bf16, float, float, 128, 1, 3, 2>", nt_persist<nt_bf16, float, float, 128, 1, 3, 2>) \
+    X(154, "nt_persist<nt_bf16, float, float, 128, 1, 4, 2>", nt_persist<nt_bf16, float, float, 128, 1, 4, 2>) \
+    X(155, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(156, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(157, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(158, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(159, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>) \
+    X(160, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(161, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(162, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(163, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(164, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(165, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(166, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(167, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(168, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(169, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(170, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(171, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(172, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(173, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(174, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(175, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(176, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(177, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(178, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 4, 4>) \
+    X(179, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(180, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(181, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(182, "nt_persist<nt_f16, float, float, 128, 1, 2, 0>", nt_persist<nt_f16, float, float, 128, 1, 2, 0>) \
+    X(183, "nt_persist<nt_f16, float, float, 128, 1, 3, 2>", nt_persist<nt_f16, float, float, 128, 1, 3, 2>) \
+    X(184, "nt_persist<nt_f16, float, float, 128, 1, 4, 2>", nt_persist<nt_f16, float, float, 128, 1, 4, 2>) \
+    X(185, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(186, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(187, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(188, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(189, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(190, "nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>", nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>) \
+    X(191, "nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>) \
+    X(192, "nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>) \
+    X(193, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(194, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(195, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(196, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -389,23 +479,49 @@
 /* Kernel names by id, the strings of NORMTUNE_KERNELS. */
 NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {
     "nt_bwd_loop<float, float, float, 1024, 1, 0>",
+    "nt_bwd_loop<float, float, float, 512, 1, 1>",
     "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>",
     "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 2, 2>",
+    "nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 4, 2>",
+    "nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 1>",
+    "nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 2>",
     "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>",
     "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_f16, float, float, 512, 1, 1>",
     "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>",
+    "nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>",
     "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>",
+    "nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 1, 2, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 2, 2, 2>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 128, 2, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 256, 2, 1, 2>",
+    "nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>",
+    "nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>",
     "nt_colsum_final<float, 0>",
     "nt_colsum_final<nt_bf16, 0>",
     "nt_colsum_final<nt_f16, 0>",
     "nt_fwd_loop<float, float, 1024, 4, 0>",
+    "nt_fwd_loop<nt_bf16, float, 1024, 1, 0>",
     "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>",
     "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>",
+    "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>",
     "nt_fwd_loop<nt_f16, float, 1024, 2, 0>",
     "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>",
+    "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>",
     "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>",
+    "nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>",
+    "nt_fwd_persist<nt_bf16, nt_bf16, 256, 1, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>",
     "nt_fwd_row<float, float, 128, 2, 8>",
@@ -432,6 +548,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>",
+    "nt_fwd_rows<float, float, 128, 1, 2, 0>",
     "nt_fwd_rows<float, float, 128, 2, 2, 8>",
     "nt_fwd_rows<float, float, 256, 4, 2, 2>",
     "nt_fwd_rows<float, float, 512, 2, 2, 2>",
@@ -448,10 +565,12 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>",
     "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>",
     "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 8>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>",
@@ -462,6 +581,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 8>",
     "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>",
     "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>",
     "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>",
@@ -472,11 +592,20 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>",
     "nt_fwd_stage<float, float, 1024, 4, 2, 2>",
     "nt_fwd_stage<float, float, 512, 8, 0, 1>",
+    "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>",
     "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>",
     "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>",
+    "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>",
     "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>",
     "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>",
+    "nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>",
@@ -485,9 +614,13 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>",
+    "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>",
     "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>",
+    "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>",
     "nt_persist<float, float, float, 1024, 1, 2, 1>",
@@ -523,6 +656,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>",
     "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>",
@@ -546,156 +680,200 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    3, 8, /* 0 */
-    2, 7, /* 1 */
-    7, 116, /* 2 */
-    7, 117, /* 3 */
-    7, 135, /* 4 */
-    7, 118, /* 5 */
-    7, 119, /* 6 */
-    7, 136, /* 7 */
-    7, 120, /* 8 */
-    7, 121, /* 9 */
-    7, 126, /* 10 */
-    7, 127, /* 11 */
-    7, 122, /* 12 */
-    7, 131, /* 13 */
-    7, 132, /* 14 */
-    7, 130, /* 15 */
-    7, 129, /* 16 */
-    7, 123, /* 17 */
-    7, 128, /* 18 */
-    7, 115, /* 19 */
-    7, 124, /* 20 */
-    7, 133, /* 21 */
-    7, 125, /* 22 */
-    7, 134, /* 23 */
-    1, 7, /* 24 */
-    7, 110, /* 25 */
-    7, 111, /* 26 */
-    7, 109, /* 27 */
-    7, 112, /* 28 */
-    7, 113, /* 29 */
-    7, 114, /* 30 */
-    7, 107, /* 31 */
-    7, 108, /* 32 */
-    6, 9, /* 33 */
-    5, 7, /* 34 */
-    7, 147, /* 35 */
-    7, 148, /* 36 */
-    7, 146, /* 37 */
-    7, 149, /* 38 */
-    7, 150, /* 39 */
-    7, 145, /* 40 */
-    7, 151, /* 41 */
-    7, 152, /* 42 */
-    4, 7, /* 43 */
-    7, 139, /* 44 */
-    7, 140, /* 45 */
-    7, 138, /* 46 */
-    7, 141, /* 47 */
-    7, 142, /* 48 */
-    7, 137, /* 49 */
-    7, 143, /* 50 */
-    7, 144, /* 51 */
-    0, 7, /* 52 */
-    7, 103, /* 53 */
-    7, 104, /* 54 */
-    7, 102, /* 55 */
-    7, 105, /* 56 */
-    7, 106, /* 57 */
-    12, /* 58 */
-    26, /* 59 */
-    100, /* 60 */
-    63, /* 61 */
-    62, /* 62 */
-    27, /* 63 */
-    64, /* 64 */
-    68, /* 65 */
-    69, /* 66 */
-    37, /* 67 */
-    28, /* 68 */
-    65, /* 69 */
-    29, /* 70 */
-    30, /* 71 */
-    70, /* 72 */
-    71, /* 73 */
-    35, /* 74 */
-    18, /* 75 */
-    66, /* 76 */
-    73, /* 77 */
-    72, /* 78 */
-    31, /* 79 */
-    19, /* 80 */
-    67, /* 81 */
-    33, /* 82 */
-    32, /* 83 */
-    90, /* 84 */
-    91, /* 85 */
-    89, /* 86 */
-    94, /* 87 */
-    93, /* 88 */
-    92, /* 89 */
-    88, /* 90 */
-    96, /* 91 */
-    95, /* 92 */
-    36, /* 93 */
-    34, /* 94 */
-    11, /* 95 */
-    47, /* 96 */
-    60, /* 97 */
-    21, /* 98 */
-    48, /* 99 */
-    53, /* 100 */
-    25, /* 101 */
-    22, /* 102 */
-    15, /* 103 */
-    49, /* 104 */
-    61, /* 105 */
-    54, /* 106 */
-    55, /* 107 */
-    23, /* 108 */
-    16, /* 109 */
-    50, /* 110 */
-    59, /* 111 */
-    51, /* 112 */
-    56, /* 113 */
-    57, /* 114 */
-    17, /* 115 */
-    52, /* 116 */
-    24, /* 117 */
-    86, /* 118 */
-    58, /* 119 */
-    85, /* 120 */
-    84, /* 121 */
-    87, /* 122 */
-    14, /* 123 */
-    43, /* 124 */
-    101, /* 125 */
-    79, /* 126 */
-    78, /* 127 */
-    40, /* 128 */
-    81, /* 129 */
-    80, /* 130 */
-    99, /* 131 */
-    98, /* 132 */
-    42, /* 133 */
-    41, /* 134 */
-    13, /* 135 */
-    39, /* 136 */
-    77, /* 137 */
-    74, /* 138 */
+    9, 29, /* 0 */
+    4, 28, /* 1 */
+    21, 28, /* 2 */
+    20, 28, /* 3 */
+    23, 28, /* 4 */
+    22, 28, /* 5 */
+    18, 28, /* 6 */
+    28, 178, /* 7 */
+    19, 28, /* 8 */
+    28, 179, /* 9 */
+    28, 159, /* 10 */
+    28, 160, /* 11 */
+    28, 161, /* 12 */
+    28, 162, /* 13 */
+    28, 180, /* 14 */
+    28, 163, /* 15 */
+    28, 164, /* 16 */
+    28, 169, /* 17 */
+    28, 170, /* 18 */
+    28, 165, /* 19 */
+    28, 174, /* 20 */
+    28, 175, /* 21 */
+    28, 173, /* 22 */
+    28, 172, /* 23 */
+    28, 166, /* 24 */
+    28, 171, /* 25 */
+    28, 158, /* 26 */
+    28, 167, /* 27 */
+    28, 176, /* 28 */
+    28, 168, /* 29 */
+    28, 177, /* 30 */
+    5, 28, /* 31 */
+    8, 28, /* 32 */
+    7, 28, /* 33 */
+    6, 28, /* 34 */
+    2, 28, /* 35 */
+    17, 28, /* 36 */
+    16, 28, /* 37 */
+    28, 153, /* 38 */
+    28, 154, /* 39 */
+    28, 152, /* 40 */
+    28, 155, /* 41 */
+    28, 156, /* 42 */
+    28, 157, /* 43 */
+    28, 150, /* 44 */
+    28, 151, /* 45 */
+    3, 28, /* 46 */
+    14, 30, /* 47 */
+    12, 28, /* 48 */
+    27, 28, /* 49 */
+    26, 28, /* 50 */
+    28, 191, /* 51 */
+    28, 192, /* 52 */
+    28, 190, /* 53 */
+    28, 193, /* 54 */
+    28, 194, /* 55 */
+    28, 189, /* 56 */
+    28, 195, /* 57 */
+    28, 196, /* 58 */
+    13, 28, /* 59 */
+    10, 28, /* 60 */
+    25, 28, /* 61 */
+    24, 28, /* 62 */
+    28, 183, /* 63 */
+    28, 184, /* 64 */
+    28, 182, /* 65 */
+    28, 185, /* 66 */
+    28, 186, /* 67 */
+    28, 181, /* 68 */
+    28, 187, /* 69 */
+    28, 188, /* 70 */
+    11, 28, /* 71 */
+    0, 28, /* 72 */
+    15, 28, /* 73 */
+    28, 146, /* 74 */
+    28, 147, /* 75 */
+    28, 145, /* 76 */
+    28, 148, /* 77 */
+    28, 149, /* 78 */
+    1, 28, /* 79 */
+    34, /* 80 */
+    43, /* 81 */
+    90, /* 82 */
+    91, /* 83 */
+    92, /* 84 */
+    103, /* 85 */
+    52, /* 86 */
+    143, /* 87 */
+    53, /* 88 */
+    93, /* 89 */
+    97, /* 90 */
+    98, /* 91 */
+    63, /* 92 */
+    54, /* 93 */
+    94, /* 94 */
+    55, /* 95 */
+    56, /* 96 */
+    99, /* 97 */
+    100, /* 98 */
+    61, /* 99 */
+    44, /* 100 */
+    95, /* 101 */
+    102, /* 102 */
+    101, /* 103 */
+    57, /* 104 */
+    45, /* 105 */
+    96, /* 106 */
+    59, /* 107 */
+    58, /* 108 */
+    129, /* 109 */
+    130, /* 110 */
+    128, /* 111 */
+    133, /* 112 */
+    132, /* 113 */
+    131, /* 114 */
+    124, /* 115 */
+    135, /* 116 */
+    134, /* 117 */
+    62, /* 118 */
+    60, /* 119 */
+    127, /* 120 */
+    126, /* 121 */
+    125, /* 122 */
+    42, /* 123 */
+    122, /* 124 */
+    136, /* 125 */
+    123, /* 126 */
+    137, /* 127 */
+    35, /* 128 */
+    33, /* 129 */
+    74, /* 130 */
+    88, /* 131 */
+    87, /* 132 */
+    47, /* 133 */
+    75, /* 134 */
+    80, /* 135 */
+    51, /* 136 */
+    48, /* 137 */
+    39, /* 138 */
     76, /* 139 */
-    75, /* 140 */
-    38, /* 141 */
-    97, /* 142 */
-    10, /* 143 */
-    44, /* 144 */
-    20, /* 145 */
-    45, /* 146 */
-    46, /* 147 */
-    82, /* 148 */
-    83, /* 149 */
+    89, /* 140 */
+    81, /* 141 */
+    82, /* 142 */
+    49, /* 143 */
+    40, /* 144 */
+    77, /* 145 */
+    86, /* 146 */
+    78, /* 147 */
+    83, /* 148 */
+    84, /* 149 */
+    41, /* 150 */
+    79, /* 151 */
+    50, /* 152 */
+    118, /* 153 */
+    85, /* 154 */
+    116, /* 155 */
+    115, /* 156 */
+    119, /* 157 */
+    117, /* 158 */
+    38, /* 159 */
+    121, /* 160 */
+    120, /* 161 */
+    114, /* 162 */
+    32, /* 163 */
+    37, /* 164 */
+    108, /* 165 */
+    109, /* 166 */
+    69, /* 167 */
+    144, /* 168 */
+    66, /* 169 */
+    111, /* 170 */
+    110, /* 171 */
+    141, /* 172 */
+    140, /* 173 */
+    68, /* 174 */
+    67, /* 175 */
+    142, /* 176 */
+    36, /* 177 */
+    104, /* 178 */
+    65, /* 179 */
+    107, /* 180 */
+    106, /* 181 */
+    105, /* 182 */
+    64, /* 183 */
+    139, /* 184 */
+    138, /* 185 */
+    31, /* 186 */
+    70, /* 187 */
+    71, /* 188 */
+    46, /* 189 */
+    72, /* 190 */
+    73, /* 191 */
+    112, /* 192 */
+    113, /* 193 */
     -1
 };
 
@@ -733,227 +911,321 @@ NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 
 /* Tuned shapes, problem after problem, each sorted by (N, M). */
 NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] = {
     /* 1: rmsnorm_bwd x=bf16,w=bf16,dw=f32 */
-    {1024LL, 1024LL, 2, 7.171, 878.2},
-    {1024LL, 4096LL, 3, 12.599, 1997.9},
-    {1024LL, 16384LL, 3, 30.798, 3268.7},
-    {1024LL, 65536LL, 4, 101.680, 3960.1},
-    {2048LL, 1024LL, 5, 8.671, 1452.6},
-    {2048LL, 4096LL, 6, 18.285, 2753.3},
-    {2048LL, 16384LL, 6, 53.672, 3751.3},
-    {2048LL, 65536LL, 7, 195.432, 4120.7},
-    {3072LL, 1024LL, 8, 10.455, 1807.1},
-    {3072LL, 4096LL, 9, 24.251, 3114.0},
-    {3072LL, 16384LL, 9, 78.779, 3833.6},
-    {3072LL, 65536LL, 9, 299.936, 4027.5},
-    {4096LL, 1024LL, 10, 12.160, 2071.6},
-    {4096LL, 4096LL, 11, 30.674, 3282.5},
-    {4096LL, 16384LL, 11, 100.648, 4000.9},
-    {4096LL, 65536LL, 11, 379.296, 4246.4},
-    {5120LL, 1024LL, 12, 14.313, 2199.9},
-    {5120LL, 4096LL, 13, 37.155, 3387.5},
-    {5120LL, 16384LL, 14, 124.584, 4040.2},
-    {5120LL, 65536LL, 13, 472.928, 4257.1},
-    {6144LL, 1024LL, 12, 15.842, 2385.1},
-    {6144LL, 4096LL, 15, 42.070, 3590.0},
-    {6144LL, 16384LL, 15, 148.432, 4069.3},
-    {6144LL, 65536LL, 16, 573.264, 4214.4},
-    {7168LL, 1024LL, 17, 17.283, 2550.7},
-    {7168LL, 4096LL, 17, 49.558, 3555.5},
-    {7168LL, 16384LL, 18, 178.944, 3938.0},
-    {7168LL, 65536LL, 18, 690.928, 4079.5},
-    {8192LL, 1024LL, 17, 19.446, 2590.8},
-    {8192LL, 4096LL, 18, 54.996, 3661.6},
-    {8192LL, 16384LL, 18, 197.800, 4071.6},
-    {8192LL, 65536LL, 18, 770.288, 4181.9},
-    {12288LL, 1024LL, 19, 27.540, 2744.1},
-    {12288LL, 4096LL, 20, 82.773, 3649.3},
-    {12288LL, 16384LL, 21, 305.104, 3959.4},
-    {12288LL, 65536LL, 21, 1174.352, 4114.5},
-    {16384LL, 1024LL, 19, 35.443, 2842.9},
-    {16384LL, 4096LL, 22, 112.120, 3592.1},
-    {16384LL, 16384LL, 23, 398.832, 4038.6},
-    {16384LL, 65536LL, 23, 1567.488, 4110.1},
+    {64LL, 65536LL, 2, 11.378, 2211.9},
+    {64LL, 262144LL, 3, 31.106, 3236.1},
+    {64LL, 1048576LL, 2, 108.832, 3699.8},
+    {128LL, 65536LL, 4, 19.063, 2640.3},
+    {128LL, 262144LL, 5, 58.164, 3461.4},
+    {128LL, 1048576LL, 5, 209.536, 3843.3},
+    {256LL, 65536LL, 6, 32.265, 3119.9},
+    {256LL, 262144LL, 6, 107.896, 3731.9},
+    {256LL, 1048576LL, 6, 408.816, 3939.7},
+    {512LL, 8192LL, 7, 13.738, 1832.1},
+    {512LL, 65536LL, 8, 57.100, 3525.9},
+    {768LL, 8192LL, 9, 17.619, 2142.8},
+    {768LL, 65536LL, 9, 94.160, 3207.2},
+    {1024LL, 1024LL, 10, 7.171, 878.2},
+    {1024LL, 4096LL, 11, 12.599, 1997.9},
+    {1024LL, 16384LL, 11, 30.798, 3268.7},
+    {1024LL, 65536LL, 9, 101.680, 3960.1},
+    {2048LL, 1024LL, 12, 8.671, 1452.6},
+    {2048LL, 4096LL, 13, 18.285, 2753.3},
+    {2048LL, 16384LL, 13, 53.672, 3751.3},
+    {2048LL, 65536LL, 14, 195.432, 4120.7},
+    {3072LL, 1024LL, 15, 10.455, 1807.1},
+    {3072LL, 4096LL, 16, 24.251, 3114.0},
+    {3072LL, 16384LL, 16, 78.779, 3833.6},
+    {3072LL, 65536LL, 16, 299.936, 4027.5},
+    {4096LL, 1024LL, 17, 12.160, 2071.6},
+    {4096LL, 4096LL, 18, 30.674, 3282.5},
+    {4096LL, 16384LL, 18, 100.648, 4000.9},
+    {4096LL, 65536LL, 18, 379.296, 4246.4},
+    {5120LL, 1024LL, 19, 14.313, 2199.9},
+    {5120LL, 4096LL, 20, 37.155, 3387.5},
+    {5120LL, 16384LL, 21, 124.584, 4040.2},
+    {5120LL, 65536LL, 20, 472.928, 4257.1},
+    {6144LL, 1024LL, 19, 15.842, 2385.1},
+    {6144LL, 4096LL, 22, 42.070, 3590.0},
+    {6144LL, 16384LL, 22, 148.432, 4069.3},
+    {6144LL, 65536LL, 23, 573.264, 4214.4},
+    {7168LL, 1024LL, 24, 17.283, 2550.7},
+    {7168LL, 4096LL, 24, 49.558, 3555.5},
+    {7168LL, 16384LL, 25, 178.944, 3938.0},
+    {7168LL, 65536LL, 25, 690.928, 4079.5},
+    {8192LL, 1024LL, 24, 19.446, 2590.8},
+    {8192LL, 4096LL, 25, 54.996, 3661.6},
+    {8192LL, 16384LL, 25, 197.800, 4071.6},
+    {8192LL, 65536LL, 25, 770.288, 4181.9},
+    {12288LL, 1024LL, 26, 27.540, 2744.1},
+    {12288LL, 4096LL, 27, 82.773, 3649.3},
+    {12288LL, 16384LL, 28, 305.104, 3959.4},
+    {12288LL, 65536LL, 28, 1174.352, 4114.5},
+    {16384LL, 1024LL, 26, 35.443, 2842.9},
+    {16384LL, 4096LL, 29, 112.120, 3592.1},
+    {16384LL, 16384LL, 30, 398.832, 4038.6},
+    {16384LL, 65536LL, 30, 1567.488, 4110.1},
+    {18432LL, 1024LL, 31, 64.288, 1763.3},
+    {18432LL, 4096LL, 32, 219.344, 2065.7},
+    {18432LL, 16384LL, 32, 826.272, 2193.0},
+    {20480LL, 1024LL, 32, 69.211, 1819.8},
+    {20480LL, 4096LL, 32, 238.048, 2114.9},
+    {20480LL, 16384LL, 32, 897.776, 2242.6},
+    {32768LL, 1024LL, 33, 117.216, 1719.2},
+    {32768LL, 4096LL, 34, 426.544, 1888.4},
+    {32768LL, 16384LL, 34, 1648.752, 1953.9},
+    {65536LL, 1024LL, 33, 293.136, 1374.9},
+    {65536LL, 4096LL, 33, 1137.312, 1416.5},
+    {65536LL, 16384LL, 33, 4503.840, 1430.5},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {1024LL, 1024LL, 25, 7.156, 880.4},
-    {1024LL, 4096LL, 26, 13.225, 1903.5},
-    {1024LL, 16384LL, 27, 33.182, 3033.9},
-    {1024LL, 65536LL, 27, 105.408, 3820.0},
-    {4096LL, 1024LL, 28, 12.308, 2047.3},
-    {4096LL, 4096LL, 29, 30.777, 3271.8},
-    {4096LL, 16384LL, 29, 101.512, 3966.9},
-    {4096LL, 65536LL, 29, 378.944, 4250.4},
-    {16384LL, 1024LL, 30, 35.859, 2810.9},
-    {16384LL, 4096LL, 30, 115.184, 3496.9},
-    {16384LL, 16384LL, 31, 401.136, 4015.5},
-    {16384LL, 65536LL, 32, 1569.312, 4105.4},
+    {128LL, 262144LL, 36, 58.920, 3417.0},
+    {512LL, 65536LL, 37, 56.876, 3539.8},
+    {1024LL, 1024LL, 38, 7.156, 880.4},
+    {1024LL, 4096LL, 39, 13.225, 1903.5},
+    {1024LL, 16384LL, 40, 33.182, 3033.9},
+    {1024LL, 65536LL, 40, 105.408, 3820.0},
+    {4096LL, 1024LL, 41, 12.308, 2047.3},
+    {4096LL, 4096LL, 42, 30.777, 3271.8},
+    {4096LL, 16384LL, 42, 101.512, 3966.9},
+    {4096LL, 65536LL, 42, 378.944, 4250.4},
+    {16384LL, 1024LL, 43, 35.859, 2810.9},
+    {16384LL, 4096LL, 43, 115.184, 3496.9},
+    {16384LL, 16384LL, 44, 401.136, 4015.5},
+    {16384LL, 65536LL, 45, 1569.312, 4105.4},
+    {32768LL, 4096LL, 46, 446.688, 1803.4},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {1024LL, 1024LL, 35, 6.978, 902.4},
-    {1024LL, 4096LL, 36, 13.380, 1881.3},
-    {1024LL, 16384LL, 37, 33.330, 3020.4},
-    {1024LL, 65536LL, 37, 113.576, 3545.3},
-    {4096LL, 1024LL, 38, 12.401, 2031.3},
-    {4096LL, 4096LL, 39, 30.368, 3315.6},
-    {4096LL, 16384LL, 39, 99.216, 4058.6},
-    {4096LL, 65536LL, 39, 377.472, 4266.9},
-    {16384LL, 1024LL, 40, 34.896, 2887.5},
-    {16384LL, 4096LL, 41, 114.400, 3520.6},
-    {16384LL, 16384LL, 40, 400.864, 4018.1},
-    {16384LL, 65536LL, 42, 1565.472, 4115.4},
+    {128LL, 262144LL, 49, 58.236, 3457.1},
+    {512LL, 65536LL, 50, 57.116, 3524.9},
+    {1024LL, 1024LL, 51, 6.978, 902.4},
+    {1024LL, 4096LL, 52, 13.380, 1881.3},
+    {1024LL, 16384LL, 53, 33.330, 3020.4},
+    {1024LL, 65536LL, 53, 113.576, 3545.3},
+    {4096LL, 1024LL, 54, 12.401, 2031.3},
+    {4096LL, 4096LL, 55, 30.368, 3315.6},
+    {4096LL, 16384LL, 55, 99.216, 4058.6},
+    {4096LL, 65536LL, 55, 377.472, 4266.9},
+    {16384LL, 1024LL, 56, 34.896, 2887.5},
+    {16384LL, 4096LL, 57, 114.400, 3520.6},
+    {16384LL, 16384LL, 56, 400.864, 4018.1},
+    {16384LL, 65536LL, 58, 1565.472, 4115.4},
+    {32768LL, 4096LL, 59, 426.928, 1886.7},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {1024LL, 1024LL, 44, 7.208, 873.9},
-    {1024LL, 4096LL, 45, 13.226, 1903.4},
-    {1024LL, 16384LL, 46, 33.184, 3033.7},
-    {1024LL, 65536LL, 46, 112.792, 3569.9},
-    {4096LL, 1024LL, 47, 12.333, 2043.2},
-    {4096LL, 4096LL, 48, 30.594, 3291.3},
-    {4096LL, 16384LL, 48, 100.432, 4009.5},
-    {4096LL, 65536LL, 48, 378.848, 4251.4},
-    {16384LL, 1024LL, 49, 35.573, 2833.4},
-    {16384LL, 4096LL, 49, 114.816, 3508.1},
-    {16384LL, 16384LL, 50, 401.488, 4011.9},
-    {16384LL, 65536LL, 51, 1568.768, 4106.8},
+    {128LL, 262144LL, 61, 58.688, 3430.5},
+    {512LL, 65536LL, 62, 56.708, 3550.3},
+    {1024LL, 1024LL, 63, 7.208, 873.9},
+    {1024LL, 4096LL, 64, 13.226, 1903.4},
+    {1024LL, 16384LL, 65, 33.184, 3033.7},
+    {1024LL, 65536LL, 65, 112.792, 3569.9},
+    {4096LL, 1024LL, 66, 12.333, 2043.2},
+    {4096LL, 4096LL, 67, 30.594, 3291.3},
+    {4096LL, 16384LL, 67, 100.432, 4009.5},
+    {4096LL, 65536LL, 67, 378.848, 4251.4},
+    {16384LL, 1024LL, 68, 35.573, 2833.4},
+    {16384LL, 4096LL, 68, 114.816, 3508.1},
+    {16384LL, 16384LL, 69, 401.488, 4011.9},
+    {16384LL, 65536LL, 70, 1568.768, 4106.8},
+    {32768LL, 4096LL, 71, 445.920, 1806.5},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {1024LL, 4096LL, 53, 17.281, 2913.0},
-    {1024LL, 65536LL, 53, 194.880, 4132.4},
-    {4096LL, 4096LL, 54, 53.056, 3795.2},
-    {4096LL, 65536LL, 55, 769.184, 4187.9},
-    {16384LL, 4096LL, 56, 233.152, 3454.6},
-    {16384LL, 65536LL, 57, 3508.176, 3672.9},
+    {128LL, 262144LL, 73, 105.968, 3799.8},
+    {1024LL, 4096LL, 74, 17.281, 2913.0},
+    {1024LL, 65536LL, 74, 194.880, 4132.4},
+    {4096LL, 4096LL, 75, 53.056, 3795.2},
+    {4096LL, 65536LL, 76, 769.184, 4187.9},
+    {16384LL, 4096LL, 77, 233.152, 3454.6},
+    {16384LL, 65536LL, 78, 3508.176, 3672.9},
+    {32768LL, 4096LL, 79, 833.824, 1931.9},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {1024LL, 1024LL, 59, 2.785, 1508.2},
-    {1024LL, 4096LL, 60, 5.839, 2876.4},
-    {1024LL, 8192LL, 61, 10.034, 3347.7},
-    {1024LL, 16384LL, 62, 18.041, 3723.5},
-    {1024LL, 65536LL, 61, 65.852, 4080.4},
-    {2048LL, 1024LL, 63, 3.892, 2157.2},
-    {2048LL, 4096LL, 64, 10.055, 3339.2},
-    {2048LL, 8192LL, 65, 18.248, 3679.6},
-    {2048LL, 16384LL, 66, 34.448, 3898.3},
-    {2048LL, 65536LL, 67, 129.752, 4139.7},
-    {3072LL, 1024LL, 68, 4.820, 2612.4},
-    {3072LL, 4096LL, 69, 14.278, 3526.6},
-    {3072LL, 8192LL, 69, 26.378, 3817.7},
-    {3072LL, 16384LL, 69, 50.736, 3969.5},
-    {3072LL, 65536LL, 70, 192.504, 4184.7},
-    {4096LL, 1024LL, 71, 5.823, 2883.1},
-    {4096LL, 4096LL, 72, 18.375, 3653.5},
-    {4096LL, 8192LL, 72, 34.683, 3871.1},
-    {4096LL, 16384LL, 73, 66.644, 4029.0},
-    {4096LL, 65536LL, 74, 258.400, 4156.4},
-    {5120LL, 1024LL, 75, 6.844, 3066.4},
-    {5120LL, 4096LL, 76, 22.587, 3715.1},
-    {5120LL, 8192LL, 77, 42.528, 3946.0},
-    {5120LL, 16384LL, 77, 81.867, 4099.6},
-    {5120LL, 65536LL, 78, 319.104, 4206.9},
-    {6144LL, 1024LL, 75, 7.926, 3177.3},
-    {6144LL, 4096LL, 77, 26.438, 3808.6},
-    {6144LL, 8192LL, 78, 51.080, 3942.3},
-    {6144LL, 16384LL, 79, 98.352, 4094.8},
-    {6144LL, 65536LL, 79, 386.624, 4166.5},
-    {7168LL, 1024LL, 80, 8.854, 3318.0},
-    {7168LL, 4096LL, 81, 30.784, 3816.0},
-    {7168LL, 8192LL, 82, 58.848, 3992.1},
-    {7168LL, 16384LL, 82, 114.624, 4099.0},
-    {7168LL, 65536LL, 83, 444.512, 4227.8},
-    {8192LL, 1024LL, 80, 9.821, 3418.8},
-    {8192LL, 4096LL, 84, 34.392, 3903.5},
-    {8192LL, 8192LL, 84, 66.060, 4064.3},
-    {8192LL, 16384LL, 85, 130.880, 4102.6},
-    {8192LL, 65536LL, 86, 507.056, 4235.7},
-    {12288LL, 1024LL, 87, 14.331, 3514.0},
-    {12288LL, 4096LL, 88, 50.760, 3967.1},
-    {12288LL, 8192LL, 89, 97.856, 4115.3},
-    {12288LL, 16384LL, 89, 193.632, 4159.4},
-    {12288LL, 65536LL, 89, 763.120, 4221.5},
-    {16384LL, 1024LL, 90, 18.499, 3629.7},
-    {16384LL, 4096LL, 91, 66.760, 4021.6},
-    {16384LL, 8192LL, 92, 131.488, 4083.5},
-    {16384LL, 16384LL, 93, 257.888, 4164.0},
-    {16384LL, 65536LL, 94, 1012.592, 4241.8},
+    {64LL, 65536LL, 81, 66.084, 257.8},
+    {64LL, 262144LL, 81, 256.928, 265.3},
+    {64LL, 1048576LL, 81, 1012.080, 269.4},
+    {128LL, 65536LL, 82, 33.435, 1011.4},
+    {128LL, 262144LL, 82, 128.240, 1054.8},
+    {128LL, 1048576LL, 83, 504.608, 1072.2},
+    {256LL, 65536LL, 82, 34.589, 1947.8},
+    {256LL, 262144LL, 84, 131.776, 2045.0},
+    {256LL, 1048576LL, 84, 518.400, 2079.4},
+    {512LL, 8192LL, 84, 7.221, 2328.2},
+    {512LL, 65536LL, 84, 41.872, 3211.7},
+    {768LL, 8192LL, 85, 8.225, 3064.0},
+    {768LL, 65536LL, 85, 50.176, 4017.7},
+    {1024LL, 1024LL, 86, 2.785, 1508.2},
+    {1024LL, 4096LL, 87, 5.839, 2876.4},
+    {1024LL, 8192LL, 83, 10.034, 3347.7},
+    {1024LL, 16384LL, 82, 18.041, 3723.5},
+    {1024LL, 65536LL, 83, 65.852, 4080.4},
+    {2048LL, 1024LL, 88, 3.892, 2157.2},
+    {2048LL, 4096LL, 89, 10.055, 3339.2},
+    {2048LL, 8192LL, 90, 18.248, 3679.6},
+    {2048LL, 16384LL, 91, 34.448, 3898.3},
+    {2048LL, 65536LL, 92, 129.752, 4139.7},
+    {3072LL, 1024LL, 93, 4.820, 2612.4},
+    {3072LL, 4096LL, 94, 14.278, 3526.6},
+    {3072LL, 8192LL, 94, 26.378, 3817.7},
+    {3072LL, 16384LL, 94, 50.736, 3969.5},
+    {3072LL, 65536LL, 95, 192.504, 4184.7},
+    {4096LL, 1024LL, 96, 5.823, 2883.1},
+    {4096LL, 4096LL, 97, 18.375, 3653.5},
+    {4096LL, 8192LL, 97, 34.683, 3871.1},
+    {4096LL, 16384LL, 98, 66.644, 4029.0},
+    {4096LL, 65536LL, 99, 258.400, 4156.4},
+    {5120LL, 1024LL, 100, 6.844, 3066.4},
+    {5120LL, 4096LL, 101, 22.587, 3715.1},
+    {5120LL, 8192LL, 102, 42.528, 3946.0},
+    {5120LL, 16384LL, 102, 81.867, 4099.6},
+    {5120LL, 65536LL, 103, 319.104, 4206.9},
+    {6144LL, 1024LL, 100, 7.926, 3177.3},
+    {6144LL, 4096LL, 102, 26.438, 3808.6},
+    {6144LL, 8192LL, 103, 51.080, 3942.3},
+    {6144LL, 16384LL, 104, 98.352, 4094.8},
+    {6144LL, 65536LL, 104, 386.624, 4166.5},
+    {7168LL, 1024LL, 105, 8.854, 3318.0},
+    {7168LL, 4096LL, 106, 30.784, 3816.0},
+    {7168LL, 8192LL, 107, 58.848, 3992.1},
+    {7168LL, 16384LL, 107, 114.624, 4099.0},
+    {7168LL, 65536LL, 108, 444.512, 4227.8},
+    {8192LL, 1024LL, 105, 9.821, 3418.8},
+    {8192LL, 4096LL, 109, 34.392, 3903.5},
+    {8192LL, 8192LL, 109, 66.060, 4064.3},
+    {8192LL, 16384LL, 110, 130.880, 4102.6},
+    {8192LL, 65536LL, 111, 507.056, 4235.7},
+    {12288LL, 1024LL, 112, 14.331, 3514.0},
+    {12288LL, 4096LL, 113, 50.760, 3967.1},
+    {12288LL, 8192LL, 114, 97.856, 4115.3},
+    {12288LL, 16384LL, 114, 193.632, 4159.4},
+    {12288LL, 65536LL, 114, 763.120, 4221.5},
+    {16384LL, 1024LL, 115, 18.499, 3629.7},
+    {16384LL, 4096LL, 116, 66.760, 4021.6},
+    {16384LL, 8192LL, 117, 131.488, 4083.5},
+    {16384LL, 16384LL, 118, 257.888, 4164.0},
+    {16384LL, 65536LL, 119, 1012.592, 4241.8},
+    {18432LL, 1024LL, 120, 20.744, 3641.5},
+    {18432LL, 4096LL, 121, 74.363, 4061.8},
+    {18432LL, 16384LL, 122, 288.864, 4182.1},
+    {20480LL, 1024LL, 123, 23.541, 3565.3},
+    {20480LL, 4096LL, 124, 83.333, 4027.2},
+    {20480LL, 16384LL, 125, 320.288, 4190.9},
+    {32768LL, 1024LL, 126, 35.619, 3770.1},
+    {32768LL, 4096LL, 126, 132.696, 4046.5},
+    {32768LL, 16384LL, 127, 512.048, 4194.2},
+    {65536LL, 1024LL, 128, 78.501, 3421.2},
+    {65536LL, 4096LL, 128, 289.264, 3712.5},
+    {65536LL, 16384LL, 128, 1113.264, 3858.2},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {1024LL, 1024LL, 96, 2.838, 1480.9},
-    {1024LL, 4096LL, 97, 5.971, 2813.3},
-    {1024LL, 8192LL, 96, 10.012, 3355.0},
-    {1024LL, 16384LL, 96, 18.128, 3705.8},
-    {1024LL, 65536LL, 96, 65.928, 4075.7},
-    {2048LL, 1024LL, 98, 3.881, 2164.7},
-    {2048LL, 4096LL, 99, 10.014, 3353.3},
-    {2048LL, 8192LL, 100, 18.163, 3697.1},
-    {2048LL, 16384LL, 100, 34.331, 3911.7},
-    {2048LL, 65536LL, 101, 130.320, 4121.7},
-    {3072LL, 1024LL, 102, 4.870, 2586.9},
-    {3072LL, 4096LL, 103, 14.354, 3508.4},
-    {3072LL, 8192LL, 104, 26.532, 3795.7},
-    {3072LL, 16384LL, 105, 50.924, 3955.0},
-    {3072LL, 65536LL, 102, 192.376, 4187.5},
-    {4096LL, 1024LL, 106, 6.044, 2779.1},
-    {4096LL, 4096LL, 107, 18.180, 3693.2},
-    {4096LL, 8192LL, 107, 34.443, 3898.3},
-    {4096LL, 16384LL, 106, 66.264, 4052.2},
-    {4096LL, 65536LL, 108, 257.136, 4176.9},
-    {5120LL, 1024LL, 109, 7.055, 2976.1},
-    {5120LL, 4096LL, 110, 22.576, 3717.4},
-    {5120LL, 8192LL, 110, 42.758, 3925.0},
-    {5120LL, 16384LL, 110, 82.784, 4054.3},
-    {5120LL, 65536LL, 111, 319.328, 4204.0},
-    {6144LL, 1024LL, 109, 7.996, 3150.8},
-    {6144LL, 4096LL, 112, 26.458, 3806.2},
-    {6144LL, 8192LL, 113, 51.016, 3947.5},
-    {6144LL, 16384LL, 114, 98.416, 4092.3},
-    {6144LL, 65536LL, 114, 389.536, 4135.4},
-    {7168LL, 1024LL, 115, 9.138, 3216.5},
-    {7168LL, 4096LL, 116, 30.688, 3828.4},
-    {7168LL, 8192LL, 116, 58.928, 3986.9},
-    {7168LL, 16384LL, 116, 115.120, 4081.4},
-    {7168LL, 65536LL, 117, 450.672, 4170.1},
-    {8192LL, 1024LL, 115, 10.217, 3287.7},
-    {8192LL, 4096LL, 118, 34.283, 3916.5},
-    {8192LL, 8192LL, 118, 66.056, 4064.7},
-    {8192LL, 16384LL, 119, 130.520, 4114.1},
-    {8192LL, 65536LL, 119, 507.312, 4233.6},
-    {12288LL, 1024LL, 120, 14.534, 3466.8},
-    {12288LL, 4096LL, 120, 50.952, 3952.6},
-    {12288LL, 8192LL, 120, 98.336, 4095.5},
-    {12288LL, 16384LL, 120, 194.664, 4137.5},
-    {12288LL, 65536LL, 121, 763.264, 4220.7},
-    {16384LL, 1024LL, 122, 18.871, 3559.8},
-    {16384LL, 4096LL, 122, 67.016, 4006.8},
-    {16384LL, 8192LL, 122, 130.976, 4099.8},
-    {16384LL, 16384LL, 122, 257.376, 4172.4},
-    {16384LL, 65536LL, 122, 1009.936, 4253.0},
+    {64LL, 65536LL, 130, 32.825, 519.1},
+    {64LL, 262144LL, 130, 125.960, 541.1},
+    {64LL, 1048576LL, 130, 495.808, 549.9},
+    {128LL, 65536LL, 130, 33.392, 1012.7},
+    {128LL, 262144LL, 130, 128.056, 1056.3},
+    {128LL, 1048576LL, 130, 503.440, 1074.7},
+    {256LL, 65536LL, 130, 34.496, 1953.0},
+    {256LL, 262144LL, 130, 131.800, 2044.7},
+    {256LL, 1048576LL, 130, 518.112, 2080.5},
+    {512LL, 8192LL, 130, 7.174, 2343.4},
+    {512LL, 65536LL, 130, 41.610, 3232.0},
+    {768LL, 8192LL, 131, 8.178, 3081.5},
+    {768LL, 65536LL, 132, 50.106, 4023.3},
+    {1024LL, 1024LL, 130, 2.838, 1480.9},
+    {1024LL, 4096LL, 131, 5.971, 2813.3},
+    {1024LL, 8192LL, 130, 10.012, 3355.0},
+    {1024LL, 16384LL, 130, 18.128, 3705.8},
+    {1024LL, 65536LL, 130, 65.928, 4075.7},
+    {2048LL, 1024LL, 133, 3.881, 2164.7},
+    {2048LL, 4096LL, 134, 10.014, 3353.3},
+    {2048LL, 8192LL, 135, 18.163, 3697.1},
+    {2048LL, 16384LL, 135, 34.331, 3911.7},
+    {2048LL, 65536LL, 136, 130.320, 4121.7},
+    {3072LL, 1024LL, 137, 4.870, 2586.9},
+    {3072LL, 4096LL, 138, 14.354, 3508.4},
+    {3072LL, 8192LL, 139, 26.532, 3795.7},
+    {3072LL, 16384LL, 140, 50.924, 3955.0},
+    {3072LL, 65536LL, 137, 192.376, 4187.5},
+    {4096LL, 1024LL, 141, 6.044, 2779.1},
+    {4096LL, 4096LL, 142, 18.180, 3693.2},
+    {4096LL, 8192LL, 142, 34.443, 3898.3},
+    {4096LL, 16384LL, 141, 66.264, 4052.2},
+    {4096LL, 65536LL, 143, 257.136, 4176.9},
+    {5120LL, 1024LL, 144, 7.055, 2976.1},
+    {5120LL, 4096LL, 145, 22.576, 3717.4},
+    {5120LL, 8192LL, 145, 42.758, 3925.0},
+    {5120LL, 16384LL, 145, 82.784, 4054.3},
+    {5120LL, 65536LL, 146, 319.328, 4204.0},
+    {6144LL, 1024LL, 144, 7.996, 3150.8},
+    {6144LL, 4096LL, 147, 26.458, 3806.2},
+    {6144LL, 8192LL, 148, 51.016, 3947.5},
+    {6144LL, 16384LL, 149, 98.416, 4092.3},
+    {6144LL, 65536LL, 149, 389.536, 4135.4},
+    {7168LL, 1024LL, 150, 9.138, 3216.5},
+    {7168LL, 4096LL, 151, 30.688, 3828.4},
+    {7168LL, 8192LL, 151, 58.928, 3986.9},
+    {7168LL, 16384LL, 151, 115.120, 4081.4},
+    {7168LL, 65536LL, 152, 450.672, 4170.1},
+    {8192LL, 1024LL, 150, 10.217, 3287.7},
+    {8192LL, 4096LL, 153, 34.283, 3916.5},
+    {8192LL, 8192LL, 153, 66.056, 4064.7},
+    {8192LL, 16384LL, 154, 130.520, 4114.1},
+    {8192LL, 65536LL, 154, 507.312, 4233.6},
+    {12288LL, 1024LL, 155, 14.534, 3466.8},
+    {12288LL, 4096LL, 155, 50.952, 3952.6},
+    {12288LL, 8192LL, 155, 98.336, 4095.5},
+    {12288LL, 16384LL, 155, 194.664, 4137.5},
+    {12288LL, 65536LL, 156, 763.264, 4220.7},
+    {16384LL, 1024LL, 157, 18.871, 3559.8},
+    {16384LL, 4096LL, 157, 67.016, 4006.8},
+    {16384LL, 8192LL, 157, 130.976, 4099.8},
+    {16384LL, 16384LL, 157, 257.376, 4172.4},
+    {16384LL, 65536LL, 157, 1009.936, 4253.0},
+    {18432LL, 1024LL, 158, 21.302, 3547.7},
+    {18432LL, 4096LL, 158, 74.960, 4029.9},
+    {18432LL, 16384LL, 158, 288.992, 4180.4},
+    {20480LL, 1024LL, 159, 23.570, 3562.7},
+    {20480LL, 4096LL, 160, 86.032, 3901.4},
+    {20480LL, 16384LL, 161, 323.424, 4150.4},
+    {32768LL, 1024LL, 162, 39.960, 3362.2},
+    {32768LL, 4096LL, 162, 136.832, 3924.7},
+    {32768LL, 16384LL, 162, 518.352, 4143.3},
+    {65536LL, 1024LL, 129, 89.456, 3003.7},
+    {65536LL, 4096LL, 129, 338.720, 3170.8},
+    {65536LL, 16384LL, 163, 1325.104, 3241.5},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {1024LL, 1024LL, 124, 2.799, 1501.0},
-    {1024LL, 4096LL, 125, 5.806, 2892.7},
-    {1024LL, 16384LL, 126, 18.033, 3725.1},
-    {1024LL, 65536LL, 127, 65.868, 4079.4},
-    {4096LL, 1024LL, 128, 5.815, 2887.5},
-    {4096LL, 4096LL, 129, 18.294, 3669.7},
-    {4096LL, 16384LL, 130, 66.640, 4029.2},
-    {4096LL, 65536LL, 129, 260.032, 4130.3},
-    {16384LL, 1024LL, 131, 18.524, 3624.9},
-    {16384LL, 4096LL, 132, 66.744, 4022.6},
-    {16384LL, 16384LL, 133, 257.632, 4168.1},
-    {16384LL, 65536LL, 134, 1012.304, 4243.1},
+    {128LL, 262144LL, 165, 129.528, 1044.3},
+    {512LL, 65536LL, 166, 42.042, 3198.8},
+    {1024LL, 1024LL, 167, 2.799, 1501.0},
+    {1024LL, 4096LL, 168, 5.806, 2892.7},
+    {1024LL, 16384LL, 166, 18.033, 3725.1},
+    {1024LL, 65536LL, 165, 65.868, 4079.4},
+    {4096LL, 1024LL, 169, 5.815, 2887.5},
+    {4096LL, 4096LL, 170, 18.294, 3669.7},
+    {4096LL, 16384LL, 171, 66.640, 4029.2},
+    {4096LL, 65536LL, 170, 260.032, 4130.3},
+    {16384LL, 1024LL, 172, 18.524, 3624.9},
+    {16384LL, 4096LL, 173, 66.744, 4022.6},
+    {16384LL, 16384LL, 174, 257.632, 4168.1},
+    {16384LL, 65536LL, 175, 1012.304, 4243.1},
+    {32768LL, 4096LL, 176, 132.536, 4051.4},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {1024LL, 1024LL, 136, 2.803, 1499.1},
-    {1024LL, 4096LL, 137, 5.958, 2819.2},
-    {1024LL, 16384LL, 138, 18.120, 3707.4},
-    {1024LL, 65536LL, 138, 65.920, 4076.2},
-    {4096LL, 1024LL, 139, 5.949, 2823.6},
-    {4096LL, 4096LL, 140, 18.176, 3694.0},
-    {4096LL, 16384LL, 140, 66.284, 4051.0},
-    {4096LL, 65536LL, 141, 257.792, 4166.2},
-    {16384LL, 1024LL, 142, 18.895, 3555.4},
-    {16384LL, 4096LL, 142, 66.864, 4015.9},
-    {16384LL, 16384LL, 142, 256.576, 4185.4},
-    {16384LL, 65536LL, 142, 1011.632, 4245.9},
+    {128LL, 262144LL, 178, 129.024, 1048.4},
+    {512LL, 65536LL, 178, 41.683, 3226.3},
+    {1024LL, 1024LL, 179, 2.803, 1499.1},
+    {1024LL, 4096LL, 180, 5.958, 2819.2},
+    {1024LL, 16384LL, 178, 18.120, 3707.4},
+    {1024LL, 65536LL, 178, 65.920, 4076.2},
+    {4096LL, 1024LL, 181, 5.949, 2823.6},
+    {4096LL, 4096LL, 182, 18.176, 3694.0},
+    {4096LL, 16384LL, 182, 66.284, 4051.0},
+    {4096LL, 65536LL, 183, 257.792, 4166.2},
+    {16384LL, 1024LL, 184, 18.895, 3555.4},
+    {16384LL, 4096LL, 184, 66.864, 4015.9},
+    {16384LL, 16384LL, 184, 256.576, 4185.4},
+    {16384LL, 65536LL, 184, 1011.632, 4245.9},
+    {32768LL, 4096LL, 185, 136.448, 3935.7},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {1024LL, 4096LL, 144, 10.141, 3310.9},
-    {1024LL, 65536LL, 145, 129.552, 4146.1},
-    {4096LL, 4096LL, 146, 34.488, 3892.7},
-    {4096LL, 65536LL, 147, 508.720, 4221.9},
-    {16384LL, 4096LL, 148, 132.680, 4047.0},
-    {16384LL, 65536LL, 149, 2030.128, 4231.4},
+    {128LL, 262144LL, 187, 123.832, 2176.2},
+    {1024LL, 4096LL, 188, 10.141, 3310.9},
+    {1024LL, 65536LL, 189, 129.552, 4146.1},
+    {4096LL, 4096LL, 190, 34.488, 3892.7},
+    {4096LL, 65536LL, 191, 508.720, 4221.9},
+    {16384LL, 4096LL, 192, 132.680, 4047.0},
+    {16384LL, 65536LL, 193, 2030.128, 4231.4},
+    {32768LL, 4096LL, 186, 285.248, 3764.8},
     {0LL, 0LL, -1, 0.0, 0.0}
 };
 

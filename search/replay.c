@@ -93,6 +93,16 @@ double nt_replay_stored(const nt_replay *r, int q, tune_pt p) {
     return e ? e->median : INFINITY;
 }
 
+uint64_t nt_replay_count(const nt_replay *r, int q) {
+    int dt;
+    nt_problem pr;
+    uint64_t n = 0;
+    where_of(r, q, &dt, &pr);
+    for (size_t i = 0; i < r->n; i++)
+        n += r->v[i].dt == dt && r->v[i].M == pr.M && r->v[i].N == pr.N;
+    return n;
+}
+
 double nt_replay_best(const nt_replay *r, int q) {
     int dt;
     nt_problem pr;

@@ -28,6 +28,10 @@ void nt_replay_seal(nt_replay *r);
  * is not stored), and the best of problem q over every stored point. */
 double nt_replay_stored(const nt_replay *r, int q, tune_pt p);
 double nt_replay_best(const nt_replay *r, int q);
+
+/* The stored results (points) of problem q: one per point once the
+ * caller has kept one result per point. */
+uint64_t nt_replay_count(const nt_replay *r, int q);
 /* An evaluator answering from r; seed picks the draws. */
 void nt_replay_evaluator(nt_replay *r, uint64_t seed, nt_evaluator *ev);
 void nt_replay_free(nt_replay *r);

@@ -3,9 +3,11 @@
  *   normtune replay --db DB SCRIPT --strategy S [--budget B] [--seeds K]
  *                   [--stored none|neighbours]
  *
- * The simulated device is the GPU of DB with the newest sweep of the
- * script's op: each measurement is answered from its stored samples with a
- * seeded draw (search/replay.h).  The campaign (search/drive.h, the loop of
+ * The simulated device is the model of the GPU of DB with the newest sweep
+ * of the script's op (with --stored model: that GPU alone): each
+ * measurement is answered with a seeded draw from the stored samples of
+ * the point's newest result on a GPU of the model with the family's
+ * current sources (search/replay.h).  The campaign (search/drive.h, the loop of
  * `run`) runs K times, seeds 0..K-1, with nothing stored (--stored none:
  * a warm search starts only from the shapes this campaign has tuned) or
  * with the results of the device's model at the other shapes (--stored
@@ -21,9 +23,10 @@
  * P: the proposals over the variants of the exhaustive sweep (`list
  * --count`'s total) times K; S: the (shape, seed) runs whose pick's stored
  * median is within 2% of the shape's stored best; X: the largest pick's
- * stored median over that best.  Only problems with a stored result are
- * scored (P, S and X); the others (shapes the database has never seen)
- * are run, shown with "-", and counted in a note on stderr. */
+ * stored median over that best.  Only problems whose every point has a
+ * stored result (swept exhaustively) are scored (P, S and X): elsewhere
+ * the best is not known.  The others are run, shown with "-", and counted
+ * in a note on stderr. */
 #include <getopt.h>          /* optind */
 #include <inttypes.h>
 #include <math.h>
@@ -76,15 +79,28 @@ static int no_put(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *
 typedef struct rd {
     const nt_sweep *sw;
     int pass;                 /* 0: find the device; 1: keep its rows */
+    int pool;                 /* 1: every GPU of the device's model */
     int64_t dev, newest;      /* the device, its newest sweep */
     store_hist_row model;     /* a row of it (its model) */
     char src[NT_SWEEP_MAX_FAMILIES][24]; /* its kernel sources per family */
     nt_replay *rp;
     int64_t *ids;             /* result id of each row kept */
-    int *status;
+    int64_t *devs;            /* its GPU */
+    int *status;              /* -1: added to the replay; -2: dropped (a newer
+                                 result of the same point is kept) */
     nt_hist *h;
     size_t n, cap;
 } rd;
+
+/* 1 when row r is of the model of x's device and measured with the
+ * current sources of its family (results of older kernels would answer
+ * for code that no longer exists). */
+static int same_model_current(const rd *x, const store_hist_row *r) {
+    const char *cur = store_family_hash(r->family);
+    return !strcmp(r->device, x->model.device) && r->cc_major == x->model.cc_major &&
+           r->cc_minor == x->model.cc_minor && r->sms == x->model.sms &&
+           r->mem_clock_khz == x->model.mem_clock_khz && cur && !strcmp(cur, r->src_hash);
+}
 
 static int rd_row(void *ctx, const store_hist_row *r, char *err, size_t errlen) {
     rd *x = ctx;
@@ -97,7 +113,9 @@ static int rd_row(void *ctx, const store_hist_row *r, char *err, size_t errlen) 
         }
         return 0;
     }
-    if (r->device_id != x->dev || nt_hist_of_row(x->sw, r, &h)) return 0;
+    if ((r->device_id != x->dev && !(x->pool && same_model_current(x, r))) ||
+        nt_hist_of_row(x->sw, r, &h))
+        return 0;
     snprintf(x->src[h.p.fam], sizeof x->src[h.p.fam], "%s", r->src_hash);
     if (x->n == x->cap) {
         size_t cap = x->cap ? 2 * x->cap : 4096;
@@ -105,12 +123,15 @@ static int rd_row(void *ctx, const store_hist_row *r, char *err, size_t errlen) 
         if (ids) x->ids = ids;
         int *st = realloc(x->status, cap * sizeof *st);
         if (st) x->status = st;
+        int64_t *dv = realloc(x->devs, cap * sizeof *dv);
+        if (dv) x->devs = dv;
         nt_hist *hv = realloc(x->h, cap * sizeof *hv);
         if (hv) x->h = hv;
-        if (!ids || !st || !hv) return snprintf(err, errlen, "out of memory"), -1;
+        if (!ids || !st || !hv || !dv) return snprintf(err, errlen, "out of memory"), -1;
         x->cap = cap;
     }
     x->ids[x->n] = r->result_id;
+    x->devs[x->n] = r->device_id;
     x->status[x->n] = r->status;
     x->h[x->n++] = h;           /* a newer result of the same point comes later */
     return 0;
@@ -130,7 +151,7 @@ typedef struct smp {
 static int flush(smp *s) {
     rd *x = s->x;
     while (s->at < x->n && x->ids[s->at] < s->id) s->at++;
-    if (s->at < x->n && x->ids[s->at] == s->id) {
+    if (s->at < x->n && x->ids[s->at] == s->id && x->status[s->at] != -2) {
         if (nt_replay_add(x->rp, &x->h[s->at], x->status[s->at], s->us, s->n)) return -1;
         x->status[s->at] = -1;  /* added */
     }
@@ -155,7 +176,42 @@ static int on_sample(void *ctx, int64_t id, double us) {
     return 0;
 }
 
-/* Build the replay of the newest device of db for sw.  0 or -1. */
+/* Kept rows by point (dtypes, shape, family, point), then by result id. */
+static const rd *sort_rd;
+static int by_point(const void *a, const void *b) {
+    const nt_hist *p = &sort_rd->h[*(const size_t *)a], *q = &sort_rd->h[*(const size_t *)b];
+    if (p->dt != q->dt) return p->dt < q->dt ? -1 : 1;
+    if (p->M != q->M) return p->M < q->M ? -1 : 1;
+    if (p->N != q->N) return p->N < q->N ? -1 : 1;
+    if (p->p.fam != q->p.fam) return p->p.fam < q->p.fam ? -1 : 1;
+    if (p->p.pt != q->p.pt) return p->p.pt < q->p.pt ? -1 : 1;
+    int64_t i = sort_rd->ids[*(const size_t *)a], j = sort_rd->ids[*(const size_t *)b];
+    return i < j ? -1 : i > j;
+}
+
+/* 1 when kept rows i and j are of the same point. */
+static int by_point_same(const rd *x, size_t i, size_t j) {
+    const nt_hist *p = &x->h[i], *q = &x->h[j];
+    return p->dt == q->dt && p->M == q->M && p->N == q->N && p->p.fam == q->p.fam &&
+           p->p.pt == q->p.pt;
+}
+
+/* Of several results of one point (GPUs of the model, or a point measured
+ * again), keep the newest: the others are marked dropped (-2). */
+static int drop_older(rd *x) {
+    size_t *o = malloc((x->n ? x->n : 1) * sizeof *o);
+    if (!o) return -1;
+    for (size_t i = 0; i < x->n; i++) o[i] = i;
+    sort_rd = x;
+    qsort(o, x->n, sizeof *o, by_point);
+    for (size_t i = 0; i + 1 < x->n; i++)
+        if (by_point_same(x, o[i], o[i + 1])) x->status[o[i]] = -2;
+    free(o);
+    return 0;
+}
+
+/* Build the replay of the newest device of db for sw (with x->pool, of
+ * every GPU of its model).  0 or -1. */
 static int load(store *db, const nt_sweep *sw, rd *x, char *err, size_t errlen) {
     smp s = {0, NULL, 0, 0, x, 0, 0};
     if (store_history(db, sw->op->name, rd_row, x, err, errlen)) return -1;
@@ -165,11 +221,25 @@ static int load(store *db, const nt_sweep *sw, rd *x, char *err, size_t errlen) 
     }
     x->pass = 1;
     if (store_history(db, sw->op->name, rd_row, x, err, errlen)) return -1;
-    if (!(x->rp = nt_replay_new(sw))) return snprintf(err, errlen, "out of memory"), -1;
-    if (store_device_samples(db, sw->op->name, x->dev, on_sample, &s, err, errlen) ||
-        (s.n && flush(&s))) {
-        free(s.us);
+    if (!(x->rp = nt_replay_new(sw)) || drop_older(x))
         return snprintf(err, errlen, "out of memory"), -1;
+    /* the samples of each GPU whose rows were kept (rows and samples both
+     * in result order) */
+    int64_t done[64];
+    int ndone = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        int64_t dev = x->devs[i];
+        int seen = 0;
+        for (int k = 0; k < ndone; k++) seen |= done[k] == dev;
+        if (seen || ndone == 64) continue;
+        done[ndone++] = dev;
+        s.at = 0;
+        s.id = 0;
+        if (store_device_samples(db, sw->op->name, dev, on_sample, &s, err, errlen) ||
+            (s.n && flush(&s))) {
+            free(s.us);
+            return snprintf(err, errlen, "out of memory"), -1;
+        }
     }
     free(s.us);
     /* failures have no samples: add them as they are */
@@ -226,6 +296,7 @@ int cmd_replay(int argc, char **argv) {
     snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
     if (budget) sw.search.budget = (uint64_t)budget;
     x.sw = &sw;
+    x.pool = !model_too;        /* --stored model: one GPU against the others */
     int np = nt_sweep_nproblems(&sw);
     counts = calloc((size_t)np * (size_t)sw.nfam, sizeof *counts);
     spent = calloc((size_t)np, sizeof *spent);
@@ -254,21 +325,32 @@ int cmd_replay(int argc, char **argv) {
             goto out;
         }
     }
-    /* a problem with no stored result cannot be scored (nothing to replay
-     * against): it is run but left out of the summary, and said so */
+    /* a problem is scored only when every point of its space has a stored
+     * result (an exhaustive sweep): elsewhere the best is not known and a
+     * pick of a point never measured has no time.  The others are run but
+     * left out of the summary, and said so */
     uint64_t total = 0, spent_all = 0, runs = 0, ok_runs = 0;
     int unscored = 0;
     double worst_all = 1.0;
+    char *scored = calloc((size_t)np, 1);
+    if (!scored) {
+        nt_errorf("replay", "out of memory");
+        goto out;
+    }
     for (int q = 0; q < np; q++) {
-        if (!isfinite(nt_replay_best(x.rp, q))) {
+        uint64_t c = 0;
+        for (int f = 0; f < sw.nfam; f++) c += counts[(size_t)q * (size_t)sw.nfam + (size_t)f];
+        scored[q] = isfinite(nt_replay_best(x.rp, q)) && nt_replay_count(x.rp, q) >= c;
+        if (!scored[q]) {
             unscored++;
             continue;
         }
-        for (int f = 0; f < sw.nfam; f++) total += counts[(size_t)q * (size_t)sw.nfam + (size_t)f];
+        total += c;
     }
     if (unscored == np) {
-        nt_errorf("replay", "%s: no problem of %s has a stored result to replay against", dbpath,
+        nt_errorf("replay", "%s: no problem of %s has every point of its space stored", dbpath,
                   sw.path);
+        free(scored);
         goto out;
     }
     for (long long k = 0; k < seeds; k++) {
@@ -291,7 +373,7 @@ int cmd_replay(int argc, char **argv) {
         for (int q = 0; q < np; q++) {
             double best = nt_replay_best(x.rp, q), got = INFINITY;
             spent[q] += st.spent[q];
-            if (!isfinite(best)) continue;
+            if (!scored[q]) continue;
             if (st.pick[q].fam >= 0) got = nt_replay_stored(x.rp, q, st.pick[q]);
             double ratio = isfinite(got) ? got / best : INFINITY;
             spent_all += st.spent[q];
@@ -314,7 +396,7 @@ int cmd_replay(int argc, char **argv) {
         for (int f = 0; f < sw.nfam; f++) c += counts[(size_t)q * (size_t)sw.nfam + (size_t)f];
         nt_sweep_problem(&sw, q, &pr);
         nt_problem_text(&pr, pt, sizeof pt);
-        if (!isfinite(nt_replay_best(x.rp, q)))
+        if (!scored[q])
             printf("%-44s %9" PRIu64 " %9.1f %8s %7s\n", pt, c, (double)spent[q] / (double)seeds,
                    "-", "-");
         else
@@ -323,8 +405,10 @@ int cmd_replay(int argc, char **argv) {
                    worst[q]);
     }
     if (unscored)
-        fprintf(stderr, "normtune replay: %d of %d problems have no stored result in %s: "
-                        "left out of the summary (their rows say -)\n", unscored, np, dbpath);
+        fprintf(stderr, "normtune replay: %d of %d problems are not stored whole (every point "
+                        "of the space) in %s: left out of the summary (their rows say -)\n",
+                unscored, np, dbpath);
+    free(scored);
     printf("replay: %s spent %.1f%% of the sweep, %.1f%% of shapes within 2%%, worst %.2fx\n",
            strategy, 100.0 * (double)spent_all / ((double)total * (double)seeds),
            100.0 * (double)ok_runs / (double)runs, worst_all);
@@ -336,6 +420,7 @@ out:
     free(worst);
     free(hist);
     free(x.ids);
+    free(x.devs);
     free(x.status);
     free(x.h);
     nt_replay_free(x.rp);
