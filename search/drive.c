@@ -480,6 +480,17 @@ static int measure(drive *d, tune_pt p, double race_us, nt_result *res) {
     return note(d, p, res, 1);
 }
 
+/* 1 when the caller says the store has no result of the model at problem
+ * q but has some at others (opts->shape_stored): a new shape next to
+ * stored ones.  (With nothing stored, a cold campaign has its anchors.) */
+static int new_shape(const drive *d, int q) {
+    const unsigned char *s = d->o->shape_stored;
+    if (!s || s[q]) return 0;
+    for (int k = 0, np = nt_sweep_nproblems(d->sw); k < np; k++)
+        if (s[k]) return 1;
+    return 0;
+}
+
 /* Start problem q's search into *t.  0, or -1 with a message. */
 static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
     int shape;
@@ -502,8 +513,11 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
         env.hint = hint;
         env.nhint = n;
         /* an anchor of a cold campaign tries every family, and keeps half
-         * its budget for the climb */
-        if (!d->stored_hints && d->anchor[q]) {
+         * its budget for the climb; so does a shape the stored results
+         * never saw: standings at other shapes say little where the
+         * regime changes (short rows, rows past what fits a block), and
+         * a family with no result near it would never be tried */
+        if ((!d->stored_hints && d->anchor[q]) || new_shape(d, q)) {
             env.hint_quota = (int)(env.budget / 2 > 0 ? env.budget / 2 : 1);
             env.explore = 1;
         }

@@ -66,6 +66,10 @@ typedef struct nt_run_opts {
     size_t nhist;
     int hist_same_shape;      /* warm: hist rows of the problem's own shape
                                  may be hints (0: only other shapes') */
+    const unsigned char *shape_stored; /* warm, per problem: 1 when the store
+                                 has a result of the model there (any
+                                 sources); 0: a new shape, where every family
+                                 is tried once.  NULL: every one known */
     uint64_t seed;            /* mixed into the sweep's seed (replay's runs) */
 } nt_run_opts;
 

@@ -41,6 +41,7 @@ typedef struct fixture {
     int sleep_us;             /* make each evaluation this slow */
     int stop_after;           /* set *stop after this many calls (0 = never) */
     volatile sig_atomic_t *stop;
+    int naive64;              /* naive evaluations at M = 64 */
 } fixture;
 
 /* The made-up time of a variant: persistent beats naive, and among
@@ -58,10 +59,10 @@ static double fake_us(const nt_family *f, const nt_params *p, const nt_problem *
 static int fix_eval(void *ctx, const nt_family *f, const nt_params *p, const nt_problem *s,
                     const nt_timing *t, nt_result *out) {
     fixture *fx = ctx;
-    (void)f;
     memset(out, 0, sizeof *out);
     out->bytes = nt_problem_bytes(s);
     if (++fx->calls == fx->stop_after && fx->stop) *fx->stop = 1;
+    fx->naive64 += !strcmp(f->name, "rmsnorm_bwd.naive") && s->M == 64;
     if (fx->sleep_us) {
         struct timespec ts = {0, fx->sleep_us * 1000L};
         nanosleep(&ts, NULL);
@@ -380,6 +381,57 @@ TEST(warm_hints_cover_the_neighbours) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* A shape the stored results never saw, next to shapes they did: warm
+ * tries every family there once.  The stored results hold only persistent
+ * points (at M = 1000 and 5000), so by their standings naive would never
+ * be proposed at the new shape M = 64, N = 2048; marked new
+ * (shape_stored), it is, and with the flags absent it is not. */
+TEST(warm_tries_every_family_at_a_new_shape) {
+    char saved[sizeof path_db], err[512];
+    search_cfg keep = sw.search;
+    int f = -1, np = nt_sweep_nproblems(&sw);
+    for (int i = 0; i < sw.nfam; i++)
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) f = i;
+    int64_t p1 = pers_pt(f, 256, 1, 2, 0), p2 = pers_pt(f, 128, 1, 2, 0);
+    CHECK(f >= 0 && p1 >= 0 && p2 >= 0 && np == 3, "test setup");
+    if (f < 0 || p1 < 0 || p2 < 0 || np != 3) return;
+    nt_hist h[4] = {
+        {0, 1000, 1024, {f, (uint64_t)p1}, 10.0, 1, 1.0}, {0, 1000, 1024, {f, (uint64_t)p2}, 11.0, 1, 1.0},
+        {0, 5000, 2048, {f, (uint64_t)p1}, 90.0, 1, 1.0}, {0, 5000, 2048, {f, (uint64_t)p2}, 99.0, 1, 1.0},
+    };
+    unsigned char stored[3];
+    for (int q = 0; q < np; q++) {
+        nt_problem pr;
+        nt_sweep_problem(&sw, q, &pr);
+        stored[q] = pr.M != 64;
+    }
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.budget = 4;
+    sw.search.seed = 1;
+    for (int with = 1; with >= 0; with--) {
+        store *db = NULL;
+        nt_run_opts o = {0};
+        nt_run_stats st;
+        o.quiet = 1;
+        o.hist = h;
+        o.nhist = 4;
+        o.shape_stored = with ? stored : NULL;
+        fx.naive64 = 0;
+        snprintf(path_db, sizeof path_db, "%s/newshape%d.db", t_tmpdir(), with);
+        CHECK(store_open(&db, path_db, STORE_CREATE, err, sizeof err) == 0, "%s", err);
+        CHECK(db && nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err) == 0, "run: %s", err);
+        if (with)
+            CHECK(fx.naive64 >= 1, "new shape: naive tried %d times", fx.naive64);
+        else
+            CHECK(fx.naive64 == 0, "no flags: naive tried %d times", fx.naive64);
+        nt_run_stats_free(&st);
+        store_close(db);
+    }
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 /* GPUs of one model are one device.  A sweep interrupted on GPU A is
  * finished on GPU B of the same model (another uuid): B reuses A's results
  * (counted as from another GPU), measures only the rest, stores them under
@@ -448,11 +500,11 @@ TEST(model_pools_gpus) {
             CHECK(nt_family_hash(sw.fam[f].fam, cur[f]) == 0, "hash");
             snprintf(other[f], sizeof other[f], "0000000000000000");
         }
-        CHECK(nt_stored_hints(db, &sw, &ev.dev, 0, 1, (const char (*)[24])cur, &h, &nh, err,
+        CHECK(nt_stored_hints(db, &sw, &ev.dev, 0, 1, (const char (*)[24])cur, &h, &nh, NULL, err,
                               sizeof err) == 0 && nh == 0, "current sources: %zu hints", nh);
         free(h);
         h = NULL;
-        CHECK(nt_stored_hints(db, &sw, &ev.dev, 0, 1, (const char (*)[24])other, &h, &nh, err,
+        CHECK(nt_stored_hints(db, &sw, &ev.dev, 0, 1, (const char (*)[24])other, &h, &nh, NULL, err,
                               sizeof err) == 0 && nh == 70, "other sources: %zu hints", nh);
         for (size_t i = 0; i < nh; i++)
             if (h[i].w >= 1.0) {
@@ -578,6 +630,7 @@ int main(void) {
     RUN(summary_names_failures);
     RUN(export_picks_the_fastest);
     RUN(warm_hints_cover_the_neighbours);
+    RUN(warm_tries_every_family_at_a_new_shape);
     RUN(model_pools_gpus);
     RUN(kill_9_then_resume);
     ntl_free(&sw);

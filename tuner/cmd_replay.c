@@ -320,7 +320,7 @@ int cmd_replay(int argc, char **argv) {
         model.sms = x.model.sms;
         model.mem_clock_khz = x.model.mem_clock_khz;
         if (nt_stored_hints(db, &sw, &model, model_too ? x.dev : 0, 0, (const char (*)[24])x.src,
-                            &hist, &nhist, err, sizeof err)) {
+                            &hist, &nhist, NULL, err, sizeof err)) {
             nt_errorf("replay", "%s", err);
             goto out;
         }

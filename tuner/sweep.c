@@ -148,7 +148,23 @@ typedef struct hist_acc {
     char src[NT_SWEEP_MAX_FAMILIES][24]; /* per family: the sources measured now */
     nt_hist *v;
     size_t n, cap;
+    unsigned char *seen;      /* per problem: a row of any sources (or NULL) */
+    int last;                 /* the problem of the previous row */
 } hist_acc;
+
+/* The problem of sw at dtypes dt and shape M x N (from last on), or -1. */
+static int problem_of(const nt_sweep *sw, int dt, int64_t M, int64_t N, int last) {
+    int np = nt_sweep_nproblems(sw);
+    for (int k = 0; k < np; k++) {
+        int q = (last + k) % np, qdt, shape;
+        nt_problem pr;
+        nt_sweep_problem_at(sw, q, &qdt, &shape);
+        if (qdt != dt) continue;
+        nt_sweep_problem(sw, q, &pr);
+        if (pr.M == M && pr.N == N) return q;
+    }
+    return -1;
+}
 
 /* store_history callback: keep a row of the sweep's points on the model. */
 static int hist_keep(void *ctx, const store_hist_row *r, char *err, size_t errlen) {
@@ -160,6 +176,10 @@ static int hist_keep(void *ctx, const store_hist_row *r, char *err, size_t errle
         !nt_status_is_failure(r->status))
         return 0;
     if (nt_hist_of_row(a->sw, r, &h)) return 0;
+    if (a->seen) {
+        int q = problem_of(a->sw, h.dt, h.M, h.N, a->last);
+        if (q >= 0) a->seen[q] = 1, a->last = q;
+    }
     if (strcmp(r->src_hash, a->src[h.p.fam])) h.w = OTHER_SRC_W;
     else if (a->other_src_only) return 0;
     if (a->n == a->cap) {
@@ -175,10 +195,11 @@ static int hist_keep(void *ctx, const store_hist_row *r, char *err, size_t errle
 
 int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64_t skip_device,
                     int other_src_only, const char (*src)[24], nt_hist **out, size_t *n,
-                    char *err, size_t errlen) {
+                    unsigned char *seen, char *err, size_t errlen) {
     hist_acc a;
     memset(&a, 0, sizeof a);
     a.sw = sw;
+    a.seen = seen;
     a.model = model;
     a.skip_device = skip_device;
     a.other_src_only = other_src_only;
@@ -205,6 +226,7 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
     nt_run_opts ro = *o;
     nt_hist *hist = NULL;
     size_t nhist = 0;
+    unsigned char *seen = NULL;
     int rc = -1;
     memset(st, 0, sizeof *st);
     if (store_device(db, &ev->dev, &rs.dev, err, errlen)) return -1;
@@ -220,12 +242,17 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
                 snprintf(src[f], sizeof src[f], "%s", o->src_hash);
             else if (nt_family_hash(sw->fam[f].fam, src[f]))
                 src[f][0] = 0;
-        if (nt_stored_hints(db, sw, &ev->dev, 0, 1, (const char (*)[24])src, &hist, &nhist, err,
-                            errlen))
+        if (!(seen = calloc((size_t)nt_sweep_nproblems(sw), 1)))
+            return snprintf(err, errlen, "out of memory"), -1;
+        if (nt_stored_hints(db, sw, &ev->dev, 0, 1, (const char (*)[24])src, &hist, &nhist, seen,
+                            err, errlen)) {
+            free(seen);
             return -1;
+        }
         ro.hist = hist;
         ro.nhist = nhist;
         ro.hist_same_shape = 1;
+        ro.shape_stored = seen;
     }
     if (store_sweep_begin(db, rs.dev, sw->path, sw->hash, ev->copy_gbps, &rs.sweep, err, errlen))
         goto out;
@@ -242,5 +269,6 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
     rc = 0;
 out:
     free(hist);
+    free(seen);
     return rc;
 }

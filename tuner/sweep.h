@@ -52,6 +52,6 @@ int nt_same_model(const store_hist_row *r, const nt_device *d);
  * reuses).  *out malloc'd, caller frees.  0, or -1 with a message. */
 int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64_t skip_device,
                     int other_src_only, const char (*src)[24], nt_hist **out, size_t *n,
-                    char *err, size_t errlen);
+                    unsigned char *seen, char *err, size_t errlen);
 
 #endif
