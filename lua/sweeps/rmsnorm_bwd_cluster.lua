@@ -8,9 +8,10 @@
 --   normtune query --db probe.db shape 16384 256
 --
 -- `make test-compile` (tests/compile_all.sh) compiles every variant of it
--- for sm_90a.  bf16 only: 9 problems, 399 variants the families run (108
--- persistent, 291 cluster) of 432 that where() keeps: the cluster family
--- refuses chunks that would spill registers.
+-- for sm_90a.  bf16 only: 21 problems (9 of N = 4096 .. 16384 by M = 256
+-- .. 4096, 12 past 16384 by M = 1024 .. 16384, where the default sweep has
+-- the loop family), 729 variants the families run (108 persistent, 621
+-- cluster): the cluster family refuses chunks that would spill registers.
 
 -- x is bf16: 8 elements per 16-byte chunk.  A config fits when its threads
 -- per row (T) cover N with less than one chunk per thread to spare and
@@ -24,7 +25,15 @@ end
 return normtune.sweep {
   op = "rmsnorm_bwd",
   dtype = "bf16",
-  shapes = normtune.grid({4096, 8192, 16384}, {256, 1024, 4096}),
+  shapes = (function()
+    local out = normtune.grid({4096, 8192, 16384}, {256, 1024, 4096})
+    -- and rows past 16384, against the loop family the default sweep
+    -- picked there (persistent stops at 16384)
+    for _, s in ipairs(normtune.grid({18432, 20480, 32768, 65536}, {1024, 4096, 16384})) do
+      out[#out + 1] = s
+    end
+    return out
+  end)(),
   families = {
     -- (the persistent family has no register rule: stages = 1 with more
     -- than 1024 chunks a block, or k = 2, spills at these rows)
@@ -32,7 +41,7 @@ return normtune.sweep {
       params = {block = {128, 256, 512, 1024}, chunks = normtune.range(1, 16),
                 stages = {1, 2}, k = {0, 1}},
       where = function(p, s)
-        return fits(p.block, p, s) and (p.stages > 1 or p.chunks * p.block <= 1024)
+        return s.N <= 16384 and fits(p.block, p, s) and (p.stages > 1 or p.chunks * p.block <= 1024)
       end,
     },
     cluster = {
