@@ -4,18 +4,19 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            4 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            5 of the model measured the tuned shapes (shapes, uuid):
  *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
  *                      84  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
- *                      69  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
+ *                      57  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
  *                      33  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
+ *                      15  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          8
- *   newest result   2026-12-02T02:26:11.535Z
- *   problems        12 (10 tuned), tuned shapes 313
- *   configs         208, kernels 211
+ *   sweeps          9
+ *   newest result   2026-12-02T02:49:40.974Z
+ *   problems        12 (10 tuned), tuned shapes 316
+ *   configs         212, kernels 215
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -32,13 +33,13 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 4
-#define NORMTUNE_NFAMILIES 9
+#define NORMTUNE_DEVICE_NGPUS 5
+#define NORMTUNE_NFAMILIES 10
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 208
-#define NORMTUNE_NCONFIG_KERNELS 296
-#define NORMTUNE_NKERNELS 211
-#define NORMTUNE_NENTRIES 313
+#define NORMTUNE_NCONFIGS 212
+#define NORMTUNE_NCONFIG_KERNELS 304
+#define NORMTUNE_NKERNELS 215
+#define NORMTUNE_NENTRIES 316
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
  * the family's results were measured with (a family only fallbacks use:
@@ -46,36 +47,37 @@
 #define NORMTUNE_FAMILIES(X) \
     X(0, "rmsnorm_bwd.persistent", "17fb169031773e49") \
     X(1, "rmsnorm_bwd.warp", "8b688261ee72350d") \
-    X(2, "rmsnorm_bwd.loop", "8c36328b79110b52") \
-    X(3, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
-    X(4, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
-    X(5, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
-    X(6, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
-    X(7, "rmsnorm_fwd.stage", "97516c547da4528a") \
-    X(8, "rmsnorm_fwd.loop", "87451baaaaee383c")
+    X(2, "rmsnorm_bwd.cluster", "d725964df5bb6581") \
+    X(3, "rmsnorm_bwd.loop", "8c36328b79110b52") \
+    X(4, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
+    X(5, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
+    X(6, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
+    X(7, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
+    X(8, "rmsnorm_fwd.stage", "97516c547da4528a") \
+    X(9, "rmsnorm_fwd.loop", "87451baaaaee383c")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
-    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 69) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 43, 69, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 55, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 56, 84, 15) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 68, 99, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 80, 114, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 88, 122, 78) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 143, 200, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 178, 275, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 191, 290, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 200, 305, 8)
+    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 72) \
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 47, 72, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 59, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 60, 87, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 72, 102, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 84, 117, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 92, 125, 78) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 147, 203, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 182, 278, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 195, 293, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 204, 308, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
  * kernels). */
 #define NORMTUNE_CONFIGS(X) \
-    X(0, 2, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
-    X(1, 2, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
+    X(0, 3, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
+    X(1, 3, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
     X(2, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=2,rows=1,k=0", 4, 2) \
     X(3, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=2,rows=1,k=2", 6, 2) \
     X(4, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=1,rows=4,k=0", 8, 2) \
@@ -99,405 +101,413 @@
     X(22, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 44, 2) \
     X(23, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 46, 2) \
     X(24, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 48, 2) \
-    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 50, 2) \
-    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 52, 2) \
-    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 54, 2) \
-    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 56, 2) \
-    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 58, 2) \
-    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 60, 2) \
-    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 62, 2) \
-    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 64, 2) \
-    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 66, 2) \
-    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 68, 2) \
-    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 70, 2) \
-    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 72, 2) \
-    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 74, 2) \
-    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 76, 2) \
-    X(39, 2, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,k=2", 78, 2) \
-    X(40, 2, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,k=2", 80, 2) \
-    X(41, 2, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,k=1", 82, 2) \
-    X(42, 2, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,k=2", 84, 2) \
-    X(43, 2, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 86, 2) \
-    X(44, 1, "x=bf16,w=f32,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 88, 2) \
-    X(45, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=0", 90, 2) \
-    X(46, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 92, 2) \
-    X(47, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 94, 2) \
-    X(48, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 96, 2) \
-    X(49, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 98, 2) \
-    X(50, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 100, 2) \
-    X(51, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 102, 2) \
-    X(52, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 104, 2) \
-    X(53, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 106, 2) \
-    X(54, 2, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,k=1", 108, 2) \
-    X(55, 2, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 110, 2) \
-    X(56, 2, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 112, 2) \
-    X(57, 1, "x=f16,w=f16,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 114, 2) \
-    X(58, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 116, 2) \
-    X(59, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=3,k=2", 118, 2) \
-    X(60, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=4,k=2", 120, 2) \
-    X(61, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=2,k=0", 122, 2) \
-    X(62, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 124, 2) \
-    X(63, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 126, 2) \
-    X(64, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 128, 2) \
-    X(65, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 130, 2) \
-    X(66, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 132, 2) \
-    X(67, 2, "x=f16,w=f16,dw=f32", "block=256,chunks=4,k=2", 134, 2) \
-    X(68, 2, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 136, 2) \
-    X(69, 1, "x=f16,w=f32,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 138, 2) \
-    X(70, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 140, 2) \
-    X(71, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 142, 2) \
-    X(72, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 144, 2) \
-    X(73, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 146, 2) \
-    X(74, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 148, 2) \
-    X(75, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 150, 2) \
-    X(76, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 152, 2) \
-    X(77, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 154, 2) \
-    X(78, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 156, 2) \
-    X(79, 2, "x=f16,w=f32,dw=f32", "block=512,chunks=1,k=1", 158, 2) \
-    X(80, 2, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 160, 2) \
-    X(81, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=2,k=0", 162, 2) \
-    X(82, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 164, 2) \
-    X(83, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 166, 2) \
-    X(84, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 168, 2) \
-    X(85, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 170, 2) \
-    X(86, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 172, 2) \
-    X(87, 2, "x=f32,w=f32,dw=f32", "block=512,chunks=1,k=1", 174, 2) \
-    X(88, 8, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 176, 1) \
-    X(89, 4, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 177, 1) \
-    X(90, 4, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 178, 1) \
-    X(91, 4, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 179, 1) \
-    X(92, 4, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 180, 1) \
-    X(93, 4, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 181, 1) \
-    X(94, 4, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 182, 1) \
-    X(95, 4, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 183, 1) \
-    X(96, 4, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 184, 1) \
-    X(97, 6, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 185, 1) \
-    X(98, 3, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 186, 1) \
-    X(99, 4, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 187, 1) \
-    X(100, 6, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 188, 1) \
-    X(101, 6, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 189, 1) \
-    X(102, 3, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 190, 1) \
-    X(103, 6, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 191, 1) \
-    X(104, 6, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 192, 1) \
-    X(105, 6, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 193, 1) \
-    X(106, 3, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 194, 1) \
-    X(107, 3, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 195, 1) \
-    X(108, 6, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 196, 1) \
-    X(109, 3, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 197, 1) \
-    X(110, 3, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 198, 1) \
-    X(111, 6, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 199, 1) \
-    X(112, 6, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 200, 1) \
-    X(113, 3, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 201, 1) \
-    X(114, 5, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 202, 1) \
-    X(115, 6, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 203, 1) \
-    X(116, 6, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 204, 1) \
-    X(117, 6, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 205, 1) \
-    X(118, 3, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 206, 1) \
-    X(119, 5, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 207, 1) \
-    X(120, 6, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 208, 1) \
-    X(121, 3, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 209, 1) \
-    X(122, 3, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 210, 1) \
-    X(123, 7, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 211, 1) \
-    X(124, 7, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 212, 1) \
-    X(125, 7, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 213, 1) \
-    X(126, 7, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 214, 1) \
-    X(127, 7, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 215, 1) \
-    X(128, 7, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 216, 1) \
-    X(129, 7, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 217, 1) \
-    X(130, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 218, 1) \
-    X(131, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 219, 1) \
-    X(132, 3, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 220, 1) \
-    X(133, 3, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 221, 1) \
-    X(134, 7, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 222, 1) \
-    X(135, 7, "x=bf16,w=bf16", "block=256,chunks=9,k=2,wg=0", 223, 1) \
-    X(136, 7, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 224, 1) \
-    X(137, 5, "x=bf16,w=bf16", "block=1024,chunks=3,stages=2,k=1", 225, 1) \
-    X(138, 7, "x=bf16,w=bf16", "block=256,chunks=10,k=0,wg=0", 226, 1) \
-    X(139, 7, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 227, 1) \
-    X(140, 7, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 228, 1) \
-    X(141, 7, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 229, 1) \
-    X(142, 8, "x=bf16,w=bf16", "block=1024,chunks=4,k=0", 230, 1) \
-    X(143, 8, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 231, 1) \
-    X(144, 6, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 232, 1) \
-    X(145, 6, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 233, 1) \
-    X(146, 6, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 234, 1) \
-    X(147, 3, "x=bf16,w=f32", "block=128,chunks=2,k=4", 235, 1) \
-    X(148, 6, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 236, 1) \
-    X(149, 6, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 237, 1) \
-    X(150, 3, "x=bf16,w=f32", "block=64,chunks=4,k=0", 238, 1) \
-    X(151, 3, "x=bf16,w=f32", "block=128,chunks=3,k=4", 239, 1) \
-    X(152, 5, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 240, 1) \
-    X(153, 6, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 241, 1) \
-    X(154, 6, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 242, 1) \
-    X(155, 6, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 243, 1) \
-    X(156, 6, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 244, 1) \
-    X(157, 3, "x=bf16,w=f32", "block=128,chunks=4,k=4", 245, 1) \
-    X(158, 5, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 246, 1) \
-    X(159, 6, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 247, 1) \
-    X(160, 6, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 248, 1) \
-    X(161, 6, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 249, 1) \
-    X(162, 6, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 250, 1) \
-    X(163, 6, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 251, 1) \
-    X(164, 5, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 252, 1) \
-    X(165, 6, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 253, 1) \
-    X(166, 3, "x=bf16,w=f32", "block=128,chunks=7,k=0", 254, 1) \
-    X(167, 7, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 255, 1) \
-    X(168, 6, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 256, 1) \
-    X(169, 7, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 257, 1) \
-    X(170, 7, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 258, 1) \
-    X(171, 7, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 259, 1) \
-    X(172, 7, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 260, 1) \
-    X(173, 5, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 261, 1) \
-    X(174, 7, "x=bf16,w=f32", "block=512,chunks=5,k=3,wg=1", 262, 1) \
-    X(175, 7, "x=bf16,w=f32", "block=512,chunks=5,k=2,wg=1", 263, 1) \
-    X(176, 7, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 264, 1) \
-    X(177, 8, "x=bf16,w=f32", "block=1024,chunks=1,k=0", 265, 1) \
-    X(178, 8, "x=f16,w=f16", "block=1024,chunks=2,k=0", 266, 1) \
-    X(179, 6, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 267, 1) \
-    X(180, 6, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 268, 1) \
-    X(181, 3, "x=f16,w=f16", "block=64,chunks=2,k=8", 269, 1) \
-    X(182, 4, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 270, 1) \
-    X(183, 3, "x=f16,w=f16", "block=128,chunks=4,k=8", 271, 1) \
-    X(184, 6, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 272, 1) \
-    X(185, 6, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 273, 1) \
-    X(186, 7, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 274, 1) \
-    X(187, 7, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 275, 1) \
-    X(188, 3, "x=f16,w=f16", "block=512,chunks=4,k=2", 276, 1) \
-    X(189, 3, "x=f16,w=f16", "block=256,chunks=8,k=2", 277, 1) \
-    X(190, 7, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 278, 1) \
-    X(191, 8, "x=f16,w=f32", "block=1024,chunks=2,k=0", 279, 1) \
-    X(192, 6, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 280, 1) \
-    X(193, 3, "x=f16,w=f32", "block=64,chunks=2,k=0", 281, 1) \
-    X(194, 6, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 282, 1) \
-    X(195, 6, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 283, 1) \
-    X(196, 6, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 284, 1) \
-    X(197, 3, "x=f16,w=f32", "block=128,chunks=4,k=0", 285, 1) \
-    X(198, 7, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 286, 1) \
-    X(199, 7, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 287, 1) \
-    X(200, 8, "x=f32,w=f32", "block=1024,chunks=4,k=0", 288, 1) \
-    X(201, 6, "x=f32,w=f32", "block=128,chunks=1,rows=2,k=0", 289, 1) \
-    X(202, 6, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 290, 1) \
-    X(203, 3, "x=f32,w=f32", "block=128,chunks=2,k=8", 291, 1) \
-    X(204, 6, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 292, 1) \
-    X(205, 6, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 293, 1) \
-    X(206, 7, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 294, 1) \
-    X(207, 7, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 295, 1)
+    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 50, 2) \
+    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 52, 2) \
+    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 54, 2) \
+    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 56, 2) \
+    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 58, 2) \
+    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 60, 2) \
+    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 62, 2) \
+    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 64, 2) \
+    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 66, 2) \
+    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 68, 2) \
+    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 70, 2) \
+    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 72, 2) \
+    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 74, 2) \
+    X(38, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 76, 2) \
+    X(39, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 78, 2) \
+    X(40, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 80, 2) \
+    X(41, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=128,chunks=9,k=0", 82, 2) \
+    X(42, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=128,chunks=5,k=0", 84, 2) \
+    X(43, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 86, 2) \
+    X(44, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=256,chunks=8,k=0", 88, 2) \
+    X(45, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,k=2", 90, 2) \
+    X(46, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=8,k=1", 92, 2) \
+    X(47, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 94, 2) \
+    X(48, 1, "x=bf16,w=f32,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 96, 2) \
+    X(49, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=0", 98, 2) \
+    X(50, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 100, 2) \
+    X(51, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 102, 2) \
+    X(52, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 104, 2) \
+    X(53, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 106, 2) \
+    X(54, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 108, 2) \
+    X(55, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 110, 2) \
+    X(56, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 112, 2) \
+    X(57, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 114, 2) \
+    X(58, 3, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,k=1", 116, 2) \
+    X(59, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 118, 2) \
+    X(60, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 120, 2) \
+    X(61, 1, "x=f16,w=f16,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 122, 2) \
+    X(62, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 124, 2) \
+    X(63, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=3,k=2", 126, 2) \
+    X(64, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=4,k=2", 128, 2) \
+    X(65, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=2,k=0", 130, 2) \
+    X(66, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 132, 2) \
+    X(67, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 134, 2) \
+    X(68, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 136, 2) \
+    X(69, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 138, 2) \
+    X(70, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 140, 2) \
+    X(71, 3, "x=f16,w=f16,dw=f32", "block=256,chunks=4,k=2", 142, 2) \
+    X(72, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 144, 2) \
+    X(73, 1, "x=f16,w=f32,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 146, 2) \
+    X(74, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 148, 2) \
+    X(75, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 150, 2) \
+    X(76, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 152, 2) \
+    X(77, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 154, 2) \
+    X(78, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 156, 2) \
+    X(79, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 158, 2) \
+    X(80, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 160, 2) \
+    X(81, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 162, 2) \
+    X(82, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 164, 2) \
+    X(83, 3, "x=f16,w=f32,dw=f32", "block=512,chunks=1,k=1", 166, 2) \
+    X(84, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 168, 2) \
+    X(85, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=2,k=0", 170, 2) \
+    X(86, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 172, 2) \
+    X(87, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 174, 2) \
+    X(88, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 176, 2) \
+    X(89, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 178, 2) \
+    X(90, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 180, 2) \
+    X(91, 3, "x=f32,w=f32,dw=f32", "block=512,chunks=1,k=1", 182, 2) \
+    X(92, 9, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 184, 1) \
+    X(93, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 185, 1) \
+    X(94, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 186, 1) \
+    X(95, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 187, 1) \
+    X(96, 5, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 188, 1) \
+    X(97, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 189, 1) \
+    X(98, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 190, 1) \
+    X(99, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 191, 1) \
+    X(100, 5, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 192, 1) \
+    X(101, 7, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 193, 1) \
+    X(102, 4, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 194, 1) \
+    X(103, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 195, 1) \
+    X(104, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 196, 1) \
+    X(105, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 197, 1) \
+    X(106, 4, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 198, 1) \
+    X(107, 7, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 199, 1) \
+    X(108, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 200, 1) \
+    X(109, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 201, 1) \
+    X(110, 4, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 202, 1) \
+    X(111, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 203, 1) \
+    X(112, 7, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 204, 1) \
+    X(113, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 205, 1) \
+    X(114, 4, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 206, 1) \
+    X(115, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 207, 1) \
+    X(116, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 208, 1) \
+    X(117, 4, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 209, 1) \
+    X(118, 6, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 210, 1) \
+    X(119, 7, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 211, 1) \
+    X(120, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 212, 1) \
+    X(121, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 213, 1) \
+    X(122, 4, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 214, 1) \
+    X(123, 6, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 215, 1) \
+    X(124, 7, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 216, 1) \
+    X(125, 4, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 217, 1) \
+    X(126, 4, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 218, 1) \
+    X(127, 8, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 219, 1) \
+    X(128, 8, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 220, 1) \
+    X(129, 8, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 221, 1) \
+    X(130, 8, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 222, 1) \
+    X(131, 8, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 223, 1) \
+    X(132, 8, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 224, 1) \
+    X(133, 8, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 225, 1) \
+    X(134, 8, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 226, 1) \
+    X(135, 8, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 227, 1) \
+    X(136, 4, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 228, 1) \
+    X(137, 4, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 229, 1) \
+    X(138, 8, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 230, 1) \
+    X(139, 8, "x=bf16,w=bf16", "block=256,chunks=9,k=2,wg=0", 231, 1) \
+    X(140, 8, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 232, 1) \
+    X(141, 6, "x=bf16,w=bf16", "block=1024,chunks=3,stages=2,k=1", 233, 1) \
+    X(142, 8, "x=bf16,w=bf16", "block=256,chunks=10,k=0,wg=0", 234, 1) \
+    X(143, 8, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 235, 1) \
+    X(144, 8, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 236, 1) \
+    X(145, 8, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 237, 1) \
+    X(146, 9, "x=bf16,w=bf16", "block=1024,chunks=4,k=0", 238, 1) \
+    X(147, 9, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 239, 1) \
+    X(148, 7, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 240, 1) \
+    X(149, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 241, 1) \
+    X(150, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 242, 1) \
+    X(151, 4, "x=bf16,w=f32", "block=128,chunks=2,k=4", 243, 1) \
+    X(152, 7, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 244, 1) \
+    X(153, 7, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 245, 1) \
+    X(154, 4, "x=bf16,w=f32", "block=64,chunks=4,k=0", 246, 1) \
+    X(155, 4, "x=bf16,w=f32", "block=128,chunks=3,k=4", 247, 1) \
+    X(156, 6, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 248, 1) \
+    X(157, 7, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 249, 1) \
+    X(158, 7, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 250, 1) \
+    X(159, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 251, 1) \
+    X(160, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 252, 1) \
+    X(161, 4, "x=bf16,w=f32", "block=128,chunks=4,k=4", 253, 1) \
+    X(162, 6, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 254, 1) \
+    X(163, 7, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 255, 1) \
+    X(164, 7, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 256, 1) \
+    X(165, 7, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 257, 1) \
+    X(166, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 258, 1) \
+    X(167, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 259, 1) \
+    X(168, 6, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 260, 1) \
+    X(169, 7, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 261, 1) \
+    X(170, 4, "x=bf16,w=f32", "block=128,chunks=7,k=0", 262, 1) \
+    X(171, 8, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 263, 1) \
+    X(172, 7, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 264, 1) \
+    X(173, 8, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 265, 1) \
+    X(174, 8, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 266, 1) \
+    X(175, 8, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 267, 1) \
+    X(176, 8, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 268, 1) \
+    X(177, 6, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 269, 1) \
+    X(178, 8, "x=bf16,w=f32", "block=512,chunks=5,k=3,wg=1", 270, 1) \
+    X(179, 8, "x=bf16,w=f32", "block=512,chunks=5,k=2,wg=1", 271, 1) \
+    X(180, 8, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 272, 1) \
+    X(181, 9, "x=bf16,w=f32", "block=1024,chunks=1,k=0", 273, 1) \
+    X(182, 9, "x=f16,w=f16", "block=1024,chunks=2,k=0", 274, 1) \
+    X(183, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 275, 1) \
+    X(184, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 276, 1) \
+    X(185, 4, "x=f16,w=f16", "block=64,chunks=2,k=8", 277, 1) \
+    X(186, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 278, 1) \
+    X(187, 4, "x=f16,w=f16", "block=128,chunks=4,k=8", 279, 1) \
+    X(188, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 280, 1) \
+    X(189, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 281, 1) \
+    X(190, 8, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 282, 1) \
+    X(191, 8, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 283, 1) \
+    X(192, 4, "x=f16,w=f16", "block=512,chunks=4,k=2", 284, 1) \
+    X(193, 4, "x=f16,w=f16", "block=256,chunks=8,k=2", 285, 1) \
+    X(194, 8, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 286, 1) \
+    X(195, 9, "x=f16,w=f32", "block=1024,chunks=2,k=0", 287, 1) \
+    X(196, 7, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 288, 1) \
+    X(197, 4, "x=f16,w=f32", "block=64,chunks=2,k=0", 289, 1) \
+    X(198, 7, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 290, 1) \
+    X(199, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 291, 1) \
+    X(200, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 292, 1) \
+    X(201, 4, "x=f16,w=f32", "block=128,chunks=4,k=0", 293, 1) \
+    X(202, 8, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 294, 1) \
+    X(203, 8, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 295, 1) \
+    X(204, 9, "x=f32,w=f32", "block=1024,chunks=4,k=0", 296, 1) \
+    X(205, 7, "x=f32,w=f32", "block=128,chunks=1,rows=2,k=0", 297, 1) \
+    X(206, 7, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 298, 1) \
+    X(207, 4, "x=f32,w=f32", "block=128,chunks=2,k=8", 299, 1) \
+    X(208, 7, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 300, 1) \
+    X(209, 7, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 301, 1) \
+    X(210, 8, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 302, 1) \
+    X(211, 8, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 303, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
  * it, instantiating exactly these; C code reads normtune_kernel_names[]. */
 #define NORMTUNE_KERNELS(X) \
-    X(0, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(1, "nt_bwd_loop<float, float, float, 512, 1, 1>", nt_bwd_loop<float, float, float, 512, 1, 1>) \
-    X(2, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(3, "nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>", nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>) \
-    X(4, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(5, "nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 2, 2>", nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 2, 2>) \
-    X(6, "nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 4, 2>", nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 4, 2>) \
-    X(7, "nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 1>", nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 1>) \
-    X(8, "nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 2>", nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 2>) \
-    X(9, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(10, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(11, "nt_bwd_loop<nt_f16, float, float, 512, 1, 1>", nt_bwd_loop<nt_f16, float, float, 512, 1, 1>) \
-    X(12, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(13, "nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>", nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>) \
-    X(14, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(15, "nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>", nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>) \
-    X(16, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>) \
-    X(17, "nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>) \
-    X(18, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
-    X(19, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
-    X(20, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
-    X(21, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
-    X(22, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
-    X(23, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
-    X(24, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(25, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(26, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
-    X(27, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(28, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
-    X(29, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
-    X(30, "nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>) \
-    X(31, "nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>) \
-    X(32, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>) \
-    X(33, "nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>) \
-    X(34, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(35, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(36, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(37, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(38, "nt_fwd_loop<nt_bf16, float, 1024, 1, 0>", nt_fwd_loop<nt_bf16, float, 1024, 1, 0>) \
-    X(39, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(40, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(41, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>) \
-    X(42, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(43, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(44, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(45, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(46, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(47, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(48, "nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>) \
-    X(49, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(50, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(51, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(52, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(53, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(54, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(55, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(56, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(57, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(58, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(59, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(60, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(61, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(62, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(63, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(64, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(65, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(66, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(67, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(68, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(69, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(70, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(71, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(72, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(73, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(74, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(75, "nt_fwd_rows<float, float, 128, 1, 2, 0>", nt_fwd_rows<float, float, 128, 1, 2, 0>) \
-    X(76, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(77, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(78, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(79, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(80, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(81, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(82, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(83, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(84, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(85, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(86, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(87, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(88, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(89, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(90, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(91, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(92, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(93, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(94, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(95, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(96, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(97, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(98, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(99, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(100, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(101, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(102, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(103, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(104, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(105, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(106, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(107, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(108, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(109, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(110, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(111, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(112, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(113, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(114, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(115, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(116, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(117, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(118, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(119, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(120, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(121, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(122, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(123, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(124, "nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>", nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>) \
-    X(125, "nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>", nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>) \
-    X(126, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>) \
-    X(127, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(128, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(129, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(130, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>) \
-    X(131, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(132, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(133, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(134, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(135, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(136, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(137, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(138, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(139, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(140, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(141, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(142, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(143, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(144, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(145, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(146, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(147, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(148, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(149, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(150, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(151, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(152, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(153, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(154, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(155, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(156, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(157, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(158, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(159, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(160, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(161, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(162, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(163, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(164, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(165, "nt_persist<nt_bf16, float, float, 128, 1, 3, 2>", nt_persist<nt_bf16, float, float, 128, 1, 3, 2>) \
-    X(166, "nt_persist<nt_bf16, float, float, 128, 1, 4, 2>", nt_persist<nt_bf16, float, float, 128, 1, 4, 2>) \
-    X(167, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(168, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(169, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(170, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(171, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(172, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>) \
-    X(173, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(174, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(175, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(176, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(177, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(178, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(179, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(180, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(181, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(182, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(183, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(184, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(185, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(186, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(187, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(188, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(189, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(190, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(191, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(192, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(193, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(194, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(195, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(196, "nt_persist<nt_f16, float, float, 128, 1, 2, 0>", nt_persist<nt_f16, float, float, 128, 1, 2, 0>) \
-    X(197, "nt_persist<nt_f16, float, float, 128, 1, 3, 2>", nt_persist<nt_f16, float, float, 128, 1, 3, 2>) \
-    X(198, "nt_persist<nt_f16, float, float, 128, 1, 4, 2>", nt_persist<nt_f16, float, float, 128, 1, 4, 2>) \
-    X(199, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(200, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(201, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(202, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(203, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(204, "nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>", nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>) \
-    X(205, "nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>) \
-    X(206, "nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>) \
-    X(207, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(208, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(209, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(210, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(0, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>) \
+    X(1, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
+    X(2, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>) \
+    X(3, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>) \
+    X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
+    X(5, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
+    X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(7, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(8, "nt_bwd_loop<float, float, float, 512, 1, 1>", nt_bwd_loop<float, float, float, 512, 1, 1>) \
+    X(9, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(10, "nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>", nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>) \
+    X(11, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(12, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(13, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(14, "nt_bwd_loop<nt_f16, float, float, 512, 1, 1>", nt_bwd_loop<nt_f16, float, float, 512, 1, 1>) \
+    X(15, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(16, "nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>", nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>) \
+    X(17, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(18, "nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>", nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>) \
+    X(19, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>) \
+    X(20, "nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>) \
+    X(21, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
+    X(22, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
+    X(23, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
+    X(24, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
+    X(25, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
+    X(26, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
+    X(27, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
+    X(28, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
+    X(29, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
+    X(30, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(31, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
+    X(32, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
+    X(33, "nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>) \
+    X(34, "nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>) \
+    X(35, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>) \
+    X(36, "nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>) \
+    X(37, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(38, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(39, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(40, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(41, "nt_fwd_loop<nt_bf16, float, 1024, 1, 0>", nt_fwd_loop<nt_bf16, float, 1024, 1, 0>) \
+    X(42, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(43, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(44, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>) \
+    X(45, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(46, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(47, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(48, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(49, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(50, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(51, "nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>) \
+    X(52, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(53, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(54, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(55, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(56, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(57, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(58, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(59, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(60, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(61, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(62, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(63, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(64, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(65, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(66, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(67, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(68, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(69, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(70, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(71, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(72, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(73, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(74, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(75, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(76, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(77, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(78, "nt_fwd_rows<float, float, 128, 1, 2, 0>", nt_fwd_rows<float, float, 128, 1, 2, 0>) \
+    X(79, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(80, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(81, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(82, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(83, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(84, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(85, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(86, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(87, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(88, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(89, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(90, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(91, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(92, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(93, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(94, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(95, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(96, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(97, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(98, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(99, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(100, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(101, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(102, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(103, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(104, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(105, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(106, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(107, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(108, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(109, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(110, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(111, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(112, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(113, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(114, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(115, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(116, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(117, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(118, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(119, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(120, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(121, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(122, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(123, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(124, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(125, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(126, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(127, "nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>", nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>) \
+    X(128, "nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>", nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>) \
+    X(129, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>) \
+    X(130, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(131, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(132, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(133, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>) \
+    X(134, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(135, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(136, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(137, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(138, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(139, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(140, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(141, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(142, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(143, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(144, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(145, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(146, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(147, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(148, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(149, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(150, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(151, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(152, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(153, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(154, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(155, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(156, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(157, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(158, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(159, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(160, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(161, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(162, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(163, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(164, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(165, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(166, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(167, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(168, "nt_persist<nt_bf16, float, float, 128, 1, 3, 2>", nt_persist<nt_bf16, float, float, 128, 1, 3, 2>) \
+    X(169, "nt_persist<nt_bf16, float, float, 128, 1, 4, 2>", nt_persist<nt_bf16, float, float, 128, 1, 4, 2>) \
+    X(170, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(171, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(172, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(173, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(174, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(175, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>) \
+    X(176, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(177, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(178, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(179, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(180, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(181, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(182, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(183, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(184, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(185, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(186, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(187, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(188, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(189, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(190, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(191, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(192, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(193, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(194, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(195, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(196, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(197, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(198, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(199, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(200, "nt_persist<nt_f16, float, float, 128, 1, 2, 0>", nt_persist<nt_f16, float, float, 128, 1, 2, 0>) \
+    X(201, "nt_persist<nt_f16, float, float, 128, 1, 3, 2>", nt_persist<nt_f16, float, float, 128, 1, 3, 2>) \
+    X(202, "nt_persist<nt_f16, float, float, 128, 1, 4, 2>", nt_persist<nt_f16, float, float, 128, 1, 4, 2>) \
+    X(203, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(204, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(205, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(206, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(207, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(208, "nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>", nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>) \
+    X(209, "nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>) \
+    X(210, "nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>) \
+    X(211, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(212, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(213, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(214, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -507,15 +517,18 @@
 
 /* Kernel names by id, the strings of NORMTUNE_KERNELS. */
 NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>",
     "nt_bwd_loop<float, float, float, 1024, 1, 0>",
     "nt_bwd_loop<float, float, float, 512, 1, 1>",
     "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>",
     "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>",
-    "nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 2, 2>",
-    "nt_bwd_loop<nt_bf16, nt_bf16, float, 256, 4, 2>",
-    "nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 1>",
-    "nt_bwd_loop<nt_bf16, nt_bf16, float, 512, 1, 2>",
     "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>",
     "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_f16, float, float, 512, 1, 1>",
@@ -683,6 +696,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>",
@@ -723,214 +737,218 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    9, 35, /* 0 */
-    4, 34, /* 1 */
-    27, 34, /* 2 */
-    26, 34, /* 3 */
-    28, 34, /* 4 */
-    29, 34, /* 5 */
-    18, 34, /* 6 */
-    22, 34, /* 7 */
-    21, 34, /* 8 */
-    19, 34, /* 9 */
-    25, 34, /* 10 */
-    20, 34, /* 11 */
-    34, 191, /* 12 */
-    23, 34, /* 13 */
-    34, 171, /* 14 */
-    34, 172, /* 15 */
-    34, 173, /* 16 */
-    24, 34, /* 17 */
-    34, 193, /* 18 */
-    34, 192, /* 19 */
-    34, 174, /* 20 */
-    34, 175, /* 21 */
-    34, 194, /* 22 */
-    34, 176, /* 23 */
-    34, 177, /* 24 */
-    34, 182, /* 25 */
-    34, 183, /* 26 */
-    34, 178, /* 27 */
-    34, 187, /* 28 */
-    34, 188, /* 29 */
-    34, 186, /* 30 */
-    34, 185, /* 31 */
-    34, 179, /* 32 */
-    34, 184, /* 33 */
-    34, 170, /* 34 */
-    34, 180, /* 35 */
-    34, 189, /* 36 */
-    34, 181, /* 37 */
-    34, 190, /* 38 */
-    5, 34, /* 39 */
-    8, 34, /* 40 */
-    7, 34, /* 41 */
-    6, 34, /* 42 */
-    2, 34, /* 43 */
-    17, 34, /* 44 */
-    16, 34, /* 45 */
-    34, 165, /* 46 */
-    34, 166, /* 47 */
-    34, 164, /* 48 */
-    34, 167, /* 49 */
-    34, 168, /* 50 */
-    34, 169, /* 51 */
-    34, 162, /* 52 */
-    34, 163, /* 53 */
-    3, 34, /* 54 */
-    14, 36, /* 55 */
-    12, 34, /* 56 */
-    33, 34, /* 57 */
-    32, 34, /* 58 */
-    34, 205, /* 59 */
-    34, 206, /* 60 */
-    34, 204, /* 61 */
-    34, 207, /* 62 */
-    34, 208, /* 63 */
-    34, 203, /* 64 */
-    34, 209, /* 65 */
-    34, 210, /* 66 */
-    13, 34, /* 67 */
-    10, 34, /* 68 */
-    31, 34, /* 69 */
-    30, 34, /* 70 */
-    34, 197, /* 71 */
-    34, 198, /* 72 */
-    34, 196, /* 73 */
-    34, 199, /* 74 */
-    34, 200, /* 75 */
-    34, 195, /* 76 */
-    34, 201, /* 77 */
-    34, 202, /* 78 */
-    11, 34, /* 79 */
-    0, 34, /* 80 */
-    15, 34, /* 81 */
-    34, 158, /* 82 */
-    34, 159, /* 83 */
-    34, 157, /* 84 */
-    34, 160, /* 85 */
-    34, 161, /* 86 */
-    1, 34, /* 87 */
-    40, /* 88 */
-    152, /* 89 */
-    154, /* 90 */
-    153, /* 91 */
-    155, /* 92 */
-    147, /* 93 */
-    148, /* 94 */
-    150, /* 95 */
-    149, /* 96 */
-    107, /* 97 */
-    57, /* 98 */
-    151, /* 99 */
-    96, /* 100 */
-    95, /* 101 */
-    58, /* 102 */
-    97, /* 103 */
-    101, /* 104 */
-    102, /* 105 */
-    68, /* 106 */
-    59, /* 107 */
-    98, /* 108 */
-    60, /* 109 */
-    61, /* 110 */
-    103, /* 111 */
-    104, /* 112 */
-    66, /* 113 */
-    49, /* 114 */
-    99, /* 115 */
-    106, /* 116 */
-    105, /* 117 */
-    62, /* 118 */
-    50, /* 119 */
-    100, /* 120 */
-    64, /* 121 */
-    63, /* 122 */
-    133, /* 123 */
-    134, /* 124 */
-    132, /* 125 */
-    137, /* 126 */
+    12, 38, /* 0 */
+    11, 37, /* 1 */
+    30, 37, /* 2 */
+    29, 37, /* 3 */
+    31, 37, /* 4 */
+    32, 37, /* 5 */
+    21, 37, /* 6 */
+    25, 37, /* 7 */
+    24, 37, /* 8 */
+    22, 37, /* 9 */
+    28, 37, /* 10 */
+    23, 37, /* 11 */
+    37, 195, /* 12 */
+    26, 37, /* 13 */
+    37, 174, /* 14 */
+    37, 175, /* 15 */
+    37, 176, /* 16 */
+    27, 37, /* 17 */
+    37, 197, /* 18 */
+    37, 196, /* 19 */
+    37, 177, /* 20 */
+    37, 178, /* 21 */
+    37, 198, /* 22 */
+    37, 180, /* 23 */
+    37, 181, /* 24 */
+    37, 179, /* 25 */
+    37, 186, /* 26 */
+    37, 187, /* 27 */
+    37, 182, /* 28 */
+    37, 191, /* 29 */
+    37, 192, /* 30 */
+    37, 190, /* 31 */
+    37, 189, /* 32 */
+    37, 183, /* 33 */
+    37, 188, /* 34 */
+    37, 173, /* 35 */
+    37, 184, /* 36 */
+    37, 193, /* 37 */
+    6, 37, /* 38 */
+    37, 185, /* 39 */
+    37, 194, /* 40 */
+    0, 37, /* 41 */
+    2, 37, /* 42 */
+    3, 37, /* 43 */
+    1, 37, /* 44 */
+    5, 37, /* 45 */
+    4, 37, /* 46 */
+    9, 37, /* 47 */
+    20, 37, /* 48 */
+    19, 37, /* 49 */
+    37, 168, /* 50 */
+    37, 169, /* 51 */
+    37, 167, /* 52 */
+    37, 170, /* 53 */
+    37, 171, /* 54 */
+    37, 172, /* 55 */
+    37, 165, /* 56 */
+    37, 166, /* 57 */
+    10, 37, /* 58 */
+    17, 39, /* 59 */
+    15, 37, /* 60 */
+    36, 37, /* 61 */
+    35, 37, /* 62 */
+    37, 209, /* 63 */
+    37, 210, /* 64 */
+    37, 208, /* 65 */
+    37, 211, /* 66 */
+    37, 212, /* 67 */
+    37, 207, /* 68 */
+    37, 213, /* 69 */
+    37, 214, /* 70 */
+    16, 37, /* 71 */
+    13, 37, /* 72 */
+    34, 37, /* 73 */
+    33, 37, /* 74 */
+    37, 201, /* 75 */
+    37, 202, /* 76 */
+    37, 200, /* 77 */
+    37, 203, /* 78 */
+    37, 204, /* 79 */
+    37, 199, /* 80 */
+    37, 205, /* 81 */
+    37, 206, /* 82 */
+    14, 37, /* 83 */
+    7, 37, /* 84 */
+    18, 37, /* 85 */
+    37, 161, /* 86 */
+    37, 162, /* 87 */
+    37, 160, /* 88 */
+    37, 163, /* 89 */
+    37, 164, /* 90 */
+    8, 37, /* 91 */
+    43, /* 92 */
+    155, /* 93 */
+    157, /* 94 */
+    156, /* 95 */
+    158, /* 96 */
+    150, /* 97 */
+    151, /* 98 */
+    153, /* 99 */
+    152, /* 100 */
+    110, /* 101 */
+    60, /* 102 */
+    154, /* 103 */
+    99, /* 104 */
+    98, /* 105 */
+    61, /* 106 */
+    100, /* 107 */
+    104, /* 108 */
+    105, /* 109 */
+    71, /* 110 */
+    62, /* 111 */
+    101, /* 112 */
+    63, /* 113 */
+    64, /* 114 */
+    106, /* 115 */
+    107, /* 116 */
+    69, /* 117 */
+    52, /* 118 */
+    102, /* 119 */
+    109, /* 120 */
+    108, /* 121 */
+    65, /* 122 */
+    53, /* 123 */
+    103, /* 124 */
+    67, /* 125 */
+    66, /* 126 */
     136, /* 127 */
-    135, /* 128 */
-    128, /* 129 */
-    139, /* 130 */
-    138, /* 131 */
-    67, /* 132 */
-    65, /* 133 */
-    131, /* 134 */
-    130, /* 135 */
-    129, /* 136 */
-    48, /* 137 */
-    126, /* 138 */
-    140, /* 139 */
-    127, /* 140 */
-    141, /* 141 */
-    41, /* 142 */
-    39, /* 143 */
-    79, /* 144 */
-    93, /* 145 */
-    92, /* 146 */
-    52, /* 147 */
-    80, /* 148 */
-    85, /* 149 */
-    56, /* 150 */
-    53, /* 151 */
-    45, /* 152 */
-    81, /* 153 */
-    94, /* 154 */
-    86, /* 155 */
-    87, /* 156 */
-    54, /* 157 */
-    46, /* 158 */
-    82, /* 159 */
-    91, /* 160 */
-    83, /* 161 */
-    88, /* 162 */
-    89, /* 163 */
-    47, /* 164 */
-    84, /* 165 */
-    55, /* 166 */
-    122, /* 167 */
-    90, /* 168 */
-    120, /* 169 */
-    119, /* 170 */
-    123, /* 171 */
-    121, /* 172 */
-    44, /* 173 */
-    125, /* 174 */
-    124, /* 175 */
-    118, /* 176 */
-    38, /* 177 */
-    43, /* 178 */
-    112, /* 179 */
-    113, /* 180 */
-    74, /* 181 */
-    156, /* 182 */
-    71, /* 183 */
-    115, /* 184 */
-    114, /* 185 */
-    145, /* 186 */
-    144, /* 187 */
-    73, /* 188 */
-    72, /* 189 */
-    146, /* 190 */
-    42, /* 191 */
-    108, /* 192 */
-    70, /* 193 */
-    111, /* 194 */
-    110, /* 195 */
-    109, /* 196 */
-    69, /* 197 */
-    143, /* 198 */
-    142, /* 199 */
-    37, /* 200 */
-    75, /* 201 */
-    76, /* 202 */
-    51, /* 203 */
-    77, /* 204 */
+    137, /* 128 */
+    135, /* 129 */
+    140, /* 130 */
+    139, /* 131 */
+    138, /* 132 */
+    131, /* 133 */
+    142, /* 134 */
+    141, /* 135 */
+    70, /* 136 */
+    68, /* 137 */
+    134, /* 138 */
+    133, /* 139 */
+    132, /* 140 */
+    51, /* 141 */
+    129, /* 142 */
+    143, /* 143 */
+    130, /* 144 */
+    144, /* 145 */
+    44, /* 146 */
+    42, /* 147 */
+    82, /* 148 */
+    96, /* 149 */
+    95, /* 150 */
+    55, /* 151 */
+    83, /* 152 */
+    88, /* 153 */
+    59, /* 154 */
+    56, /* 155 */
+    48, /* 156 */
+    84, /* 157 */
+    97, /* 158 */
+    89, /* 159 */
+    90, /* 160 */
+    57, /* 161 */
+    49, /* 162 */
+    85, /* 163 */
+    94, /* 164 */
+    86, /* 165 */
+    91, /* 166 */
+    92, /* 167 */
+    50, /* 168 */
+    87, /* 169 */
+    58, /* 170 */
+    125, /* 171 */
+    93, /* 172 */
+    123, /* 173 */
+    122, /* 174 */
+    126, /* 175 */
+    124, /* 176 */
+    47, /* 177 */
+    128, /* 178 */
+    127, /* 179 */
+    121, /* 180 */
+    41, /* 181 */
+    46, /* 182 */
+    115, /* 183 */
+    116, /* 184 */
+    77, /* 185 */
+    159, /* 186 */
+    74, /* 187 */
+    118, /* 188 */
+    117, /* 189 */
+    148, /* 190 */
+    147, /* 191 */
+    76, /* 192 */
+    75, /* 193 */
+    149, /* 194 */
+    45, /* 195 */
+    111, /* 196 */
+    73, /* 197 */
+    114, /* 198 */
+    113, /* 199 */
+    112, /* 200 */
+    72, /* 201 */
+    146, /* 202 */
+    145, /* 203 */
+    40, /* 204 */
     78, /* 205 */
-    116, /* 206 */
-    117, /* 207 */
+    79, /* 206 */
+    54, /* 207 */
+    80, /* 208 */
+    81, /* 209 */
+    119, /* 210 */
+    120, /* 211 */
     -1
 };
 
@@ -997,299 +1015,302 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {3072LL, 4096LL, 24, 24.251, 3114.0},
     {3072LL, 16384LL, 24, 78.779, 3833.6},
     {3072LL, 65536LL, 24, 299.936, 4027.5},
-    {4096LL, 1024LL, 25, 12.160, 2071.6},
-    {4096LL, 4096LL, 26, 30.674, 3282.5},
-    {4096LL, 16384LL, 26, 100.648, 4000.9},
-    {4096LL, 65536LL, 26, 379.296, 4246.4},
-    {5120LL, 1024LL, 27, 14.313, 2199.9},
-    {5120LL, 4096LL, 28, 37.155, 3387.5},
-    {5120LL, 16384LL, 29, 124.584, 4040.2},
-    {5120LL, 65536LL, 28, 472.928, 4257.1},
-    {6144LL, 1024LL, 27, 15.842, 2385.1},
-    {6144LL, 4096LL, 30, 42.070, 3590.0},
-    {6144LL, 16384LL, 30, 148.432, 4069.3},
-    {6144LL, 65536LL, 31, 573.264, 4214.4},
-    {7168LL, 1024LL, 32, 17.283, 2550.7},
-    {7168LL, 4096LL, 32, 49.558, 3555.5},
-    {7168LL, 16384LL, 33, 178.944, 3938.0},
-    {7168LL, 65536LL, 33, 690.928, 4079.5},
-    {8192LL, 1024LL, 32, 19.446, 2590.8},
-    {8192LL, 4096LL, 33, 54.996, 3661.6},
-    {8192LL, 16384LL, 33, 197.800, 4071.6},
-    {8192LL, 65536LL, 33, 770.288, 4181.9},
-    {12288LL, 1024LL, 34, 27.540, 2744.1},
-    {12288LL, 4096LL, 35, 82.773, 3649.3},
-    {12288LL, 16384LL, 36, 305.104, 3959.4},
-    {12288LL, 65536LL, 36, 1174.352, 4114.5},
-    {16384LL, 1024LL, 34, 35.443, 2842.9},
-    {16384LL, 4096LL, 37, 112.120, 3592.1},
-    {16384LL, 16384LL, 38, 398.832, 4038.6},
-    {16384LL, 65536LL, 38, 1567.488, 4110.1},
-    {18432LL, 1024LL, 39, 64.288, 1763.3},
-    {18432LL, 4096LL, 40, 219.344, 2065.7},
-    {18432LL, 16384LL, 40, 826.272, 2193.0},
-    {20480LL, 1024LL, 40, 69.211, 1819.8},
-    {20480LL, 4096LL, 40, 238.048, 2114.9},
-    {20480LL, 16384LL, 40, 897.776, 2242.6},
-    {32768LL, 1024LL, 41, 117.216, 1719.2},
-    {32768LL, 4096LL, 42, 426.544, 1888.4},
-    {32768LL, 16384LL, 42, 1648.752, 1953.9},
-    {65536LL, 1024LL, 41, 293.136, 1374.9},
-    {65536LL, 4096LL, 41, 1137.312, 1416.5},
-    {65536LL, 16384LL, 41, 4503.840, 1430.5},
+    {4096LL, 256LL, 25, 7.211, 875.8},
+    {4096LL, 1024LL, 26, 12.160, 2071.6},
+    {4096LL, 4096LL, 27, 30.674, 3282.5},
+    {4096LL, 16384LL, 27, 100.648, 4000.9},
+    {4096LL, 65536LL, 27, 379.296, 4246.4},
+    {5120LL, 1024LL, 28, 14.313, 2199.9},
+    {5120LL, 4096LL, 29, 37.155, 3387.5},
+    {5120LL, 16384LL, 30, 124.584, 4040.2},
+    {5120LL, 65536LL, 29, 472.928, 4257.1},
+    {6144LL, 1024LL, 28, 15.842, 2385.1},
+    {6144LL, 4096LL, 31, 42.070, 3590.0},
+    {6144LL, 16384LL, 31, 148.432, 4069.3},
+    {6144LL, 65536LL, 32, 573.264, 4214.4},
+    {7168LL, 1024LL, 33, 17.283, 2550.7},
+    {7168LL, 4096LL, 33, 49.558, 3555.5},
+    {7168LL, 16384LL, 34, 178.944, 3938.0},
+    {7168LL, 65536LL, 34, 690.928, 4079.5},
+    {8192LL, 256LL, 34, 10.351, 1220.4},
+    {8192LL, 1024LL, 33, 19.446, 2590.8},
+    {8192LL, 4096LL, 34, 54.996, 3661.6},
+    {8192LL, 16384LL, 34, 197.800, 4071.6},
+    {8192LL, 65536LL, 34, 770.288, 4181.9},
+    {12288LL, 1024LL, 35, 27.540, 2744.1},
+    {12288LL, 4096LL, 36, 82.773, 3649.3},
+    {12288LL, 16384LL, 37, 305.104, 3959.4},
+    {12288LL, 65536LL, 37, 1174.352, 4114.5},
+    {16384LL, 256LL, 38, 16.199, 1559.6},
+    {16384LL, 1024LL, 35, 35.443, 2842.9},
+    {16384LL, 4096LL, 39, 112.120, 3592.1},
+    {16384LL, 16384LL, 40, 398.832, 4038.6},
+    {16384LL, 65536LL, 40, 1567.488, 4110.1},
+    {18432LL, 1024LL, 41, 45.459, 2493.6},
+    {18432LL, 4096LL, 41, 143.568, 3156.0},
+    {18432LL, 16384LL, 41, 538.608, 3364.3},
+    {20480LL, 1024LL, 42, 50.988, 2470.2},
+    {20480LL, 4096LL, 42, 170.168, 2958.5},
+    {20480LL, 16384LL, 42, 649.392, 3100.4},
+    {32768LL, 1024LL, 43, 74.117, 2719.0},
+    {32768LL, 4096LL, 43, 260.928, 3087.1},
+    {32768LL, 16384LL, 44, 994.816, 3238.2},
+    {65536LL, 1024LL, 45, 148.072, 2722.0},
+    {65536LL, 4096LL, 45, 548.576, 2936.7},
+    {65536LL, 16384LL, 46, 2125.904, 3030.6},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 44, 58.920, 3417.0},
-    {512LL, 65536LL, 45, 56.876, 3539.8},
-    {1024LL, 1024LL, 46, 7.156, 880.4},
-    {1024LL, 4096LL, 47, 13.225, 1903.5},
-    {1024LL, 16384LL, 48, 33.182, 3033.9},
-    {1024LL, 65536LL, 48, 105.408, 3820.0},
-    {4096LL, 1024LL, 49, 12.308, 2047.3},
-    {4096LL, 4096LL, 50, 30.777, 3271.8},
-    {4096LL, 16384LL, 50, 101.512, 3966.9},
-    {4096LL, 65536LL, 50, 378.944, 4250.4},
-    {16384LL, 1024LL, 51, 35.859, 2810.9},
-    {16384LL, 4096LL, 51, 115.184, 3496.9},
-    {16384LL, 16384LL, 52, 401.136, 4015.5},
-    {16384LL, 65536LL, 53, 1569.312, 4105.4},
-    {32768LL, 4096LL, 54, 446.688, 1803.4},
+    {128LL, 262144LL, 48, 58.920, 3417.0},
+    {512LL, 65536LL, 49, 56.876, 3539.8},
+    {1024LL, 1024LL, 50, 7.156, 880.4},
+    {1024LL, 4096LL, 51, 13.225, 1903.5},
+    {1024LL, 16384LL, 52, 33.182, 3033.9},
+    {1024LL, 65536LL, 52, 105.408, 3820.0},
+    {4096LL, 1024LL, 53, 12.308, 2047.3},
+    {4096LL, 4096LL, 54, 30.777, 3271.8},
+    {4096LL, 16384LL, 54, 101.512, 3966.9},
+    {4096LL, 65536LL, 54, 378.944, 4250.4},
+    {16384LL, 1024LL, 55, 35.859, 2810.9},
+    {16384LL, 4096LL, 55, 115.184, 3496.9},
+    {16384LL, 16384LL, 56, 401.136, 4015.5},
+    {16384LL, 65536LL, 57, 1569.312, 4105.4},
+    {32768LL, 4096LL, 58, 446.688, 1803.4},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 57, 58.236, 3457.1},
-    {512LL, 65536LL, 58, 57.116, 3524.9},
-    {1024LL, 1024LL, 59, 6.978, 902.4},
-    {1024LL, 4096LL, 60, 13.380, 1881.3},
-    {1024LL, 16384LL, 61, 33.330, 3020.4},
-    {1024LL, 65536LL, 61, 113.576, 3545.3},
-    {4096LL, 1024LL, 62, 12.401, 2031.3},
-    {4096LL, 4096LL, 63, 30.368, 3315.6},
-    {4096LL, 16384LL, 63, 99.216, 4058.6},
-    {4096LL, 65536LL, 63, 377.472, 4266.9},
-    {16384LL, 1024LL, 64, 34.896, 2887.5},
-    {16384LL, 4096LL, 65, 114.400, 3520.6},
-    {16384LL, 16384LL, 64, 400.864, 4018.1},
-    {16384LL, 65536LL, 66, 1565.472, 4115.4},
-    {32768LL, 4096LL, 67, 426.928, 1886.7},
+    {128LL, 262144LL, 61, 58.236, 3457.1},
+    {512LL, 65536LL, 62, 57.116, 3524.9},
+    {1024LL, 1024LL, 63, 6.978, 902.4},
+    {1024LL, 4096LL, 64, 13.380, 1881.3},
+    {1024LL, 16384LL, 65, 33.330, 3020.4},
+    {1024LL, 65536LL, 65, 113.576, 3545.3},
+    {4096LL, 1024LL, 66, 12.401, 2031.3},
+    {4096LL, 4096LL, 67, 30.368, 3315.6},
+    {4096LL, 16384LL, 67, 99.216, 4058.6},
+    {4096LL, 65536LL, 67, 377.472, 4266.9},
+    {16384LL, 1024LL, 68, 34.896, 2887.5},
+    {16384LL, 4096LL, 69, 114.400, 3520.6},
+    {16384LL, 16384LL, 68, 400.864, 4018.1},
+    {16384LL, 65536LL, 70, 1565.472, 4115.4},
+    {32768LL, 4096LL, 71, 426.928, 1886.7},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 69, 58.688, 3430.5},
-    {512LL, 65536LL, 70, 56.708, 3550.3},
-    {1024LL, 1024LL, 71, 7.208, 873.9},
-    {1024LL, 4096LL, 72, 13.226, 1903.4},
-    {1024LL, 16384LL, 73, 33.184, 3033.7},
-    {1024LL, 65536LL, 73, 112.792, 3569.9},
-    {4096LL, 1024LL, 74, 12.333, 2043.2},
-    {4096LL, 4096LL, 75, 30.594, 3291.3},
-    {4096LL, 16384LL, 75, 100.432, 4009.5},
-    {4096LL, 65536LL, 75, 378.848, 4251.4},
-    {16384LL, 1024LL, 76, 35.573, 2833.4},
-    {16384LL, 4096LL, 76, 114.816, 3508.1},
-    {16384LL, 16384LL, 77, 401.488, 4011.9},
-    {16384LL, 65536LL, 78, 1568.768, 4106.8},
-    {32768LL, 4096LL, 79, 445.920, 1806.5},
+    {128LL, 262144LL, 73, 58.688, 3430.5},
+    {512LL, 65536LL, 74, 56.708, 3550.3},
+    {1024LL, 1024LL, 75, 7.208, 873.9},
+    {1024LL, 4096LL, 76, 13.226, 1903.4},
+    {1024LL, 16384LL, 77, 33.184, 3033.7},
+    {1024LL, 65536LL, 77, 112.792, 3569.9},
+    {4096LL, 1024LL, 78, 12.333, 2043.2},
+    {4096LL, 4096LL, 79, 30.594, 3291.3},
+    {4096LL, 16384LL, 79, 100.432, 4009.5},
+    {4096LL, 65536LL, 79, 378.848, 4251.4},
+    {16384LL, 1024LL, 80, 35.573, 2833.4},
+    {16384LL, 4096LL, 80, 114.816, 3508.1},
+    {16384LL, 16384LL, 81, 401.488, 4011.9},
+    {16384LL, 65536LL, 82, 1568.768, 4106.8},
+    {32768LL, 4096LL, 83, 445.920, 1806.5},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 81, 105.968, 3799.8},
-    {1024LL, 4096LL, 82, 17.281, 2913.0},
-    {1024LL, 65536LL, 82, 194.880, 4132.4},
-    {4096LL, 4096LL, 83, 53.056, 3795.2},
-    {4096LL, 65536LL, 84, 769.184, 4187.9},
-    {16384LL, 4096LL, 85, 233.152, 3454.6},
-    {16384LL, 65536LL, 86, 3508.176, 3672.9},
-    {32768LL, 4096LL, 87, 833.824, 1931.9},
+    {128LL, 262144LL, 85, 105.968, 3799.8},
+    {1024LL, 4096LL, 86, 17.281, 2913.0},
+    {1024LL, 65536LL, 86, 194.880, 4132.4},
+    {4096LL, 4096LL, 87, 53.056, 3795.2},
+    {4096LL, 65536LL, 88, 769.184, 4187.9},
+    {16384LL, 4096LL, 89, 233.152, 3454.6},
+    {16384LL, 65536LL, 90, 3508.176, 3672.9},
+    {32768LL, 4096LL, 91, 833.824, 1931.9},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 89, 5.955, 2861.5},
-    {64LL, 262144LL, 90, 18.086, 3768.6},
-    {64LL, 1048576LL, 89, 65.888, 4137.8},
-    {128LL, 65536LL, 91, 10.304, 3281.9},
-    {128LL, 262144LL, 92, 34.800, 3887.0},
-    {128LL, 1048576LL, 92, 131.776, 4105.9},
-    {256LL, 65536LL, 93, 18.412, 3659.2},
-    {256LL, 262144LL, 93, 66.852, 4031.1},
-    {256LL, 1048576LL, 93, 259.376, 4155.9},
-    {512LL, 8192LL, 94, 5.780, 2908.5},
-    {512LL, 65536LL, 95, 34.616, 3884.9},
-    {512LL, 262144LL, 95, 131.280, 4097.5},
-    {768LL, 8192LL, 96, 7.995, 3152.0},
-    {768LL, 65536LL, 97, 50.170, 4018.2},
-    {768LL, 262144LL, 97, 193.224, 4173.2},
-    {1024LL, 1024LL, 98, 2.785, 1508.2},
-    {1024LL, 4096LL, 99, 5.839, 2876.4},
-    {1024LL, 8192LL, 100, 10.034, 3347.7},
-    {1024LL, 16384LL, 101, 18.041, 3723.5},
-    {1024LL, 65536LL, 101, 65.824, 4082.1},
-    {1024LL, 262144LL, 100, 254.992, 4215.0},
-    {2048LL, 1024LL, 102, 3.892, 2157.2},
-    {2048LL, 4096LL, 103, 10.055, 3339.2},
-    {2048LL, 8192LL, 104, 18.248, 3679.6},
-    {2048LL, 16384LL, 105, 34.448, 3898.3},
-    {2048LL, 65536LL, 106, 129.752, 4139.7},
-    {3072LL, 1024LL, 107, 4.820, 2612.4},
-    {3072LL, 4096LL, 108, 14.278, 3526.6},
-    {3072LL, 8192LL, 108, 26.378, 3817.7},
-    {3072LL, 16384LL, 108, 50.736, 3969.5},
-    {3072LL, 65536LL, 109, 192.504, 4184.7},
-    {4096LL, 1024LL, 110, 5.823, 2883.1},
-    {4096LL, 4096LL, 111, 18.375, 3653.5},
-    {4096LL, 8192LL, 111, 34.683, 3871.1},
-    {4096LL, 16384LL, 112, 66.644, 4029.0},
-    {4096LL, 65536LL, 113, 258.400, 4156.4},
-    {5120LL, 1024LL, 114, 6.844, 3066.4},
-    {5120LL, 4096LL, 115, 22.587, 3715.1},
-    {5120LL, 8192LL, 116, 42.528, 3946.0},
-    {5120LL, 16384LL, 116, 81.867, 4099.6},
-    {5120LL, 65536LL, 117, 319.104, 4206.9},
-    {6144LL, 1024LL, 114, 7.926, 3177.3},
-    {6144LL, 4096LL, 116, 26.438, 3808.6},
-    {6144LL, 8192LL, 117, 51.080, 3942.3},
-    {6144LL, 16384LL, 118, 98.352, 4094.8},
-    {6144LL, 65536LL, 118, 386.624, 4166.5},
-    {7168LL, 1024LL, 119, 8.854, 3318.0},
-    {7168LL, 4096LL, 120, 30.784, 3816.0},
-    {7168LL, 8192LL, 121, 58.848, 3992.1},
-    {7168LL, 16384LL, 121, 114.624, 4099.0},
-    {7168LL, 65536LL, 122, 444.512, 4227.8},
-    {8192LL, 1024LL, 119, 9.821, 3418.8},
-    {8192LL, 4096LL, 123, 34.392, 3903.5},
-    {8192LL, 8192LL, 123, 66.060, 4064.3},
-    {8192LL, 16384LL, 124, 130.880, 4102.6},
-    {8192LL, 65536LL, 125, 507.056, 4235.7},
-    {12288LL, 1024LL, 126, 14.331, 3514.0},
-    {12288LL, 4096LL, 127, 50.760, 3967.1},
-    {12288LL, 8192LL, 128, 97.856, 4115.3},
-    {12288LL, 16384LL, 128, 193.632, 4159.4},
-    {12288LL, 65536LL, 128, 763.120, 4221.5},
-    {16384LL, 1024LL, 129, 18.499, 3629.7},
-    {16384LL, 4096LL, 130, 66.760, 4021.6},
-    {16384LL, 8192LL, 131, 131.488, 4083.5},
-    {16384LL, 16384LL, 132, 257.888, 4164.0},
-    {16384LL, 65536LL, 133, 1012.592, 4241.8},
-    {18432LL, 1024LL, 134, 20.744, 3641.5},
-    {18432LL, 4096LL, 135, 74.363, 4061.8},
-    {18432LL, 16384LL, 136, 288.864, 4182.1},
-    {20480LL, 1024LL, 137, 23.541, 3565.3},
-    {20480LL, 4096LL, 138, 83.333, 4027.2},
-    {20480LL, 16384LL, 139, 320.288, 4190.9},
-    {32768LL, 1024LL, 140, 35.619, 3770.1},
-    {32768LL, 4096LL, 140, 132.696, 4046.5},
-    {32768LL, 16384LL, 141, 512.048, 4194.2},
-    {65536LL, 1024LL, 142, 78.501, 3421.2},
-    {65536LL, 4096LL, 142, 289.264, 3712.5},
-    {65536LL, 16384LL, 142, 1113.264, 3858.2},
+    {64LL, 65536LL, 93, 5.955, 2861.5},
+    {64LL, 262144LL, 94, 18.086, 3768.6},
+    {64LL, 1048576LL, 93, 65.888, 4137.8},
+    {128LL, 65536LL, 95, 10.304, 3281.9},
+    {128LL, 262144LL, 96, 34.800, 3887.0},
+    {128LL, 1048576LL, 96, 131.776, 4105.9},
+    {256LL, 65536LL, 97, 18.412, 3659.2},
+    {256LL, 262144LL, 97, 66.852, 4031.1},
+    {256LL, 1048576LL, 97, 259.376, 4155.9},
+    {512LL, 8192LL, 98, 5.780, 2908.5},
+    {512LL, 65536LL, 99, 34.616, 3884.9},
+    {512LL, 262144LL, 99, 131.280, 4097.5},
+    {768LL, 8192LL, 100, 7.995, 3152.0},
+    {768LL, 65536LL, 101, 50.170, 4018.2},
+    {768LL, 262144LL, 101, 193.224, 4173.2},
+    {1024LL, 1024LL, 102, 2.785, 1508.2},
+    {1024LL, 4096LL, 103, 5.839, 2876.4},
+    {1024LL, 8192LL, 104, 10.034, 3347.7},
+    {1024LL, 16384LL, 105, 18.041, 3723.5},
+    {1024LL, 65536LL, 105, 65.824, 4082.1},
+    {1024LL, 262144LL, 104, 254.992, 4215.0},
+    {2048LL, 1024LL, 106, 3.892, 2157.2},
+    {2048LL, 4096LL, 107, 10.055, 3339.2},
+    {2048LL, 8192LL, 108, 18.248, 3679.6},
+    {2048LL, 16384LL, 109, 34.448, 3898.3},
+    {2048LL, 65536LL, 110, 129.752, 4139.7},
+    {3072LL, 1024LL, 111, 4.820, 2612.4},
+    {3072LL, 4096LL, 112, 14.278, 3526.6},
+    {3072LL, 8192LL, 112, 26.378, 3817.7},
+    {3072LL, 16384LL, 112, 50.736, 3969.5},
+    {3072LL, 65536LL, 113, 192.504, 4184.7},
+    {4096LL, 1024LL, 114, 5.823, 2883.1},
+    {4096LL, 4096LL, 115, 18.375, 3653.5},
+    {4096LL, 8192LL, 115, 34.683, 3871.1},
+    {4096LL, 16384LL, 116, 66.644, 4029.0},
+    {4096LL, 65536LL, 117, 258.400, 4156.4},
+    {5120LL, 1024LL, 118, 6.844, 3066.4},
+    {5120LL, 4096LL, 119, 22.587, 3715.1},
+    {5120LL, 8192LL, 120, 42.528, 3946.0},
+    {5120LL, 16384LL, 120, 81.867, 4099.6},
+    {5120LL, 65536LL, 121, 319.104, 4206.9},
+    {6144LL, 1024LL, 118, 7.926, 3177.3},
+    {6144LL, 4096LL, 120, 26.438, 3808.6},
+    {6144LL, 8192LL, 121, 51.080, 3942.3},
+    {6144LL, 16384LL, 122, 98.352, 4094.8},
+    {6144LL, 65536LL, 122, 386.624, 4166.5},
+    {7168LL, 1024LL, 123, 8.854, 3318.0},
+    {7168LL, 4096LL, 124, 30.784, 3816.0},
+    {7168LL, 8192LL, 125, 58.848, 3992.1},
+    {7168LL, 16384LL, 125, 114.624, 4099.0},
+    {7168LL, 65536LL, 126, 444.512, 4227.8},
+    {8192LL, 1024LL, 123, 9.821, 3418.8},
+    {8192LL, 4096LL, 127, 34.392, 3903.5},
+    {8192LL, 8192LL, 127, 66.060, 4064.3},
+    {8192LL, 16384LL, 128, 130.880, 4102.6},
+    {8192LL, 65536LL, 129, 507.056, 4235.7},
+    {12288LL, 1024LL, 130, 14.331, 3514.0},
+    {12288LL, 4096LL, 131, 50.760, 3967.1},
+    {12288LL, 8192LL, 132, 97.856, 4115.3},
+    {12288LL, 16384LL, 132, 193.632, 4159.4},
+    {12288LL, 65536LL, 132, 763.120, 4221.5},
+    {16384LL, 1024LL, 133, 18.499, 3629.7},
+    {16384LL, 4096LL, 134, 66.760, 4021.6},
+    {16384LL, 8192LL, 135, 131.488, 4083.5},
+    {16384LL, 16384LL, 136, 257.888, 4164.0},
+    {16384LL, 65536LL, 137, 1012.592, 4241.8},
+    {18432LL, 1024LL, 138, 20.744, 3641.5},
+    {18432LL, 4096LL, 139, 74.363, 4061.8},
+    {18432LL, 16384LL, 140, 288.864, 4182.1},
+    {20480LL, 1024LL, 141, 23.541, 3565.3},
+    {20480LL, 4096LL, 142, 83.333, 4027.2},
+    {20480LL, 16384LL, 143, 320.288, 4190.9},
+    {32768LL, 1024LL, 144, 35.619, 3770.1},
+    {32768LL, 4096LL, 144, 132.696, 4046.5},
+    {32768LL, 16384LL, 145, 512.048, 4194.2},
+    {65536LL, 1024LL, 146, 78.501, 3421.2},
+    {65536LL, 4096LL, 146, 289.264, 3712.5},
+    {65536LL, 16384LL, 146, 1113.264, 3858.2},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 144, 32.825, 519.1},
-    {64LL, 262144LL, 144, 125.960, 541.1},
-    {64LL, 1048576LL, 144, 495.808, 549.9},
-    {128LL, 65536LL, 144, 33.392, 1012.7},
-    {128LL, 262144LL, 144, 128.056, 1056.3},
-    {128LL, 1048576LL, 144, 503.440, 1074.7},
-    {256LL, 65536LL, 144, 34.496, 1953.0},
-    {256LL, 262144LL, 144, 131.800, 2044.7},
-    {256LL, 1048576LL, 144, 518.112, 2080.5},
-    {512LL, 8192LL, 144, 7.174, 2343.4},
-    {512LL, 65536LL, 144, 41.610, 3232.0},
-    {768LL, 8192LL, 145, 8.178, 3081.5},
-    {768LL, 65536LL, 146, 50.106, 4023.3},
-    {1024LL, 1024LL, 144, 2.838, 1480.9},
-    {1024LL, 4096LL, 145, 5.971, 2813.3},
-    {1024LL, 8192LL, 144, 10.012, 3355.0},
-    {1024LL, 16384LL, 144, 18.128, 3705.8},
-    {1024LL, 65536LL, 144, 65.928, 4075.7},
-    {2048LL, 1024LL, 147, 3.881, 2164.7},
-    {2048LL, 4096LL, 148, 10.014, 3353.3},
-    {2048LL, 8192LL, 149, 18.163, 3697.1},
-    {2048LL, 16384LL, 149, 34.331, 3911.7},
-    {2048LL, 65536LL, 150, 130.320, 4121.7},
-    {3072LL, 1024LL, 151, 4.870, 2586.9},
-    {3072LL, 4096LL, 152, 14.354, 3508.4},
-    {3072LL, 8192LL, 153, 26.532, 3795.7},
-    {3072LL, 16384LL, 154, 50.924, 3955.0},
-    {3072LL, 65536LL, 151, 192.376, 4187.5},
-    {4096LL, 1024LL, 155, 6.044, 2779.1},
-    {4096LL, 4096LL, 156, 18.180, 3693.2},
-    {4096LL, 8192LL, 156, 34.443, 3898.3},
-    {4096LL, 16384LL, 155, 66.264, 4052.2},
-    {4096LL, 65536LL, 157, 257.136, 4176.9},
-    {5120LL, 1024LL, 158, 7.055, 2976.1},
-    {5120LL, 4096LL, 159, 22.576, 3717.4},
-    {5120LL, 8192LL, 159, 42.758, 3925.0},
-    {5120LL, 16384LL, 159, 82.784, 4054.3},
-    {5120LL, 65536LL, 160, 319.328, 4204.0},
-    {6144LL, 1024LL, 158, 7.996, 3150.8},
-    {6144LL, 4096LL, 161, 26.458, 3806.2},
-    {6144LL, 8192LL, 162, 51.016, 3947.5},
-    {6144LL, 16384LL, 163, 98.416, 4092.3},
-    {6144LL, 65536LL, 163, 389.536, 4135.4},
-    {7168LL, 1024LL, 164, 9.138, 3216.5},
-    {7168LL, 4096LL, 165, 30.688, 3828.4},
-    {7168LL, 8192LL, 165, 58.928, 3986.9},
-    {7168LL, 16384LL, 165, 115.120, 4081.4},
-    {7168LL, 65536LL, 166, 450.672, 4170.1},
-    {8192LL, 1024LL, 164, 10.217, 3287.7},
-    {8192LL, 4096LL, 167, 34.283, 3916.5},
-    {8192LL, 8192LL, 167, 66.056, 4064.7},
-    {8192LL, 16384LL, 168, 130.520, 4114.1},
-    {8192LL, 65536LL, 168, 507.312, 4233.6},
-    {12288LL, 1024LL, 169, 14.534, 3466.8},
-    {12288LL, 4096LL, 169, 50.952, 3952.6},
-    {12288LL, 8192LL, 169, 98.336, 4095.5},
-    {12288LL, 16384LL, 169, 194.664, 4137.5},
-    {12288LL, 65536LL, 170, 763.264, 4220.7},
-    {16384LL, 1024LL, 171, 18.871, 3559.8},
-    {16384LL, 4096LL, 171, 67.016, 4006.8},
-    {16384LL, 8192LL, 171, 130.976, 4099.8},
-    {16384LL, 16384LL, 171, 257.376, 4172.4},
-    {16384LL, 65536LL, 171, 1009.936, 4253.0},
-    {18432LL, 1024LL, 172, 21.302, 3547.7},
-    {18432LL, 4096LL, 172, 74.960, 4029.9},
-    {18432LL, 16384LL, 172, 288.992, 4180.4},
-    {20480LL, 1024LL, 173, 23.570, 3562.7},
-    {20480LL, 4096LL, 174, 86.032, 3901.4},
-    {20480LL, 16384LL, 175, 323.424, 4150.4},
-    {32768LL, 1024LL, 176, 39.960, 3362.2},
-    {32768LL, 4096LL, 176, 136.832, 3924.7},
-    {32768LL, 16384LL, 176, 518.352, 4143.3},
-    {65536LL, 1024LL, 143, 89.456, 3003.7},
-    {65536LL, 4096LL, 143, 338.720, 3170.8},
-    {65536LL, 16384LL, 177, 1325.104, 3241.5},
+    {64LL, 65536LL, 148, 32.825, 519.1},
+    {64LL, 262144LL, 148, 125.960, 541.1},
+    {64LL, 1048576LL, 148, 495.808, 549.9},
+    {128LL, 65536LL, 148, 33.392, 1012.7},
+    {128LL, 262144LL, 148, 128.056, 1056.3},
+    {128LL, 1048576LL, 148, 503.440, 1074.7},
+    {256LL, 65536LL, 148, 34.496, 1953.0},
+    {256LL, 262144LL, 148, 131.800, 2044.7},
+    {256LL, 1048576LL, 148, 518.112, 2080.5},
+    {512LL, 8192LL, 148, 7.174, 2343.4},
+    {512LL, 65536LL, 148, 41.610, 3232.0},
+    {768LL, 8192LL, 149, 8.178, 3081.5},
+    {768LL, 65536LL, 150, 50.106, 4023.3},
+    {1024LL, 1024LL, 148, 2.838, 1480.9},
+    {1024LL, 4096LL, 149, 5.971, 2813.3},
+    {1024LL, 8192LL, 148, 10.012, 3355.0},
+    {1024LL, 16384LL, 148, 18.128, 3705.8},
+    {1024LL, 65536LL, 148, 65.928, 4075.7},
+    {2048LL, 1024LL, 151, 3.881, 2164.7},
+    {2048LL, 4096LL, 152, 10.014, 3353.3},
+    {2048LL, 8192LL, 153, 18.163, 3697.1},
+    {2048LL, 16384LL, 153, 34.331, 3911.7},
+    {2048LL, 65536LL, 154, 130.320, 4121.7},
+    {3072LL, 1024LL, 155, 4.870, 2586.9},
+    {3072LL, 4096LL, 156, 14.354, 3508.4},
+    {3072LL, 8192LL, 157, 26.532, 3795.7},
+    {3072LL, 16384LL, 158, 50.924, 3955.0},
+    {3072LL, 65536LL, 155, 192.376, 4187.5},
+    {4096LL, 1024LL, 159, 6.044, 2779.1},
+    {4096LL, 4096LL, 160, 18.180, 3693.2},
+    {4096LL, 8192LL, 160, 34.443, 3898.3},
+    {4096LL, 16384LL, 159, 66.264, 4052.2},
+    {4096LL, 65536LL, 161, 257.136, 4176.9},
+    {5120LL, 1024LL, 162, 7.055, 2976.1},
+    {5120LL, 4096LL, 163, 22.576, 3717.4},
+    {5120LL, 8192LL, 163, 42.758, 3925.0},
+    {5120LL, 16384LL, 163, 82.784, 4054.3},
+    {5120LL, 65536LL, 164, 319.328, 4204.0},
+    {6144LL, 1024LL, 162, 7.996, 3150.8},
+    {6144LL, 4096LL, 165, 26.458, 3806.2},
+    {6144LL, 8192LL, 166, 51.016, 3947.5},
+    {6144LL, 16384LL, 167, 98.416, 4092.3},
+    {6144LL, 65536LL, 167, 389.536, 4135.4},
+    {7168LL, 1024LL, 168, 9.138, 3216.5},
+    {7168LL, 4096LL, 169, 30.688, 3828.4},
+    {7168LL, 8192LL, 169, 58.928, 3986.9},
+    {7168LL, 16384LL, 169, 115.120, 4081.4},
+    {7168LL, 65536LL, 170, 450.672, 4170.1},
+    {8192LL, 1024LL, 168, 10.217, 3287.7},
+    {8192LL, 4096LL, 171, 34.283, 3916.5},
+    {8192LL, 8192LL, 171, 66.056, 4064.7},
+    {8192LL, 16384LL, 172, 130.520, 4114.1},
+    {8192LL, 65536LL, 172, 507.312, 4233.6},
+    {12288LL, 1024LL, 173, 14.534, 3466.8},
+    {12288LL, 4096LL, 173, 50.952, 3952.6},
+    {12288LL, 8192LL, 173, 98.336, 4095.5},
+    {12288LL, 16384LL, 173, 194.664, 4137.5},
+    {12288LL, 65536LL, 174, 763.264, 4220.7},
+    {16384LL, 1024LL, 175, 18.871, 3559.8},
+    {16384LL, 4096LL, 175, 67.016, 4006.8},
+    {16384LL, 8192LL, 175, 130.976, 4099.8},
+    {16384LL, 16384LL, 175, 257.376, 4172.4},
+    {16384LL, 65536LL, 175, 1009.936, 4253.0},
+    {18432LL, 1024LL, 176, 21.302, 3547.7},
+    {18432LL, 4096LL, 176, 74.960, 4029.9},
+    {18432LL, 16384LL, 176, 288.992, 4180.4},
+    {20480LL, 1024LL, 177, 23.570, 3562.7},
+    {20480LL, 4096LL, 178, 86.032, 3901.4},
+    {20480LL, 16384LL, 179, 323.424, 4150.4},
+    {32768LL, 1024LL, 180, 39.960, 3362.2},
+    {32768LL, 4096LL, 180, 136.832, 3924.7},
+    {32768LL, 16384LL, 180, 518.352, 4143.3},
+    {65536LL, 1024LL, 147, 89.456, 3003.7},
+    {65536LL, 4096LL, 147, 338.720, 3170.8},
+    {65536LL, 16384LL, 181, 1325.104, 3241.5},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 179, 129.528, 1044.3},
-    {512LL, 65536LL, 180, 42.042, 3198.8},
-    {1024LL, 1024LL, 181, 2.799, 1501.0},
-    {1024LL, 4096LL, 182, 5.806, 2892.7},
-    {1024LL, 16384LL, 180, 18.033, 3725.1},
-    {1024LL, 65536LL, 179, 65.868, 4079.4},
-    {4096LL, 1024LL, 183, 5.815, 2887.5},
-    {4096LL, 4096LL, 184, 18.294, 3669.7},
-    {4096LL, 16384LL, 185, 66.640, 4029.2},
-    {4096LL, 65536LL, 184, 260.032, 4130.3},
-    {16384LL, 1024LL, 186, 18.524, 3624.9},
-    {16384LL, 4096LL, 187, 66.744, 4022.6},
-    {16384LL, 16384LL, 188, 257.632, 4168.1},
-    {16384LL, 65536LL, 189, 1012.304, 4243.1},
-    {32768LL, 4096LL, 190, 132.536, 4051.4},
+    {128LL, 262144LL, 183, 129.528, 1044.3},
+    {512LL, 65536LL, 184, 42.042, 3198.8},
+    {1024LL, 1024LL, 185, 2.799, 1501.0},
+    {1024LL, 4096LL, 186, 5.806, 2892.7},
+    {1024LL, 16384LL, 184, 18.033, 3725.1},
+    {1024LL, 65536LL, 183, 65.868, 4079.4},
+    {4096LL, 1024LL, 187, 5.815, 2887.5},
+    {4096LL, 4096LL, 188, 18.294, 3669.7},
+    {4096LL, 16384LL, 189, 66.640, 4029.2},
+    {4096LL, 65536LL, 188, 260.032, 4130.3},
+    {16384LL, 1024LL, 190, 18.524, 3624.9},
+    {16384LL, 4096LL, 191, 66.744, 4022.6},
+    {16384LL, 16384LL, 192, 257.632, 4168.1},
+    {16384LL, 65536LL, 193, 1012.304, 4243.1},
+    {32768LL, 4096LL, 194, 132.536, 4051.4},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 192, 129.024, 1048.4},
-    {512LL, 65536LL, 192, 41.683, 3226.3},
-    {1024LL, 1024LL, 193, 2.803, 1499.1},
-    {1024LL, 4096LL, 194, 5.958, 2819.2},
-    {1024LL, 16384LL, 192, 18.120, 3707.4},
-    {1024LL, 65536LL, 192, 65.920, 4076.2},
-    {4096LL, 1024LL, 195, 5.949, 2823.6},
-    {4096LL, 4096LL, 196, 18.176, 3694.0},
-    {4096LL, 16384LL, 196, 66.284, 4051.0},
-    {4096LL, 65536LL, 197, 257.792, 4166.2},
-    {16384LL, 1024LL, 198, 18.895, 3555.4},
-    {16384LL, 4096LL, 198, 66.864, 4015.9},
-    {16384LL, 16384LL, 198, 256.576, 4185.4},
-    {16384LL, 65536LL, 198, 1011.632, 4245.9},
-    {32768LL, 4096LL, 199, 136.448, 3935.7},
+    {128LL, 262144LL, 196, 129.024, 1048.4},
+    {512LL, 65536LL, 196, 41.683, 3226.3},
+    {1024LL, 1024LL, 197, 2.803, 1499.1},
+    {1024LL, 4096LL, 198, 5.958, 2819.2},
+    {1024LL, 16384LL, 196, 18.120, 3707.4},
+    {1024LL, 65536LL, 196, 65.920, 4076.2},
+    {4096LL, 1024LL, 199, 5.949, 2823.6},
+    {4096LL, 4096LL, 200, 18.176, 3694.0},
+    {4096LL, 16384LL, 200, 66.284, 4051.0},
+    {4096LL, 65536LL, 201, 257.792, 4166.2},
+    {16384LL, 1024LL, 202, 18.895, 3555.4},
+    {16384LL, 4096LL, 202, 66.864, 4015.9},
+    {16384LL, 16384LL, 202, 256.576, 4185.4},
+    {16384LL, 65536LL, 202, 1011.632, 4245.9},
+    {32768LL, 4096LL, 203, 136.448, 3935.7},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 201, 123.832, 2176.2},
-    {1024LL, 4096LL, 202, 10.141, 3310.9},
-    {1024LL, 65536LL, 203, 129.552, 4146.1},
-    {4096LL, 4096LL, 204, 34.488, 3892.7},
-    {4096LL, 65536LL, 205, 508.720, 4221.9},
-    {16384LL, 4096LL, 206, 132.680, 4047.0},
-    {16384LL, 65536LL, 207, 2030.128, 4231.4},
-    {32768LL, 4096LL, 200, 285.248, 3764.8},
+    {128LL, 262144LL, 205, 123.832, 2176.2},
+    {1024LL, 4096LL, 206, 10.141, 3310.9},
+    {1024LL, 65536LL, 207, 129.552, 4146.1},
+    {4096LL, 4096LL, 208, 34.488, 3892.7},
+    {4096LL, 65536LL, 209, 508.720, 4221.9},
+    {16384LL, 4096LL, 210, 132.680, 4047.0},
+    {16384LL, 65536LL, 211, 2030.128, 4231.4},
+    {32768LL, 4096LL, 204, 285.248, 3764.8},
     {0LL, 0LL, -1, 0.0, 0.0}
 };
 
