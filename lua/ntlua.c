@@ -1219,10 +1219,34 @@ static int ntl_grid(lua_State *L) {
     return 1;
 }
 
+/* normtune.join(list, ...): one list of the elements of every list, in
+ * order (the shapes of several grids, say). */
+static int ntl_join(lua_State *L) {
+    int nargs = lua_gettop(L);
+    lua_Integer n = 0;
+    for (int a = 1; a <= nargs; a++) {
+        if (!lua_istable(L, a))
+            return luaL_error(L, "normtune.join: argument %d is a %s, not a list", a,
+                              luaL_typename(L, a));
+        n += luaL_len(L, a);
+        if (n > NT_SWEEP_MAX_SHAPES)
+            return luaL_error(L, "normtune.join: more than %d elements", NT_SWEEP_MAX_SHAPES);
+    }
+    lua_createtable(L, (int)n, 0);
+    lua_Integer k = 0;
+    for (int a = 1; a <= nargs; a++)
+        for (lua_Integer i = 1, m = luaL_len(L, a); i <= m; i++) {
+            lua_geti(L, a, i);
+            lua_rawseti(L, -2, ++k);
+        }
+    return 1;
+}
+
 static const luaL_Reg ntl_funcs[] = {
     {"sweep", ntl_sweep},
     {"range", ntl_range},
     {"grid", ntl_grid},
+    {"join", ntl_join},
     {NULL, NULL},
 };
 

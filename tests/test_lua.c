@@ -1059,6 +1059,34 @@ TEST(t_grid) {
         "normtune.grid: Ms[2] is not an integer");
 }
 
+/* normtune.join(list, ...): the lists' elements in order; a non-list is an
+ * error that names the argument. */
+TEST(t_join) {
+    nt_sweep sw;
+    char err[1024];
+    int rc = ntl_load(script("join.lua",
+                             "return normtune.sweep {\n"
+                             "  op = \"rmsnorm_fwd\",\n"
+                             "  shapes = normtune.join(normtune.grid({1024}, {8, 16}), {},\n"
+                             "                         {{M = 3, N = 64}}),\n"
+                             "  families = {row = {params = {block = {128}, chunks = {1, 2}, k = {0}}}},\n"
+                             "}\n"),
+                      &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    static const int64_t want[3][2] = {{8, 1024}, {16, 1024}, {3, 64}};
+    CHECK(sw.nshape == 3, "%d shapes", sw.nshape);
+    for (int i = 0; i < 3 && i < sw.nshape; i++)
+        CHECK(sw.shapes[i].M == want[i][0] && sw.shapes[i].N == want[i][1],
+              "shape %d: M=%lld N=%lld", i, (long long)sw.shapes[i].M, (long long)sw.shapes[i].N);
+    ntl_free(&sw);
+    BAD("join_bad.lua", 3,
+        "return normtune.sweep {\n  op = \"rmsnorm_fwd\",\n"
+        "  shapes = normtune.join({{M = 1, N = 8}}, 7),\n"
+        "  families = {row = {params = {block = {128}, chunks = {1}, k = {0}}}},\n}\n",
+        "normtune.join: argument 2 is a number, not a list");
+}
+
 TEST(t_dtypes_errors) {
     const char *fam = "  shapes = {{M = 1, N = 8}},\n"
                       "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n}\n";
@@ -1091,6 +1119,7 @@ int main(void) {
     RUN(t_dtypes_own_shapes);
     RUN(t_dtypes_errors);
     RUN(t_grid);
+    RUN(t_join);
     RUN(t_dtype_table);
     RUN(t_empty_and_nonpositive);
     RUN(t_space_empty_after_where);

@@ -99,26 +99,11 @@ static int loop_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
     int64_t k = nt_params_int(p, "k", NULL);
     char rest[64];
     memset(pl, 0, sizeof *pl);
-    pl->nlaunch = 2;
     snprintf(rest, sizeof rest, "%lld, %lld, %lld", (long long)block, (long long)chunks,
              (long long)k);
     if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_bwd_loop", pr, rest, err, errlen))
         return -1;
-    pl->l[0].grid = 0;          /* the launcher sizes it: SMs x k (or as fit), at most M */
-    pl->l[0].grid_y = 1;
-    pl->l[0].block = (unsigned)block;
-    pl->l[0].blocks_per_sm = (int)k;
-    pl->l[0].pdl = 1;           /* every launch of the chain waits first */
-    nt_bwd_final_launch(pr, 0, &pl->l[1]);
-    pl->nparts = 0;             /* the grid's partial rows */
-    if (dev) {
-        /* at most as many partial rows as blocks can be resident (by
-         * threads, or k) on every SM, and as rows */
-        int64_t kmax = k ? k : dev->max_threads_per_sm / block;
-        int64_t parts = (int64_t)dev->sms * kmax;
-        if (parts > pr->M) parts = pr->M;
-        pl->workspace = NT_BWD_ALIGN256((size_t)parts * (size_t)pr->N * 4);
-    }
+    nt_bwd_persistent_chain(pr, dev, block, k, 1, pl);
     return 0;
 }
 

@@ -31,3 +31,25 @@ void nt_bwd_final_launch(const nt_problem *p, int where, nt_launch *l) {
     l->block = COLSUM_THREADS;
     l->pdl = 1;
 }
+
+void nt_bwd_persistent_chain(const nt_problem *p, const nt_devinfo *dev, int64_t block, int64_t k,
+                             int64_t step_rows, nt_plan *pl) {
+    pl->nlaunch = 2;
+    pl->l[0].grid = 0;          /* the launcher sizes it */
+    pl->l[0].grid_y = 1;
+    pl->l[0].pdl = 1;           /* every launch of the chain waits first */
+    pl->l[0].block = (unsigned)block;
+    pl->l[0].blocks_per_sm = (int)k;
+    pl->l[0].grid_rows = step_rows > 1 ? (unsigned)step_rows : 0;
+    nt_bwd_final_launch(p, 0, &pl->l[1]);
+    pl->nparts = 0;             /* the grid's partial rows */
+    if (dev) {
+        /* at most as many blocks as can be resident (by threads, or k),
+         * and one per step of rows */
+        int64_t kmax = k ? k : dev->max_threads_per_sm / block;
+        int64_t parts = (int64_t)dev->sms * kmax;
+        int64_t steps = nt_bwd_cdiv(p->M, step_rows > 1 ? step_rows : 1);
+        if (parts > steps) parts = steps;
+        pl->workspace = NT_BWD_ALIGN256((size_t)parts * (size_t)p->N * 4);
+    }
+}

@@ -31,4 +31,12 @@ int nt_bwd_kname(char *buf, size_t len, const char *kernel, const nt_problem *p,
  * partial), as launch l. */
 void nt_bwd_final_launch(const nt_problem *p, int where, nt_launch *l);
 
+/* The rest of a 2-kernel persistent chain once launch 0's name and shared
+ * memory are set: launch 0 with a grid the launcher sizes (k blocks per SM
+ * of `block` threads, 0 = as many as fit; at most one block per step of
+ * step_rows rows, 1 = a row), then the final column sum over the grid's
+ * fp32 partial rows; with dev, a workspace for the largest such grid. */
+void nt_bwd_persistent_chain(const nt_problem *p, const nt_devinfo *dev, int64_t block, int64_t k,
+                             int64_t step_rows, nt_plan *pl);
+
 #endif

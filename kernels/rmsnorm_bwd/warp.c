@@ -105,26 +105,12 @@ static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
     int64_t k = nt_params_int(p, "k", NULL);
     char rest[64];
     memset(pl, 0, sizeof *pl);
-    pl->nlaunch = 2;
     snprintf(rest, sizeof rest, "%lld, %lld, %lld, %lld, %lld", (long long)tpr, (long long)block,
              (long long)chunks, (long long)rows, (long long)k);
     if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_bwd_warp", pr, rest, err, errlen))
         return -1;
-    pl->l[0].grid = 0;          /* the launcher sizes it: SMs x k, at most one block a step */
-    pl->l[0].grid_y = 1;
-    pl->l[0].pdl = 1;
-    pl->l[0].block = (unsigned)block;
     pl->l[0].smem = warp_smem(pr, tpr, block, chunks);
-    pl->l[0].blocks_per_sm = (int)k;
-    pl->l[0].grid_rows = (unsigned)(block / tpr * rows);
-    nt_bwd_final_launch(pr, 0, &pl->l[1]);
-    pl->nparts = 0;
-    if (dev) {
-        int64_t kmax = k ? k : dev->max_threads_per_sm / block;
-        int64_t parts = (int64_t)dev->sms * kmax, steps = nt_bwd_cdiv(pr->M, block / tpr * rows);
-        if (parts > steps) parts = steps;
-        pl->workspace = NT_BWD_ALIGN256((size_t)parts * (size_t)pr->N * 4);
-    }
+    nt_bwd_persistent_chain(pr, dev, block, k, block / tpr * rows, pl);
     return 0;
 }
 

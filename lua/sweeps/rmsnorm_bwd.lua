@@ -20,14 +20,7 @@ local BUDGET = 7
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 16384, 65536}
 
--- The lists joined in order.
-local function join(...)
-  local out = {}
-  for _, list in ipairs{...} do
-    for _, s in ipairs(list) do out[#out + 1] = s end
-  end
-  return out
-end
+local join = normtune.join
 
 -- Short rows: per-head norms (QK-norm: N is the head dimension, M tokens x
 -- heads) and small hidden sizes.

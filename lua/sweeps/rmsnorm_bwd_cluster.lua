@@ -25,15 +25,10 @@ end
 return normtune.sweep {
   op = "rmsnorm_bwd",
   dtype = "bf16",
-  shapes = (function()
-    local out = normtune.grid({4096, 8192, 16384}, {256, 1024, 4096})
-    -- and rows past 16384, against the loop family the default sweep
-    -- picked there (persistent stops at 16384)
-    for _, s in ipairs(normtune.grid({18432, 20480, 32768, 65536}, {1024, 4096, 16384})) do
-      out[#out + 1] = s
-    end
-    return out
-  end)(),
+  -- and rows past 16384, against the loop family the default sweep picked
+  -- there (persistent stops at 16384)
+  shapes = normtune.join(normtune.grid({4096, 8192, 16384}, {256, 1024, 4096}),
+                         normtune.grid({18432, 20480, 32768, 65536}, {1024, 4096, 16384})),
   families = {
     -- (the persistent family has no register rule: stages = 1 with more
     -- than 1024 chunks a block, or k = 2, spills at these rows)
