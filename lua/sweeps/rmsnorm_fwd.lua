@@ -13,7 +13,7 @@
 -- for fp32, so a row takes threads * chunks * E columns; where() keeps the
 -- chunk counts that cover N with at most one partly filled chunk per
 -- thread (the smallest that fits), which is where the fast points are.
--- The families' checks let 9812 of the points where() keeps run, over 188
+-- The families' checks let 9696 of the points where() keeps run, over 188
 -- problems; `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints
 -- them per problem and family.  (Before the short and long rows: 6211 of
 -- 130 problems, which one H200 measured exhaustively in about 5 minutes,
@@ -117,12 +117,13 @@ return normtune.sweep {
                 k = {0, 4, 8}},
       where = function(p, s) return s.N <= 4096 and covers(p.tpr, p.chunks, s) end,
     },
-    -- a resident grid walks the rows with w in registers, the next row in flight
+    -- a resident grid walks the rows with w in registers, the next row in
+    -- flight; rows past 16384 spill its registers (stages = 1, 10 chunks)
     persist = {
       params = {block = {256, 512, 1024}, chunks = normtune.range(1, 16), stages = {1, 2},
                 k = {1, 2, 4}},
       where = function(p, s)
-        return covers(p.block, p.chunks, s) and p.k * p.block <= 2048 and
+        return s.N <= 16384 and covers(p.block, p.chunks, s) and p.k * p.block <= 2048 and
                (p.stages == 1 or p.stages * p.block * p.chunks * 16 * p.k <= 200 * 1024)
       end,
     },
