@@ -3,8 +3,10 @@
  * double, and error metrics.  The references themselves are the ops'
  * (kernels/<op>/ref.c). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/family.h"
 #include "kernels/ref.h"
@@ -80,11 +82,7 @@ static uint64_t splitmix(uint64_t *s) {
 }
 
 void nt_fill_uniform(uint16_t *a, size_t n, double lo, double hi, uint64_t seed) {
-    uint64_t s = seed;
-    for (size_t i = 0; i < n; i++) {
-        double u = (double)(splitmix(&s) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
-        a[i] = nt_f32_to_bf16((float)(lo + (hi - lo) * u));
-    }
+    nt_fill(NT_BF16, a, n, lo, hi, seed);
 }
 
 /* The value of one draw, rounded to dtype and stored as a[i]. */
@@ -97,12 +95,47 @@ static void put(int dtype, void *a, size_t i, double v) {
         ((uint16_t *)a)[i] = nt_f32_to_bf16((float)v);
 }
 
-void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed) {
-    uint64_t s = seed;
-    for (size_t i = 0; i < n; i++) {
+/* Elements [i0, i1) of a fill: splitmix's state after i draws is seed +
+ * i * its increment, so any range starts where the sequential walk would
+ * be, and the values never depend on how the range is cut. */
+typedef struct fill_job {
+    int dtype;
+    void *a;
+    size_t i0, i1;
+    double lo, hi;
+    uint64_t seed;
+} fill_job;
+
+static void *fill_range(void *arg) {
+    const fill_job *j = arg;
+    uint64_t s = j->seed + (uint64_t)j->i0 * 0x9e3779b97f4a7c15ULL;
+    for (size_t i = j->i0; i < j->i1; i++) {
         double u = (double)(splitmix(&s) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
-        put(dtype, a, i, lo + (hi - lo) * u);
+        put(j->dtype, j->a, i, j->lo + (j->hi - j->lo) * u);
     }
+    return NULL;
+}
+
+#define FILL_THREADS 64       /* at most; one per online CPU */
+#define FILL_PER_THREAD (1u << 22) /* elements a thread is worth starting for */
+
+void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed) {
+    fill_job j[FILL_THREADS];
+    pthread_t th[FILL_THREADS];
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = n / FILL_PER_THREAD + 1;
+    if (cpus > 0 && nt > (size_t)cpus) nt = (size_t)cpus;
+    if (nt > FILL_THREADS) nt = FILL_THREADS;
+    size_t started = 0;
+    for (size_t t = 0; t < nt; t++) {
+        j[t] = (fill_job){dtype, a, n * t / nt, n * (t + 1) / nt, lo, hi, seed};
+        if (t == 0) continue;
+        if (pthread_create(&th[t], NULL, fill_range, &j[t])) break;  /* the rest: here */
+        started = t;
+    }
+    fill_range(&j[0]);
+    for (size_t t = started + 1; t < nt; t++) fill_range(&j[t]);
+    for (size_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
 }
 
 void nt_to_f64(int dtype, const void *src, size_t n, double *dst) {

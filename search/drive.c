@@ -384,6 +384,8 @@ typedef struct drive {
     int *order;               /* problems in the order they are tuned */
     uint64_t *budget;         /* per problem: its budget */
     unsigned char *anchor;    /* per problem: an anchor of a cold campaign */
+    int pos;                  /* problems finished before the one at hand */
+    double last_live;         /* when the live line was last drawn */
 } drive;
 
 /* feasible() of the search: the family's check (no device) and where(). */
@@ -466,6 +468,15 @@ static int measure(drive *d, tune_pt p, double race_us, nt_result *res) {
     if (res->status == NT_OK && d->ev->copy_gbps > 0)
         res->pct_copy = 100.0 * res->gbps / d->ev->copy_gbps;
     if (d->so->put(d->so->ctx, d->sw, d->q, p.fam, &par, res, d->err, d->errlen)) return -1;
+    if (d->o->progress && !d->o->verbose && !d->o->quiet && nt_now_s() - d->last_live > 0.1) {
+        /* the live line: redrawn in place, at most ten times a second */
+        nt_problem_text(&d->pr, ptxt, sizeof ptxt);
+        fprintf(stderr, "\r\033[K[%d/%d] %s: %s, %" PRIu64 " measured in all, %.0f s", d->pos + 1,
+                nt_sweep_nproblems(d->sw), ptxt, f->name, d->st->measured + 1,
+                nt_now_s() - d->t0);
+        fflush(stderr);
+        d->last_live = nt_now_s();
+    }
     if (d->o->verbose) {
         nt_problem_text(&d->pr, ptxt, sizeof ptxt);
         if (nt_params_canon(f, &par, canon, sizeof canon)) canon[0] = 0;
@@ -587,10 +598,14 @@ static int run_problem(drive *d, int q, nt_result *res) {
             params_of(d->sw, d->st->pick[q], &par);
             nt_params_canon(d->sw->fam[d->st->pick[q].fam].fam, &par, canon, sizeof canon);
         }
-        fprintf(stderr, "  %s done (%" PRIu64 " measured, %" PRIu64 " reused; best %s %s, "
-                        "%.0f s)\n", ptxt, d->st->measured - before, d->st->reused - reused,
+        /* what is left, at the pace of the problems done so far */
+        int np = nt_sweep_nproblems(d->sw), done = d->pos + 1;
+        double el = nt_now_s() - d->t0;
+        fprintf(stderr, "%s[%d/%d] %s done (%" PRIu64 " measured, %" PRIu64 " reused; best %s %s); "
+                        "%.0f s, about %.0f s left\n", d->o->progress ? "\r\033[K" : "", done, np,
+                ptxt, d->st->measured - before, d->st->reused - reused,
                 d->st->pick[q].fam >= 0 ? d->sw->fam[d->st->pick[q].fam].fam->name : "none",
-                canon, nt_now_s() - d->t0);
+                canon, el, el / done * (np - done));
     }
     rc = 0;
 out:
@@ -732,8 +747,8 @@ int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_ru
             goto out;
         }
     }
-    for (int k = 0; k < np && !st->interrupted; k++)
-        if (run_problem(&d, d.order[k], res)) goto out;
+    for (d.pos = 0; d.pos < np && !st->interrupted; d.pos++)
+        if (run_problem(&d, d.order[d.pos], res)) goto out;
     rc = 0;
 out:
     free(d.order);

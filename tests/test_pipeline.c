@@ -432,6 +432,64 @@ TEST(warm_tries_every_family_at_a_new_shape) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* Progress on a long run: a line per problem finished, "[k/n] <problem>
+ * done (...); T s, about R s left", k counting 1..n in the order tuned;
+ * with progress on (a terminal), the live line is redrawn in place (\r and
+ * erase-line) and each done line starts by erasing it. */
+TEST(progress_lines) {
+    char saved[sizeof path_db], err[512], path_err[600];
+    search_cfg keep = sw.search;
+    int np = nt_sweep_nproblems(&sw);
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.budget = 3;
+    for (int live = 0; live <= 1; live++) {
+        store *db = NULL;
+        nt_run_opts o = {0};
+        nt_run_stats st;
+        o.progress = live;
+        snprintf(path_db, sizeof path_db, "%s/progress%d.db", t_tmpdir(), live);
+        snprintf(path_err, sizeof path_err, "%s/progress%d.err", t_tmpdir(), live);
+        fflush(stderr);
+        int fd = dup(2);
+        FILE *ef = fopen(path_err, "w");
+        CHECK(fd >= 0 && ef, "capture stderr");
+        if (fd < 0 || !ef) return;
+        dup2(fileno(ef), 2);
+        int rc = store_open(&db, path_db, STORE_CREATE, err, sizeof err) ||
+                 nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err);
+        fflush(stderr);
+        dup2(fd, 2);
+        close(fd);
+        fclose(ef);
+        CHECK(rc == 0, "run: %s", err);
+        if (!rc) nt_run_stats_free(&st);
+        store_close(db);
+        FILE *in = fopen(path_err, "r");
+        char line[1024];
+        int next = 1, live_seen = 0, last_left = -1;
+        while (in && fgets(line, sizeof line, in)) {
+            char *at = strstr(line, "\r\033[K[");
+            live_seen += at != NULL;
+            char *done = strstr(line, " done (");
+            if (!done) continue;
+            char *b = strrchr(line, '[');
+            int k = 0, n = 0;
+            if (b && sscanf(b, "[%d/%d]", &k, &n) == 2 && n == np && k == next) next++;
+            char *left = strstr(done, "about ");
+            last_left = left ? atoi(left + 6) : -1;
+        }
+        if (in) fclose(in);
+        CHECK(next == np + 1, "live=%d: done lines [1/%d] .. [%d/%d] in order: stopped at %d", live,
+              np, np, np, next);
+        CHECK(last_left == 0, "live=%d: the last line says about %d s left", live, last_left);
+        CHECK(live ? live_seen > 0 : live_seen == 0, "live=%d: %d lines redrawn in place", live,
+              live_seen);
+    }
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 /* GPUs of one model are one device.  A sweep interrupted on GPU A is
  * finished on GPU B of the same model (another uuid): B reuses A's results
  * (counted as from another GPU), measures only the rest, stores them under
@@ -631,6 +689,7 @@ int main(void) {
     RUN(export_picks_the_fastest);
     RUN(warm_hints_cover_the_neighbours);
     RUN(warm_tries_every_family_at_a_new_shape);
+    RUN(progress_lines);
     RUN(model_pools_gpus);
     RUN(kill_9_then_resume);
     ntl_free(&sw);

@@ -148,10 +148,43 @@ TEST(fill_every_dtype) {
           "fp16 rounding error %g", nt_rel_l2_dt(NT_F16, df, h, 500));
 }
 
+/* A fill large enough to be cut over threads gives the values of the one
+ * sequential walk: each window (across the cuts too) equals a small,
+ * single-threaded fill seeded where the walk would be there (splitmix's
+ * state after k draws is seed + k * 0x9e3779b97f4a7c15). */
+TEST(fill_threads_give_the_sequential_values) {
+    size_t n = (3u << 22) + 12345, w = 64;
+    uint16_t *big = malloc(n * sizeof *big), win[64];
+    float *fb = malloc(n * sizeof *fb), fw[64];
+    CHECK(big && fb, "out of memory");
+    if (!big || !fb) return;
+    nt_fill(NT_F16, big, n, -3, 3, 99);
+    nt_fill(NT_F32, fb, n, -3, 3, 99);
+    int bad = 0, windows = 0;
+    for (int k = 0; k <= 64; k++) {
+        size_t at = n / 64 * (size_t)k;
+        at = at >= w / 2 ? at - w / 2 : 0;
+        if (at + w > n) at = n - w;
+        uint64_t seed = 99 + (uint64_t)at * 0x9e3779b97f4a7c15ULL;
+        nt_fill(NT_F16, win, w, -3, 3, seed);
+        nt_fill(NT_F32, fw, w, -3, 3, seed);
+        bad += memcmp(win, big + at, sizeof win) != 0;
+        bad += memcmp(fw, fb + at, sizeof fw) != 0;
+        windows++;
+    }
+    uint16_t head[1000];
+    nt_fill(NT_F16, head, 1000, -3, 3, 99);
+    bad += memcmp(head, big, sizeof head) != 0;
+    CHECK(bad == 0, "%d of %d windows differ from the sequential walk", bad, 2 * windows + 1);
+    free(big);
+    free(fb);
+}
+
 int main(void) {
     RUN(bf16_round_trip_and_rounding);
     RUN(f16_round_trip_and_rounding);
     RUN(fill_every_dtype);
+    RUN(fill_threads_give_the_sequential_values);
     RUN(fill_uniform_seeded);
     RUN(rel_l2);
     T_END();

@@ -28,6 +28,13 @@ has run_device_ordinal_points_to_gpu "$T/err" "--gpu 1"
 expect run_bad_gpu 2 run --gpu -1 "$sweep"
 "$NORMTUNE" run --help | grep -q -- "--gpu N" && ok run_help_gpu || bad run_help_gpu
 expect run_missing_script 1 run "$T/nope.lua" --db "$T/r.db"
+# --strategy and --budget override the script's search (before any GPU work)
+expect run_bad_strategy 2 run --strategy greedy "$sweep"
+has run_bad_strategy_names_them "$T/err" "unknown strategy 'greedy' (allowed: exhaustive, random, hillclimb, warm)"
+expect run_bad_budget 2 run --budget 0 "$sweep"
+"$NORMTUNE" run --help | grep -q -- "--strategy S" && ok run_help_strategy || bad run_help_strategy
+expect replay_bad_strategy 2 replay --db "$T/r.db" --strategy greedy "$sweep"
+has replay_bad_strategy_names_them "$T/err" "unknown strategy 'greedy' (allowed: exhaustive, random, hillclimb, warm)"
 if nvidia-smi >/dev/null 2>&1; then
     echo "SKIP run_no_device (this machine has a GPU)"
 else

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/search.h"
 #include "tuner/cli.h"
 #include "tuner/table.h"
 
@@ -172,4 +173,19 @@ int nt_sink_close(const char *cmd, nt_sink *s, int ok) {
         return NT_EXIT_FAIL;
     }
     return NT_EXIT_OK;
+}
+
+int nt_opt_strategy(const char *cmd, const char *value, void *dst) {
+    char list[128] = "";
+    for (int i = 0; search_strategies[i]; i++) {
+        if (!strcmp(search_strategies[i], value) &&
+            strlen(value) < sizeof ((search_cfg *)0)->strategy) {
+            *(const char **)dst = search_strategies[i];
+            return 0;
+        }
+        size_t n = strlen(list);
+        snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", search_strategies[i]);
+    }
+    nt_errorf(cmd, "unknown strategy '%s' (allowed: %s)", value, list);
+    return -1;
 }

@@ -35,6 +35,10 @@ void nt_errorf(const char *cmd, const char *fmt, ...)
  * usage error naming opt and returns -1. */
 int nt_parse_pos(const char *cmd, const char *opt, const char *text, long long *v);
 
+/* An NT_OPT_FN for --strategy: one of search/search.h's search_strategies
+ * into *(const char **)dst; otherwise a usage error naming them all. */
+int nt_opt_strategy(const char *cmd, const char *value, void *dst);
+
 /* ---- the option parser of every command ---- */
 
 /* How an option's value is stored (nt_opt.kind). */

@@ -255,7 +255,7 @@ int cmd_replay(int argc, char **argv) {
     long long budget = 0, seeds = 1;
     const nt_opt opts[] = {
         {"db", 0, NT_OPT_STR, &dbpath, NULL},
-        {"strategy", 0, NT_OPT_STR, &strategy, NULL},
+        {"strategy", 0, NT_OPT_FN, &strategy, nt_opt_strategy},
         {"budget", 0, NT_OPT_POS, &budget, NULL},
         {"seeds", 0, NT_OPT_POS, &seeds, NULL},
         {"stored", 0, NT_OPT_STR, &stored, NULL},
@@ -270,13 +270,6 @@ int cmd_replay(int argc, char **argv) {
     int neighbours = !strcmp(stored, "neighbours"), model_too = !strcmp(stored, "model");
     if (!neighbours && !model_too && strcmp(stored, "none")) {
         nt_errorf("replay", "--stored takes none, neighbours or model, got '%s'", stored);
-        return NT_EXIT_USAGE;
-    }
-    int known = 0;
-    for (int i = 0; search_strategies[i]; i++) known |= !strcmp(search_strategies[i], strategy);
-    if (!known || strlen(strategy) >= sizeof ((search_cfg *)0)->strategy) {
-        nt_errorf("replay", "unknown strategy '%s' (allowed: exhaustive, random, hillclimb, warm)",
-                  strategy);
         return NT_EXIT_USAGE;
     }
     char err[2048];

@@ -1,6 +1,7 @@
 /* cmd_run.c -- `normtune run`: a sweep on the GPU.
  *
- *   normtune run SCRIPT [--db FILE] [--device N] [--seed S] [--jobs N]
+ *   normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]
+ *                [--jobs N] [--settle S] [--strategy S] [--budget B]
  *                [--no-cache] [--verbose]
  *
  * Loads the script, opens (or creates) the database, opens the GPU, measures
@@ -25,12 +26,14 @@
 
 #include "lua/ntlua.h"
 #include "tuner/cli.h"
+#include "tuner/compile.h"
 #include "search/enumerate.h"
 #include "tuner/runner.h"
 #include "tuner/sweep.h"
 
 #define MAX_RESTARTS 8        /* self-restarts after a lost CUDA context */
 #define DEFAULT_SETTLE_S 15.0 /* run --settle: seconds of copies before measuring */
+#define PRECOMPILE_MAX (1u << 20) /* points of a sweep whose kernels are all queued */
 
 
 static volatile sig_atomic_t stop_flag;
@@ -50,9 +53,11 @@ static void on_sigint(int sig) {
 
 static void run_usage(FILE *f) {
     fprintf(f, "usage: normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]\n"
-               "                    [--jobs N] [--settle SECONDS] [--no-cache] [--verbose]\n\n"
-               "Measure every variant of the sweep script on the GPU into FILE\n"
-               "(default results.db); variants already measured there on a GPU of the\n"
+               "                    [--jobs N] [--settle SECONDS] [--strategy S] [--budget B]\n"
+               "                    [--no-cache] [--verbose]\n\n"
+               "Search the sweep script's space on the GPU with its strategy (every\n"
+               "variant when it is exhaustive) into FILE (default results.db);\n"
+               "variants already measured there on a GPU of the\n"
                "same model (name, compute capability, SMs, memory clock), this one or\n"
                "another, with the same kernel source and timing settings are reused,\n"
                "not measured again (resume).\n\n"
@@ -65,6 +70,10 @@ static void run_usage(FILE *f) {
                "  --jobs N      NVRTC compiler threads (online CPUs)\n"
                "  --settle S    keep the GPU copying S seconds before measuring, so\n"
                "                clocks and temperature start near steady state (15)\n"
+               "  --strategy S  search with S (exhaustive, random, hillclimb, warm)\n"
+               "                instead of the script's: exhaustive measures every\n"
+               "                variant, to check what warm picks\n"
+               "  --budget B    variants per shape instead of the script's budget\n"
                "  --no-cache    do not use the compiled-kernel cache\n"
                "  --verbose     one line per result\n");
 }
@@ -106,12 +115,100 @@ static int opt_settle(const char *cmd, const char *v, void *dst) {
     return 0;
 }
 
+/* The background compile of a sweep's kernels: every kernel set that a
+ * feasible point plans on this device, once, into the disk cache. */
+typedef struct precomp {
+    nt_pool *pool;
+    const nt_devinfo *di;
+    char arch[16];
+    int use_cache;
+    uint64_t *seen;           /* keys of the kernel sets queued (open addressing) */
+    size_t cap, n;
+} precomp;
+
+/* nt_enumerate callback: plan the point on this device and queue its
+ * kernel set unless queued already. */
+static int precompile_point(void *ctx, const nt_sweep *sw, int prob, int f, const int *idx,
+                            const nt_params *p, char *err, size_t errlen) {
+    precomp *c = ctx;
+    const nt_family *fam = sw->fam[f].fam;
+    nt_problem s;
+    nt_job job;
+    char why[256];
+    (void)idx;
+    memset(&job, 0, sizeof job);
+    nt_sweep_problem(sw, prob, &s);
+    if (fam->check(p, &s, c->di, why, sizeof why) || fam->plan(p, &s, c->di, &job.plan, why, sizeof why))
+        return 0;             /* refused here: never compiled, never run */
+    uint64_t key = nt_fnv1a(NT_FNV_INIT, fam->name, strlen(fam->name) + 1);
+    for (int i = 0; i < job.plan.nlaunch; i++)
+        key = nt_fnv1a(key, job.plan.l[i].name, strlen(job.plan.l[i].name) + 1);
+    key |= 1;                 /* 0 marks an empty slot */
+    size_t i = (size_t)key & (c->cap - 1);
+    while (c->seen[i] && c->seen[i] != key) i = (i + 1) & (c->cap - 1);
+    if (c->seen[i]) return 0;
+    if ((c->n + 1) * 2 > c->cap) {
+        snprintf(err, errlen, "too many kernel sets to precompile");
+        return -1;
+    }
+    c->seen[i] = key;
+    c->n++;
+    job.fam = fam;
+    snprintf(job.arch, sizeof job.arch, "%s", c->arch);
+    job.use_cache = c->use_cache;
+    job.discard = 1;
+    return nt_pool_submit(c->pool, &job) < 0 ? (snprintf(err, errlen, "cannot queue a compile"), -1)
+                                             : 0;
+}
+
+/* Start compiling, on a pool of its own, every kernel set the sweep can
+ * run on this device, so that an adaptive search, which asks for a few
+ * points at a time, finds them in the cache instead of waiting for NVRTC
+ * at every step.  Skipped (0) for an exhaustive sweep (the driver compiles
+ * its batches ahead itself), without the cache, and for a sweep of more
+ * than PRECOMPILE_MAX points (its where() walk would cost more than it
+ * saves).  Returns the kernel sets queued, or -1 with a message (the run
+ * goes on without it). */
+static long precompile(precomp *c, nt_sweep *sw, const nt_evaluator *ev, const nt_devinfo *di,
+                       int jobs, int use_cache, char *err, size_t errlen) {
+    uint64_t pts = 0, per = 0;
+    memset(c, 0, sizeof *c);
+    if (!use_cache || !strcmp(sw->search.strategy, "exhaustive")) return 0;
+    for (int f = 0; f < sw->nfam; f++) {
+        uint64_t z = search_space_size(&sw->fam[f].space);
+        per = per + z < per ? UINT64_MAX : per + z;
+    }
+    pts = per > PRECOMPILE_MAX ? UINT64_MAX : per * (uint64_t)nt_sweep_nproblems(sw);
+    if (pts > PRECOMPILE_MAX) return 0;
+    c->cap = 1;
+    while (c->cap < 2 * pts + 2) c->cap <<= 1;
+    c->di = di;
+    c->use_cache = 1;
+    snprintf(c->arch, sizeof c->arch, "%s", ev->arch);
+    if (!(c->seen = calloc(c->cap, sizeof *c->seen)) ||
+        !(c->pool = nt_pool_start(jobs, 1 << 30, err, errlen))) {
+        if (!c->pool && !c->seen) snprintf(err, errlen, "out of memory");
+        free(c->seen);
+        c->seen = NULL;
+        return -1;
+    }
+    if (nt_enumerate(sw, NT_ENUM_EXHAUSTIVE, precompile_point, c, NULL, err, errlen)) return -1;
+    return (long)c->n;
+}
+
+static void precompile_stop(precomp *c) {
+    nt_pool_stop(c->pool, 0);
+    free(c->seen);
+    memset(c, 0, sizeof *c);
+}
+
 int cmd_run(int argc, char **argv) {
     const char *dbpath = "results.db";
     nt_runner_opts ro = {.device = 0, .seed = 1, .use_cache = 1, .eps = 1e-6};
     nt_run_opts o = {0};
     double settle = DEFAULT_SETTLE_S;
-    long long seed = 0, jobs = 0;
+    long long seed = 0, jobs = 0, budget = 0;
+    const char *strategy = NULL;
     int no_cache = 0, rc;
     const nt_opt opts[] = {
         {"db", 0, NT_OPT_STR, &dbpath, NULL},
@@ -122,6 +219,8 @@ int cmd_run(int argc, char **argv) {
         {"verbose", 0, NT_OPT_FLAG, &o.verbose, NULL},
         {"settle", 0, NT_OPT_FN, &settle, opt_settle},
         {"gpu", 0, NT_OPT_FN, &ro.device, opt_gpu},
+        {"strategy", 0, NT_OPT_FN, &strategy, nt_opt_strategy},
+        {"budget", 0, NT_OPT_POS, &budget, NULL},
     };
     if ((rc = nt_parse_opts("run", argc, argv, opts, NT_NOPTS(opts), run_usage)) >= 0) return rc;
     if (seed) ro.seed = (uint64_t)seed;
@@ -138,11 +237,14 @@ int cmd_run(int argc, char **argv) {
     nt_runner *r = NULL;
     nt_evaluator ev;
     nt_run_stats st;
+    precomp pre = {0};
     rc = NT_EXIT_FAIL;
     if (ntl_load(argv[optind], &sw, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return NT_EXIT_FAIL;
     }
+    if (strategy) snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
+    if (budget) sw.search.budget = (uint64_t)budget;
     /* where() deterministic and within budget, every shape with a variant:
      * known before the GPU is touched (for an exhaustive sweep: a search
      * with a budget never walks the whole space) */
@@ -161,6 +263,14 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     nt_runner_evaluator(r, &ev);
+    long npre = precompile(&pre, &sw, &ev, nt_runner_devinfo(r), ro.jobs, ro.use_cache, err,
+                           sizeof err);
+    if (npre < 0) {           /* a speed-up only: the search compiles what it asks for */
+        fprintf(stderr, "normtune run: note: no background compile: %s\n", err);
+        precompile_stop(&pre);
+    } else if (npre > 0)
+        fprintf(stderr, "normtune run: compiling the sweep's %ld kernel sets in the background "
+                        "(%d threads)\n", npre, nt_pool_threads(pre.pool));
     fprintf(stderr, "normtune run: %s (%s, %d SMs), %s%.0f s, then measuring copy bandwidth\n",
             ev.dev.name, ev.arch, ev.dev.sms, "settling the GPU with copies for ", settle);
     if (nt_runner_copy_bw(r, settle, &ev.copy_gbps, err, sizeof err)) {
@@ -177,6 +287,19 @@ int cmd_run(int argc, char **argv) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     nt_sweep_summary(stderr, &sw, &st);
+    {
+        static const char *const what[NT_RUNNER_NPHASES] = {
+            "waiting for compiles", "inputs, references and yardsticks", "loading",
+            "checking", "timing"};
+        const double *ph = nt_runner_phases(r);
+        double sum = 0;
+        fprintf(stderr, "normtune run: where the time went:");
+        for (int i = 0; i < NT_RUNNER_NPHASES; i++) {
+            fprintf(stderr, "%s %s %.1f s", i ? "," : "", what[i], ph[i]);
+            sum += ph[i];
+        }
+        fprintf(stderr, ", the rest (search, store) %.1f s\n", nt_now_s() - t0 - sum);
+    }
     nt_run_stats_free(&st);
     if (failed) {
         nt_errorf("run", "%s", err);
@@ -207,6 +330,7 @@ int cmd_run(int argc, char **argv) {
     }
     rc = NT_EXIT_OK;
 out:
+    precompile_stop(&pre);
     store_close(db);
     nt_runner_close(r);
     ntl_free(&sw);

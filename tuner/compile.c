@@ -632,6 +632,7 @@ static void *worker(void *arg) {
             else
                 s->rc = nt_compile_src_cached(&s->job.src, s->job.use_cache, &s->res, s->err,
                                               sizeof s->err);
+            if (s->job.discard) nt_cubin_free(&s->res);
             pthread_mutex_lock(&p->mu);
             s->state = JOB_DONE;
             pthread_cond_broadcast(&p->done);

@@ -120,6 +120,8 @@ typedef struct nt_job {
     nt_csrc src;
     char arch[16];            /* for fam jobs */
     int use_cache;
+    int discard;              /* drop the cubin once compiled: the job only
+                                 fills the disk cache (nobody waits for it) */
 } nt_job;
 
 typedef struct nt_pool nt_pool;

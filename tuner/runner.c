@@ -88,6 +88,7 @@ struct nt_runner {
     double traffic_gbps;      /* the current problem's yardstick, 0: not yet */
     double *d_part, *h_part;  /* CHK_BLOCKS x 3 error terms */
     unsigned long long *d_count, *h_count;
+    double phase_s[NT_RUNNER_NPHASES];  /* wall seconds per phase of eval() */
 };
 
 /* Record a CUDA error into err; mark the runner broken when the error is
@@ -868,7 +869,10 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_prob
     if (nt_problem_check(s, err, errlen) || f->check(p, s, &r->di, err, errlen) ||
         f->plan(p, s, &r->di, &v.plan, err, errlen))
         return fail(out, NT_UNSUPPORTED, err);
-    if (get_cubin(r, f, &v.plan, &cb, err, errlen)) {
+    double t0 = (nt_now_ms() / 1e3), t1;
+    int cbrc = get_cubin(r, f, &v.plan, &cb, err, errlen);
+    r->phase_s[NT_PHASE_COMPILE] += (t1 = (nt_now_ms() / 1e3)) - t0;
+    if (cbrc) {
         nt_cubin_free(&cb);
         return fail(out, NT_COMPILE_ERROR, err);
     }
@@ -899,7 +903,9 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_prob
         goto done;
     }
     out->traffic_gbps = r->traffic_gbps;
+    r->phase_s[NT_PHASE_SETUP] += (t0 = (nt_now_ms() / 1e3)) - t1;
     if (load(r, &v, &cb, out, err, errlen)) goto done;
+    r->phase_s[NT_PHASE_LOAD] += (t1 = (nt_now_ms() / 1e3)) - t0;
     if (v.plan.workspace > r->wsize) {
         cudaFree(r->ws);
         r->ws = NULL;
@@ -972,10 +978,12 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_prob
             }
         }
     }
+    r->phase_s[NT_PHASE_CHECK] += (t0 = (nt_now_ms() / 1e3)) - t1;
     if (time_variant(r, &v, t, out, err, errlen)) {
         fail(out, NT_LAUNCH_ERROR, err);
         goto done;
     }
+    r->phase_s[NT_PHASE_TIME] += (nt_now_ms() / 1e3) - t0;
     if (out->status != NT_RACED) out->status = NT_OK;
     out->gbps = out->bytes / (out->median_us * 1e-6) / 1e9;
 done:
@@ -987,6 +995,8 @@ done:
     }
     return rc;
 }
+
+const double *nt_runner_phases(const nt_runner *r) { return r->phase_s; }
 
 void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev) {
     memset(ev, 0, sizeof *ev);
