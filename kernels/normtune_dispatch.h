@@ -4,19 +4,20 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            5 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            6 of the model measured the tuned shapes (shapes, uuid):
  *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
- *                      84  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
- *                      57  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
- *                      33  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
+ *                      71  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
+ *                      54  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
+ *                      32  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
+ *                      17  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
  *                      15  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          9
- *   newest result   2026-12-02T02:49:40.974Z
+ *   sweeps          11
+ *   newest result   2026-12-02T03:49:24.921Z
  *   problems        12 (10 tuned), tuned shapes 316
- *   configs         212, kernels 215
+ *   configs         224, kernels 227
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -33,12 +34,12 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 5
-#define NORMTUNE_NFAMILIES 10
+#define NORMTUNE_DEVICE_NGPUS 6
+#define NORMTUNE_NFAMILIES 11
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 212
-#define NORMTUNE_NCONFIG_KERNELS 304
-#define NORMTUNE_NKERNELS 215
+#define NORMTUNE_NCONFIGS 224
+#define NORMTUNE_NCONFIG_KERNELS 315
+#define NORMTUNE_NKERNELS 227
 #define NORMTUNE_NENTRIES 316
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
@@ -53,24 +54,25 @@
     X(5, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
     X(6, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
     X(7, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
-    X(8, "rmsnorm_fwd.stage", "97516c547da4528a") \
-    X(9, "rmsnorm_fwd.loop", "87451baaaaee383c")
+    X(8, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
+    X(9, "rmsnorm_fwd.stage", "97516c547da4528a") \
+    X(10, "rmsnorm_fwd.loop", "87451baaaaee383c")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
     X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 72) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 47, 72, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 59, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 60, 87, 15) \
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 48, 72, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 60, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 61, 87, 15) \
     X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 72, 102, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 84, 117, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 92, 125, 78) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 147, 203, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 182, 278, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 195, 293, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 204, 308, 8)
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 83, 117, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 91, 125, 78) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 145, 203, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 189, 278, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 204, 293, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 215, 308, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -91,423 +93,447 @@
     X(12, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=1,stages=3,k=8", 24, 2) \
     X(13, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=3,rows=1,k=0", 26, 2) \
     X(14, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 28, 2) \
-    X(15, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=3,k=2", 30, 2) \
-    X(16, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=4,k=4", 32, 2) \
+    X(15, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=2", 30, 2) \
+    X(16, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 32, 2) \
     X(17, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=4,rows=2,k=0", 34, 2) \
-    X(18, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 36, 2) \
-    X(19, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=3,k=4", 38, 2) \
-    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 40, 2) \
-    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 42, 2) \
-    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 44, 2) \
-    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 46, 2) \
-    X(24, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 48, 2) \
-    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 50, 2) \
-    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 52, 2) \
-    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 54, 2) \
-    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 56, 2) \
-    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 58, 2) \
-    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 60, 2) \
-    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 62, 2) \
-    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 64, 2) \
-    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 66, 2) \
-    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 68, 2) \
-    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 70, 2) \
-    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 72, 2) \
-    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 74, 2) \
-    X(38, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 76, 2) \
-    X(39, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 78, 2) \
-    X(40, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 80, 2) \
-    X(41, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=128,chunks=9,k=0", 82, 2) \
-    X(42, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=128,chunks=5,k=0", 84, 2) \
-    X(43, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 86, 2) \
-    X(44, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=256,chunks=8,k=0", 88, 2) \
-    X(45, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,k=2", 90, 2) \
-    X(46, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=8,k=1", 92, 2) \
-    X(47, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 94, 2) \
-    X(48, 1, "x=bf16,w=f32,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 96, 2) \
-    X(49, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=0", 98, 2) \
-    X(50, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 100, 2) \
-    X(51, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 102, 2) \
-    X(52, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 104, 2) \
-    X(53, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 106, 2) \
-    X(54, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 108, 2) \
-    X(55, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 110, 2) \
-    X(56, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 112, 2) \
-    X(57, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 114, 2) \
-    X(58, 3, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,k=1", 116, 2) \
-    X(59, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 118, 2) \
-    X(60, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 120, 2) \
-    X(61, 1, "x=f16,w=f16,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 122, 2) \
-    X(62, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 124, 2) \
-    X(63, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=3,k=2", 126, 2) \
-    X(64, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=4,k=2", 128, 2) \
-    X(65, 0, "x=f16,w=f16,dw=f32", "block=128,chunks=1,stages=2,k=0", 130, 2) \
+    X(18, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=4,k=4", 36, 2) \
+    X(19, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 38, 2) \
+    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=3,k=4", 40, 2) \
+    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 42, 2) \
+    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 44, 2) \
+    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 46, 2) \
+    X(24, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 48, 2) \
+    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 50, 2) \
+    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 52, 2) \
+    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 54, 2) \
+    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 56, 2) \
+    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 58, 2) \
+    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 60, 2) \
+    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 62, 2) \
+    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 64, 2) \
+    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 66, 2) \
+    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 68, 2) \
+    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 70, 2) \
+    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 72, 2) \
+    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 74, 2) \
+    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 76, 2) \
+    X(39, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 78, 2) \
+    X(40, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 80, 2) \
+    X(41, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 82, 2) \
+    X(42, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=128,chunks=9,k=0", 84, 2) \
+    X(43, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=128,chunks=5,k=0", 86, 2) \
+    X(44, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 88, 2) \
+    X(45, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=256,chunks=8,k=0", 90, 2) \
+    X(46, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,k=2", 92, 2) \
+    X(47, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=8,k=1", 94, 2) \
+    X(48, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 96, 2) \
+    X(49, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 98, 2) \
+    X(50, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 100, 2) \
+    X(51, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 102, 2) \
+    X(52, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 104, 2) \
+    X(53, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 106, 2) \
+    X(54, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 108, 2) \
+    X(55, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 110, 2) \
+    X(56, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 112, 2) \
+    X(57, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 114, 2) \
+    X(58, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 116, 2) \
+    X(59, 2, "x=bf16,w=f32,dw=f32", "cluster=2,block=256,chunks=8,k=1", 118, 2) \
+    X(60, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 120, 2) \
+    X(61, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 122, 2) \
+    X(62, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 124, 2) \
+    X(63, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 126, 2) \
+    X(64, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 128, 2) \
+    X(65, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 130, 2) \
     X(66, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 132, 2) \
     X(67, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 134, 2) \
     X(68, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 136, 2) \
     X(69, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 138, 2) \
     X(70, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 140, 2) \
-    X(71, 3, "x=f16,w=f16,dw=f32", "block=256,chunks=4,k=2", 142, 2) \
+    X(71, 2, "x=f16,w=f16,dw=f32", "cluster=2,block=256,chunks=8,k=1", 142, 2) \
     X(72, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 144, 2) \
-    X(73, 1, "x=f16,w=f32,dw=f32", "tpr=8,block=128,chunks=2,rows=1,k=0", 146, 2) \
-    X(74, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=2,rows=2,k=2", 148, 2) \
-    X(75, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=3,k=2", 150, 2) \
-    X(76, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=4,k=2", 152, 2) \
-    X(77, 0, "x=f16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 154, 2) \
-    X(78, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 156, 2) \
-    X(79, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 158, 2) \
-    X(80, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 160, 2) \
-    X(81, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 162, 2) \
-    X(82, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 164, 2) \
-    X(83, 3, "x=f16,w=f32,dw=f32", "block=512,chunks=1,k=1", 166, 2) \
-    X(84, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 168, 2) \
-    X(85, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=2,k=0", 170, 2) \
-    X(86, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 172, 2) \
-    X(87, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 174, 2) \
-    X(88, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 176, 2) \
-    X(89, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 178, 2) \
-    X(90, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 180, 2) \
-    X(91, 3, "x=f32,w=f32,dw=f32", "block=512,chunks=1,k=1", 182, 2) \
-    X(92, 9, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 184, 1) \
-    X(93, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 185, 1) \
-    X(94, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 186, 1) \
-    X(95, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 187, 1) \
-    X(96, 5, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 188, 1) \
-    X(97, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 189, 1) \
-    X(98, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 190, 1) \
-    X(99, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 191, 1) \
-    X(100, 5, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 192, 1) \
-    X(101, 7, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 193, 1) \
-    X(102, 4, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 194, 1) \
-    X(103, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 195, 1) \
-    X(104, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 196, 1) \
-    X(105, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 197, 1) \
-    X(106, 4, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 198, 1) \
-    X(107, 7, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 199, 1) \
-    X(108, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 200, 1) \
-    X(109, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 201, 1) \
-    X(110, 4, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 202, 1) \
-    X(111, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 203, 1) \
-    X(112, 7, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 204, 1) \
-    X(113, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 205, 1) \
-    X(114, 4, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 206, 1) \
-    X(115, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 207, 1) \
-    X(116, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 208, 1) \
-    X(117, 4, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 209, 1) \
-    X(118, 6, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 210, 1) \
-    X(119, 7, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 211, 1) \
-    X(120, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 212, 1) \
-    X(121, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 213, 1) \
-    X(122, 4, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 214, 1) \
-    X(123, 6, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 215, 1) \
-    X(124, 7, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 216, 1) \
-    X(125, 4, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 217, 1) \
-    X(126, 4, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 218, 1) \
-    X(127, 8, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 219, 1) \
-    X(128, 8, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 220, 1) \
-    X(129, 8, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 221, 1) \
-    X(130, 8, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 222, 1) \
-    X(131, 8, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 223, 1) \
-    X(132, 8, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 224, 1) \
-    X(133, 8, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 225, 1) \
-    X(134, 8, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 226, 1) \
-    X(135, 8, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 227, 1) \
-    X(136, 4, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 228, 1) \
-    X(137, 4, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 229, 1) \
-    X(138, 8, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 230, 1) \
-    X(139, 8, "x=bf16,w=bf16", "block=256,chunks=9,k=2,wg=0", 231, 1) \
-    X(140, 8, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 232, 1) \
-    X(141, 6, "x=bf16,w=bf16", "block=1024,chunks=3,stages=2,k=1", 233, 1) \
-    X(142, 8, "x=bf16,w=bf16", "block=256,chunks=10,k=0,wg=0", 234, 1) \
-    X(143, 8, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 235, 1) \
-    X(144, 8, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 236, 1) \
-    X(145, 8, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 237, 1) \
-    X(146, 9, "x=bf16,w=bf16", "block=1024,chunks=4,k=0", 238, 1) \
-    X(147, 9, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 239, 1) \
-    X(148, 7, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 240, 1) \
-    X(149, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 241, 1) \
-    X(150, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 242, 1) \
-    X(151, 4, "x=bf16,w=f32", "block=128,chunks=2,k=4", 243, 1) \
-    X(152, 7, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 244, 1) \
-    X(153, 7, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 245, 1) \
-    X(154, 4, "x=bf16,w=f32", "block=64,chunks=4,k=0", 246, 1) \
-    X(155, 4, "x=bf16,w=f32", "block=128,chunks=3,k=4", 247, 1) \
-    X(156, 6, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 248, 1) \
-    X(157, 7, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 249, 1) \
-    X(158, 7, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 250, 1) \
-    X(159, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 251, 1) \
-    X(160, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 252, 1) \
-    X(161, 4, "x=bf16,w=f32", "block=128,chunks=4,k=4", 253, 1) \
-    X(162, 6, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 254, 1) \
-    X(163, 7, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 255, 1) \
-    X(164, 7, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 256, 1) \
-    X(165, 7, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 257, 1) \
-    X(166, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 258, 1) \
-    X(167, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 259, 1) \
-    X(168, 6, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 260, 1) \
-    X(169, 7, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 261, 1) \
-    X(170, 4, "x=bf16,w=f32", "block=128,chunks=7,k=0", 262, 1) \
-    X(171, 8, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 263, 1) \
-    X(172, 7, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 264, 1) \
-    X(173, 8, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 265, 1) \
-    X(174, 8, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 266, 1) \
-    X(175, 8, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 267, 1) \
-    X(176, 8, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 268, 1) \
-    X(177, 6, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 269, 1) \
-    X(178, 8, "x=bf16,w=f32", "block=512,chunks=5,k=3,wg=1", 270, 1) \
-    X(179, 8, "x=bf16,w=f32", "block=512,chunks=5,k=2,wg=1", 271, 1) \
-    X(180, 8, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 272, 1) \
-    X(181, 9, "x=bf16,w=f32", "block=1024,chunks=1,k=0", 273, 1) \
-    X(182, 9, "x=f16,w=f16", "block=1024,chunks=2,k=0", 274, 1) \
-    X(183, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 275, 1) \
-    X(184, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 276, 1) \
-    X(185, 4, "x=f16,w=f16", "block=64,chunks=2,k=8", 277, 1) \
-    X(186, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 278, 1) \
-    X(187, 4, "x=f16,w=f16", "block=128,chunks=4,k=8", 279, 1) \
-    X(188, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 280, 1) \
-    X(189, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 281, 1) \
-    X(190, 8, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 282, 1) \
-    X(191, 8, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 283, 1) \
-    X(192, 4, "x=f16,w=f16", "block=512,chunks=4,k=2", 284, 1) \
-    X(193, 4, "x=f16,w=f16", "block=256,chunks=8,k=2", 285, 1) \
-    X(194, 8, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 286, 1) \
-    X(195, 9, "x=f16,w=f32", "block=1024,chunks=2,k=0", 287, 1) \
-    X(196, 7, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 288, 1) \
-    X(197, 4, "x=f16,w=f32", "block=64,chunks=2,k=0", 289, 1) \
-    X(198, 7, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 290, 1) \
-    X(199, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 291, 1) \
-    X(200, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 292, 1) \
-    X(201, 4, "x=f16,w=f32", "block=128,chunks=4,k=0", 293, 1) \
-    X(202, 8, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 294, 1) \
-    X(203, 8, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 295, 1) \
-    X(204, 9, "x=f32,w=f32", "block=1024,chunks=4,k=0", 296, 1) \
-    X(205, 7, "x=f32,w=f32", "block=128,chunks=1,rows=2,k=0", 297, 1) \
-    X(206, 7, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 298, 1) \
-    X(207, 4, "x=f32,w=f32", "block=128,chunks=2,k=8", 299, 1) \
-    X(208, 7, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 300, 1) \
-    X(209, 7, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 301, 1) \
-    X(210, 8, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 302, 1) \
-    X(211, 8, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 303, 1)
+    X(73, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 146, 2) \
+    X(74, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 148, 2) \
+    X(75, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 150, 2) \
+    X(76, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 152, 2) \
+    X(77, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 154, 2) \
+    X(78, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 156, 2) \
+    X(79, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 158, 2) \
+    X(80, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 160, 2) \
+    X(81, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 162, 2) \
+    X(82, 2, "x=f16,w=f32,dw=f32", "cluster=2,block=256,chunks=8,k=1", 164, 2) \
+    X(83, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 166, 2) \
+    X(84, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 168, 2) \
+    X(85, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 170, 2) \
+    X(86, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 172, 2) \
+    X(87, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 174, 2) \
+    X(88, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 176, 2) \
+    X(89, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 178, 2) \
+    X(90, 2, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,k=0", 180, 2) \
+    X(91, 10, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 182, 1) \
+    X(92, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 183, 1) \
+    X(93, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 184, 1) \
+    X(94, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 185, 1) \
+    X(95, 5, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 186, 1) \
+    X(96, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 187, 1) \
+    X(97, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 188, 1) \
+    X(98, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 189, 1) \
+    X(99, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 190, 1) \
+    X(100, 5, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 191, 1) \
+    X(101, 7, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 192, 1) \
+    X(102, 4, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 193, 1) \
+    X(103, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 194, 1) \
+    X(104, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 195, 1) \
+    X(105, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 196, 1) \
+    X(106, 4, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 197, 1) \
+    X(107, 7, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 198, 1) \
+    X(108, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 199, 1) \
+    X(109, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 200, 1) \
+    X(110, 4, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 201, 1) \
+    X(111, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 202, 1) \
+    X(112, 7, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 203, 1) \
+    X(113, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 204, 1) \
+    X(114, 4, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 205, 1) \
+    X(115, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 206, 1) \
+    X(116, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 207, 1) \
+    X(117, 4, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 208, 1) \
+    X(118, 6, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 209, 1) \
+    X(119, 7, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 210, 1) \
+    X(120, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 211, 1) \
+    X(121, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 212, 1) \
+    X(122, 4, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 213, 1) \
+    X(123, 6, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 214, 1) \
+    X(124, 7, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 215, 1) \
+    X(125, 4, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 216, 1) \
+    X(126, 4, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 217, 1) \
+    X(127, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 218, 1) \
+    X(128, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 219, 1) \
+    X(129, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 220, 1) \
+    X(130, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 221, 1) \
+    X(131, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 222, 1) \
+    X(132, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 223, 1) \
+    X(133, 9, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 224, 1) \
+    X(134, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 225, 1) \
+    X(135, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 226, 1) \
+    X(136, 4, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 227, 1) \
+    X(137, 4, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 228, 1) \
+    X(138, 9, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 229, 1) \
+    X(139, 9, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 230, 1) \
+    X(140, 9, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 231, 1) \
+    X(141, 9, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 232, 1) \
+    X(142, 9, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 233, 1) \
+    X(143, 9, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 234, 1) \
+    X(144, 9, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 235, 1) \
+    X(145, 10, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 236, 1) \
+    X(146, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 237, 1) \
+    X(147, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 238, 1) \
+    X(148, 5, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 239, 1) \
+    X(149, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 240, 1) \
+    X(150, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 241, 1) \
+    X(151, 5, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 242, 1) \
+    X(152, 5, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 243, 1) \
+    X(153, 5, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 244, 1) \
+    X(154, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 245, 1) \
+    X(155, 7, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 246, 1) \
+    X(156, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 247, 1) \
+    X(157, 4, "x=bf16,w=f32", "block=128,chunks=2,k=4", 248, 1) \
+    X(158, 7, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 249, 1) \
+    X(159, 7, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 250, 1) \
+    X(160, 4, "x=bf16,w=f32", "block=64,chunks=4,k=0", 251, 1) \
+    X(161, 4, "x=bf16,w=f32", "block=128,chunks=3,k=4", 252, 1) \
+    X(162, 6, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 253, 1) \
+    X(163, 7, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 254, 1) \
+    X(164, 7, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 255, 1) \
+    X(165, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 256, 1) \
+    X(166, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 257, 1) \
+    X(167, 4, "x=bf16,w=f32", "block=128,chunks=4,k=4", 258, 1) \
+    X(168, 6, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 259, 1) \
+    X(169, 7, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 260, 1) \
+    X(170, 7, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 261, 1) \
+    X(171, 7, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 262, 1) \
+    X(172, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 263, 1) \
+    X(173, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 264, 1) \
+    X(174, 6, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 265, 1) \
+    X(175, 7, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 266, 1) \
+    X(176, 4, "x=bf16,w=f32", "block=128,chunks=7,k=0", 267, 1) \
+    X(177, 9, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 268, 1) \
+    X(178, 7, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 269, 1) \
+    X(179, 9, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 270, 1) \
+    X(180, 9, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 271, 1) \
+    X(181, 9, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 272, 1) \
+    X(182, 9, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 273, 1) \
+    X(183, 6, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 274, 1) \
+    X(184, 9, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 275, 1) \
+    X(185, 8, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 276, 1) \
+    X(186, 9, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 277, 1) \
+    X(187, 9, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 278, 1) \
+    X(188, 9, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 279, 1) \
+    X(189, 10, "x=f16,w=f16", "block=1024,chunks=2,k=0", 280, 1) \
+    X(190, 5, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 281, 1) \
+    X(191, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 282, 1) \
+    X(192, 4, "x=f16,w=f16", "block=64,chunks=2,k=8", 283, 1) \
+    X(193, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 284, 1) \
+    X(194, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 285, 1) \
+    X(195, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 286, 1) \
+    X(196, 4, "x=f16,w=f16", "block=128,chunks=4,k=8", 287, 1) \
+    X(197, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 288, 1) \
+    X(198, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 289, 1) \
+    X(199, 9, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 290, 1) \
+    X(200, 9, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 291, 1) \
+    X(201, 4, "x=f16,w=f16", "block=512,chunks=4,k=2", 292, 1) \
+    X(202, 4, "x=f16,w=f16", "block=256,chunks=8,k=2", 293, 1) \
+    X(203, 9, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 294, 1) \
+    X(204, 10, "x=f16,w=f32", "block=1024,chunks=2,k=0", 295, 1) \
+    X(205, 5, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 296, 1) \
+    X(206, 5, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 297, 1) \
+    X(207, 4, "x=f16,w=f32", "block=64,chunks=2,k=0", 298, 1) \
+    X(208, 7, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 299, 1) \
+    X(209, 7, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 300, 1) \
+    X(210, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 301, 1) \
+    X(211, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 302, 1) \
+    X(212, 4, "x=f16,w=f32", "block=128,chunks=4,k=0", 303, 1) \
+    X(213, 9, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 304, 1) \
+    X(214, 9, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 305, 1) \
+    X(215, 10, "x=f32,w=f32", "block=1024,chunks=4,k=0", 306, 1) \
+    X(216, 5, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 307, 1) \
+    X(217, 7, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 308, 1) \
+    X(218, 4, "x=f32,w=f32", "block=128,chunks=2,k=8", 309, 1) \
+    X(219, 7, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 310, 1) \
+    X(220, 7, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 311, 1) \
+    X(221, 9, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 312, 1) \
+    X(222, 9, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 313, 1) \
+    X(223, 9, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 314, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
  * it, instantiating exactly these; C code reads normtune_kernel_names[]. */
 #define NORMTUNE_KERNELS(X) \
-    X(0, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>) \
-    X(1, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
-    X(2, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>) \
-    X(3, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>) \
-    X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
-    X(5, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
-    X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(7, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(8, "nt_bwd_loop<float, float, float, 512, 1, 1>", nt_bwd_loop<float, float, float, 512, 1, 1>) \
-    X(9, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(10, "nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>", nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>) \
-    X(11, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(12, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(13, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(14, "nt_bwd_loop<nt_f16, float, float, 512, 1, 1>", nt_bwd_loop<nt_f16, float, float, 512, 1, 1>) \
-    X(15, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(16, "nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>", nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>) \
+    X(0, "nt_bwd_cluster<float, float, float, 8, 256, 4, 0>", nt_bwd_cluster<float, float, float, 8, 256, 4, 0>) \
+    X(1, "nt_bwd_cluster<nt_bf16, float, float, 2, 256, 8, 1>", nt_bwd_cluster<nt_bf16, float, float, 2, 256, 8, 1>) \
+    X(2, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>) \
+    X(3, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
+    X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>) \
+    X(5, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>) \
+    X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
+    X(7, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
+    X(8, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(9, "nt_bwd_cluster<nt_f16, float, float, 2, 256, 8, 1>", nt_bwd_cluster<nt_f16, float, float, 2, 256, 8, 1>) \
+    X(10, "nt_bwd_cluster<nt_f16, nt_f16, float, 2, 256, 8, 1>", nt_bwd_cluster<nt_f16, nt_f16, float, 2, 256, 8, 1>) \
+    X(11, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(12, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(13, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(14, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(15, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(16, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
     X(17, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(18, "nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>", nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>) \
-    X(19, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>) \
-    X(20, "nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>) \
-    X(21, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
-    X(22, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
-    X(23, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
-    X(24, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
-    X(25, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
-    X(26, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
-    X(27, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(28, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(29, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
-    X(30, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(31, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
-    X(32, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
-    X(33, "nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>) \
-    X(34, "nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>) \
-    X(35, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>) \
-    X(36, "nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>) \
-    X(37, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(38, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(39, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(40, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(41, "nt_fwd_loop<nt_bf16, float, 1024, 1, 0>", nt_fwd_loop<nt_bf16, float, 1024, 1, 0>) \
-    X(42, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(43, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(44, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>) \
-    X(45, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(46, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(47, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(48, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(49, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(50, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(51, "nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>) \
-    X(52, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(53, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(54, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(55, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(56, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(57, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(58, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(59, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(60, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(61, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(62, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(63, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(64, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(65, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(66, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(67, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(68, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(69, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(70, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(71, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(72, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(73, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(74, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(75, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(76, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(77, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(78, "nt_fwd_rows<float, float, 128, 1, 2, 0>", nt_fwd_rows<float, float, 128, 1, 2, 0>) \
-    X(79, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(80, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(81, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(82, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(83, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(84, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(85, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(86, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(87, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(88, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(89, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(90, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(91, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(92, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(93, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(94, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(95, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(96, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(97, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(98, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(99, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(100, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(101, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(102, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(103, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(104, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(105, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(106, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(107, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(108, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(109, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(110, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(111, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(112, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(113, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(114, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(115, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(116, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(117, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(118, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(119, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(120, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(121, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(122, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(123, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(124, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(125, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(126, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(127, "nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>", nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>) \
-    X(128, "nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>", nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>) \
-    X(129, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>) \
-    X(130, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(131, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(132, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(133, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>) \
-    X(134, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(135, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(136, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(137, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(138, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(139, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(140, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(141, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(142, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(143, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(144, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(145, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(146, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(147, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(148, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(149, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(150, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(151, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(152, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(153, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(154, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(155, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(156, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(157, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(158, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(159, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(160, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(161, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(162, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(163, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(164, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(165, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(166, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(167, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(168, "nt_persist<nt_bf16, float, float, 128, 1, 3, 2>", nt_persist<nt_bf16, float, float, 128, 1, 3, 2>) \
-    X(169, "nt_persist<nt_bf16, float, float, 128, 1, 4, 2>", nt_persist<nt_bf16, float, float, 128, 1, 4, 2>) \
-    X(170, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(171, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(172, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(173, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(174, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(175, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>) \
-    X(176, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(177, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(178, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(179, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(180, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(181, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(182, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(183, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(184, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(185, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(186, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(187, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(188, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(189, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(190, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(191, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(192, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(193, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(194, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(195, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(196, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(197, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(198, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(199, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(200, "nt_persist<nt_f16, float, float, 128, 1, 2, 0>", nt_persist<nt_f16, float, float, 128, 1, 2, 0>) \
-    X(201, "nt_persist<nt_f16, float, float, 128, 1, 3, 2>", nt_persist<nt_f16, float, float, 128, 1, 3, 2>) \
-    X(202, "nt_persist<nt_f16, float, float, 128, 1, 4, 2>", nt_persist<nt_f16, float, float, 128, 1, 4, 2>) \
-    X(203, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(204, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(205, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(206, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(207, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(208, "nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>", nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>) \
-    X(209, "nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>) \
-    X(210, "nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>", nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>) \
-    X(211, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(212, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(213, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(214, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(18, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
+    X(19, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
+    X(20, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
+    X(21, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(22, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
+    X(23, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
+    X(24, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
+    X(25, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
+    X(26, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
+    X(27, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
+    X(28, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(29, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
+    X(30, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
+    X(31, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
+    X(32, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
+    X(33, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
+    X(34, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(35, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
+    X(36, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
+    X(37, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
+    X(38, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
+    X(39, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(40, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
+    X(41, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
+    X(42, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
+    X(43, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(44, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
+    X(45, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(46, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(47, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(48, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(49, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(50, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(51, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(52, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(53, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(54, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(55, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(56, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(57, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(58, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(59, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(60, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(61, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(62, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(63, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(64, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(65, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(66, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(67, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(68, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(69, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(70, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(71, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(72, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(73, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(74, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(75, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(76, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(77, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(78, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(79, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(80, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(81, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(82, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(83, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(84, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(85, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(86, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(87, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(88, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(89, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(90, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(91, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(92, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(93, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(94, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(95, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(96, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(97, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(98, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(99, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(100, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(101, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(102, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(103, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(104, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(105, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(106, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(107, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(108, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(109, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(110, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(111, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(112, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(113, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(114, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(115, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(116, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(117, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(118, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(119, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(120, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(121, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(122, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(123, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(124, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(125, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(126, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(127, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(128, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(129, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(130, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(131, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(132, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(133, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(134, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(135, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(136, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(137, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(138, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(139, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(140, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(141, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(142, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(143, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(144, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(145, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(146, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(147, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(148, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(149, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(150, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(151, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(152, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(153, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(154, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(155, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(156, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(157, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(158, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(159, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(160, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(161, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(162, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(163, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(164, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(165, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(166, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(167, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(168, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(169, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(170, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(171, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(172, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(173, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(174, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(175, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(176, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(177, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(178, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(179, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(180, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(181, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(182, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(183, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(184, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(185, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(186, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(187, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(188, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(189, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(190, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(191, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(192, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(193, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(194, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(195, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(196, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(197, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(198, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(199, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(200, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(201, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(202, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(203, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(204, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(205, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(206, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(207, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(208, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(209, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(210, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(211, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(212, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(213, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(214, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(215, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(216, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(217, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(218, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(219, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(220, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(221, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(222, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(223, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(224, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(225, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(226, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -517,6 +543,8 @@
 
 /* Kernel names by id, the strings of NORMTUNE_KERNELS. */
 NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {
+    "nt_bwd_cluster<float, float, float, 8, 256, 4, 0>",
+    "nt_bwd_cluster<nt_bf16, float, float, 2, 256, 8, 1>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>",
@@ -524,51 +552,54 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>",
+    "nt_bwd_cluster<nt_f16, float, float, 2, 256, 8, 1>",
+    "nt_bwd_cluster<nt_f16, nt_f16, float, 2, 256, 8, 1>",
     "nt_bwd_loop<float, float, float, 1024, 1, 0>",
-    "nt_bwd_loop<float, float, float, 512, 1, 1>",
     "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>",
-    "nt_bwd_loop<nt_bf16, float, float, 512, 1, 1>",
     "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>",
     "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>",
-    "nt_bwd_loop<nt_f16, float, float, 512, 1, 1>",
     "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>",
-    "nt_bwd_loop<nt_f16, nt_f16, float, 256, 4, 2>",
     "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>",
-    "nt_bwd_warp<float, float, float, 32, 512, 1, 2, 0>",
-    "nt_bwd_warp<nt_bf16, float, float, 32, 256, 2, 2, 0>",
-    "nt_bwd_warp<nt_bf16, float, float, 8, 128, 2, 1, 0>",
+    "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>",
+    "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>",
-    "nt_bwd_warp<nt_f16, float, float, 32, 256, 2, 2, 2>",
-    "nt_bwd_warp<nt_f16, float, float, 8, 128, 2, 1, 0>",
-    "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 2, 2, 2>",
-    "nt_bwd_warp<nt_f16, nt_f16, float, 8, 128, 2, 1, 0>",
+    "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>",
+    "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>",
     "nt_colsum_final<float, 0>",
     "nt_colsum_final<nt_bf16, 0>",
     "nt_colsum_final<nt_f16, 0>",
     "nt_fwd_loop<float, float, 1024, 4, 0>",
-    "nt_fwd_loop<nt_bf16, float, 1024, 1, 0>",
     "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>",
     "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>",
-    "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 4, 0>",
     "nt_fwd_loop<nt_f16, float, 1024, 2, 0>",
     "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>",
     "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>",
     "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>",
-    "nt_fwd_persist<nt_bf16, nt_bf16, 1024, 3, 2, 1>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>",
     "nt_fwd_row<float, float, 128, 2, 8>",
@@ -595,7 +626,6 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>",
-    "nt_fwd_rows<float, float, 128, 1, 2, 0>",
     "nt_fwd_rows<float, float, 128, 2, 2, 8>",
     "nt_fwd_rows<float, float, 256, 4, 2, 2>",
     "nt_fwd_rows<float, float, 512, 2, 2, 2>",
@@ -637,21 +667,22 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>",
     "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>",
     "nt_fwd_stage<float, float, 1024, 4, 2, 2>",
+    "nt_fwd_stage<float, float, 512, 16, 0, 0>",
     "nt_fwd_stage<float, float, 512, 8, 0, 1>",
     "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>",
+    "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>",
+    "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>",
     "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>",
+    "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>",
     "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>",
     "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>",
     "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>",
     "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>",
-    "nt_fwd_stage<nt_bf16, float, 512, 5, 2, 1>",
-    "nt_fwd_stage<nt_bf16, float, 512, 5, 3, 1>",
-    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>",
-    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>",
@@ -660,6 +691,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>",
     "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>",
@@ -667,6 +699,15 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>",
+    "nt_fwd_warp<float, float, 16, 512, 2, 0>",
+    "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>",
+    "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>",
+    "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>",
+    "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>",
+    "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>",
@@ -675,8 +716,14 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>",
+    "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>",
+    "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>",
+    "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>",
+    "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>",
+    "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>",
     "nt_persist<float, float, float, 1024, 1, 2, 1>",
     "nt_persist<float, float, float, 256, 1, 3, 2>",
     "nt_persist<float, float, float, 256, 4, 2, 1>",
@@ -685,14 +732,11 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>",
     "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>",
     "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>",
-    "nt_persist<nt_bf16, float, float, 128, 1, 3, 2>",
-    "nt_persist<nt_bf16, float, float, 128, 1, 4, 2>",
     "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>",
     "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>",
     "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
-    "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 3, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>",
@@ -717,17 +761,11 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>",
     "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>",
-    "nt_persist<nt_f16, float, float, 128, 1, 2, 0>",
-    "nt_persist<nt_f16, float, float, 128, 1, 3, 2>",
-    "nt_persist<nt_f16, float, float, 128, 1, 4, 2>",
     "nt_persist<nt_f16, float, float, 512, 1, 3, 1>",
     "nt_persist<nt_f16, float, float, 512, 1, 4, 1>",
     "nt_persist<nt_f16, float, float, 512, 4, 2, 0>",
     "nt_persist<nt_f16, float, float, 512, 4, 2, 1>",
     "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>",
-    "nt_persist<nt_f16, nt_f16, float, 128, 1, 2, 0>",
-    "nt_persist<nt_f16, nt_f16, float, 128, 1, 3, 2>",
-    "nt_persist<nt_f16, nt_f16, float, 128, 1, 4, 2>",
     "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>",
     "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>",
     "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>",
@@ -737,218 +775,230 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    12, 38, /* 0 */
-    11, 37, /* 1 */
-    30, 37, /* 2 */
-    29, 37, /* 3 */
-    31, 37, /* 4 */
-    32, 37, /* 5 */
-    21, 37, /* 6 */
-    25, 37, /* 7 */
-    24, 37, /* 8 */
-    22, 37, /* 9 */
-    28, 37, /* 10 */
-    23, 37, /* 11 */
-    37, 195, /* 12 */
-    26, 37, /* 13 */
-    37, 174, /* 14 */
-    37, 175, /* 15 */
-    37, 176, /* 16 */
-    27, 37, /* 17 */
-    37, 197, /* 18 */
-    37, 196, /* 19 */
-    37, 177, /* 20 */
-    37, 178, /* 21 */
-    37, 198, /* 22 */
-    37, 180, /* 23 */
-    37, 181, /* 24 */
-    37, 179, /* 25 */
-    37, 186, /* 26 */
-    37, 187, /* 27 */
-    37, 182, /* 28 */
-    37, 191, /* 29 */
-    37, 192, /* 30 */
-    37, 190, /* 31 */
-    37, 189, /* 32 */
-    37, 183, /* 33 */
-    37, 188, /* 34 */
-    37, 173, /* 35 */
-    37, 184, /* 36 */
-    37, 193, /* 37 */
-    6, 37, /* 38 */
-    37, 185, /* 39 */
-    37, 194, /* 40 */
-    0, 37, /* 41 */
-    2, 37, /* 42 */
-    3, 37, /* 43 */
-    1, 37, /* 44 */
-    5, 37, /* 45 */
-    4, 37, /* 46 */
-    9, 37, /* 47 */
-    20, 37, /* 48 */
-    19, 37, /* 49 */
-    37, 168, /* 50 */
-    37, 169, /* 51 */
-    37, 167, /* 52 */
-    37, 170, /* 53 */
-    37, 171, /* 54 */
-    37, 172, /* 55 */
-    37, 165, /* 56 */
-    37, 166, /* 57 */
-    10, 37, /* 58 */
-    17, 39, /* 59 */
-    15, 37, /* 60 */
-    36, 37, /* 61 */
-    35, 37, /* 62 */
-    37, 209, /* 63 */
-    37, 210, /* 64 */
-    37, 208, /* 65 */
-    37, 211, /* 66 */
-    37, 212, /* 67 */
-    37, 207, /* 68 */
-    37, 213, /* 69 */
-    37, 214, /* 70 */
-    16, 37, /* 71 */
-    13, 37, /* 72 */
-    34, 37, /* 73 */
-    33, 37, /* 74 */
-    37, 201, /* 75 */
-    37, 202, /* 76 */
-    37, 200, /* 77 */
-    37, 203, /* 78 */
-    37, 204, /* 79 */
-    37, 199, /* 80 */
-    37, 205, /* 81 */
-    37, 206, /* 82 */
-    14, 37, /* 83 */
-    7, 37, /* 84 */
-    18, 37, /* 85 */
-    37, 161, /* 86 */
-    37, 162, /* 87 */
-    37, 160, /* 88 */
-    37, 163, /* 89 */
-    37, 164, /* 90 */
-    8, 37, /* 91 */
-    43, /* 92 */
-    155, /* 93 */
-    157, /* 94 */
-    156, /* 95 */
-    158, /* 96 */
-    150, /* 97 */
-    151, /* 98 */
-    153, /* 99 */
-    152, /* 100 */
-    110, /* 101 */
-    60, /* 102 */
-    154, /* 103 */
-    99, /* 104 */
-    98, /* 105 */
-    61, /* 106 */
-    100, /* 107 */
-    104, /* 108 */
-    105, /* 109 */
-    71, /* 110 */
-    62, /* 111 */
-    101, /* 112 */
-    63, /* 113 */
-    64, /* 114 */
-    106, /* 115 */
-    107, /* 116 */
-    69, /* 117 */
-    52, /* 118 */
-    102, /* 119 */
-    109, /* 120 */
-    108, /* 121 */
-    65, /* 122 */
-    53, /* 123 */
-    103, /* 124 */
-    67, /* 125 */
-    66, /* 126 */
-    136, /* 127 */
-    137, /* 128 */
-    135, /* 129 */
-    140, /* 130 */
-    139, /* 131 */
-    138, /* 132 */
-    131, /* 133 */
-    142, /* 134 */
-    141, /* 135 */
-    70, /* 136 */
-    68, /* 137 */
-    134, /* 138 */
-    133, /* 139 */
-    132, /* 140 */
-    51, /* 141 */
-    129, /* 142 */
-    143, /* 143 */
-    130, /* 144 */
-    144, /* 145 */
-    44, /* 146 */
-    42, /* 147 */
-    82, /* 148 */
-    96, /* 149 */
-    95, /* 150 */
-    55, /* 151 */
-    83, /* 152 */
-    88, /* 153 */
-    59, /* 154 */
-    56, /* 155 */
-    48, /* 156 */
-    84, /* 157 */
-    97, /* 158 */
-    89, /* 159 */
-    90, /* 160 */
-    57, /* 161 */
-    49, /* 162 */
-    85, /* 163 */
-    94, /* 164 */
-    86, /* 165 */
-    91, /* 166 */
-    92, /* 167 */
-    50, /* 168 */
-    87, /* 169 */
-    58, /* 170 */
-    125, /* 171 */
-    93, /* 172 */
-    123, /* 173 */
-    122, /* 174 */
-    126, /* 175 */
-    124, /* 176 */
-    47, /* 177 */
-    128, /* 178 */
-    127, /* 179 */
-    121, /* 180 */
-    41, /* 181 */
-    46, /* 182 */
-    115, /* 183 */
-    116, /* 184 */
-    77, /* 185 */
-    159, /* 186 */
-    74, /* 187 */
-    118, /* 188 */
-    117, /* 189 */
-    148, /* 190 */
-    147, /* 191 */
-    76, /* 192 */
-    75, /* 193 */
-    149, /* 194 */
-    45, /* 195 */
-    111, /* 196 */
-    73, /* 197 */
-    114, /* 198 */
-    113, /* 199 */
-    112, /* 200 */
-    72, /* 201 */
-    146, /* 202 */
-    145, /* 203 */
-    40, /* 204 */
-    78, /* 205 */
-    79, /* 206 */
-    54, /* 207 */
-    80, /* 208 */
-    81, /* 209 */
-    119, /* 210 */
-    120, /* 211 */
+    14, 46, /* 0 */
+    13, 45, /* 1 */
+    34, 45, /* 2 */
+    33, 45, /* 3 */
+    35, 45, /* 4 */
+    36, 45, /* 5 */
+    23, 45, /* 6 */
+    27, 45, /* 7 */
+    26, 45, /* 8 */
+    24, 45, /* 9 */
+    32, 45, /* 10 */
+    25, 45, /* 11 */
+    45, 213, /* 12 */
+    29, 45, /* 13 */
+    45, 193, /* 14 */
+    28, 45, /* 15 */
+    30, 45, /* 16 */
+    31, 45, /* 17 */
+    45, 194, /* 18 */
+    45, 215, /* 19 */
+    45, 214, /* 20 */
+    45, 195, /* 21 */
+    45, 196, /* 22 */
+    45, 216, /* 23 */
+    45, 198, /* 24 */
+    45, 199, /* 25 */
+    45, 197, /* 26 */
+    45, 204, /* 27 */
+    45, 205, /* 28 */
+    45, 200, /* 29 */
+    45, 209, /* 30 */
+    45, 210, /* 31 */
+    45, 208, /* 32 */
+    45, 207, /* 33 */
+    45, 201, /* 34 */
+    45, 206, /* 35 */
+    45, 192, /* 36 */
+    45, 202, /* 37 */
+    45, 211, /* 38 */
+    8, 45, /* 39 */
+    45, 203, /* 40 */
+    45, 212, /* 41 */
+    2, 45, /* 42 */
+    4, 45, /* 43 */
+    5, 45, /* 44 */
+    3, 45, /* 45 */
+    7, 45, /* 46 */
+    6, 45, /* 47 */
+    12, 45, /* 48 */
+    19, 45, /* 49 */
+    20, 45, /* 50 */
+    21, 45, /* 51 */
+    22, 45, /* 52 */
+    45, 188, /* 53 */
+    45, 189, /* 54 */
+    45, 190, /* 55 */
+    45, 191, /* 56 */
+    45, 186, /* 57 */
+    45, 187, /* 58 */
+    1, 45, /* 59 */
+    17, 47, /* 60 */
+    16, 45, /* 61 */
+    41, 45, /* 62 */
+    42, 45, /* 63 */
+    43, 45, /* 64 */
+    44, 45, /* 65 */
+    45, 223, /* 66 */
+    45, 224, /* 67 */
+    45, 222, /* 68 */
+    45, 225, /* 69 */
+    45, 226, /* 70 */
+    10, 45, /* 71 */
+    15, 45, /* 72 */
+    37, 45, /* 73 */
+    38, 45, /* 74 */
+    39, 45, /* 75 */
+    40, 45, /* 76 */
+    45, 218, /* 77 */
+    45, 219, /* 78 */
+    45, 217, /* 79 */
+    45, 220, /* 80 */
+    45, 221, /* 81 */
+    9, 45, /* 82 */
+    11, 45, /* 83 */
+    18, 45, /* 84 */
+    45, 182, /* 85 */
+    45, 183, /* 86 */
+    45, 181, /* 87 */
+    45, 184, /* 88 */
+    45, 185, /* 89 */
+    0, 45, /* 90 */
+    50, /* 91 */
+    170, /* 92 */
+    172, /* 93 */
+    171, /* 94 */
+    174, /* 95 */
+    165, /* 96 */
+    173, /* 97 */
+    166, /* 98 */
+    168, /* 99 */
+    167, /* 100 */
+    114, /* 101 */
+    65, /* 102 */
+    169, /* 103 */
+    103, /* 104 */
+    102, /* 105 */
+    66, /* 106 */
+    104, /* 107 */
+    108, /* 108 */
+    109, /* 109 */
+    76, /* 110 */
+    67, /* 111 */
+    105, /* 112 */
+    68, /* 113 */
+    69, /* 114 */
+    110, /* 115 */
+    111, /* 116 */
+    74, /* 117 */
+    57, /* 118 */
+    106, /* 119 */
+    113, /* 120 */
+    112, /* 121 */
+    70, /* 122 */
+    58, /* 123 */
+    107, /* 124 */
+    72, /* 125 */
+    71, /* 126 */
+    141, /* 127 */
+    142, /* 128 */
+    140, /* 129 */
+    145, /* 130 */
+    144, /* 131 */
+    143, /* 132 */
+    136, /* 133 */
+    147, /* 134 */
+    146, /* 135 */
+    75, /* 136 */
+    73, /* 137 */
+    138, /* 138 */
+    148, /* 139 */
+    137, /* 140 */
+    149, /* 141 */
+    135, /* 142 */
+    150, /* 143 */
+    139, /* 144 */
+    49, /* 145 */
+    162, /* 146 */
+    163, /* 147 */
+    164, /* 148 */
+    158, /* 149 */
+    157, /* 150 */
+    160, /* 151 */
+    159, /* 152 */
+    161, /* 153 */
+    99, /* 154 */
+    86, /* 155 */
+    100, /* 156 */
+    60, /* 157 */
+    87, /* 158 */
+    92, /* 159 */
+    64, /* 160 */
+    61, /* 161 */
+    54, /* 162 */
+    88, /* 163 */
+    101, /* 164 */
+    93, /* 165 */
+    94, /* 166 */
+    62, /* 167 */
+    55, /* 168 */
+    89, /* 169 */
+    98, /* 170 */
+    90, /* 171 */
+    95, /* 172 */
+    96, /* 173 */
+    56, /* 174 */
+    91, /* 175 */
+    63, /* 176 */
+    133, /* 177 */
+    97, /* 178 */
+    131, /* 179 */
+    129, /* 180 */
+    134, /* 181 */
+    132, /* 182 */
+    53, /* 183 */
+    130, /* 184 */
+    180, /* 185 */
+    126, /* 186 */
+    128, /* 187 */
+    127, /* 188 */
+    52, /* 189 */
+    179, /* 190 */
+    177, /* 191 */
+    82, /* 192 */
+    178, /* 193 */
+    120, /* 194 */
+    119, /* 195 */
+    79, /* 196 */
+    122, /* 197 */
+    121, /* 198 */
+    154, /* 199 */
+    153, /* 200 */
+    81, /* 201 */
+    80, /* 202 */
+    155, /* 203 */
+    51, /* 204 */
+    176, /* 205 */
+    175, /* 206 */
+    78, /* 207 */
+    118, /* 208 */
+    115, /* 209 */
+    117, /* 210 */
+    116, /* 211 */
+    77, /* 212 */
+    152, /* 213 */
+    151, /* 214 */
+    48, /* 215 */
+    156, /* 216 */
+    83, /* 217 */
+    59, /* 218 */
+    84, /* 219 */
+    85, /* 220 */
+    123, /* 221 */
+    125, /* 222 */
+    124, /* 223 */
     -1
 };
 
@@ -1001,86 +1051,86 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {768LL, 8192LL, 13, 14.903, 2533.3},
     {768LL, 65536LL, 13, 80.965, 3729.9},
     {768LL, 262144LL, 14, 302.400, 3994.6},
-    {1024LL, 1024LL, 15, 7.171, 878.2},
-    {1024LL, 4096LL, 16, 12.599, 1997.9},
+    {1024LL, 1024LL, 15, 6.261, 1005.8},
+    {1024LL, 4096LL, 16, 12.081, 2083.6},
     {1024LL, 8192LL, 17, 18.833, 2672.8},
-    {1024LL, 16384LL, 16, 30.798, 3268.7},
-    {1024LL, 65536LL, 18, 101.680, 3960.1},
-    {1024LL, 262144LL, 19, 398.976, 4036.9},
-    {2048LL, 1024LL, 20, 8.671, 1452.6},
-    {2048LL, 4096LL, 21, 18.285, 2753.3},
-    {2048LL, 16384LL, 21, 53.672, 3751.3},
-    {2048LL, 65536LL, 22, 195.432, 4120.7},
-    {3072LL, 1024LL, 23, 10.455, 1807.1},
-    {3072LL, 4096LL, 24, 24.251, 3114.0},
-    {3072LL, 16384LL, 24, 78.779, 3833.6},
-    {3072LL, 65536LL, 24, 299.936, 4027.5},
-    {4096LL, 256LL, 25, 7.211, 875.8},
-    {4096LL, 1024LL, 26, 12.160, 2071.6},
-    {4096LL, 4096LL, 27, 30.674, 3282.5},
-    {4096LL, 16384LL, 27, 100.648, 4000.9},
-    {4096LL, 65536LL, 27, 379.296, 4246.4},
-    {5120LL, 1024LL, 28, 14.313, 2199.9},
-    {5120LL, 4096LL, 29, 37.155, 3387.5},
-    {5120LL, 16384LL, 30, 124.584, 4040.2},
-    {5120LL, 65536LL, 29, 472.928, 4257.1},
-    {6144LL, 1024LL, 28, 15.842, 2385.1},
-    {6144LL, 4096LL, 31, 42.070, 3590.0},
-    {6144LL, 16384LL, 31, 148.432, 4069.3},
-    {6144LL, 65536LL, 32, 573.264, 4214.4},
-    {7168LL, 1024LL, 33, 17.283, 2550.7},
-    {7168LL, 4096LL, 33, 49.558, 3555.5},
-    {7168LL, 16384LL, 34, 178.944, 3938.0},
-    {7168LL, 65536LL, 34, 690.928, 4079.5},
-    {8192LL, 256LL, 34, 10.351, 1220.4},
-    {8192LL, 1024LL, 33, 19.446, 2590.8},
-    {8192LL, 4096LL, 34, 54.996, 3661.6},
-    {8192LL, 16384LL, 34, 197.800, 4071.6},
-    {8192LL, 65536LL, 34, 770.288, 4181.9},
-    {12288LL, 1024LL, 35, 27.540, 2744.1},
-    {12288LL, 4096LL, 36, 82.773, 3649.3},
-    {12288LL, 16384LL, 37, 305.104, 3959.4},
-    {12288LL, 65536LL, 37, 1174.352, 4114.5},
-    {16384LL, 256LL, 38, 16.199, 1559.6},
-    {16384LL, 1024LL, 35, 35.443, 2842.9},
-    {16384LL, 4096LL, 39, 112.120, 3592.1},
-    {16384LL, 16384LL, 40, 398.832, 4038.6},
-    {16384LL, 65536LL, 40, 1567.488, 4110.1},
-    {18432LL, 1024LL, 41, 45.459, 2493.6},
-    {18432LL, 4096LL, 41, 143.568, 3156.0},
-    {18432LL, 16384LL, 41, 538.608, 3364.3},
-    {20480LL, 1024LL, 42, 50.988, 2470.2},
-    {20480LL, 4096LL, 42, 170.168, 2958.5},
-    {20480LL, 16384LL, 42, 649.392, 3100.4},
-    {32768LL, 1024LL, 43, 74.117, 2719.0},
-    {32768LL, 4096LL, 43, 260.928, 3087.1},
-    {32768LL, 16384LL, 44, 994.816, 3238.2},
-    {65536LL, 1024LL, 45, 148.072, 2722.0},
-    {65536LL, 4096LL, 45, 548.576, 2936.7},
-    {65536LL, 16384LL, 46, 2125.904, 3030.6},
+    {1024LL, 16384LL, 18, 30.798, 3268.7},
+    {1024LL, 65536LL, 19, 101.680, 3960.1},
+    {1024LL, 262144LL, 20, 398.976, 4036.9},
+    {2048LL, 1024LL, 21, 8.671, 1452.6},
+    {2048LL, 4096LL, 22, 18.285, 2753.3},
+    {2048LL, 16384LL, 22, 53.672, 3751.3},
+    {2048LL, 65536LL, 23, 195.432, 4120.7},
+    {3072LL, 1024LL, 24, 10.455, 1807.1},
+    {3072LL, 4096LL, 25, 24.251, 3114.0},
+    {3072LL, 16384LL, 25, 78.779, 3833.6},
+    {3072LL, 65536LL, 25, 299.936, 4027.5},
+    {4096LL, 256LL, 26, 7.211, 875.8},
+    {4096LL, 1024LL, 27, 12.160, 2071.6},
+    {4096LL, 4096LL, 28, 30.674, 3282.5},
+    {4096LL, 16384LL, 28, 100.648, 4000.9},
+    {4096LL, 65536LL, 28, 379.296, 4246.4},
+    {5120LL, 1024LL, 29, 14.313, 2199.9},
+    {5120LL, 4096LL, 30, 37.155, 3387.5},
+    {5120LL, 16384LL, 31, 124.584, 4040.2},
+    {5120LL, 65536LL, 30, 472.928, 4257.1},
+    {6144LL, 1024LL, 29, 15.842, 2385.1},
+    {6144LL, 4096LL, 32, 42.070, 3590.0},
+    {6144LL, 16384LL, 32, 148.432, 4069.3},
+    {6144LL, 65536LL, 33, 573.264, 4214.4},
+    {7168LL, 1024LL, 34, 17.283, 2550.7},
+    {7168LL, 4096LL, 34, 49.558, 3555.5},
+    {7168LL, 16384LL, 35, 178.944, 3938.0},
+    {7168LL, 65536LL, 35, 690.928, 4079.5},
+    {8192LL, 256LL, 35, 10.351, 1220.4},
+    {8192LL, 1024LL, 34, 19.446, 2590.8},
+    {8192LL, 4096LL, 35, 54.996, 3661.6},
+    {8192LL, 16384LL, 35, 197.800, 4071.6},
+    {8192LL, 65536LL, 35, 770.288, 4181.9},
+    {12288LL, 1024LL, 36, 27.540, 2744.1},
+    {12288LL, 4096LL, 37, 82.773, 3649.3},
+    {12288LL, 16384LL, 38, 305.104, 3959.4},
+    {12288LL, 65536LL, 38, 1174.352, 4114.5},
+    {16384LL, 256LL, 39, 16.199, 1559.6},
+    {16384LL, 1024LL, 36, 35.443, 2842.9},
+    {16384LL, 4096LL, 40, 112.120, 3592.1},
+    {16384LL, 16384LL, 41, 398.832, 4038.6},
+    {16384LL, 65536LL, 41, 1567.488, 4110.1},
+    {18432LL, 1024LL, 42, 45.459, 2493.6},
+    {18432LL, 4096LL, 42, 143.568, 3156.0},
+    {18432LL, 16384LL, 42, 538.608, 3364.3},
+    {20480LL, 1024LL, 43, 50.988, 2470.2},
+    {20480LL, 4096LL, 43, 170.168, 2958.5},
+    {20480LL, 16384LL, 43, 649.392, 3100.4},
+    {32768LL, 1024LL, 44, 74.117, 2719.0},
+    {32768LL, 4096LL, 44, 260.928, 3087.1},
+    {32768LL, 16384LL, 45, 994.816, 3238.2},
+    {65536LL, 1024LL, 46, 148.072, 2722.0},
+    {65536LL, 4096LL, 46, 548.576, 2936.7},
+    {65536LL, 16384LL, 47, 2125.904, 3030.6},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 48, 58.920, 3417.0},
-    {512LL, 65536LL, 49, 56.876, 3539.8},
-    {1024LL, 1024LL, 50, 7.156, 880.4},
-    {1024LL, 4096LL, 51, 13.225, 1903.5},
-    {1024LL, 16384LL, 52, 33.182, 3033.9},
-    {1024LL, 65536LL, 52, 105.408, 3820.0},
-    {4096LL, 1024LL, 53, 12.308, 2047.3},
-    {4096LL, 4096LL, 54, 30.777, 3271.8},
-    {4096LL, 16384LL, 54, 101.512, 3966.9},
-    {4096LL, 65536LL, 54, 378.944, 4250.4},
-    {16384LL, 1024LL, 55, 35.859, 2810.9},
-    {16384LL, 4096LL, 55, 115.184, 3496.9},
-    {16384LL, 16384LL, 56, 401.136, 4015.5},
-    {16384LL, 65536LL, 57, 1569.312, 4105.4},
-    {32768LL, 4096LL, 58, 446.688, 1803.4},
+    {128LL, 262144LL, 49, 57.176, 3521.2},
+    {512LL, 65536LL, 50, 56.672, 3552.6},
+    {1024LL, 1024LL, 51, 6.160, 1022.7},
+    {1024LL, 4096LL, 52, 11.908, 2114.1},
+    {1024LL, 16384LL, 51, 31.664, 3179.4},
+    {1024LL, 65536LL, 53, 105.408, 3820.0},
+    {4096LL, 1024LL, 54, 12.308, 2047.3},
+    {4096LL, 4096LL, 55, 30.777, 3271.8},
+    {4096LL, 16384LL, 55, 101.512, 3966.9},
+    {4096LL, 65536LL, 55, 378.944, 4250.4},
+    {16384LL, 1024LL, 56, 35.859, 2810.9},
+    {16384LL, 4096LL, 56, 115.184, 3496.9},
+    {16384LL, 16384LL, 57, 401.136, 4015.5},
+    {16384LL, 65536LL, 58, 1569.312, 4105.4},
+    {32768LL, 4096LL, 59, 261.824, 3076.8},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 61, 58.236, 3457.1},
-    {512LL, 65536LL, 62, 57.116, 3524.9},
-    {1024LL, 1024LL, 63, 6.978, 902.4},
-    {1024LL, 4096LL, 64, 13.380, 1881.3},
-    {1024LL, 16384LL, 65, 33.330, 3020.4},
-    {1024LL, 65536LL, 65, 113.576, 3545.3},
+    {128LL, 262144LL, 62, 56.972, 3533.8},
+    {512LL, 65536LL, 63, 56.900, 3538.3},
+    {1024LL, 1024LL, 64, 6.259, 1006.1},
+    {1024LL, 4096LL, 65, 12.115, 2077.8},
+    {1024LL, 16384LL, 64, 31.890, 3156.7},
+    {1024LL, 65536LL, 64, 107.664, 3740.0},
     {4096LL, 1024LL, 66, 12.401, 2031.3},
     {4096LL, 4096LL, 67, 30.368, 3315.6},
     {4096LL, 16384LL, 67, 99.216, 4058.6},
@@ -1089,42 +1139,42 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {16384LL, 4096LL, 69, 114.400, 3520.6},
     {16384LL, 16384LL, 68, 400.864, 4018.1},
     {16384LL, 65536LL, 70, 1565.472, 4115.4},
-    {32768LL, 4096LL, 71, 426.928, 1886.7},
+    {32768LL, 4096LL, 71, 263.152, 3061.0},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 73, 58.688, 3430.5},
-    {512LL, 65536LL, 74, 56.708, 3550.3},
-    {1024LL, 1024LL, 75, 7.208, 873.9},
-    {1024LL, 4096LL, 76, 13.226, 1903.4},
-    {1024LL, 16384LL, 77, 33.184, 3033.7},
-    {1024LL, 65536LL, 77, 112.792, 3569.9},
-    {4096LL, 1024LL, 78, 12.333, 2043.2},
-    {4096LL, 4096LL, 79, 30.594, 3291.3},
-    {4096LL, 16384LL, 79, 100.432, 4009.5},
-    {4096LL, 65536LL, 79, 378.848, 4251.4},
-    {16384LL, 1024LL, 80, 35.573, 2833.4},
-    {16384LL, 4096LL, 80, 114.816, 3508.1},
-    {16384LL, 16384LL, 81, 401.488, 4011.9},
-    {16384LL, 65536LL, 82, 1568.768, 4106.8},
-    {32768LL, 4096LL, 83, 445.920, 1806.5},
+    {128LL, 262144LL, 73, 57.104, 3525.6},
+    {512LL, 65536LL, 74, 56.676, 3552.3},
+    {1024LL, 1024LL, 75, 6.174, 1020.3},
+    {1024LL, 4096LL, 76, 12.021, 2094.2},
+    {1024LL, 16384LL, 75, 31.641, 3181.7},
+    {1024LL, 65536LL, 75, 107.576, 3743.0},
+    {4096LL, 1024LL, 77, 12.333, 2043.2},
+    {4096LL, 4096LL, 78, 30.594, 3291.3},
+    {4096LL, 16384LL, 78, 100.432, 4009.5},
+    {4096LL, 65536LL, 78, 378.848, 4251.4},
+    {16384LL, 1024LL, 79, 35.573, 2833.4},
+    {16384LL, 4096LL, 79, 114.816, 3508.1},
+    {16384LL, 16384LL, 80, 401.488, 4011.9},
+    {16384LL, 65536LL, 81, 1568.768, 4106.8},
+    {32768LL, 4096LL, 82, 263.536, 3056.8},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 85, 105.968, 3799.8},
-    {1024LL, 4096LL, 86, 17.281, 2913.0},
-    {1024LL, 65536LL, 86, 194.880, 4132.4},
-    {4096LL, 4096LL, 87, 53.056, 3795.2},
-    {4096LL, 65536LL, 88, 769.184, 4187.9},
-    {16384LL, 4096LL, 89, 233.152, 3454.6},
-    {16384LL, 65536LL, 90, 3508.176, 3672.9},
-    {32768LL, 4096LL, 91, 833.824, 1931.9},
+    {128LL, 262144LL, 84, 105.944, 3800.6},
+    {1024LL, 4096LL, 85, 17.281, 2913.0},
+    {1024LL, 65536LL, 85, 194.880, 4132.4},
+    {4096LL, 4096LL, 86, 53.056, 3795.2},
+    {4096LL, 65536LL, 87, 769.184, 4187.9},
+    {16384LL, 4096LL, 88, 233.152, 3454.6},
+    {16384LL, 65536LL, 89, 3508.176, 3672.9},
+    {32768LL, 4096LL, 90, 508.304, 3169.1},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 93, 5.955, 2861.5},
-    {64LL, 262144LL, 94, 18.086, 3768.6},
-    {64LL, 1048576LL, 93, 65.888, 4137.8},
-    {128LL, 65536LL, 95, 10.304, 3281.9},
-    {128LL, 262144LL, 96, 34.800, 3887.0},
-    {128LL, 1048576LL, 96, 131.776, 4105.9},
-    {256LL, 65536LL, 97, 18.412, 3659.2},
-    {256LL, 262144LL, 97, 66.852, 4031.1},
-    {256LL, 1048576LL, 97, 259.376, 4155.9},
+    {64LL, 65536LL, 92, 5.955, 2861.5},
+    {64LL, 262144LL, 93, 18.086, 3768.6},
+    {64LL, 1048576LL, 92, 65.888, 4137.8},
+    {128LL, 65536LL, 94, 10.304, 3281.9},
+    {128LL, 262144LL, 95, 34.800, 3887.0},
+    {128LL, 1048576LL, 95, 131.776, 4105.9},
+    {256LL, 65536LL, 96, 18.412, 3659.2},
+    {256LL, 262144LL, 96, 66.852, 4031.1},
+    {256LL, 1048576LL, 97, 258.928, 4163.1},
     {512LL, 8192LL, 98, 5.780, 2908.5},
     {512LL, 65536LL, 99, 34.616, 3884.9},
     {512LL, 262144LL, 99, 131.280, 4097.5},
@@ -1183,134 +1233,134 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {16384LL, 16384LL, 136, 257.888, 4164.0},
     {16384LL, 65536LL, 137, 1012.592, 4241.8},
     {18432LL, 1024LL, 138, 20.744, 3641.5},
-    {18432LL, 4096LL, 139, 74.363, 4061.8},
+    {18432LL, 4096LL, 139, 74.171, 4072.3},
     {18432LL, 16384LL, 140, 288.864, 4182.1},
-    {20480LL, 1024LL, 141, 23.541, 3565.3},
-    {20480LL, 4096LL, 142, 83.333, 4027.2},
-    {20480LL, 16384LL, 143, 320.288, 4190.9},
-    {32768LL, 1024LL, 144, 35.619, 3770.1},
-    {32768LL, 4096LL, 144, 132.696, 4046.5},
-    {32768LL, 16384LL, 145, 512.048, 4194.2},
-    {65536LL, 1024LL, 146, 78.501, 3421.2},
-    {65536LL, 4096LL, 146, 289.264, 3712.5},
-    {65536LL, 16384LL, 146, 1113.264, 3858.2},
+    {20480LL, 1024LL, 139, 22.875, 3669.2},
+    {20480LL, 4096LL, 139, 82.581, 4063.9},
+    {20480LL, 16384LL, 141, 320.288, 4190.9},
+    {32768LL, 1024LL, 142, 35.619, 3770.1},
+    {32768LL, 4096LL, 142, 132.696, 4046.5},
+    {32768LL, 16384LL, 143, 512.048, 4194.2},
+    {65536LL, 1024LL, 144, 71.909, 3734.9},
+    {65536LL, 4096LL, 144, 264.224, 4064.3},
+    {65536LL, 16384LL, 144, 1027.712, 4179.3},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 148, 32.825, 519.1},
-    {64LL, 262144LL, 148, 125.960, 541.1},
-    {64LL, 1048576LL, 148, 495.808, 549.9},
-    {128LL, 65536LL, 148, 33.392, 1012.7},
-    {128LL, 262144LL, 148, 128.056, 1056.3},
-    {128LL, 1048576LL, 148, 503.440, 1074.7},
-    {256LL, 65536LL, 148, 34.496, 1953.0},
-    {256LL, 262144LL, 148, 131.800, 2044.7},
-    {256LL, 1048576LL, 148, 518.112, 2080.5},
-    {512LL, 8192LL, 148, 7.174, 2343.4},
-    {512LL, 65536LL, 148, 41.610, 3232.0},
-    {768LL, 8192LL, 149, 8.178, 3081.5},
-    {768LL, 65536LL, 150, 50.106, 4023.3},
-    {1024LL, 1024LL, 148, 2.838, 1480.9},
-    {1024LL, 4096LL, 149, 5.971, 2813.3},
-    {1024LL, 8192LL, 148, 10.012, 3355.0},
-    {1024LL, 16384LL, 148, 18.128, 3705.8},
-    {1024LL, 65536LL, 148, 65.928, 4075.7},
-    {2048LL, 1024LL, 151, 3.881, 2164.7},
-    {2048LL, 4096LL, 152, 10.014, 3353.3},
-    {2048LL, 8192LL, 153, 18.163, 3697.1},
-    {2048LL, 16384LL, 153, 34.331, 3911.7},
-    {2048LL, 65536LL, 154, 130.320, 4121.7},
-    {3072LL, 1024LL, 155, 4.870, 2586.9},
-    {3072LL, 4096LL, 156, 14.354, 3508.4},
-    {3072LL, 8192LL, 157, 26.532, 3795.7},
-    {3072LL, 16384LL, 158, 50.924, 3955.0},
-    {3072LL, 65536LL, 155, 192.376, 4187.5},
-    {4096LL, 1024LL, 159, 6.044, 2779.1},
-    {4096LL, 4096LL, 160, 18.180, 3693.2},
-    {4096LL, 8192LL, 160, 34.443, 3898.3},
-    {4096LL, 16384LL, 159, 66.264, 4052.2},
-    {4096LL, 65536LL, 161, 257.136, 4176.9},
-    {5120LL, 1024LL, 162, 7.055, 2976.1},
-    {5120LL, 4096LL, 163, 22.576, 3717.4},
-    {5120LL, 8192LL, 163, 42.758, 3925.0},
-    {5120LL, 16384LL, 163, 82.784, 4054.3},
-    {5120LL, 65536LL, 164, 319.328, 4204.0},
-    {6144LL, 1024LL, 162, 7.996, 3150.8},
-    {6144LL, 4096LL, 165, 26.458, 3806.2},
-    {6144LL, 8192LL, 166, 51.016, 3947.5},
-    {6144LL, 16384LL, 167, 98.416, 4092.3},
-    {6144LL, 65536LL, 167, 389.536, 4135.4},
-    {7168LL, 1024LL, 168, 9.138, 3216.5},
-    {7168LL, 4096LL, 169, 30.688, 3828.4},
-    {7168LL, 8192LL, 169, 58.928, 3986.9},
-    {7168LL, 16384LL, 169, 115.120, 4081.4},
-    {7168LL, 65536LL, 170, 450.672, 4170.1},
-    {8192LL, 1024LL, 168, 10.217, 3287.7},
-    {8192LL, 4096LL, 171, 34.283, 3916.5},
-    {8192LL, 8192LL, 171, 66.056, 4064.7},
-    {8192LL, 16384LL, 172, 130.520, 4114.1},
-    {8192LL, 65536LL, 172, 507.312, 4233.6},
-    {12288LL, 1024LL, 173, 14.534, 3466.8},
-    {12288LL, 4096LL, 173, 50.952, 3952.6},
-    {12288LL, 8192LL, 173, 98.336, 4095.5},
-    {12288LL, 16384LL, 173, 194.664, 4137.5},
-    {12288LL, 65536LL, 174, 763.264, 4220.7},
-    {16384LL, 1024LL, 175, 18.871, 3559.8},
-    {16384LL, 4096LL, 175, 67.016, 4006.8},
-    {16384LL, 8192LL, 175, 130.976, 4099.8},
-    {16384LL, 16384LL, 175, 257.376, 4172.4},
-    {16384LL, 65536LL, 175, 1009.936, 4253.0},
-    {18432LL, 1024LL, 176, 21.302, 3547.7},
-    {18432LL, 4096LL, 176, 74.960, 4029.9},
-    {18432LL, 16384LL, 176, 288.992, 4180.4},
-    {20480LL, 1024LL, 177, 23.570, 3562.7},
-    {20480LL, 4096LL, 178, 86.032, 3901.4},
-    {20480LL, 16384LL, 179, 323.424, 4150.4},
-    {32768LL, 1024LL, 180, 39.960, 3362.2},
-    {32768LL, 4096LL, 180, 136.832, 3924.7},
-    {32768LL, 16384LL, 180, 518.352, 4143.3},
-    {65536LL, 1024LL, 147, 89.456, 3003.7},
-    {65536LL, 4096LL, 147, 338.720, 3170.8},
-    {65536LL, 16384LL, 181, 1325.104, 3241.5},
+    {64LL, 65536LL, 146, 5.874, 2900.9},
+    {64LL, 262144LL, 146, 17.905, 3806.6},
+    {64LL, 1048576LL, 146, 65.748, 4146.6},
+    {128LL, 65536LL, 147, 10.202, 3314.6},
+    {128LL, 262144LL, 147, 34.149, 3961.0},
+    {128LL, 1048576LL, 148, 130.168, 4156.7},
+    {256LL, 65536LL, 149, 18.427, 3656.2},
+    {256LL, 262144LL, 150, 67.172, 4011.9},
+    {256LL, 1048576LL, 150, 260.208, 4142.6},
+    {512LL, 8192LL, 151, 5.987, 2808.3},
+    {512LL, 65536LL, 152, 34.531, 3894.6},
+    {768LL, 8192LL, 153, 7.979, 3158.6},
+    {768LL, 65536LL, 154, 50.106, 4023.3},
+    {1024LL, 1024LL, 155, 2.838, 1480.9},
+    {1024LL, 4096LL, 156, 5.971, 2813.3},
+    {1024LL, 8192LL, 155, 10.012, 3355.0},
+    {1024LL, 16384LL, 155, 18.128, 3705.8},
+    {1024LL, 65536LL, 155, 65.928, 4075.7},
+    {2048LL, 1024LL, 157, 3.881, 2164.7},
+    {2048LL, 4096LL, 158, 10.014, 3353.3},
+    {2048LL, 8192LL, 159, 18.163, 3697.1},
+    {2048LL, 16384LL, 159, 34.331, 3911.7},
+    {2048LL, 65536LL, 160, 130.320, 4121.7},
+    {3072LL, 1024LL, 161, 4.870, 2586.9},
+    {3072LL, 4096LL, 162, 14.354, 3508.4},
+    {3072LL, 8192LL, 163, 26.532, 3795.7},
+    {3072LL, 16384LL, 164, 50.924, 3955.0},
+    {3072LL, 65536LL, 161, 192.376, 4187.5},
+    {4096LL, 1024LL, 165, 6.044, 2779.1},
+    {4096LL, 4096LL, 166, 18.180, 3693.2},
+    {4096LL, 8192LL, 166, 34.443, 3898.3},
+    {4096LL, 16384LL, 165, 66.264, 4052.2},
+    {4096LL, 65536LL, 167, 257.136, 4176.9},
+    {5120LL, 1024LL, 168, 7.055, 2976.1},
+    {5120LL, 4096LL, 169, 22.576, 3717.4},
+    {5120LL, 8192LL, 169, 42.758, 3925.0},
+    {5120LL, 16384LL, 169, 82.784, 4054.3},
+    {5120LL, 65536LL, 170, 319.328, 4204.0},
+    {6144LL, 1024LL, 168, 7.996, 3150.8},
+    {6144LL, 4096LL, 171, 26.458, 3806.2},
+    {6144LL, 8192LL, 172, 51.016, 3947.5},
+    {6144LL, 16384LL, 173, 98.416, 4092.3},
+    {6144LL, 65536LL, 173, 389.536, 4135.4},
+    {7168LL, 1024LL, 174, 9.138, 3216.5},
+    {7168LL, 4096LL, 175, 30.688, 3828.4},
+    {7168LL, 8192LL, 175, 58.928, 3986.9},
+    {7168LL, 16384LL, 175, 115.120, 4081.4},
+    {7168LL, 65536LL, 176, 450.672, 4170.1},
+    {8192LL, 1024LL, 174, 10.217, 3287.7},
+    {8192LL, 4096LL, 177, 34.283, 3916.5},
+    {8192LL, 8192LL, 177, 66.056, 4064.7},
+    {8192LL, 16384LL, 178, 130.520, 4114.1},
+    {8192LL, 65536LL, 178, 507.312, 4233.6},
+    {12288LL, 1024LL, 179, 14.534, 3466.8},
+    {12288LL, 4096LL, 179, 50.952, 3952.6},
+    {12288LL, 8192LL, 179, 98.336, 4095.5},
+    {12288LL, 16384LL, 179, 194.664, 4137.5},
+    {12288LL, 65536LL, 180, 763.264, 4220.7},
+    {16384LL, 1024LL, 181, 18.871, 3559.8},
+    {16384LL, 4096LL, 181, 67.016, 4006.8},
+    {16384LL, 8192LL, 181, 130.976, 4099.8},
+    {16384LL, 16384LL, 181, 257.376, 4172.4},
+    {16384LL, 65536LL, 181, 1009.936, 4253.0},
+    {18432LL, 1024LL, 182, 21.302, 3547.7},
+    {18432LL, 4096LL, 182, 74.960, 4029.9},
+    {18432LL, 16384LL, 182, 288.992, 4180.4},
+    {20480LL, 1024LL, 183, 23.570, 3562.7},
+    {20480LL, 4096LL, 184, 84.171, 3987.6},
+    {20480LL, 16384LL, 185, 322.640, 4160.4},
+    {32768LL, 1024LL, 186, 39.960, 3362.2},
+    {32768LL, 4096LL, 186, 136.832, 3924.7},
+    {32768LL, 16384LL, 186, 518.352, 4143.3},
+    {65536LL, 1024LL, 187, 81.776, 3285.8},
+    {65536LL, 4096LL, 187, 293.504, 3659.3},
+    {65536LL, 16384LL, 188, 1137.600, 3775.8},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 183, 129.528, 1044.3},
-    {512LL, 65536LL, 184, 42.042, 3198.8},
-    {1024LL, 1024LL, 185, 2.799, 1501.0},
-    {1024LL, 4096LL, 186, 5.806, 2892.7},
-    {1024LL, 16384LL, 184, 18.033, 3725.1},
-    {1024LL, 65536LL, 183, 65.868, 4079.4},
-    {4096LL, 1024LL, 187, 5.815, 2887.5},
-    {4096LL, 4096LL, 188, 18.294, 3669.7},
-    {4096LL, 16384LL, 189, 66.640, 4029.2},
-    {4096LL, 65536LL, 188, 260.032, 4130.3},
-    {16384LL, 1024LL, 190, 18.524, 3624.9},
-    {16384LL, 4096LL, 191, 66.744, 4022.6},
-    {16384LL, 16384LL, 192, 257.632, 4168.1},
-    {16384LL, 65536LL, 193, 1012.304, 4243.1},
-    {32768LL, 4096LL, 194, 132.536, 4051.4},
+    {128LL, 262144LL, 190, 34.827, 3884.0},
+    {512LL, 65536LL, 191, 34.619, 3884.6},
+    {1024LL, 1024LL, 192, 2.799, 1501.0},
+    {1024LL, 4096LL, 193, 5.806, 2892.7},
+    {1024LL, 16384LL, 194, 18.033, 3725.1},
+    {1024LL, 65536LL, 195, 65.868, 4079.4},
+    {4096LL, 1024LL, 196, 5.815, 2887.5},
+    {4096LL, 4096LL, 197, 18.294, 3669.7},
+    {4096LL, 16384LL, 198, 66.640, 4029.2},
+    {4096LL, 65536LL, 197, 260.032, 4130.3},
+    {16384LL, 1024LL, 199, 18.524, 3624.9},
+    {16384LL, 4096LL, 200, 66.744, 4022.6},
+    {16384LL, 16384LL, 201, 257.632, 4168.1},
+    {16384LL, 65536LL, 202, 1012.304, 4243.1},
+    {32768LL, 4096LL, 203, 132.536, 4051.4},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 196, 129.024, 1048.4},
-    {512LL, 65536LL, 196, 41.683, 3226.3},
-    {1024LL, 1024LL, 197, 2.803, 1499.1},
-    {1024LL, 4096LL, 198, 5.958, 2819.2},
-    {1024LL, 16384LL, 196, 18.120, 3707.4},
-    {1024LL, 65536LL, 196, 65.920, 4076.2},
-    {4096LL, 1024LL, 199, 5.949, 2823.6},
-    {4096LL, 4096LL, 200, 18.176, 3694.0},
-    {4096LL, 16384LL, 200, 66.284, 4051.0},
-    {4096LL, 65536LL, 201, 257.792, 4166.2},
-    {16384LL, 1024LL, 202, 18.895, 3555.4},
-    {16384LL, 4096LL, 202, 66.864, 4015.9},
-    {16384LL, 16384LL, 202, 256.576, 4185.4},
-    {16384LL, 65536LL, 202, 1011.632, 4245.9},
-    {32768LL, 4096LL, 203, 136.448, 3935.7},
+    {128LL, 262144LL, 205, 34.200, 3955.2},
+    {512LL, 65536LL, 206, 34.541, 3893.4},
+    {1024LL, 1024LL, 207, 2.803, 1499.1},
+    {1024LL, 4096LL, 208, 5.958, 2819.2},
+    {1024LL, 16384LL, 209, 18.120, 3707.4},
+    {1024LL, 65536LL, 209, 65.920, 4076.2},
+    {4096LL, 1024LL, 210, 5.949, 2823.6},
+    {4096LL, 4096LL, 211, 18.176, 3694.0},
+    {4096LL, 16384LL, 211, 66.284, 4051.0},
+    {4096LL, 65536LL, 212, 257.792, 4166.2},
+    {16384LL, 1024LL, 213, 18.895, 3555.4},
+    {16384LL, 4096LL, 213, 66.864, 4015.9},
+    {16384LL, 16384LL, 213, 256.576, 4185.4},
+    {16384LL, 65536LL, 213, 1011.632, 4245.9},
+    {32768LL, 4096LL, 214, 136.448, 3935.7},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 205, 123.832, 2176.2},
-    {1024LL, 4096LL, 206, 10.141, 3310.9},
-    {1024LL, 65536LL, 207, 129.552, 4146.1},
-    {4096LL, 4096LL, 208, 34.488, 3892.7},
-    {4096LL, 65536LL, 209, 508.720, 4221.9},
-    {16384LL, 4096LL, 210, 132.680, 4047.0},
-    {16384LL, 65536LL, 211, 2030.128, 4231.4},
-    {32768LL, 4096LL, 204, 285.248, 3764.8},
+    {128LL, 262144LL, 216, 66.884, 4029.1},
+    {1024LL, 4096LL, 217, 10.141, 3310.9},
+    {1024LL, 65536LL, 218, 129.552, 4146.1},
+    {4096LL, 4096LL, 219, 34.488, 3892.7},
+    {4096LL, 65536LL, 220, 508.720, 4221.9},
+    {16384LL, 4096LL, 221, 132.680, 4047.0},
+    {16384LL, 65536LL, 222, 2030.128, 4231.4},
+    {32768LL, 4096LL, 223, 262.800, 4086.3},
     {0LL, 0LL, -1, 0.0, 0.0}
 };
 

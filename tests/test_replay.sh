@@ -17,21 +17,28 @@ if echo "$last" | grep -q "$line"; then ok last_line_form; else bad last_line_fo
     ok exhaustive_finds_every_best || bad exhaustive_finds_every_best "$last"
 has table_names_a_shape "$T/out" "M=65536 N=16384 x=f32,w=f32,dw=f32"
 
-# warm from the other shapes of the model: 6 per shape is 17.5% of the
-# variants of the problems the database holds whole (the shapes swept
-# exhaustively; the others are left out of the summary)
+# warm from the other shapes of the model: 6 per shape is 17.4% of the
+# default backward sweep (every problem of it is stored whole: swept
+# exhaustively on H200s), and picks within 2% of the stored best at 95% of
+# the shapes or more
 expect warm_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 6 --stored neighbours
-# short rows were tuned with warm, not swept whole: not scored, and said so
-has unscored_note "$T/err" "problems are not stored whole"
-grep -q '^M=65536 N=64 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *-  *-$' "$T/out" &&
-    ok unscored_row_dashes || bad unscored_row_dashes "$(grep '^M=65536 N=64 ' "$T/out")"
 last=$(tail -n 1 "$T/out")
 set -- $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
-if [ "$1" = "17.5" ] && awk "BEGIN { exit !($2 >= 95 && $3 <= 1.10) }"; then
+if [ "$1" = "17.4" ] && awk "BEGIN { exit !($2 >= 95 && $3 <= 1.10) }"; then
     ok warm_neighbours_within_2pct
 else
     bad warm_neighbours_within_2pct "$last"
 fi
+# a problem the database does not hold whole (N = 1032: never swept) is not
+# scored, and replay says so; its row has dashes
+sed 's/^local shapes = normtune.grid({64, 128, 256}/local shapes = normtune.grid({64, 128, 256, 1032}/' \
+    "$root/lua/sweeps/rmsnorm_bwd_short.lua" > "$T/part.lua"
+expect partial_runs 0 replay --db "$db" "$T/part.lua" --strategy warm --stored neighbours
+has unscored_note "$T/err" "problems are not stored whole"
+grep -q '^M=65536 N=1032 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *-  *-$' "$T/out" &&
+    ok unscored_row_dashes || bad unscored_row_dashes "$(grep '^M=65536 N=1032 ' "$T/out")"
+grep -q '^M=65536 N=128 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *[0-9]*%  *[0-9.]*x$' "$T/out" &&
+    ok scored_row || bad scored_row "$(grep '^M=65536 N=128 ' "$T/out")"
 
 expect bad_stored 2 replay --db "$db" "$bwd" --strategy warm --stored all
 has bad_stored_message "$T/err" "--stored takes none, neighbours or model"
