@@ -46,6 +46,13 @@ BIN := $(B)/normtune
 SWEEP ?= $(filter $(patsubst kernels/%/,lua/sweeps/%.lua,$(wildcard kernels/*/)),$(sort $(wildcard lua/sweeps/*.lua)))
 DB ?= results.db
 HEADER ?= normtune_dispatch.h
+# make tune starts a DB that does not exist yet as a copy of SEED: the
+# results the project ships (H200s).  On a GPU of a model SEED holds, the
+# sweep reuses them (GPUs of one model are one device) and measures only
+# what they lack; another model's run never uses them (results do not
+# cross models: it is a cold campaign), and the export takes the model of
+# the GPU just tuned (--newest).  SEED= starts from an empty database.
+SEED ?= data/results.db
 
 # Quiet by default: "  CC build/obj/x.o" instead of the command line.
 # V=1 prints every command (and makes tests/run.sh print all test output).
@@ -224,8 +231,12 @@ test-gpu: $(GPU_DEPS)
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) export --check --db $(DB) -o $(HEADER)
+	@if [ ! -e "$(DB)" ] && [ -n "$(SEED)" ]; then \
+	  echo "make tune: $(DB) starts as a copy of $(SEED) (SEED= for an empty one)"; \
+	  cp "$(SEED)" "$(DB).seed" && chmod u+w "$(DB).seed" && mv "$(DB).seed" "$(DB)" || exit 1; \
+	fi
 	settle=; for s in $(SWEEP); do $(BIN) run $$s --db $(DB) $$settle || exit 1; settle='--settle 0'; done
-	$(BIN) export --db $(DB) -o $(HEADER)
+	$(BIN) export --db $(DB) --newest -o $(HEADER)
 	$(BIN) report --db $(DB)
 
 clean:

@@ -94,7 +94,7 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 /* Every statement of the store, prepared lazily and cached per store. */
 enum {
     Q_BEGIN, Q_COMMIT, Q_ROLLBACK,
-    Q_DEV_UUID, Q_DEV_NAME, Q_DEV_INS, Q_DEV_UPD, Q_DEV_GET,
+    Q_DEV_UUID, Q_DEV_NAME, Q_DEV_INS, Q_DEV_UPD, Q_DEV_GET, Q_DEV_NEWEST,
     Q_MODEL_OF, Q_MODEL_SIZE, Q_MODEL_FIND, Q_MODEL_ALL, Q_MODEL_WITH_RESULTS,
     Q_MODEL_WITH_CURRENT, Q_MODEL_COMPLETE, Q_MODEL_GPUS, Q_GPUS_CLEAR, Q_GPUS_SET,
     Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
@@ -131,6 +131,8 @@ static const char *const q_sql[Q_COUNT] = {
                   "mem_bus_bits = :mem_bus_bits, driver = :driver, "
                   "runtime = :runtime, nvrtc = :nvrtc WHERE id = :id AND "
                   "uuid IS :uuid",
+    [Q_DEV_NEWEST] = "SELECT d.uuid, d.name FROM sweep s JOIN device d ON d.id = s.device_id "
+                     "ORDER BY s.id DESC LIMIT 1",
     [Q_DEV_GET] = "SELECT name, coalesce(uuid, 'none'), cc_major, cc_minor, "
                   "driver, runtime, nvrtc, sms, mem_clock_khz FROM device WHERE id = :id",
     /* Device models (see models_load): temp.nt_model maps every device
@@ -1826,6 +1828,23 @@ int store_find_device(store *db, const char *name, int64_t *id, char *err, size_
     list_models(db, st, names, sizeof names);
     return seterr(err, errlen, "%s: no device '%s' in the database (devices: %s)",
                   db->path, name, names[0] ? names : "none");
+}
+
+int store_newest_gpu(store *db, char *buf, size_t len, char *err, size_t errlen) {
+    sqlite3_stmt *st = stmt(db, Q_DEV_NEWEST, err, errlen);
+    if (!st) return STORE_ERR;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *u = sqlite3_column_text(st, 0);
+        copy_str(buf, len, u ? u : sqlite3_column_text(st, 1));
+    }
+    stmt_done(st);
+    if (rc == SQLITE_DONE) return seterr(err, errlen, "%s: no sweep in the database", db->path);
+    if (rc != SQLITE_ROW) {
+        dberr(db, err, errlen, "finding the newest sweep");
+        return STORE_ERR;
+    }
+    return STORE_OK;
 }
 
 /* ---- best results and provenance ---------------------------------------- */

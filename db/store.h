@@ -72,6 +72,11 @@ int store_family_hashes(void);
  * Errors name the candidate models with their GPUs' uuids. */
 int store_find_device(store *db, const char *name, int64_t *id, char *err, size_t errlen);
 
+/* The GPU that ran the newest sweep (the highest sweep id): its uuid, or
+ * its name when it has none, into buf, for store_find_device.  STORE_OK,
+ * or STORE_ERR with a message (no sweep, a read error). */
+int store_newest_gpu(store *db, char *buf, size_t len, char *err, size_t errlen);
+
 /* The number of GPUs (device rows) of the model of device id dev, this
  * one included, into *ngpus. */
 int store_model_gpus(store *db, int64_t dev, int *ngpus, char *err, size_t errlen);

@@ -998,6 +998,15 @@ TEST(models_pool) {
      * the other's shapes */
     CHECK(store_best(db, NULL, 1, &rows, &n, NULL, err, sizeof err) != 0 &&
               strstr(err, "several device models"), "'%s'", err);
+    /* the newest sweep's GPU (C's, begun last) names its model: what
+     * `export --newest` (make tune) exports */
+    char newest[64] = "";
+    CHECK(store_newest_gpu(db, newest, sizeof newest, err, sizeof err) == 0 &&
+              !strcmp(newest, "GPU-cccc"), "newest: '%s' %s", newest, err);
+    int64_t asweep2;
+    CHECK(store_sweep_begin(db, adev, "s.lua", "h", 4000.0, &asweep2, err, sizeof err) == 0 &&
+              store_newest_gpu(db, newest, sizeof newest, err, sizeof err) == 0 &&
+              !strcmp(newest, "GPU-aaaa"), "newest after A's sweep: '%s' %s", newest, err);
     store_close(db);
 }
 

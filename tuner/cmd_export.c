@@ -1,7 +1,7 @@
 /* cmd_export.c -- `normtune export`: the results database -> the dispatch
  * header.
  *
- *   normtune export --db FILE [--device NAME] [--check] -o FILE.h
+ *   normtune export --db FILE [--device NAME | --newest] [--check] -o FILE.h
  *
  * Opens the database read-only, asks store_best for the best row per
  * problem and shape of one device model (the results of its GPUs pooled:
@@ -21,7 +21,7 @@
 
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: normtune export --db FILE [--device NAME] [--check] -o FILE.h\n\n"
+    fprintf(f, "usage: normtune export --db FILE [--device NAME | --newest] [--check] -o FILE.h\n\n"
                "Write the dispatch header: for one device model, every op and dtype\n"
                "combination (the best config per tuned shape over the results of every\n"
                "GPU of the model, the op's fallback for the rest), the configs' kernels\n"
@@ -31,6 +31,8 @@ static void usage(FILE *f) {
                "  --device NAME     a GPU's name or uuid: its model (needed when several\n"
                "                    models have results and none is the one with, or\n"
                "                    covering all, the current results: docs/guide.md)\n"
+               "  --newest          the model of the GPU that ran the database's newest\n"
+               "                    sweep (make tune: the GPU it just tuned)\n"
                "  -o, --output FILE header to write (replaced atomically; an SQLite\n"
                "                    database, or the --db file, is refused)\n"
                "  --check           only check that -o may be written (make tune runs\n"
@@ -58,8 +60,10 @@ int cmd_export(int argc, char **argv) {
     store *db = NULL;
     store_best_row *rows = NULL;
     store_prov prov;
-    int n = 0, check = 0, rc;
+    char newest[256];
+    int n = 0, check = 0, latest = 0, rc;
     const nt_opt opts[] = {
+        {"newest", 0, NT_OPT_FLAG, &latest, NULL},
         {"db", 0, NT_OPT_STR, &dbpath, NULL},
         {"device", 0, NT_OPT_STR, &device, NULL},
         {"output", 'o', NT_OPT_STR, &out, NULL},
@@ -79,10 +83,15 @@ int cmd_export(int argc, char **argv) {
         nt_errorf("export", "%s", err);
         return NT_EXIT_FAIL;
     }
+    if (device && latest) {
+        nt_errorf("export", "--device and --newest both name the model: give one");
+        return NT_EXIT_USAGE;
+    }
     if (check) return NT_EXIT_OK;
     memset(&prov, 0, sizeof prov);
     if (store_open(&db, dbpath, STORE_READ, err, sizeof err) ||
-        store_best(db, device, 1, &rows, &n, &prov, err, sizeof err)) {
+        (latest && store_newest_gpu(db, newest, sizeof newest, err, sizeof err)) ||
+        store_best(db, latest ? newest : device, 1, &rows, &n, &prov, err, sizeof err)) {
         nt_errorf("export", "%s", err);
         goto done;
     }
