@@ -117,7 +117,7 @@ static void *fill_range(void *arg) {
 }
 
 #define FILL_THREADS 64       /* at most; one per online CPU */
-#define FILL_PER_THREAD (1u << 22) /* elements a thread is worth starting for */
+#define FILL_PER_THREAD (1u << 16) /* elements a thread is worth starting for */
 
 void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed) {
     fill_job j[FILL_THREADS];
