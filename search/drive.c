@@ -614,8 +614,8 @@ out:
 }
 
 /* The order and budgets of the problems.  A warm search with nothing
- * stored is a cold campaign: at each N of a dtype combination one shape
- * (the middle M) is an anchor, tuned first with ANCHOR_X times the budget
+ * stored is a cold campaign: at each N of the dtype combination with the
+ * most problems one shape (the middle M) is an anchor, tuned first with ANCHOR_X times the budget
  * and a look at every family; the other shapes follow with hints from
  * the anchors and share what is left, so that the campaign spends at most
  * the budget times the problems.  Otherwise problems keep the script's
@@ -632,12 +632,30 @@ static int plan(drive *d) {
         d->budget[q] = b;
     }
     if (strcmp(d->sw->search.strategy, "warm") || d->stored_hints || !b) return 0;
+    /* anchors only in the dtype combination with the most problems (the
+     * first of those): the others' standings follow its (their hints
+     * weigh its results), and an anchor of their own, at few shapes,
+     * cost more than it taught (replay on data/results.db) */
+    int main_dt = 0, most = 0;
+    for (int t = 0; t < d->sw->ndt; t++) {
+        int cnt = 0;
+        for (int q = 0; q < np; q++) {
+            int dt, sh;
+            nt_sweep_problem_at(d->sw, q, &dt, &sh);
+            cnt += dt == t;
+        }
+        if (cnt > most) {
+            most = cnt;
+            main_dt = t;
+        }
+    }
     int nanchor = 0;
-    for (int q = 0; q < np; q++) {   /* the middle M of each (dtypes, N) */
+    for (int q = 0; q < np; q++) {   /* the middle M of each N */
         nt_problem p, o;
         int dt, sh, od, os, below = 0, above = 0;
         nt_sweep_problem(d->sw, q, &p);
         nt_sweep_problem_at(d->sw, q, &dt, &sh);
+        if (dt != main_dt) continue;
         for (int r = 0; r < np; r++) {
             nt_sweep_problem(d->sw, r, &o);
             nt_sweep_problem_at(d->sw, r, &od, &os);

@@ -40,6 +40,25 @@ grep -q '^M=65536 N=1032 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *-  *-$' "$T/o
 grep -q '^M=65536 N=128 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *[0-9]*%  *[0-9.]*x$' "$T/out" &&
     ok scored_row || bad scored_row "$(grep '^M=65536 N=128 ' "$T/out")"
 
+# a cold campaign (nothing stored) of the default backward, at the
+# script's budget (8 per shape on average): at most 25% of the sweep, the
+# anchors (twice the budget) only at the middle M of each N of bf16, the
+# dtype combination with the most shapes; the other combinations follow
+# its results
+expect cold_runs 0 replay --db "$db" "$bwd" --strategy warm --stored none
+last=$(tail -n 1 "$T/out")
+set -- $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
+if [ -n "$1" ] && awk "BEGIN { exit !($1 <= 25 && $2 >= 80) }"; then
+    ok cold_within_budget
+else
+    bad cold_within_budget "$last"
+fi
+anchors=$(awk '$1 ~ /^M=/ && $5 == "16.0"' "$T/out" | wc -l)
+others=$(awk '$1 ~ /^M=/ && $5 + 0 >= 16 && $3 !~ /^x=bf16,w=bf16,/' "$T/out" | wc -l)
+nN=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ { print $2 }' "$T/out" | sort -u | wc -l)
+[ "$anchors" = "$nN" ] && [ "$others" = 0 ] && ok cold_anchors_in_bf16 ||
+    bad cold_anchors_in_bf16 "$anchors anchors for $nN hidden sizes, $others outside bf16"
+
 expect bad_stored 2 replay --db "$db" "$bwd" --strategy warm --stored all
 has bad_stored_message "$T/err" "--stored takes none, neighbours or model"
 expect bad_strategy 2 replay --db "$db" "$bwd" --strategy anneal
