@@ -527,11 +527,11 @@ static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errl
         }
         r->nsets = set + 1;
     }
-    if (m.sets > 1)           /* set 0's values back for the reference: a copy, not a refill */
+    if (m.sets > 1)
         for (int i = 0; i < op->ntensors; i++)
             if (op->tensors[i].role == NT_IN && rotates(r, i))
-                CK(cudaMemcpy(host[i], r->t[0][i], m.tbytes[i], cudaMemcpyDeviceToHost),
-                   "download set 0");
+                nt_fill(nt_tensor_dtype(s, i), host[i], m.elems[i], op->tensors[i].lo,
+                        op->tensors[i].hi, shape_seed(r, s, 0, i));
     if (op->ref(s, (const void *const *)host, ref, r->o.eps, 0)) {
         snprintf(err, errlen, "float64 reference failed");
         rc = 1;
