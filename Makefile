@@ -237,7 +237,7 @@ tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	fi
 	settle=; for s in $(SWEEP); do $(BIN) run $$s --db $(DB) $$settle || exit 1; settle='--settle 0'; done
 	$(BIN) export --db $(DB) --newest -o $(HEADER)
-	$(BIN) report --db $(DB)
+	$(BIN) report --db $(DB) --newest
 
 clean:
 	rm -rf $(B) build-asan build-fuzz

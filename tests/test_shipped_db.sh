@@ -37,6 +37,16 @@ if cmp -s "$T/dispatch.h" "$root/kernels/normtune_dispatch.h"; then
 else
     bad ship_export_is_shipped_header "export of data/results.db differs from kernels/normtune_dispatch.h"
 fi
+# --newest (make tune's): the model of the newest sweep's GPU, here the
+# file's one model, so the same header and report; with --device: usage
+expect ship_export_newest 0 export --db "$T/r.db" --newest -o "$T/newest.h"
+cmp -s "$T/newest.h" "$T/dispatch.h" && ok ship_export_newest_same || bad ship_export_newest_same
+expect ship_report_newest 0 report --db "$T/r.db" --newest -o "$T/newest.md"
+expect ship_report_plain 0 report --db "$T/r.db" -o "$T/plain.md"
+cmp -s "$T/newest.md" "$T/plain.md" && ok ship_report_newest_same || bad ship_report_newest_same
+expect ship_newest_and_device 2 report --db "$T/r.db" --newest --device "NVIDIA H200"
+has ship_newest_and_device_message "$T/err" "--device and --newest both name the model"
+expect ship_export_newest_and_device 2 export --db "$T/r.db" --newest --device "NVIDIA H200" -o "$T/x.h"
 if command -v gnuplot >/dev/null 2>&1; then
     expect ship_plot 0 plot --db "$T/r.db" -o "$T/x.svg"
     has ship_plot_svg "$T/x.svg" "<svg"

@@ -106,16 +106,33 @@ int nt_parse_dbopts(const char *cmd, int argc, char **argv, const char *accept,
     const nt_opt all[] = {
         {"db", 0, NT_OPT_STR, &o->db, NULL},
         {"device", 0, NT_OPT_STR, &o->device, NULL},
+        {"newest", 0, NT_OPT_FLAG, &o->newest, NULL},
         {"output", 'o', NT_OPT_STR, &o->out, NULL},
         {"format", 0, NT_OPT_STR, &o->format, NULL},
     };
-    static const char letters[] = "dDof";       /* of all[], for accept */
-    nt_opt t[4];
+    static const char letters[] = "dDDof";      /* of all[], for accept */
+    nt_opt t[5];
     int n = 0;
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (strchr(accept, letters[i])) t[n++] = all[i];
-    return nt_parse_opts(cmd, argc, argv, t, n, usage);
+    int rc = nt_parse_opts(cmd, argc, argv, t, n, usage);
+    if (rc < 0 && o->device && o->newest) {
+        nt_errorf(cmd, "--device and --newest both name the model: give one");
+        return NT_EXIT_USAGE;
+    }
+    return rc;
+}
+
+int nt_dbopts_model(const char *cmd, store *db, nt_dbopts *o) {
+    char err[512];
+    if (!o->newest) return 0;
+    if (store_newest_gpu(db, o->newest_gpu, sizeof o->newest_gpu, err, sizeof err)) {
+        nt_errorf(cmd, "%s", err);
+        return -1;
+    }
+    o->device = o->newest_gpu;
+    return 0;
 }
 
 /* The TBL_* format of --format (default: table), or -1 with a usage error

@@ -84,14 +84,21 @@ int nt_parse_opts(const char *cmd, int argc, char **argv, const nt_opt *opts, in
 /* Their options; which of them one accepts is given to nt_parse_dbopts. */
 typedef struct nt_dbopts {
     const char *db, *device, *out, *format;
+    int newest;               /* --newest: the model of the newest sweep's GPU */
+    char newest_gpu[256];     /* ... its uuid, once nt_dbopts_model resolved it */
 } nt_dbopts;
 
 /* Parse argv for cmd, accepting the options whose letters are in accept
- * ('d' --db, 'D' --device, 'o' -o/--output, 'f' --format; --help always,
- * printed with usage).  Returns -1 to go on (positionals start at optind),
- * else the exit code to return (help printed: 0, usage error: 2). */
+ * ('d' --db, 'D' --device and --newest, 'o' -o/--output, 'f' --format;
+ * --help always, printed with usage).  --device with --newest is a usage
+ * error.  Returns -1 to go on (positionals start at optind), else the exit
+ * code to return (help printed: 0, usage error: 2). */
 int nt_parse_dbopts(const char *cmd, int argc, char **argv, const char *accept,
                     void (*usage)(FILE *), nt_dbopts *o);
+
+/* With --newest, set o->device to the GPU that ran db's newest sweep
+ * (store_newest_gpu).  0, or -1 with the error printed. */
+int nt_dbopts_model(const char *cmd, store *db, nt_dbopts *o);
 
 /* The TBL_* format of --format (default: table), or -1 with a usage error
  * printed. */

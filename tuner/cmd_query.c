@@ -1,6 +1,6 @@
 /* cmd_query.c -- `normtune query`: canned reports over a results database.
  *
- *   normtune query --db FILE [--device NAME] [--format F] [-o FILE] [REPORT]
+ *   normtune query --db FILE [--device NAME | --newest] [--format F] [-o FILE] [REPORT]
  *
  * The read side of the results database for performance engineers: one of
  * the store's canned reports (best per shape, one shape's variants ranked,
@@ -22,7 +22,8 @@
 
 static void query_usage(FILE *f) {
     fprintf(f,
-        "usage: normtune query --db FILE [--device NAME] [--format F] [-o FILE] [REPORT]\n\n"
+        "usage: normtune query --db FILE [--device NAME | --newest] [--format F] [-o FILE]\n"
+        "                      [REPORT]\n\n"
         "Canned reports over a results database, as aligned text tables, CSV\n"
         "or JSON.\n\n"
         "reports:\n"
@@ -39,6 +40,7 @@ static void query_usage(FILE *f) {
         "  --db FILE       the results database (opened read-only)\n"
         "  --device NAME   a GPU's name or uuid: its model (best: default all\n"
         "                  models; shape: default as in report: docs/guide.md)\n"
+        "  --newest        the model of the GPU that ran the newest sweep\n"
         "  --format F      table (default), csv (RFC 4180, one header line) or\n"
         "                  json (an array of objects keyed by column name)\n"
         "  -o, --output FILE  write there (atomically) instead of stdout; an\n"
@@ -124,6 +126,10 @@ int cmd_query(int argc, char **argv) {
 
     if (nt_sink_open("query", &out, o.out, o.db)) return NT_EXIT_FAIL;
     if (!(db = nt_open_db("query", o.db))) return nt_sink_close("query", &out, 0);
+    if (nt_dbopts_model("query", db, &o)) {
+        store_close(db);
+        return nt_sink_close("query", &out, 0);
+    }
     if (!strcmp(what, "best"))
         src = store_report_best(db, o.device, tbl_row, &t, err, sizeof err);
     else if (!strcmp(what, "shape")) {

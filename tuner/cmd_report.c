@@ -1,7 +1,7 @@
 /* cmd_report.c -- `normtune report`: the best config per shape as a
  * markdown table.
  *
- *   normtune report --db FILE [--device NAME] [--format F] [-o FILE]
+ *   normtune report --db FILE [--device NAME | --newest] [--format F] [-o FILE]
  *
  * Prints, per problem sorted by (op, dtypes, N, M), the best family and
  * params (eligible ones, as `export` ships them), its bandwidth, its share
@@ -24,7 +24,7 @@
 
 static void report_usage(FILE *f) {
     fprintf(f,
-        "usage: normtune report --db FILE [--device NAME] [--format F] [-o FILE]\n\n"
+        "usage: normtune report --db FILE [--device NAME | --newest] [--format F] [-o FILE]\n\n"
         "Summary of the best config per problem as a markdown table, one row per\n"
         "(op, dtypes, N, M): the best family and params (the fastest whose every\n"
         "output is within the tolerance of its dtype), median time, GB/s, %% of the\n"
@@ -37,6 +37,7 @@ static void report_usage(FILE *f) {
         "                  are ranked together (default: the one model with\n"
         "                  results, else with current results, else covering\n"
         "                  them all: docs/guide.md)\n"
+        "  --newest        the model of the GPU that ran the newest sweep\n"
         "  --format F      table (default: the markdown report), csv or json\n"
         "                  (the rows only, with columns device, N, M, op, dtype,\n"
         "                  family, params, us, GB/s, %% copy, %% op, runner-up,\n"
@@ -139,6 +140,10 @@ int cmd_report(int argc, char **argv) {
     if ((fmt = nt_parse_format("report", o.format)) < 0) return NT_EXIT_USAGE;
     if (nt_sink_open("report", &out, o.out, o.db)) return NT_EXIT_FAIL;
     if (!(db = nt_open_db("report", o.db))) return nt_sink_close("report", &out, 0);
+    if (nt_dbopts_model("report", db, &o)) {
+        store_close(db);
+        return nt_sink_close("report", &out, 0);
+    }
     /* the configs the export would ship: within their outputs' dtypes */
     if (store_best(db, o.device, 0, &rows, &n, &prov, err, sizeof err)) {
         nt_errorf("report", "%s", err);
