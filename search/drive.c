@@ -32,6 +32,7 @@
 #define PORTFOLIO 8           /* hints ordered as a portfolio */
 #define GOOD 1.01             /* a ratio this low counts as the best */
 #define ANCHOR_X 2            /* a cold campaign's anchors: this many times the budget */
+#define TREND_RIDGE 1.0       /* a hint's trend: its slopes shrunk by this x the weight */
 
 double nt_now_s(void) {
     struct timespec t;
@@ -131,7 +132,44 @@ static int known_add(known *k, const nt_hist *h) {
 typedef struct wsum {
     uint64_t key;             /* fam << 56 | pt */
     double wr, w;             /* sum of weight x ratio, of weights */
+    double m[9];              /* the trend's weighted moments, x and y the log2 of
+                                 N and M over the problem's, l the log ratio: w, wx,
+                                 wy, wxx, wxy, wyy, wl, wxl, wyl */
 } wsum;
+
+/* The ratio a point's trend predicts at the problem's shape: a weighted
+ * least-squares plane log ratio = c + gx x + gy y through the shapes it
+ * was measured at, the slopes shrunk (ridge TREND_RIDGE x the weight) so
+ * that one or two shapes give about their mean; exp(c), at least 1 (no
+ * point beats the best at a shape), or 0 when the system is singular.  At
+ * a shape amid the measured ones it is close to the weighted mean; at the
+ * edge of the swept shapes (the smallest M, say) it follows the trend
+ * where the mean would lag behind it. */
+static double trend_ratio(const double *m) {
+    double r = TREND_RIDGE * m[0];
+    double A[3][4] = {{m[0], m[1], m[2], m[6]},
+                      {m[1], m[3] + r, m[4], m[7]},
+                      {m[2], m[4], m[5] + r, m[8]}};
+    if (!(m[0] > 0)) return 0;
+    for (int c = 0; c < 3; c++) {       /* Gauss-Jordan, partial pivoting */
+        int piv = c;
+        for (int i = c + 1; i < 3; i++)
+            if (fabs(A[i][c]) > fabs(A[piv][c])) piv = i;
+        if (fabs(A[piv][c]) < 1e-12) return 0;
+        for (int j = 0; j < 4; j++) {
+            double t = A[c][j];
+            A[c][j] = A[piv][j];
+            A[piv][j] = t;
+        }
+        for (int i = 0; i < 3; i++) {
+            if (i == c) continue;
+            double f = A[i][c] / A[c][c];
+            for (int j = c; j < 4; j++) A[i][j] -= f * A[c][j];
+        }
+    }
+    double t = exp(A[0][3] / A[0][0]);
+    return t < 1 ? 1 : t;
+}
 
 static int by_key(const void *a, const void *b) {
     uint64_t x = ((const wsum *)a)->key, y = ((const wsum *)b)->key;
@@ -269,8 +307,8 @@ done:
 
 /* The hints for problem pr of dtype combination dt into hint[NHINT]:
  * their number, or -1 (memory).  A point measured at nearby shapes scores
- * its weighted mean ratio there, shrunk towards the model's prediction (or
- * PRIOR_RATIO); with model set, every point of a family of at most
+ * the ratio its weighted trend over them predicts here (trend_ratio; else
+ * its weighted mean ratio), shrunk towards PRIOR_RATIO; with model set, every point of a family of at most
  * MODEL_MAX points also scores the prediction of the main-effects model
  * (main_effects), so that points never measured can be hints too. */
 static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_problem *pr, int own_ok,
@@ -299,7 +337,10 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
         for (size_t r = 0; r < ks->n; r++) {
             const nt_hist *h = &k->v[ks->row[r]];
             double ratio = isfinite(h->us) ? h->us / ks->best : FAIL_RATIO;
-            a[na++] = (wsum){((uint64_t)h->p.fam << 56) | h->p.pt, w * h->w * ratio, w * h->w};
+            double ww = w * h->w, l = log(ratio);
+            a[na++] = (wsum){((uint64_t)h->p.fam << 56) | h->p.pt, ww * ratio, ww,
+                             {ww, ww * dn, ww * dm, ww * dn * dn, ww * dn * dm, ww * dm * dm,
+                              ww * l, ww * dn * l, ww * dm * l}};
         }
     }
     int rc = -1;
@@ -324,6 +365,7 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
         if (nu && a[nu - 1].key == a[i].key) {
             a[nu - 1].wr += a[i].wr;
             a[nu - 1].w += a[i].w;
+            for (int j = 0; j < 9; j++) a[nu - 1].m[j] += a[i].m[j];
         } else {
             a[nu++] = a[i];
         }
@@ -339,7 +381,8 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
         double prior = PRIOR_RATIO;
         all[n].p.fam = f;
         all[n].p.pt = pt;
-        all[n++].score = (a[i].wr + pw * prior) / (a[i].w + pw);
+        double tr = trend_ratio(a[i].m);      /* else the weighted mean */
+        all[n++].score = ((tr > 0 ? tr * a[i].w : a[i].wr) + pw * prior) / (a[i].w + pw);
         if (pred[f]) pred[f][pt] = -1;     /* scored already */
     }
     for (int f = 0; f < sw->nfam; f++) {

@@ -29,6 +29,17 @@ if [ "$1" = "17.4" ] && awk "BEGIN { exit !($2 >= 95 && $3 <= 1.10) }"; then
 else
     bad warm_neighbours_within_2pct "$last"
 fi
+# the forward from its neighbours at 5 per shape: under 10% of the sweep,
+# and 96% of the shapes within 2% or more (the hints follow each point's
+# trend over the nearby shapes: by its mean ratio alone, 94.7%)
+expect fwd_neighbours_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --budget 5 --stored neighbours
+last=$(tail -n 1 "$T/out")
+set -- $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
+if [ -n "$1" ] && awk "BEGIN { exit !($1 <= 10 && $2 >= 96) }"; then
+    ok fwd_neighbours_trend
+else
+    bad fwd_neighbours_trend "$last"
+fi
 # a problem the database does not hold whole (N = 1032: never swept) is not
 # scored, and replay says so; its row has dashes
 sed 's/^local shapes = normtune.grid({64, 128, 256}/local shapes = normtune.grid({64, 128, 256, 1032}/' \
