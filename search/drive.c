@@ -24,6 +24,7 @@
 #define UNSEEN 1.1             /* a model score of a point never measured, times this */
 #define OTHER_DT 0.2
 #define SIGMA2 1.0
+#define M_WEIGHT 0.1          /* a step in log2 M counts this x one in log2 N */
 #define PRIOR_W 0.02          /* weight of the shrinkage towards PRIOR_RATIO */
 #define PRIOR_RATIO 1.3
 #define FAIL_RATIO 4.0        /* ratio of a point that failed at a shape */
@@ -330,7 +331,7 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
         int own = ks->dt == dt && ks->M == pr->M && ks->N == pr->N;
         if ((own && !own_ok) || !isfinite(ks->best)) continue;
         double dn = log2((double)ks->N / (double)pr->N), dm = log2((double)ks->M / (double)pr->M);
-        double w = own ? OWN_W : exp(-(dn * dn + 0.2 * dm * dm) / SIGMA2);
+        double w = own ? OWN_W : exp(-(dn * dn + M_WEIGHT * dm * dm) / SIGMA2);
         if (ks->dt != dt) w *= OTHER_DT;
         if (w < 1e-6) continue;
         ws[s] = w;
