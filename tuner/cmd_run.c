@@ -121,7 +121,6 @@ typedef struct precomp {
     nt_pool *pool;
     const nt_devinfo *di;
     char arch[16];
-    int use_cache;
     uint64_t *seen;           /* keys of the kernel sets queued (open addressing) */
     size_t cap, n;
 } precomp;
@@ -155,7 +154,7 @@ static int precompile_point(void *ctx, const nt_sweep *sw, int prob, int f, cons
     c->n++;
     job.fam = fam;
     snprintf(job.arch, sizeof job.arch, "%s", c->arch);
-    job.use_cache = c->use_cache;
+    job.use_cache = 1;
     job.discard = 1;
     return nt_pool_submit(c->pool, &job) < 0 ? (snprintf(err, errlen, "cannot queue a compile"), -1)
                                              : 0;
@@ -183,7 +182,6 @@ static long precompile(precomp *c, nt_sweep *sw, const nt_evaluator *ev, const n
     c->cap = 1;
     while (c->cap < 2 * pts + 2) c->cap <<= 1;
     c->di = di;
-    c->use_cache = 1;
     snprintf(c->arch, sizeof c->arch, "%s", ev->arch);
     if (!(c->seen = calloc(c->cap, sizeof *c->seen)) ||
         !(c->pool = nt_pool_start(jobs, 1 << 30, err, errlen))) {
