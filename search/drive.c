@@ -309,9 +309,10 @@ done:
 /* The hints for problem pr of dtype combination dt into hint[NHINT]:
  * their number, or -1 (memory).  A point measured at nearby shapes scores
  * the ratio its weighted trend over them predicts here (trend_ratio; else
- * its weighted mean ratio), shrunk towards PRIOR_RATIO; with model set, every point of a family of at most
- * MODEL_MAX points also scores the prediction of the main-effects model
- * (main_effects), so that points never measured can be hints too. */
+ * its weighted mean ratio), shrunk towards PRIOR_RATIO; with model set,
+ * every point of a family of at most MODEL_MAX points also scores the
+ * prediction of the main-effects model (main_effects), so that points
+ * never measured can be hints too. */
 static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_problem *pr, int own_ok,
                       int model, tune_hint *hint) {
     size_t na = 0, nall = 0;
