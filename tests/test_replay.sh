@@ -10,6 +10,19 @@ db="$root/data/results.db"
 bwd="$root/lua/sweeps/rmsnorm_bwd.lua"
 line='^replay: [a-z]* spent [0-9.]*% of the sweep, [0-9.]*% of shapes within 2%, worst [0-9]*\.[0-9][0-9]x$'
 
+# summary NAME COND: the last line of $T/out, a warm replay's summary, holds
+# COND (awk, over spent $1, within $2 and worst $3: e.g. "$1 <= 10")
+summary() {
+    last=$(tail -n 1 "$T/out")
+    set -- "$1" "$2" $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
+    cond=$(echo "$2" | sed 's/\$1/s/g; s/\$2/w/g; s/\$3/x/g')
+    if [ -n "$3" ] && awk -v s="$3" -v w="$4" -v x="$5" "BEGIN { exit !($cond) }"; then
+        ok "$1"
+    else
+        bad "$1" "$last"
+    fi
+}
+
 expect exhaustive_runs 0 replay --db "$db" "$bwd" --strategy exhaustive
 last=$(tail -n 1 "$T/out")
 if echo "$last" | grep -q "$line"; then ok last_line_form; else bad last_line_form "$last"; fi
@@ -22,24 +35,12 @@ has table_names_a_shape "$T/out" "M=65536 N=16384 x=f32,w=f32,dw=f32"
 # exhaustively on H200s), and picks within 2% of the stored best at 95% of
 # the shapes or more
 expect warm_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 6 --stored neighbours
-last=$(tail -n 1 "$T/out")
-set -- $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
-if [ "$1" = "17.4" ] && awk "BEGIN { exit !($2 >= 95 && $3 <= 1.10) }"; then
-    ok warm_neighbours_within_2pct
-else
-    bad warm_neighbours_within_2pct "$last"
-fi
+summary warm_neighbours_within_2pct '$1 == 17.4 && $2 >= 95 && $3 <= 1.10'
 # the forward from its neighbours at 5 per shape: under 10% of the sweep,
 # and 96% of the shapes within 2% or more (the hints follow each point's
 # trend over the nearby shapes: by its mean ratio alone, 94.7%)
 expect fwd_neighbours_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --budget 5 --stored neighbours
-last=$(tail -n 1 "$T/out")
-set -- $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
-if [ -n "$1" ] && awk "BEGIN { exit !($1 <= 10 && $2 >= 96) }"; then
-    ok fwd_neighbours_trend
-else
-    bad fwd_neighbours_trend "$last"
-fi
+summary fwd_neighbours_trend '$1 <= 10 && $2 >= 96'
 # a problem the database does not hold whole (N = 1032: never swept) is not
 # scored, and replay says so; its row has dashes
 sed 's/^local shapes = normtune.grid({64, 128, 256}/local shapes = normtune.grid({64, 128, 256, 1032}/' \
@@ -57,13 +58,7 @@ grep -q '^M=65536 N=128 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *[0-9]*%  *[0-9
 # dtype combination with the most shapes; the other combinations follow
 # its results
 expect cold_runs 0 replay --db "$db" "$bwd" --strategy warm --stored none
-last=$(tail -n 1 "$T/out")
-set -- $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
-if [ -n "$1" ] && awk "BEGIN { exit !($1 <= 25 && $2 >= 80) }"; then
-    ok cold_within_budget
-else
-    bad cold_within_budget "$last"
-fi
+summary cold_within_budget '$1 <= 25 && $2 >= 80'
 anchors=$(awk '$1 ~ /^M=/ && $5 == "16.0"' "$T/out" | wc -l)
 others=$(awk '$1 ~ /^M=/ && $5 + 0 >= 16 && $3 !~ /^x=bf16,w=bf16,/' "$T/out" | wc -l)
 nN=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ { print $2 }' "$T/out" | sort -u | wc -l)
