@@ -287,7 +287,7 @@ int cmd_run(int argc, char **argv) {
     nt_sweep_summary(stderr, &sw, &st);
     {
         static const char *const what[NT_RUNNER_NPHASES] = {
-            "waiting for compiles", "inputs, references and yardsticks", "loading",
+            "waiting for compiles", "inputs", "float64 references", "yardsticks", "loading",
             "checking", "timing"};
         const double *ph = nt_runner_phases(r);
         double sum = 0;

@@ -69,12 +69,13 @@ int nt_shape_mem_plan(const nt_problem *s, int64_t l2_bytes, nt_shape_mem *m, ch
                       size_t errlen);
 
 /* Where the evaluator's wall time went, in seconds per phase since the
- * runner was opened: waiting for a compile (or a cache read), a problem's
- * inputs, float64 reference and yardstick (once per problem), loading the
- * cubin, the validation and determinism runs, the timed runs.  Indexed by
- * NT_PHASE_*; nt_runner_phase_names names them. */
-enum { NT_PHASE_COMPILE, NT_PHASE_SETUP, NT_PHASE_LOAD, NT_PHASE_CHECK, NT_PHASE_TIME,
-       NT_RUNNER_NPHASES };
+ * runner was opened: waiting for a compile (or a cache read); once per
+ * problem, its inputs (filled and uploaded), its float64 reference
+ * (computed and uploaded) and its yardstick; loading the cubin; the
+ * validation and determinism runs; the timed runs.  Indexed by
+ * NT_PHASE_*. */
+enum { NT_PHASE_COMPILE, NT_PHASE_INPUTS, NT_PHASE_REFERENCE, NT_PHASE_YARDSTICK,
+       NT_PHASE_LOAD, NT_PHASE_CHECK, NT_PHASE_TIME, NT_RUNNER_NPHASES };
 const double *nt_runner_phases(const nt_runner *r);
 
 /* What the planner needs of the device. */
