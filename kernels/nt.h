@@ -116,6 +116,10 @@ typedef struct nt_evaluator {
      * ahead.  The driver calls it for upcoming proposals. */
     void (*prefetch)(void *ctx, const nt_family *fam, const nt_params *p,
                      const nt_problem *pr);
+    /* Optional (may be NULL): before anything is measured, the driver names
+     * each problem of the sweep once, so that the evaluator can size
+     * buffers it keeps for the largest rather than grow them. */
+    void (*expect)(void *ctx, const nt_problem *pr);
     nt_device dev;            /* the device results are recorded under */
     double copy_gbps;         /* measured copy bandwidth, 0 if none */
     char arch[16];            /* "sm_90a" */

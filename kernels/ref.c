@@ -69,7 +69,9 @@ uint16_t nt_f32_to_f16(float f) {
     }
     uint32_t e = (a >> 23) - 112, m = a & 0x7fffff;      /* rebias 127 -> 15 */
     uint32_t h = (e << 10) | (m >> 13), rest = m & 0x1fff;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++; /* may carry into e: fine */
+    /* round to nearest, ties to even, without a branch (the rounding bit
+     * of random values is a coin toss); a carry into e is fine */
+    h += (uint32_t)(rest > 0x1000) | ((uint32_t)(rest == 0x1000) & h);
     return sign | (uint16_t)h;
 }
 

@@ -810,6 +810,11 @@ int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_ru
             goto out;
         }
     }
+    for (int q = 0; ev->expect && q < np; q++) {
+        nt_problem p;
+        nt_sweep_problem(sw, q, &p);
+        ev->expect(ev->ctx, &p);
+    }
     for (d.pos = 0; d.pos < np && !st->interrupted; d.pos++)
         if (run_problem(&d, d.order[d.pos], res)) goto out;
     rc = 0;

@@ -96,6 +96,7 @@ struct nt_runner {
     void *arena;
     size_t arena_size;
     int arena_pinned;
+    size_t arena_expect;      /* the most an expected problem needs (expect()) */
 };
 
 /* Record a CUDA error into err; mark the runner broken when the error is
@@ -490,6 +491,36 @@ static size_t host_available(void) {
     return found && kb < SIZE_MAX / 1024 ? (size_t)kb * 1024 : SIZE_MAX;
 }
 
+/* The host arena's layout for problem s planned as m: each input, then
+ * each output's float64 reference, 4 KiB aligned; off[i] per tensor.
+ * Returns the bytes in all. */
+static size_t arena_layout(const nt_problem *s, const nt_shape_mem *m, size_t *off) {
+    size_t need = 0;
+    for (int i = 0; i < s->op->ntensors; i++) {
+        size_t b = s->op->tensors[i].role == NT_IN ? m->tbytes[i] : m->elems[i] * sizeof(double);
+        if (off) off[i] = need;
+        need += (b + 4095) / 4096 * 4096;
+    }
+    return need ? need : 4096;
+}
+
+/* The evaluator's expect(): the arena is reserved once for the largest
+ * problem that fits in the host memory shape_setup allows, so that a
+ * sweep whose shapes grow does not page-lock memory again and again
+ * (page-locking costs about as much per byte as the transfers it speeds
+ * up). */
+static void expect(void *ctx, const nt_problem *s) {
+    nt_runner *r = ctx;
+    nt_shape_mem m;
+    char err[NT_MSG_LEN];
+    size_t avail = host_available();
+    if (avail != SIZE_MAX) avail += r->arena_size;
+    if (nt_shape_mem_plan(s, r->dev.l2_bytes, &m, err, sizeof err) || m.host > avail / 4 * 3)
+        return;
+    size_t need = arena_layout(s, &m, NULL);
+    if (need > r->arena_expect) r->arena_expect = need;
+}
+
 /* 1 when a and b are the same problem. */
 static int same_problem(const nt_problem *a, const nt_problem *b) {
     return a->op == b->op && a->M == b->M && a->N == b->N &&
@@ -528,14 +559,11 @@ static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errl
                  "free", (long long)s->M, (long long)s->N, m.device / 1e9, avail_dev / 1e9);
         return 1;
     }
-    /* the arena: each input, then each output's reference, 4 KiB aligned */
     size_t off[NT_MAX_TENSORS];
-    for (int i = 0; i < op->ntensors; i++) {
-        size_t b = op->tensors[i].role == NT_IN ? m.tbytes[i] : m.elems[i] * sizeof(double);
-        off[i] = need;
-        need += (b + 4095) / 4096 * 4096;
-    }
-    if (arena_reserve(r, need ? need : 1)) {
+    need = arena_layout(s, &m, off);
+    if (need > r->arena_size && r->arena_expect > need && arena_reserve(r, r->arena_expect))
+        r->arena_expect = 0;          /* not to be had: from now on, what each needs */
+    if (arena_reserve(r, need)) {
         snprintf(err, errlen, "out of host memory for M=%lld N=%lld", (long long)s->M,
                  (long long)s->N);
         return 1;
@@ -1055,6 +1083,7 @@ void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev) {
     ev->ctx = r;
     ev->eval = eval;
     ev->prefetch = prefetch;
+    ev->expect = expect;
     ev->dev = r->dev;
     snprintf(ev->arch, sizeof ev->arch, "%s", r->arch);
 }
