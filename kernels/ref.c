@@ -121,23 +121,46 @@ static void *fill_range(void *arg) {
 #define FILL_THREADS 64       /* at most; one per online CPU */
 #define FILL_PER_THREAD (1u << 16) /* elements a thread is worth starting for */
 
-void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed) {
+/* Run fn over [0, n) cut into ranges of at least `per` units, one thread
+ * per range and at most one per online CPU: job's i0 and i1 set per
+ * range, the rest copied.  A thread that cannot start leaves its range
+ * to this one. */
+static void split_run(void *(*fn)(void *), const fill_job *job, size_t n, size_t per) {
     fill_job j[FILL_THREADS];
     pthread_t th[FILL_THREADS];
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt = n / FILL_PER_THREAD + 1;
+    size_t nt = n / per + 1;
     if (cpus > 0 && nt > (size_t)cpus) nt = (size_t)cpus;
     if (nt > FILL_THREADS) nt = FILL_THREADS;
     size_t started = 0;
     for (size_t t = 0; t < nt; t++) {
-        j[t] = (fill_job){dtype, a, n * t / nt, n * (t + 1) / nt, lo, hi, seed};
+        j[t] = *job;
+        j[t].i0 = n * t / nt;
+        j[t].i1 = n * (t + 1) / nt;
         if (t == 0) continue;
-        if (pthread_create(&th[t], NULL, fill_range, &j[t])) break;  /* the rest: here */
+        if (pthread_create(&th[t], NULL, fn, &j[t])) break;  /* the rest: here */
         started = t;
     }
-    fill_range(&j[0]);
-    for (size_t t = started + 1; t < nt; t++) fill_range(&j[t]);
+    fn(&j[0]);
+    for (size_t t = started + 1; t < nt; t++) fn(&j[t]);
     for (size_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
+}
+
+void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed) {
+    fill_job j = {dtype, a, 0, 0, lo, hi, seed};
+    split_run(fill_range, &j, n, FILL_PER_THREAD);
+}
+
+/* One thread's share of nt_touch: bytes [i0, i1). */
+static void *touch_range(void *arg) {
+    const fill_job *j = arg;
+    memset((char *)j->a + j->i0, 0, j->i1 - j->i0);
+    return NULL;
+}
+
+void nt_touch(void *a, size_t bytes) {
+    fill_job j = {0, a, 0, 0, 0, 0, 0};
+    split_run(touch_range, &j, bytes, (size_t)4 << 20);
 }
 
 void nt_to_f64(int dtype, const void *src, size_t n, double *dst) {

@@ -31,6 +31,10 @@ void nt_fill_uniform(uint16_t *a, size_t n, double lo, double hi, uint64_t seed)
  * rounded to the dtype. */
 void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed);
 
+/* Write zeros over bytes of a, over threads: the first touch of fresh
+ * pages, which the kernel serves one fault at a time per thread. */
+void nt_touch(void *a, size_t bytes);
+
 /* n elements of dtype at src, converted exactly to double into dst. */
 void nt_to_f64(int dtype, const void *src, size_t n, double *dst);
 
