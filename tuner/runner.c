@@ -10,12 +10,12 @@
  * (which together hold >= 3x the L2); the float64 reference of set 0 from
  * the op, computed while the inputs upload.  The host side of all this
  * lives in one arena kept from problem to problem, sized once for the
- * sweep's largest problem and page-locked.  Per variant: plan, compile (prefetched by the pool), load, size
- * the persistent grid, poison every output and the workspace with NaN,
- * run, validate every element of every output against the reference (a
- * named error per output, checked against the plan's tolerance), run twice
- * more and compare every output bitwise, then time.  The runner never
- * names an op or a tensor.  A failing variant
+ * sweep's largest problem and page-locked.  Per variant: plan, compile
+ * (prefetched by the pool), load, size the persistent grid, poison every
+ * output and the workspace with NaN, run, validate every element of every
+ * output against the reference (a named error per output, checked against
+ * the plan's tolerance), run twice more and compare every output bitwise,
+ * then time.  The runner never names an op or a tensor.  A failing variant
  * is a result with a status; only a broken CUDA context is fatal. */
 #include <math.h>
 #include <stddef.h>
