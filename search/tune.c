@@ -199,33 +199,67 @@ static int push(tune *t, tune_pt p) {
     return 0;
 }
 
+/* The point of family f at values idx. */
+static tune_pt at(const search_space *sp, int f, const int *idx) {
+    uint64_t u = 0;
+    for (int e = 0; e < sp->ndim; e++) u = u * (uint64_t)sp->dim[e].nval + (uint64_t)idx[e];
+    tune_pt n = {f, u};
+    return n;
+}
+
+/* Look at point n: 1 when it can run (queued if new, *added counted), 0
+ * when it cannot, -1 on an error. */
+static int consider(tune *t, tune_pt n, int *added) {
+    const ent *e = find(t, n);
+    if (e) return e->state;
+    int r = fresh(t, n);
+    if (r != 1) return r;
+    if (push(t, n)) return -1;
+    (*added)++;
+    return 1;
+}
+
+/* idx, which cannot run, repaired by moving one other dimension than d to
+ * its nearest value that makes it runnable (a family's coupled
+ * parameters: a block size that moves takes its chunks along).  As
+ * consider(). */
+static int repair(tune *t, const search_space *sp, int f, const int *idx, int d, int *added) {
+    int j[SEARCH_MAX_DIMS], far = 0;
+    for (int e = 0; e < sp->ndim; e++) far = sp->dim[e].nval > far ? sp->dim[e].nval : far;
+    for (int dist = 1; dist < far; dist++)
+        for (int e = 0; e < sp->ndim; e++)
+            for (int sign = -1; e != d && sign <= 1; sign += 2) {
+                int w = idx[e] + sign * dist;
+                if (w < 0 || w >= sp->dim[e].nval) continue;
+                memcpy(j, idx, (size_t)sp->ndim * sizeof *j);
+                j[e] = w;
+                int r = consider(t, at(sp, f, j), added);
+                if (r) return r;
+            }
+    return 0;
+}
+
 /* Queue the new feasible neighbours of c: each parameter moved to the
- * nearest value up, and down, that the point can run with (refused values
- * are stepped over), then to the second nearest; the others kept.  Their
- * number, or -1. */
+ * nearest value up, and down, that the point can run with, then to the
+ * second nearest; the others kept, or, where the moved value cannot run
+ * with them, one other moved as little as makes it runnable (repair()); a
+ * value that cannot run either way is stepped over.  Their number, or
+ * -1. */
 static int expand(tune *t, tune_pt c) {
     const search_space *sp = t->env.space[c.fam];
-    int idx[SEARCH_MAX_DIMS], added = 0;
+    int idx[SEARCH_MAX_DIMS], j[SEARCH_MAX_DIMS], added = 0;
     search_space_point(sp, c.pt, idx);
     for (int reach = 1; reach <= NEAR; reach++)
         for (int d = 0; d < sp->ndim; d++)
             for (int delta = -1; delta <= 1; delta += 2) {
                 int found = 0;
                 for (int v = idx[d] + delta; v >= 0 && v < sp->dim[d].nval; v += delta) {
-                    uint64_t u = 0;
-                    for (int e = 0; e < sp->ndim; e++)
-                        u = u * (uint64_t)sp->dim[e].nval + (uint64_t)(e == d ? v : idx[e]);
-                    tune_pt n = {c.fam, u};
-                    const ent *e = find(t, n);
-                    if (e && !e->state) continue;       /* refused: step over it */
-                    if (!e) {
-                        int r = fresh(t, n);
-                        if (r < 0) return -1;
-                        if (!r) continue;
-                        if (push(t, n)) return -1;
-                        added++;
-                    }
-                    if (++found == reach) break;        /* the reach-th runnable value */
+                    memcpy(j, idx, (size_t)sp->ndim * sizeof *j);
+                    j[d] = v;
+                    int r = consider(t, at(sp, c.fam, j), &added);
+                    if (!r) r = repair(t, sp, c.fam, j, d, &added);
+                    if (r < 0) return -1;
+                    if (r && ++found == reach) break;   /* the reach-th runnable value */
                 }
             }
     return added;

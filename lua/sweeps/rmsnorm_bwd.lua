@@ -9,7 +9,7 @@
 -- 1024, 4096, 16384).  The other combinations get the 12 shapes of N in
 -- {1024, 4096, 16384} plus a short row or two and 4096 x 32768 (their own
 -- `shapes`), fp32 the 6 of M in {4096, 65536} plus two.  where() keeps
--- 4079 variants in all over 118 problems; `normtune list
+-- 4313 variants in all over 118 problems; `normtune list
 -- lua/sweeps/rmsnorm_bwd.lua --count` prints the counts per problem and
 -- family; the search (`warm`) measures BUDGET of them per shape on
 -- average.
@@ -77,10 +77,13 @@ return normtune.sweep {
     -- Rows past 16384 on sm_90 and newer: each row split over the blocks
     -- of a thread block cluster, its sums shared through distributed
     -- shared memory.  A cluster covers cluster * block * chunks * E
-    -- columns, with less than one chunk per thread to spare.
+    -- columns, with less than one chunk per thread to spare.  Small blocks
+    -- with many chunks each win at N = 18432 and 20480 on the H200 (at
+    -- 16384 x 18432: 539 us with 128 threads of 9 chunks, 721 us with 512
+    -- of 3).
     cluster = {
-      params = {cluster = {2, 4, 8}, block = {256, 512, 1024}, chunks = normtune.range(1, 8),
-                k = {0, 1}},
+      params = {cluster = {2, 4, 8}, block = {64, 128, 256, 512, 1024},
+                chunks = normtune.range(1, 16), k = {0, 1, 2, 4}},
       where = function(p, s)
         local T = p.cluster * p.block
         local cols = T * p.chunks * E(s)
