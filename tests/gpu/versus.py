@@ -2,9 +2,14 @@
 """versus.py -- a tuned database's picks against a reference database's best,
 measured side by side on this GPU.
 
-    python3 tests/gpu/versus.py make-script --tuned T.db --ref R.db -o vs.lua
+    python3 tests/gpu/versus.py make-script --tuned T.db --ref R.db [--space L] -o vs.lua
     normtune run vs.lua --db vs.db          (on the GPU)
-    python3 tests/gpu/versus.py compare --tuned T.db --ref R.db --vs vs.db
+    python3 tests/gpu/versus.py compare --tuned T.db --ref R.db [--space L] --vs vs.db
+
+L is what `normtune list SCRIPT` prints for the tuned scripts: the
+reference then keeps only their points, so that it is the best of an
+exhaustive sweep of those scripts rather than of everything R.db ever
+measured (older sweeps with other parameters included).
 
 Used to check a search strategy (say `warm`, which measures a few percent of
 a sweep) against an exhaustive sweep of the same GPU model stored in R.db
@@ -47,13 +52,28 @@ def fastest(rows, keep=lambda row: True):
 MODEL = "SELECT name, cc_major, cc_minor, sms, mem_clock_khz FROM device WHERE id = ?"
 
 
-def picks(tuned, ref):
+def load_space(path):
+    """The points of a `normtune list SCRIPT` output: {(M, N, dtypes, family, params)}."""
+    pts = set()
+    with open(path) as fh:
+        for line in fh:
+            w = line.split()
+            if len(w) >= 4 and w[0].startswith("M=") and w[1].startswith("N="):
+                pts.add((int(w[0][2:]), int(w[1][2:]), w[2], w[3], w[4] if len(w) > 4 else ""))
+    if not pts:
+        sys.exit(f"versus: {path}: no points (give the output of normtune list SCRIPT)")
+    return pts
+
+
+def picks(tuned, ref, space=None):
     """The tuned picks, the reference bests and the reference GPUs.
 
     The reference pools every GPU of R.db of the tuned GPU's model (name,
     compute capability, SMs, memory clock: normtune's own rule), results
     under the kernel sources T.db ran; where a point was measured on
-    several of them, its newest result counts."""
+    several of them, its newest result counts.  With space (load_space),
+    only the reference's points in it count: the best of an exhaustive
+    sweep of that script, not of everything R.db ever measured."""
     tdb, rdb = sqlite3.connect(tuned), sqlite3.connect(ref)
     trows = tdb.execute(BEST).fetchall()
     if not trows:
@@ -67,6 +87,8 @@ def picks(tuned, ref):
     for r in rdb.execute(BEST.replace("SELECT s.op", "SELECT r.id, s.op")).fetchall():
         rid, row = r[0], r[1:]
         if (row[4], row[6]) not in hashes or row[8] not in devs:
+            continue
+        if space is not None and (row[2], row[3], row[1], row[4], row[5]) not in space:
             continue
         k = row[:6]
         if k not in newest or rid > newest[k][0]:
@@ -84,7 +106,7 @@ def lua_str(s):
 
 
 def make_script(a):
-    t, b, dev = picks(a.tuned, a.ref)
+    t, b, dev = picks(a.tuned, a.ref, a.space and load_space(a.space))
     ops = {}
     for k, pick in t.items():
         if k not in b:
@@ -158,7 +180,7 @@ return normtune.sweep {{
 
 
 def compare(a):
-    t, b, _ = picks(a.tuned, a.ref)
+    t, b, _ = picks(a.tuned, a.ref, a.space and load_space(a.space))
     vs = sqlite3.connect(a.vs).execute(BEST.replace("WHERE r.status", "WHERE r.status")).fetchall()
     meas = {}
     for op, dt, M, N, fam, par, _h, us, _d in vs:
@@ -198,6 +220,9 @@ def main():
     c.add_argument("--tuned", required=True)
     c.add_argument("--ref", required=True)
     c.add_argument("--vs", required=True)
+    for p in (m, c):
+        p.add_argument("--space", help="the output of normtune list SCRIPT: the reference "
+                                       "keeps only its points")
     a = ap.parse_args()
     make_script(a) if a.cmd == "make-script" else compare(a)
 
