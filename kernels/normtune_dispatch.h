@@ -4,18 +4,19 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            6 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            7 of the model measured the tuned shapes (shapes, uuid):
  *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
  *                      71  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
- *                      54  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
+ *                      50  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
  *                      32  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
  *                      17  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
  *                      15  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
+ *                       4  GPU-99b9df9d-b2aa-f7ac-bfb7-3ad730f0b702
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          11
- *   newest result   2026-12-02T03:49:24.921Z
+ *   sweeps          12
+ *   newest result   2026-12-02T05:58:34.660Z
  *   problems        12 (10 tuned), tuned shapes 316
  *   configs         224, kernels 227
  *
@@ -34,7 +35,7 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 6
+#define NORMTUNE_DEVICE_NGPUS 7
 #define NORMTUNE_NFAMILIES 11
 #define NORMTUNE_NPROBLEMS 12
 #define NORMTUNE_NCONFIGS 224
@@ -137,7 +138,7 @@
     X(56, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 112, 2) \
     X(57, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 114, 2) \
     X(58, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 116, 2) \
-    X(59, 2, "x=bf16,w=f32,dw=f32", "cluster=2,block=256,chunks=8,k=1", 118, 2) \
+    X(59, 2, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,k=2", 118, 2) \
     X(60, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 120, 2) \
     X(61, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 122, 2) \
     X(62, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 124, 2) \
@@ -149,7 +150,7 @@
     X(68, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 136, 2) \
     X(69, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 138, 2) \
     X(70, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 140, 2) \
-    X(71, 2, "x=f16,w=f16,dw=f32", "cluster=2,block=256,chunks=8,k=1", 142, 2) \
+    X(71, 2, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 142, 2) \
     X(72, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 144, 2) \
     X(73, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 146, 2) \
     X(74, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 148, 2) \
@@ -160,7 +161,7 @@
     X(79, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 158, 2) \
     X(80, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 160, 2) \
     X(81, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 162, 2) \
-    X(82, 2, "x=f16,w=f32,dw=f32", "cluster=2,block=256,chunks=8,k=1", 164, 2) \
+    X(82, 2, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,k=2", 164, 2) \
     X(83, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 166, 2) \
     X(84, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 168, 2) \
     X(85, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 170, 2) \
@@ -168,7 +169,7 @@
     X(87, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 174, 2) \
     X(88, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 176, 2) \
     X(89, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 178, 2) \
-    X(90, 2, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,k=0", 180, 2) \
+    X(90, 2, "x=f32,w=f32,dw=f32", "cluster=8,block=128,chunks=8,k=0", 180, 2) \
     X(91, 10, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 182, 1) \
     X(92, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 183, 1) \
     X(93, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 184, 1) \
@@ -307,8 +308,8 @@
  * once as code (the variadic part).  Only the library's C++ build expands
  * it, instantiating exactly these; C code reads normtune_kernel_names[]. */
 #define NORMTUNE_KERNELS(X) \
-    X(0, "nt_bwd_cluster<float, float, float, 8, 256, 4, 0>", nt_bwd_cluster<float, float, float, 8, 256, 4, 0>) \
-    X(1, "nt_bwd_cluster<nt_bf16, float, float, 2, 256, 8, 1>", nt_bwd_cluster<nt_bf16, float, float, 2, 256, 8, 1>) \
+    X(0, "nt_bwd_cluster<float, float, float, 8, 128, 8, 0>", nt_bwd_cluster<float, float, float, 8, 128, 8, 0>) \
+    X(1, "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>) \
     X(2, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>) \
     X(3, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
     X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>) \
@@ -316,8 +317,8 @@
     X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
     X(7, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
     X(8, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(9, "nt_bwd_cluster<nt_f16, float, float, 2, 256, 8, 1>", nt_bwd_cluster<nt_f16, float, float, 2, 256, 8, 1>) \
-    X(10, "nt_bwd_cluster<nt_f16, nt_f16, float, 2, 256, 8, 1>", nt_bwd_cluster<nt_f16, nt_f16, float, 2, 256, 8, 1>) \
+    X(9, "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>) \
+    X(10, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>) \
     X(11, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
     X(12, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
     X(13, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
@@ -543,8 +544,8 @@
 
 /* Kernel names by id, the strings of NORMTUNE_KERNELS. */
 NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {
-    "nt_bwd_cluster<float, float, float, 8, 256, 4, 0>",
-    "nt_bwd_cluster<nt_bf16, float, float, 2, 256, 8, 1>",
+    "nt_bwd_cluster<float, float, float, 8, 128, 8, 0>",
+    "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>",
@@ -552,8 +553,8 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>",
-    "nt_bwd_cluster<nt_f16, float, float, 2, 256, 8, 1>",
-    "nt_bwd_cluster<nt_f16, nt_f16, float, 2, 256, 8, 1>",
+    "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>",
+    "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>",
     "nt_bwd_loop<float, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>",
@@ -1123,7 +1124,7 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {16384LL, 4096LL, 56, 115.184, 3496.9},
     {16384LL, 16384LL, 57, 401.136, 4015.5},
     {16384LL, 65536LL, 58, 1569.312, 4105.4},
-    {32768LL, 4096LL, 59, 261.824, 3076.8},
+    {32768LL, 4096LL, 59, 261.616, 3079.2},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
     {128LL, 262144LL, 62, 56.972, 3533.8},
     {512LL, 65536LL, 63, 56.900, 3538.3},
@@ -1139,7 +1140,7 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {16384LL, 4096LL, 69, 114.400, 3520.6},
     {16384LL, 16384LL, 68, 400.864, 4018.1},
     {16384LL, 65536LL, 70, 1565.472, 4115.4},
-    {32768LL, 4096LL, 71, 263.152, 3061.0},
+    {32768LL, 4096LL, 71, 260.880, 3087.6},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
     {128LL, 262144LL, 73, 57.104, 3525.6},
     {512LL, 65536LL, 74, 56.676, 3552.3},
@@ -1155,7 +1156,7 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {16384LL, 4096LL, 79, 114.816, 3508.1},
     {16384LL, 16384LL, 80, 401.488, 4011.9},
     {16384LL, 65536LL, 81, 1568.768, 4106.8},
-    {32768LL, 4096LL, 82, 263.536, 3056.8},
+    {32768LL, 4096LL, 82, 262.640, 3067.2},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
     {128LL, 262144LL, 84, 105.944, 3800.6},
     {1024LL, 4096LL, 85, 17.281, 2913.0},
@@ -1164,7 +1165,7 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {4096LL, 65536LL, 87, 769.184, 4187.9},
     {16384LL, 4096LL, 88, 233.152, 3454.6},
     {16384LL, 65536LL, 89, 3508.176, 3672.9},
-    {32768LL, 4096LL, 90, 508.304, 3169.1},
+    {32768LL, 4096LL, 90, 471.616, 3415.6},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
     {64LL, 65536LL, 92, 5.955, 2861.5},
     {64LL, 262144LL, 93, 18.086, 3768.6},

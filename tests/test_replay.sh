@@ -14,7 +14,7 @@ line='^replay: [a-z]* spent [0-9.]*% of the sweep, [0-9.]*% of shapes within 2%,
 # COND (awk, over spent $1, within $2 and worst $3: e.g. "$1 <= 10")
 summary() {
     last=$(tail -n 1 "$T/out")
-    set -- "$1" "$2" $(echo "$last" | sed -n 's/^replay: warm spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
+    set -- "$1" "$2" $(echo "$last" | sed -n 's/^replay: [a-z]* spent \([0-9.]*\)% of the sweep, \([0-9.]*\)% of shapes within 2%, worst \([0-9.]*\)x$/\1 \2 \3/p')
     cond=$(echo "$2" | sed 's/\$1/s/g; s/\$2/w/g; s/\$3/x/g')
     if [ -n "$3" ] && awk -v s="$3" -v w="$4" -v x="$5" "BEGIN { exit !($cond) }"; then
         ok "$1"
@@ -26,16 +26,18 @@ summary() {
 expect exhaustive_runs 0 replay --db "$db" "$bwd" --strategy exhaustive
 last=$(tail -n 1 "$T/out")
 if echo "$last" | grep -q "$line"; then ok last_line_form; else bad last_line_form "$last"; fi
-[ "$last" = "replay: exhaustive spent 100.0% of the sweep, 100.0% of shapes within 2%, worst 1.00x" ] &&
-    ok exhaustive_finds_every_best || bad exhaustive_finds_every_best "$last"
+# every point measured: every pick within 2%, and within 1% of the stored
+# best (replay answers each measurement with one stored sample, so two
+# points whose medians are a few tenths of a percent apart can swap)
+summary exhaustive_finds_every_best '$1 == 100.0 && $2 == 100.0 && $3 <= 1.01'
 has table_names_a_shape "$T/out" "M=65536 N=16384 x=f32,w=f32,dw=f32"
 
-# warm from the other shapes of the model: 6 per shape is 17.1% of the
+# warm from the other shapes of the model: 6 per shape is 16.4% of the
 # default backward sweep (every problem of it is stored whole: swept
 # exhaustively on H200s), and picks within 2% of the stored best at 95% of
 # the shapes or more
 expect warm_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 6 --stored neighbours
-summary warm_neighbours_within_2pct '$1 == 17.1 && $2 >= 95 && $3 <= 1.10'
+summary warm_neighbours_within_2pct '$1 == 16.4 && $2 >= 95 && $3 <= 1.10'
 # the forward from its neighbours at 5 per shape: under 10% of the sweep,
 # and 96% of the shapes within 2% or more (the hints follow each point's
 # trend over the nearby shapes: by its mean ratio alone, 94.7%)
