@@ -83,6 +83,17 @@ static int fix_eval(void *ctx, const nt_family *f, const nt_params *p, const nt_
     return 0;
 }
 
+/* The evaluator's expect(): counts its calls, and those that came after
+ * an eval. */
+static int expects, expects_late;
+static int64_t expect_max_mn;
+static void fix_expect(void *ctx, const nt_problem *s) {
+    const fixture *fx = ctx;
+    expects++;
+    expects_late += fx->calls > 0;
+    if (s->M * s->N > expect_max_mn) expect_max_mn = s->M * s->N;
+}
+
 static char path_script[600], path_db[600];
 static nt_sweep sw;
 static fixture fx;
@@ -663,6 +674,33 @@ TEST(kill_9_then_resume) {
     CHECK(run_sweep(&st, 0) == 0 && st.reused == 70 && st.measured == 0, "third run");
 }
 
+/* Before measuring, the driver names every problem of the sweep to the
+ * evaluator once (the runner sizes its host buffers for the largest). */
+TEST(expect_names_every_problem_first) {
+    nt_run_stats st;
+    int64_t largest = 0;
+    for (int q = 0; q < nt_sweep_nproblems(&sw); q++) {
+        nt_problem p;
+        nt_sweep_problem(&sw, q, &p);
+        if (p.M * p.N > largest) largest = p.M * p.N;
+    }
+    char saved[sizeof path_db];
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(path_db, sizeof path_db, "%s/expect.db", t_tmpdir());   /* all to measure */
+    expects = expects_late = 0;
+    expect_max_mn = 0;
+    ev.expect = fix_expect;
+    int rc = run_sweep(&st, 0);
+    ev.expect = NULL;
+    memcpy(path_db, saved, sizeof saved);
+    CHECK(rc == 0 && fx.calls > 0, "run: %d evals", fx.calls);
+    CHECK(expects == nt_sweep_nproblems(&sw), "%d expect() calls for %d problems", expects,
+          nt_sweep_nproblems(&sw));
+    CHECK(!expects_late, "%d expect() calls after an eval", expects_late);
+    CHECK(expect_max_mn == largest, "the largest problem named: %lld elements, want %lld",
+          (long long)expect_max_mn, (long long)largest);
+}
+
 int main(void) {
     char err[512];
     snprintf(path_script, sizeof path_script, "%s/sweep.lua", t_tmpdir());
@@ -690,6 +728,7 @@ int main(void) {
     RUN(warm_hints_cover_the_neighbours);
     RUN(warm_tries_every_family_at_a_new_shape);
     RUN(progress_lines);
+    RUN(expect_names_every_problem_first);
     RUN(model_pools_gpus);
     RUN(kill_9_then_resume);
     ntl_free(&sw);

@@ -34,22 +34,32 @@ typedef struct world {
     const search_space *sp;
     int refused_asked;        /* an infeasible point proposed */
     uint64_t checks;
+    int coupled;              /* instead: only points with p0 + p1 == 15 run
+                                 (16 values a dimension), best at p0 = 9 */
 } world;
 
 static double cost_of(const world *w, tune_pt p) {
     int idx[SEARCH_MAX_DIMS];
     search_space_point(w->sp, p.pt, idx);
+    if (w->coupled)
+        return (p.fam == 0 ? 1.2 : 1.0) * (10.0 + (idx[0] - 9) * (idx[0] - 9) +
+                                           0.5 * (idx[2] - 2) * (idx[2] - 2));
     double c = 10.0 + (idx[0] - 3) * (idx[0] - 3) + (idx[1] - 5) * (idx[1] - 5) +
                0.5 * (idx[2] - 2) * (idx[2] - 2);
     return p.fam == 0 ? 1.2 * c : c;
 }
 
+/* Can p run in w? */
+static int runs(const world *w, tune_pt p) {
+    int idx[SEARCH_MAX_DIMS];
+    search_space_point(w->sp, p.pt, idx);
+    return w->coupled ? idx[0] + idx[1] == 15 : idx[0] != 7;
+}
+
 static int feas(void *ctx, tune_pt p) {
     world *w = ctx;
-    int idx[SEARCH_MAX_DIMS];
     w->checks++;
-    search_space_point(w->sp, p.pt, idx);
-    return idx[0] != 7;
+    return runs(w, p);
 }
 
 /* Run strategy name to the end: the pick into *best, proposals made. */
@@ -73,9 +83,7 @@ static uint64_t run(const char *name, world *w, uint64_t budget, uint64_t seed,
     if (tune_start(&t, name, &env, err, sizeof err)) return 0;
     while ((n = tune_ask(t, pts, 8)) > 0)
         for (int i = 0; i < n; i++) {
-            int idx[SEARCH_MAX_DIMS];
-            search_space_point(w->sp, pts[i].pt, idx);
-            if (idx[0] == 7) w->refused_asked = 1;
+            if (!runs(w, pts[i])) w->refused_asked = 1;
             if (trace && k < 256) trace[k] = ((uint64_t)pts[i].fam << 56) | pts[i].pt;
             k++;
             tune_tell(t, pts[i], cost_of(w, pts[i]));
@@ -96,7 +104,7 @@ static int is_opt(const search_space *sp, tune_pt p) {
 TEST(exhaustive_finds_the_optimum_and_skips_refused) {
     search_space s;
     make(&s, 3, 8);
-    world w = {&s, 0, 0};
+    world w = {&s, 0, 0, 0};
     tune_pt b;
     uint64_t spent = run("exhaustive", &w, 0, 1, NULL, 0, &b, NULL);
     CHECK(spent == 2 * 7 * 64, "spent %llu, want the %d feasible points", (unsigned long long)spent,
@@ -110,7 +118,7 @@ TEST(hillclimb_and_warm_find_the_optimum_within_budget) {
     search_space s;
     make(&s, 3, 8);
     for (uint64_t seed = 1; seed <= 5; seed++) {
-        world w = {&s, 0, 0};
+        world w = {&s, 0, 0, 0};
         tune_pt b;
         uint64_t spent = run("hillclimb", &w, 120, seed, NULL, 0, &b, NULL);
         CHECK(spent <= 120, "hillclimb spent %llu", (unsigned long long)spent);
@@ -118,7 +126,7 @@ TEST(hillclimb_and_warm_find_the_optimum_within_budget) {
         CHECK(!w.refused_asked, "an infeasible point was proposed");
     }
     /* warm from a hint near the optimum: a few proposals suffice */
-    world w = {&s, 0, 0};
+    world w = {&s, 0, 0, 0};
     tune_pt b;
     tune_hint h[2] = {{{1, (uint64_t)(3 * 64 + 4 * 8 + 2)}, 0.1}, {{0, 5}, 0.5}};
     uint64_t spent = run("warm", &w, 12, 1, h, 2, &b, NULL);
@@ -127,10 +135,32 @@ TEST(hillclimb_and_warm_find_the_optimum_within_budget) {
     search_space_clear(&s);
 }
 
+/* Two parameters that only run together (p0 + p1 == 15, as a block size
+ * and its chunks): no point has a runnable neighbour that moves one of
+ * them alone, so the climb must move the other along; from a hint at one
+ * end of the line it walks to the best point, six steps away, within a
+ * budget that leaves random draws (2 x 256 runnable points) little
+ * chance. */
+TEST(climb_moves_coupled_parameters_together) {
+    search_space s;
+    make(&s, 3, 16);
+    world w = {&s, 0, 0, 1};
+    tune_pt b;
+    tune_hint h[1] = {{{1, (uint64_t)(15 * 256 + 0 * 16 + 2)}, 0.1}};   /* p0 15, p1 0 */
+    uint64_t spent = run("warm", &w, 40, 1, h, 1, &b, NULL);
+    int idx[SEARCH_MAX_DIMS];
+    search_space_point(&s, b.pt, idx);
+    CHECK(spent <= 40, "warm spent %llu", (unsigned long long)spent);
+    CHECK(b.fam == 1 && idx[0] == 9 && idx[1] == 6 && idx[2] == 2,
+          "pick fam %d (%d, %d, %d), the best is fam 1 (9, 6, 2)", b.fam, idx[0], idx[1], idx[2]);
+    CHECK(!w.refused_asked, "a point that cannot run was proposed");
+    search_space_clear(&s);
+}
+
 TEST(random_respects_its_budget_and_draws_distinct_points) {
     search_space s;
     make(&s, 3, 8);
-    world w = {&s, 0, 0};
+    world w = {&s, 0, 0, 0};
     tune_pt b;
     uint64_t trace[256];
     uint64_t spent = run("random", &w, 40, 9, NULL, 0, &b, trace);
@@ -146,7 +176,7 @@ TEST(random_respects_its_budget_and_draws_distinct_points) {
 TEST(random_draw_over_a_huge_space_walks_nothing) {
     search_space s;
     make(&s, 6, 1000);        /* 10^18 points per family */
-    world w = {&s, 0, 0};
+    world w = {&s, 0, 0, 0};
     tune_pt b;
     uint64_t spent = run("random", &w, 10, 3, NULL, 0, &b, NULL);
     CHECK(spent == 10, "spent %llu", (unsigned long long)spent);
@@ -167,7 +197,7 @@ TEST(same_costs_same_choices) {
     make(&s, 3, 8);
     uint64_t a[256], c[256];
     tune_pt b1, b2;
-    world w1 = {&s, 0, 0}, w2 = {&s, 0, 0};
+    world w1 = {&s, 0, 0, 0}, w2 = {&s, 0, 0, 0};
     memset(a, 0, sizeof a);
     memset(c, 0, sizeof c);
     uint64_t n1 = run("warm", &w1, 30, 77, NULL, 0, &b1, a);
@@ -197,6 +227,7 @@ TEST(unknown_strategy) {
 int main(void) {
     RUN(exhaustive_finds_the_optimum_and_skips_refused);
     RUN(hillclimb_and_warm_find_the_optimum_within_budget);
+    RUN(climb_moves_coupled_parameters_together);
     RUN(random_respects_its_budget_and_draws_distinct_points);
     RUN(random_draw_over_a_huge_space_walks_nothing);
     RUN(same_costs_same_choices);
