@@ -372,7 +372,7 @@ static void arguments_of(const nt_op *op, int q) {
         {0, 1024, NORMTUNE_ERROR_INVALID_SHAPE},    {-1, 1024, NORMTUNE_ERROR_INVALID_SHAPE},
         {1ll << 31, 1024, NORMTUNE_ERROR_INVALID_SHAPE}, {64, 0, NORMTUNE_ERROR_INVALID_SHAPE},
         {64, -8, NORMTUNE_ERROR_INVALID_SHAPE},     {64, 1020, NORMTUNE_ERROR_UNSUPPORTED_N},
-        {64, 16392, NORMTUNE_ERROR_UNSUPPORTED_N},
+        {64, NORMTUNE_MAX_N + 8, NORMTUNE_ERROR_UNSUPPORTED_N},
     };
     RESET();
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
