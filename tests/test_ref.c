@@ -180,11 +180,28 @@ TEST(fill_threads_give_the_sequential_values) {
     free(fb);
 }
 
+/* nt_touch writes zeros over every byte it is given, across the cuts
+ * between its threads (4 MiB a thread at least), and nothing beyond. */
+TEST(touch_zeroes_every_byte) {
+    size_t n = (size_t)9 << 20;           /* cut between two or three threads */
+    unsigned char *a = malloc(n + 2);
+    CHECK(a != NULL, "malloc");
+    if (!a) return;
+    memset(a, 0xa5, n + 2);
+    nt_touch(a + 1, n);
+    size_t nonzero = 0;
+    for (size_t i = 1; i <= n; i++) nonzero += a[i] != 0;
+    CHECK(nonzero == 0, "%zu bytes not zeroed", nonzero);
+    CHECK(a[0] == 0xa5 && a[n + 1] == 0xa5, "a byte outside was written");
+    free(a);
+}
+
 int main(void) {
     RUN(bf16_round_trip_and_rounding);
     RUN(f16_round_trip_and_rounding);
     RUN(fill_every_dtype);
     RUN(fill_threads_give_the_sequential_values);
+    RUN(touch_zeroes_every_byte);
     RUN(fill_uniform_seeded);
     RUN(rel_l2);
     T_END();

@@ -513,18 +513,23 @@ static size_t arena_layout(const nt_problem *s, const nt_shape_mem *m, size_t *o
     return need ? need : 4096;
 }
 
+/* Host memory a problem may take: the arena (ours to reuse) and three
+ * quarters of what else is available (the rest is left to everything
+ * else); SIZE_MAX when the kernel does not say. */
+static size_t host_allowed(const nt_runner *r) {
+    size_t avail = host_available();
+    return avail == SIZE_MAX ? SIZE_MAX : (avail + r->arena_size) / 4 * 3;
+}
+
 /* The evaluator's expect(): the arena is reserved once for the largest
  * problem that fits in the host memory shape_setup allows, so that a
- * sweep whose shapes grow does not page-lock memory again and again
- * (page-locking costs about as much per byte as the transfers it speeds
- * up). */
+ * sweep whose shapes grow does not map, fault in and register memory
+ * again and again. */
 static void expect(void *ctx, const nt_problem *s) {
     nt_runner *r = ctx;
     nt_shape_mem m;
     char err[NT_MSG_LEN];
-    size_t avail = host_available();
-    if (avail != SIZE_MAX) avail += r->arena_size;
-    if (nt_shape_mem_plan(s, r->dev.l2_bytes, &m, err, sizeof err) || m.host > avail / 4 * 3)
+    if (nt_shape_mem_plan(s, r->dev.l2_bytes, &m, err, sizeof err) || m.host > host_allowed(r))
         return;
     size_t need = arena_layout(s, &m, NULL);
     if (need > r->arena_expect) r->arena_expect = need;
@@ -545,7 +550,7 @@ static int same_problem(const nt_problem *a, const nt_problem *b) {
  * the last inputs upload. */
 static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errlen) {
     nt_shape_mem m;
-    size_t avail_dev = 0, total_dev = 0, avail_host, need = 0;
+    size_t avail_dev = 0, total_dev = 0, allowed, need = 0;
     const nt_op *op = s->op;
     void *host[NT_MAX_TENSORS] = {0};
     double *ref[NT_MAX_TENSORS] = {0};
@@ -554,12 +559,10 @@ static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errl
     if (r->prob.op && same_problem(&r->prob, s)) return 0;
     shape_free(r);
     if (nt_shape_mem_plan(s, r->dev.l2_bytes, &m, err, errlen)) return 1;
-    avail_host = host_available();
-    if (avail_host != SIZE_MAX) avail_host += r->arena_size;   /* the arena is ours to reuse */
-    /* leave a quarter of what is available to everything else */
-    if (m.host > avail_host / 4 * 3) {
-        snprintf(err, errlen, "shape M=%lld N=%lld needs %.1f GB of host memory, %.1f GB are "
-                 "available", (long long)s->M, (long long)s->N, m.host / 1e9, avail_host / 1e9);
+    if (m.host > (allowed = host_allowed(r))) {
+        snprintf(err, errlen, "shape M=%lld N=%lld needs %.1f GB of host memory, %.1f GB may be "
+                 "used (three quarters of what is available)", (long long)s->M, (long long)s->N,
+                 m.host / 1e9, allowed / 1e9);
         return 1;
     }
     if (cudaMemGetInfo(&avail_dev, &total_dev) == cudaSuccess &&
