@@ -206,6 +206,8 @@ typedef struct nt_launch {
     int pdl;                  /* 1 = may launch early (programmatic dependent launch) */
     unsigned cluster;         /* blocks per thread block cluster (along x; grid a
                                  multiple of it), 0 or 1 = no cluster */
+    int coop;                 /* 1 = a cooperative launch: every block resident at
+                                 once (a grid barrier), or the launch fails */
 } nt_launch;
 
 /* A launch plan: the kernels to run in order and the workspace they need. */

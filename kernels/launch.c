@@ -97,7 +97,7 @@ cudaError_t nt_chain_launch(const nt_plan *pl, const void *const *kernels, unsig
     void *args[] = {&arg};
     for (int i = 0; i < pl->nlaunch; i++) {
         const nt_launch *l = &pl->l[i];
-        cudaLaunchAttribute at[2];
+        cudaLaunchAttribute at[3];
         cudaLaunchConfig_t c = {0};
         c.gridDim.x = i == 0 && l->grid == 0 ? grid0 : l->grid;
         c.gridDim.y = l->grid_y ? l->grid_y : 1;
@@ -116,6 +116,10 @@ cudaError_t nt_chain_launch(const nt_plan *pl, const void *const *kernels, unsig
             at[c.numAttrs].val.clusterDim.x = l->cluster;
             at[c.numAttrs].val.clusterDim.y = 1;
             at[c.numAttrs++].val.clusterDim.z = 1;
+        }
+        if (l->coop) {
+            at[c.numAttrs].id = cudaLaunchAttributeCooperative;
+            at[c.numAttrs++].val.cooperative = 1;
         }
         cudaError_t e = cudaLaunchKernelExC(&c, kernels[i], args);
         if (e != cudaSuccess) return e;

@@ -38,10 +38,11 @@ int nt_chain_nparts(const nt_plan *pl, unsigned grid0);
  * dynamic shared memory opts in to its amount). */
 cudaError_t nt_chain_prepare(const nt_plan *pl, const void *const *kernels);
 
-/* Launch the chain on stream st: kernels[i] with the plan's grid (grid0 for
- * launch 0 when its grid is 0), block and shared memory, argument *a,
- * programmatic dependent launch where the plan asks for it, and thread
- * block clusters of l.cluster blocks where it is above 1. */
+/* Launch the chain on stream st: kernels[i] with the plan's grid (grid0
+ * for launch 0 when its grid is 0), block and shared memory,
+ * argument *a, programmatic dependent launch where the plan asks for it,
+ * thread block clusters of l.cluster blocks where it is above 1, and a
+ * cooperative launch where l.coop is set. */
 cudaError_t nt_chain_launch(const nt_plan *pl, const void *const *kernels, unsigned grid0,
                             const nt_args *a, cudaStream_t st);
 

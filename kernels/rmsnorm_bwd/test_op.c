@@ -43,6 +43,7 @@ extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_warp;
 extern const nt_family nt_rmsnorm_bwd_cluster;
 extern const nt_family nt_rmsnorm_bwd_loop;
+extern const nt_family nt_rmsnorm_bwd_fused;
 
 #define OP (&nt_op_rmsnorm_bwd)
 #define ALIGN256(x) (((x) + 255) / 256 * 256)
@@ -284,7 +285,7 @@ TEST(op_table) {
         CHECK(!strcmp(f->sources[k], want), "%s: last source %s", f->name, f->sources[k]);
     }
     /* the families this file's tests know, each registered once */
-    static const char *const known[] = {"naive", "persistent", "warp", "cluster", "loop", NULL};
+    static const char *const known[] = {"naive", "persistent", "warp", "cluster", "loop", "fused", NULL};
     for (int i = 0; known[i]; i++) {
         int seen = 0;
         for (int j = 0; j < n; j++) seen += !strcmp(OP->families[j]->name + 12, known[i]);
@@ -910,6 +911,53 @@ TEST(the_fallback_covers_every_n) {
     CHECK(tried == 7 && wrong == 0, "%d combinations, %d plans wrong", tried, wrong);
 }
 
+/* fused: one cooperative launch with a grid the launcher sizes, the
+ * persistent family's limits with stages 2 to 4, shared memory for the
+ * pipeline (which the column sum reuses: at least 16 bytes a thread), and
+ * a workspace of one partial row per block it may launch. */
+TEST(fused_one_cooperative_launch) {
+    const nt_family *f = &nt_rmsnorm_bwd_fused;
+    char err[256];
+    nt_plan pl;
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 1024, 4096);   /* 256 * 2 * 8 */
+    nt_params q = params("block=256,chunks=2,stages=3,k=2");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == 1 && pl.l[0].coop == 1 && pl.l[0].pdl == 1 && pl.l[0].grid == 0 &&
+              pl.l[0].blocks_per_sm == 2 && pl.l[0].block == 256 && pl.l[0].cluster <= 1,
+          "launch: %d kernels, coop %d, grid %u", pl.nlaunch, pl.l[0].coop, pl.l[0].grid);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_fused<nt_bf16, nt_bf16, float, 256, 2, 3, 2>"), "%s",
+          pl.l[0].name);
+    CHECK(pl.l[0].smem == (2 * 3 * 16 + 16) * 256 * 2 && pl.l[0].smem >= 16 * 256,
+          "smem %u", pl.l[0].smem);
+    CHECK(pl.workspace == NT_BWD_WS(132 * 2, 4096), "workspace %zu", pl.workspace);
+    CHECK(nt_plan_precise(&pl, &p), "fp32 partials: precise for an f32 dw");
+    p.M = 100;                                             /* at most M blocks */
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0 &&
+              pl.workspace == NT_BWD_WS(100, 4096), "workspace %zu", pl.workspace);
+    /* stages 2 to 4 only: the kernel always pipelines */
+    CHECK(accepts(f, "block=256,chunks=2,stages=1,k=0", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "stages in [2, 4]"), "stages=1: %s", err);
+    /* N up to block * chunks * E, E by the activation dtype */
+    p.N = 4104;
+    CHECK(accepts(f, "block=256,chunks=2,stages=2,k=0", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "N=4104"), "N=4104: %s", err);
+    p = problem(NT_F32, NT_F32, NT_F32, 1000, 2048);
+    CHECK(accepts(f, "block=256,chunks=2,stages=2,k=0", &p, &h200, err, sizeof err) == 0, "%s", err);
+    p.N = 2056;
+    CHECK(accepts(f, "block=256,chunks=2,stages=2,k=0", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "x=f32"), "f32 N=2056: %s", err);
+    /* what one SM cannot hold, and devices without the barrier's fences */
+    p = problem(NT_BF16, NT_F32, NT_F32, 1000, 16384);
+    CHECK(accepts(f, "block=1024,chunks=2,stages=4,k=0", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "shared memory"), "stages=4 at 16384: %s", err);
+    CHECK(accepts(f, "block=1024,chunks=2,stages=2,k=2", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "do not fit on one SM"), "k=2 of 1024: %s", err);
+    nt_devinfo old = h200;
+    old.cc_major = 6;
+    CHECK(accepts(f, "block=1024,chunks=2,stages=2,k=0", &p, &old, err, sizeof err) == -1 &&
+              strstr(err, "compute capability 7.0"), "sm_60: %s", err);
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -927,5 +975,6 @@ int main(void) {
     RUN(grid_fit_whole_clusters);
     RUN(loop_limits_registers_and_workspace);
     RUN(the_fallback_covers_every_n);
+    RUN(fused_one_cooperative_launch);
     T_END();
 }
