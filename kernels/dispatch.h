@@ -2,7 +2,7 @@
  * runnable plan, the same code in the production library and in the CPU
  * drift test.
  *
- * A dispatch header (format 2, docs/dispatch-header.md, written by
+ * A dispatch header (format 3, docs/dispatch-header.md, written by
  * `normtune export`) lists families (name, source hash), problems (op,
  * dtypes, fallback config), configs (family, dtypes, params and the kernel
  * ids they may launch) and kernels (NVRTC name expressions).  This header
@@ -94,7 +94,7 @@ int nt_dispatch_try(const nt_dispatch *d, int c, const nt_problem *p, const nt_d
 int nt_dispatch_check(const nt_dispatch *d, char *err, size_t errlen);
 
 /* ---- filling an nt_dispatch from an included dispatch header ------------
- * After #include of a format-2 dispatch header,
+ * After #include of a format-3 dispatch header,
  *     NT_DISPATCH_DEFINE(static, lib_dispatch)
  * defines the row arrays and `static const nt_dispatch lib_dispatch`.  The
  * header's X-macros are expanded here, except NORMTUNE_KERNELS (the kernel

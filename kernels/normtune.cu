@@ -1,7 +1,7 @@
 /* normtune.cu -- the production library: the tuned kernels behind C calls.
  *
  * Built by `make lib` (nvcc, sm_90a plus sm_80 / sm_100a where the toolkit
- * has them) against a dispatch header (format 2), kernels/normtune_dispatch.h
+ * has them) against a dispatch header (format 3), kernels/normtune_dispatch.h
  * by default or DISPATCH=path, copied to build/lib/nt_dispatch.h after
  * `famhash --check` found every family's source hash current.  Nothing here
  * names a family, a kernel or an op: the ops' calls (section 4) are
@@ -57,8 +57,8 @@ extern "C" {
 #include "kernels/normtune.h"
 #include "nt_dispatch.h"        /* build/lib/: the checked copy of DISPATCH */
 
-#if !defined(NORMTUNE_DISPATCH_VERSION) || NORMTUNE_DISPATCH_VERSION != 2
-#error "normtune_dispatch.h: unsupported format version (want 2; export it again)"
+#if !defined(NORMTUNE_DISPATCH_VERSION) || NORMTUNE_DISPATCH_VERSION != 3
+#error "normtune_dispatch.h: unsupported format version (want 3; export it again)"
 #endif
 
 #define LIB_VERSION "2.0"
@@ -111,8 +111,11 @@ static const lib_kernel lib_kernels[NORMTUNE_NKERNELS + 1] = {
  * dispatch core resolves against. */
 #define LIB_KID(id, name, ...) id,
 static constexpr int lib_kids[] = {NORMTUNE_KERNELS(LIB_KID) - 1};
-static constexpr bool lib_dense(int i = 0) {
-    return lib_kids[i] < 0 ? i == NORMTUNE_NKERNELS : lib_kids[i] == i && lib_dense(i + 1);
+static constexpr bool lib_dense() {  /* a loop: a recursion this deep is not constant */
+    int i = 0;
+    for (; lib_kids[i] >= 0; i++)
+        if (lib_kids[i] != i) return false;
+    return i == NORMTUNE_NKERNELS;
 }
 static_assert(lib_dense(), "NORMTUNE_KERNELS ids are not 0 .. NORMTUNE_NKERNELS - 1 in order");
 #define LIB_KNAME(id, name, ...)                                                           \
@@ -436,7 +439,7 @@ static normtune_status lib_run(const nt_op *op, long long M, long long N, const 
 #define LIB_VFAM(id, name, hash) " " name "@" hash
 
 extern "C" NORMTUNE_API const char *normtune_version(void) {
-    return "normtune " LIB_VERSION ", dispatch header format 2 tuned on " NORMTUNE_DEVICE ": "
+    return "normtune " LIB_VERSION ", dispatch header format 3 tuned on " NORMTUNE_DEVICE ": "
            LIB_XS(NORMTUNE_NPROBLEMS) " problems, " LIB_XS(NORMTUNE_NENTRIES) " tuned shapes, "
            LIB_XS(NORMTUNE_NCONFIGS) " configs, " LIB_XS(NORMTUNE_NKERNELS) " kernels; "
            "families" NORMTUNE_FAMILIES(LIB_VFAM);

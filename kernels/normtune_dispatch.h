@@ -18,7 +18,7 @@
  *   sweeps          12
  *   newest result   2026-12-02T05:58:34.660Z
  *   problems        12 (10 tuned), tuned shapes 316
- *   configs         224, kernels 227
+ *   configs         391, kernels 394
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -31,16 +31,16 @@
 #ifndef NORMTUNE_DISPATCH_H
 #define NORMTUNE_DISPATCH_H
 
-#define NORMTUNE_DISPATCH_VERSION 2
+#define NORMTUNE_DISPATCH_VERSION 3
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
 #define NORMTUNE_DEVICE_NGPUS 7
 #define NORMTUNE_NFAMILIES 11
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 224
-#define NORMTUNE_NCONFIG_KERNELS 315
-#define NORMTUNE_NKERNELS 227
+#define NORMTUNE_NCONFIGS 391
+#define NORMTUNE_NCONFIG_KERNELS 553
+#define NORMTUNE_NKERNELS 394
 #define NORMTUNE_NENTRIES 316
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
@@ -64,16 +64,16 @@
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
     X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 72) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 48, 72, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 60, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 61, 87, 15) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 72, 102, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 83, 117, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 91, 125, 78) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 145, 203, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 189, 278, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 204, 293, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 215, 308, 8)
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 82, 72, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 105, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 106, 87, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 127, 102, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 148, 117, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 162, 125, 78) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 259, 203, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 333, 278, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 358, 293, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 377, 308, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -127,414 +127,748 @@
     X(45, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=256,chunks=8,k=0", 90, 2) \
     X(46, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,k=2", 92, 2) \
     X(47, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=8,k=1", 94, 2) \
-    X(48, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 96, 2) \
-    X(49, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 98, 2) \
-    X(50, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 100, 2) \
-    X(51, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 102, 2) \
-    X(52, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 104, 2) \
-    X(53, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 106, 2) \
-    X(54, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 108, 2) \
-    X(55, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 110, 2) \
-    X(56, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 112, 2) \
-    X(57, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 114, 2) \
-    X(58, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 116, 2) \
-    X(59, 2, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,k=2", 118, 2) \
-    X(60, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 120, 2) \
-    X(61, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 122, 2) \
-    X(62, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 124, 2) \
-    X(63, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 126, 2) \
-    X(64, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 128, 2) \
-    X(65, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 130, 2) \
-    X(66, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 132, 2) \
-    X(67, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 134, 2) \
-    X(68, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 136, 2) \
-    X(69, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 138, 2) \
-    X(70, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 140, 2) \
-    X(71, 2, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 142, 2) \
-    X(72, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 144, 2) \
-    X(73, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 146, 2) \
-    X(74, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 148, 2) \
-    X(75, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 150, 2) \
-    X(76, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 152, 2) \
-    X(77, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 154, 2) \
-    X(78, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 156, 2) \
-    X(79, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 158, 2) \
-    X(80, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 160, 2) \
-    X(81, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 162, 2) \
-    X(82, 2, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,k=2", 164, 2) \
-    X(83, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 166, 2) \
-    X(84, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 168, 2) \
-    X(85, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 170, 2) \
-    X(86, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 172, 2) \
-    X(87, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 174, 2) \
-    X(88, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 176, 2) \
-    X(89, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 178, 2) \
-    X(90, 2, "x=f32,w=f32,dw=f32", "cluster=8,block=128,chunks=8,k=0", 180, 2) \
-    X(91, 10, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 182, 1) \
-    X(92, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 183, 1) \
-    X(93, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 184, 1) \
-    X(94, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 185, 1) \
-    X(95, 5, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 186, 1) \
-    X(96, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 187, 1) \
-    X(97, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 188, 1) \
-    X(98, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 189, 1) \
-    X(99, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 190, 1) \
-    X(100, 5, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 191, 1) \
-    X(101, 7, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 192, 1) \
-    X(102, 4, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 193, 1) \
-    X(103, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 194, 1) \
-    X(104, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 195, 1) \
-    X(105, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 196, 1) \
-    X(106, 4, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 197, 1) \
-    X(107, 7, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 198, 1) \
-    X(108, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 199, 1) \
-    X(109, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 200, 1) \
-    X(110, 4, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 201, 1) \
-    X(111, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 202, 1) \
-    X(112, 7, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 203, 1) \
-    X(113, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 204, 1) \
-    X(114, 4, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 205, 1) \
-    X(115, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 206, 1) \
-    X(116, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 207, 1) \
-    X(117, 4, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 208, 1) \
-    X(118, 6, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 209, 1) \
-    X(119, 7, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 210, 1) \
-    X(120, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 211, 1) \
-    X(121, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 212, 1) \
-    X(122, 4, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 213, 1) \
-    X(123, 6, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 214, 1) \
-    X(124, 7, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 215, 1) \
-    X(125, 4, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 216, 1) \
-    X(126, 4, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 217, 1) \
-    X(127, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 218, 1) \
-    X(128, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 219, 1) \
-    X(129, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 220, 1) \
-    X(130, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 221, 1) \
-    X(131, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 222, 1) \
-    X(132, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 223, 1) \
-    X(133, 9, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 224, 1) \
-    X(134, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 225, 1) \
-    X(135, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 226, 1) \
-    X(136, 4, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 227, 1) \
-    X(137, 4, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 228, 1) \
-    X(138, 9, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 229, 1) \
-    X(139, 9, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 230, 1) \
-    X(140, 9, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 231, 1) \
-    X(141, 9, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 232, 1) \
-    X(142, 9, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 233, 1) \
-    X(143, 9, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 234, 1) \
-    X(144, 9, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 235, 1) \
-    X(145, 10, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 236, 1) \
-    X(146, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 237, 1) \
-    X(147, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 238, 1) \
-    X(148, 5, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 239, 1) \
-    X(149, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 240, 1) \
-    X(150, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 241, 1) \
-    X(151, 5, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 242, 1) \
-    X(152, 5, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 243, 1) \
-    X(153, 5, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 244, 1) \
-    X(154, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 245, 1) \
-    X(155, 7, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 246, 1) \
-    X(156, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 247, 1) \
-    X(157, 4, "x=bf16,w=f32", "block=128,chunks=2,k=4", 248, 1) \
-    X(158, 7, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 249, 1) \
-    X(159, 7, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 250, 1) \
-    X(160, 4, "x=bf16,w=f32", "block=64,chunks=4,k=0", 251, 1) \
-    X(161, 4, "x=bf16,w=f32", "block=128,chunks=3,k=4", 252, 1) \
-    X(162, 6, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 253, 1) \
-    X(163, 7, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 254, 1) \
-    X(164, 7, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 255, 1) \
-    X(165, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 256, 1) \
-    X(166, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 257, 1) \
-    X(167, 4, "x=bf16,w=f32", "block=128,chunks=4,k=4", 258, 1) \
-    X(168, 6, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 259, 1) \
-    X(169, 7, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 260, 1) \
-    X(170, 7, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 261, 1) \
-    X(171, 7, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 262, 1) \
-    X(172, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 263, 1) \
-    X(173, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 264, 1) \
-    X(174, 6, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 265, 1) \
-    X(175, 7, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 266, 1) \
-    X(176, 4, "x=bf16,w=f32", "block=128,chunks=7,k=0", 267, 1) \
-    X(177, 9, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 268, 1) \
-    X(178, 7, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 269, 1) \
-    X(179, 9, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 270, 1) \
-    X(180, 9, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 271, 1) \
-    X(181, 9, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 272, 1) \
-    X(182, 9, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 273, 1) \
-    X(183, 6, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 274, 1) \
-    X(184, 9, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 275, 1) \
-    X(185, 8, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 276, 1) \
-    X(186, 9, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 277, 1) \
-    X(187, 9, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 278, 1) \
-    X(188, 9, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 279, 1) \
-    X(189, 10, "x=f16,w=f16", "block=1024,chunks=2,k=0", 280, 1) \
-    X(190, 5, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 281, 1) \
-    X(191, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 282, 1) \
-    X(192, 4, "x=f16,w=f16", "block=64,chunks=2,k=8", 283, 1) \
-    X(193, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 284, 1) \
-    X(194, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 285, 1) \
-    X(195, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 286, 1) \
-    X(196, 4, "x=f16,w=f16", "block=128,chunks=4,k=8", 287, 1) \
-    X(197, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 288, 1) \
-    X(198, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 289, 1) \
-    X(199, 9, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 290, 1) \
-    X(200, 9, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 291, 1) \
-    X(201, 4, "x=f16,w=f16", "block=512,chunks=4,k=2", 292, 1) \
-    X(202, 4, "x=f16,w=f16", "block=256,chunks=8,k=2", 293, 1) \
-    X(203, 9, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 294, 1) \
-    X(204, 10, "x=f16,w=f32", "block=1024,chunks=2,k=0", 295, 1) \
-    X(205, 5, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 296, 1) \
-    X(206, 5, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 297, 1) \
-    X(207, 4, "x=f16,w=f32", "block=64,chunks=2,k=0", 298, 1) \
-    X(208, 7, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 299, 1) \
-    X(209, 7, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 300, 1) \
-    X(210, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 301, 1) \
-    X(211, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 302, 1) \
-    X(212, 4, "x=f16,w=f32", "block=128,chunks=4,k=0", 303, 1) \
-    X(213, 9, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 304, 1) \
-    X(214, 9, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 305, 1) \
-    X(215, 10, "x=f32,w=f32", "block=1024,chunks=4,k=0", 306, 1) \
-    X(216, 5, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 307, 1) \
-    X(217, 7, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 308, 1) \
-    X(218, 4, "x=f32,w=f32", "block=128,chunks=2,k=8", 309, 1) \
-    X(219, 7, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 310, 1) \
-    X(220, 7, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 311, 1) \
-    X(221, 9, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 312, 1) \
-    X(222, 9, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 313, 1) \
-    X(223, 9, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 314, 1)
+    X(48, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=3,rows=1,k=0", 96, 2) \
+    X(49, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=3,rows=1,k=2", 98, 2) \
+    X(50, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=3,rows=1,k=0", 100, 2) \
+    X(51, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 102, 2) \
+    X(52, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=3,rows=2,k=0", 104, 2) \
+    X(53, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,rows=1,k=0", 106, 2) \
+    X(54, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 108, 2) \
+    X(55, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 110, 2) \
+    X(56, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 112, 2) \
+    X(57, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 114, 2) \
+    X(58, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 116, 2) \
+    X(59, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 118, 2) \
+    X(60, 0, "x=bf16,w=bf16,dw=f32", "block=160,chunks=1,stages=4,k=4", 120, 2) \
+    X(61, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 122, 2) \
+    X(62, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 124, 2) \
+    X(63, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 126, 2) \
+    X(64, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 128, 2) \
+    X(65, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 130, 2) \
+    X(66, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 132, 2) \
+    X(67, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 134, 2) \
+    X(68, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 136, 2) \
+    X(69, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 138, 2) \
+    X(70, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 140, 2) \
+    X(71, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 142, 2) \
+    X(72, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 144, 2) \
+    X(73, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 146, 2) \
+    X(74, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 148, 2) \
+    X(75, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 150, 2) \
+    X(76, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 152, 2) \
+    X(77, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 154, 2) \
+    X(78, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=160,chunks=9,k=0", 156, 2) \
+    X(79, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=160,chunks=5,k=0", 158, 2) \
+    X(80, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,k=2", 160, 2) \
+    X(81, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=288,chunks=8,k=0", 162, 2) \
+    X(82, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 164, 2) \
+    X(83, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 166, 2) \
+    X(84, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 168, 2) \
+    X(85, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 170, 2) \
+    X(86, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 172, 2) \
+    X(87, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 174, 2) \
+    X(88, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 176, 2) \
+    X(89, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 178, 2) \
+    X(90, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 180, 2) \
+    X(91, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 182, 2) \
+    X(92, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 184, 2) \
+    X(93, 2, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,k=2", 186, 2) \
+    X(94, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 188, 2) \
+    X(95, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 190, 2) \
+    X(96, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 192, 2) \
+    X(97, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 194, 2) \
+    X(98, 0, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 196, 2) \
+    X(99, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 198, 2) \
+    X(100, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 200, 2) \
+    X(101, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 202, 2) \
+    X(102, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 204, 2) \
+    X(103, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 206, 2) \
+    X(104, 2, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,k=2", 208, 2) \
+    X(105, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 210, 2) \
+    X(106, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 212, 2) \
+    X(107, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 214, 2) \
+    X(108, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 216, 2) \
+    X(109, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 218, 2) \
+    X(110, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 220, 2) \
+    X(111, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 222, 2) \
+    X(112, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 224, 2) \
+    X(113, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 226, 2) \
+    X(114, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 228, 2) \
+    X(115, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 230, 2) \
+    X(116, 2, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 232, 2) \
+    X(117, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 234, 2) \
+    X(118, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 236, 2) \
+    X(119, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 238, 2) \
+    X(120, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 240, 2) \
+    X(121, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 242, 2) \
+    X(122, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 244, 2) \
+    X(123, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 246, 2) \
+    X(124, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 248, 2) \
+    X(125, 0, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 250, 2) \
+    X(126, 2, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,k=2", 252, 2) \
+    X(127, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 254, 2) \
+    X(128, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 256, 2) \
+    X(129, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 258, 2) \
+    X(130, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 260, 2) \
+    X(131, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 262, 2) \
+    X(132, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 264, 2) \
+    X(133, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 266, 2) \
+    X(134, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 268, 2) \
+    X(135, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 270, 2) \
+    X(136, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 272, 2) \
+    X(137, 2, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,k=2", 274, 2) \
+    X(138, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 276, 2) \
+    X(139, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 278, 2) \
+    X(140, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 280, 2) \
+    X(141, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 282, 2) \
+    X(142, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 284, 2) \
+    X(143, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 286, 2) \
+    X(144, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 288, 2) \
+    X(145, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 290, 2) \
+    X(146, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 292, 2) \
+    X(147, 2, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,k=2", 294, 2) \
+    X(148, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 296, 2) \
+    X(149, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 298, 2) \
+    X(150, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 300, 2) \
+    X(151, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 302, 2) \
+    X(152, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 304, 2) \
+    X(153, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 306, 2) \
+    X(154, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 308, 2) \
+    X(155, 2, "x=f32,w=f32,dw=f32", "cluster=8,block=128,chunks=8,k=0", 310, 2) \
+    X(156, 0, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 312, 2) \
+    X(157, 0, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 314, 2) \
+    X(158, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 316, 2) \
+    X(159, 0, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 318, 2) \
+    X(160, 0, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 320, 2) \
+    X(161, 2, "x=f32,w=f32,dw=f32", "cluster=8,block=160,chunks=8,k=0", 322, 2) \
+    X(162, 10, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 324, 1) \
+    X(163, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 325, 1) \
+    X(164, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 326, 1) \
+    X(165, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 327, 1) \
+    X(166, 5, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 328, 1) \
+    X(167, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 329, 1) \
+    X(168, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 330, 1) \
+    X(169, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 331, 1) \
+    X(170, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 332, 1) \
+    X(171, 5, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 333, 1) \
+    X(172, 7, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 334, 1) \
+    X(173, 4, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 335, 1) \
+    X(174, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 336, 1) \
+    X(175, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 337, 1) \
+    X(176, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 338, 1) \
+    X(177, 4, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 339, 1) \
+    X(178, 7, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 340, 1) \
+    X(179, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 341, 1) \
+    X(180, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 342, 1) \
+    X(181, 4, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 343, 1) \
+    X(182, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 344, 1) \
+    X(183, 7, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 345, 1) \
+    X(184, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 346, 1) \
+    X(185, 4, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 347, 1) \
+    X(186, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 348, 1) \
+    X(187, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 349, 1) \
+    X(188, 4, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 350, 1) \
+    X(189, 6, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 351, 1) \
+    X(190, 7, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 352, 1) \
+    X(191, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 353, 1) \
+    X(192, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 354, 1) \
+    X(193, 4, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 355, 1) \
+    X(194, 6, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 356, 1) \
+    X(195, 7, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 357, 1) \
+    X(196, 4, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 358, 1) \
+    X(197, 4, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 359, 1) \
+    X(198, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 360, 1) \
+    X(199, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 361, 1) \
+    X(200, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 362, 1) \
+    X(201, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 363, 1) \
+    X(202, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 364, 1) \
+    X(203, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 365, 1) \
+    X(204, 9, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 366, 1) \
+    X(205, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 367, 1) \
+    X(206, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 368, 1) \
+    X(207, 4, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 369, 1) \
+    X(208, 4, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 370, 1) \
+    X(209, 9, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 371, 1) \
+    X(210, 9, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 372, 1) \
+    X(211, 9, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 373, 1) \
+    X(212, 9, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 374, 1) \
+    X(213, 9, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 375, 1) \
+    X(214, 9, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 376, 1) \
+    X(215, 9, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 377, 1) \
+    X(216, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 378, 1) \
+    X(217, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 379, 1) \
+    X(218, 5, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 380, 1) \
+    X(219, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 381, 1) \
+    X(220, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 382, 1) \
+    X(221, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 383, 1) \
+    X(222, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 384, 1) \
+    X(223, 5, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 385, 1) \
+    X(224, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 386, 1) \
+    X(225, 7, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 387, 1) \
+    X(226, 7, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 388, 1) \
+    X(227, 4, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 389, 1) \
+    X(228, 7, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 390, 1) \
+    X(229, 7, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 391, 1) \
+    X(230, 7, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 392, 1) \
+    X(231, 4, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 393, 1) \
+    X(232, 4, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 394, 1) \
+    X(233, 7, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 395, 1) \
+    X(234, 4, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 396, 1) \
+    X(235, 7, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 397, 1) \
+    X(236, 7, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 398, 1) \
+    X(237, 4, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 399, 1) \
+    X(238, 7, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 400, 1) \
+    X(239, 6, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 401, 1) \
+    X(240, 7, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 402, 1) \
+    X(241, 7, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 403, 1) \
+    X(242, 4, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 404, 1) \
+    X(243, 7, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 405, 1) \
+    X(244, 4, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 406, 1) \
+    X(245, 9, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 407, 1) \
+    X(246, 9, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 408, 1) \
+    X(247, 9, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 409, 1) \
+    X(248, 9, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 410, 1) \
+    X(249, 9, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 411, 1) \
+    X(250, 9, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 412, 1) \
+    X(251, 9, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 413, 1) \
+    X(252, 9, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 414, 1) \
+    X(253, 4, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 415, 1) \
+    X(254, 9, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 416, 1) \
+    X(255, 9, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 417, 1) \
+    X(256, 9, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 418, 1) \
+    X(257, 9, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 419, 1) \
+    X(258, 9, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 420, 1) \
+    X(259, 10, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 421, 1) \
+    X(260, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 422, 1) \
+    X(261, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 423, 1) \
+    X(262, 5, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 424, 1) \
+    X(263, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 425, 1) \
+    X(264, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 426, 1) \
+    X(265, 5, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 427, 1) \
+    X(266, 5, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 428, 1) \
+    X(267, 5, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 429, 1) \
+    X(268, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 430, 1) \
+    X(269, 7, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 431, 1) \
+    X(270, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 432, 1) \
+    X(271, 4, "x=bf16,w=f32", "block=128,chunks=2,k=4", 433, 1) \
+    X(272, 7, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 434, 1) \
+    X(273, 7, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 435, 1) \
+    X(274, 4, "x=bf16,w=f32", "block=64,chunks=4,k=0", 436, 1) \
+    X(275, 4, "x=bf16,w=f32", "block=128,chunks=3,k=4", 437, 1) \
+    X(276, 6, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 438, 1) \
+    X(277, 7, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 439, 1) \
+    X(278, 7, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 440, 1) \
+    X(279, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 441, 1) \
+    X(280, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 442, 1) \
+    X(281, 4, "x=bf16,w=f32", "block=128,chunks=4,k=4", 443, 1) \
+    X(282, 6, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 444, 1) \
+    X(283, 7, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 445, 1) \
+    X(284, 7, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 446, 1) \
+    X(285, 7, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 447, 1) \
+    X(286, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 448, 1) \
+    X(287, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 449, 1) \
+    X(288, 6, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 450, 1) \
+    X(289, 7, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 451, 1) \
+    X(290, 4, "x=bf16,w=f32", "block=128,chunks=7,k=0", 452, 1) \
+    X(291, 9, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 453, 1) \
+    X(292, 7, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 454, 1) \
+    X(293, 9, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 455, 1) \
+    X(294, 9, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 456, 1) \
+    X(295, 9, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 457, 1) \
+    X(296, 9, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 458, 1) \
+    X(297, 6, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 459, 1) \
+    X(298, 9, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 460, 1) \
+    X(299, 8, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 461, 1) \
+    X(300, 9, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 462, 1) \
+    X(301, 9, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 463, 1) \
+    X(302, 9, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 464, 1) \
+    X(303, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 465, 1) \
+    X(304, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 466, 1) \
+    X(305, 5, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 467, 1) \
+    X(306, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 468, 1) \
+    X(307, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 469, 1) \
+    X(308, 5, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 470, 1) \
+    X(309, 5, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 471, 1) \
+    X(310, 5, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 472, 1) \
+    X(311, 7, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 473, 1) \
+    X(312, 7, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 474, 1) \
+    X(313, 4, "x=bf16,w=f32", "block=160,chunks=2,k=4", 475, 1) \
+    X(314, 7, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 476, 1) \
+    X(315, 4, "x=bf16,w=f32", "block=96,chunks=4,k=0", 477, 1) \
+    X(316, 4, "x=bf16,w=f32", "block=160,chunks=3,k=4", 478, 1) \
+    X(317, 7, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 479, 1) \
+    X(318, 7, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 480, 1) \
+    X(319, 7, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 481, 1) \
+    X(320, 7, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 482, 1) \
+    X(321, 4, "x=bf16,w=f32", "block=160,chunks=4,k=4", 483, 1) \
+    X(322, 7, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 484, 1) \
+    X(323, 7, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 485, 1) \
+    X(324, 7, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 486, 1) \
+    X(325, 7, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 487, 1) \
+    X(326, 7, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 488, 1) \
+    X(327, 7, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 489, 1) \
+    X(328, 4, "x=bf16,w=f32", "block=160,chunks=7,k=0", 490, 1) \
+    X(329, 6, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 491, 1) \
+    X(330, 7, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 492, 1) \
+    X(331, 9, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 493, 1) \
+    X(332, 9, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 494, 1) \
+    X(333, 10, "x=f16,w=f16", "block=1024,chunks=2,k=0", 495, 1) \
+    X(334, 5, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 496, 1) \
+    X(335, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 497, 1) \
+    X(336, 4, "x=f16,w=f16", "block=64,chunks=2,k=8", 498, 1) \
+    X(337, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 499, 1) \
+    X(338, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 500, 1) \
+    X(339, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 501, 1) \
+    X(340, 4, "x=f16,w=f16", "block=128,chunks=4,k=8", 502, 1) \
+    X(341, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 503, 1) \
+    X(342, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 504, 1) \
+    X(343, 9, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 505, 1) \
+    X(344, 9, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 506, 1) \
+    X(345, 4, "x=f16,w=f16", "block=512,chunks=4,k=2", 507, 1) \
+    X(346, 4, "x=f16,w=f16", "block=256,chunks=8,k=2", 508, 1) \
+    X(347, 9, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 509, 1) \
+    X(348, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 510, 1) \
+    X(349, 4, "x=f16,w=f16", "block=96,chunks=2,k=8", 511, 1) \
+    X(350, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 512, 1) \
+    X(351, 7, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 513, 1) \
+    X(352, 7, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 514, 1) \
+    X(353, 7, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 515, 1) \
+    X(354, 7, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 516, 1) \
+    X(355, 9, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 517, 1) \
+    X(356, 4, "x=f16,w=f16", "block=256,chunks=9,k=2", 518, 1) \
+    X(357, 9, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 519, 1) \
+    X(358, 10, "x=f16,w=f32", "block=1024,chunks=2,k=0", 520, 1) \
+    X(359, 5, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 521, 1) \
+    X(360, 5, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 522, 1) \
+    X(361, 4, "x=f16,w=f32", "block=64,chunks=2,k=0", 523, 1) \
+    X(362, 7, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 524, 1) \
+    X(363, 7, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 525, 1) \
+    X(364, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 526, 1) \
+    X(365, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 527, 1) \
+    X(366, 4, "x=f16,w=f32", "block=128,chunks=4,k=0", 528, 1) \
+    X(367, 9, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 529, 1) \
+    X(368, 9, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 530, 1) \
+    X(369, 5, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 531, 1) \
+    X(370, 5, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 532, 1) \
+    X(371, 4, "x=f16,w=f32", "block=96,chunks=2,k=0", 533, 1) \
+    X(372, 7, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 534, 1) \
+    X(373, 7, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 535, 1) \
+    X(374, 7, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 536, 1) \
+    X(375, 4, "x=f16,w=f32", "block=160,chunks=4,k=0", 537, 1) \
+    X(376, 9, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 538, 1) \
+    X(377, 10, "x=f32,w=f32", "block=1024,chunks=4,k=0", 539, 1) \
+    X(378, 5, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 540, 1) \
+    X(379, 7, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 541, 1) \
+    X(380, 4, "x=f32,w=f32", "block=128,chunks=2,k=8", 542, 1) \
+    X(381, 7, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 543, 1) \
+    X(382, 7, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 544, 1) \
+    X(383, 9, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 545, 1) \
+    X(384, 9, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 546, 1) \
+    X(385, 9, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 547, 1) \
+    X(386, 5, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 548, 1) \
+    X(387, 4, "x=f32,w=f32", "block=160,chunks=2,k=8", 549, 1) \
+    X(388, 7, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 550, 1) \
+    X(389, 7, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 551, 1) \
+    X(390, 9, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 552, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
  * it, instantiating exactly these; C code reads normtune_kernel_names[]. */
 #define NORMTUNE_KERNELS(X) \
     X(0, "nt_bwd_cluster<float, float, float, 8, 128, 8, 0>", nt_bwd_cluster<float, float, float, 8, 128, 8, 0>) \
-    X(1, "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>) \
-    X(2, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>) \
-    X(3, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
-    X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>) \
-    X(5, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>) \
-    X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
-    X(7, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
-    X(8, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(9, "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>) \
-    X(10, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>) \
-    X(11, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(12, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(13, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(14, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(15, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(16, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(17, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(18, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
-    X(19, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
-    X(20, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
-    X(21, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
-    X(22, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
-    X(23, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
-    X(24, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
-    X(25, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
-    X(26, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
-    X(27, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
-    X(28, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
-    X(29, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
-    X(30, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
-    X(31, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(32, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(33, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
-    X(34, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(35, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
-    X(36, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
-    X(37, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
-    X(38, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
-    X(39, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
-    X(40, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
-    X(41, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
-    X(42, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
-    X(43, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
-    X(44, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
-    X(45, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(46, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(47, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(48, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(49, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(50, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(51, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(52, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(53, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(54, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(55, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(56, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(57, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(58, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(59, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(60, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(61, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(62, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(63, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(64, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(65, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(66, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(67, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(68, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(69, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(70, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(71, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(72, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(73, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(74, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(75, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(76, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(77, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(78, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(79, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(80, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(81, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(82, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(83, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(84, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(85, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(86, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(87, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(88, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(89, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(90, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(91, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(92, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(93, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(94, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(95, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(96, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(97, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(98, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(99, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(100, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(101, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(102, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(103, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(104, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(105, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(106, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(107, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(108, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(109, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(110, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(111, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(112, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(113, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(114, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(115, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(116, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(117, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(118, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(119, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(120, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(121, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(122, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(123, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(124, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(125, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(126, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(127, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(128, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(129, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(130, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(131, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(132, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(133, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(134, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(135, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(136, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(137, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(138, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(139, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(140, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(141, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(142, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(143, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(144, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(145, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(146, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(147, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(148, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(149, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(150, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(151, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(152, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(153, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(154, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(155, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(156, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(157, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(158, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(159, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(160, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(161, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(162, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(163, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(164, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(165, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(166, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(167, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(168, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(169, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(170, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(171, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(172, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(173, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(174, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(175, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(176, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(177, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(178, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(179, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(180, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(181, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(182, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(183, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(184, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(185, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(186, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(187, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(188, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(189, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(190, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(191, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(192, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(193, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(194, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(195, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(196, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(197, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(198, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(199, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(200, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(201, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(202, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(203, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(204, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(205, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(206, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(207, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(208, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(209, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(210, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(211, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(212, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(213, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(214, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(215, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(216, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(217, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(218, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(219, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(220, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(221, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(222, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(223, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(224, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(225, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(226, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(1, "nt_bwd_cluster<float, float, float, 8, 160, 8, 0>", nt_bwd_cluster<float, float, float, 8, 160, 8, 0>) \
+    X(2, "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>) \
+    X(3, "nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>) \
+    X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>) \
+    X(5, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 160, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 160, 9, 0>) \
+    X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
+    X(7, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>) \
+    X(8, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>) \
+    X(9, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 160, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 160, 5, 0>) \
+    X(10, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>) \
+    X(11, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
+    X(12, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>) \
+    X(13, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
+    X(14, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(15, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
+    X(16, "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>) \
+    X(17, "nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>) \
+    X(18, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>) \
+    X(19, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>) \
+    X(20, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(21, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(22, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(23, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(24, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(25, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(26, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(27, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
+    X(28, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
+    X(29, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
+    X(30, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
+    X(31, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
+    X(32, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(33, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
+    X(34, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
+    X(35, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
+    X(36, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
+    X(37, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
+    X(38, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
+    X(39, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
+    X(40, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
+    X(41, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
+    X(42, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
+    X(43, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
+    X(44, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
+    X(45, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(46, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
+    X(47, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
+    X(48, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
+    X(49, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
+    X(50, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
+    X(51, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
+    X(52, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
+    X(53, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
+    X(54, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
+    X(55, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
+    X(56, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(57, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
+    X(58, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
+    X(59, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
+    X(60, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
+    X(61, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
+    X(62, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
+    X(63, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
+    X(64, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
+    X(65, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(66, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
+    X(67, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
+    X(68, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
+    X(69, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
+    X(70, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
+    X(71, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
+    X(72, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
+    X(73, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(74, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
+    X(75, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
+    X(76, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
+    X(77, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(78, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(79, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(80, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(81, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(82, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(83, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(84, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(85, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(86, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(87, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(88, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(89, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(90, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(91, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(92, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(93, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(94, "nt_fwd_row<float, float, 160, 2, 8>", nt_fwd_row<float, float, 160, 2, 8>) \
+    X(95, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(96, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(97, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(98, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(99, "nt_fwd_row<nt_bf16, float, 160, 2, 4>", nt_fwd_row<nt_bf16, float, 160, 2, 4>) \
+    X(100, "nt_fwd_row<nt_bf16, float, 160, 3, 4>", nt_fwd_row<nt_bf16, float, 160, 3, 4>) \
+    X(101, "nt_fwd_row<nt_bf16, float, 160, 4, 4>", nt_fwd_row<nt_bf16, float, 160, 4, 4>) \
+    X(102, "nt_fwd_row<nt_bf16, float, 160, 7, 0>", nt_fwd_row<nt_bf16, float, 160, 7, 0>) \
+    X(103, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(104, "nt_fwd_row<nt_bf16, float, 96, 4, 0>", nt_fwd_row<nt_bf16, float, 96, 4, 0>) \
+    X(105, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(106, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(107, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(108, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(109, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(110, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(111, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(112, "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>) \
+    X(113, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>) \
+    X(114, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>) \
+    X(115, "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>) \
+    X(116, "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>) \
+    X(117, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(118, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(119, "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>) \
+    X(120, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(121, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(122, "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>) \
+    X(123, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(124, "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>) \
+    X(125, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(126, "nt_fwd_row<nt_f16, float, 160, 4, 0>", nt_fwd_row<nt_f16, float, 160, 4, 0>) \
+    X(127, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(128, "nt_fwd_row<nt_f16, float, 96, 2, 0>", nt_fwd_row<nt_f16, float, 96, 2, 0>) \
+    X(129, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(130, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(131, "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>) \
+    X(132, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(133, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(134, "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>) \
+    X(135, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(136, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(137, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(138, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(139, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(140, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(141, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(142, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(143, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(144, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(145, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(146, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(147, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(148, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(149, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(150, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(151, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(152, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(153, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(154, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(155, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(156, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(157, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(158, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(159, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(160, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(161, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(162, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(163, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(164, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(165, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(166, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(167, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(168, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(169, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(170, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(171, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(172, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(173, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(174, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(175, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(176, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(177, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(178, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(179, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(180, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(181, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(182, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(183, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(184, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(185, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(186, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(187, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(188, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(189, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(190, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(191, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(192, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(193, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(194, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(195, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(196, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
+    X(197, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(198, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(199, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(200, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(201, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(202, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(203, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(204, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(205, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(206, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(207, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(208, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(209, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(210, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(211, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(212, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(213, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(214, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(215, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(216, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(217, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(218, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(219, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(220, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(221, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(222, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(223, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(224, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(225, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(226, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(227, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(228, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(229, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(230, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(231, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(232, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(233, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(234, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(235, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(236, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(237, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(238, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(239, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(240, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(241, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(242, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(243, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(244, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(245, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(246, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(247, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(248, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(249, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(250, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(251, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(252, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(253, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(254, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(255, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(256, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(257, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(258, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(259, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(260, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(261, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(262, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(263, "nt_fwd_warp<float, float, 16, 512, 3, 0>", nt_fwd_warp<float, float, 16, 512, 3, 0>) \
+    X(264, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(265, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(266, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(267, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(268, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(269, "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>) \
+    X(270, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(271, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(272, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(273, "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>) \
+    X(274, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(275, "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(276, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(277, "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>) \
+    X(278, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(279, "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>) \
+    X(280, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(281, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
+    X(282, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(283, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
+    X(284, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(285, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(286, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(287, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(288, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(289, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
+    X(290, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(291, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(292, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(293, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(294, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
+    X(295, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(296, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
+    X(297, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(298, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
+    X(299, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(300, "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>) \
+    X(301, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(302, "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>) \
+    X(303, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(304, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>) \
+    X(305, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(306, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(307, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(308, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(309, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(310, "nt_persist<float, float, float, 1024, 2, 2, 1>", nt_persist<float, float, float, 1024, 2, 2, 1>) \
+    X(311, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(312, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(313, "nt_persist<float, float, float, 288, 1, 3, 2>", nt_persist<float, float, float, 288, 1, 3, 2>) \
+    X(314, "nt_persist<float, float, float, 288, 4, 2, 1>", nt_persist<float, float, float, 288, 4, 2, 1>) \
+    X(315, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(316, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(317, "nt_persist<float, float, float, 544, 8, 1, 0>", nt_persist<float, float, float, 544, 8, 1, 0>) \
+    X(318, "nt_persist<float, float, float, 544, 8, 1, 1>", nt_persist<float, float, float, 544, 8, 1, 1>) \
+    X(319, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(320, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(321, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>) \
+    X(322, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>) \
+    X(323, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(324, "nt_persist<nt_bf16, float, float, 160, 1, 2, 0>", nt_persist<nt_bf16, float, float, 160, 1, 2, 0>) \
+    X(325, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(326, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(327, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(328, "nt_persist<nt_bf16, float, float, 544, 1, 3, 1>", nt_persist<nt_bf16, float, float, 544, 1, 3, 1>) \
+    X(329, "nt_persist<nt_bf16, float, float, 544, 1, 4, 1>", nt_persist<nt_bf16, float, float, 544, 1, 4, 1>) \
+    X(330, "nt_persist<nt_bf16, float, float, 544, 4, 2, 0>", nt_persist<nt_bf16, float, float, 544, 4, 2, 0>) \
+    X(331, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(332, "nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
+    X(333, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(334, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(335, "nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
+    X(336, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(337, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(338, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(339, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(340, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(341, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(342, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(343, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(344, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(345, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
+    X(346, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
+    X(347, "nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
+    X(348, "nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
+    X(349, "nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
+    X(350, "nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
+    X(351, "nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
+    X(352, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(353, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(354, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(355, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(356, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(357, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(358, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(359, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(360, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(361, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
+    X(362, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
+    X(363, "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
+    X(364, "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
+    X(365, "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
+    X(366, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(367, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(368, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(369, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(370, "nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
+    X(371, "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
+    X(372, "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
+    X(373, "nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
+    X(374, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(375, "nt_persist<nt_f16, float, float, 1024, 3, 2, 1>", nt_persist<nt_f16, float, float, 1024, 3, 2, 1>) \
+    X(376, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(377, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(378, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(379, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(380, "nt_persist<nt_f16, float, float, 544, 1, 3, 1>", nt_persist<nt_f16, float, float, 544, 1, 3, 1>) \
+    X(381, "nt_persist<nt_f16, float, float, 544, 1, 4, 1>", nt_persist<nt_f16, float, float, 544, 1, 4, 1>) \
+    X(382, "nt_persist<nt_f16, float, float, 544, 4, 2, 0>", nt_persist<nt_f16, float, float, 544, 4, 2, 0>) \
+    X(383, "nt_persist<nt_f16, float, float, 544, 4, 2, 1>", nt_persist<nt_f16, float, float, 544, 4, 2, 1>) \
+    X(384, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(385, "nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
+    X(386, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(387, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(388, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(389, "nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
+    X(390, "nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
+    X(391, "nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
+    X(392, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>) \
+    X(393, "nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -545,16 +879,25 @@
 /* Kernel names by id, the strings of NORMTUNE_KERNELS. */
 NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {
     "nt_bwd_cluster<float, float, float, 8, 128, 8, 0>",
+    "nt_bwd_cluster<float, float, float, 8, 160, 8, 0>",
     "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>",
+    "nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 160, 9, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 160, 5, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>",
+    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>",
     "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>",
+    "nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>",
     "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>",
+    "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>",
     "nt_bwd_loop<float, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>",
@@ -564,31 +907,54 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>",
     "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>",
     "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>",
     "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>",
+    "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>",
     "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>",
+    "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>",
     "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>",
     "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>",
+    "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>",
     "nt_colsum_final<float, 0>",
     "nt_colsum_final<nt_bf16, 0>",
     "nt_colsum_final<nt_f16, 0>",
@@ -601,14 +967,22 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>",
+    "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>",
+    "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>",
     "nt_fwd_row<float, float, 128, 2, 8>",
+    "nt_fwd_row<float, float, 160, 2, 8>",
     "nt_fwd_row<nt_bf16, float, 128, 2, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 3, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 4, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 7, 0>",
+    "nt_fwd_row<nt_bf16, float, 160, 2, 4>",
+    "nt_fwd_row<nt_bf16, float, 160, 3, 4>",
+    "nt_fwd_row<nt_bf16, float, 160, 4, 4>",
+    "nt_fwd_row<nt_bf16, float, 160, 7, 0>",
     "nt_fwd_row<nt_bf16, float, 64, 4, 0>",
+    "nt_fwd_row<nt_bf16, float, 96, 4, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>",
@@ -616,73 +990,126 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>",
     "nt_fwd_row<nt_f16, float, 128, 4, 0>",
+    "nt_fwd_row<nt_f16, float, 160, 4, 0>",
     "nt_fwd_row<nt_f16, float, 64, 2, 0>",
+    "nt_fwd_row<nt_f16, float, 96, 2, 0>",
     "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>",
     "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>",
+    "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>",
+    "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>",
     "nt_fwd_rows<float, float, 128, 2, 2, 8>",
     "nt_fwd_rows<float, float, 256, 4, 2, 2>",
+    "nt_fwd_rows<float, float, 288, 4, 2, 2>",
     "nt_fwd_rows<float, float, 512, 2, 2, 2>",
+    "nt_fwd_rows<float, float, 544, 2, 2, 2>",
     "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>",
     "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>",
     "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>",
     "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>",
+    "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>",
+    "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>",
     "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>",
+    "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>",
+    "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>",
     "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>",
     "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>",
+    "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>",
+    "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>",
     "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>",
+    "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>",
     "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>",
     "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>",
+    "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>",
     "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>",
+    "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>",
     "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>",
     "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>",
+    "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>",
+    "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>",
     "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>",
     "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>",
+    "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>",
+    "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>",
     "nt_fwd_stage<float, float, 1024, 4, 2, 2>",
     "nt_fwd_stage<float, float, 512, 16, 0, 0>",
     "nt_fwd_stage<float, float, 512, 8, 0, 1>",
+    "nt_fwd_stage<float, float, 544, 8, 0, 1>",
     "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>",
     "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>",
     "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>",
     "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>",
+    "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>",
     "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>",
     "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>",
     "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>",
     "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>",
     "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>",
@@ -695,50 +1122,98 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>",
     "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>",
     "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>",
+    "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>",
+    "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>",
+    "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>",
     "nt_fwd_warp<float, float, 16, 512, 2, 0>",
+    "nt_fwd_warp<float, float, 16, 512, 3, 0>",
     "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>",
     "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>",
+    "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>",
     "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>",
+    "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>",
     "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>",
     "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>",
+    "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>",
     "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>",
     "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>",
+    "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>",
     "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>",
+    "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>",
     "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>",
+    "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>",
     "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>",
+    "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>",
+    "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>",
+    "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>",
     "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>",
     "nt_persist<float, float, float, 1024, 1, 2, 1>",
+    "nt_persist<float, float, float, 1024, 2, 2, 1>",
     "nt_persist<float, float, float, 256, 1, 3, 2>",
     "nt_persist<float, float, float, 256, 4, 2, 1>",
+    "nt_persist<float, float, float, 288, 1, 3, 2>",
+    "nt_persist<float, float, float, 288, 4, 2, 1>",
     "nt_persist<float, float, float, 512, 8, 1, 0>",
     "nt_persist<float, float, float, 512, 8, 1, 1>",
+    "nt_persist<float, float, float, 544, 8, 1, 0>",
+    "nt_persist<float, float, float, 544, 8, 1, 1>",
     "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>",
     "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>",
+    "nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>",
+    "nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>",
     "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>",
+    "nt_persist<nt_bf16, float, float, 160, 1, 2, 0>",
     "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>",
     "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>",
     "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>",
+    "nt_persist<nt_bf16, float, float, 544, 1, 3, 1>",
+    "nt_persist<nt_bf16, float, float, 544, 1, 4, 1>",
+    "nt_persist<nt_bf16, float, float, 544, 4, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>",
+    "nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>",
@@ -748,6 +1223,13 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>",
+    "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>",
+    "nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>",
@@ -757,249 +1239,435 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>",
+    "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>",
+    "nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>",
+    "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>",
+    "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>",
+    "nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>",
     "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>",
+    "nt_persist<nt_f16, float, float, 1024, 3, 2, 1>",
     "nt_persist<nt_f16, float, float, 512, 1, 3, 1>",
     "nt_persist<nt_f16, float, float, 512, 1, 4, 1>",
     "nt_persist<nt_f16, float, float, 512, 4, 2, 0>",
     "nt_persist<nt_f16, float, float, 512, 4, 2, 1>",
+    "nt_persist<nt_f16, float, float, 544, 1, 3, 1>",
+    "nt_persist<nt_f16, float, float, 544, 1, 4, 1>",
+    "nt_persist<nt_f16, float, float, 544, 4, 2, 0>",
+    "nt_persist<nt_f16, float, float, 544, 4, 2, 1>",
     "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>",
+    "nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>",
     "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>",
     "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>",
     "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>",
+    "nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>",
+    "nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>",
+    "nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>",
     "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>",
+    "nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>",
     0
 };
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    14, 46, /* 0 */
-    13, 45, /* 1 */
-    34, 45, /* 2 */
-    33, 45, /* 3 */
-    35, 45, /* 4 */
-    36, 45, /* 5 */
-    23, 45, /* 6 */
-    27, 45, /* 7 */
-    26, 45, /* 8 */
-    24, 45, /* 9 */
-    32, 45, /* 10 */
-    25, 45, /* 11 */
-    45, 213, /* 12 */
-    29, 45, /* 13 */
-    45, 193, /* 14 */
-    28, 45, /* 15 */
-    30, 45, /* 16 */
-    31, 45, /* 17 */
-    45, 194, /* 18 */
-    45, 215, /* 19 */
-    45, 214, /* 20 */
-    45, 195, /* 21 */
-    45, 196, /* 22 */
-    45, 216, /* 23 */
-    45, 198, /* 24 */
-    45, 199, /* 25 */
-    45, 197, /* 26 */
-    45, 204, /* 27 */
-    45, 205, /* 28 */
-    45, 200, /* 29 */
-    45, 209, /* 30 */
-    45, 210, /* 31 */
-    45, 208, /* 32 */
-    45, 207, /* 33 */
-    45, 201, /* 34 */
-    45, 206, /* 35 */
-    45, 192, /* 36 */
-    45, 202, /* 37 */
-    45, 211, /* 38 */
-    8, 45, /* 39 */
-    45, 203, /* 40 */
-    45, 212, /* 41 */
-    2, 45, /* 42 */
-    4, 45, /* 43 */
-    5, 45, /* 44 */
-    3, 45, /* 45 */
-    7, 45, /* 46 */
-    6, 45, /* 47 */
-    12, 45, /* 48 */
-    19, 45, /* 49 */
-    20, 45, /* 50 */
-    21, 45, /* 51 */
-    22, 45, /* 52 */
-    45, 188, /* 53 */
-    45, 189, /* 54 */
-    45, 190, /* 55 */
-    45, 191, /* 56 */
-    45, 186, /* 57 */
-    45, 187, /* 58 */
-    1, 45, /* 59 */
-    17, 47, /* 60 */
-    16, 45, /* 61 */
-    41, 45, /* 62 */
-    42, 45, /* 63 */
-    43, 45, /* 64 */
-    44, 45, /* 65 */
-    45, 223, /* 66 */
-    45, 224, /* 67 */
-    45, 222, /* 68 */
-    45, 225, /* 69 */
-    45, 226, /* 70 */
-    10, 45, /* 71 */
-    15, 45, /* 72 */
-    37, 45, /* 73 */
-    38, 45, /* 74 */
-    39, 45, /* 75 */
-    40, 45, /* 76 */
-    45, 218, /* 77 */
-    45, 219, /* 78 */
-    45, 217, /* 79 */
-    45, 220, /* 80 */
-    45, 221, /* 81 */
-    9, 45, /* 82 */
-    11, 45, /* 83 */
-    18, 45, /* 84 */
-    45, 182, /* 85 */
-    45, 183, /* 86 */
-    45, 181, /* 87 */
-    45, 184, /* 88 */
-    45, 185, /* 89 */
-    0, 45, /* 90 */
-    50, /* 91 */
-    170, /* 92 */
-    172, /* 93 */
-    171, /* 94 */
-    174, /* 95 */
-    165, /* 96 */
-    173, /* 97 */
-    166, /* 98 */
-    168, /* 99 */
-    167, /* 100 */
-    114, /* 101 */
-    65, /* 102 */
-    169, /* 103 */
-    103, /* 104 */
-    102, /* 105 */
-    66, /* 106 */
-    104, /* 107 */
-    108, /* 108 */
-    109, /* 109 */
-    76, /* 110 */
-    67, /* 111 */
-    105, /* 112 */
-    68, /* 113 */
-    69, /* 114 */
-    110, /* 115 */
-    111, /* 116 */
-    74, /* 117 */
-    57, /* 118 */
-    106, /* 119 */
-    113, /* 120 */
-    112, /* 121 */
-    70, /* 122 */
-    58, /* 123 */
-    107, /* 124 */
-    72, /* 125 */
-    71, /* 126 */
-    141, /* 127 */
-    142, /* 128 */
-    140, /* 129 */
-    145, /* 130 */
-    144, /* 131 */
-    143, /* 132 */
-    136, /* 133 */
-    147, /* 134 */
-    146, /* 135 */
-    75, /* 136 */
-    73, /* 137 */
-    138, /* 138 */
-    148, /* 139 */
-    137, /* 140 */
-    149, /* 141 */
-    135, /* 142 */
-    150, /* 143 */
-    139, /* 144 */
-    49, /* 145 */
-    162, /* 146 */
-    163, /* 147 */
-    164, /* 148 */
-    158, /* 149 */
-    157, /* 150 */
-    160, /* 151 */
-    159, /* 152 */
-    161, /* 153 */
-    99, /* 154 */
-    86, /* 155 */
-    100, /* 156 */
-    60, /* 157 */
-    87, /* 158 */
-    92, /* 159 */
-    64, /* 160 */
-    61, /* 161 */
-    54, /* 162 */
-    88, /* 163 */
-    101, /* 164 */
-    93, /* 165 */
-    94, /* 166 */
-    62, /* 167 */
-    55, /* 168 */
-    89, /* 169 */
-    98, /* 170 */
-    90, /* 171 */
-    95, /* 172 */
-    96, /* 173 */
-    56, /* 174 */
-    91, /* 175 */
-    63, /* 176 */
-    133, /* 177 */
-    97, /* 178 */
-    131, /* 179 */
-    129, /* 180 */
-    134, /* 181 */
-    132, /* 182 */
-    53, /* 183 */
-    130, /* 184 */
-    180, /* 185 */
-    126, /* 186 */
-    128, /* 187 */
-    127, /* 188 */
-    52, /* 189 */
-    179, /* 190 */
-    177, /* 191 */
-    82, /* 192 */
-    178, /* 193 */
-    120, /* 194 */
-    119, /* 195 */
-    79, /* 196 */
-    122, /* 197 */
-    121, /* 198 */
-    154, /* 199 */
-    153, /* 200 */
-    81, /* 201 */
-    80, /* 202 */
-    155, /* 203 */
-    51, /* 204 */
-    176, /* 205 */
-    175, /* 206 */
-    78, /* 207 */
+    23, 78, /* 0 */
+    22, 77, /* 1 */
+    56, 77, /* 2 */
+    54, 77, /* 3 */
+    58, 77, /* 4 */
+    59, 77, /* 5 */
+    36, 77, /* 6 */
+    43, 77, /* 7 */
+    42, 77, /* 8 */
+    37, 77, /* 9 */
+    52, 77, /* 10 */
+    40, 77, /* 11 */
+    77, 366, /* 12 */
+    47, 77, /* 13 */
+    77, 333, /* 14 */
+    45, 77, /* 15 */
+    48, 77, /* 16 */
+    49, 77, /* 17 */
+    77, 334, /* 18 */
+    77, 368, /* 19 */
+    77, 367, /* 20 */
+    77, 336, /* 21 */
+    77, 337, /* 22 */
+    77, 369, /* 23 */
+    77, 339, /* 24 */
+    77, 340, /* 25 */
+    77, 338, /* 26 */
+    77, 352, /* 27 */
+    77, 353, /* 28 */
+    77, 341, /* 29 */
+    77, 357, /* 30 */
+    77, 358, /* 31 */
+    77, 356, /* 32 */
+    77, 355, /* 33 */
+    77, 342, /* 34 */
+    77, 354, /* 35 */
+    77, 331, /* 36 */
+    77, 343, /* 37 */
+    77, 359, /* 38 */
+    14, 77, /* 39 */
+    77, 344, /* 40 */
+    77, 360, /* 41 */
+    4, 77, /* 42 */
+    8, 77, /* 43 */
+    10, 77, /* 44 */
+    6, 77, /* 45 */
+    13, 77, /* 46 */
+    11, 77, /* 47 */
+    57, 77, /* 48 */
+    55, 77, /* 49 */
+    60, 77, /* 50 */
+    38, 77, /* 51 */
+    44, 77, /* 52 */
+    39, 77, /* 53 */
+    53, 77, /* 54 */
+    41, 77, /* 55 */
+    77, 370, /* 56 */
+    46, 77, /* 57 */
+    50, 77, /* 58 */
+    51, 77, /* 59 */
+    77, 335, /* 60 */
+    77, 372, /* 61 */
+    77, 371, /* 62 */
+    77, 345, /* 63 */
+    77, 346, /* 64 */
+    77, 373, /* 65 */
+    77, 347, /* 66 */
+    77, 361, /* 67 */
+    77, 362, /* 68 */
+    77, 348, /* 69 */
+    77, 363, /* 70 */
+    77, 349, /* 71 */
+    77, 350, /* 72 */
+    77, 364, /* 73 */
+    15, 77, /* 74 */
+    77, 332, /* 75 */
+    77, 351, /* 76 */
+    77, 365, /* 77 */
+    5, 77, /* 78 */
+    9, 77, /* 79 */
+    12, 77, /* 80 */
+    7, 77, /* 81 */
+    21, 77, /* 82 */
+    28, 77, /* 83 */
+    30, 77, /* 84 */
+    32, 77, /* 85 */
+    34, 77, /* 86 */
+    77, 323, /* 87 */
+    77, 325, /* 88 */
+    77, 326, /* 89 */
+    77, 327, /* 90 */
+    77, 319, /* 91 */
+    77, 320, /* 92 */
+    2, 77, /* 93 */
+    29, 77, /* 94 */
+    31, 77, /* 95 */
+    33, 77, /* 96 */
+    35, 77, /* 97 */
+    77, 324, /* 98 */
+    77, 328, /* 99 */
+    77, 329, /* 100 */
+    77, 330, /* 101 */
+    77, 321, /* 102 */
+    77, 322, /* 103 */
+    3, 77, /* 104 */
+    26, 79, /* 105 */
+    25, 77, /* 106 */
+    69, 77, /* 107 */
+    71, 77, /* 108 */
+    73, 77, /* 109 */
+    75, 77, /* 110 */
+    77, 386, /* 111 */
+    77, 387, /* 112 */
+    77, 384, /* 113 */
+    77, 388, /* 114 */
+    77, 392, /* 115 */
+    18, 77, /* 116 */
+    70, 77, /* 117 */
+    72, 77, /* 118 */
+    74, 77, /* 119 */
+    76, 77, /* 120 */
+    77, 389, /* 121 */
+    77, 390, /* 122 */
+    77, 385, /* 123 */
+    77, 391, /* 124 */
+    77, 393, /* 125 */
+    19, 77, /* 126 */
+    24, 77, /* 127 */
+    61, 77, /* 128 */
+    63, 77, /* 129 */
+    65, 77, /* 130 */
+    67, 77, /* 131 */
+    77, 376, /* 132 */
+    77, 377, /* 133 */
+    77, 374, /* 134 */
+    77, 378, /* 135 */
+    77, 379, /* 136 */
+    16, 77, /* 137 */
+    62, 77, /* 138 */
+    64, 77, /* 139 */
+    66, 77, /* 140 */
+    68, 77, /* 141 */
+    77, 380, /* 142 */
+    77, 381, /* 143 */
+    77, 375, /* 144 */
+    77, 382, /* 145 */
+    77, 383, /* 146 */
+    17, 77, /* 147 */
+    20, 77, /* 148 */
+    27, 77, /* 149 */
+    77, 311, /* 150 */
+    77, 312, /* 151 */
+    77, 309, /* 152 */
+    77, 315, /* 153 */
+    77, 316, /* 154 */
+    0, 77, /* 155 */
+    77, 313, /* 156 */
+    77, 314, /* 157 */
+    77, 310, /* 158 */
+    77, 317, /* 159 */
+    77, 318, /* 160 */
+    1, 77, /* 161 */
+    82, /* 162 */
+    290, /* 163 */
+    293, /* 164 */
+    292, /* 165 */
+    297, /* 166 */
+    280, /* 167 */
+    295, /* 168 */
+    282, /* 169 */
+    286, /* 170 */
+    284, /* 171 */
+    194, /* 172 */
+    105, /* 173 */
+    288, /* 174 */
+    171, /* 175 */
+    170, /* 176 */
+    106, /* 177 */
+    172, /* 178 */
+    182, /* 179 */
+    183, /* 180 */
+    123, /* 181 */
+    107, /* 182 */
+    173, /* 183 */
+    108, /* 184 */
+    109, /* 185 */
+    184, /* 186 */
+    185, /* 187 */
+    120, /* 188 */
+    90, /* 189 */
+    174, /* 190 */
+    187, /* 191 */
+    186, /* 192 */
+    110, /* 193 */
+    91, /* 194 */
+    175, /* 195 */
+    117, /* 196 */
+    111, /* 197 */
+    234, /* 198 */
+    235, /* 199 */
+    233, /* 200 */
+    238, /* 201 */
+    237, /* 202 */
+    236, /* 203 */
+    227, /* 204 */
+    240, /* 205 */
+    239, /* 206 */
+    121, /* 207 */
     118, /* 208 */
-    115, /* 209 */
-    117, /* 210 */
-    116, /* 211 */
-    77, /* 212 */
-    152, /* 213 */
-    151, /* 214 */
-    48, /* 215 */
-    156, /* 216 */
-    83, /* 217 */
-    59, /* 218 */
-    84, /* 219 */
-    85, /* 220 */
-    123, /* 221 */
-    125, /* 222 */
-    124, /* 223 */
+    229, /* 209 */
+    241, /* 210 */
+    228, /* 211 */
+    242, /* 212 */
+    226, /* 213 */
+    243, /* 214 */
+    232, /* 215 */
+    291, /* 216 */
+    294, /* 217 */
+    298, /* 218 */
+    281, /* 219 */
+    296, /* 220 */
+    283, /* 221 */
+    287, /* 222 */
+    285, /* 223 */
+    289, /* 224 */
+    177, /* 225 */
+    176, /* 226 */
+    112, /* 227 */
+    178, /* 228 */
+    188, /* 229 */
+    189, /* 230 */
+    124, /* 231 */
+    113, /* 232 */
+    179, /* 233 */
+    114, /* 234 */
+    190, /* 235 */
+    191, /* 236 */
+    122, /* 237 */
+    180, /* 238 */
+    92, /* 239 */
+    193, /* 240 */
+    192, /* 241 */
+    115, /* 242 */
+    181, /* 243 */
+    116, /* 244 */
+    245, /* 245 */
+    246, /* 246 */
+    244, /* 247 */
+    248, /* 248 */
+    247, /* 249 */
+    230, /* 250 */
+    250, /* 251 */
+    249, /* 252 */
+    119, /* 253 */
+    225, /* 254 */
+    231, /* 255 */
+    251, /* 256 */
+    252, /* 257 */
+    253, /* 258 */
+    81, /* 259 */
+    274, /* 260 */
+    276, /* 261 */
+    278, /* 262 */
+    265, /* 263 */
+    264, /* 264 */
+    270, /* 265 */
+    268, /* 266 */
+    272, /* 267 */
+    164, /* 268 */
+    140, /* 269 */
+    165, /* 270 */
+    95, /* 271 */
+    141, /* 272 */
+    151, /* 273 */
+    103, /* 274 */
+    96, /* 275 */
+    86, /* 276 */
+    142, /* 277 */
+    166, /* 278 */
+    152, /* 279 */
+    153, /* 280 */
+    97, /* 281 */
+    87, /* 282 */
+    143, /* 283 */
+    163, /* 284 */
+    144, /* 285 */
+    154, /* 286 */
+    155, /* 287 */
+    88, /* 288 */
+    145, /* 289 */
+    98, /* 290 */
+    222, /* 291 */
+    161, /* 292 */
+    220, /* 293 */
+    217, /* 294 */
+    223, /* 295 */
+    221, /* 296 */
+    85, /* 297 */
+    219, /* 298 */
+    308, /* 299 */
+    214, /* 300 */
+    216, /* 301 */
+    215, /* 302 */
+    275, /* 303 */
+    277, /* 304 */
+    279, /* 305 */
+    267, /* 306 */
+    266, /* 307 */
+    271, /* 308 */
+    269, /* 309 */
+    273, /* 310 */
+    146, /* 311 */
+    168, /* 312 */
+    99, /* 313 */
+    156, /* 314 */
+    104, /* 315 */
+    100, /* 316 */
+    147, /* 317 */
+    169, /* 318 */
+    157, /* 319 */
+    158, /* 320 */
+    101, /* 321 */
+    148, /* 322 */
+    167, /* 323 */
+    149, /* 324 */
+    159, /* 325 */
+    160, /* 326 */
+    150, /* 327 */
+    102, /* 328 */
+    89, /* 329 */
+    162, /* 330 */
+    218, /* 331 */
+    224, /* 332 */
+    84, /* 333 */
+    307, /* 334 */
+    303, /* 335 */
+    133, /* 336 */
+    305, /* 337 */
+    203, /* 338 */
+    202, /* 339 */
+    129, /* 340 */
+    207, /* 341 */
+    206, /* 342 */
+    258, /* 343 */
+    257, /* 344 */
+    132, /* 345 */
+    130, /* 346 */
+    259, /* 347 */
+    304, /* 348 */
+    134, /* 349 */
+    306, /* 350 */
+    205, /* 351 */
+    204, /* 352 */
+    209, /* 353 */
+    208, /* 354 */
+    260, /* 355 */
+    131, /* 356 */
+    261, /* 357 */
+    83, /* 358 */
+    301, /* 359 */
+    299, /* 360 */
+    127, /* 361 */
+    200, /* 362 */
+    195, /* 363 */
+    198, /* 364 */
+    197, /* 365 */
+    125, /* 366 */
+    255, /* 367 */
+    254, /* 368 */
+    302, /* 369 */
+    300, /* 370 */
+    128, /* 371 */
+    201, /* 372 */
+    196, /* 373 */
+    199, /* 374 */
+    126, /* 375 */
+    256, /* 376 */
+    80, /* 377 */
+    262, /* 378 */
+    135, /* 379 */
+    93, /* 380 */
+    136, /* 381 */
+    138, /* 382 */
+    210, /* 383 */
+    212, /* 384 */
+    211, /* 385 */
+    263, /* 386 */
+    94, /* 387 */
+    137, /* 388 */
+    139, /* 389 */
+    213, /* 390 */
     -1
 };
 
@@ -1019,6 +1687,7 @@ typedef struct normtune_entry {
     long long N, M;                 /* columns, rows */
     int config;                     /* NORMTUNE_CONFIGS id */
     double median_us, gbps;         /* as measured */
+    int stretch;                    /* config for rows a little past N, -1: none */
 } normtune_entry;
 
 #define NORMTUNE_PRIV_PROBLEM(id, op, dtypes, fallback, first, count) \
@@ -1037,332 +1706,332 @@ NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 
 /* Tuned shapes, problem after problem, each sorted by (N, M). */
 NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] = {
     /* 1: rmsnorm_bwd x=bf16,w=bf16,dw=f32 */
-    {64LL, 65536LL, 2, 11.376, 2212.2},
-    {64LL, 262144LL, 3, 31.106, 3236.1},
-    {64LL, 1048576LL, 4, 106.888, 3767.1},
-    {128LL, 65536LL, 5, 18.784, 2679.5},
-    {128LL, 262144LL, 6, 57.836, 3481.0},
-    {128LL, 1048576LL, 6, 208.592, 3860.7},
-    {256LL, 65536LL, 7, 31.415, 3204.4},
-    {256LL, 262144LL, 8, 106.456, 3782.4},
-    {256LL, 1048576LL, 9, 405.616, 3970.8},
-    {512LL, 8192LL, 10, 11.150, 2257.3},
-    {512LL, 65536LL, 11, 57.028, 3530.4},
-    {512LL, 262144LL, 12, 203.264, 3961.9},
-    {768LL, 8192LL, 13, 14.903, 2533.3},
-    {768LL, 65536LL, 13, 80.965, 3729.9},
-    {768LL, 262144LL, 14, 302.400, 3994.6},
-    {1024LL, 1024LL, 15, 6.261, 1005.8},
-    {1024LL, 4096LL, 16, 12.081, 2083.6},
-    {1024LL, 8192LL, 17, 18.833, 2672.8},
-    {1024LL, 16384LL, 18, 30.798, 3268.7},
-    {1024LL, 65536LL, 19, 101.680, 3960.1},
-    {1024LL, 262144LL, 20, 398.976, 4036.9},
-    {2048LL, 1024LL, 21, 8.671, 1452.6},
-    {2048LL, 4096LL, 22, 18.285, 2753.3},
-    {2048LL, 16384LL, 22, 53.672, 3751.3},
-    {2048LL, 65536LL, 23, 195.432, 4120.7},
-    {3072LL, 1024LL, 24, 10.455, 1807.1},
-    {3072LL, 4096LL, 25, 24.251, 3114.0},
-    {3072LL, 16384LL, 25, 78.779, 3833.6},
-    {3072LL, 65536LL, 25, 299.936, 4027.5},
-    {4096LL, 256LL, 26, 7.211, 875.8},
-    {4096LL, 1024LL, 27, 12.160, 2071.6},
-    {4096LL, 4096LL, 28, 30.674, 3282.5},
-    {4096LL, 16384LL, 28, 100.648, 4000.9},
-    {4096LL, 65536LL, 28, 379.296, 4246.4},
-    {5120LL, 1024LL, 29, 14.313, 2199.9},
-    {5120LL, 4096LL, 30, 37.155, 3387.5},
-    {5120LL, 16384LL, 31, 124.584, 4040.2},
-    {5120LL, 65536LL, 30, 472.928, 4257.1},
-    {6144LL, 1024LL, 29, 15.842, 2385.1},
-    {6144LL, 4096LL, 32, 42.070, 3590.0},
-    {6144LL, 16384LL, 32, 148.432, 4069.3},
-    {6144LL, 65536LL, 33, 573.264, 4214.4},
-    {7168LL, 1024LL, 34, 17.283, 2550.7},
-    {7168LL, 4096LL, 34, 49.558, 3555.5},
-    {7168LL, 16384LL, 35, 178.944, 3938.0},
-    {7168LL, 65536LL, 35, 690.928, 4079.5},
-    {8192LL, 256LL, 35, 10.351, 1220.4},
-    {8192LL, 1024LL, 34, 19.446, 2590.8},
-    {8192LL, 4096LL, 35, 54.996, 3661.6},
-    {8192LL, 16384LL, 35, 197.800, 4071.6},
-    {8192LL, 65536LL, 35, 770.288, 4181.9},
-    {12288LL, 1024LL, 36, 27.540, 2744.1},
-    {12288LL, 4096LL, 37, 82.773, 3649.3},
-    {12288LL, 16384LL, 38, 305.104, 3959.4},
-    {12288LL, 65536LL, 38, 1174.352, 4114.5},
-    {16384LL, 256LL, 39, 16.199, 1559.6},
-    {16384LL, 1024LL, 36, 35.443, 2842.9},
-    {16384LL, 4096LL, 40, 112.120, 3592.1},
-    {16384LL, 16384LL, 41, 398.832, 4038.6},
-    {16384LL, 65536LL, 41, 1567.488, 4110.1},
-    {18432LL, 1024LL, 42, 45.459, 2493.6},
-    {18432LL, 4096LL, 42, 143.568, 3156.0},
-    {18432LL, 16384LL, 42, 538.608, 3364.3},
-    {20480LL, 1024LL, 43, 50.988, 2470.2},
-    {20480LL, 4096LL, 43, 170.168, 2958.5},
-    {20480LL, 16384LL, 43, 649.392, 3100.4},
-    {32768LL, 1024LL, 44, 74.117, 2719.0},
-    {32768LL, 4096LL, 44, 260.928, 3087.1},
-    {32768LL, 16384LL, 45, 994.816, 3238.2},
-    {65536LL, 1024LL, 46, 148.072, 2722.0},
-    {65536LL, 4096LL, 46, 548.576, 2936.7},
-    {65536LL, 16384LL, 47, 2125.904, 3030.6},
+    {64LL, 65536LL, 2, 11.376, 2212.2, 48},
+    {64LL, 262144LL, 3, 31.106, 3236.1, 49},
+    {64LL, 1048576LL, 4, 106.888, 3767.1, -1},
+    {128LL, 65536LL, 5, 18.784, 2679.5, 50},
+    {128LL, 262144LL, 6, 57.836, 3481.0, 51},
+    {128LL, 1048576LL, 6, 208.592, 3860.7, 51},
+    {256LL, 65536LL, 7, 31.415, 3204.4, -1},
+    {256LL, 262144LL, 8, 106.456, 3782.4, 52},
+    {256LL, 1048576LL, 9, 405.616, 3970.8, 53},
+    {512LL, 8192LL, 10, 11.150, 2257.3, 54},
+    {512LL, 65536LL, 11, 57.028, 3530.4, 55},
+    {512LL, 262144LL, 12, 203.264, 3961.9, 56},
+    {768LL, 8192LL, 13, 14.903, 2533.3, 16},
+    {768LL, 65536LL, 13, 80.965, 3729.9, 16},
+    {768LL, 262144LL, 14, 302.400, 3994.6, -1},
+    {1024LL, 1024LL, 15, 6.261, 1005.8, 57},
+    {1024LL, 4096LL, 16, 12.081, 2083.6, 58},
+    {1024LL, 8192LL, 17, 18.833, 2672.8, 59},
+    {1024LL, 16384LL, 18, 30.798, 3268.7, 60},
+    {1024LL, 65536LL, 19, 101.680, 3960.1, 61},
+    {1024LL, 262144LL, 20, 398.976, 4036.9, 62},
+    {2048LL, 1024LL, 21, 8.671, 1452.6, 63},
+    {2048LL, 4096LL, 22, 18.285, 2753.3, 64},
+    {2048LL, 16384LL, 22, 53.672, 3751.3, 64},
+    {2048LL, 65536LL, 23, 195.432, 4120.7, 65},
+    {3072LL, 1024LL, 24, 10.455, 1807.1, -1},
+    {3072LL, 4096LL, 25, 24.251, 3114.0, -1},
+    {3072LL, 16384LL, 25, 78.779, 3833.6, -1},
+    {3072LL, 65536LL, 25, 299.936, 4027.5, -1},
+    {4096LL, 256LL, 26, 7.211, 875.8, 66},
+    {4096LL, 1024LL, 27, 12.160, 2071.6, 67},
+    {4096LL, 4096LL, 28, 30.674, 3282.5, 68},
+    {4096LL, 16384LL, 28, 100.648, 4000.9, 68},
+    {4096LL, 65536LL, 28, 379.296, 4246.4, 68},
+    {5120LL, 1024LL, 29, 14.313, 2199.9, -1},
+    {5120LL, 4096LL, 30, 37.155, 3387.5, -1},
+    {5120LL, 16384LL, 31, 124.584, 4040.2, -1},
+    {5120LL, 65536LL, 30, 472.928, 4257.1, -1},
+    {6144LL, 1024LL, 29, 15.842, 2385.1, 69},
+    {6144LL, 4096LL, 32, 42.070, 3590.0, -1},
+    {6144LL, 16384LL, 32, 148.432, 4069.3, -1},
+    {6144LL, 65536LL, 33, 573.264, 4214.4, -1},
+    {7168LL, 1024LL, 34, 17.283, 2550.7, -1},
+    {7168LL, 4096LL, 34, 49.558, 3555.5, -1},
+    {7168LL, 16384LL, 35, 178.944, 3938.0, -1},
+    {7168LL, 65536LL, 35, 690.928, 4079.5, -1},
+    {8192LL, 256LL, 35, 10.351, 1220.4, 70},
+    {8192LL, 1024LL, 34, 19.446, 2590.8, 71},
+    {8192LL, 4096LL, 35, 54.996, 3661.6, 70},
+    {8192LL, 16384LL, 35, 197.800, 4071.6, 70},
+    {8192LL, 65536LL, 35, 770.288, 4181.9, 70},
+    {12288LL, 1024LL, 36, 27.540, 2744.1, -1},
+    {12288LL, 4096LL, 37, 82.773, 3649.3, 72},
+    {12288LL, 16384LL, 38, 305.104, 3959.4, 73},
+    {12288LL, 65536LL, 38, 1174.352, 4114.5, 73},
+    {16384LL, 256LL, 39, 16.199, 1559.6, 74},
+    {16384LL, 1024LL, 36, 35.443, 2842.9, 75},
+    {16384LL, 4096LL, 40, 112.120, 3592.1, 76},
+    {16384LL, 16384LL, 41, 398.832, 4038.6, 77},
+    {16384LL, 65536LL, 41, 1567.488, 4110.1, 77},
+    {18432LL, 1024LL, 42, 45.459, 2493.6, 78},
+    {18432LL, 4096LL, 42, 143.568, 3156.0, 78},
+    {18432LL, 16384LL, 42, 538.608, 3364.3, 78},
+    {20480LL, 1024LL, 43, 50.988, 2470.2, 79},
+    {20480LL, 4096LL, 43, 170.168, 2958.5, 79},
+    {20480LL, 16384LL, 43, 649.392, 3100.4, 79},
+    {32768LL, 1024LL, 44, 74.117, 2719.0, 80},
+    {32768LL, 4096LL, 44, 260.928, 3087.1, 80},
+    {32768LL, 16384LL, 45, 994.816, 3238.2, 81},
+    {65536LL, 1024LL, 46, 148.072, 2722.0, -1},
+    {65536LL, 4096LL, 46, 548.576, 2936.7, -1},
+    {65536LL, 16384LL, 47, 2125.904, 3030.6, -1},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 49, 57.176, 3521.2},
-    {512LL, 65536LL, 50, 56.672, 3552.6},
-    {1024LL, 1024LL, 51, 6.160, 1022.7},
-    {1024LL, 4096LL, 52, 11.908, 2114.1},
-    {1024LL, 16384LL, 51, 31.664, 3179.4},
-    {1024LL, 65536LL, 53, 105.408, 3820.0},
-    {4096LL, 1024LL, 54, 12.308, 2047.3},
-    {4096LL, 4096LL, 55, 30.777, 3271.8},
-    {4096LL, 16384LL, 55, 101.512, 3966.9},
-    {4096LL, 65536LL, 55, 378.944, 4250.4},
-    {16384LL, 1024LL, 56, 35.859, 2810.9},
-    {16384LL, 4096LL, 56, 115.184, 3496.9},
-    {16384LL, 16384LL, 57, 401.136, 4015.5},
-    {16384LL, 65536LL, 58, 1569.312, 4105.4},
-    {32768LL, 4096LL, 59, 261.616, 3079.2},
+    {128LL, 262144LL, 83, 57.176, 3521.2, 94},
+    {512LL, 65536LL, 84, 56.672, 3552.6, 95},
+    {1024LL, 1024LL, 85, 6.160, 1022.7, 96},
+    {1024LL, 4096LL, 86, 11.908, 2114.1, 97},
+    {1024LL, 16384LL, 85, 31.664, 3179.4, 96},
+    {1024LL, 65536LL, 87, 105.408, 3820.0, 98},
+    {4096LL, 1024LL, 88, 12.308, 2047.3, 99},
+    {4096LL, 4096LL, 89, 30.777, 3271.8, 100},
+    {4096LL, 16384LL, 89, 101.512, 3966.9, 100},
+    {4096LL, 65536LL, 89, 378.944, 4250.4, 100},
+    {16384LL, 1024LL, 90, 35.859, 2810.9, 101},
+    {16384LL, 4096LL, 90, 115.184, 3496.9, 101},
+    {16384LL, 16384LL, 91, 401.136, 4015.5, 102},
+    {16384LL, 65536LL, 92, 1569.312, 4105.4, 103},
+    {32768LL, 4096LL, 93, 261.616, 3079.2, 104},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 62, 56.972, 3533.8},
-    {512LL, 65536LL, 63, 56.900, 3538.3},
-    {1024LL, 1024LL, 64, 6.259, 1006.1},
-    {1024LL, 4096LL, 65, 12.115, 2077.8},
-    {1024LL, 16384LL, 64, 31.890, 3156.7},
-    {1024LL, 65536LL, 64, 107.664, 3740.0},
-    {4096LL, 1024LL, 66, 12.401, 2031.3},
-    {4096LL, 4096LL, 67, 30.368, 3315.6},
-    {4096LL, 16384LL, 67, 99.216, 4058.6},
-    {4096LL, 65536LL, 67, 377.472, 4266.9},
-    {16384LL, 1024LL, 68, 34.896, 2887.5},
-    {16384LL, 4096LL, 69, 114.400, 3520.6},
-    {16384LL, 16384LL, 68, 400.864, 4018.1},
-    {16384LL, 65536LL, 70, 1565.472, 4115.4},
-    {32768LL, 4096LL, 71, 260.880, 3087.6},
+    {128LL, 262144LL, 107, 56.972, 3533.8, 117},
+    {512LL, 65536LL, 108, 56.900, 3538.3, 118},
+    {1024LL, 1024LL, 109, 6.259, 1006.1, 119},
+    {1024LL, 4096LL, 110, 12.115, 2077.8, 120},
+    {1024LL, 16384LL, 109, 31.890, 3156.7, 119},
+    {1024LL, 65536LL, 109, 107.664, 3740.0, 119},
+    {4096LL, 1024LL, 111, 12.401, 2031.3, 121},
+    {4096LL, 4096LL, 112, 30.368, 3315.6, 122},
+    {4096LL, 16384LL, 112, 99.216, 4058.6, 122},
+    {4096LL, 65536LL, 112, 377.472, 4266.9, 122},
+    {16384LL, 1024LL, 113, 34.896, 2887.5, 123},
+    {16384LL, 4096LL, 114, 114.400, 3520.6, 124},
+    {16384LL, 16384LL, 113, 400.864, 4018.1, 123},
+    {16384LL, 65536LL, 115, 1565.472, 4115.4, 125},
+    {32768LL, 4096LL, 116, 260.880, 3087.6, 126},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 73, 57.104, 3525.6},
-    {512LL, 65536LL, 74, 56.676, 3552.3},
-    {1024LL, 1024LL, 75, 6.174, 1020.3},
-    {1024LL, 4096LL, 76, 12.021, 2094.2},
-    {1024LL, 16384LL, 75, 31.641, 3181.7},
-    {1024LL, 65536LL, 75, 107.576, 3743.0},
-    {4096LL, 1024LL, 77, 12.333, 2043.2},
-    {4096LL, 4096LL, 78, 30.594, 3291.3},
-    {4096LL, 16384LL, 78, 100.432, 4009.5},
-    {4096LL, 65536LL, 78, 378.848, 4251.4},
-    {16384LL, 1024LL, 79, 35.573, 2833.4},
-    {16384LL, 4096LL, 79, 114.816, 3508.1},
-    {16384LL, 16384LL, 80, 401.488, 4011.9},
-    {16384LL, 65536LL, 81, 1568.768, 4106.8},
-    {32768LL, 4096LL, 82, 262.640, 3067.2},
+    {128LL, 262144LL, 128, 57.104, 3525.6, 138},
+    {512LL, 65536LL, 129, 56.676, 3552.3, 139},
+    {1024LL, 1024LL, 130, 6.174, 1020.3, 140},
+    {1024LL, 4096LL, 131, 12.021, 2094.2, 141},
+    {1024LL, 16384LL, 130, 31.641, 3181.7, 140},
+    {1024LL, 65536LL, 130, 107.576, 3743.0, 140},
+    {4096LL, 1024LL, 132, 12.333, 2043.2, 142},
+    {4096LL, 4096LL, 133, 30.594, 3291.3, 143},
+    {4096LL, 16384LL, 133, 100.432, 4009.5, 143},
+    {4096LL, 65536LL, 133, 378.848, 4251.4, 143},
+    {16384LL, 1024LL, 134, 35.573, 2833.4, 144},
+    {16384LL, 4096LL, 134, 114.816, 3508.1, 144},
+    {16384LL, 16384LL, 135, 401.488, 4011.9, 145},
+    {16384LL, 65536LL, 136, 1568.768, 4106.8, 146},
+    {32768LL, 4096LL, 137, 262.640, 3067.2, 147},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 84, 105.944, 3800.6},
-    {1024LL, 4096LL, 85, 17.281, 2913.0},
-    {1024LL, 65536LL, 85, 194.880, 4132.4},
-    {4096LL, 4096LL, 86, 53.056, 3795.2},
-    {4096LL, 65536LL, 87, 769.184, 4187.9},
-    {16384LL, 4096LL, 88, 233.152, 3454.6},
-    {16384LL, 65536LL, 89, 3508.176, 3672.9},
-    {32768LL, 4096LL, 90, 471.616, 3415.6},
+    {128LL, 262144LL, 149, 105.944, 3800.6, -1},
+    {1024LL, 4096LL, 150, 17.281, 2913.0, 156},
+    {1024LL, 65536LL, 150, 194.880, 4132.4, 156},
+    {4096LL, 4096LL, 151, 53.056, 3795.2, 157},
+    {4096LL, 65536LL, 152, 769.184, 4187.9, 158},
+    {16384LL, 4096LL, 153, 233.152, 3454.6, 159},
+    {16384LL, 65536LL, 154, 3508.176, 3672.9, 160},
+    {32768LL, 4096LL, 155, 471.616, 3415.6, 161},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 92, 5.955, 2861.5},
-    {64LL, 262144LL, 93, 18.086, 3768.6},
-    {64LL, 1048576LL, 92, 65.888, 4137.8},
-    {128LL, 65536LL, 94, 10.304, 3281.9},
-    {128LL, 262144LL, 95, 34.800, 3887.0},
-    {128LL, 1048576LL, 95, 131.776, 4105.9},
-    {256LL, 65536LL, 96, 18.412, 3659.2},
-    {256LL, 262144LL, 96, 66.852, 4031.1},
-    {256LL, 1048576LL, 97, 258.928, 4163.1},
-    {512LL, 8192LL, 98, 5.780, 2908.5},
-    {512LL, 65536LL, 99, 34.616, 3884.9},
-    {512LL, 262144LL, 99, 131.280, 4097.5},
-    {768LL, 8192LL, 100, 7.995, 3152.0},
-    {768LL, 65536LL, 101, 50.170, 4018.2},
-    {768LL, 262144LL, 101, 193.224, 4173.2},
-    {1024LL, 1024LL, 102, 2.785, 1508.2},
-    {1024LL, 4096LL, 103, 5.839, 2876.4},
-    {1024LL, 8192LL, 104, 10.034, 3347.7},
-    {1024LL, 16384LL, 105, 18.041, 3723.5},
-    {1024LL, 65536LL, 105, 65.824, 4082.1},
-    {1024LL, 262144LL, 104, 254.992, 4215.0},
-    {2048LL, 1024LL, 106, 3.892, 2157.2},
-    {2048LL, 4096LL, 107, 10.055, 3339.2},
-    {2048LL, 8192LL, 108, 18.248, 3679.6},
-    {2048LL, 16384LL, 109, 34.448, 3898.3},
-    {2048LL, 65536LL, 110, 129.752, 4139.7},
-    {3072LL, 1024LL, 111, 4.820, 2612.4},
-    {3072LL, 4096LL, 112, 14.278, 3526.6},
-    {3072LL, 8192LL, 112, 26.378, 3817.7},
-    {3072LL, 16384LL, 112, 50.736, 3969.5},
-    {3072LL, 65536LL, 113, 192.504, 4184.7},
-    {4096LL, 1024LL, 114, 5.823, 2883.1},
-    {4096LL, 4096LL, 115, 18.375, 3653.5},
-    {4096LL, 8192LL, 115, 34.683, 3871.1},
-    {4096LL, 16384LL, 116, 66.644, 4029.0},
-    {4096LL, 65536LL, 117, 258.400, 4156.4},
-    {5120LL, 1024LL, 118, 6.844, 3066.4},
-    {5120LL, 4096LL, 119, 22.587, 3715.1},
-    {5120LL, 8192LL, 120, 42.528, 3946.0},
-    {5120LL, 16384LL, 120, 81.867, 4099.6},
-    {5120LL, 65536LL, 121, 319.104, 4206.9},
-    {6144LL, 1024LL, 118, 7.926, 3177.3},
-    {6144LL, 4096LL, 120, 26.438, 3808.6},
-    {6144LL, 8192LL, 121, 51.080, 3942.3},
-    {6144LL, 16384LL, 122, 98.352, 4094.8},
-    {6144LL, 65536LL, 122, 386.624, 4166.5},
-    {7168LL, 1024LL, 123, 8.854, 3318.0},
-    {7168LL, 4096LL, 124, 30.784, 3816.0},
-    {7168LL, 8192LL, 125, 58.848, 3992.1},
-    {7168LL, 16384LL, 125, 114.624, 4099.0},
-    {7168LL, 65536LL, 126, 444.512, 4227.8},
-    {8192LL, 1024LL, 123, 9.821, 3418.8},
-    {8192LL, 4096LL, 127, 34.392, 3903.5},
-    {8192LL, 8192LL, 127, 66.060, 4064.3},
-    {8192LL, 16384LL, 128, 130.880, 4102.6},
-    {8192LL, 65536LL, 129, 507.056, 4235.7},
-    {12288LL, 1024LL, 130, 14.331, 3514.0},
-    {12288LL, 4096LL, 131, 50.760, 3967.1},
-    {12288LL, 8192LL, 132, 97.856, 4115.3},
-    {12288LL, 16384LL, 132, 193.632, 4159.4},
-    {12288LL, 65536LL, 132, 763.120, 4221.5},
-    {16384LL, 1024LL, 133, 18.499, 3629.7},
-    {16384LL, 4096LL, 134, 66.760, 4021.6},
-    {16384LL, 8192LL, 135, 131.488, 4083.5},
-    {16384LL, 16384LL, 136, 257.888, 4164.0},
-    {16384LL, 65536LL, 137, 1012.592, 4241.8},
-    {18432LL, 1024LL, 138, 20.744, 3641.5},
-    {18432LL, 4096LL, 139, 74.171, 4072.3},
-    {18432LL, 16384LL, 140, 288.864, 4182.1},
-    {20480LL, 1024LL, 139, 22.875, 3669.2},
-    {20480LL, 4096LL, 139, 82.581, 4063.9},
-    {20480LL, 16384LL, 141, 320.288, 4190.9},
-    {32768LL, 1024LL, 142, 35.619, 3770.1},
-    {32768LL, 4096LL, 142, 132.696, 4046.5},
-    {32768LL, 16384LL, 143, 512.048, 4194.2},
-    {65536LL, 1024LL, 144, 71.909, 3734.9},
-    {65536LL, 4096LL, 144, 264.224, 4064.3},
-    {65536LL, 16384LL, 144, 1027.712, 4179.3},
+    {64LL, 65536LL, 163, 5.955, 2861.5, 216},
+    {64LL, 262144LL, 164, 18.086, 3768.6, 217},
+    {64LL, 1048576LL, 163, 65.888, 4137.8, 216},
+    {128LL, 65536LL, 165, 10.304, 3281.9, -1},
+    {128LL, 262144LL, 166, 34.800, 3887.0, 218},
+    {128LL, 1048576LL, 166, 131.776, 4105.9, 218},
+    {256LL, 65536LL, 167, 18.412, 3659.2, 219},
+    {256LL, 262144LL, 167, 66.852, 4031.1, 219},
+    {256LL, 1048576LL, 168, 258.928, 4163.1, 220},
+    {512LL, 8192LL, 169, 5.780, 2908.5, 221},
+    {512LL, 65536LL, 170, 34.616, 3884.9, 222},
+    {512LL, 262144LL, 170, 131.280, 4097.5, 222},
+    {768LL, 8192LL, 171, 7.995, 3152.0, 223},
+    {768LL, 65536LL, 172, 50.170, 4018.2, -1},
+    {768LL, 262144LL, 172, 193.224, 4173.2, -1},
+    {1024LL, 1024LL, 173, 2.785, 1508.2, -1},
+    {1024LL, 4096LL, 174, 5.839, 2876.4, 224},
+    {1024LL, 8192LL, 175, 10.034, 3347.7, 225},
+    {1024LL, 16384LL, 176, 18.041, 3723.5, 226},
+    {1024LL, 65536LL, 176, 65.824, 4082.1, 226},
+    {1024LL, 262144LL, 175, 254.992, 4215.0, 225},
+    {2048LL, 1024LL, 177, 3.892, 2157.2, 227},
+    {2048LL, 4096LL, 178, 10.055, 3339.2, 228},
+    {2048LL, 8192LL, 179, 18.248, 3679.6, 229},
+    {2048LL, 16384LL, 180, 34.448, 3898.3, 230},
+    {2048LL, 65536LL, 181, 129.752, 4139.7, 231},
+    {3072LL, 1024LL, 182, 4.820, 2612.4, 232},
+    {3072LL, 4096LL, 183, 14.278, 3526.6, 233},
+    {3072LL, 8192LL, 183, 26.378, 3817.7, 233},
+    {3072LL, 16384LL, 183, 50.736, 3969.5, 233},
+    {3072LL, 65536LL, 184, 192.504, 4184.7, 234},
+    {4096LL, 1024LL, 185, 5.823, 2883.1, -1},
+    {4096LL, 4096LL, 186, 18.375, 3653.5, 235},
+    {4096LL, 8192LL, 186, 34.683, 3871.1, 235},
+    {4096LL, 16384LL, 187, 66.644, 4029.0, 236},
+    {4096LL, 65536LL, 188, 258.400, 4156.4, 237},
+    {5120LL, 1024LL, 189, 6.844, 3066.4, -1},
+    {5120LL, 4096LL, 190, 22.587, 3715.1, 238},
+    {5120LL, 8192LL, 191, 42.528, 3946.0, -1},
+    {5120LL, 16384LL, 191, 81.867, 4099.6, -1},
+    {5120LL, 65536LL, 192, 319.104, 4206.9, -1},
+    {6144LL, 1024LL, 189, 7.926, 3177.3, 239},
+    {6144LL, 4096LL, 191, 26.438, 3808.6, 240},
+    {6144LL, 8192LL, 192, 51.080, 3942.3, 241},
+    {6144LL, 16384LL, 193, 98.352, 4094.8, 242},
+    {6144LL, 65536LL, 193, 386.624, 4166.5, 242},
+    {7168LL, 1024LL, 194, 8.854, 3318.0, -1},
+    {7168LL, 4096LL, 195, 30.784, 3816.0, 243},
+    {7168LL, 8192LL, 196, 58.848, 3992.1, -1},
+    {7168LL, 16384LL, 196, 114.624, 4099.0, -1},
+    {7168LL, 65536LL, 197, 444.512, 4227.8, 244},
+    {8192LL, 1024LL, 194, 9.821, 3418.8, -1},
+    {8192LL, 4096LL, 198, 34.392, 3903.5, 245},
+    {8192LL, 8192LL, 198, 66.060, 4064.3, 245},
+    {8192LL, 16384LL, 199, 130.880, 4102.6, 246},
+    {8192LL, 65536LL, 200, 507.056, 4235.7, 247},
+    {12288LL, 1024LL, 201, 14.331, 3514.0, -1},
+    {12288LL, 4096LL, 202, 50.760, 3967.1, 248},
+    {12288LL, 8192LL, 203, 97.856, 4115.3, 249},
+    {12288LL, 16384LL, 203, 193.632, 4159.4, 249},
+    {12288LL, 65536LL, 203, 763.120, 4221.5, 249},
+    {16384LL, 1024LL, 204, 18.499, 3629.7, 250},
+    {16384LL, 4096LL, 205, 66.760, 4021.6, 251},
+    {16384LL, 8192LL, 206, 131.488, 4083.5, 252},
+    {16384LL, 16384LL, 207, 257.888, 4164.0, -1},
+    {16384LL, 65536LL, 208, 1012.592, 4241.8, 253},
+    {18432LL, 1024LL, 209, 20.744, 3641.5, 254},
+    {18432LL, 4096LL, 210, 74.171, 4072.3, -1},
+    {18432LL, 16384LL, 211, 288.864, 4182.1, 255},
+    {20480LL, 1024LL, 210, 22.875, 3669.2, 256},
+    {20480LL, 4096LL, 210, 82.581, 4063.9, 256},
+    {20480LL, 16384LL, 212, 320.288, 4190.9, 257},
+    {32768LL, 1024LL, 213, 35.619, 3770.1, -1},
+    {32768LL, 4096LL, 213, 132.696, 4046.5, -1},
+    {32768LL, 16384LL, 214, 512.048, 4194.2, 258},
+    {65536LL, 1024LL, 215, 71.909, 3734.9, -1},
+    {65536LL, 4096LL, 215, 264.224, 4064.3, -1},
+    {65536LL, 16384LL, 215, 1027.712, 4179.3, -1},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 146, 5.874, 2900.9},
-    {64LL, 262144LL, 146, 17.905, 3806.6},
-    {64LL, 1048576LL, 146, 65.748, 4146.6},
-    {128LL, 65536LL, 147, 10.202, 3314.6},
-    {128LL, 262144LL, 147, 34.149, 3961.0},
-    {128LL, 1048576LL, 148, 130.168, 4156.7},
-    {256LL, 65536LL, 149, 18.427, 3656.2},
-    {256LL, 262144LL, 150, 67.172, 4011.9},
-    {256LL, 1048576LL, 150, 260.208, 4142.6},
-    {512LL, 8192LL, 151, 5.987, 2808.3},
-    {512LL, 65536LL, 152, 34.531, 3894.6},
-    {768LL, 8192LL, 153, 7.979, 3158.6},
-    {768LL, 65536LL, 154, 50.106, 4023.3},
-    {1024LL, 1024LL, 155, 2.838, 1480.9},
-    {1024LL, 4096LL, 156, 5.971, 2813.3},
-    {1024LL, 8192LL, 155, 10.012, 3355.0},
-    {1024LL, 16384LL, 155, 18.128, 3705.8},
-    {1024LL, 65536LL, 155, 65.928, 4075.7},
-    {2048LL, 1024LL, 157, 3.881, 2164.7},
-    {2048LL, 4096LL, 158, 10.014, 3353.3},
-    {2048LL, 8192LL, 159, 18.163, 3697.1},
-    {2048LL, 16384LL, 159, 34.331, 3911.7},
-    {2048LL, 65536LL, 160, 130.320, 4121.7},
-    {3072LL, 1024LL, 161, 4.870, 2586.9},
-    {3072LL, 4096LL, 162, 14.354, 3508.4},
-    {3072LL, 8192LL, 163, 26.532, 3795.7},
-    {3072LL, 16384LL, 164, 50.924, 3955.0},
-    {3072LL, 65536LL, 161, 192.376, 4187.5},
-    {4096LL, 1024LL, 165, 6.044, 2779.1},
-    {4096LL, 4096LL, 166, 18.180, 3693.2},
-    {4096LL, 8192LL, 166, 34.443, 3898.3},
-    {4096LL, 16384LL, 165, 66.264, 4052.2},
-    {4096LL, 65536LL, 167, 257.136, 4176.9},
-    {5120LL, 1024LL, 168, 7.055, 2976.1},
-    {5120LL, 4096LL, 169, 22.576, 3717.4},
-    {5120LL, 8192LL, 169, 42.758, 3925.0},
-    {5120LL, 16384LL, 169, 82.784, 4054.3},
-    {5120LL, 65536LL, 170, 319.328, 4204.0},
-    {6144LL, 1024LL, 168, 7.996, 3150.8},
-    {6144LL, 4096LL, 171, 26.458, 3806.2},
-    {6144LL, 8192LL, 172, 51.016, 3947.5},
-    {6144LL, 16384LL, 173, 98.416, 4092.3},
-    {6144LL, 65536LL, 173, 389.536, 4135.4},
-    {7168LL, 1024LL, 174, 9.138, 3216.5},
-    {7168LL, 4096LL, 175, 30.688, 3828.4},
-    {7168LL, 8192LL, 175, 58.928, 3986.9},
-    {7168LL, 16384LL, 175, 115.120, 4081.4},
-    {7168LL, 65536LL, 176, 450.672, 4170.1},
-    {8192LL, 1024LL, 174, 10.217, 3287.7},
-    {8192LL, 4096LL, 177, 34.283, 3916.5},
-    {8192LL, 8192LL, 177, 66.056, 4064.7},
-    {8192LL, 16384LL, 178, 130.520, 4114.1},
-    {8192LL, 65536LL, 178, 507.312, 4233.6},
-    {12288LL, 1024LL, 179, 14.534, 3466.8},
-    {12288LL, 4096LL, 179, 50.952, 3952.6},
-    {12288LL, 8192LL, 179, 98.336, 4095.5},
-    {12288LL, 16384LL, 179, 194.664, 4137.5},
-    {12288LL, 65536LL, 180, 763.264, 4220.7},
-    {16384LL, 1024LL, 181, 18.871, 3559.8},
-    {16384LL, 4096LL, 181, 67.016, 4006.8},
-    {16384LL, 8192LL, 181, 130.976, 4099.8},
-    {16384LL, 16384LL, 181, 257.376, 4172.4},
-    {16384LL, 65536LL, 181, 1009.936, 4253.0},
-    {18432LL, 1024LL, 182, 21.302, 3547.7},
-    {18432LL, 4096LL, 182, 74.960, 4029.9},
-    {18432LL, 16384LL, 182, 288.992, 4180.4},
-    {20480LL, 1024LL, 183, 23.570, 3562.7},
-    {20480LL, 4096LL, 184, 84.171, 3987.6},
-    {20480LL, 16384LL, 185, 322.640, 4160.4},
-    {32768LL, 1024LL, 186, 39.960, 3362.2},
-    {32768LL, 4096LL, 186, 136.832, 3924.7},
-    {32768LL, 16384LL, 186, 518.352, 4143.3},
-    {65536LL, 1024LL, 187, 81.776, 3285.8},
-    {65536LL, 4096LL, 187, 293.504, 3659.3},
-    {65536LL, 16384LL, 188, 1137.600, 3775.8},
+    {64LL, 65536LL, 260, 5.874, 2900.9, 303},
+    {64LL, 262144LL, 260, 17.905, 3806.6, 303},
+    {64LL, 1048576LL, 260, 65.748, 4146.6, 303},
+    {128LL, 65536LL, 261, 10.202, 3314.6, 304},
+    {128LL, 262144LL, 261, 34.149, 3961.0, 304},
+    {128LL, 1048576LL, 262, 130.168, 4156.7, 305},
+    {256LL, 65536LL, 263, 18.427, 3656.2, 306},
+    {256LL, 262144LL, 264, 67.172, 4011.9, 307},
+    {256LL, 1048576LL, 264, 260.208, 4142.6, 307},
+    {512LL, 8192LL, 265, 5.987, 2808.3, 308},
+    {512LL, 65536LL, 266, 34.531, 3894.6, 309},
+    {768LL, 8192LL, 267, 7.979, 3158.6, 310},
+    {768LL, 65536LL, 268, 50.106, 4023.3, -1},
+    {1024LL, 1024LL, 269, 2.838, 1480.9, 311},
+    {1024LL, 4096LL, 270, 5.971, 2813.3, 312},
+    {1024LL, 8192LL, 269, 10.012, 3355.0, 311},
+    {1024LL, 16384LL, 269, 18.128, 3705.8, 311},
+    {1024LL, 65536LL, 269, 65.928, 4075.7, 311},
+    {2048LL, 1024LL, 271, 3.881, 2164.7, 313},
+    {2048LL, 4096LL, 272, 10.014, 3353.3, -1},
+    {2048LL, 8192LL, 273, 18.163, 3697.1, 314},
+    {2048LL, 16384LL, 273, 34.331, 3911.7, 314},
+    {2048LL, 65536LL, 274, 130.320, 4121.7, 315},
+    {3072LL, 1024LL, 275, 4.870, 2586.9, 316},
+    {3072LL, 4096LL, 276, 14.354, 3508.4, -1},
+    {3072LL, 8192LL, 277, 26.532, 3795.7, 317},
+    {3072LL, 16384LL, 278, 50.924, 3955.0, 318},
+    {3072LL, 65536LL, 275, 192.376, 4187.5, 316},
+    {4096LL, 1024LL, 279, 6.044, 2779.1, 319},
+    {4096LL, 4096LL, 280, 18.180, 3693.2, 320},
+    {4096LL, 8192LL, 280, 34.443, 3898.3, 320},
+    {4096LL, 16384LL, 279, 66.264, 4052.2, 319},
+    {4096LL, 65536LL, 281, 257.136, 4176.9, 321},
+    {5120LL, 1024LL, 282, 7.055, 2976.1, -1},
+    {5120LL, 4096LL, 283, 22.576, 3717.4, 322},
+    {5120LL, 8192LL, 283, 42.758, 3925.0, 322},
+    {5120LL, 16384LL, 283, 82.784, 4054.3, 322},
+    {5120LL, 65536LL, 284, 319.328, 4204.0, 323},
+    {6144LL, 1024LL, 282, 7.996, 3150.8, -1},
+    {6144LL, 4096LL, 285, 26.458, 3806.2, 324},
+    {6144LL, 8192LL, 286, 51.016, 3947.5, 325},
+    {6144LL, 16384LL, 287, 98.416, 4092.3, 326},
+    {6144LL, 65536LL, 287, 389.536, 4135.4, 326},
+    {7168LL, 1024LL, 288, 9.138, 3216.5, -1},
+    {7168LL, 4096LL, 289, 30.688, 3828.4, 327},
+    {7168LL, 8192LL, 289, 58.928, 3986.9, 327},
+    {7168LL, 16384LL, 289, 115.120, 4081.4, 327},
+    {7168LL, 65536LL, 290, 450.672, 4170.1, 328},
+    {8192LL, 1024LL, 288, 10.217, 3287.7, 329},
+    {8192LL, 4096LL, 291, 34.283, 3916.5, -1},
+    {8192LL, 8192LL, 291, 66.056, 4064.7, -1},
+    {8192LL, 16384LL, 292, 130.520, 4114.1, 330},
+    {8192LL, 65536LL, 292, 507.312, 4233.6, 330},
+    {12288LL, 1024LL, 293, 14.534, 3466.8, -1},
+    {12288LL, 4096LL, 293, 50.952, 3952.6, -1},
+    {12288LL, 8192LL, 293, 98.336, 4095.5, -1},
+    {12288LL, 16384LL, 293, 194.664, 4137.5, -1},
+    {12288LL, 65536LL, 294, 763.264, 4220.7, 331},
+    {16384LL, 1024LL, 295, 18.871, 3559.8, 332},
+    {16384LL, 4096LL, 295, 67.016, 4006.8, 332},
+    {16384LL, 8192LL, 295, 130.976, 4099.8, 332},
+    {16384LL, 16384LL, 295, 257.376, 4172.4, 332},
+    {16384LL, 65536LL, 295, 1009.936, 4253.0, 332},
+    {18432LL, 1024LL, 296, 21.302, 3547.7, 298},
+    {18432LL, 4096LL, 296, 74.960, 4029.9, 298},
+    {18432LL, 16384LL, 296, 288.992, 4180.4, 298},
+    {20480LL, 1024LL, 297, 23.570, 3562.7, -1},
+    {20480LL, 4096LL, 298, 84.171, 3987.6, -1},
+    {20480LL, 16384LL, 299, 322.640, 4160.4, -1},
+    {32768LL, 1024LL, 300, 39.960, 3362.2, -1},
+    {32768LL, 4096LL, 300, 136.832, 3924.7, -1},
+    {32768LL, 16384LL, 300, 518.352, 4143.3, -1},
+    {65536LL, 1024LL, 301, 81.776, 3285.8, -1},
+    {65536LL, 4096LL, 301, 293.504, 3659.3, -1},
+    {65536LL, 16384LL, 302, 1137.600, 3775.8, -1},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 190, 34.827, 3884.0},
-    {512LL, 65536LL, 191, 34.619, 3884.6},
-    {1024LL, 1024LL, 192, 2.799, 1501.0},
-    {1024LL, 4096LL, 193, 5.806, 2892.7},
-    {1024LL, 16384LL, 194, 18.033, 3725.1},
-    {1024LL, 65536LL, 195, 65.868, 4079.4},
-    {4096LL, 1024LL, 196, 5.815, 2887.5},
-    {4096LL, 4096LL, 197, 18.294, 3669.7},
-    {4096LL, 16384LL, 198, 66.640, 4029.2},
-    {4096LL, 65536LL, 197, 260.032, 4130.3},
-    {16384LL, 1024LL, 199, 18.524, 3624.9},
-    {16384LL, 4096LL, 200, 66.744, 4022.6},
-    {16384LL, 16384LL, 201, 257.632, 4168.1},
-    {16384LL, 65536LL, 202, 1012.304, 4243.1},
-    {32768LL, 4096LL, 203, 132.536, 4051.4},
+    {128LL, 262144LL, 334, 34.827, 3884.0, -1},
+    {512LL, 65536LL, 335, 34.619, 3884.6, 348},
+    {1024LL, 1024LL, 336, 2.799, 1501.0, 349},
+    {1024LL, 4096LL, 337, 5.806, 2892.7, 350},
+    {1024LL, 16384LL, 338, 18.033, 3725.1, 351},
+    {1024LL, 65536LL, 339, 65.868, 4079.4, 352},
+    {4096LL, 1024LL, 340, 5.815, 2887.5, -1},
+    {4096LL, 4096LL, 341, 18.294, 3669.7, 353},
+    {4096LL, 16384LL, 342, 66.640, 4029.2, 354},
+    {4096LL, 65536LL, 341, 260.032, 4130.3, 353},
+    {16384LL, 1024LL, 343, 18.524, 3624.9, -1},
+    {16384LL, 4096LL, 344, 66.744, 4022.6, 355},
+    {16384LL, 16384LL, 345, 257.632, 4168.1, -1},
+    {16384LL, 65536LL, 346, 1012.304, 4243.1, 356},
+    {32768LL, 4096LL, 347, 132.536, 4051.4, 357},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 205, 34.200, 3955.2},
-    {512LL, 65536LL, 206, 34.541, 3893.4},
-    {1024LL, 1024LL, 207, 2.803, 1499.1},
-    {1024LL, 4096LL, 208, 5.958, 2819.2},
-    {1024LL, 16384LL, 209, 18.120, 3707.4},
-    {1024LL, 65536LL, 209, 65.920, 4076.2},
-    {4096LL, 1024LL, 210, 5.949, 2823.6},
-    {4096LL, 4096LL, 211, 18.176, 3694.0},
-    {4096LL, 16384LL, 211, 66.284, 4051.0},
-    {4096LL, 65536LL, 212, 257.792, 4166.2},
-    {16384LL, 1024LL, 213, 18.895, 3555.4},
-    {16384LL, 4096LL, 213, 66.864, 4015.9},
-    {16384LL, 16384LL, 213, 256.576, 4185.4},
-    {16384LL, 65536LL, 213, 1011.632, 4245.9},
-    {32768LL, 4096LL, 214, 136.448, 3935.7},
+    {128LL, 262144LL, 359, 34.200, 3955.2, 369},
+    {512LL, 65536LL, 360, 34.541, 3893.4, 370},
+    {1024LL, 1024LL, 361, 2.803, 1499.1, 371},
+    {1024LL, 4096LL, 362, 5.958, 2819.2, 372},
+    {1024LL, 16384LL, 363, 18.120, 3707.4, 373},
+    {1024LL, 65536LL, 363, 65.920, 4076.2, 373},
+    {4096LL, 1024LL, 364, 5.949, 2823.6, -1},
+    {4096LL, 4096LL, 365, 18.176, 3694.0, 374},
+    {4096LL, 16384LL, 365, 66.284, 4051.0, 374},
+    {4096LL, 65536LL, 366, 257.792, 4166.2, 375},
+    {16384LL, 1024LL, 367, 18.895, 3555.4, 376},
+    {16384LL, 4096LL, 367, 66.864, 4015.9, 376},
+    {16384LL, 16384LL, 367, 256.576, 4185.4, 376},
+    {16384LL, 65536LL, 367, 1011.632, 4245.9, 376},
+    {32768LL, 4096LL, 368, 136.448, 3935.7, -1},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 216, 66.884, 4029.1},
-    {1024LL, 4096LL, 217, 10.141, 3310.9},
-    {1024LL, 65536LL, 218, 129.552, 4146.1},
-    {4096LL, 4096LL, 219, 34.488, 3892.7},
-    {4096LL, 65536LL, 220, 508.720, 4221.9},
-    {16384LL, 4096LL, 221, 132.680, 4047.0},
-    {16384LL, 65536LL, 222, 2030.128, 4231.4},
-    {32768LL, 4096LL, 223, 262.800, 4086.3},
-    {0LL, 0LL, -1, 0.0, 0.0}
+    {128LL, 262144LL, 378, 66.884, 4029.1, 386},
+    {1024LL, 4096LL, 379, 10.141, 3310.9, -1},
+    {1024LL, 65536LL, 380, 129.552, 4146.1, 387},
+    {4096LL, 4096LL, 381, 34.488, 3892.7, 388},
+    {4096LL, 65536LL, 382, 508.720, 4221.9, 389},
+    {16384LL, 4096LL, 383, 132.680, 4047.0, -1},
+    {16384LL, 65536LL, 384, 2030.128, 4231.4, 390},
+    {32768LL, 4096LL, 385, 262.800, 4086.3, -1},
+    {0LL, 0LL, -1, 0.0, 0.0, -1}
 };
 
 /* 1 when strings a and b are equal. */
@@ -1439,7 +2108,8 @@ static inline int normtune_priv_before(long long M, long long N, int i, int j)
  * if can_run accepts its config, else the problem's tuned shapes in order
  * of preference (same N by nearest M, then the nearest N by nearest M,
  * and so on), the first whose config can_run(ctx, config, M, N) accepts
- * (can_run NULL: every config can); when none does, the problem's
+ * (can_run NULL: every config can), where an entry of a shorter N than
+ * N offers its stretch after its config; when none does, the problem's
  * fallback config (not asked to can_run).  -1 when p is not a problem or
  * has no fallback.  No allocation; one scan of the problem's entries per
  * candidate tried. */
@@ -1462,6 +2132,9 @@ static inline int normtune_lookup(int p, long long M, long long N,
         if (best < 0) return normtune_problems[p].fallback;
         if (!can_run || can_run(ctx, normtune_entries[best].config, M, N))
             return normtune_entries[best].config;
+        if (normtune_entries[best].stretch >= 0 && normtune_entries[best].N < N &&
+            can_run(ctx, normtune_entries[best].stretch, M, N))
+            return normtune_entries[best].stretch;
         prev = best;
     }
 }

@@ -8,7 +8,8 @@
  * dev = NULL, as the export plans, it checks:
  *
  *   tables      nt_dispatch_check accepts them; every config is a problem's
- *               fallback or some tuned shape's config
+ *               fallback, some tuned shape's config or some tuned shape's
+ *               stretch
  *   tuned       every tuned shape of every problem: its config resolves,
  *               every launch to a kernel of that config's own list under
  *               the very name its plan writes, and normtune_lookup (with the
@@ -110,10 +111,13 @@ static void check_tables(void) {
     for (int q = 0; q < hdr.nproblems; q++) {
         if (hdr.problems[q].fallback >= 0) used[hdr.problems[q].fallback] = 1;
         for (int e = hdr.problems[q].first; e < hdr.problems[q].first + hdr.problems[q].count; e++)
+        {
             used[normtune_entries[e].config] = 1;
+            if (normtune_entries[e].stretch >= 0) used[normtune_entries[e].stretch] = 1;
+        }
     }
     for (int c = 0; c < hdr.nconfigs; c++)
-        if (!used[c]) FAIL("config %d is neither a fallback nor a tuned shape's", c);
+        if (!used[c]) FAIL("config %d is neither a fallback nor a tuned shape's config or stretch", c);
     free(used);
     if (NORMTUNE_NKERNELS != hdr.nkernels || normtune_kernel_names[NORMTUNE_NKERNELS] != NULL)
         FAIL("kernel names: %d, not NORMTUNE_NKERNELS", hdr.nkernels);
@@ -140,6 +144,42 @@ static int check_tuned(void) {
                 FAIL("tuned %s %s M=%lld N=%lld: lookup gives config %d (fallback %d), not %d",
                      hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, got,
                      hdr.problems[q].fallback, t->config);
+        }
+    return n;
+}
+
+static int check_stretched(void) {
+    int n = 0;
+    char err[256];
+    for (int q = 0; q < hdr.nproblems; q++)
+        for (int e = hdr.problems[q].first; e < hdr.problems[q].first + hdr.problems[q].count;
+             e++) {
+            const normtune_entry *t = &normtune_entries[e];
+            nt_problem p;
+            nt_dispatch_choice ch;
+            if (t->stretch < 0 || problem(q, t->M, t->N + 8, &p)) continue;
+            n++;
+            if (resolve(&hdr, t->config, &p, &ch, err, sizeof err) == 0)
+                FAIL("%s %s M=%lld N=%lld: config %d serves N + 8 itself, yet has stretch %d",
+                     hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, t->config, t->stretch);
+            if (resolve(&hdr, t->stretch, &p, &ch, err, sizeof err)) {
+                FAIL("stretch %d of %s %s M=%lld N=%lld at N + 8: %s", t->stretch,
+                     hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, err);
+                continue;
+            }
+            /* the lookup asks the entries 8 columns away first: this one
+             * (its exact M), unless one of a longer N is as near */
+            int nearer = 0;
+            for (int o = hdr.problems[q].first; o < hdr.problems[q].first + hdr.problems[q].count;
+                 o++)
+                nearer |= normtune_entries[o].N > t->N && normtune_entries[o].N <= t->N + 16;
+            int got = normtune_lookup(q, t->M, t->N + 8, can_run, &p);
+            if (got < 0 || resolve(&hdr, got, &p, &ch, err, sizeof err))
+                FAIL("%s %s M=%lld N=%lld + 8: lookup gives config %d, which does not resolve",
+                     hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, got);
+            else if (!nearer && got != t->stretch)
+                FAIL("%s %s M=%lld N=%lld + 8: lookup gives config %d, not the stretch %d",
+                     hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, got, t->stretch);
         }
     return n;
 }
@@ -269,10 +309,12 @@ static int check_tampered(void) {
 int main(void) {
     check_tables();
     int tuned = check_tuned();
+    int stretched = check_stretched();
     long fb = check_fallbacks();
     int tam = check_tampered();
     printf("drift: %d problems, %d configs, %d kernels: %d tuned shapes resolved to their own "
-           "kernels, %ld fallback shapes, %d tampered configs refused; %d failures\n",
-           hdr.nproblems, hdr.nconfigs, hdr.nkernels, tuned, fb, tam, fails);
+           "kernels, %d stretches 8 columns past theirs, %ld fallback shapes, %d tampered "
+           "configs refused; %d failures\n",
+           hdr.nproblems, hdr.nconfigs, hdr.nkernels, tuned, stretched, fb, tam, fails);
     return fails ? 1 : 0;
 }

@@ -4,7 +4,8 @@
  * RUN(name); CHECK(cond, fmt, ...) records a failed assertion with file and
  * line.  A test passes when none of its checks failed.  T_END() prints
  * "RESULT passed failed", which tests/run.sh adds up into the final
- * "N passed, N failed" line. */
+ * "N passed, N failed" line.  NT_ONLY="a,b" runs only the tests named
+ * there (a GPU session short of time reruns what it needs). */
 #ifndef NT_T_H
 #define NT_T_H
 
@@ -26,6 +27,15 @@ static int t_passed, t_failed, t_cur;
     } while (0)
 
 static void t_run(const char *name, void (*fn)(void)) {
+    const char *only = getenv("NT_ONLY");
+    if (only && *only) {
+        size_t n = strlen(name);
+        const char *at = only;
+        while ((at = strstr(at, name)) && ((at != only && at[-1] != ',') ||
+                                           (at[n] && at[n] != ',')))
+            at += n;
+        if (!at) return;
+    }
     t_cur = 0;
     fn();
     if (t_cur) {

@@ -1,4 +1,4 @@
-/* test_export.c -- the dispatch header writer (nt_export_write, format 2)
+/* test_export.c -- the dispatch header writer (nt_export_write, format 3)
  * and the `normtune export` command line.
  *
  * Rows are made by hand: three N, several M, two families of the op, one
@@ -48,6 +48,8 @@
 #define P5 "block=512,chunks=2,stages=3,k=2"
 #define N64 "nsplit=64,partial=f32"
 #define N128 "nsplit=128,partial=f32"
+#define P1S "block=160,chunks=1,stages=2,k=1" /* P1's stretch: 128 threads cover 1024 */
+#define P2S "block=288,chunks=2,stages=2,k=0" /* P2's: 256 x 2 chunks cover 4096 */
 
 /* The current source hash of family name into buf[17] (HASH when the
  * family or a source of it is not there: the check using it then fails). */
@@ -247,12 +249,50 @@ static int ecfg_add(ecfg *c, int *n, int from, const char *fam, const char *dt,
     return (*n)++;
 }
 
+/* The stretch the header must give row r's config (the rule of
+ * docs/dispatch-header.md, written out here): the first of its "block" + 32,
+ * + 64, ... then "chunks" + 1, + 2, ..., up to each parameter's declared
+ * limit, that the family accepts at (M, N + 8) with a plan as precise as DT
+ * asks, when the config itself does not serve N + 8; its canonical params
+ * into out and 1, or 0. */
+static int expect_stretch(const store_best_row *r, char *out, size_t len) {
+    const nt_family *f = nt_family_find(r->family);
+    nt_problem at;
+    nt_params base;
+    char why[256];
+    if (!f || nt_params_parse(r->params, &base)) return 0;
+    nt_problem_init(&at, f->op, r->M, r->N + 8);
+    if (nt_dtypes_parse(&at, DT, why, sizeof why) || nt_problem_check(&at, why, sizeof why) ||
+        f->check(&base, &at, NULL, why, sizeof why) == 0)
+        return 0;
+    const char *names[2] = {"block", "chunks"};
+    const int steps[2] = {32, 1};
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < f->nparams; i++) {
+            const nt_param_def *d = &f->params[i];
+            if (strcmp(d->name, names[b]) || d->kind != NT_PARAM_INT) continue;
+            int64_t v0 = nt_params_int(&base, d->name, NULL);
+            for (int64_t v = v0 + steps[b]; v <= d->hi; v += steps[b]) {
+                nt_params q = base;
+                nt_plan pl;
+                char txt[32];
+                snprintf(txt, sizeof txt, "%lld", (long long)v);
+                nt_params_set(&q, d->name, txt);
+                if (f->check(&q, &at, NULL, why, sizeof why) == 0 &&
+                    f->plan(&q, &at, NULL, &pl, why, sizeof why) == 0 && nt_plan_precise(&pl, &at))
+                    return nt_params_canon(f, &q, out, len) == 0;
+            }
+        }
+    return 0;
+}
+
 /* The configs the header must hold, into ec[MAXC]: per problem e[q] its
  * op's fallback (its index into want_fb[q], -1: none), then for the tuned
  * problem the configs of rows s[n] (sorted by (N, M); their indices into
- * row_cfg[i]) that are not there yet.  Returns their number. */
+ * row_cfg[i]) that are not there yet, then the rows' stretches likewise
+ * (row_str[i], -1: none).  Returns their number. */
 static int expect_configs(const eprob *e, int ne, int tuned, const store_best_row *s, int n,
-                          ecfg *ec, int *want_fb, int *row_cfg) {
+                          ecfg *ec, int *want_fb, int *row_cfg, int *row_str) {
     int nc = 0;
     for (int q = 0; q < ne; q++) {
         int from = nc;
@@ -262,6 +302,12 @@ static int expect_configs(const eprob *e, int ne, int tuned, const store_best_ro
             char par[TXT];
             canon(s[i].family, s[i].params, par, sizeof par);
             row_cfg[i] = ecfg_add(ec, &nc, from, f ? f->name : s[i].family, DT, par);
+        }
+        for (int i = 0; q == tuned && i < n; i++) {
+            char par[TXT];
+            row_str[i] = expect_stretch(&s[i], par, sizeof par)
+                             ? ecfg_add(ec, &nc, from, nt_family_find(s[i].family)->name, DT, par)
+                             : -1;
         }
     }
     return nc;
@@ -379,16 +425,18 @@ static int check_header(const char *a, const store_best_row *rows, int n, const 
     htab *h = a ? parse(a) : NULL;
     int ne = 0, nc = 0, tuned = -1, fails = 0;
     int *want_fb = calloc(MAXP, sizeof *want_fb), *row_cfg = calloc((size_t)n + 1, sizeof(int));
+    int *row_str = calloc((size_t)n + 1, sizeof(int));
 #define HCHECK(cond, ...) do { if (!(cond)) fails++; CHECK(cond, __VA_ARGS__); } while (0)
-    HCHECK(e && ec && s && h && want_fb && row_cfg, "%s: no header or out of memory", what);
-    if (!e || !ec || !s || !h || !want_fb || !row_cfg) goto done;
+    HCHECK(e && ec && s && h && want_fb && row_cfg && row_str, "%s: no header or out of memory",
+           what);
+    if (!e || !ec || !s || !h || !want_fb || !row_cfg || !row_str) goto done;
     ne = enum_problems(e, MAXP, n > 0);
     tuned = n > 0 ? tuned_index(e, ne < MAXP ? ne : MAXP) : -1;
     HCHECK(ne <= MAXP && (n == 0 || tuned >= 0), "%s: %d problems, tuned at %d", what, ne, tuned);
     if (ne > MAXP || (n > 0 && tuned < 0)) goto done;
     if (n) memcpy(s, rows, (size_t)n * sizeof *s);
     if (n) qsort(s, (size_t)n, sizeof *s, cmp_nm);
-    nc = expect_configs(e, ne, tuned, s, n, ec, want_fb, row_cfg);
+    nc = expect_configs(e, ne, tuned, s, n, ec, want_fb, row_cfg, row_str);
     HCHECK(nc < MAXC, "%s: too many configs", what);
     /* counts */
     HCHECK(h->nproblems == ne && h->nprob == ne, "%s: %d problems (%d lines), want %d", what,
@@ -440,7 +488,18 @@ static int check_header(const char *a, const store_best_row *rows, int n, const 
                      (long long)s[i].M, row_cfg[i], s[i].median_us);
             const char *hit = at ? strstr(at, want) : NULL;
             HCHECK(hit != NULL, "%s: entry %d '%s' missing or out of order", what, i, want);
-            if (hit) at = hit + 1;
+            if (!hit) continue;
+            /* its stretch ends the line */
+            const char *end = strstr(hit, "},\n");
+            int str = -2;
+            for (const char *c = end; c && c > hit; c--)
+                if (*c == ',') {
+                    sscanf(c + 1, " %d", &str);
+                    break;
+                }
+            HCHECK(str == row_str[i], "%s: entry %d '%s' has stretch %d, want %d", what, i, want,
+                   str, row_str[i]);
+            at = hit + 1;
         }
     }
 done:
@@ -451,6 +510,7 @@ done:
     free(h);
     free(want_fb);
     free(row_cfg);
+    free(row_str);
     return fails ? -1 : nc;
 }
 
@@ -483,7 +543,7 @@ TEST(write_deterministic) {
     if (a) {
         CHECK(strstr(a, "DO NOT EDIT") != NULL, "no do-not-edit banner");
         CHECK(strstr(a, "#ifndef NORMTUNE_DISPATCH_H") != NULL, "no include guard");
-        CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 2\n") != NULL, "version macro");
+        CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 3\n") != NULL, "version macro");
         CHECK(strstr(a, "NVIDIA H200 (cc 9.0") != NULL, "device and cc not in banner");
         CHECK(strstr(a, "2024-05-06T07:08:09Z") != NULL, "newest result time not in banner");
         CHECK(strstr(a, "13.0") != NULL, "NVRTC version not in banner");
@@ -552,12 +612,12 @@ static const char lookup_prog[] =
     "    printf(\"line %d: %s = %d, expected %d\\n\", __LINE__, #e, g_, (v)); fails++; } } while (0)\n"
     "int main(void)\n"
     "{\n"
-    "    int fails = 0, i, j, q, nk = 0, pers, naive, fb, c1, c2, c5, n64, n128;\n"
+    "    int fails = 0, i, j, q, nk = 0, pers, naive, fb, c1, c2, c5, n64, n128, c1s, c2s;\n"
     "    NORMTUNE_KERNELS(KCHECK)\n"
     "    EXPECT(nk, NORMTUNE_NKERNELS);\n"
     "    EXPECT(NORMTUNE_NCONFIGS, T_NCONF);\n"
     "    EXPECT(NORMTUNE_NENTRIES, 6);\n"
-    "    EXPECT(NORMTUNE_DISPATCH_VERSION, 2);\n"
+    "    EXPECT(NORMTUNE_DISPATCH_VERSION, 3);\n"
     "    p = normtune_problem_index(OP, DT);\n"
     "    EXPECT(p, T_PROB);\n"
     "    pers = fam(PERS);\n"
@@ -568,6 +628,13 @@ static const char lookup_prog[] =
     "    c5 = cfg(PERS, P5);\n"
     "    n64 = cfg(NAIVE, N64);\n"
     "    n128 = cfg(NAIVE, N128);\n"
+    "    c1s = cfg(PERS, P1S);\n"
+    "    c2s = cfg(PERS, P2S);\n"
+    "    EXPECT(c1s > c5 && c2s > c5 && c1s != c2s && c2s < NORMTUNE_NCONFIGS, 1); /* after the tuned */\n"
+    "    for (i = 0; i < NORMTUNE_NENTRIES; i++)\n"
+    "        if (normtune_entries[i].config == c1) EXPECT(normtune_entries[i].stretch, c1s);\n"
+    "        else if (normtune_entries[i].config == n64 || normtune_entries[i].config == n128)\n"
+    "            EXPECT(normtune_entries[i].stretch, -1); /* naive serves every N */\n"
     "    if (p < 0 || pers < 0 || naive < 0 || fb < 0 || c1 < 0 || c2 < 0 || c5 < 0 || n64 < 0 ||\n"
     "        n128 < 0) {\n"
     "        printf(\"missing: problem %d, families %d %d, configs %d %d %d %d %d %d\\n\", p, pers,\n"
@@ -632,6 +699,12 @@ static const char lookup_prog[] =
     "    /* refusals fall through to the next candidate, then the fallback */\n"
     "    refused[c1] = 1;\n"
     "    EXPECT(look(2048, 1024), n64);   /* same N: 16384 before 65536 */\n"
+    "    /* past a refused config's N: its stretch, before the next entry */\n"
+    "    EXPECT(look(2048, 1032), c1s);   /* block 128 -> 160 serves 1032 */\n"
+    "    EXPECT(look(2048, 1016), n64);   /* below its N: no stretch */\n"
+    "    refused[c1s] = 1;\n"
+    "    EXPECT(look(2048, 1032), n64);\n"
+    "    refused[c1s] = 0;\n"
     "    refused[n64] = 1;\n"
     "    EXPECT(look(2048, 1024), c2);    /* N 1024 used up: N 4096, M 2048 */\n"
     "    refused[c2] = 1;\n"
@@ -640,6 +713,10 @@ static const char lookup_prog[] =
     "    EXPECT(look(2048, 1024), c5);\n"
     "    refused[c5] = 1;\n"
     "    EXPECT(look(2048, 1024), fb);    /* the fallback, not asked */\n"
+    "    EXPECT(look(16384, 8192), c2s);  /* past N 4096: its entry's stretch */\n"
+    "    refused[c2s] = 1;\n"
+    "    EXPECT(look(16384, 8192), c1s);  /* then N 1024's */\n"
+    "    refused[c1s] = 1;\n"
     "    EXPECT(look(16384, 8192), fb);\n"
     "    memset(refused, 0, sizeof refused);\n"
     "    for (i = 0; i < NORMTUNE_NCONFIGS; i++) refused[i] = normtune_configs[i].family == pers;\n"
@@ -683,19 +760,19 @@ TEST(header_compiles_and_looks_up) {
     int tp = ne <= MAXP ? tuned_index(e, ne) : -1;
     /* the number of configs, from the registry */
     ecfg *ec = calloc(MAXC, sizeof *ec);
-    int want_fb[MAXP], row_cfg[8], nc = -1;
+    int want_fb[MAXP], row_cfg[8], row_str[8], nc = -1;
     if (ec && tp >= 0) {
         qsort(r, (size_t)n, sizeof *r, cmp_nm);
-        nc = expect_configs(e, ne, tp, r, n, ec, want_fb, row_cfg);
+        nc = expect_configs(e, ne, tp, r, n, ec, want_fb, row_cfg, row_str);
     }
     free(ec);
     CHECK(tp >= 0 && e[tp].fb && nc > 0, "tuned problem %d, %d configs", tp, nc);
     snprintf(defs, sizeof defs,
              "#define OP \"%s\"\n#define DT \"%s\"\n#define PERS \"%s\"\n#define NAIVE \"%s\"\n"
              "#define P1 \"%s\"\n#define P2 \"%s\"\n#define P5 \"%s\"\n#define N64 \"%s\"\n"
-             "#define N128 \"%s\"\n#define T_PROB %d\n#define T_NCONF %d\n"
+             "#define N128 \"%s\"\n#define P1S \"%s\"\n#define P2S \"%s\"\n#define T_PROB %d\n#define T_NCONF %d\n"
              "#define T_FBFAM \"%s\"\n#define T_FBPAR \"%s\"\n",
-             OP, DT, PERS, NAIVE, P1, P2, P5, N64, N128, tp, nc,
+             OP, DT, PERS, NAIVE, P1, P2, P5, N64, N128, P1S, P2S, tp, nc,
              tp >= 0 && e[tp].fb ? e[tp].fb->name : "none", tp >= 0 ? e[tp].fbp : "");
     free(e);
     snprintf(path, sizeof path, "%s/lookup.c", t_tmpdir());

@@ -2,7 +2,7 @@
 # test_plot.sh -- `normtune plot`: a fixture database (3 N x 2 M, two naive
 # and two persistent variants per shape, one wrong result) drawn as SVG and
 # PNG in every --kind, a CSV written by `query --format csv` drawn,
-# --yrange, --title and --ylabel, and the errors: usage (exit 2), an empty database, no rows, -o
+# negative values drawn, --yrange, --title and --ylabel, and the errors: usage (exit 2), an empty database, no rows, -o
 # naming the database, gnuplot missing or failing (exit 1, nothing written,
 # no temporary files left).  Texts from the data reach gnuplot quoted: a
 # device name with quotes and backquotes is drawn, not run.
@@ -145,6 +145,11 @@ grep -qF "<text> 0</text>" "$T/yr.svg" && bad plot_yrange_no_zero || ok plot_yra
 expect plot_yrange_hi_only 0 plot --csv "$T/m.csv" --yrange :50 -o "$T/yr2.svg"
 has plot_yrange_hi_only_top "$T/yr2.svg" "<text> 50</text>"
 has plot_yrange_hi_only_zero "$T/yr2.svg" "<text> 0</text>"
+# left out, the bottom is 0, or the data's lowest value below 0 (a CSV of
+# differences: nothing drawn below the axis is lost)
+printf 'shape,gap\na,-12.5\nb,3\nc,-4\n' >"$T/neg.csv"
+expect plot_negative 0 plot --csv "$T/neg.csv" -o "$T/neg.svg"
+has plot_negative_bottom "$T/neg.svg" "<text>-12</text>"
 expect plot_yrange_db 0 plot --db "$db" --kind pct --yrange 20: -o "$T/yr3.svg"
 grep -qF "<text> 0</text>" "$T/yr3.svg" && bad plot_yrange_db_from_lo || ok plot_yrange_db_from_lo
 for r in 90 a:b : 102:90 90:102:3 :-1 1e999: ""; do

@@ -1,7 +1,7 @@
 /* export.c -- the dispatch header writer behind `normtune export`
  * (tuner/cmd_export.c): the best results of one device model (its GPUs'
  * results pooled) -> dispatch header
- * format 2 (docs/dispatch-header.md).
+ * format 3 (docs/dispatch-header.md).
  *
  * nt_export_write is the pure part.  From the best row per problem and
  * shape (store_best) and their provenance it derives, with no op, family
@@ -16,15 +16,24 @@
  *             in op order then slot-major dtype order; an op with no
  *             fallback serves only the combinations that have rows;
  *   configs   (family, dtypes, canonical params): per problem its op's
- *             fallback first, then its tuned configs in (N, M) order; the
- *             ids are dense in order of first appearance;
+ *             fallback first, then its tuned configs in (N, M) order, then
+ *             their stretches in the same order; the ids are dense in order
+ *             of first appearance;
  *   kernels   every name expression a config's plan() writes, planned with
  *             dev = NULL for every N multiple of 8 up to NT_MAX_N at
  *             M = 1 and 65536 and at the config's tuned shapes (shapes the
  *             family refuses, or plans less precise than the dtypes ask,
  *             are skipped); ids in name order; per config the ids it uses;
  *   entries   per problem its tuned shapes {N, M, config, median_us,
- *             gbps}, sorted by (N, M).
+ *             gbps, stretch}, sorted by (N, M).  The stretch of an entry is
+ *             its config grown to serve rows a little longer than its N
+ *             (N + 8, which it cannot serve): the family's "block" raised
+ *             by 32 at a time, else its "chunks" by 1 at a time, up to the
+ *             parameter's declared limit, the first value the family's
+ *             check accepts at (M, N + 8) with a plan as precise as the
+ *             dtypes ask; -1 when the config serves N + 8 itself, or no
+ *             such value does.  The lookup tries it for N past the
+ *             entry's, before the entries of farther N.
  *
  * It refuses (a message, nothing written) rather than write a header the
  * library would not serve as the database says: an unknown op or family, a
@@ -80,6 +89,7 @@ typedef struct xent {
     int cfg;
     double median_us, gbps;
     int row;                  /* index of its row (stable order, messages) */
+    int stretch;              /* config id serving a little past N, -1: none */
 } xent;
 
 /* Everything derived before printing; every array malloc'd, xfree frees. */
@@ -434,6 +444,49 @@ static int cmp_fam(const void *a, const void *b) {
 
 /* Check the rows and derive every table into x (xfree frees).  0, or -1
  * with a message. */
+/* The parameters an entry's config is grown by, in order, and the step of
+ * each (see the top of this file, "stretch"). */
+static const struct {
+    const char *name;
+    int step;
+} stretch_by[] = {{"block", 32}, {"chunks", 1}};
+
+/* The stretch of config (f, canonical params) for problem q at M x N: the
+ * canonical params of the grown config into out, 1; or 0 when the config
+ * serves N + 8 itself or no grown value does. */
+static int stretch_params(const xport *x, const nt_family *f, const char *params, int q, int64_t M,
+                          int64_t N, char *out, size_t len) {
+    char why[256];
+    nt_problem at = x->prob[q].pr;
+    nt_params p;
+    at.M = M;
+    at.N = N + 8;
+    if (nt_problem_check(&at, why, sizeof why) || nt_params_parse(params, &p)) return 0;
+    if (f->check(&p, &at, NULL, why, sizeof why) == 0) return 0;
+    for (size_t b = 0; b < sizeof stretch_by / sizeof stretch_by[0]; b++) {
+        const nt_param_def *d = NULL;
+        for (int i = 0; i < f->nparams; i++)
+            if (!strcmp(f->params[i].name, stretch_by[b].name) && f->params[i].kind == NT_PARAM_INT)
+                d = &f->params[i];
+        int ok = 1;
+        int64_t cur = nt_params_int(&p, stretch_by[b].name, &ok);
+        if (!d || !ok) continue;
+        for (int64_t v = cur + stretch_by[b].step; v <= d->hi; v += stretch_by[b].step) {
+            nt_params g = p;
+            nt_plan pl;
+            char val[32];
+            snprintf(val, sizeof val, "%lld", (long long)v);
+            if (nt_params_set(&g, stretch_by[b].name, val) ||
+                nt_params_validate(f, &g, why, sizeof why) ||
+                f->check(&g, &at, NULL, why, sizeof why) ||
+                f->plan(&g, &at, NULL, &pl, why, sizeof why) || !nt_plan_precise(&pl, &at))
+                continue;
+            return nt_params_canon(f, &g, out, len) == 0 && safe_text(out);
+        }
+    }
+    return 0;
+}
+
 static int build(xport *x, const store_best_row *rows, int n, char *err, size_t errlen) {
     char why[256], canon[XTEXT];
     if (n < 0 || (n > 0 && !rows)) {
@@ -503,6 +556,7 @@ static int build(xport *x, const store_best_row *rows, int n, char *err, size_t 
         e->row = i;
         e->median_us = isfinite(rows[i].median_us) ? rows[i].median_us : 0.0;
         e->gbps = isfinite(rows[i].gbps) ? rows[i].gbps : 0.0;
+        e->stretch = -1;
     }
     if (x->nent) qsort(x->ent, (size_t)x->nent, sizeof *x->ent, cmp_ent);
     for (int i = 1; i < x->nent; i++)
@@ -537,6 +591,14 @@ static int build(xport *x, const store_best_row *rows, int n, char *err, size_t 
             const nt_family *f = nt_family_find(r->family);
             canon_params(f, r->params, canon, sizeof canon, why, sizeof why);
             if ((x->ent[e].cfg = cfg_index(x, f, q, canon)) < 0) goto oom;
+        }
+        for (int e = x->prob[q].first; e < x->prob[q].first + x->prob[q].count; e++) {
+            const xcfg *g = &x->cfg[x->ent[e].cfg];
+            char grown[XTEXT];
+            if (stretch_params(x, g->f, g->params, q, x->ent[e].M, x->ent[e].N, grown,
+                               sizeof grown) &&
+                (x->ent[e].stretch = cfg_index(x, g->f, q, grown)) < 0)
+                goto oom;
         }
     }
     /* families in registry order (the ids do not depend on the rows' order) */
@@ -638,7 +700,8 @@ static const char lookup_text[] =
     " * if can_run accepts its config, else the problem's tuned shapes in order\n"
     " * of preference (same N by nearest M, then the nearest N by nearest M,\n"
     " * and so on), the first whose config can_run(ctx, config, M, N) accepts\n"
-    " * (can_run NULL: every config can); when none does, the problem's\n"
+    " * (can_run NULL: every config can), where an entry of a shorter N than\n"
+    " * N offers its stretch after its config; when none does, the problem's\n"
     " * fallback config (not asked to can_run).  -1 when p is not a problem or\n"
     " * has no fallback.  No allocation; one scan of the problem's entries per\n"
     " * candidate tried. */\n"
@@ -661,6 +724,9 @@ static const char lookup_text[] =
     "        if (best < 0) return normtune_problems[p].fallback;\n"
     "        if (!can_run || can_run(ctx, normtune_entries[best].config, M, N))\n"
     "            return normtune_entries[best].config;\n"
+    "        if (normtune_entries[best].stretch >= 0 && normtune_entries[best].N < N &&\n"
+    "            can_run(ctx, normtune_entries[best].stretch, M, N))\n"
+    "            return normtune_entries[best].stretch;\n"
     "        prev = best;\n"
     "    }\n"
     "}\n"
@@ -811,6 +877,7 @@ static void put_data(FILE *f, const xport *x) {
                "    long long N, M;                 /* columns, rows */\n"
                "    int config;                     /* NORMTUNE_CONFIGS id */\n"
                "    double median_us, gbps;         /* as measured */\n"
+               "    int stretch;                    /* config for rows a little past N, -1: none */\n"
                "} normtune_entry;\n\n"
                "#define NORMTUNE_PRIV_PROBLEM(id, op, dtypes, fallback, first, count) \\\n"
                "    {op, dtypes, fallback, first, count},\n"
@@ -830,10 +897,10 @@ static void put_data(FILE *f, const xport *x) {
         if (i == 0 || e->prob != x->ent[i - 1].prob)
             fprintf(f, "    /* %d: %s %s */\n", e->prob, x->prob[e->prob].pr.op->name,
                     x->prob[e->prob].dt);
-        fprintf(f, "    {%lldLL, %lldLL, %d, %.3f, %.1f},\n", (long long)e->N, (long long)e->M,
-                e->cfg, e->median_us, e->gbps);
+        fprintf(f, "    {%lldLL, %lldLL, %d, %.3f, %.1f, %d},\n", (long long)e->N,
+                (long long)e->M, e->cfg, e->median_us, e->gbps, e->stretch);
     }
-    fprintf(f, "    {0LL, 0LL, -1, 0.0, 0.0}\n};\n\n");
+    fprintf(f, "    {0LL, 0LL, -1, 0.0, 0.0, -1}\n};\n\n");
 }
 
 /* See export.h. */

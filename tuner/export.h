@@ -2,10 +2,11 @@
  *
  * nt_export_write turns the best result per problem and shape of one device
  * (rows from store_best, with the provenance store_best fills) into a
- * self-contained C header, format 2: families with their source hashes,
+ * self-contained C header, format 3: families with their source hashes,
  * every problem (op, dtypes) the ops allow with its fallback config,
  * configs with the kernel ids they may launch, the kernels as an X-macro
- * (name as a string and as code), the tuned entries per problem and an
+ * (name as a string and as code), the tuned entries per problem (each
+ * with its stretch: its config grown to serve a little past its N) and an
  * inline lookup.  It is pure: the text depends on its arguments and on the
  * ops and families of this build only (never on the clock or the rows'
  * order), so the same database gives a byte-identical header.  The format
@@ -20,7 +21,7 @@
 #include "db/store.h"
 
 /* Version of the header format (NORMTUNE_DISPATCH_VERSION in the output). */
-#define NT_EXPORT_VERSION 2
+#define NT_EXPORT_VERSION 3
 
 /* Write the header for rows[0..n) (any order; n may be 0: fallbacks only)
  * to f.  Returns 0, or -1 with a message in err and possibly part of a

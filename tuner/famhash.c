@@ -6,7 +6,7 @@
  *                           X(name, hash) per family of every op, and an
  *                           #include of every family's device source (the
  *                           last of its sources, the one NVRTC includes)
- *   famhash --check HEADER  check a dispatch header (format 2): every family
+ *   famhash --check HEADER  check a dispatch header (format 3): every family
  *                           of its NORMTUNE_FAMILIES must have the source
  *                           hash this build computes; exit 1 with one line
  *                           per stale or unknown family, 0 when all match
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "kernels/nt.h"
+#include "tuner/export.h"
 
 #define LINE 1024
 
@@ -93,9 +94,9 @@ static int check(const char *path) {
         }
     }
     fclose(f);
-    if (version != 2) {
-        fprintf(stderr, "normtune: error: %s: dispatch header format %d, this build reads 2 "
-                "(export it again with normtune export)\n", path, version);
+    if (version != NT_EXPORT_VERSION) {
+        fprintf(stderr, "normtune: error: %s: dispatch header format %d, this build reads %d "
+                "(export it again with normtune export)\n", path, version, NT_EXPORT_VERSION);
         return 1;
     }
     if (!nfam) {

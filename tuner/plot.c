@@ -56,7 +56,7 @@ typedef struct fig {
     int logx;                      /* log2 x axis */
     int xrot;                      /* x tic labels rotated */
     double xmin, xmax;             /* x range, when xmin < xmax */
-    int has_ylo, has_yhi;          /* y range: [ylo or 0 : yhi or the data's top] */
+    int has_ylo, has_yhi;          /* y range: [ylo or min(0, the data's bottom) : yhi or the data's top] */
     double ylo, yhi;
     double ref;                    /* a horizontal reference line, when > 0 */
     char reflabel[160];
@@ -197,7 +197,9 @@ static int fig_write(const fig *f, const char *dir, int png, char *err, size_t e
           "set grid lc rgb '#d8d8d8'\nset border lc rgb '#404040'\n"
           "set key outside right top vertical Left reverse noautotitle samplen 3 "
           "spacing 1.15\nset offsets 0, 0, graph 0.05, 0\nset lmargin 11\n", g);
-    fprintf(g, "set yrange [%.17g:", f->has_ylo ? f->ylo : 0.0);
+    /* left out, the bottom is 0, or the data's lowest value below 0 */
+    if (f->has_ylo) fprintf(g, "set yrange [%.17g:", f->ylo);
+    else fputs("set yrange [*<0:", g);
     if (f->has_yhi) fprintf(g, "%.17g]\n", f->yhi);
     else fputs("*]\n", g);
     fputs("set title ", g);

@@ -22,7 +22,8 @@ typedef struct nt_plot_req {
     const char *x, *y, *by;   /* csv: columns, NULL: defaults */
     int kind;                 /* db: NT_PLOT_* */
     int logx;                 /* csv: log2 x axis */
-    int has_ylo, has_yhi;     /* the y axis from ylo (else 0) to yhi (else */
+    int has_ylo, has_yhi;     /* the y axis from ylo (else 0, or the data's
+                                 lowest value below 0) to yhi (else */
     double ylo, yhi;          /* what the data reach): a zoom on close lines */
     int png;                  /* 1: PNG, 0: SVG */
     const char *title, *ylabel; /* the figure's title and y axis label, NULL:

@@ -503,6 +503,57 @@ TEST(correctness_tuned) {
     CHECK(n > 0 || NORMTUNE_NENTRIES == 0, "no tuned shape checked");
 }
 
+/* 1 when config c of the header can run problem p on this device as far as
+ * its family's check() says (the library asks that, among other things,
+ * before it runs a config). */
+#define FAMN(id, name, hash) name,
+static const char *const famn[] = {NORMTUNE_FAMILIES(FAMN) NULL};
+static int device_accepts(int c, const nt_problem *p) {
+    const nt_family *f = nt_family_find(famn[normtune_configs[c].family]);
+    nt_params q;
+    char err[256];
+    nt_devinfo d = {.sms = prop.multiProcessorCount, .cc_major = prop.major,
+                    .cc_minor = prop.minor, .smem_per_block_optin = (int)prop.sharedMemPerBlockOptin,
+                    .smem_per_sm = (int)prop.sharedMemPerMultiprocessor,
+                    .max_threads_per_sm = prop.maxThreadsPerMultiProcessor,
+                    .regs_per_sm = prop.regsPerMultiprocessor};
+    return f && nt_params_parse(normtune_configs[c].params, &q) == 0 &&
+           f->check(&q, p, &d, err, sizeof err) == 0;
+}
+
+/* Every stretch config of the header (an entry's config grown for rows a
+ * little past its N), once: at the first entry that uses it, 8 columns past
+ * that entry's N, against float64 and bitwise from call to call; at that
+ * entry's M (then, on the tuning device, the library must choose the
+ * stretch unless this device cannot hold it), or fewer rows when the
+ * reference would be too large. */
+TEST(correctness_stretched) {
+    int n = 0;
+    static unsigned char seen[NORMTUNE_NCONFIGS + 1];
+    for (int q = 0; q < NORMTUNE_NPROBLEMS; q++)
+        for (int e = normtune_problems[q].first;
+             e < normtune_problems[q].first + normtune_problems[q].count; e++) {
+            int c = normtune_entries[e].stretch;
+            if (c < 0 || seen[c]) continue;
+            seen[c] = 1;
+            long long N = normtune_entries[e].N + 8, M = normtune_entries[e].M;
+            int exact = M * N <= REF_ELEMS;
+            if (!exact) M = REF_ELEMS / N;
+            if (exact && same_device) {
+                nt_problem p;
+                normtune_choice ch;
+                problem(q, M, N, &p);
+                CHECK(choice(&p, &ch) == NORMTUNE_SUCCESS &&
+                          (ch.config == c || !device_accepts(c, &p)),
+                      "%s %s %lld x %lld: config %d, not the stretch %d", p.op->name,
+                      normtune_problems[q].dtypes, M, N, ch.config, c);
+            }
+            check_problem(q, M, N);
+            n++;
+        }
+    printf("  %d stretch configs checked\n", n);
+}
+
 /* ---- threads ---------------------------------------------------------- */
 
 typedef struct tjob {
@@ -737,6 +788,7 @@ int main(void) {
     RUN(correctness_untuned);
     RUN(correctness_precision);
     RUN(correctness_tuned);
+    RUN(correctness_stretched);
     RUN(threads);
     T_END();
 }
