@@ -123,6 +123,36 @@ static void check_tables(void) {
         FAIL("kernel names: %d, not NORMTUNE_NKERNELS", hdr.nkernels);
 }
 
+/* Tuned entry t of problem q with a stretch: see "stretched" above. */
+static void check_stretch(int q, const normtune_entry *t) {
+    char err[256];
+    nt_problem p;
+    nt_dispatch_choice ch;
+    if (problem(q, t->M, t->N + 8, &p)) return;
+    if (resolve(&hdr, t->config, &p, &ch, err, sizeof err) == 0)
+        FAIL("%s %s M=%lld N=%lld: config %d serves N + 8 itself, yet has stretch %d",
+             hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, t->config, t->stretch);
+    if (resolve(&hdr, t->stretch, &p, &ch, err, sizeof err)) {
+        FAIL("stretch %d of %s %s M=%lld N=%lld at N + 8: %s", t->stretch, hdr.problems[q].op,
+             hdr.problems[q].dtypes, t->M, t->N, err);
+        return;
+    }
+    /* the lookup asks the entries 8 columns away first: this one (its exact
+     * M), unless one of a longer N is as near */
+    int nearer = 0;
+    for (int o = hdr.problems[q].first; o < hdr.problems[q].first + hdr.problems[q].count; o++)
+        nearer |= normtune_entries[o].N > t->N && normtune_entries[o].N <= t->N + 16;
+    int got = normtune_lookup(q, t->M, t->N + 8, can_run, &p);
+    if (got < 0 || resolve(&hdr, got, &p, &ch, err, sizeof err))
+        FAIL("%s %s M=%lld N=%lld + 8: lookup gives config %d, which does not resolve",
+             hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, got);
+    else if (!nearer && got != t->stretch)
+        FAIL("%s %s M=%lld N=%lld + 8: lookup gives config %d, not the stretch %d",
+             hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, got, t->stretch);
+}
+
+static int stretched;         /* tuned entries with a stretch, checked */
+
 static int check_tuned(void) {
     int n = 0;
     char err[256];
@@ -144,42 +174,10 @@ static int check_tuned(void) {
                 FAIL("tuned %s %s M=%lld N=%lld: lookup gives config %d (fallback %d), not %d",
                      hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, got,
                      hdr.problems[q].fallback, t->config);
-        }
-    return n;
-}
-
-static int check_stretched(void) {
-    int n = 0;
-    char err[256];
-    for (int q = 0; q < hdr.nproblems; q++)
-        for (int e = hdr.problems[q].first; e < hdr.problems[q].first + hdr.problems[q].count;
-             e++) {
-            const normtune_entry *t = &normtune_entries[e];
-            nt_problem p;
-            nt_dispatch_choice ch;
-            if (t->stretch < 0 || problem(q, t->M, t->N + 8, &p)) continue;
-            n++;
-            if (resolve(&hdr, t->config, &p, &ch, err, sizeof err) == 0)
-                FAIL("%s %s M=%lld N=%lld: config %d serves N + 8 itself, yet has stretch %d",
-                     hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, t->config, t->stretch);
-            if (resolve(&hdr, t->stretch, &p, &ch, err, sizeof err)) {
-                FAIL("stretch %d of %s %s M=%lld N=%lld at N + 8: %s", t->stretch,
-                     hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, err);
-                continue;
+            if (t->stretch >= 0) {
+                stretched++;
+                check_stretch(q, t);
             }
-            /* the lookup asks the entries 8 columns away first: this one
-             * (its exact M), unless one of a longer N is as near */
-            int nearer = 0;
-            for (int o = hdr.problems[q].first; o < hdr.problems[q].first + hdr.problems[q].count;
-                 o++)
-                nearer |= normtune_entries[o].N > t->N && normtune_entries[o].N <= t->N + 16;
-            int got = normtune_lookup(q, t->M, t->N + 8, can_run, &p);
-            if (got < 0 || resolve(&hdr, got, &p, &ch, err, sizeof err))
-                FAIL("%s %s M=%lld N=%lld + 8: lookup gives config %d, which does not resolve",
-                     hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, got);
-            else if (!nearer && got != t->stretch)
-                FAIL("%s %s M=%lld N=%lld + 8: lookup gives config %d, not the stretch %d",
-                     hdr.problems[q].op, hdr.problems[q].dtypes, t->M, t->N, got, t->stretch);
         }
     return n;
 }
@@ -309,7 +307,6 @@ static int check_tampered(void) {
 int main(void) {
     check_tables();
     int tuned = check_tuned();
-    int stretched = check_stretched();
     long fb = check_fallbacks();
     int tam = check_tampered();
     printf("drift: %d problems, %d configs, %d kernels: %d tuned shapes resolved to their own "

@@ -21,6 +21,7 @@
 #include "kernels/rmsnorm_bwd/tensors.h"
 
 extern const nt_op nt_op_rmsnorm_bwd;
+extern const nt_family nt_rmsnorm_bwd_cluster;
 
 #define REGS_PER_SM 65536     /* register file of sm_90 (what ptxas bounds with) */
 #define REG_MAX 255           /* registers a thread may have */
@@ -79,13 +80,7 @@ static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devi
                  "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
         return -1;
     }
-    int64_t E = nt_bwd_chunk_elems(pr);
-    if (pr->N > S * B * C * E) {
-        snprintf(err, errlen, "N=%lld exceeds cluster*block*chunks*%lld = %lld (x=%s)",
-                 (long long)pr->N, (long long)E, (long long)(S * B * C * E),
-                 nt_dtypes[pr->dtype[NT_BWD_SX]].name);
-        return -1;
-    }
+    if (nt_bwd_covers(pr, S * B * C, "cluster*block*chunks", err, errlen)) return -1;
     int64_t need = cluster_regs(pr, C), limit = reg_limit(B, K);
     if (need > limit) {
         snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread, block=%lld k=%lld "
@@ -107,14 +102,11 @@ static int cluster_plan(const nt_params *p, const nt_problem *pr, const nt_devin
                         nt_plan *pl, char *err, size_t errlen) {
     if (cluster_check(p, pr, dev, err, errlen)) return -1;
     int64_t S = nt_params_int(p, "cluster", NULL), B = nt_params_int(p, "block", NULL);
-    int64_t C = nt_params_int(p, "chunks", NULL), K = nt_params_int(p, "k", NULL);
-    char rest[64];
+    int64_t K = nt_params_int(p, "k", NULL);
     memset(pl, 0, sizeof *pl);
     pl->nlaunch = 2;
-    snprintf(rest, sizeof rest, "%lld, %lld, %lld, %lld", (long long)S, (long long)B,
-             (long long)C, (long long)K);
-    if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_bwd_cluster", pr, rest, err,
-                     errlen))
+    if (nt_bwd_kname_params(&pl->l[0], "nt_bwd_cluster", pr, &nt_rmsnorm_bwd_cluster, p, err,
+                            errlen))
         return -1;
     pl->l[0].grid = 0;          /* the launcher sizes it: whole clusters, at most M */
     pl->l[0].grid_y = 1;

@@ -31,6 +31,7 @@
 #include "kernels/rmsnorm_bwd/tensors.h"
 
 extern const nt_op nt_op_rmsnorm_bwd;
+extern const nt_family nt_rmsnorm_bwd_persistent;
 
 #define SPLIT_COLS 64         /* columns per block of nt_colsum_split */
 #define COLSUM_THREADS 256
@@ -162,27 +163,10 @@ static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devi
                               "chunks in [1, 16], stages in [1, 4], k in [0, 32]");
         return -1;
     }
-    int64_t E = nt_bwd_chunk_elems(pr);
-    if (pr->N > block * chunks * E) {
-        snprintf(err, errlen, "N=%lld exceeds block*chunks*%lld = %lld (x=%s)", (long long)pr->N,
-                 (long long)E, (long long)(block * chunks * E), nt_dtypes[pr->dtype[NT_BWD_SX]].name);
-        return -1;
-    }
-    if (dev) {
-        unsigned smem = persist_smem(pr, block, chunks, stages);
-        if (smem + RED_SMEM > (unsigned)dev->smem_per_block_optin) {
-            snprintf(err, errlen, "needs %u bytes of shared memory per block, the device allows %d",
-                     smem + RED_SMEM, dev->smem_per_block_optin);
-            return -1;
-        }
-        if (k && (k * block > dev->max_threads_per_sm ||
-                  k * (smem + RED_SMEM) > (unsigned)dev->smem_per_sm)) {
-            snprintf(err, errlen, "k=%lld blocks of %lld threads and %u bytes do not fit on one SM",
-                     (long long)k, (long long)block, smem + RED_SMEM);
-            return -1;
-        }
-    }
-    return 0;
+    if (nt_bwd_covers(pr, block * chunks, "block*chunks", err, errlen)) return -1;
+    return dev ? nt_bwd_fits_sm(dev, block, k, persist_smem(pr, block, chunks, stages) + RED_SMEM,
+                                err, errlen)
+               : 0;
 }
 
 static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
@@ -190,11 +174,8 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
     if (persist_check(p, pr, dev, err, errlen)) return -1;
     int64_t block = nt_params_int(p, "block", NULL), chunks = nt_params_int(p, "chunks", NULL);
     int64_t stages = nt_params_int(p, "stages", NULL), k = nt_params_int(p, "k", NULL);
-    char rest[64];
     memset(pl, 0, sizeof *pl);
-    snprintf(rest, sizeof rest, "%lld, %lld, %lld, %lld", (long long)block, (long long)chunks,
-             (long long)stages, (long long)k);
-    if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_persist", pr, rest, err, errlen))
+    if (nt_bwd_kname_params(&pl->l[0], "nt_persist", pr, &nt_rmsnorm_bwd_persistent, p, err, errlen))
         return -1;
     pl->l[0].smem = persist_smem(pr, block, chunks, stages);
     nt_bwd_persistent_chain(pr, dev, block, k, 1, pl);

@@ -22,6 +22,7 @@
 #include "kernels/rmsnorm_bwd/tensors.h"
 
 extern const nt_op nt_op_rmsnorm_bwd;
+extern const nt_family nt_rmsnorm_bwd_fused;
 
 #define RED_SMEM 512          /* static shared bytes of the row reduction */
 
@@ -56,31 +57,15 @@ static int fused_check(const nt_params *p, const nt_problem *pr, const nt_devinf
                               "chunks in [1, 16], stages in [2, 4], k in [0, 32]");
         return -1;
     }
-    int64_t E = nt_bwd_chunk_elems(pr);
-    if (pr->N > block * chunks * E) {
-        snprintf(err, errlen, "N=%lld exceeds block*chunks*%lld = %lld (x=%s)", (long long)pr->N,
-                 (long long)E, (long long)(block * chunks * E), nt_dtypes[pr->dtype[NT_BWD_SX]].name);
+    if (nt_bwd_covers(pr, block * chunks, "block*chunks", err, errlen)) return -1;
+    if (dev && dev->cc_major < 7) {
+        snprintf(err, errlen, "fused needs compute capability 7.0 or newer (its grid barrier), "
+                 "the device has %d.%d", dev->cc_major, dev->cc_minor);
         return -1;
     }
-    if (dev) {
-        if (dev->cc_major < 7) {
-            snprintf(err, errlen, "fused needs compute capability 7.0 or newer (its grid barrier), "
-                     "the device has %d.%d", dev->cc_major, dev->cc_minor);
-            return -1;
-        }
-        unsigned smem = fused_smem(pr, block, chunks, stages) + RED_SMEM;
-        if (smem > (unsigned)dev->smem_per_block_optin) {
-            snprintf(err, errlen, "needs %u bytes of shared memory per block, the device allows %d",
-                     smem, dev->smem_per_block_optin);
-            return -1;
-        }
-        if (k && (k * block > dev->max_threads_per_sm || k * smem > (unsigned)dev->smem_per_sm)) {
-            snprintf(err, errlen, "k=%lld blocks of %lld threads and %u bytes do not fit on one SM",
-                     (long long)k, (long long)block, smem);
-            return -1;
-        }
-    }
-    return 0;
+    return dev ? nt_bwd_fits_sm(dev, block, k, fused_smem(pr, block, chunks, stages) + RED_SMEM,
+                                err, errlen)
+               : 0;
 }
 
 static int fused_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
@@ -88,11 +73,8 @@ static int fused_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
     if (fused_check(p, pr, dev, err, errlen)) return -1;
     int64_t block = nt_params_int(p, "block", NULL), chunks = nt_params_int(p, "chunks", NULL);
     int64_t stages = nt_params_int(p, "stages", NULL), k = nt_params_int(p, "k", NULL);
-    char rest[64];
     memset(pl, 0, sizeof *pl);
-    snprintf(rest, sizeof rest, "%lld, %lld, %lld, %lld", (long long)block, (long long)chunks,
-             (long long)stages, (long long)k);
-    if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_bwd_fused", pr, rest, err, errlen))
+    if (nt_bwd_kname_params(&pl->l[0], "nt_bwd_fused", pr, &nt_rmsnorm_bwd_fused, p, err, errlen))
         return -1;
     pl->nlaunch = 1;
     pl->l[0].grid = 0;          /* the launcher sizes it: k (or what fits) per SM, at most M */

@@ -28,6 +28,7 @@
 #include "kernels/rmsnorm_bwd/tensors.h"
 
 extern const nt_op nt_op_rmsnorm_bwd;
+extern const nt_family nt_rmsnorm_bwd_loop;
 
 #define REGS_PER_SM 65536     /* register file of sm_80..sm_90 (what ptxas bounds with) */
 #define REG_MAX 255           /* registers a thread may have */
@@ -95,13 +96,9 @@ static int loop_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
 static int loop_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
                      char *err, size_t errlen) {
     if (loop_check(p, pr, dev, err, errlen)) return -1;
-    int64_t block = nt_params_int(p, "block", NULL), chunks = nt_params_int(p, "chunks", NULL);
-    int64_t k = nt_params_int(p, "k", NULL);
-    char rest[64];
+    int64_t block = nt_params_int(p, "block", NULL), k = nt_params_int(p, "k", NULL);
     memset(pl, 0, sizeof *pl);
-    snprintf(rest, sizeof rest, "%lld, %lld, %lld", (long long)block, (long long)chunks,
-             (long long)k);
-    if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_bwd_loop", pr, rest, err, errlen))
+    if (nt_bwd_kname_params(&pl->l[0], "nt_bwd_loop", pr, &nt_rmsnorm_bwd_loop, p, err, errlen))
         return -1;
     nt_bwd_persistent_chain(pr, dev, block, k, 1, pl);
     return 0;

@@ -26,6 +26,25 @@ int nt_bwd_chunk_elems(const nt_problem *p);
 int nt_bwd_kname(char *buf, size_t len, const char *kernel, const nt_problem *p, const char *rest,
                  char *err, size_t errlen);
 
+/* The name expression of launch l: kernel<TX, TW, TDW, then the integer
+ * parameters of family f in their declared order, from p> (the kernels of
+ * persistent, warp, cluster, loop and fused take exactly those).  0, or -1
+ * with a message. */
+int nt_bwd_kname_params(nt_launch *l, const char *kernel, const nt_problem *pr,
+                        const nt_family *f, const nt_params *p, char *err, size_t errlen);
+
+/* Whether `slots` chunks of a row (what: how they are counted, such as
+ * "block*chunks") cover p's N.  0, or -1 with "N=... exceeds what*E = ..."
+ * in err. */
+int nt_bwd_covers(const nt_problem *p, int64_t slots, const char *what, char *err,
+                  size_t errlen);
+
+/* Whether a block of `block` threads with smem bytes of shared memory fits
+ * dev (its opt-in limit per block), and k of them one SM (k = 0: no such
+ * requirement).  0, or -1 with why in err. */
+int nt_bwd_fits_sm(const nt_devinfo *dev, int64_t block, int64_t k, unsigned smem, char *err,
+                   size_t errlen);
+
 /* The final column sum into dw: "nt_colsum_final<TDW, where>" (where the
  * fp32 partial rows start in ws: 0 at ws, 1/2 after an M x N bf16/f32
  * partial), as launch l. */

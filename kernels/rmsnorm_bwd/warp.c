@@ -21,6 +21,7 @@
 #include "kernels/rmsnorm_bwd/tensors.h"
 
 extern const nt_op nt_op_rmsnorm_bwd;
+extern const nt_family nt_rmsnorm_bwd_warp;
 
 #define REGS_PER_SM 65536     /* register file of sm_70..sm_90 */
 #define REG_MAX 255           /* registers a thread may have */
@@ -68,12 +69,7 @@ static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
                               "in [32, 1024], chunks in [1, 8], rows in [1, 8], k in [0, 32]");
         return -1;
     }
-    int64_t E = nt_bwd_chunk_elems(pr);
-    if (pr->N > tpr * chunks * E) {
-        snprintf(err, errlen, "N=%lld exceeds tpr*chunks*%lld = %lld (x=%s)", (long long)pr->N,
-                 (long long)E, (long long)(tpr * chunks * E), nt_dtypes[pr->dtype[NT_BWD_SX]].name);
-        return -1;
-    }
+    if (nt_bwd_covers(pr, tpr * chunks, "tpr*chunks", err, errlen)) return -1;
     int64_t need = warp_regs(pr, chunks, rows), have = reg_limit(block, k);
     if (need > have) {
         snprintf(err, errlen, "rows*chunks=%lld needs about %lld registers a thread, block=%lld "
@@ -81,20 +77,7 @@ static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
                  (long long)block, (long long)k, (long long)have);
         return -1;
     }
-    if (dev) {
-        unsigned smem = warp_smem(pr, tpr, block, chunks);
-        if (smem > (unsigned)dev->smem_per_block_optin) {
-            snprintf(err, errlen, "needs %u bytes of shared memory per block, the device allows %d",
-                     smem, dev->smem_per_block_optin);
-            return -1;
-        }
-        if (k && (k * block > dev->max_threads_per_sm || k * smem > (unsigned)dev->smem_per_sm)) {
-            snprintf(err, errlen, "k=%lld blocks of %lld threads and %u bytes do not fit on one SM",
-                     (long long)k, (long long)block, smem);
-            return -1;
-        }
-    }
-    return 0;
+    return dev ? nt_bwd_fits_sm(dev, block, k, warp_smem(pr, tpr, block, chunks), err, errlen) : 0;
 }
 
 static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
@@ -103,11 +86,8 @@ static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
     int64_t tpr = nt_params_int(p, "tpr", NULL), block = nt_params_int(p, "block", NULL);
     int64_t chunks = nt_params_int(p, "chunks", NULL), rows = nt_params_int(p, "rows", NULL);
     int64_t k = nt_params_int(p, "k", NULL);
-    char rest[64];
     memset(pl, 0, sizeof *pl);
-    snprintf(rest, sizeof rest, "%lld, %lld, %lld, %lld, %lld", (long long)tpr, (long long)block,
-             (long long)chunks, (long long)rows, (long long)k);
-    if (nt_bwd_kname(pl->l[0].name, sizeof pl->l[0].name, "nt_bwd_warp", pr, rest, err, errlen))
+    if (nt_bwd_kname_params(&pl->l[0], "nt_bwd_warp", pr, &nt_rmsnorm_bwd_warp, p, err, errlen))
         return -1;
     pl->l[0].smem = warp_smem(pr, tpr, block, chunks);
     nt_bwd_persistent_chain(pr, dev, block, k, block / tpr * rows, pl);
