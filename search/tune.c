@@ -219,24 +219,41 @@ static int consider(tune *t, tune_pt n, int *added) {
     return 1;
 }
 
-/* idx, which cannot run, repaired by moving one other dimension than d to
- * its nearest value that makes it runnable (a family's coupled
- * parameters: a block size that moves takes its chunks along).  As
- * consider(). */
-static int repair(tune *t, const search_space *sp, int f, const int *idx, int d, int *added) {
+/* The nearest point to idx (which cannot run) that can, found by moving
+ * one dimension other than skip (-1: any) to its nearest value that makes
+ * it runnable (a family's coupled parameters: a block size that moves
+ * takes its chunks along).  1 with it in *n and *isnew (a point not looked
+ * at before), 0 when none can, -1 on an error. */
+static int nearest_runnable(tune *t, const search_space *sp, int f, const int *idx, int skip,
+                            tune_pt *n, int *isnew) {
     int j[SEARCH_MAX_DIMS], far = 0;
     for (int e = 0; e < sp->ndim; e++) far = sp->dim[e].nval > far ? sp->dim[e].nval : far;
     for (int dist = 1; dist < far; dist++)
         for (int e = 0; e < sp->ndim; e++)
-            for (int sign = -1; e != d && sign <= 1; sign += 2) {
+            for (int sign = -1; e != skip && sign <= 1; sign += 2) {
                 int w = idx[e] + sign * dist;
                 if (w < 0 || w >= sp->dim[e].nval) continue;
                 memcpy(j, idx, (size_t)sp->ndim * sizeof *j);
                 j[e] = w;
-                int r = consider(t, at(sp, f, j), added);
+                *n = at(sp, f, j);
+                const ent *known = find(t, *n);
+                *isnew = !known;
+                int r = known ? known->state : fresh(t, *n);
                 if (r) return r;
             }
     return 0;
+}
+
+/* idx, which cannot run, repaired by moving one other dimension than d
+ * (nearest_runnable); the repaired point queued when new.  As consider(). */
+static int repair(tune *t, const search_space *sp, int f, const int *idx, int d, int *added) {
+    tune_pt n;
+    int isnew = 0, r = nearest_runnable(t, sp, f, idx, d, &n, &isnew);
+    if (r == 1 && isnew) {
+        if (push(t, n)) return -1;
+        (*added)++;
+    }
+    return r;
 }
 
 /* Queue the new feasible neighbours of c: each parameter moved to the
@@ -324,14 +341,26 @@ static uint64_t warm_reserve(const tune *t) {
     return b >= 24 ? TUNE_TOP : b >= 16 ? 2 : 0;
 }
 
-/* The next hint not looked at yet: 1, 0 (none left), -1. */
+/* The next hint not looked at yet: 1, 0 (none left), -1.  A hint that
+ * cannot run at this shape (measured at others: its chunks cover another
+ * N) is translated to the nearest point that can (nearest_runnable), when
+ * that one is new. */
 static int next_hint(tune *t, tune_pt *p) {
     while (t->hint_i < t->env.nhint) {
+        double score = t->env.hint[t->hint_i].score;
         tune_pt c = t->env.hint[t->hint_i++].p;
         if (c.fam < 0 || c.fam >= t->env.nfam ||
             c.pt >= search_space_size(t->env.space[c.fam]))
             continue;
-        int r = fresh(t, c);
+        int seen = find(t, c) != NULL, r = fresh(t, c);
+        if (!r && !seen && (t->env.explore || (!(t->famseen & (1u << c.fam)) &&
+                                               score <= t->env.hint[0].score * PROBE_SPAN))) {
+            const search_space *sp = t->env.space[c.fam];
+            int idx[SEARCH_MAX_DIMS], isnew = 0;
+            search_space_point(sp, c.pt, idx);
+            r = nearest_runnable(t, sp, c.fam, idx, -1, &c, &isnew);
+            if (r == 1 && !isnew) r = 0;
+        }
         if (r) {
             *p = c;
             t->nhint_used++;

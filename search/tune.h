@@ -13,7 +13,9 @@
  *               far (one parameter one value up or down), again from a new
  *               random point when no neighbour improves.
  *   warm        the hints first (points ranked by what is known of other
- *               shapes: search/drive.c), with explore every family once,
+ *               shapes: search/drive.c; one that cannot run here, when
+ *               exploring or among a new family's best, becomes the
+ *               nearest point that can), with explore every family once,
  *               then a climb from the best, and with a budget of 16 or
  *               more (or none) the best few measured again before the
  *               pick is named.

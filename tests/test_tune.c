@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "search/tune.h"
@@ -157,6 +158,29 @@ TEST(climb_moves_coupled_parameters_together) {
     search_space_clear(&s);
 }
 
+/* A hint measured at another shape may not run at this one (its chunks
+ * cover another N): warm proposes the nearest point that runs, one
+ * parameter moved by one value, rather than dropping it.  Here the hint
+ * (9, 5, 2) cannot run (p0 + p1 != 15); with a budget of one, the one
+ * proposal must be (10, 5, 2) or (9, 6, 2), not a random point. */
+TEST(warm_translates_a_hint_that_cannot_run) {
+    search_space s;
+    make(&s, 3, 16);
+    world w = {&s, 0, 0, 1};
+    tune_pt b;
+    tune_hint h[1] = {{{1, (uint64_t)(9 * 256 + 5 * 16 + 2)}, 0.1}};
+    uint64_t spent = run("warm", &w, 1, 3, h, 1, &b, NULL);
+    int idx[SEARCH_MAX_DIMS];
+    search_space_point(&s, b.pt, idx);
+    int moved = abs(idx[0] - 9) + abs(idx[1] - 5) + abs(idx[2] - 2);
+    CHECK(spent == 1, "warm spent %llu", (unsigned long long)spent);
+    CHECK(b.fam == 1 && moved == 1 && idx[2] == 2,
+          "pick fam %d (%d, %d, %d), want the hint (9, 5, 2) of fam 1 with p0 or p1 moved by one",
+          b.fam, idx[0], idx[1], idx[2]);
+    CHECK(!w.refused_asked, "a point that cannot run was proposed");
+    search_space_clear(&s);
+}
+
 TEST(random_respects_its_budget_and_draws_distinct_points) {
     search_space s;
     make(&s, 3, 8);
@@ -228,6 +252,7 @@ int main(void) {
     RUN(exhaustive_finds_the_optimum_and_skips_refused);
     RUN(hillclimb_and_warm_find_the_optimum_within_budget);
     RUN(climb_moves_coupled_parameters_together);
+    RUN(warm_translates_a_hint_that_cannot_run);
     RUN(random_respects_its_budget_and_draws_distinct_points);
     RUN(random_draw_over_a_huge_space_walks_nothing);
     RUN(same_costs_same_choices);
