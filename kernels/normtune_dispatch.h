@@ -4,19 +4,20 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            7 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            8 of the model measured the tuned shapes (shapes, uuid):
  *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
  *                      71  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
  *                      50  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
  *                      32  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
  *                      17  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
- *                      15  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
+ *                       9  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
+ *                       6  GPU-93085d86-3eb1-3c50-eabc-62807b5f8c46
  *                       4  GPU-99b9df9d-b2aa-f7ac-bfb7-3ad730f0b702
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          12
- *   newest result   2026-12-02T05:58:34.660Z
+ *   sweeps          13
+ *   newest result   2026-12-02T09:24:35.772Z
  *   problems        12 (10 tuned), tuned shapes 316
  *   configs         391, kernels 394
  *
@@ -35,7 +36,7 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 7
+#define NORMTUNE_DEVICE_NGPUS 8
 #define NORMTUNE_NFAMILIES 11
 #define NORMTUNE_NPROBLEMS 12
 #define NORMTUNE_NCONFIGS 391
@@ -121,8 +122,8 @@
     X(39, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 78, 2) \
     X(40, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 80, 2) \
     X(41, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 82, 2) \
-    X(42, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=128,chunks=9,k=0", 84, 2) \
-    X(43, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=128,chunks=5,k=0", 86, 2) \
+    X(42, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 84, 2) \
+    X(43, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 86, 2) \
     X(44, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 88, 2) \
     X(45, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=256,chunks=8,k=0", 90, 2) \
     X(46, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,k=2", 92, 2) \
@@ -157,8 +158,8 @@
     X(75, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 150, 2) \
     X(76, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 152, 2) \
     X(77, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 154, 2) \
-    X(78, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=160,chunks=9,k=0", 156, 2) \
-    X(79, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=160,chunks=5,k=0", 158, 2) \
+    X(78, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 156, 2) \
+    X(79, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 158, 2) \
     X(80, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,k=2", 160, 2) \
     X(81, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=288,chunks=8,k=0", 162, 2) \
     X(82, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 164, 2) \
@@ -479,368 +480,368 @@
     X(1, "nt_bwd_cluster<float, float, float, 8, 160, 8, 0>", nt_bwd_cluster<float, float, float, 8, 160, 8, 0>) \
     X(2, "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>) \
     X(3, "nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>) \
-    X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>) \
-    X(5, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 160, 9, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 160, 9, 0>) \
-    X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
-    X(7, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>) \
-    X(8, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>) \
-    X(9, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 160, 5, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 160, 5, 0>) \
-    X(10, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>) \
-    X(11, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
-    X(12, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>) \
-    X(13, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
-    X(14, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(15, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
-    X(16, "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>) \
-    X(17, "nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>) \
-    X(18, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>) \
-    X(19, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>) \
-    X(20, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(21, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(22, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(23, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(24, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(25, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(26, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(27, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
-    X(28, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
-    X(29, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
-    X(30, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
-    X(31, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
-    X(32, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
-    X(33, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
-    X(34, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
-    X(35, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
-    X(36, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
-    X(37, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
-    X(38, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
-    X(39, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
-    X(40, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
-    X(41, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
-    X(42, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
-    X(43, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
-    X(44, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
-    X(45, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
-    X(46, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
-    X(47, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
-    X(48, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
-    X(49, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(50, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
-    X(51, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
-    X(52, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(53, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
-    X(54, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
-    X(55, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
-    X(56, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(57, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
-    X(58, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
-    X(59, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
-    X(60, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
-    X(61, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
-    X(62, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
-    X(63, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
-    X(64, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
-    X(65, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
-    X(66, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
-    X(67, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
-    X(68, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
-    X(69, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
-    X(70, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
-    X(71, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
-    X(72, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
-    X(73, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
-    X(74, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
-    X(75, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
-    X(76, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
-    X(77, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(78, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(79, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(80, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(81, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(82, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(83, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(84, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(85, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(86, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(87, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(88, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(89, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(90, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(91, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(92, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
-    X(93, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(94, "nt_fwd_row<float, float, 160, 2, 8>", nt_fwd_row<float, float, 160, 2, 8>) \
-    X(95, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(96, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(97, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(98, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(99, "nt_fwd_row<nt_bf16, float, 160, 2, 4>", nt_fwd_row<nt_bf16, float, 160, 2, 4>) \
-    X(100, "nt_fwd_row<nt_bf16, float, 160, 3, 4>", nt_fwd_row<nt_bf16, float, 160, 3, 4>) \
-    X(101, "nt_fwd_row<nt_bf16, float, 160, 4, 4>", nt_fwd_row<nt_bf16, float, 160, 4, 4>) \
-    X(102, "nt_fwd_row<nt_bf16, float, 160, 7, 0>", nt_fwd_row<nt_bf16, float, 160, 7, 0>) \
-    X(103, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(104, "nt_fwd_row<nt_bf16, float, 96, 4, 0>", nt_fwd_row<nt_bf16, float, 96, 4, 0>) \
-    X(105, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(106, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(107, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(108, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(109, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(110, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(111, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(112, "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>) \
-    X(113, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>) \
-    X(114, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>) \
-    X(115, "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>) \
-    X(116, "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>) \
-    X(117, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(118, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(119, "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>) \
-    X(120, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(121, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(122, "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>) \
-    X(123, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(124, "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>) \
-    X(125, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(126, "nt_fwd_row<nt_f16, float, 160, 4, 0>", nt_fwd_row<nt_f16, float, 160, 4, 0>) \
-    X(127, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(128, "nt_fwd_row<nt_f16, float, 96, 2, 0>", nt_fwd_row<nt_f16, float, 96, 2, 0>) \
-    X(129, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(130, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(131, "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>) \
-    X(132, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(133, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(134, "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>) \
-    X(135, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(136, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(137, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(138, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(139, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(140, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(141, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(142, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(143, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(144, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(145, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(146, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(147, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(148, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(149, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(150, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(151, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(152, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(153, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(154, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(155, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(156, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(157, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(158, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(159, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(160, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(161, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(162, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(163, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(164, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(165, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(166, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(167, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(168, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(169, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(170, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(171, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(172, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(173, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(174, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(175, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(176, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
-    X(177, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
-    X(178, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
-    X(179, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
-    X(180, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
-    X(181, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
-    X(182, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(183, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(184, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(185, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(186, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(187, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(188, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
-    X(189, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
-    X(190, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
-    X(191, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(192, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
-    X(193, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
-    X(194, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(195, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(196, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
-    X(197, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(198, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(199, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(200, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(201, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(202, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(203, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(204, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(205, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(206, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(207, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(208, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(209, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(210, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(211, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(212, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(213, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(214, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(215, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(216, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(217, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(218, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(219, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(220, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(221, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(222, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(223, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(224, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(225, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(226, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(227, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(228, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(229, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(230, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
-    X(231, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(232, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(233, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(234, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(235, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(236, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(237, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(238, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(239, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(240, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(241, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(242, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(243, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(244, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
-    X(245, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
-    X(246, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
-    X(247, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
-    X(248, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
-    X(249, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
-    X(250, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
-    X(251, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(252, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(253, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(254, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(255, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(256, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(257, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(258, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(259, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(260, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(261, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(262, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(263, "nt_fwd_warp<float, float, 16, 512, 3, 0>", nt_fwd_warp<float, float, 16, 512, 3, 0>) \
-    X(264, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(265, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(266, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(267, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(268, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(269, "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>) \
-    X(270, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(271, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(272, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(273, "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>) \
-    X(274, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(275, "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(276, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(277, "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>) \
-    X(278, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(279, "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>) \
-    X(280, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(281, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
-    X(282, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(283, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
-    X(284, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(285, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(286, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(287, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(288, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(289, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
-    X(290, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(291, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(292, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(293, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(294, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
-    X(295, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(296, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
-    X(297, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(298, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
-    X(299, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(300, "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>) \
-    X(301, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(302, "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>) \
-    X(303, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(304, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>) \
-    X(305, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(306, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(307, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(308, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(309, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(310, "nt_persist<float, float, float, 1024, 2, 2, 1>", nt_persist<float, float, float, 1024, 2, 2, 1>) \
-    X(311, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(312, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(313, "nt_persist<float, float, float, 288, 1, 3, 2>", nt_persist<float, float, float, 288, 1, 3, 2>) \
-    X(314, "nt_persist<float, float, float, 288, 4, 2, 1>", nt_persist<float, float, float, 288, 4, 2, 1>) \
-    X(315, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(316, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(317, "nt_persist<float, float, float, 544, 8, 1, 0>", nt_persist<float, float, float, 544, 8, 1, 0>) \
-    X(318, "nt_persist<float, float, float, 544, 8, 1, 1>", nt_persist<float, float, float, 544, 8, 1, 1>) \
-    X(319, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(320, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(321, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>) \
-    X(322, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>) \
-    X(323, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(324, "nt_persist<nt_bf16, float, float, 160, 1, 2, 0>", nt_persist<nt_bf16, float, float, 160, 1, 2, 0>) \
-    X(325, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(326, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(327, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(328, "nt_persist<nt_bf16, float, float, 544, 1, 3, 1>", nt_persist<nt_bf16, float, float, 544, 1, 3, 1>) \
-    X(329, "nt_persist<nt_bf16, float, float, 544, 1, 4, 1>", nt_persist<nt_bf16, float, float, 544, 1, 4, 1>) \
-    X(330, "nt_persist<nt_bf16, float, float, 544, 4, 2, 0>", nt_persist<nt_bf16, float, float, 544, 4, 2, 0>) \
-    X(331, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(332, "nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
-    X(333, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(334, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(335, "nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
-    X(336, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(337, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(338, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(339, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(340, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(341, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(342, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(343, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(344, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(345, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
-    X(346, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
-    X(347, "nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
-    X(348, "nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
-    X(349, "nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
-    X(350, "nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
-    X(351, "nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
-    X(352, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(353, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(354, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(355, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(356, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(357, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(358, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(359, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(360, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(361, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
-    X(362, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
-    X(363, "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
-    X(364, "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
-    X(365, "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
+    X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
+    X(5, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>) \
+    X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>) \
+    X(7, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
+    X(8, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>) \
+    X(9, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
+    X(10, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(11, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
+    X(12, "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>) \
+    X(13, "nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>) \
+    X(14, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>) \
+    X(15, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>) \
+    X(16, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(17, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(18, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(19, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(20, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(21, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(22, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(23, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
+    X(24, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
+    X(25, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
+    X(26, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
+    X(27, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
+    X(28, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(29, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
+    X(30, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
+    X(31, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
+    X(32, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
+    X(33, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
+    X(34, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
+    X(35, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
+    X(36, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
+    X(37, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
+    X(38, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
+    X(39, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
+    X(40, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
+    X(41, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(42, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
+    X(43, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
+    X(44, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
+    X(45, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
+    X(46, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
+    X(47, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
+    X(48, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
+    X(49, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
+    X(50, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
+    X(51, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
+    X(52, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(53, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
+    X(54, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
+    X(55, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
+    X(56, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
+    X(57, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
+    X(58, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
+    X(59, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
+    X(60, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
+    X(61, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(62, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
+    X(63, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
+    X(64, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
+    X(65, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
+    X(66, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
+    X(67, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
+    X(68, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
+    X(69, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(70, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
+    X(71, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
+    X(72, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
+    X(73, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(74, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(75, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(76, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(77, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(78, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(79, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(80, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(81, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(82, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(83, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(84, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(85, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(86, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(87, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(88, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(89, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(90, "nt_fwd_row<float, float, 160, 2, 8>", nt_fwd_row<float, float, 160, 2, 8>) \
+    X(91, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(92, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(93, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(94, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(95, "nt_fwd_row<nt_bf16, float, 160, 2, 4>", nt_fwd_row<nt_bf16, float, 160, 2, 4>) \
+    X(96, "nt_fwd_row<nt_bf16, float, 160, 3, 4>", nt_fwd_row<nt_bf16, float, 160, 3, 4>) \
+    X(97, "nt_fwd_row<nt_bf16, float, 160, 4, 4>", nt_fwd_row<nt_bf16, float, 160, 4, 4>) \
+    X(98, "nt_fwd_row<nt_bf16, float, 160, 7, 0>", nt_fwd_row<nt_bf16, float, 160, 7, 0>) \
+    X(99, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(100, "nt_fwd_row<nt_bf16, float, 96, 4, 0>", nt_fwd_row<nt_bf16, float, 96, 4, 0>) \
+    X(101, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(102, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(103, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(104, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(105, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(106, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(107, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(108, "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>) \
+    X(109, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>) \
+    X(110, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>) \
+    X(111, "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>) \
+    X(112, "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>) \
+    X(113, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(114, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(115, "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>) \
+    X(116, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(117, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(118, "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>) \
+    X(119, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(120, "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>) \
+    X(121, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(122, "nt_fwd_row<nt_f16, float, 160, 4, 0>", nt_fwd_row<nt_f16, float, 160, 4, 0>) \
+    X(123, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(124, "nt_fwd_row<nt_f16, float, 96, 2, 0>", nt_fwd_row<nt_f16, float, 96, 2, 0>) \
+    X(125, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(126, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(127, "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>) \
+    X(128, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(129, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(130, "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>) \
+    X(131, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(132, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(133, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(134, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(135, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(136, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(137, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(138, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(139, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(140, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(141, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(142, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(143, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(144, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(145, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(146, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(147, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(148, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(149, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(150, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(151, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(152, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(153, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(154, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(155, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(156, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(157, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(158, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(159, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(160, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(161, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(162, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(163, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(164, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(165, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(166, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(167, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(168, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(169, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(170, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(171, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(172, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(173, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(174, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(175, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(176, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(177, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(178, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(179, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(180, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(181, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(182, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(183, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(184, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(185, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(186, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(187, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(188, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(189, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(190, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(191, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(192, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
+    X(193, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(194, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(195, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(196, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(197, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(198, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(199, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(200, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(201, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(202, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(203, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(204, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(205, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(206, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(207, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(208, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(209, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(210, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(211, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(212, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(213, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(214, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(215, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(216, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(217, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(218, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(219, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(220, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(221, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(222, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(223, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(224, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(225, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(226, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(227, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(228, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(229, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(230, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(231, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(232, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(233, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(234, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(235, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(236, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(237, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(238, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(239, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(240, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(241, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(242, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(243, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(244, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(245, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(246, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(247, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(248, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(249, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(250, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(251, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(252, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(253, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(254, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(255, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(256, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(257, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(258, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(259, "nt_fwd_warp<float, float, 16, 512, 3, 0>", nt_fwd_warp<float, float, 16, 512, 3, 0>) \
+    X(260, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(261, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(262, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(263, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(264, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(265, "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>) \
+    X(266, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(267, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(268, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(269, "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>) \
+    X(270, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(271, "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(272, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(273, "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>) \
+    X(274, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(275, "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>) \
+    X(276, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(277, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
+    X(278, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(279, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
+    X(280, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(281, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(282, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(283, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(284, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(285, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
+    X(286, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(287, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(288, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(289, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(290, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
+    X(291, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(292, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
+    X(293, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(294, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
+    X(295, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(296, "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>) \
+    X(297, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(298, "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>) \
+    X(299, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(300, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>) \
+    X(301, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(302, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(303, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(304, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(305, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(306, "nt_persist<float, float, float, 1024, 2, 2, 1>", nt_persist<float, float, float, 1024, 2, 2, 1>) \
+    X(307, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(308, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(309, "nt_persist<float, float, float, 288, 1, 3, 2>", nt_persist<float, float, float, 288, 1, 3, 2>) \
+    X(310, "nt_persist<float, float, float, 288, 4, 2, 1>", nt_persist<float, float, float, 288, 4, 2, 1>) \
+    X(311, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(312, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(313, "nt_persist<float, float, float, 544, 8, 1, 0>", nt_persist<float, float, float, 544, 8, 1, 0>) \
+    X(314, "nt_persist<float, float, float, 544, 8, 1, 1>", nt_persist<float, float, float, 544, 8, 1, 1>) \
+    X(315, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(316, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(317, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>) \
+    X(318, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>) \
+    X(319, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(320, "nt_persist<nt_bf16, float, float, 160, 1, 2, 0>", nt_persist<nt_bf16, float, float, 160, 1, 2, 0>) \
+    X(321, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(322, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(323, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(324, "nt_persist<nt_bf16, float, float, 544, 1, 3, 1>", nt_persist<nt_bf16, float, float, 544, 1, 3, 1>) \
+    X(325, "nt_persist<nt_bf16, float, float, 544, 1, 4, 1>", nt_persist<nt_bf16, float, float, 544, 1, 4, 1>) \
+    X(326, "nt_persist<nt_bf16, float, float, 544, 4, 2, 0>", nt_persist<nt_bf16, float, float, 544, 4, 2, 0>) \
+    X(327, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(328, "nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
+    X(329, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(330, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(331, "nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
+    X(332, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(333, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(334, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(335, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(336, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(337, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(338, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(339, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(340, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(341, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
+    X(342, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
+    X(343, "nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
+    X(344, "nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
+    X(345, "nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
+    X(346, "nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
+    X(347, "nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
+    X(348, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(349, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(350, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(351, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(352, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(353, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(354, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(355, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(356, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(357, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(358, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(359, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
+    X(360, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
+    X(361, "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
+    X(362, "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
+    X(363, "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
+    X(364, "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
+    X(365, "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
     X(366, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
     X(367, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
     X(368, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
@@ -882,12 +883,8 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_cluster<float, float, float, 8, 160, 8, 0>",
     "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>",
     "nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 128, 9, 0>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 160, 9, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 128, 5, 0>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 160, 5, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>",
@@ -1239,11 +1236,15 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>",
+    "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>",
+    "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>",
@@ -1277,397 +1278,397 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    23, 78, /* 0 */
-    22, 77, /* 1 */
-    56, 77, /* 2 */
-    54, 77, /* 3 */
-    58, 77, /* 4 */
-    59, 77, /* 5 */
-    36, 77, /* 6 */
-    43, 77, /* 7 */
-    42, 77, /* 8 */
-    37, 77, /* 9 */
-    52, 77, /* 10 */
-    40, 77, /* 11 */
-    77, 366, /* 12 */
-    47, 77, /* 13 */
-    77, 333, /* 14 */
-    45, 77, /* 15 */
-    48, 77, /* 16 */
-    49, 77, /* 17 */
-    77, 334, /* 18 */
-    77, 368, /* 19 */
-    77, 367, /* 20 */
-    77, 336, /* 21 */
-    77, 337, /* 22 */
-    77, 369, /* 23 */
-    77, 339, /* 24 */
-    77, 340, /* 25 */
-    77, 338, /* 26 */
-    77, 352, /* 27 */
-    77, 353, /* 28 */
-    77, 341, /* 29 */
-    77, 357, /* 30 */
-    77, 358, /* 31 */
-    77, 356, /* 32 */
-    77, 355, /* 33 */
-    77, 342, /* 34 */
-    77, 354, /* 35 */
-    77, 331, /* 36 */
-    77, 343, /* 37 */
-    77, 359, /* 38 */
-    14, 77, /* 39 */
-    77, 344, /* 40 */
-    77, 360, /* 41 */
-    4, 77, /* 42 */
-    8, 77, /* 43 */
-    10, 77, /* 44 */
-    6, 77, /* 45 */
-    13, 77, /* 46 */
-    11, 77, /* 47 */
-    57, 77, /* 48 */
-    55, 77, /* 49 */
-    60, 77, /* 50 */
-    38, 77, /* 51 */
-    44, 77, /* 52 */
-    39, 77, /* 53 */
-    53, 77, /* 54 */
-    41, 77, /* 55 */
-    77, 370, /* 56 */
-    46, 77, /* 57 */
-    50, 77, /* 58 */
-    51, 77, /* 59 */
-    77, 335, /* 60 */
-    77, 372, /* 61 */
-    77, 371, /* 62 */
-    77, 345, /* 63 */
-    77, 346, /* 64 */
-    77, 373, /* 65 */
-    77, 347, /* 66 */
-    77, 361, /* 67 */
-    77, 362, /* 68 */
-    77, 348, /* 69 */
-    77, 363, /* 70 */
-    77, 349, /* 71 */
-    77, 350, /* 72 */
-    77, 364, /* 73 */
-    15, 77, /* 74 */
-    77, 332, /* 75 */
-    77, 351, /* 76 */
-    77, 365, /* 77 */
-    5, 77, /* 78 */
-    9, 77, /* 79 */
-    12, 77, /* 80 */
-    7, 77, /* 81 */
-    21, 77, /* 82 */
-    28, 77, /* 83 */
-    30, 77, /* 84 */
-    32, 77, /* 85 */
-    34, 77, /* 86 */
-    77, 323, /* 87 */
-    77, 325, /* 88 */
-    77, 326, /* 89 */
-    77, 327, /* 90 */
-    77, 319, /* 91 */
-    77, 320, /* 92 */
-    2, 77, /* 93 */
-    29, 77, /* 94 */
-    31, 77, /* 95 */
-    33, 77, /* 96 */
-    35, 77, /* 97 */
-    77, 324, /* 98 */
-    77, 328, /* 99 */
-    77, 329, /* 100 */
-    77, 330, /* 101 */
-    77, 321, /* 102 */
-    77, 322, /* 103 */
-    3, 77, /* 104 */
-    26, 79, /* 105 */
-    25, 77, /* 106 */
-    69, 77, /* 107 */
-    71, 77, /* 108 */
-    73, 77, /* 109 */
-    75, 77, /* 110 */
-    77, 386, /* 111 */
-    77, 387, /* 112 */
-    77, 384, /* 113 */
-    77, 388, /* 114 */
-    77, 392, /* 115 */
-    18, 77, /* 116 */
-    70, 77, /* 117 */
-    72, 77, /* 118 */
-    74, 77, /* 119 */
-    76, 77, /* 120 */
-    77, 389, /* 121 */
-    77, 390, /* 122 */
-    77, 385, /* 123 */
-    77, 391, /* 124 */
-    77, 393, /* 125 */
-    19, 77, /* 126 */
-    24, 77, /* 127 */
-    61, 77, /* 128 */
-    63, 77, /* 129 */
-    65, 77, /* 130 */
-    67, 77, /* 131 */
-    77, 376, /* 132 */
-    77, 377, /* 133 */
-    77, 374, /* 134 */
-    77, 378, /* 135 */
-    77, 379, /* 136 */
-    16, 77, /* 137 */
-    62, 77, /* 138 */
-    64, 77, /* 139 */
-    66, 77, /* 140 */
-    68, 77, /* 141 */
-    77, 380, /* 142 */
-    77, 381, /* 143 */
-    77, 375, /* 144 */
-    77, 382, /* 145 */
-    77, 383, /* 146 */
-    17, 77, /* 147 */
-    20, 77, /* 148 */
-    27, 77, /* 149 */
-    77, 311, /* 150 */
-    77, 312, /* 151 */
-    77, 309, /* 152 */
-    77, 315, /* 153 */
-    77, 316, /* 154 */
-    0, 77, /* 155 */
-    77, 313, /* 156 */
-    77, 314, /* 157 */
-    77, 310, /* 158 */
-    77, 317, /* 159 */
-    77, 318, /* 160 */
-    1, 77, /* 161 */
-    82, /* 162 */
-    290, /* 163 */
-    293, /* 164 */
-    292, /* 165 */
-    297, /* 166 */
-    280, /* 167 */
-    295, /* 168 */
-    282, /* 169 */
-    286, /* 170 */
-    284, /* 171 */
-    194, /* 172 */
-    105, /* 173 */
-    288, /* 174 */
-    171, /* 175 */
-    170, /* 176 */
-    106, /* 177 */
-    172, /* 178 */
-    182, /* 179 */
-    183, /* 180 */
-    123, /* 181 */
-    107, /* 182 */
-    173, /* 183 */
-    108, /* 184 */
-    109, /* 185 */
-    184, /* 186 */
-    185, /* 187 */
-    120, /* 188 */
-    90, /* 189 */
-    174, /* 190 */
-    187, /* 191 */
-    186, /* 192 */
-    110, /* 193 */
-    91, /* 194 */
-    175, /* 195 */
-    117, /* 196 */
-    111, /* 197 */
-    234, /* 198 */
-    235, /* 199 */
-    233, /* 200 */
-    238, /* 201 */
-    237, /* 202 */
-    236, /* 203 */
-    227, /* 204 */
-    240, /* 205 */
-    239, /* 206 */
-    121, /* 207 */
-    118, /* 208 */
-    229, /* 209 */
-    241, /* 210 */
-    228, /* 211 */
-    242, /* 212 */
-    226, /* 213 */
-    243, /* 214 */
-    232, /* 215 */
-    291, /* 216 */
-    294, /* 217 */
-    298, /* 218 */
-    281, /* 219 */
-    296, /* 220 */
-    283, /* 221 */
-    287, /* 222 */
-    285, /* 223 */
-    289, /* 224 */
-    177, /* 225 */
-    176, /* 226 */
-    112, /* 227 */
-    178, /* 228 */
-    188, /* 229 */
-    189, /* 230 */
-    124, /* 231 */
-    113, /* 232 */
-    179, /* 233 */
-    114, /* 234 */
-    190, /* 235 */
-    191, /* 236 */
-    122, /* 237 */
-    180, /* 238 */
-    92, /* 239 */
-    193, /* 240 */
-    192, /* 241 */
-    115, /* 242 */
-    181, /* 243 */
-    116, /* 244 */
-    245, /* 245 */
-    246, /* 246 */
-    244, /* 247 */
-    248, /* 248 */
-    247, /* 249 */
-    230, /* 250 */
-    250, /* 251 */
-    249, /* 252 */
-    119, /* 253 */
-    225, /* 254 */
-    231, /* 255 */
-    251, /* 256 */
-    252, /* 257 */
-    253, /* 258 */
-    81, /* 259 */
-    274, /* 260 */
-    276, /* 261 */
-    278, /* 262 */
-    265, /* 263 */
-    264, /* 264 */
-    270, /* 265 */
-    268, /* 266 */
-    272, /* 267 */
-    164, /* 268 */
-    140, /* 269 */
-    165, /* 270 */
-    95, /* 271 */
-    141, /* 272 */
-    151, /* 273 */
-    103, /* 274 */
-    96, /* 275 */
-    86, /* 276 */
-    142, /* 277 */
-    166, /* 278 */
-    152, /* 279 */
-    153, /* 280 */
-    97, /* 281 */
-    87, /* 282 */
-    143, /* 283 */
-    163, /* 284 */
-    144, /* 285 */
-    154, /* 286 */
-    155, /* 287 */
-    88, /* 288 */
-    145, /* 289 */
-    98, /* 290 */
-    222, /* 291 */
-    161, /* 292 */
-    220, /* 293 */
-    217, /* 294 */
-    223, /* 295 */
-    221, /* 296 */
-    85, /* 297 */
-    219, /* 298 */
-    308, /* 299 */
-    214, /* 300 */
-    216, /* 301 */
-    215, /* 302 */
-    275, /* 303 */
-    277, /* 304 */
-    279, /* 305 */
-    267, /* 306 */
-    266, /* 307 */
-    271, /* 308 */
-    269, /* 309 */
-    273, /* 310 */
-    146, /* 311 */
-    168, /* 312 */
-    99, /* 313 */
-    156, /* 314 */
-    104, /* 315 */
-    100, /* 316 */
-    147, /* 317 */
-    169, /* 318 */
-    157, /* 319 */
-    158, /* 320 */
-    101, /* 321 */
-    148, /* 322 */
-    167, /* 323 */
-    149, /* 324 */
-    159, /* 325 */
-    160, /* 326 */
-    150, /* 327 */
-    102, /* 328 */
-    89, /* 329 */
-    162, /* 330 */
-    218, /* 331 */
-    224, /* 332 */
-    84, /* 333 */
-    307, /* 334 */
-    303, /* 335 */
-    133, /* 336 */
-    305, /* 337 */
-    203, /* 338 */
-    202, /* 339 */
-    129, /* 340 */
-    207, /* 341 */
-    206, /* 342 */
-    258, /* 343 */
-    257, /* 344 */
-    132, /* 345 */
-    130, /* 346 */
-    259, /* 347 */
-    304, /* 348 */
-    134, /* 349 */
-    306, /* 350 */
-    205, /* 351 */
-    204, /* 352 */
-    209, /* 353 */
-    208, /* 354 */
-    260, /* 355 */
-    131, /* 356 */
-    261, /* 357 */
-    83, /* 358 */
-    301, /* 359 */
-    299, /* 360 */
-    127, /* 361 */
-    200, /* 362 */
-    195, /* 363 */
-    198, /* 364 */
-    197, /* 365 */
-    125, /* 366 */
-    255, /* 367 */
-    254, /* 368 */
-    302, /* 369 */
-    300, /* 370 */
-    128, /* 371 */
-    201, /* 372 */
-    196, /* 373 */
-    199, /* 374 */
-    126, /* 375 */
-    256, /* 376 */
-    80, /* 377 */
-    262, /* 378 */
-    135, /* 379 */
-    93, /* 380 */
-    136, /* 381 */
-    138, /* 382 */
-    210, /* 383 */
-    212, /* 384 */
-    211, /* 385 */
-    263, /* 386 */
-    94, /* 387 */
-    137, /* 388 */
-    139, /* 389 */
-    213, /* 390 */
+    19, 74, /* 0 */
+    18, 73, /* 1 */
+    52, 73, /* 2 */
+    50, 73, /* 3 */
+    54, 73, /* 4 */
+    55, 73, /* 5 */
+    32, 73, /* 6 */
+    39, 73, /* 7 */
+    38, 73, /* 8 */
+    33, 73, /* 9 */
+    48, 73, /* 10 */
+    36, 73, /* 11 */
+    73, 366, /* 12 */
+    43, 73, /* 13 */
+    73, 329, /* 14 */
+    41, 73, /* 15 */
+    44, 73, /* 16 */
+    45, 73, /* 17 */
+    73, 330, /* 18 */
+    73, 368, /* 19 */
+    73, 367, /* 20 */
+    73, 332, /* 21 */
+    73, 333, /* 22 */
+    73, 369, /* 23 */
+    73, 335, /* 24 */
+    73, 336, /* 25 */
+    73, 334, /* 26 */
+    73, 348, /* 27 */
+    73, 349, /* 28 */
+    73, 337, /* 29 */
+    73, 353, /* 30 */
+    73, 354, /* 31 */
+    73, 352, /* 32 */
+    73, 351, /* 33 */
+    73, 338, /* 34 */
+    73, 350, /* 35 */
+    73, 327, /* 36 */
+    73, 339, /* 37 */
+    73, 355, /* 38 */
+    10, 73, /* 39 */
+    73, 340, /* 40 */
+    73, 356, /* 41 */
+    73, 358, /* 42 */
+    73, 357, /* 43 */
+    6, 73, /* 44 */
+    4, 73, /* 45 */
+    9, 73, /* 46 */
+    7, 73, /* 47 */
+    53, 73, /* 48 */
+    51, 73, /* 49 */
+    56, 73, /* 50 */
+    34, 73, /* 51 */
+    40, 73, /* 52 */
+    35, 73, /* 53 */
+    49, 73, /* 54 */
+    37, 73, /* 55 */
+    73, 370, /* 56 */
+    42, 73, /* 57 */
+    46, 73, /* 58 */
+    47, 73, /* 59 */
+    73, 331, /* 60 */
+    73, 372, /* 61 */
+    73, 371, /* 62 */
+    73, 341, /* 63 */
+    73, 342, /* 64 */
+    73, 373, /* 65 */
+    73, 343, /* 66 */
+    73, 359, /* 67 */
+    73, 360, /* 68 */
+    73, 344, /* 69 */
+    73, 361, /* 70 */
+    73, 345, /* 71 */
+    73, 346, /* 72 */
+    73, 362, /* 73 */
+    11, 73, /* 74 */
+    73, 328, /* 75 */
+    73, 347, /* 76 */
+    73, 363, /* 77 */
+    73, 364, /* 78 */
+    73, 365, /* 79 */
+    8, 73, /* 80 */
+    5, 73, /* 81 */
+    17, 73, /* 82 */
+    24, 73, /* 83 */
+    26, 73, /* 84 */
+    28, 73, /* 85 */
+    30, 73, /* 86 */
+    73, 319, /* 87 */
+    73, 321, /* 88 */
+    73, 322, /* 89 */
+    73, 323, /* 90 */
+    73, 315, /* 91 */
+    73, 316, /* 92 */
+    2, 73, /* 93 */
+    25, 73, /* 94 */
+    27, 73, /* 95 */
+    29, 73, /* 96 */
+    31, 73, /* 97 */
+    73, 320, /* 98 */
+    73, 324, /* 99 */
+    73, 325, /* 100 */
+    73, 326, /* 101 */
+    73, 317, /* 102 */
+    73, 318, /* 103 */
+    3, 73, /* 104 */
+    22, 75, /* 105 */
+    21, 73, /* 106 */
+    65, 73, /* 107 */
+    67, 73, /* 108 */
+    69, 73, /* 109 */
+    71, 73, /* 110 */
+    73, 386, /* 111 */
+    73, 387, /* 112 */
+    73, 384, /* 113 */
+    73, 388, /* 114 */
+    73, 392, /* 115 */
+    14, 73, /* 116 */
+    66, 73, /* 117 */
+    68, 73, /* 118 */
+    70, 73, /* 119 */
+    72, 73, /* 120 */
+    73, 389, /* 121 */
+    73, 390, /* 122 */
+    73, 385, /* 123 */
+    73, 391, /* 124 */
+    73, 393, /* 125 */
+    15, 73, /* 126 */
+    20, 73, /* 127 */
+    57, 73, /* 128 */
+    59, 73, /* 129 */
+    61, 73, /* 130 */
+    63, 73, /* 131 */
+    73, 376, /* 132 */
+    73, 377, /* 133 */
+    73, 374, /* 134 */
+    73, 378, /* 135 */
+    73, 379, /* 136 */
+    12, 73, /* 137 */
+    58, 73, /* 138 */
+    60, 73, /* 139 */
+    62, 73, /* 140 */
+    64, 73, /* 141 */
+    73, 380, /* 142 */
+    73, 381, /* 143 */
+    73, 375, /* 144 */
+    73, 382, /* 145 */
+    73, 383, /* 146 */
+    13, 73, /* 147 */
+    16, 73, /* 148 */
+    23, 73, /* 149 */
+    73, 307, /* 150 */
+    73, 308, /* 151 */
+    73, 305, /* 152 */
+    73, 311, /* 153 */
+    73, 312, /* 154 */
+    0, 73, /* 155 */
+    73, 309, /* 156 */
+    73, 310, /* 157 */
+    73, 306, /* 158 */
+    73, 313, /* 159 */
+    73, 314, /* 160 */
+    1, 73, /* 161 */
+    78, /* 162 */
+    286, /* 163 */
+    289, /* 164 */
+    288, /* 165 */
+    293, /* 166 */
+    276, /* 167 */
+    291, /* 168 */
+    278, /* 169 */
+    282, /* 170 */
+    280, /* 171 */
+    190, /* 172 */
+    101, /* 173 */
+    284, /* 174 */
+    167, /* 175 */
+    166, /* 176 */
+    102, /* 177 */
+    168, /* 178 */
+    178, /* 179 */
+    179, /* 180 */
+    119, /* 181 */
+    103, /* 182 */
+    169, /* 183 */
+    104, /* 184 */
+    105, /* 185 */
+    180, /* 186 */
+    181, /* 187 */
+    116, /* 188 */
+    86, /* 189 */
+    170, /* 190 */
+    183, /* 191 */
+    182, /* 192 */
+    106, /* 193 */
+    87, /* 194 */
+    171, /* 195 */
+    113, /* 196 */
+    107, /* 197 */
+    230, /* 198 */
+    231, /* 199 */
+    229, /* 200 */
+    234, /* 201 */
+    233, /* 202 */
+    232, /* 203 */
+    223, /* 204 */
+    236, /* 205 */
+    235, /* 206 */
+    117, /* 207 */
+    114, /* 208 */
+    225, /* 209 */
+    237, /* 210 */
+    224, /* 211 */
+    238, /* 212 */
+    222, /* 213 */
+    239, /* 214 */
+    228, /* 215 */
+    287, /* 216 */
+    290, /* 217 */
+    294, /* 218 */
+    277, /* 219 */
+    292, /* 220 */
+    279, /* 221 */
+    283, /* 222 */
+    281, /* 223 */
+    285, /* 224 */
+    173, /* 225 */
+    172, /* 226 */
+    108, /* 227 */
+    174, /* 228 */
+    184, /* 229 */
+    185, /* 230 */
+    120, /* 231 */
+    109, /* 232 */
+    175, /* 233 */
+    110, /* 234 */
+    186, /* 235 */
+    187, /* 236 */
+    118, /* 237 */
+    176, /* 238 */
+    88, /* 239 */
+    189, /* 240 */
+    188, /* 241 */
+    111, /* 242 */
+    177, /* 243 */
+    112, /* 244 */
+    241, /* 245 */
+    242, /* 246 */
+    240, /* 247 */
+    244, /* 248 */
+    243, /* 249 */
+    226, /* 250 */
+    246, /* 251 */
+    245, /* 252 */
+    115, /* 253 */
+    221, /* 254 */
+    227, /* 255 */
+    247, /* 256 */
+    248, /* 257 */
+    249, /* 258 */
+    77, /* 259 */
+    270, /* 260 */
+    272, /* 261 */
+    274, /* 262 */
+    261, /* 263 */
+    260, /* 264 */
+    266, /* 265 */
+    264, /* 266 */
+    268, /* 267 */
+    160, /* 268 */
+    136, /* 269 */
+    161, /* 270 */
+    91, /* 271 */
+    137, /* 272 */
+    147, /* 273 */
+    99, /* 274 */
+    92, /* 275 */
+    82, /* 276 */
+    138, /* 277 */
+    162, /* 278 */
+    148, /* 279 */
+    149, /* 280 */
+    93, /* 281 */
+    83, /* 282 */
+    139, /* 283 */
+    159, /* 284 */
+    140, /* 285 */
+    150, /* 286 */
+    151, /* 287 */
+    84, /* 288 */
+    141, /* 289 */
+    94, /* 290 */
+    218, /* 291 */
+    157, /* 292 */
+    216, /* 293 */
+    213, /* 294 */
+    219, /* 295 */
+    217, /* 296 */
+    81, /* 297 */
+    215, /* 298 */
+    304, /* 299 */
+    210, /* 300 */
+    212, /* 301 */
+    211, /* 302 */
+    271, /* 303 */
+    273, /* 304 */
+    275, /* 305 */
+    263, /* 306 */
+    262, /* 307 */
+    267, /* 308 */
+    265, /* 309 */
+    269, /* 310 */
+    142, /* 311 */
+    164, /* 312 */
+    95, /* 313 */
+    152, /* 314 */
+    100, /* 315 */
+    96, /* 316 */
+    143, /* 317 */
+    165, /* 318 */
+    153, /* 319 */
+    154, /* 320 */
+    97, /* 321 */
+    144, /* 322 */
+    163, /* 323 */
+    145, /* 324 */
+    155, /* 325 */
+    156, /* 326 */
+    146, /* 327 */
+    98, /* 328 */
+    85, /* 329 */
+    158, /* 330 */
+    214, /* 331 */
+    220, /* 332 */
+    80, /* 333 */
+    303, /* 334 */
+    299, /* 335 */
+    129, /* 336 */
+    301, /* 337 */
+    199, /* 338 */
+    198, /* 339 */
+    125, /* 340 */
+    203, /* 341 */
+    202, /* 342 */
+    254, /* 343 */
+    253, /* 344 */
+    128, /* 345 */
+    126, /* 346 */
+    255, /* 347 */
+    300, /* 348 */
+    130, /* 349 */
+    302, /* 350 */
+    201, /* 351 */
+    200, /* 352 */
+    205, /* 353 */
+    204, /* 354 */
+    256, /* 355 */
+    127, /* 356 */
+    257, /* 357 */
+    79, /* 358 */
+    297, /* 359 */
+    295, /* 360 */
+    123, /* 361 */
+    196, /* 362 */
+    191, /* 363 */
+    194, /* 364 */
+    193, /* 365 */
+    121, /* 366 */
+    251, /* 367 */
+    250, /* 368 */
+    298, /* 369 */
+    296, /* 370 */
+    124, /* 371 */
+    197, /* 372 */
+    192, /* 373 */
+    195, /* 374 */
+    122, /* 375 */
+    252, /* 376 */
+    76, /* 377 */
+    258, /* 378 */
+    131, /* 379 */
+    89, /* 380 */
+    132, /* 381 */
+    134, /* 382 */
+    206, /* 383 */
+    208, /* 384 */
+    207, /* 385 */
+    259, /* 386 */
+    90, /* 387 */
+    133, /* 388 */
+    135, /* 389 */
+    209, /* 390 */
     -1
 };
 
@@ -1766,12 +1767,12 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {16384LL, 4096LL, 40, 112.120, 3592.1, 76},
     {16384LL, 16384LL, 41, 398.832, 4038.6, 77},
     {16384LL, 65536LL, 41, 1567.488, 4110.1, 77},
-    {18432LL, 1024LL, 42, 45.459, 2493.6, 78},
-    {18432LL, 4096LL, 42, 143.568, 3156.0, 78},
-    {18432LL, 16384LL, 42, 538.608, 3364.3, 78},
-    {20480LL, 1024LL, 43, 50.988, 2470.2, 79},
-    {20480LL, 4096LL, 43, 170.168, 2958.5, 79},
-    {20480LL, 16384LL, 43, 649.392, 3100.4, 79},
+    {18432LL, 1024LL, 42, 39.976, 2835.6, -1},
+    {18432LL, 4096LL, 42, 128.000, 3539.8, -1},
+    {18432LL, 16384LL, 43, 451.904, 4009.8, -1},
+    {20480LL, 1024LL, 43, 43.667, 2884.4, 78},
+    {20480LL, 4096LL, 42, 142.336, 3537.0, 79},
+    {20480LL, 16384LL, 43, 501.936, 4011.2, 78},
     {32768LL, 1024LL, 44, 74.117, 2719.0, 80},
     {32768LL, 4096LL, 44, 260.928, 3087.1, 80},
     {32768LL, 16384LL, 45, 994.816, 3238.2, 81},

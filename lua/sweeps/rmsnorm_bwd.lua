@@ -9,7 +9,7 @@
 -- 1024, 4096, 16384).  The other combinations get the 12 shapes of N in
 -- {1024, 4096, 16384} plus a short row or two and 4096 x 32768 (their own
 -- `shapes`), fp32 the 6 of M in {4096, 65536} plus two.  where() keeps
--- 4313 variants in all over 118 problems; `normtune list
+-- 4325 variants in all over 118 problems; `normtune list
 -- lua/sweeps/rmsnorm_bwd.lua --count` prints the counts per problem and
 -- family; the search (`warm`) measures BUDGET of them per shape on
 -- average.
@@ -77,10 +77,10 @@ return normtune.sweep {
     -- Rows past 16384 on sm_90 and newer: each row split over the blocks
     -- of a thread block cluster, its sums shared through distributed
     -- shared memory.  A cluster covers cluster * block * chunks * E
-    -- columns, with less than one chunk per thread to spare.  Small blocks
-    -- with many chunks each win at N = 18432 and 20480 on the H200 (at
-    -- 16384 x 18432: 539 us with 128 threads of 9 chunks, 721 us with 512
-    -- of 3).
+    -- columns, with less than one chunk per thread to spare.  It wins from
+    -- N = 24576 up on the H200; at 18432 and 20480 the pipelined
+    -- `persistent` is 1.1-1.3x faster (16384 x 18432: 449 us with 512
+    -- threads of 5 chunks and 2 stages, 538 us for cluster's best).
     cluster = {
       params = {cluster = {2, 4, 8}, block = {64, 128, 256, 512, 1024},
                 chunks = normtune.range(1, 16), k = {0, 1, 2, 4}},
@@ -112,8 +112,9 @@ return normtune.sweep {
         k = {0, 1, 2, 4},             -- 0 = as many blocks per SM as fit
       },
       where = function(p, s)
-        -- rows past 16384 spill its registers: loop and cluster take them
-        if s.N > 16384 then return false end
+        -- rows past 16384 only through the pipeline: without it the row's
+        -- x and dy would sit in registers beside the dw partials and spill
+        if s.N > 16384 and p.stages == 1 then return false end
         local cols = p.block * p.chunks * E(s)
         -- the row must fit, with at most one partly filled chunk per thread
         if cols < s.N or cols - s.N >= p.block * E(s) then return false end
