@@ -4,22 +4,23 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            8 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            9 of the model measured the tuned shapes (shapes, uuid):
  *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
  *                      71  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
  *                      50  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
  *                      32  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
  *                      17  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
- *                       9  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
+ *                       9  GPU-4282f2bd-09b4-825a-f035-424e61c03de6
  *                       6  GPU-93085d86-3eb1-3c50-eabc-62807b5f8c46
- *                       4  GPU-99b9df9d-b2aa-f7ac-bfb7-3ad730f0b702
+ *                       4  GPU-497fe2ad-20b6-76ef-b136-3816e697eb96
+ *                       3  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          13
- *   newest result   2026-12-02T09:24:35.772Z
- *   problems        12 (10 tuned), tuned shapes 316
- *   configs         391, kernels 394
+ *   sweeps          14
+ *   newest result   2026-12-02T09:57:21.089Z
+ *   problems        12 (10 tuned), tuned shapes 319
+ *   configs         393, kernels 396
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -36,13 +37,13 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 8
-#define NORMTUNE_NFAMILIES 11
+#define NORMTUNE_DEVICE_NGPUS 9
+#define NORMTUNE_NFAMILIES 12
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 391
-#define NORMTUNE_NCONFIG_KERNELS 553
-#define NORMTUNE_NKERNELS 394
-#define NORMTUNE_NENTRIES 316
+#define NORMTUNE_NCONFIGS 393
+#define NORMTUNE_NCONFIG_KERNELS 557
+#define NORMTUNE_NKERNELS 396
+#define NORMTUNE_NENTRIES 319
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
  * the family's results were measured with (a family only fallbacks use:
@@ -52,29 +53,30 @@
     X(1, "rmsnorm_bwd.warp", "8b688261ee72350d") \
     X(2, "rmsnorm_bwd.cluster", "d725964df5bb6581") \
     X(3, "rmsnorm_bwd.loop", "8c36328b79110b52") \
-    X(4, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
-    X(5, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
-    X(6, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
-    X(7, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
-    X(8, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
-    X(9, "rmsnorm_fwd.stage", "97516c547da4528a") \
-    X(10, "rmsnorm_fwd.loop", "87451baaaaee383c")
+    X(4, "rmsnorm_bwd.cstage", "f491d45399146425") \
+    X(5, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
+    X(6, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
+    X(7, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
+    X(8, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
+    X(9, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
+    X(10, "rmsnorm_fwd.stage", "97516c547da4528a") \
+    X(11, "rmsnorm_fwd.loop", "87451baaaaee383c")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
-    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 72) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 82, 72, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 105, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 106, 87, 15) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 127, 102, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 148, 117, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 162, 125, 78) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 259, 203, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 333, 278, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 358, 293, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 377, 308, 8)
+    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 75) \
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 84, 75, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 107, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 108, 90, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 129, 105, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 150, 120, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 164, 128, 78) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 261, 206, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 335, 281, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 360, 296, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 379, 311, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -124,752 +126,756 @@
     X(41, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 82, 2) \
     X(42, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 84, 2) \
     X(43, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 86, 2) \
-    X(44, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 88, 2) \
-    X(45, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=256,chunks=8,k=0", 90, 2) \
-    X(46, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,k=2", 92, 2) \
-    X(47, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=8,k=1", 94, 2) \
-    X(48, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=3,rows=1,k=0", 96, 2) \
-    X(49, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=3,rows=1,k=2", 98, 2) \
-    X(50, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=3,rows=1,k=0", 100, 2) \
-    X(51, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 102, 2) \
-    X(52, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=3,rows=2,k=0", 104, 2) \
-    X(53, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,rows=1,k=0", 106, 2) \
-    X(54, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 108, 2) \
-    X(55, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 110, 2) \
-    X(56, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 112, 2) \
-    X(57, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 114, 2) \
-    X(58, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 116, 2) \
-    X(59, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 118, 2) \
-    X(60, 0, "x=bf16,w=bf16,dw=f32", "block=160,chunks=1,stages=4,k=4", 120, 2) \
-    X(61, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 122, 2) \
-    X(62, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 124, 2) \
-    X(63, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 126, 2) \
-    X(64, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 128, 2) \
-    X(65, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 130, 2) \
-    X(66, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 132, 2) \
-    X(67, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 134, 2) \
-    X(68, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 136, 2) \
-    X(69, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 138, 2) \
-    X(70, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 140, 2) \
-    X(71, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 142, 2) \
-    X(72, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 144, 2) \
-    X(73, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 146, 2) \
-    X(74, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 148, 2) \
-    X(75, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 150, 2) \
-    X(76, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 152, 2) \
-    X(77, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 154, 2) \
-    X(78, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 156, 2) \
-    X(79, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 158, 2) \
-    X(80, 2, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,k=2", 160, 2) \
-    X(81, 2, "x=bf16,w=bf16,dw=f32", "cluster=2,block=288,chunks=8,k=0", 162, 2) \
-    X(82, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 164, 2) \
-    X(83, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 166, 2) \
-    X(84, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 168, 2) \
-    X(85, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 170, 2) \
-    X(86, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 172, 2) \
-    X(87, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 174, 2) \
-    X(88, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 176, 2) \
-    X(89, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 178, 2) \
-    X(90, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 180, 2) \
-    X(91, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 182, 2) \
-    X(92, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 184, 2) \
-    X(93, 2, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,k=2", 186, 2) \
-    X(94, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 188, 2) \
-    X(95, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 190, 2) \
-    X(96, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 192, 2) \
-    X(97, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 194, 2) \
-    X(98, 0, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 196, 2) \
-    X(99, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 198, 2) \
-    X(100, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 200, 2) \
-    X(101, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 202, 2) \
-    X(102, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 204, 2) \
-    X(103, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 206, 2) \
-    X(104, 2, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,k=2", 208, 2) \
-    X(105, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 210, 2) \
-    X(106, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 212, 2) \
-    X(107, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 214, 2) \
-    X(108, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 216, 2) \
-    X(109, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 218, 2) \
-    X(110, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 220, 2) \
-    X(111, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 222, 2) \
-    X(112, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 224, 2) \
-    X(113, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 226, 2) \
-    X(114, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 228, 2) \
-    X(115, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 230, 2) \
-    X(116, 2, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,k=2", 232, 2) \
-    X(117, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 234, 2) \
-    X(118, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 236, 2) \
-    X(119, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 238, 2) \
-    X(120, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 240, 2) \
-    X(121, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 242, 2) \
-    X(122, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 244, 2) \
-    X(123, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 246, 2) \
-    X(124, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 248, 2) \
-    X(125, 0, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 250, 2) \
-    X(126, 2, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,k=2", 252, 2) \
-    X(127, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 254, 2) \
-    X(128, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 256, 2) \
-    X(129, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 258, 2) \
-    X(130, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 260, 2) \
-    X(131, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 262, 2) \
-    X(132, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 264, 2) \
-    X(133, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 266, 2) \
-    X(134, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 268, 2) \
-    X(135, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 270, 2) \
-    X(136, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 272, 2) \
-    X(137, 2, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,k=2", 274, 2) \
-    X(138, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 276, 2) \
-    X(139, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 278, 2) \
-    X(140, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 280, 2) \
-    X(141, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 282, 2) \
-    X(142, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 284, 2) \
-    X(143, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 286, 2) \
-    X(144, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 288, 2) \
-    X(145, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 290, 2) \
-    X(146, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 292, 2) \
-    X(147, 2, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,k=2", 294, 2) \
-    X(148, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 296, 2) \
-    X(149, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 298, 2) \
-    X(150, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 300, 2) \
-    X(151, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 302, 2) \
-    X(152, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 304, 2) \
-    X(153, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 306, 2) \
-    X(154, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 308, 2) \
-    X(155, 2, "x=f32,w=f32,dw=f32", "cluster=8,block=128,chunks=8,k=0", 310, 2) \
-    X(156, 0, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 312, 2) \
-    X(157, 0, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 314, 2) \
-    X(158, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 316, 2) \
-    X(159, 0, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 318, 2) \
-    X(160, 0, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 320, 2) \
-    X(161, 2, "x=f32,w=f32,dw=f32", "cluster=8,block=160,chunks=8,k=0", 322, 2) \
-    X(162, 10, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 324, 1) \
-    X(163, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 325, 1) \
-    X(164, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 326, 1) \
-    X(165, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 327, 1) \
-    X(166, 5, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 328, 1) \
-    X(167, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 329, 1) \
-    X(168, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 330, 1) \
-    X(169, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 331, 1) \
-    X(170, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 332, 1) \
-    X(171, 5, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 333, 1) \
-    X(172, 7, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 334, 1) \
-    X(173, 4, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 335, 1) \
-    X(174, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 336, 1) \
-    X(175, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 337, 1) \
-    X(176, 7, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 338, 1) \
-    X(177, 4, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 339, 1) \
-    X(178, 7, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 340, 1) \
-    X(179, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 341, 1) \
-    X(180, 7, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 342, 1) \
-    X(181, 4, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 343, 1) \
-    X(182, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 344, 1) \
-    X(183, 7, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 345, 1) \
-    X(184, 4, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 346, 1) \
-    X(185, 4, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 347, 1) \
-    X(186, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 348, 1) \
-    X(187, 7, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 349, 1) \
-    X(188, 4, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 350, 1) \
-    X(189, 6, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 351, 1) \
-    X(190, 7, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 352, 1) \
-    X(191, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 353, 1) \
-    X(192, 7, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 354, 1) \
-    X(193, 4, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 355, 1) \
-    X(194, 6, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 356, 1) \
-    X(195, 7, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 357, 1) \
-    X(196, 4, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 358, 1) \
-    X(197, 4, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 359, 1) \
-    X(198, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 360, 1) \
-    X(199, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 361, 1) \
-    X(200, 9, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 362, 1) \
-    X(201, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 363, 1) \
-    X(202, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 364, 1) \
-    X(203, 9, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 365, 1) \
-    X(204, 9, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 366, 1) \
-    X(205, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 367, 1) \
-    X(206, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 368, 1) \
-    X(207, 4, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 369, 1) \
-    X(208, 4, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 370, 1) \
-    X(209, 9, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 371, 1) \
-    X(210, 9, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 372, 1) \
-    X(211, 9, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 373, 1) \
-    X(212, 9, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 374, 1) \
-    X(213, 9, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 375, 1) \
-    X(214, 9, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 376, 1) \
-    X(215, 9, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 377, 1) \
-    X(216, 5, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 378, 1) \
-    X(217, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 379, 1) \
-    X(218, 5, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 380, 1) \
-    X(219, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 381, 1) \
-    X(220, 5, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 382, 1) \
-    X(221, 5, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 383, 1) \
-    X(222, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 384, 1) \
-    X(223, 5, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 385, 1) \
-    X(224, 5, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 386, 1) \
-    X(225, 7, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 387, 1) \
-    X(226, 7, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 388, 1) \
-    X(227, 4, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 389, 1) \
-    X(228, 7, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 390, 1) \
-    X(229, 7, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 391, 1) \
-    X(230, 7, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 392, 1) \
-    X(231, 4, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 393, 1) \
-    X(232, 4, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 394, 1) \
-    X(233, 7, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 395, 1) \
-    X(234, 4, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 396, 1) \
-    X(235, 7, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 397, 1) \
-    X(236, 7, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 398, 1) \
-    X(237, 4, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 399, 1) \
-    X(238, 7, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 400, 1) \
-    X(239, 6, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 401, 1) \
-    X(240, 7, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 402, 1) \
-    X(241, 7, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 403, 1) \
-    X(242, 4, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 404, 1) \
-    X(243, 7, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 405, 1) \
-    X(244, 4, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 406, 1) \
-    X(245, 9, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 407, 1) \
-    X(246, 9, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 408, 1) \
-    X(247, 9, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 409, 1) \
-    X(248, 9, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 410, 1) \
-    X(249, 9, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 411, 1) \
-    X(250, 9, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 412, 1) \
-    X(251, 9, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 413, 1) \
-    X(252, 9, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 414, 1) \
-    X(253, 4, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 415, 1) \
-    X(254, 9, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 416, 1) \
-    X(255, 9, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 417, 1) \
-    X(256, 9, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 418, 1) \
-    X(257, 9, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 419, 1) \
-    X(258, 9, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 420, 1) \
-    X(259, 10, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 421, 1) \
-    X(260, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 422, 1) \
-    X(261, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 423, 1) \
-    X(262, 5, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 424, 1) \
-    X(263, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 425, 1) \
-    X(264, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 426, 1) \
-    X(265, 5, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 427, 1) \
-    X(266, 5, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 428, 1) \
-    X(267, 5, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 429, 1) \
-    X(268, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 430, 1) \
-    X(269, 7, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 431, 1) \
-    X(270, 7, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 432, 1) \
-    X(271, 4, "x=bf16,w=f32", "block=128,chunks=2,k=4", 433, 1) \
-    X(272, 7, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 434, 1) \
-    X(273, 7, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 435, 1) \
-    X(274, 4, "x=bf16,w=f32", "block=64,chunks=4,k=0", 436, 1) \
-    X(275, 4, "x=bf16,w=f32", "block=128,chunks=3,k=4", 437, 1) \
-    X(276, 6, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 438, 1) \
-    X(277, 7, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 439, 1) \
-    X(278, 7, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 440, 1) \
-    X(279, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 441, 1) \
-    X(280, 7, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 442, 1) \
-    X(281, 4, "x=bf16,w=f32", "block=128,chunks=4,k=4", 443, 1) \
-    X(282, 6, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 444, 1) \
-    X(283, 7, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 445, 1) \
-    X(284, 7, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 446, 1) \
-    X(285, 7, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 447, 1) \
-    X(286, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 448, 1) \
-    X(287, 7, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 449, 1) \
-    X(288, 6, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 450, 1) \
-    X(289, 7, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 451, 1) \
-    X(290, 4, "x=bf16,w=f32", "block=128,chunks=7,k=0", 452, 1) \
-    X(291, 9, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 453, 1) \
-    X(292, 7, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 454, 1) \
-    X(293, 9, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 455, 1) \
-    X(294, 9, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 456, 1) \
-    X(295, 9, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 457, 1) \
-    X(296, 9, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 458, 1) \
-    X(297, 6, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 459, 1) \
-    X(298, 9, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 460, 1) \
-    X(299, 8, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 461, 1) \
-    X(300, 9, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 462, 1) \
-    X(301, 9, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 463, 1) \
-    X(302, 9, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 464, 1) \
-    X(303, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 465, 1) \
-    X(304, 5, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 466, 1) \
-    X(305, 5, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 467, 1) \
-    X(306, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 468, 1) \
-    X(307, 5, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 469, 1) \
-    X(308, 5, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 470, 1) \
-    X(309, 5, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 471, 1) \
-    X(310, 5, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 472, 1) \
-    X(311, 7, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 473, 1) \
-    X(312, 7, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 474, 1) \
-    X(313, 4, "x=bf16,w=f32", "block=160,chunks=2,k=4", 475, 1) \
-    X(314, 7, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 476, 1) \
-    X(315, 4, "x=bf16,w=f32", "block=96,chunks=4,k=0", 477, 1) \
-    X(316, 4, "x=bf16,w=f32", "block=160,chunks=3,k=4", 478, 1) \
-    X(317, 7, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 479, 1) \
-    X(318, 7, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 480, 1) \
-    X(319, 7, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 481, 1) \
-    X(320, 7, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 482, 1) \
-    X(321, 4, "x=bf16,w=f32", "block=160,chunks=4,k=4", 483, 1) \
-    X(322, 7, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 484, 1) \
-    X(323, 7, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 485, 1) \
-    X(324, 7, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 486, 1) \
-    X(325, 7, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 487, 1) \
-    X(326, 7, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 488, 1) \
-    X(327, 7, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 489, 1) \
-    X(328, 4, "x=bf16,w=f32", "block=160,chunks=7,k=0", 490, 1) \
-    X(329, 6, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 491, 1) \
-    X(330, 7, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 492, 1) \
-    X(331, 9, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 493, 1) \
-    X(332, 9, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 494, 1) \
-    X(333, 10, "x=f16,w=f16", "block=1024,chunks=2,k=0", 495, 1) \
-    X(334, 5, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 496, 1) \
-    X(335, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 497, 1) \
-    X(336, 4, "x=f16,w=f16", "block=64,chunks=2,k=8", 498, 1) \
-    X(337, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 499, 1) \
-    X(338, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 500, 1) \
-    X(339, 7, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 501, 1) \
-    X(340, 4, "x=f16,w=f16", "block=128,chunks=4,k=8", 502, 1) \
-    X(341, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 503, 1) \
-    X(342, 7, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 504, 1) \
-    X(343, 9, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 505, 1) \
-    X(344, 9, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 506, 1) \
-    X(345, 4, "x=f16,w=f16", "block=512,chunks=4,k=2", 507, 1) \
-    X(346, 4, "x=f16,w=f16", "block=256,chunks=8,k=2", 508, 1) \
-    X(347, 9, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 509, 1) \
-    X(348, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 510, 1) \
-    X(349, 4, "x=f16,w=f16", "block=96,chunks=2,k=8", 511, 1) \
-    X(350, 5, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 512, 1) \
-    X(351, 7, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 513, 1) \
-    X(352, 7, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 514, 1) \
-    X(353, 7, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 515, 1) \
-    X(354, 7, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 516, 1) \
-    X(355, 9, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 517, 1) \
-    X(356, 4, "x=f16,w=f16", "block=256,chunks=9,k=2", 518, 1) \
-    X(357, 9, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 519, 1) \
-    X(358, 10, "x=f16,w=f32", "block=1024,chunks=2,k=0", 520, 1) \
-    X(359, 5, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 521, 1) \
-    X(360, 5, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 522, 1) \
-    X(361, 4, "x=f16,w=f32", "block=64,chunks=2,k=0", 523, 1) \
-    X(362, 7, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 524, 1) \
-    X(363, 7, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 525, 1) \
-    X(364, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 526, 1) \
-    X(365, 7, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 527, 1) \
-    X(366, 4, "x=f16,w=f32", "block=128,chunks=4,k=0", 528, 1) \
-    X(367, 9, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 529, 1) \
-    X(368, 9, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 530, 1) \
-    X(369, 5, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 531, 1) \
-    X(370, 5, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 532, 1) \
-    X(371, 4, "x=f16,w=f32", "block=96,chunks=2,k=0", 533, 1) \
-    X(372, 7, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 534, 1) \
-    X(373, 7, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 535, 1) \
-    X(374, 7, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 536, 1) \
-    X(375, 4, "x=f16,w=f32", "block=160,chunks=4,k=0", 537, 1) \
-    X(376, 9, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 538, 1) \
-    X(377, 10, "x=f32,w=f32", "block=1024,chunks=4,k=0", 539, 1) \
-    X(378, 5, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 540, 1) \
-    X(379, 7, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 541, 1) \
-    X(380, 4, "x=f32,w=f32", "block=128,chunks=2,k=8", 542, 1) \
-    X(381, 7, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 543, 1) \
-    X(382, 7, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 544, 1) \
-    X(383, 9, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 545, 1) \
-    X(384, 9, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 546, 1) \
-    X(385, 9, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 547, 1) \
-    X(386, 5, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 548, 1) \
-    X(387, 4, "x=f32,w=f32", "block=160,chunks=2,k=8", 549, 1) \
-    X(388, 7, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 550, 1) \
-    X(389, 7, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 551, 1) \
-    X(390, 9, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 552, 1)
+    X(44, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 88, 2) \
+    X(45, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 90, 2) \
+    X(46, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 92, 2) \
+    X(47, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 94, 2) \
+    X(48, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 96, 2) \
+    X(49, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=3,rows=1,k=0", 98, 2) \
+    X(50, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=3,rows=1,k=2", 100, 2) \
+    X(51, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=3,rows=1,k=0", 102, 2) \
+    X(52, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 104, 2) \
+    X(53, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=3,rows=2,k=0", 106, 2) \
+    X(54, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,rows=1,k=0", 108, 2) \
+    X(55, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 110, 2) \
+    X(56, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 112, 2) \
+    X(57, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 114, 2) \
+    X(58, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 116, 2) \
+    X(59, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 118, 2) \
+    X(60, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 120, 2) \
+    X(61, 0, "x=bf16,w=bf16,dw=f32", "block=160,chunks=1,stages=4,k=4", 122, 2) \
+    X(62, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 124, 2) \
+    X(63, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 126, 2) \
+    X(64, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 128, 2) \
+    X(65, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 130, 2) \
+    X(66, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 132, 2) \
+    X(67, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 134, 2) \
+    X(68, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 136, 2) \
+    X(69, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 138, 2) \
+    X(70, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 140, 2) \
+    X(71, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 142, 2) \
+    X(72, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 144, 2) \
+    X(73, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 146, 2) \
+    X(74, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 148, 2) \
+    X(75, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 150, 2) \
+    X(76, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 152, 2) \
+    X(77, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 154, 2) \
+    X(78, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 156, 2) \
+    X(79, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 158, 2) \
+    X(80, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 160, 2) \
+    X(81, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 162, 2) \
+    X(82, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 164, 2) \
+    X(83, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 166, 2) \
+    X(84, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 168, 2) \
+    X(85, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 170, 2) \
+    X(86, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 172, 2) \
+    X(87, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 174, 2) \
+    X(88, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 176, 2) \
+    X(89, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 178, 2) \
+    X(90, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 180, 2) \
+    X(91, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 182, 2) \
+    X(92, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 184, 2) \
+    X(93, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 186, 2) \
+    X(94, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 188, 2) \
+    X(95, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 190, 2) \
+    X(96, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 192, 2) \
+    X(97, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 194, 2) \
+    X(98, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 196, 2) \
+    X(99, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 198, 2) \
+    X(100, 0, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 200, 2) \
+    X(101, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 202, 2) \
+    X(102, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 204, 2) \
+    X(103, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 206, 2) \
+    X(104, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 208, 2) \
+    X(105, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 210, 2) \
+    X(106, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 212, 2) \
+    X(107, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 214, 2) \
+    X(108, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 216, 2) \
+    X(109, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 218, 2) \
+    X(110, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 220, 2) \
+    X(111, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 222, 2) \
+    X(112, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 224, 2) \
+    X(113, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 226, 2) \
+    X(114, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 228, 2) \
+    X(115, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 230, 2) \
+    X(116, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 232, 2) \
+    X(117, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 234, 2) \
+    X(118, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 236, 2) \
+    X(119, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 238, 2) \
+    X(120, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 240, 2) \
+    X(121, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 242, 2) \
+    X(122, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 244, 2) \
+    X(123, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 246, 2) \
+    X(124, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 248, 2) \
+    X(125, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 250, 2) \
+    X(126, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 252, 2) \
+    X(127, 0, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 254, 2) \
+    X(128, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 256, 2) \
+    X(129, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 258, 2) \
+    X(130, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 260, 2) \
+    X(131, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 262, 2) \
+    X(132, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 264, 2) \
+    X(133, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 266, 2) \
+    X(134, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 268, 2) \
+    X(135, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 270, 2) \
+    X(136, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 272, 2) \
+    X(137, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 274, 2) \
+    X(138, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 276, 2) \
+    X(139, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 278, 2) \
+    X(140, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 280, 2) \
+    X(141, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 282, 2) \
+    X(142, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 284, 2) \
+    X(143, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 286, 2) \
+    X(144, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 288, 2) \
+    X(145, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 290, 2) \
+    X(146, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 292, 2) \
+    X(147, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 294, 2) \
+    X(148, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 296, 2) \
+    X(149, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 298, 2) \
+    X(150, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 300, 2) \
+    X(151, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 302, 2) \
+    X(152, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 304, 2) \
+    X(153, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 306, 2) \
+    X(154, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 308, 2) \
+    X(155, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 310, 2) \
+    X(156, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 312, 2) \
+    X(157, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 314, 2) \
+    X(158, 0, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 316, 2) \
+    X(159, 0, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 318, 2) \
+    X(160, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 320, 2) \
+    X(161, 0, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 322, 2) \
+    X(162, 0, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 324, 2) \
+    X(163, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 326, 2) \
+    X(164, 11, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 328, 1) \
+    X(165, 6, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 329, 1) \
+    X(166, 6, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 330, 1) \
+    X(167, 6, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 331, 1) \
+    X(168, 6, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 332, 1) \
+    X(169, 6, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 333, 1) \
+    X(170, 6, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 334, 1) \
+    X(171, 6, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 335, 1) \
+    X(172, 6, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 336, 1) \
+    X(173, 6, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 337, 1) \
+    X(174, 8, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 338, 1) \
+    X(175, 5, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 339, 1) \
+    X(176, 6, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 340, 1) \
+    X(177, 8, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 341, 1) \
+    X(178, 8, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 342, 1) \
+    X(179, 5, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 343, 1) \
+    X(180, 8, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 344, 1) \
+    X(181, 8, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 345, 1) \
+    X(182, 8, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 346, 1) \
+    X(183, 5, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 347, 1) \
+    X(184, 5, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 348, 1) \
+    X(185, 8, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 349, 1) \
+    X(186, 5, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 350, 1) \
+    X(187, 5, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 351, 1) \
+    X(188, 8, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 352, 1) \
+    X(189, 8, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 353, 1) \
+    X(190, 5, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 354, 1) \
+    X(191, 7, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 355, 1) \
+    X(192, 8, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 356, 1) \
+    X(193, 8, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 357, 1) \
+    X(194, 8, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 358, 1) \
+    X(195, 5, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 359, 1) \
+    X(196, 7, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 360, 1) \
+    X(197, 8, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 361, 1) \
+    X(198, 5, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 362, 1) \
+    X(199, 5, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 363, 1) \
+    X(200, 10, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 364, 1) \
+    X(201, 10, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 365, 1) \
+    X(202, 10, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 366, 1) \
+    X(203, 10, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 367, 1) \
+    X(204, 10, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 368, 1) \
+    X(205, 10, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 369, 1) \
+    X(206, 10, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 370, 1) \
+    X(207, 10, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 371, 1) \
+    X(208, 10, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 372, 1) \
+    X(209, 5, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 373, 1) \
+    X(210, 5, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 374, 1) \
+    X(211, 10, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 375, 1) \
+    X(212, 10, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 376, 1) \
+    X(213, 10, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 377, 1) \
+    X(214, 10, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 378, 1) \
+    X(215, 10, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 379, 1) \
+    X(216, 10, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 380, 1) \
+    X(217, 10, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 381, 1) \
+    X(218, 6, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 382, 1) \
+    X(219, 6, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 383, 1) \
+    X(220, 6, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 384, 1) \
+    X(221, 6, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 385, 1) \
+    X(222, 6, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 386, 1) \
+    X(223, 6, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 387, 1) \
+    X(224, 6, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 388, 1) \
+    X(225, 6, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 389, 1) \
+    X(226, 6, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 390, 1) \
+    X(227, 8, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 391, 1) \
+    X(228, 8, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 392, 1) \
+    X(229, 5, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 393, 1) \
+    X(230, 8, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 394, 1) \
+    X(231, 8, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 395, 1) \
+    X(232, 8, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 396, 1) \
+    X(233, 5, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 397, 1) \
+    X(234, 5, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 398, 1) \
+    X(235, 8, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 399, 1) \
+    X(236, 5, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 400, 1) \
+    X(237, 8, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 401, 1) \
+    X(238, 8, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 402, 1) \
+    X(239, 5, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 403, 1) \
+    X(240, 8, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 404, 1) \
+    X(241, 7, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 405, 1) \
+    X(242, 8, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 406, 1) \
+    X(243, 8, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 407, 1) \
+    X(244, 5, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 408, 1) \
+    X(245, 8, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 409, 1) \
+    X(246, 5, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 410, 1) \
+    X(247, 10, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 411, 1) \
+    X(248, 10, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 412, 1) \
+    X(249, 10, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 413, 1) \
+    X(250, 10, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 414, 1) \
+    X(251, 10, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 415, 1) \
+    X(252, 10, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 416, 1) \
+    X(253, 10, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 417, 1) \
+    X(254, 10, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 418, 1) \
+    X(255, 5, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 419, 1) \
+    X(256, 10, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 420, 1) \
+    X(257, 10, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 421, 1) \
+    X(258, 10, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 422, 1) \
+    X(259, 10, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 423, 1) \
+    X(260, 10, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 424, 1) \
+    X(261, 11, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 425, 1) \
+    X(262, 6, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 426, 1) \
+    X(263, 6, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 427, 1) \
+    X(264, 6, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 428, 1) \
+    X(265, 6, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 429, 1) \
+    X(266, 6, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 430, 1) \
+    X(267, 6, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 431, 1) \
+    X(268, 6, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 432, 1) \
+    X(269, 6, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 433, 1) \
+    X(270, 8, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 434, 1) \
+    X(271, 8, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 435, 1) \
+    X(272, 8, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 436, 1) \
+    X(273, 5, "x=bf16,w=f32", "block=128,chunks=2,k=4", 437, 1) \
+    X(274, 8, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 438, 1) \
+    X(275, 8, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 439, 1) \
+    X(276, 5, "x=bf16,w=f32", "block=64,chunks=4,k=0", 440, 1) \
+    X(277, 5, "x=bf16,w=f32", "block=128,chunks=3,k=4", 441, 1) \
+    X(278, 7, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 442, 1) \
+    X(279, 8, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 443, 1) \
+    X(280, 8, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 444, 1) \
+    X(281, 8, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 445, 1) \
+    X(282, 8, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 446, 1) \
+    X(283, 5, "x=bf16,w=f32", "block=128,chunks=4,k=4", 447, 1) \
+    X(284, 7, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 448, 1) \
+    X(285, 8, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 449, 1) \
+    X(286, 8, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 450, 1) \
+    X(287, 8, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 451, 1) \
+    X(288, 8, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 452, 1) \
+    X(289, 8, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 453, 1) \
+    X(290, 7, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 454, 1) \
+    X(291, 8, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 455, 1) \
+    X(292, 5, "x=bf16,w=f32", "block=128,chunks=7,k=0", 456, 1) \
+    X(293, 10, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 457, 1) \
+    X(294, 8, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 458, 1) \
+    X(295, 10, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 459, 1) \
+    X(296, 10, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 460, 1) \
+    X(297, 10, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 461, 1) \
+    X(298, 10, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 462, 1) \
+    X(299, 7, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 463, 1) \
+    X(300, 10, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 464, 1) \
+    X(301, 9, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 465, 1) \
+    X(302, 10, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 466, 1) \
+    X(303, 10, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 467, 1) \
+    X(304, 10, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 468, 1) \
+    X(305, 6, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 469, 1) \
+    X(306, 6, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 470, 1) \
+    X(307, 6, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 471, 1) \
+    X(308, 6, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 472, 1) \
+    X(309, 6, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 473, 1) \
+    X(310, 6, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 474, 1) \
+    X(311, 6, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 475, 1) \
+    X(312, 6, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 476, 1) \
+    X(313, 8, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 477, 1) \
+    X(314, 8, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 478, 1) \
+    X(315, 5, "x=bf16,w=f32", "block=160,chunks=2,k=4", 479, 1) \
+    X(316, 8, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 480, 1) \
+    X(317, 5, "x=bf16,w=f32", "block=96,chunks=4,k=0", 481, 1) \
+    X(318, 5, "x=bf16,w=f32", "block=160,chunks=3,k=4", 482, 1) \
+    X(319, 8, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 483, 1) \
+    X(320, 8, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 484, 1) \
+    X(321, 8, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 485, 1) \
+    X(322, 8, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 486, 1) \
+    X(323, 5, "x=bf16,w=f32", "block=160,chunks=4,k=4", 487, 1) \
+    X(324, 8, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 488, 1) \
+    X(325, 8, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 489, 1) \
+    X(326, 8, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 490, 1) \
+    X(327, 8, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 491, 1) \
+    X(328, 8, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 492, 1) \
+    X(329, 8, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 493, 1) \
+    X(330, 5, "x=bf16,w=f32", "block=160,chunks=7,k=0", 494, 1) \
+    X(331, 7, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 495, 1) \
+    X(332, 8, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 496, 1) \
+    X(333, 10, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 497, 1) \
+    X(334, 10, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 498, 1) \
+    X(335, 11, "x=f16,w=f16", "block=1024,chunks=2,k=0", 499, 1) \
+    X(336, 6, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 500, 1) \
+    X(337, 6, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 501, 1) \
+    X(338, 5, "x=f16,w=f16", "block=64,chunks=2,k=8", 502, 1) \
+    X(339, 6, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 503, 1) \
+    X(340, 8, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 504, 1) \
+    X(341, 8, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 505, 1) \
+    X(342, 5, "x=f16,w=f16", "block=128,chunks=4,k=8", 506, 1) \
+    X(343, 8, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 507, 1) \
+    X(344, 8, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 508, 1) \
+    X(345, 10, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 509, 1) \
+    X(346, 10, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 510, 1) \
+    X(347, 5, "x=f16,w=f16", "block=512,chunks=4,k=2", 511, 1) \
+    X(348, 5, "x=f16,w=f16", "block=256,chunks=8,k=2", 512, 1) \
+    X(349, 10, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 513, 1) \
+    X(350, 6, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 514, 1) \
+    X(351, 5, "x=f16,w=f16", "block=96,chunks=2,k=8", 515, 1) \
+    X(352, 6, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 516, 1) \
+    X(353, 8, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 517, 1) \
+    X(354, 8, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 518, 1) \
+    X(355, 8, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 519, 1) \
+    X(356, 8, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 520, 1) \
+    X(357, 10, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 521, 1) \
+    X(358, 5, "x=f16,w=f16", "block=256,chunks=9,k=2", 522, 1) \
+    X(359, 10, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 523, 1) \
+    X(360, 11, "x=f16,w=f32", "block=1024,chunks=2,k=0", 524, 1) \
+    X(361, 6, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 525, 1) \
+    X(362, 6, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 526, 1) \
+    X(363, 5, "x=f16,w=f32", "block=64,chunks=2,k=0", 527, 1) \
+    X(364, 8, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 528, 1) \
+    X(365, 8, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 529, 1) \
+    X(366, 8, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 530, 1) \
+    X(367, 8, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 531, 1) \
+    X(368, 5, "x=f16,w=f32", "block=128,chunks=4,k=0", 532, 1) \
+    X(369, 10, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 533, 1) \
+    X(370, 10, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 534, 1) \
+    X(371, 6, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 535, 1) \
+    X(372, 6, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 536, 1) \
+    X(373, 5, "x=f16,w=f32", "block=96,chunks=2,k=0", 537, 1) \
+    X(374, 8, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 538, 1) \
+    X(375, 8, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 539, 1) \
+    X(376, 8, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 540, 1) \
+    X(377, 5, "x=f16,w=f32", "block=160,chunks=4,k=0", 541, 1) \
+    X(378, 10, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 542, 1) \
+    X(379, 11, "x=f32,w=f32", "block=1024,chunks=4,k=0", 543, 1) \
+    X(380, 6, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 544, 1) \
+    X(381, 8, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 545, 1) \
+    X(382, 5, "x=f32,w=f32", "block=128,chunks=2,k=8", 546, 1) \
+    X(383, 8, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 547, 1) \
+    X(384, 8, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 548, 1) \
+    X(385, 10, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 549, 1) \
+    X(386, 10, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 550, 1) \
+    X(387, 10, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 551, 1) \
+    X(388, 6, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 552, 1) \
+    X(389, 5, "x=f32,w=f32", "block=160,chunks=2,k=8", 553, 1) \
+    X(390, 8, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 554, 1) \
+    X(391, 8, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 555, 1) \
+    X(392, 10, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 556, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
  * it, instantiating exactly these; C code reads normtune_kernel_names[]. */
 #define NORMTUNE_KERNELS(X) \
-    X(0, "nt_bwd_cluster<float, float, float, 8, 128, 8, 0>", nt_bwd_cluster<float, float, float, 8, 128, 8, 0>) \
-    X(1, "nt_bwd_cluster<float, float, float, 8, 160, 8, 0>", nt_bwd_cluster<float, float, float, 8, 160, 8, 0>) \
-    X(2, "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>) \
-    X(3, "nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>) \
-    X(4, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>) \
-    X(5, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>) \
-    X(6, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>) \
-    X(7, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>) \
-    X(8, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>) \
-    X(9, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>) \
-    X(10, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(11, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
-    X(12, "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>) \
-    X(13, "nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>) \
-    X(14, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>) \
-    X(15, "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>", nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>) \
-    X(16, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(17, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(18, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(19, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(20, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(21, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(22, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(23, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
-    X(24, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
-    X(25, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
-    X(26, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
-    X(27, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
-    X(28, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
-    X(29, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
-    X(30, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
-    X(31, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
-    X(32, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
-    X(33, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
-    X(34, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
-    X(35, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
-    X(36, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
-    X(37, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
-    X(38, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
-    X(39, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
-    X(40, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
-    X(41, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
-    X(42, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
-    X(43, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
-    X(44, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
-    X(45, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(46, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
-    X(47, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
-    X(48, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(49, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
-    X(50, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
-    X(51, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
-    X(52, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(53, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
-    X(54, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
-    X(55, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
-    X(56, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
-    X(57, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
-    X(58, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
-    X(59, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
-    X(60, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
-    X(61, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
-    X(62, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
-    X(63, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
-    X(64, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
-    X(65, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
-    X(66, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
-    X(67, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
-    X(68, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
-    X(69, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
-    X(70, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
-    X(71, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
-    X(72, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
-    X(73, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(74, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(75, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(76, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(77, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(78, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(79, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(80, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(81, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(82, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(83, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(84, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(85, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(86, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(87, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(88, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
-    X(89, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(90, "nt_fwd_row<float, float, 160, 2, 8>", nt_fwd_row<float, float, 160, 2, 8>) \
-    X(91, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(92, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(93, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(94, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(95, "nt_fwd_row<nt_bf16, float, 160, 2, 4>", nt_fwd_row<nt_bf16, float, 160, 2, 4>) \
-    X(96, "nt_fwd_row<nt_bf16, float, 160, 3, 4>", nt_fwd_row<nt_bf16, float, 160, 3, 4>) \
-    X(97, "nt_fwd_row<nt_bf16, float, 160, 4, 4>", nt_fwd_row<nt_bf16, float, 160, 4, 4>) \
-    X(98, "nt_fwd_row<nt_bf16, float, 160, 7, 0>", nt_fwd_row<nt_bf16, float, 160, 7, 0>) \
-    X(99, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(100, "nt_fwd_row<nt_bf16, float, 96, 4, 0>", nt_fwd_row<nt_bf16, float, 96, 4, 0>) \
-    X(101, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(102, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(103, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(104, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(105, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(106, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(107, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(108, "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>) \
-    X(109, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>) \
-    X(110, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>) \
-    X(111, "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>) \
-    X(112, "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>) \
-    X(113, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(114, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(115, "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>) \
-    X(116, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(117, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(118, "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>) \
-    X(119, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(120, "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>) \
-    X(121, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(122, "nt_fwd_row<nt_f16, float, 160, 4, 0>", nt_fwd_row<nt_f16, float, 160, 4, 0>) \
-    X(123, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(124, "nt_fwd_row<nt_f16, float, 96, 2, 0>", nt_fwd_row<nt_f16, float, 96, 2, 0>) \
-    X(125, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(126, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(127, "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>) \
-    X(128, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(129, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(130, "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>) \
-    X(131, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(132, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(133, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(134, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(135, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(136, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(137, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(138, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(139, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(140, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(141, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(142, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(143, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(144, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(145, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(146, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(147, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(148, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(149, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(150, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(151, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(152, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(153, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(154, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(155, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(156, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(157, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(158, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(159, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(160, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(161, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(162, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(163, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(164, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(165, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(166, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(167, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(168, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(169, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(170, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(171, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(172, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
-    X(173, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
-    X(174, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
-    X(175, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
-    X(176, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
-    X(177, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
-    X(178, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(179, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(180, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(181, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(182, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(183, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(184, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
-    X(185, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
-    X(186, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
-    X(187, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(188, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
-    X(189, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
-    X(190, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(191, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(192, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
-    X(193, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(194, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(195, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(196, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(197, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(198, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(199, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(200, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(201, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(202, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(203, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(204, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(205, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(206, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(207, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(208, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(209, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(210, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(211, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(212, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(213, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(214, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(215, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(216, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(217, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(218, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(219, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(220, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(221, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(222, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(223, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(224, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(225, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(226, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
-    X(227, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(228, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(229, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(230, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(231, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(232, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(233, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(234, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(235, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(236, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(237, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(238, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(239, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(240, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
-    X(241, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
-    X(242, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
-    X(243, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
-    X(244, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
-    X(245, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
-    X(246, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
-    X(247, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(248, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(249, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(250, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(251, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(252, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(253, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(254, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(255, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(256, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(257, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(258, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(259, "nt_fwd_warp<float, float, 16, 512, 3, 0>", nt_fwd_warp<float, float, 16, 512, 3, 0>) \
-    X(260, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(261, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(262, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(263, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(264, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(265, "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>) \
-    X(266, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(267, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(268, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(269, "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>) \
-    X(270, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(271, "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(272, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(273, "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>) \
-    X(274, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(275, "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>) \
-    X(276, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(277, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
-    X(278, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(279, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
-    X(280, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(281, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(282, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(283, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(284, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(285, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
-    X(286, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(287, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(288, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(289, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(290, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
-    X(291, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(292, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
-    X(293, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(294, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
-    X(295, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(296, "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>) \
-    X(297, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(298, "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>) \
-    X(299, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(300, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>) \
-    X(301, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(302, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(303, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(304, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(305, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(306, "nt_persist<float, float, float, 1024, 2, 2, 1>", nt_persist<float, float, float, 1024, 2, 2, 1>) \
-    X(307, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(308, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(309, "nt_persist<float, float, float, 288, 1, 3, 2>", nt_persist<float, float, float, 288, 1, 3, 2>) \
-    X(310, "nt_persist<float, float, float, 288, 4, 2, 1>", nt_persist<float, float, float, 288, 4, 2, 1>) \
-    X(311, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(312, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(313, "nt_persist<float, float, float, 544, 8, 1, 0>", nt_persist<float, float, float, 544, 8, 1, 0>) \
-    X(314, "nt_persist<float, float, float, 544, 8, 1, 1>", nt_persist<float, float, float, 544, 8, 1, 1>) \
-    X(315, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(316, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(317, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>) \
-    X(318, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>) \
-    X(319, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(320, "nt_persist<nt_bf16, float, float, 160, 1, 2, 0>", nt_persist<nt_bf16, float, float, 160, 1, 2, 0>) \
-    X(321, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(322, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(323, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(324, "nt_persist<nt_bf16, float, float, 544, 1, 3, 1>", nt_persist<nt_bf16, float, float, 544, 1, 3, 1>) \
-    X(325, "nt_persist<nt_bf16, float, float, 544, 1, 4, 1>", nt_persist<nt_bf16, float, float, 544, 1, 4, 1>) \
-    X(326, "nt_persist<nt_bf16, float, float, 544, 4, 2, 0>", nt_persist<nt_bf16, float, float, 544, 4, 2, 0>) \
-    X(327, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(328, "nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
-    X(329, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(330, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(331, "nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
-    X(332, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(333, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(334, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(335, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(336, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(337, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(338, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(339, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(340, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(341, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
-    X(342, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
-    X(343, "nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
-    X(344, "nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
-    X(345, "nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
-    X(346, "nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
-    X(347, "nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
-    X(348, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(349, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(350, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(351, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(352, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(353, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(354, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(355, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(356, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(357, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(358, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(359, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
-    X(360, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
-    X(361, "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
-    X(362, "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
-    X(363, "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
-    X(364, "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
-    X(365, "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
-    X(366, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(367, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(368, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(369, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(370, "nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
-    X(371, "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
-    X(372, "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
-    X(373, "nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
-    X(374, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(375, "nt_persist<nt_f16, float, float, 1024, 3, 2, 1>", nt_persist<nt_f16, float, float, 1024, 3, 2, 1>) \
-    X(376, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(377, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(378, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(379, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(380, "nt_persist<nt_f16, float, float, 544, 1, 3, 1>", nt_persist<nt_f16, float, float, 544, 1, 3, 1>) \
-    X(381, "nt_persist<nt_f16, float, float, 544, 1, 4, 1>", nt_persist<nt_f16, float, float, 544, 1, 4, 1>) \
-    X(382, "nt_persist<nt_f16, float, float, 544, 4, 2, 0>", nt_persist<nt_f16, float, float, 544, 4, 2, 0>) \
-    X(383, "nt_persist<nt_f16, float, float, 544, 4, 2, 1>", nt_persist<nt_f16, float, float, 544, 4, 2, 1>) \
-    X(384, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(385, "nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
-    X(386, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(387, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(388, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(389, "nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
-    X(390, "nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
-    X(391, "nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
-    X(392, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>) \
-    X(393, "nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>)
+    X(0, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(1, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
+    X(2, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
+    X(3, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
+    X(4, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
+    X(5, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
+    X(6, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
+    X(7, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
+    X(8, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
+    X(9, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
+    X(10, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
+    X(11, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
+    X(12, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
+    X(13, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
+    X(14, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
+    X(15, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
+    X(16, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
+    X(17, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
+    X(18, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(19, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(20, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(21, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(22, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(23, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(24, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(25, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
+    X(26, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
+    X(27, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
+    X(28, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
+    X(29, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
+    X(30, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(31, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
+    X(32, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
+    X(33, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
+    X(34, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
+    X(35, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
+    X(36, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
+    X(37, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
+    X(38, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
+    X(39, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
+    X(40, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
+    X(41, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
+    X(42, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
+    X(43, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(44, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
+    X(45, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
+    X(46, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
+    X(47, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
+    X(48, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
+    X(49, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
+    X(50, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
+    X(51, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
+    X(52, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
+    X(53, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
+    X(54, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(55, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
+    X(56, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
+    X(57, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
+    X(58, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
+    X(59, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
+    X(60, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
+    X(61, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
+    X(62, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
+    X(63, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(64, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
+    X(65, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
+    X(66, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
+    X(67, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
+    X(68, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
+    X(69, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
+    X(70, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
+    X(71, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(72, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
+    X(73, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
+    X(74, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
+    X(75, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(76, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(77, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(78, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(79, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(80, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(81, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(82, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(83, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(84, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(85, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(86, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(87, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(88, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(89, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(90, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(91, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(92, "nt_fwd_row<float, float, 160, 2, 8>", nt_fwd_row<float, float, 160, 2, 8>) \
+    X(93, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(94, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(95, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(96, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(97, "nt_fwd_row<nt_bf16, float, 160, 2, 4>", nt_fwd_row<nt_bf16, float, 160, 2, 4>) \
+    X(98, "nt_fwd_row<nt_bf16, float, 160, 3, 4>", nt_fwd_row<nt_bf16, float, 160, 3, 4>) \
+    X(99, "nt_fwd_row<nt_bf16, float, 160, 4, 4>", nt_fwd_row<nt_bf16, float, 160, 4, 4>) \
+    X(100, "nt_fwd_row<nt_bf16, float, 160, 7, 0>", nt_fwd_row<nt_bf16, float, 160, 7, 0>) \
+    X(101, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(102, "nt_fwd_row<nt_bf16, float, 96, 4, 0>", nt_fwd_row<nt_bf16, float, 96, 4, 0>) \
+    X(103, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(104, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(105, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(106, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(107, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(108, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(109, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(110, "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>) \
+    X(111, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>) \
+    X(112, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>) \
+    X(113, "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>) \
+    X(114, "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>) \
+    X(115, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(116, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(117, "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>) \
+    X(118, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(119, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(120, "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>) \
+    X(121, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(122, "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>) \
+    X(123, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(124, "nt_fwd_row<nt_f16, float, 160, 4, 0>", nt_fwd_row<nt_f16, float, 160, 4, 0>) \
+    X(125, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(126, "nt_fwd_row<nt_f16, float, 96, 2, 0>", nt_fwd_row<nt_f16, float, 96, 2, 0>) \
+    X(127, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(128, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(129, "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>) \
+    X(130, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(131, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(132, "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>) \
+    X(133, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(134, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(135, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(136, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(137, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(138, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(139, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(140, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(141, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(142, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(143, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(144, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(145, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(146, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(147, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(148, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(149, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(150, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(151, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(152, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(153, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(154, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(155, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(156, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(157, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(158, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(159, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(160, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(161, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(162, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(163, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(164, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(165, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(166, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(167, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(168, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(169, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(170, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(171, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(172, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(173, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(174, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(175, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(176, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(177, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(178, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(179, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(180, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(181, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(182, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(183, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(184, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(185, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(186, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(187, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(188, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(189, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(190, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(191, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(192, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(193, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(194, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
+    X(195, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(196, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(197, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(198, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(199, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(200, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(201, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(202, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(203, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(204, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(205, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(206, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(207, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(208, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(209, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(210, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(211, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(212, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(213, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(214, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(215, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(216, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(217, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(218, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(219, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(220, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(221, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(222, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(223, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(224, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(225, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(226, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(227, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(228, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(229, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(230, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(231, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(232, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(233, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(234, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(235, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(236, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(237, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(238, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(239, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(240, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(241, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(242, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(243, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(244, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(245, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(246, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(247, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(248, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(249, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(250, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(251, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(252, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(253, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(254, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(255, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(256, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(257, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(258, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(259, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(260, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(261, "nt_fwd_warp<float, float, 16, 512, 3, 0>", nt_fwd_warp<float, float, 16, 512, 3, 0>) \
+    X(262, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(263, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(264, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(265, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(266, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(267, "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>) \
+    X(268, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(269, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(270, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(271, "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>) \
+    X(272, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(273, "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(274, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(275, "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>) \
+    X(276, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(277, "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>) \
+    X(278, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(279, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
+    X(280, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(281, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
+    X(282, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(283, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(284, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(285, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(286, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(287, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
+    X(288, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(289, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(290, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(291, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(292, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
+    X(293, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(294, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
+    X(295, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(296, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
+    X(297, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(298, "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>) \
+    X(299, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(300, "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>) \
+    X(301, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(302, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>) \
+    X(303, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(304, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(305, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(306, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(307, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(308, "nt_persist<float, float, float, 1024, 2, 2, 1>", nt_persist<float, float, float, 1024, 2, 2, 1>) \
+    X(309, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(310, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(311, "nt_persist<float, float, float, 288, 1, 3, 2>", nt_persist<float, float, float, 288, 1, 3, 2>) \
+    X(312, "nt_persist<float, float, float, 288, 4, 2, 1>", nt_persist<float, float, float, 288, 4, 2, 1>) \
+    X(313, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(314, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(315, "nt_persist<float, float, float, 544, 8, 1, 0>", nt_persist<float, float, float, 544, 8, 1, 0>) \
+    X(316, "nt_persist<float, float, float, 544, 8, 1, 1>", nt_persist<float, float, float, 544, 8, 1, 1>) \
+    X(317, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(318, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(319, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>) \
+    X(320, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>) \
+    X(321, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(322, "nt_persist<nt_bf16, float, float, 160, 1, 2, 0>", nt_persist<nt_bf16, float, float, 160, 1, 2, 0>) \
+    X(323, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(324, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(325, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(326, "nt_persist<nt_bf16, float, float, 544, 1, 3, 1>", nt_persist<nt_bf16, float, float, 544, 1, 3, 1>) \
+    X(327, "nt_persist<nt_bf16, float, float, 544, 1, 4, 1>", nt_persist<nt_bf16, float, float, 544, 1, 4, 1>) \
+    X(328, "nt_persist<nt_bf16, float, float, 544, 4, 2, 0>", nt_persist<nt_bf16, float, float, 544, 4, 2, 0>) \
+    X(329, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(330, "nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
+    X(331, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(332, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(333, "nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
+    X(334, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(335, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(336, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(337, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(338, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(339, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(340, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(341, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(342, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(343, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
+    X(344, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
+    X(345, "nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
+    X(346, "nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
+    X(347, "nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
+    X(348, "nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
+    X(349, "nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
+    X(350, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(351, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(352, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(353, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(354, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(355, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(356, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(357, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(358, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(359, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(360, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(361, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
+    X(362, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
+    X(363, "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
+    X(364, "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
+    X(365, "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
+    X(366, "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
+    X(367, "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
+    X(368, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(369, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(370, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(371, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(372, "nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
+    X(373, "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
+    X(374, "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
+    X(375, "nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
+    X(376, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(377, "nt_persist<nt_f16, float, float, 1024, 3, 2, 1>", nt_persist<nt_f16, float, float, 1024, 3, 2, 1>) \
+    X(378, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(379, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(380, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(381, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(382, "nt_persist<nt_f16, float, float, 544, 1, 3, 1>", nt_persist<nt_f16, float, float, 544, 1, 3, 1>) \
+    X(383, "nt_persist<nt_f16, float, float, 544, 1, 4, 1>", nt_persist<nt_f16, float, float, 544, 1, 4, 1>) \
+    X(384, "nt_persist<nt_f16, float, float, 544, 4, 2, 0>", nt_persist<nt_f16, float, float, 544, 4, 2, 0>) \
+    X(385, "nt_persist<nt_f16, float, float, 544, 4, 2, 1>", nt_persist<nt_f16, float, float, 544, 4, 2, 1>) \
+    X(386, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(387, "nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
+    X(388, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(389, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(390, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(391, "nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
+    X(392, "nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
+    X(393, "nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
+    X(394, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>) \
+    X(395, "nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -879,22 +885,24 @@
 
 /* Kernel names by id, the strings of NORMTUNE_KERNELS. */
 NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {
-    "nt_bwd_cluster<float, float, float, 8, 128, 8, 0>",
-    "nt_bwd_cluster<float, float, float, 8, 160, 8, 0>",
-    "nt_bwd_cluster<nt_bf16, float, float, 4, 256, 4, 2>",
-    "nt_bwd_cluster<nt_bf16, float, float, 4, 288, 4, 2>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 256, 8, 0>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 2, 288, 8, 0>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 256, 8, 1>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 4, 288, 4, 2>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 256, 4, 2>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>",
-    "nt_bwd_cluster<nt_f16, float, float, 4, 256, 4, 2>",
-    "nt_bwd_cluster<nt_f16, float, float, 4, 288, 4, 2>",
-    "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 256, 4, 2>",
-    "nt_bwd_cluster<nt_f16, nt_f16, float, 4, 288, 4, 2>",
+    "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>",
+    "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>",
+    "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>",
+    "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>",
+    "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>",
+    "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>",
+    "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>",
+    "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>",
+    "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>",
+    "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>",
+    "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>",
+    "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>",
+    "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>",
+    "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>",
+    "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>",
+    "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>",
     "nt_bwd_loop<float, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>",
@@ -1278,397 +1286,399 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    19, 74, /* 0 */
-    18, 73, /* 1 */
-    52, 73, /* 2 */
-    50, 73, /* 3 */
-    54, 73, /* 4 */
-    55, 73, /* 5 */
-    32, 73, /* 6 */
-    39, 73, /* 7 */
-    38, 73, /* 8 */
-    33, 73, /* 9 */
-    48, 73, /* 10 */
-    36, 73, /* 11 */
-    73, 366, /* 12 */
-    43, 73, /* 13 */
-    73, 329, /* 14 */
-    41, 73, /* 15 */
-    44, 73, /* 16 */
-    45, 73, /* 17 */
-    73, 330, /* 18 */
-    73, 368, /* 19 */
-    73, 367, /* 20 */
-    73, 332, /* 21 */
-    73, 333, /* 22 */
-    73, 369, /* 23 */
-    73, 335, /* 24 */
-    73, 336, /* 25 */
-    73, 334, /* 26 */
-    73, 348, /* 27 */
-    73, 349, /* 28 */
-    73, 337, /* 29 */
-    73, 353, /* 30 */
-    73, 354, /* 31 */
-    73, 352, /* 32 */
-    73, 351, /* 33 */
-    73, 338, /* 34 */
-    73, 350, /* 35 */
-    73, 327, /* 36 */
-    73, 339, /* 37 */
-    73, 355, /* 38 */
-    10, 73, /* 39 */
-    73, 340, /* 40 */
-    73, 356, /* 41 */
-    73, 358, /* 42 */
-    73, 357, /* 43 */
-    6, 73, /* 44 */
-    4, 73, /* 45 */
-    9, 73, /* 46 */
-    7, 73, /* 47 */
-    53, 73, /* 48 */
-    51, 73, /* 49 */
-    56, 73, /* 50 */
-    34, 73, /* 51 */
-    40, 73, /* 52 */
-    35, 73, /* 53 */
-    49, 73, /* 54 */
-    37, 73, /* 55 */
-    73, 370, /* 56 */
-    42, 73, /* 57 */
-    46, 73, /* 58 */
-    47, 73, /* 59 */
-    73, 331, /* 60 */
-    73, 372, /* 61 */
-    73, 371, /* 62 */
-    73, 341, /* 63 */
-    73, 342, /* 64 */
-    73, 373, /* 65 */
-    73, 343, /* 66 */
-    73, 359, /* 67 */
-    73, 360, /* 68 */
-    73, 344, /* 69 */
-    73, 361, /* 70 */
-    73, 345, /* 71 */
-    73, 346, /* 72 */
-    73, 362, /* 73 */
-    11, 73, /* 74 */
-    73, 328, /* 75 */
-    73, 347, /* 76 */
-    73, 363, /* 77 */
-    73, 364, /* 78 */
-    73, 365, /* 79 */
-    8, 73, /* 80 */
-    5, 73, /* 81 */
-    17, 73, /* 82 */
-    24, 73, /* 83 */
-    26, 73, /* 84 */
-    28, 73, /* 85 */
-    30, 73, /* 86 */
-    73, 319, /* 87 */
-    73, 321, /* 88 */
-    73, 322, /* 89 */
-    73, 323, /* 90 */
-    73, 315, /* 91 */
-    73, 316, /* 92 */
-    2, 73, /* 93 */
-    25, 73, /* 94 */
-    27, 73, /* 95 */
-    29, 73, /* 96 */
-    31, 73, /* 97 */
-    73, 320, /* 98 */
-    73, 324, /* 99 */
-    73, 325, /* 100 */
-    73, 326, /* 101 */
-    73, 317, /* 102 */
-    73, 318, /* 103 */
-    3, 73, /* 104 */
-    22, 75, /* 105 */
-    21, 73, /* 106 */
-    65, 73, /* 107 */
-    67, 73, /* 108 */
-    69, 73, /* 109 */
-    71, 73, /* 110 */
-    73, 386, /* 111 */
-    73, 387, /* 112 */
-    73, 384, /* 113 */
-    73, 388, /* 114 */
-    73, 392, /* 115 */
-    14, 73, /* 116 */
-    66, 73, /* 117 */
-    68, 73, /* 118 */
-    70, 73, /* 119 */
-    72, 73, /* 120 */
-    73, 389, /* 121 */
-    73, 390, /* 122 */
-    73, 385, /* 123 */
-    73, 391, /* 124 */
-    73, 393, /* 125 */
-    15, 73, /* 126 */
-    20, 73, /* 127 */
-    57, 73, /* 128 */
-    59, 73, /* 129 */
-    61, 73, /* 130 */
-    63, 73, /* 131 */
-    73, 376, /* 132 */
-    73, 377, /* 133 */
-    73, 374, /* 134 */
-    73, 378, /* 135 */
-    73, 379, /* 136 */
-    12, 73, /* 137 */
-    58, 73, /* 138 */
-    60, 73, /* 139 */
-    62, 73, /* 140 */
-    64, 73, /* 141 */
-    73, 380, /* 142 */
-    73, 381, /* 143 */
-    73, 375, /* 144 */
-    73, 382, /* 145 */
-    73, 383, /* 146 */
-    13, 73, /* 147 */
-    16, 73, /* 148 */
-    23, 73, /* 149 */
-    73, 307, /* 150 */
-    73, 308, /* 151 */
-    73, 305, /* 152 */
-    73, 311, /* 153 */
-    73, 312, /* 154 */
-    0, 73, /* 155 */
-    73, 309, /* 156 */
-    73, 310, /* 157 */
-    73, 306, /* 158 */
-    73, 313, /* 159 */
-    73, 314, /* 160 */
-    1, 73, /* 161 */
-    78, /* 162 */
-    286, /* 163 */
-    289, /* 164 */
+    21, 76, /* 0 */
+    20, 75, /* 1 */
+    54, 75, /* 2 */
+    52, 75, /* 3 */
+    56, 75, /* 4 */
+    57, 75, /* 5 */
+    34, 75, /* 6 */
+    41, 75, /* 7 */
+    40, 75, /* 8 */
+    35, 75, /* 9 */
+    50, 75, /* 10 */
+    38, 75, /* 11 */
+    75, 368, /* 12 */
+    45, 75, /* 13 */
+    75, 331, /* 14 */
+    43, 75, /* 15 */
+    46, 75, /* 16 */
+    47, 75, /* 17 */
+    75, 332, /* 18 */
+    75, 370, /* 19 */
+    75, 369, /* 20 */
+    75, 334, /* 21 */
+    75, 335, /* 22 */
+    75, 371, /* 23 */
+    75, 337, /* 24 */
+    75, 338, /* 25 */
+    75, 336, /* 26 */
+    75, 350, /* 27 */
+    75, 351, /* 28 */
+    75, 339, /* 29 */
+    75, 355, /* 30 */
+    75, 356, /* 31 */
+    75, 354, /* 32 */
+    75, 353, /* 33 */
+    75, 340, /* 34 */
+    75, 352, /* 35 */
+    75, 329, /* 36 */
+    75, 341, /* 37 */
+    75, 357, /* 38 */
+    0, 75, /* 39 */
+    75, 342, /* 40 */
+    75, 358, /* 41 */
+    75, 360, /* 42 */
+    75, 359, /* 43 */
+    10, 75, /* 44 */
+    8, 75, /* 45 */
+    6, 75, /* 46 */
+    13, 75, /* 47 */
+    12, 75, /* 48 */
+    55, 75, /* 49 */
+    53, 75, /* 50 */
+    58, 75, /* 51 */
+    36, 75, /* 52 */
+    42, 75, /* 53 */
+    37, 75, /* 54 */
+    51, 75, /* 55 */
+    39, 75, /* 56 */
+    75, 372, /* 57 */
+    44, 75, /* 58 */
+    48, 75, /* 59 */
+    49, 75, /* 60 */
+    75, 333, /* 61 */
+    75, 374, /* 62 */
+    75, 373, /* 63 */
+    75, 343, /* 64 */
+    75, 344, /* 65 */
+    75, 375, /* 66 */
+    75, 345, /* 67 */
+    75, 361, /* 68 */
+    75, 362, /* 69 */
+    75, 346, /* 70 */
+    75, 363, /* 71 */
+    75, 347, /* 72 */
+    75, 348, /* 73 */
+    75, 364, /* 74 */
+    1, 75, /* 75 */
+    75, 330, /* 76 */
+    75, 349, /* 77 */
+    75, 365, /* 78 */
+    75, 366, /* 79 */
+    75, 367, /* 80 */
+    11, 75, /* 81 */
+    9, 75, /* 82 */
+    7, 75, /* 83 */
+    19, 75, /* 84 */
+    26, 75, /* 85 */
+    28, 75, /* 86 */
+    30, 75, /* 87 */
+    32, 75, /* 88 */
+    75, 321, /* 89 */
+    75, 323, /* 90 */
+    75, 324, /* 91 */
+    75, 325, /* 92 */
+    75, 317, /* 93 */
+    75, 318, /* 94 */
+    4, 75, /* 95 */
+    27, 75, /* 96 */
+    29, 75, /* 97 */
+    31, 75, /* 98 */
+    33, 75, /* 99 */
+    75, 322, /* 100 */
+    75, 326, /* 101 */
+    75, 327, /* 102 */
+    75, 328, /* 103 */
+    75, 319, /* 104 */
+    75, 320, /* 105 */
+    5, 75, /* 106 */
+    24, 77, /* 107 */
+    23, 75, /* 108 */
+    67, 75, /* 109 */
+    69, 75, /* 110 */
+    71, 75, /* 111 */
+    73, 75, /* 112 */
+    75, 388, /* 113 */
+    75, 389, /* 114 */
+    75, 386, /* 115 */
+    75, 390, /* 116 */
+    75, 394, /* 117 */
+    16, 75, /* 118 */
+    68, 75, /* 119 */
+    70, 75, /* 120 */
+    72, 75, /* 121 */
+    74, 75, /* 122 */
+    75, 391, /* 123 */
+    75, 392, /* 124 */
+    75, 387, /* 125 */
+    75, 393, /* 126 */
+    75, 395, /* 127 */
+    17, 75, /* 128 */
+    22, 75, /* 129 */
+    59, 75, /* 130 */
+    61, 75, /* 131 */
+    63, 75, /* 132 */
+    65, 75, /* 133 */
+    75, 378, /* 134 */
+    75, 379, /* 135 */
+    75, 376, /* 136 */
+    75, 380, /* 137 */
+    75, 381, /* 138 */
+    14, 75, /* 139 */
+    60, 75, /* 140 */
+    62, 75, /* 141 */
+    64, 75, /* 142 */
+    66, 75, /* 143 */
+    75, 382, /* 144 */
+    75, 383, /* 145 */
+    75, 377, /* 146 */
+    75, 384, /* 147 */
+    75, 385, /* 148 */
+    15, 75, /* 149 */
+    18, 75, /* 150 */
+    25, 75, /* 151 */
+    75, 309, /* 152 */
+    75, 310, /* 153 */
+    75, 307, /* 154 */
+    75, 313, /* 155 */
+    75, 314, /* 156 */
+    2, 75, /* 157 */
+    75, 311, /* 158 */
+    75, 312, /* 159 */
+    75, 308, /* 160 */
+    75, 315, /* 161 */
+    75, 316, /* 162 */
+    3, 75, /* 163 */
+    80, /* 164 */
     288, /* 165 */
-    293, /* 166 */
-    276, /* 167 */
-    291, /* 168 */
+    291, /* 166 */
+    290, /* 167 */
+    295, /* 168 */
     278, /* 169 */
-    282, /* 170 */
+    293, /* 170 */
     280, /* 171 */
-    190, /* 172 */
-    101, /* 173 */
-    284, /* 174 */
-    167, /* 175 */
-    166, /* 176 */
-    102, /* 177 */
+    284, /* 172 */
+    282, /* 173 */
+    192, /* 174 */
+    103, /* 175 */
+    286, /* 176 */
+    169, /* 177 */
     168, /* 178 */
-    178, /* 179 */
-    179, /* 180 */
-    119, /* 181 */
-    103, /* 182 */
-    169, /* 183 */
-    104, /* 184 */
-    105, /* 185 */
-    180, /* 186 */
-    181, /* 187 */
-    116, /* 188 */
-    86, /* 189 */
-    170, /* 190 */
-    183, /* 191 */
-    182, /* 192 */
-    106, /* 193 */
-    87, /* 194 */
-    171, /* 195 */
-    113, /* 196 */
-    107, /* 197 */
-    230, /* 198 */
-    231, /* 199 */
-    229, /* 200 */
-    234, /* 201 */
-    233, /* 202 */
-    232, /* 203 */
-    223, /* 204 */
-    236, /* 205 */
-    235, /* 206 */
-    117, /* 207 */
-    114, /* 208 */
-    225, /* 209 */
-    237, /* 210 */
-    224, /* 211 */
-    238, /* 212 */
-    222, /* 213 */
-    239, /* 214 */
-    228, /* 215 */
-    287, /* 216 */
-    290, /* 217 */
-    294, /* 218 */
-    277, /* 219 */
-    292, /* 220 */
+    104, /* 179 */
+    170, /* 180 */
+    180, /* 181 */
+    181, /* 182 */
+    121, /* 183 */
+    105, /* 184 */
+    171, /* 185 */
+    106, /* 186 */
+    107, /* 187 */
+    182, /* 188 */
+    183, /* 189 */
+    118, /* 190 */
+    88, /* 191 */
+    172, /* 192 */
+    185, /* 193 */
+    184, /* 194 */
+    108, /* 195 */
+    89, /* 196 */
+    173, /* 197 */
+    115, /* 198 */
+    109, /* 199 */
+    232, /* 200 */
+    233, /* 201 */
+    231, /* 202 */
+    236, /* 203 */
+    235, /* 204 */
+    234, /* 205 */
+    225, /* 206 */
+    238, /* 207 */
+    237, /* 208 */
+    119, /* 209 */
+    116, /* 210 */
+    227, /* 211 */
+    239, /* 212 */
+    226, /* 213 */
+    240, /* 214 */
+    224, /* 215 */
+    241, /* 216 */
+    230, /* 217 */
+    289, /* 218 */
+    292, /* 219 */
+    296, /* 220 */
     279, /* 221 */
-    283, /* 222 */
+    294, /* 222 */
     281, /* 223 */
     285, /* 224 */
-    173, /* 225 */
-    172, /* 226 */
-    108, /* 227 */
+    283, /* 225 */
+    287, /* 226 */
+    175, /* 227 */
     174, /* 228 */
-    184, /* 229 */
-    185, /* 230 */
-    120, /* 231 */
-    109, /* 232 */
-    175, /* 233 */
-    110, /* 234 */
-    186, /* 235 */
-    187, /* 236 */
-    118, /* 237 */
-    176, /* 238 */
-    88, /* 239 */
-    189, /* 240 */
-    188, /* 241 */
-    111, /* 242 */
-    177, /* 243 */
-    112, /* 244 */
-    241, /* 245 */
-    242, /* 246 */
-    240, /* 247 */
+    110, /* 229 */
+    176, /* 230 */
+    186, /* 231 */
+    187, /* 232 */
+    122, /* 233 */
+    111, /* 234 */
+    177, /* 235 */
+    112, /* 236 */
+    188, /* 237 */
+    189, /* 238 */
+    120, /* 239 */
+    178, /* 240 */
+    90, /* 241 */
+    191, /* 242 */
+    190, /* 243 */
+    113, /* 244 */
+    179, /* 245 */
+    114, /* 246 */
+    243, /* 247 */
     244, /* 248 */
-    243, /* 249 */
-    226, /* 250 */
-    246, /* 251 */
-    245, /* 252 */
-    115, /* 253 */
-    221, /* 254 */
-    227, /* 255 */
-    247, /* 256 */
-    248, /* 257 */
+    242, /* 249 */
+    246, /* 250 */
+    245, /* 251 */
+    228, /* 252 */
+    248, /* 253 */
+    247, /* 254 */
+    117, /* 255 */
+    223, /* 256 */
+    229, /* 257 */
     249, /* 258 */
-    77, /* 259 */
-    270, /* 260 */
-    272, /* 261 */
-    274, /* 262 */
-    261, /* 263 */
-    260, /* 264 */
-    266, /* 265 */
-    264, /* 266 */
+    250, /* 259 */
+    251, /* 260 */
+    79, /* 261 */
+    272, /* 262 */
+    274, /* 263 */
+    276, /* 264 */
+    263, /* 265 */
+    262, /* 266 */
     268, /* 267 */
-    160, /* 268 */
-    136, /* 269 */
-    161, /* 270 */
-    91, /* 271 */
-    137, /* 272 */
-    147, /* 273 */
-    99, /* 274 */
-    92, /* 275 */
-    82, /* 276 */
-    138, /* 277 */
-    162, /* 278 */
-    148, /* 279 */
-    149, /* 280 */
-    93, /* 281 */
-    83, /* 282 */
-    139, /* 283 */
-    159, /* 284 */
-    140, /* 285 */
-    150, /* 286 */
-    151, /* 287 */
-    84, /* 288 */
-    141, /* 289 */
-    94, /* 290 */
-    218, /* 291 */
-    157, /* 292 */
-    216, /* 293 */
-    213, /* 294 */
-    219, /* 295 */
-    217, /* 296 */
-    81, /* 297 */
-    215, /* 298 */
-    304, /* 299 */
-    210, /* 300 */
-    212, /* 301 */
-    211, /* 302 */
-    271, /* 303 */
-    273, /* 304 */
-    275, /* 305 */
-    263, /* 306 */
-    262, /* 307 */
-    267, /* 308 */
-    265, /* 309 */
+    266, /* 268 */
+    270, /* 269 */
+    162, /* 270 */
+    138, /* 271 */
+    163, /* 272 */
+    93, /* 273 */
+    139, /* 274 */
+    149, /* 275 */
+    101, /* 276 */
+    94, /* 277 */
+    84, /* 278 */
+    140, /* 279 */
+    164, /* 280 */
+    150, /* 281 */
+    151, /* 282 */
+    95, /* 283 */
+    85, /* 284 */
+    141, /* 285 */
+    161, /* 286 */
+    142, /* 287 */
+    152, /* 288 */
+    153, /* 289 */
+    86, /* 290 */
+    143, /* 291 */
+    96, /* 292 */
+    220, /* 293 */
+    159, /* 294 */
+    218, /* 295 */
+    215, /* 296 */
+    221, /* 297 */
+    219, /* 298 */
+    83, /* 299 */
+    217, /* 300 */
+    306, /* 301 */
+    212, /* 302 */
+    214, /* 303 */
+    213, /* 304 */
+    273, /* 305 */
+    275, /* 306 */
+    277, /* 307 */
+    265, /* 308 */
+    264, /* 309 */
     269, /* 310 */
-    142, /* 311 */
-    164, /* 312 */
-    95, /* 313 */
-    152, /* 314 */
-    100, /* 315 */
-    96, /* 316 */
-    143, /* 317 */
-    165, /* 318 */
-    153, /* 319 */
-    154, /* 320 */
-    97, /* 321 */
-    144, /* 322 */
-    163, /* 323 */
-    145, /* 324 */
-    155, /* 325 */
-    156, /* 326 */
-    146, /* 327 */
-    98, /* 328 */
-    85, /* 329 */
-    158, /* 330 */
-    214, /* 331 */
-    220, /* 332 */
-    80, /* 333 */
-    303, /* 334 */
-    299, /* 335 */
-    129, /* 336 */
+    267, /* 311 */
+    271, /* 312 */
+    144, /* 313 */
+    166, /* 314 */
+    97, /* 315 */
+    154, /* 316 */
+    102, /* 317 */
+    98, /* 318 */
+    145, /* 319 */
+    167, /* 320 */
+    155, /* 321 */
+    156, /* 322 */
+    99, /* 323 */
+    146, /* 324 */
+    165, /* 325 */
+    147, /* 326 */
+    157, /* 327 */
+    158, /* 328 */
+    148, /* 329 */
+    100, /* 330 */
+    87, /* 331 */
+    160, /* 332 */
+    216, /* 333 */
+    222, /* 334 */
+    82, /* 335 */
+    305, /* 336 */
     301, /* 337 */
-    199, /* 338 */
-    198, /* 339 */
-    125, /* 340 */
-    203, /* 341 */
-    202, /* 342 */
-    254, /* 343 */
-    253, /* 344 */
-    128, /* 345 */
-    126, /* 346 */
-    255, /* 347 */
-    300, /* 348 */
-    130, /* 349 */
+    131, /* 338 */
+    303, /* 339 */
+    201, /* 340 */
+    200, /* 341 */
+    127, /* 342 */
+    205, /* 343 */
+    204, /* 344 */
+    256, /* 345 */
+    255, /* 346 */
+    130, /* 347 */
+    128, /* 348 */
+    257, /* 349 */
     302, /* 350 */
-    201, /* 351 */
-    200, /* 352 */
-    205, /* 353 */
-    204, /* 354 */
-    256, /* 355 */
-    127, /* 356 */
-    257, /* 357 */
-    79, /* 358 */
-    297, /* 359 */
-    295, /* 360 */
-    123, /* 361 */
-    196, /* 362 */
-    191, /* 363 */
-    194, /* 364 */
+    132, /* 351 */
+    304, /* 352 */
+    203, /* 353 */
+    202, /* 354 */
+    207, /* 355 */
+    206, /* 356 */
+    258, /* 357 */
+    129, /* 358 */
+    259, /* 359 */
+    81, /* 360 */
+    299, /* 361 */
+    297, /* 362 */
+    125, /* 363 */
+    198, /* 364 */
     193, /* 365 */
-    121, /* 366 */
-    251, /* 367 */
-    250, /* 368 */
-    298, /* 369 */
-    296, /* 370 */
-    124, /* 371 */
-    197, /* 372 */
-    192, /* 373 */
-    195, /* 374 */
-    122, /* 375 */
-    252, /* 376 */
-    76, /* 377 */
-    258, /* 378 */
-    131, /* 379 */
-    89, /* 380 */
-    132, /* 381 */
-    134, /* 382 */
-    206, /* 383 */
-    208, /* 384 */
-    207, /* 385 */
-    259, /* 386 */
-    90, /* 387 */
-    133, /* 388 */
-    135, /* 389 */
-    209, /* 390 */
+    196, /* 366 */
+    195, /* 367 */
+    123, /* 368 */
+    253, /* 369 */
+    252, /* 370 */
+    300, /* 371 */
+    298, /* 372 */
+    126, /* 373 */
+    199, /* 374 */
+    194, /* 375 */
+    197, /* 376 */
+    124, /* 377 */
+    254, /* 378 */
+    78, /* 379 */
+    260, /* 380 */
+    133, /* 381 */
+    91, /* 382 */
+    134, /* 383 */
+    136, /* 384 */
+    208, /* 385 */
+    210, /* 386 */
+    209, /* 387 */
+    261, /* 388 */
+    92, /* 389 */
+    135, /* 390 */
+    137, /* 391 */
+    211, /* 392 */
     -1
 };
 
@@ -1707,45 +1717,45 @@ NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 
 /* Tuned shapes, problem after problem, each sorted by (N, M). */
 NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] = {
     /* 1: rmsnorm_bwd x=bf16,w=bf16,dw=f32 */
-    {64LL, 65536LL, 2, 11.376, 2212.2, 48},
-    {64LL, 262144LL, 3, 31.106, 3236.1, 49},
+    {64LL, 65536LL, 2, 11.376, 2212.2, 49},
+    {64LL, 262144LL, 3, 31.106, 3236.1, 50},
     {64LL, 1048576LL, 4, 106.888, 3767.1, -1},
-    {128LL, 65536LL, 5, 18.784, 2679.5, 50},
-    {128LL, 262144LL, 6, 57.836, 3481.0, 51},
-    {128LL, 1048576LL, 6, 208.592, 3860.7, 51},
+    {128LL, 65536LL, 5, 18.784, 2679.5, 51},
+    {128LL, 262144LL, 6, 57.836, 3481.0, 52},
+    {128LL, 1048576LL, 6, 208.592, 3860.7, 52},
     {256LL, 65536LL, 7, 31.415, 3204.4, -1},
-    {256LL, 262144LL, 8, 106.456, 3782.4, 52},
-    {256LL, 1048576LL, 9, 405.616, 3970.8, 53},
-    {512LL, 8192LL, 10, 11.150, 2257.3, 54},
-    {512LL, 65536LL, 11, 57.028, 3530.4, 55},
-    {512LL, 262144LL, 12, 203.264, 3961.9, 56},
+    {256LL, 262144LL, 8, 106.456, 3782.4, 53},
+    {256LL, 1048576LL, 9, 405.616, 3970.8, 54},
+    {512LL, 8192LL, 10, 11.150, 2257.3, 55},
+    {512LL, 65536LL, 11, 57.028, 3530.4, 56},
+    {512LL, 262144LL, 12, 203.264, 3961.9, 57},
     {768LL, 8192LL, 13, 14.903, 2533.3, 16},
     {768LL, 65536LL, 13, 80.965, 3729.9, 16},
     {768LL, 262144LL, 14, 302.400, 3994.6, -1},
-    {1024LL, 1024LL, 15, 6.261, 1005.8, 57},
-    {1024LL, 4096LL, 16, 12.081, 2083.6, 58},
-    {1024LL, 8192LL, 17, 18.833, 2672.8, 59},
-    {1024LL, 16384LL, 18, 30.798, 3268.7, 60},
-    {1024LL, 65536LL, 19, 101.680, 3960.1, 61},
-    {1024LL, 262144LL, 20, 398.976, 4036.9, 62},
-    {2048LL, 1024LL, 21, 8.671, 1452.6, 63},
-    {2048LL, 4096LL, 22, 18.285, 2753.3, 64},
-    {2048LL, 16384LL, 22, 53.672, 3751.3, 64},
-    {2048LL, 65536LL, 23, 195.432, 4120.7, 65},
+    {1024LL, 1024LL, 15, 6.261, 1005.8, 58},
+    {1024LL, 4096LL, 16, 12.081, 2083.6, 59},
+    {1024LL, 8192LL, 17, 18.833, 2672.8, 60},
+    {1024LL, 16384LL, 18, 30.798, 3268.7, 61},
+    {1024LL, 65536LL, 19, 101.680, 3960.1, 62},
+    {1024LL, 262144LL, 20, 398.976, 4036.9, 63},
+    {2048LL, 1024LL, 21, 8.671, 1452.6, 64},
+    {2048LL, 4096LL, 22, 18.285, 2753.3, 65},
+    {2048LL, 16384LL, 22, 53.672, 3751.3, 65},
+    {2048LL, 65536LL, 23, 195.432, 4120.7, 66},
     {3072LL, 1024LL, 24, 10.455, 1807.1, -1},
     {3072LL, 4096LL, 25, 24.251, 3114.0, -1},
     {3072LL, 16384LL, 25, 78.779, 3833.6, -1},
     {3072LL, 65536LL, 25, 299.936, 4027.5, -1},
-    {4096LL, 256LL, 26, 7.211, 875.8, 66},
-    {4096LL, 1024LL, 27, 12.160, 2071.6, 67},
-    {4096LL, 4096LL, 28, 30.674, 3282.5, 68},
-    {4096LL, 16384LL, 28, 100.648, 4000.9, 68},
-    {4096LL, 65536LL, 28, 379.296, 4246.4, 68},
+    {4096LL, 256LL, 26, 7.211, 875.8, 67},
+    {4096LL, 1024LL, 27, 12.160, 2071.6, 68},
+    {4096LL, 4096LL, 28, 30.674, 3282.5, 69},
+    {4096LL, 16384LL, 28, 100.648, 4000.9, 69},
+    {4096LL, 65536LL, 28, 379.296, 4246.4, 69},
     {5120LL, 1024LL, 29, 14.313, 2199.9, -1},
     {5120LL, 4096LL, 30, 37.155, 3387.5, -1},
     {5120LL, 16384LL, 31, 124.584, 4040.2, -1},
     {5120LL, 65536LL, 30, 472.928, 4257.1, -1},
-    {6144LL, 1024LL, 29, 15.842, 2385.1, 69},
+    {6144LL, 1024LL, 29, 15.842, 2385.1, 70},
     {6144LL, 4096LL, 32, 42.070, 3590.0, -1},
     {6144LL, 16384LL, 32, 148.432, 4069.3, -1},
     {6144LL, 65536LL, 33, 573.264, 4214.4, -1},
@@ -1753,285 +1763,288 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {7168LL, 4096LL, 34, 49.558, 3555.5, -1},
     {7168LL, 16384LL, 35, 178.944, 3938.0, -1},
     {7168LL, 65536LL, 35, 690.928, 4079.5, -1},
-    {8192LL, 256LL, 35, 10.351, 1220.4, 70},
-    {8192LL, 1024LL, 34, 19.446, 2590.8, 71},
-    {8192LL, 4096LL, 35, 54.996, 3661.6, 70},
-    {8192LL, 16384LL, 35, 197.800, 4071.6, 70},
-    {8192LL, 65536LL, 35, 770.288, 4181.9, 70},
+    {8192LL, 256LL, 35, 10.351, 1220.4, 71},
+    {8192LL, 1024LL, 34, 19.446, 2590.8, 72},
+    {8192LL, 4096LL, 35, 54.996, 3661.6, 71},
+    {8192LL, 16384LL, 35, 197.800, 4071.6, 71},
+    {8192LL, 65536LL, 35, 770.288, 4181.9, 71},
     {12288LL, 1024LL, 36, 27.540, 2744.1, -1},
-    {12288LL, 4096LL, 37, 82.773, 3649.3, 72},
-    {12288LL, 16384LL, 38, 305.104, 3959.4, 73},
-    {12288LL, 65536LL, 38, 1174.352, 4114.5, 73},
-    {16384LL, 256LL, 39, 16.199, 1559.6, 74},
-    {16384LL, 1024LL, 36, 35.443, 2842.9, 75},
-    {16384LL, 4096LL, 40, 112.120, 3592.1, 76},
-    {16384LL, 16384LL, 41, 398.832, 4038.6, 77},
-    {16384LL, 65536LL, 41, 1567.488, 4110.1, 77},
+    {12288LL, 4096LL, 37, 82.773, 3649.3, 73},
+    {12288LL, 16384LL, 38, 305.104, 3959.4, 74},
+    {12288LL, 65536LL, 38, 1174.352, 4114.5, 74},
+    {16384LL, 256LL, 39, 16.199, 1559.6, 75},
+    {16384LL, 1024LL, 36, 35.443, 2842.9, 76},
+    {16384LL, 4096LL, 40, 112.120, 3592.1, 77},
+    {16384LL, 16384LL, 41, 398.832, 4038.6, 78},
+    {16384LL, 65536LL, 41, 1567.488, 4110.1, 78},
     {18432LL, 1024LL, 42, 39.976, 2835.6, -1},
     {18432LL, 4096LL, 42, 128.000, 3539.8, -1},
     {18432LL, 16384LL, 43, 451.904, 4009.8, -1},
-    {20480LL, 1024LL, 43, 43.667, 2884.4, 78},
-    {20480LL, 4096LL, 42, 142.336, 3537.0, 79},
-    {20480LL, 16384LL, 43, 501.936, 4011.2, 78},
-    {32768LL, 1024LL, 44, 74.117, 2719.0, 80},
-    {32768LL, 4096LL, 44, 260.928, 3087.1, 80},
-    {32768LL, 16384LL, 45, 994.816, 3238.2, 81},
-    {65536LL, 1024LL, 46, 148.072, 2722.0, -1},
-    {65536LL, 4096LL, 46, 548.576, 2936.7, -1},
-    {65536LL, 16384LL, 47, 2125.904, 3030.6, -1},
+    {20480LL, 1024LL, 43, 43.667, 2884.4, 79},
+    {20480LL, 4096LL, 42, 142.336, 3537.0, 80},
+    {20480LL, 16384LL, 43, 501.936, 4011.2, 79},
+    {24576LL, 1024LL, 44, 52.444, 2882.0, 81},
+    {24576LL, 4096LL, 44, 164.320, 3676.5, 81},
+    {24576LL, 16384LL, 44, 637.568, 3789.5, 81},
+    {32768LL, 1024LL, 45, 65.024, 3099.2, 82},
+    {32768LL, 4096LL, 45, 214.176, 3760.9, 82},
+    {32768LL, 16384LL, 46, 832.512, 3869.5, 83},
+    {65536LL, 1024LL, 47, 118.696, 3395.6, -1},
+    {65536LL, 4096LL, 47, 428.464, 3760.0, -1},
+    {65536LL, 16384LL, 48, 1718.384, 3749.4, -1},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 83, 57.176, 3521.2, 94},
-    {512LL, 65536LL, 84, 56.672, 3552.6, 95},
-    {1024LL, 1024LL, 85, 6.160, 1022.7, 96},
-    {1024LL, 4096LL, 86, 11.908, 2114.1, 97},
-    {1024LL, 16384LL, 85, 31.664, 3179.4, 96},
-    {1024LL, 65536LL, 87, 105.408, 3820.0, 98},
-    {4096LL, 1024LL, 88, 12.308, 2047.3, 99},
-    {4096LL, 4096LL, 89, 30.777, 3271.8, 100},
-    {4096LL, 16384LL, 89, 101.512, 3966.9, 100},
-    {4096LL, 65536LL, 89, 378.944, 4250.4, 100},
-    {16384LL, 1024LL, 90, 35.859, 2810.9, 101},
-    {16384LL, 4096LL, 90, 115.184, 3496.9, 101},
-    {16384LL, 16384LL, 91, 401.136, 4015.5, 102},
-    {16384LL, 65536LL, 92, 1569.312, 4105.4, 103},
-    {32768LL, 4096LL, 93, 261.616, 3079.2, 104},
+    {128LL, 262144LL, 85, 57.176, 3521.2, 96},
+    {512LL, 65536LL, 86, 56.672, 3552.6, 97},
+    {1024LL, 1024LL, 87, 6.160, 1022.7, 98},
+    {1024LL, 4096LL, 88, 11.908, 2114.1, 99},
+    {1024LL, 16384LL, 87, 31.664, 3179.4, 98},
+    {1024LL, 65536LL, 89, 105.408, 3820.0, 100},
+    {4096LL, 1024LL, 90, 12.308, 2047.3, 101},
+    {4096LL, 4096LL, 91, 30.777, 3271.8, 102},
+    {4096LL, 16384LL, 91, 101.512, 3966.9, 102},
+    {4096LL, 65536LL, 91, 378.944, 4250.4, 102},
+    {16384LL, 1024LL, 92, 35.859, 2810.9, 103},
+    {16384LL, 4096LL, 92, 115.184, 3496.9, 103},
+    {16384LL, 16384LL, 93, 401.136, 4015.5, 104},
+    {16384LL, 65536LL, 94, 1569.312, 4105.4, 105},
+    {32768LL, 4096LL, 95, 218.720, 3683.1, 106},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 107, 56.972, 3533.8, 117},
-    {512LL, 65536LL, 108, 56.900, 3538.3, 118},
-    {1024LL, 1024LL, 109, 6.259, 1006.1, 119},
-    {1024LL, 4096LL, 110, 12.115, 2077.8, 120},
-    {1024LL, 16384LL, 109, 31.890, 3156.7, 119},
-    {1024LL, 65536LL, 109, 107.664, 3740.0, 119},
-    {4096LL, 1024LL, 111, 12.401, 2031.3, 121},
-    {4096LL, 4096LL, 112, 30.368, 3315.6, 122},
-    {4096LL, 16384LL, 112, 99.216, 4058.6, 122},
-    {4096LL, 65536LL, 112, 377.472, 4266.9, 122},
-    {16384LL, 1024LL, 113, 34.896, 2887.5, 123},
-    {16384LL, 4096LL, 114, 114.400, 3520.6, 124},
-    {16384LL, 16384LL, 113, 400.864, 4018.1, 123},
-    {16384LL, 65536LL, 115, 1565.472, 4115.4, 125},
-    {32768LL, 4096LL, 116, 260.880, 3087.6, 126},
+    {128LL, 262144LL, 109, 56.972, 3533.8, 119},
+    {512LL, 65536LL, 110, 56.900, 3538.3, 120},
+    {1024LL, 1024LL, 111, 6.259, 1006.1, 121},
+    {1024LL, 4096LL, 112, 12.115, 2077.8, 122},
+    {1024LL, 16384LL, 111, 31.890, 3156.7, 121},
+    {1024LL, 65536LL, 111, 107.664, 3740.0, 121},
+    {4096LL, 1024LL, 113, 12.401, 2031.3, 123},
+    {4096LL, 4096LL, 114, 30.368, 3315.6, 124},
+    {4096LL, 16384LL, 114, 99.216, 4058.6, 124},
+    {4096LL, 65536LL, 114, 377.472, 4266.9, 124},
+    {16384LL, 1024LL, 115, 34.896, 2887.5, 125},
+    {16384LL, 4096LL, 116, 114.400, 3520.6, 126},
+    {16384LL, 16384LL, 115, 400.864, 4018.1, 125},
+    {16384LL, 65536LL, 117, 1565.472, 4115.4, 127},
+    {32768LL, 4096LL, 118, 215.872, 3731.4, 128},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 128, 57.104, 3525.6, 138},
-    {512LL, 65536LL, 129, 56.676, 3552.3, 139},
-    {1024LL, 1024LL, 130, 6.174, 1020.3, 140},
-    {1024LL, 4096LL, 131, 12.021, 2094.2, 141},
-    {1024LL, 16384LL, 130, 31.641, 3181.7, 140},
-    {1024LL, 65536LL, 130, 107.576, 3743.0, 140},
-    {4096LL, 1024LL, 132, 12.333, 2043.2, 142},
-    {4096LL, 4096LL, 133, 30.594, 3291.3, 143},
-    {4096LL, 16384LL, 133, 100.432, 4009.5, 143},
-    {4096LL, 65536LL, 133, 378.848, 4251.4, 143},
-    {16384LL, 1024LL, 134, 35.573, 2833.4, 144},
-    {16384LL, 4096LL, 134, 114.816, 3508.1, 144},
-    {16384LL, 16384LL, 135, 401.488, 4011.9, 145},
-    {16384LL, 65536LL, 136, 1568.768, 4106.8, 146},
-    {32768LL, 4096LL, 137, 262.640, 3067.2, 147},
+    {128LL, 262144LL, 130, 57.104, 3525.6, 140},
+    {512LL, 65536LL, 131, 56.676, 3552.3, 141},
+    {1024LL, 1024LL, 132, 6.174, 1020.3, 142},
+    {1024LL, 4096LL, 133, 12.021, 2094.2, 143},
+    {1024LL, 16384LL, 132, 31.641, 3181.7, 142},
+    {1024LL, 65536LL, 132, 107.576, 3743.0, 142},
+    {4096LL, 1024LL, 134, 12.333, 2043.2, 144},
+    {4096LL, 4096LL, 135, 30.594, 3291.3, 145},
+    {4096LL, 16384LL, 135, 100.432, 4009.5, 145},
+    {4096LL, 65536LL, 135, 378.848, 4251.4, 145},
+    {16384LL, 1024LL, 136, 35.573, 2833.4, 146},
+    {16384LL, 4096LL, 136, 114.816, 3508.1, 146},
+    {16384LL, 16384LL, 137, 401.488, 4011.9, 147},
+    {16384LL, 65536LL, 138, 1568.768, 4106.8, 148},
+    {32768LL, 4096LL, 139, 218.416, 3688.2, 149},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 149, 105.944, 3800.6, -1},
-    {1024LL, 4096LL, 150, 17.281, 2913.0, 156},
-    {1024LL, 65536LL, 150, 194.880, 4132.4, 156},
-    {4096LL, 4096LL, 151, 53.056, 3795.2, 157},
-    {4096LL, 65536LL, 152, 769.184, 4187.9, 158},
-    {16384LL, 4096LL, 153, 233.152, 3454.6, 159},
-    {16384LL, 65536LL, 154, 3508.176, 3672.9, 160},
-    {32768LL, 4096LL, 155, 471.616, 3415.6, 161},
+    {128LL, 262144LL, 151, 105.944, 3800.6, -1},
+    {1024LL, 4096LL, 152, 17.281, 2913.0, 158},
+    {1024LL, 65536LL, 152, 194.880, 4132.4, 158},
+    {4096LL, 4096LL, 153, 53.056, 3795.2, 159},
+    {4096LL, 65536LL, 154, 769.184, 4187.9, 160},
+    {16384LL, 4096LL, 155, 233.152, 3454.6, 161},
+    {16384LL, 65536LL, 156, 3508.176, 3672.9, 162},
+    {32768LL, 4096LL, 157, 412.448, 3905.6, 163},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 163, 5.955, 2861.5, 216},
-    {64LL, 262144LL, 164, 18.086, 3768.6, 217},
-    {64LL, 1048576LL, 163, 65.888, 4137.8, 216},
-    {128LL, 65536LL, 165, 10.304, 3281.9, -1},
-    {128LL, 262144LL, 166, 34.800, 3887.0, 218},
-    {128LL, 1048576LL, 166, 131.776, 4105.9, 218},
-    {256LL, 65536LL, 167, 18.412, 3659.2, 219},
-    {256LL, 262144LL, 167, 66.852, 4031.1, 219},
-    {256LL, 1048576LL, 168, 258.928, 4163.1, 220},
-    {512LL, 8192LL, 169, 5.780, 2908.5, 221},
-    {512LL, 65536LL, 170, 34.616, 3884.9, 222},
-    {512LL, 262144LL, 170, 131.280, 4097.5, 222},
-    {768LL, 8192LL, 171, 7.995, 3152.0, 223},
-    {768LL, 65536LL, 172, 50.170, 4018.2, -1},
-    {768LL, 262144LL, 172, 193.224, 4173.2, -1},
-    {1024LL, 1024LL, 173, 2.785, 1508.2, -1},
-    {1024LL, 4096LL, 174, 5.839, 2876.4, 224},
-    {1024LL, 8192LL, 175, 10.034, 3347.7, 225},
-    {1024LL, 16384LL, 176, 18.041, 3723.5, 226},
-    {1024LL, 65536LL, 176, 65.824, 4082.1, 226},
-    {1024LL, 262144LL, 175, 254.992, 4215.0, 225},
-    {2048LL, 1024LL, 177, 3.892, 2157.2, 227},
-    {2048LL, 4096LL, 178, 10.055, 3339.2, 228},
-    {2048LL, 8192LL, 179, 18.248, 3679.6, 229},
-    {2048LL, 16384LL, 180, 34.448, 3898.3, 230},
-    {2048LL, 65536LL, 181, 129.752, 4139.7, 231},
-    {3072LL, 1024LL, 182, 4.820, 2612.4, 232},
-    {3072LL, 4096LL, 183, 14.278, 3526.6, 233},
-    {3072LL, 8192LL, 183, 26.378, 3817.7, 233},
-    {3072LL, 16384LL, 183, 50.736, 3969.5, 233},
-    {3072LL, 65536LL, 184, 192.504, 4184.7, 234},
-    {4096LL, 1024LL, 185, 5.823, 2883.1, -1},
-    {4096LL, 4096LL, 186, 18.375, 3653.5, 235},
-    {4096LL, 8192LL, 186, 34.683, 3871.1, 235},
-    {4096LL, 16384LL, 187, 66.644, 4029.0, 236},
-    {4096LL, 65536LL, 188, 258.400, 4156.4, 237},
-    {5120LL, 1024LL, 189, 6.844, 3066.4, -1},
-    {5120LL, 4096LL, 190, 22.587, 3715.1, 238},
-    {5120LL, 8192LL, 191, 42.528, 3946.0, -1},
-    {5120LL, 16384LL, 191, 81.867, 4099.6, -1},
-    {5120LL, 65536LL, 192, 319.104, 4206.9, -1},
-    {6144LL, 1024LL, 189, 7.926, 3177.3, 239},
-    {6144LL, 4096LL, 191, 26.438, 3808.6, 240},
-    {6144LL, 8192LL, 192, 51.080, 3942.3, 241},
-    {6144LL, 16384LL, 193, 98.352, 4094.8, 242},
-    {6144LL, 65536LL, 193, 386.624, 4166.5, 242},
-    {7168LL, 1024LL, 194, 8.854, 3318.0, -1},
-    {7168LL, 4096LL, 195, 30.784, 3816.0, 243},
-    {7168LL, 8192LL, 196, 58.848, 3992.1, -1},
-    {7168LL, 16384LL, 196, 114.624, 4099.0, -1},
-    {7168LL, 65536LL, 197, 444.512, 4227.8, 244},
-    {8192LL, 1024LL, 194, 9.821, 3418.8, -1},
-    {8192LL, 4096LL, 198, 34.392, 3903.5, 245},
-    {8192LL, 8192LL, 198, 66.060, 4064.3, 245},
-    {8192LL, 16384LL, 199, 130.880, 4102.6, 246},
-    {8192LL, 65536LL, 200, 507.056, 4235.7, 247},
-    {12288LL, 1024LL, 201, 14.331, 3514.0, -1},
-    {12288LL, 4096LL, 202, 50.760, 3967.1, 248},
-    {12288LL, 8192LL, 203, 97.856, 4115.3, 249},
-    {12288LL, 16384LL, 203, 193.632, 4159.4, 249},
-    {12288LL, 65536LL, 203, 763.120, 4221.5, 249},
-    {16384LL, 1024LL, 204, 18.499, 3629.7, 250},
-    {16384LL, 4096LL, 205, 66.760, 4021.6, 251},
-    {16384LL, 8192LL, 206, 131.488, 4083.5, 252},
-    {16384LL, 16384LL, 207, 257.888, 4164.0, -1},
-    {16384LL, 65536LL, 208, 1012.592, 4241.8, 253},
-    {18432LL, 1024LL, 209, 20.744, 3641.5, 254},
-    {18432LL, 4096LL, 210, 74.171, 4072.3, -1},
-    {18432LL, 16384LL, 211, 288.864, 4182.1, 255},
-    {20480LL, 1024LL, 210, 22.875, 3669.2, 256},
-    {20480LL, 4096LL, 210, 82.581, 4063.9, 256},
-    {20480LL, 16384LL, 212, 320.288, 4190.9, 257},
-    {32768LL, 1024LL, 213, 35.619, 3770.1, -1},
-    {32768LL, 4096LL, 213, 132.696, 4046.5, -1},
-    {32768LL, 16384LL, 214, 512.048, 4194.2, 258},
-    {65536LL, 1024LL, 215, 71.909, 3734.9, -1},
-    {65536LL, 4096LL, 215, 264.224, 4064.3, -1},
-    {65536LL, 16384LL, 215, 1027.712, 4179.3, -1},
+    {64LL, 65536LL, 165, 5.955, 2861.5, 218},
+    {64LL, 262144LL, 166, 18.086, 3768.6, 219},
+    {64LL, 1048576LL, 165, 65.888, 4137.8, 218},
+    {128LL, 65536LL, 167, 10.304, 3281.9, -1},
+    {128LL, 262144LL, 168, 34.800, 3887.0, 220},
+    {128LL, 1048576LL, 168, 131.776, 4105.9, 220},
+    {256LL, 65536LL, 169, 18.412, 3659.2, 221},
+    {256LL, 262144LL, 169, 66.852, 4031.1, 221},
+    {256LL, 1048576LL, 170, 258.928, 4163.1, 222},
+    {512LL, 8192LL, 171, 5.780, 2908.5, 223},
+    {512LL, 65536LL, 172, 34.616, 3884.9, 224},
+    {512LL, 262144LL, 172, 131.280, 4097.5, 224},
+    {768LL, 8192LL, 173, 7.995, 3152.0, 225},
+    {768LL, 65536LL, 174, 50.170, 4018.2, -1},
+    {768LL, 262144LL, 174, 193.224, 4173.2, -1},
+    {1024LL, 1024LL, 175, 2.785, 1508.2, -1},
+    {1024LL, 4096LL, 176, 5.839, 2876.4, 226},
+    {1024LL, 8192LL, 177, 10.034, 3347.7, 227},
+    {1024LL, 16384LL, 178, 18.041, 3723.5, 228},
+    {1024LL, 65536LL, 178, 65.824, 4082.1, 228},
+    {1024LL, 262144LL, 177, 254.992, 4215.0, 227},
+    {2048LL, 1024LL, 179, 3.892, 2157.2, 229},
+    {2048LL, 4096LL, 180, 10.055, 3339.2, 230},
+    {2048LL, 8192LL, 181, 18.248, 3679.6, 231},
+    {2048LL, 16384LL, 182, 34.448, 3898.3, 232},
+    {2048LL, 65536LL, 183, 129.752, 4139.7, 233},
+    {3072LL, 1024LL, 184, 4.820, 2612.4, 234},
+    {3072LL, 4096LL, 185, 14.278, 3526.6, 235},
+    {3072LL, 8192LL, 185, 26.378, 3817.7, 235},
+    {3072LL, 16384LL, 185, 50.736, 3969.5, 235},
+    {3072LL, 65536LL, 186, 192.504, 4184.7, 236},
+    {4096LL, 1024LL, 187, 5.823, 2883.1, -1},
+    {4096LL, 4096LL, 188, 18.375, 3653.5, 237},
+    {4096LL, 8192LL, 188, 34.683, 3871.1, 237},
+    {4096LL, 16384LL, 189, 66.644, 4029.0, 238},
+    {4096LL, 65536LL, 190, 258.400, 4156.4, 239},
+    {5120LL, 1024LL, 191, 6.844, 3066.4, -1},
+    {5120LL, 4096LL, 192, 22.587, 3715.1, 240},
+    {5120LL, 8192LL, 193, 42.528, 3946.0, -1},
+    {5120LL, 16384LL, 193, 81.867, 4099.6, -1},
+    {5120LL, 65536LL, 194, 319.104, 4206.9, -1},
+    {6144LL, 1024LL, 191, 7.926, 3177.3, 241},
+    {6144LL, 4096LL, 193, 26.438, 3808.6, 242},
+    {6144LL, 8192LL, 194, 51.080, 3942.3, 243},
+    {6144LL, 16384LL, 195, 98.352, 4094.8, 244},
+    {6144LL, 65536LL, 195, 386.624, 4166.5, 244},
+    {7168LL, 1024LL, 196, 8.854, 3318.0, -1},
+    {7168LL, 4096LL, 197, 30.784, 3816.0, 245},
+    {7168LL, 8192LL, 198, 58.848, 3992.1, -1},
+    {7168LL, 16384LL, 198, 114.624, 4099.0, -1},
+    {7168LL, 65536LL, 199, 444.512, 4227.8, 246},
+    {8192LL, 1024LL, 196, 9.821, 3418.8, -1},
+    {8192LL, 4096LL, 200, 34.392, 3903.5, 247},
+    {8192LL, 8192LL, 200, 66.060, 4064.3, 247},
+    {8192LL, 16384LL, 201, 130.880, 4102.6, 248},
+    {8192LL, 65536LL, 202, 507.056, 4235.7, 249},
+    {12288LL, 1024LL, 203, 14.331, 3514.0, -1},
+    {12288LL, 4096LL, 204, 50.760, 3967.1, 250},
+    {12288LL, 8192LL, 205, 97.856, 4115.3, 251},
+    {12288LL, 16384LL, 205, 193.632, 4159.4, 251},
+    {12288LL, 65536LL, 205, 763.120, 4221.5, 251},
+    {16384LL, 1024LL, 206, 18.499, 3629.7, 252},
+    {16384LL, 4096LL, 207, 66.760, 4021.6, 253},
+    {16384LL, 8192LL, 208, 131.488, 4083.5, 254},
+    {16384LL, 16384LL, 209, 257.888, 4164.0, -1},
+    {16384LL, 65536LL, 210, 1012.592, 4241.8, 255},
+    {18432LL, 1024LL, 211, 20.744, 3641.5, 256},
+    {18432LL, 4096LL, 212, 74.171, 4072.3, -1},
+    {18432LL, 16384LL, 213, 288.864, 4182.1, 257},
+    {20480LL, 1024LL, 212, 22.875, 3669.2, 258},
+    {20480LL, 4096LL, 212, 82.581, 4063.9, 258},
+    {20480LL, 16384LL, 214, 320.288, 4190.9, 259},
+    {32768LL, 1024LL, 215, 35.619, 3770.1, -1},
+    {32768LL, 4096LL, 215, 132.696, 4046.5, -1},
+    {32768LL, 16384LL, 216, 512.048, 4194.2, 260},
+    {65536LL, 1024LL, 217, 71.909, 3734.9, -1},
+    {65536LL, 4096LL, 217, 264.224, 4064.3, -1},
+    {65536LL, 16384LL, 217, 1027.712, 4179.3, -1},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 260, 5.874, 2900.9, 303},
-    {64LL, 262144LL, 260, 17.905, 3806.6, 303},
-    {64LL, 1048576LL, 260, 65.748, 4146.6, 303},
-    {128LL, 65536LL, 261, 10.202, 3314.6, 304},
-    {128LL, 262144LL, 261, 34.149, 3961.0, 304},
-    {128LL, 1048576LL, 262, 130.168, 4156.7, 305},
-    {256LL, 65536LL, 263, 18.427, 3656.2, 306},
-    {256LL, 262144LL, 264, 67.172, 4011.9, 307},
-    {256LL, 1048576LL, 264, 260.208, 4142.6, 307},
-    {512LL, 8192LL, 265, 5.987, 2808.3, 308},
-    {512LL, 65536LL, 266, 34.531, 3894.6, 309},
-    {768LL, 8192LL, 267, 7.979, 3158.6, 310},
-    {768LL, 65536LL, 268, 50.106, 4023.3, -1},
-    {1024LL, 1024LL, 269, 2.838, 1480.9, 311},
-    {1024LL, 4096LL, 270, 5.971, 2813.3, 312},
-    {1024LL, 8192LL, 269, 10.012, 3355.0, 311},
-    {1024LL, 16384LL, 269, 18.128, 3705.8, 311},
-    {1024LL, 65536LL, 269, 65.928, 4075.7, 311},
-    {2048LL, 1024LL, 271, 3.881, 2164.7, 313},
-    {2048LL, 4096LL, 272, 10.014, 3353.3, -1},
-    {2048LL, 8192LL, 273, 18.163, 3697.1, 314},
-    {2048LL, 16384LL, 273, 34.331, 3911.7, 314},
-    {2048LL, 65536LL, 274, 130.320, 4121.7, 315},
-    {3072LL, 1024LL, 275, 4.870, 2586.9, 316},
-    {3072LL, 4096LL, 276, 14.354, 3508.4, -1},
-    {3072LL, 8192LL, 277, 26.532, 3795.7, 317},
-    {3072LL, 16384LL, 278, 50.924, 3955.0, 318},
-    {3072LL, 65536LL, 275, 192.376, 4187.5, 316},
-    {4096LL, 1024LL, 279, 6.044, 2779.1, 319},
-    {4096LL, 4096LL, 280, 18.180, 3693.2, 320},
-    {4096LL, 8192LL, 280, 34.443, 3898.3, 320},
-    {4096LL, 16384LL, 279, 66.264, 4052.2, 319},
-    {4096LL, 65536LL, 281, 257.136, 4176.9, 321},
-    {5120LL, 1024LL, 282, 7.055, 2976.1, -1},
-    {5120LL, 4096LL, 283, 22.576, 3717.4, 322},
-    {5120LL, 8192LL, 283, 42.758, 3925.0, 322},
-    {5120LL, 16384LL, 283, 82.784, 4054.3, 322},
-    {5120LL, 65536LL, 284, 319.328, 4204.0, 323},
-    {6144LL, 1024LL, 282, 7.996, 3150.8, -1},
-    {6144LL, 4096LL, 285, 26.458, 3806.2, 324},
-    {6144LL, 8192LL, 286, 51.016, 3947.5, 325},
-    {6144LL, 16384LL, 287, 98.416, 4092.3, 326},
-    {6144LL, 65536LL, 287, 389.536, 4135.4, 326},
-    {7168LL, 1024LL, 288, 9.138, 3216.5, -1},
-    {7168LL, 4096LL, 289, 30.688, 3828.4, 327},
-    {7168LL, 8192LL, 289, 58.928, 3986.9, 327},
-    {7168LL, 16384LL, 289, 115.120, 4081.4, 327},
-    {7168LL, 65536LL, 290, 450.672, 4170.1, 328},
-    {8192LL, 1024LL, 288, 10.217, 3287.7, 329},
-    {8192LL, 4096LL, 291, 34.283, 3916.5, -1},
-    {8192LL, 8192LL, 291, 66.056, 4064.7, -1},
-    {8192LL, 16384LL, 292, 130.520, 4114.1, 330},
-    {8192LL, 65536LL, 292, 507.312, 4233.6, 330},
-    {12288LL, 1024LL, 293, 14.534, 3466.8, -1},
-    {12288LL, 4096LL, 293, 50.952, 3952.6, -1},
-    {12288LL, 8192LL, 293, 98.336, 4095.5, -1},
-    {12288LL, 16384LL, 293, 194.664, 4137.5, -1},
-    {12288LL, 65536LL, 294, 763.264, 4220.7, 331},
-    {16384LL, 1024LL, 295, 18.871, 3559.8, 332},
-    {16384LL, 4096LL, 295, 67.016, 4006.8, 332},
-    {16384LL, 8192LL, 295, 130.976, 4099.8, 332},
-    {16384LL, 16384LL, 295, 257.376, 4172.4, 332},
-    {16384LL, 65536LL, 295, 1009.936, 4253.0, 332},
-    {18432LL, 1024LL, 296, 21.302, 3547.7, 298},
-    {18432LL, 4096LL, 296, 74.960, 4029.9, 298},
-    {18432LL, 16384LL, 296, 288.992, 4180.4, 298},
-    {20480LL, 1024LL, 297, 23.570, 3562.7, -1},
-    {20480LL, 4096LL, 298, 84.171, 3987.6, -1},
-    {20480LL, 16384LL, 299, 322.640, 4160.4, -1},
-    {32768LL, 1024LL, 300, 39.960, 3362.2, -1},
-    {32768LL, 4096LL, 300, 136.832, 3924.7, -1},
-    {32768LL, 16384LL, 300, 518.352, 4143.3, -1},
-    {65536LL, 1024LL, 301, 81.776, 3285.8, -1},
-    {65536LL, 4096LL, 301, 293.504, 3659.3, -1},
-    {65536LL, 16384LL, 302, 1137.600, 3775.8, -1},
+    {64LL, 65536LL, 262, 5.874, 2900.9, 305},
+    {64LL, 262144LL, 262, 17.905, 3806.6, 305},
+    {64LL, 1048576LL, 262, 65.748, 4146.6, 305},
+    {128LL, 65536LL, 263, 10.202, 3314.6, 306},
+    {128LL, 262144LL, 263, 34.149, 3961.0, 306},
+    {128LL, 1048576LL, 264, 130.168, 4156.7, 307},
+    {256LL, 65536LL, 265, 18.427, 3656.2, 308},
+    {256LL, 262144LL, 266, 67.172, 4011.9, 309},
+    {256LL, 1048576LL, 266, 260.208, 4142.6, 309},
+    {512LL, 8192LL, 267, 5.987, 2808.3, 310},
+    {512LL, 65536LL, 268, 34.531, 3894.6, 311},
+    {768LL, 8192LL, 269, 7.979, 3158.6, 312},
+    {768LL, 65536LL, 270, 50.106, 4023.3, -1},
+    {1024LL, 1024LL, 271, 2.838, 1480.9, 313},
+    {1024LL, 4096LL, 272, 5.971, 2813.3, 314},
+    {1024LL, 8192LL, 271, 10.012, 3355.0, 313},
+    {1024LL, 16384LL, 271, 18.128, 3705.8, 313},
+    {1024LL, 65536LL, 271, 65.928, 4075.7, 313},
+    {2048LL, 1024LL, 273, 3.881, 2164.7, 315},
+    {2048LL, 4096LL, 274, 10.014, 3353.3, -1},
+    {2048LL, 8192LL, 275, 18.163, 3697.1, 316},
+    {2048LL, 16384LL, 275, 34.331, 3911.7, 316},
+    {2048LL, 65536LL, 276, 130.320, 4121.7, 317},
+    {3072LL, 1024LL, 277, 4.870, 2586.9, 318},
+    {3072LL, 4096LL, 278, 14.354, 3508.4, -1},
+    {3072LL, 8192LL, 279, 26.532, 3795.7, 319},
+    {3072LL, 16384LL, 280, 50.924, 3955.0, 320},
+    {3072LL, 65536LL, 277, 192.376, 4187.5, 318},
+    {4096LL, 1024LL, 281, 6.044, 2779.1, 321},
+    {4096LL, 4096LL, 282, 18.180, 3693.2, 322},
+    {4096LL, 8192LL, 282, 34.443, 3898.3, 322},
+    {4096LL, 16384LL, 281, 66.264, 4052.2, 321},
+    {4096LL, 65536LL, 283, 257.136, 4176.9, 323},
+    {5120LL, 1024LL, 284, 7.055, 2976.1, -1},
+    {5120LL, 4096LL, 285, 22.576, 3717.4, 324},
+    {5120LL, 8192LL, 285, 42.758, 3925.0, 324},
+    {5120LL, 16384LL, 285, 82.784, 4054.3, 324},
+    {5120LL, 65536LL, 286, 319.328, 4204.0, 325},
+    {6144LL, 1024LL, 284, 7.996, 3150.8, -1},
+    {6144LL, 4096LL, 287, 26.458, 3806.2, 326},
+    {6144LL, 8192LL, 288, 51.016, 3947.5, 327},
+    {6144LL, 16384LL, 289, 98.416, 4092.3, 328},
+    {6144LL, 65536LL, 289, 389.536, 4135.4, 328},
+    {7168LL, 1024LL, 290, 9.138, 3216.5, -1},
+    {7168LL, 4096LL, 291, 30.688, 3828.4, 329},
+    {7168LL, 8192LL, 291, 58.928, 3986.9, 329},
+    {7168LL, 16384LL, 291, 115.120, 4081.4, 329},
+    {7168LL, 65536LL, 292, 450.672, 4170.1, 330},
+    {8192LL, 1024LL, 290, 10.217, 3287.7, 331},
+    {8192LL, 4096LL, 293, 34.283, 3916.5, -1},
+    {8192LL, 8192LL, 293, 66.056, 4064.7, -1},
+    {8192LL, 16384LL, 294, 130.520, 4114.1, 332},
+    {8192LL, 65536LL, 294, 507.312, 4233.6, 332},
+    {12288LL, 1024LL, 295, 14.534, 3466.8, -1},
+    {12288LL, 4096LL, 295, 50.952, 3952.6, -1},
+    {12288LL, 8192LL, 295, 98.336, 4095.5, -1},
+    {12288LL, 16384LL, 295, 194.664, 4137.5, -1},
+    {12288LL, 65536LL, 296, 763.264, 4220.7, 333},
+    {16384LL, 1024LL, 297, 18.871, 3559.8, 334},
+    {16384LL, 4096LL, 297, 67.016, 4006.8, 334},
+    {16384LL, 8192LL, 297, 130.976, 4099.8, 334},
+    {16384LL, 16384LL, 297, 257.376, 4172.4, 334},
+    {16384LL, 65536LL, 297, 1009.936, 4253.0, 334},
+    {18432LL, 1024LL, 298, 21.302, 3547.7, 300},
+    {18432LL, 4096LL, 298, 74.960, 4029.9, 300},
+    {18432LL, 16384LL, 298, 288.992, 4180.4, 300},
+    {20480LL, 1024LL, 299, 23.570, 3562.7, -1},
+    {20480LL, 4096LL, 300, 84.171, 3987.6, -1},
+    {20480LL, 16384LL, 301, 322.640, 4160.4, -1},
+    {32768LL, 1024LL, 302, 39.960, 3362.2, -1},
+    {32768LL, 4096LL, 302, 136.832, 3924.7, -1},
+    {32768LL, 16384LL, 302, 518.352, 4143.3, -1},
+    {65536LL, 1024LL, 303, 81.776, 3285.8, -1},
+    {65536LL, 4096LL, 303, 293.504, 3659.3, -1},
+    {65536LL, 16384LL, 304, 1137.600, 3775.8, -1},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 334, 34.827, 3884.0, -1},
-    {512LL, 65536LL, 335, 34.619, 3884.6, 348},
-    {1024LL, 1024LL, 336, 2.799, 1501.0, 349},
-    {1024LL, 4096LL, 337, 5.806, 2892.7, 350},
-    {1024LL, 16384LL, 338, 18.033, 3725.1, 351},
-    {1024LL, 65536LL, 339, 65.868, 4079.4, 352},
-    {4096LL, 1024LL, 340, 5.815, 2887.5, -1},
-    {4096LL, 4096LL, 341, 18.294, 3669.7, 353},
-    {4096LL, 16384LL, 342, 66.640, 4029.2, 354},
-    {4096LL, 65536LL, 341, 260.032, 4130.3, 353},
-    {16384LL, 1024LL, 343, 18.524, 3624.9, -1},
-    {16384LL, 4096LL, 344, 66.744, 4022.6, 355},
-    {16384LL, 16384LL, 345, 257.632, 4168.1, -1},
-    {16384LL, 65536LL, 346, 1012.304, 4243.1, 356},
-    {32768LL, 4096LL, 347, 132.536, 4051.4, 357},
+    {128LL, 262144LL, 336, 34.827, 3884.0, -1},
+    {512LL, 65536LL, 337, 34.619, 3884.6, 350},
+    {1024LL, 1024LL, 338, 2.799, 1501.0, 351},
+    {1024LL, 4096LL, 339, 5.806, 2892.7, 352},
+    {1024LL, 16384LL, 340, 18.033, 3725.1, 353},
+    {1024LL, 65536LL, 341, 65.868, 4079.4, 354},
+    {4096LL, 1024LL, 342, 5.815, 2887.5, -1},
+    {4096LL, 4096LL, 343, 18.294, 3669.7, 355},
+    {4096LL, 16384LL, 344, 66.640, 4029.2, 356},
+    {4096LL, 65536LL, 343, 260.032, 4130.3, 355},
+    {16384LL, 1024LL, 345, 18.524, 3624.9, -1},
+    {16384LL, 4096LL, 346, 66.744, 4022.6, 357},
+    {16384LL, 16384LL, 347, 257.632, 4168.1, -1},
+    {16384LL, 65536LL, 348, 1012.304, 4243.1, 358},
+    {32768LL, 4096LL, 349, 132.536, 4051.4, 359},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 359, 34.200, 3955.2, 369},
-    {512LL, 65536LL, 360, 34.541, 3893.4, 370},
-    {1024LL, 1024LL, 361, 2.803, 1499.1, 371},
-    {1024LL, 4096LL, 362, 5.958, 2819.2, 372},
-    {1024LL, 16384LL, 363, 18.120, 3707.4, 373},
-    {1024LL, 65536LL, 363, 65.920, 4076.2, 373},
-    {4096LL, 1024LL, 364, 5.949, 2823.6, -1},
-    {4096LL, 4096LL, 365, 18.176, 3694.0, 374},
-    {4096LL, 16384LL, 365, 66.284, 4051.0, 374},
-    {4096LL, 65536LL, 366, 257.792, 4166.2, 375},
-    {16384LL, 1024LL, 367, 18.895, 3555.4, 376},
-    {16384LL, 4096LL, 367, 66.864, 4015.9, 376},
-    {16384LL, 16384LL, 367, 256.576, 4185.4, 376},
-    {16384LL, 65536LL, 367, 1011.632, 4245.9, 376},
-    {32768LL, 4096LL, 368, 136.448, 3935.7, -1},
+    {128LL, 262144LL, 361, 34.200, 3955.2, 371},
+    {512LL, 65536LL, 362, 34.541, 3893.4, 372},
+    {1024LL, 1024LL, 363, 2.803, 1499.1, 373},
+    {1024LL, 4096LL, 364, 5.958, 2819.2, 374},
+    {1024LL, 16384LL, 365, 18.120, 3707.4, 375},
+    {1024LL, 65536LL, 365, 65.920, 4076.2, 375},
+    {4096LL, 1024LL, 366, 5.949, 2823.6, -1},
+    {4096LL, 4096LL, 367, 18.176, 3694.0, 376},
+    {4096LL, 16384LL, 367, 66.284, 4051.0, 376},
+    {4096LL, 65536LL, 368, 257.792, 4166.2, 377},
+    {16384LL, 1024LL, 369, 18.895, 3555.4, 378},
+    {16384LL, 4096LL, 369, 66.864, 4015.9, 378},
+    {16384LL, 16384LL, 369, 256.576, 4185.4, 378},
+    {16384LL, 65536LL, 369, 1011.632, 4245.9, 378},
+    {32768LL, 4096LL, 370, 136.448, 3935.7, -1},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 378, 66.884, 4029.1, 386},
-    {1024LL, 4096LL, 379, 10.141, 3310.9, -1},
-    {1024LL, 65536LL, 380, 129.552, 4146.1, 387},
-    {4096LL, 4096LL, 381, 34.488, 3892.7, 388},
-    {4096LL, 65536LL, 382, 508.720, 4221.9, 389},
-    {16384LL, 4096LL, 383, 132.680, 4047.0, -1},
-    {16384LL, 65536LL, 384, 2030.128, 4231.4, 390},
-    {32768LL, 4096LL, 385, 262.800, 4086.3, -1},
+    {128LL, 262144LL, 380, 66.884, 4029.1, 388},
+    {1024LL, 4096LL, 381, 10.141, 3310.9, -1},
+    {1024LL, 65536LL, 382, 129.552, 4146.1, 389},
+    {4096LL, 4096LL, 383, 34.488, 3892.7, 390},
+    {4096LL, 65536LL, 384, 508.720, 4221.9, 391},
+    {16384LL, 4096LL, 385, 132.680, 4047.0, -1},
+    {16384LL, 65536LL, 386, 2030.128, 4231.4, 392},
+    {32768LL, 4096LL, 387, 262.800, 4086.3, -1},
     {0LL, 0LL, -1, 0.0, 0.0, -1}
 };
 

@@ -16,7 +16,7 @@ NAME=compile_all
 export NORMTUNE_CACHE
 
 SPILL_OK="rmsnorm_bwd"
-NOSPILL="rmsnorm_bwd.loop"
+NOSPILL="rmsnorm_bwd.loop rmsnorm_bwd.cstage"
 scripts=""
 for d in "$root"/kernels/*/; do
     op=$(basename "$d")

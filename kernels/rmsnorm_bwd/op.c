@@ -7,8 +7,8 @@
  * (bf16, f16, f32); w is that dtype or f32 (mixed-precision training keeps
  * norm weights in f32); dw is f32 or the weight's dtype.  The fill ranges
  * are those the runner has always used.  Device code: row.cuh, colsum.cuh, naive.cuh, persistent.cuh,
- * warp.cuh, cluster.cuh, loop.cuh, fused.cuh; families: families.c, warp.c,
- * cluster.c, loop.c, fused.c; reference: ref.c. */
+ * warp.cuh, cluster.cuh, loop.cuh, fused.cuh, cstage.cuh; families: families.c,
+ * warp.c, cluster.c, loop.c, fused.c, cstage.c; reference: ref.c. */
 #include <stdio.h>
 
 #include "kernels/family.h"
@@ -21,6 +21,7 @@ extern const nt_family nt_rmsnorm_bwd_warp;
 extern const nt_family nt_rmsnorm_bwd_cluster;
 extern const nt_family nt_rmsnorm_bwd_loop;
 extern const nt_family nt_rmsnorm_bwd_fused;
+extern const nt_family nt_rmsnorm_bwd_cstage;
 
 #define ALL_DTYPES ((1u << NT_BF16) | (1u << NT_F16) | (1u << NT_F32))
 
@@ -76,6 +77,7 @@ static const nt_family *const families[] = {
     &nt_rmsnorm_bwd_cluster,
     &nt_rmsnorm_bwd_loop,
     &nt_rmsnorm_bwd_fused,
+    &nt_rmsnorm_bwd_cstage,
     NULL,
 };
 

@@ -44,6 +44,7 @@ extern const nt_family nt_rmsnorm_bwd_warp;
 extern const nt_family nt_rmsnorm_bwd_cluster;
 extern const nt_family nt_rmsnorm_bwd_loop;
 extern const nt_family nt_rmsnorm_bwd_fused;
+extern const nt_family nt_rmsnorm_bwd_cstage;
 
 #define OP (&nt_op_rmsnorm_bwd)
 #define ALIGN256(x) (((x) + 255) / 256 * 256)
@@ -285,7 +286,8 @@ TEST(op_table) {
         CHECK(!strcmp(f->sources[k], want), "%s: last source %s", f->name, f->sources[k]);
     }
     /* the families this file's tests know, each registered once */
-    static const char *const known[] = {"naive", "persistent", "warp", "cluster", "loop", "fused", NULL};
+    static const char *const known[] = {"naive", "persistent", "warp", "cluster", "loop", "fused",
+                                         "cstage", NULL};
     for (int i = 0; known[i]; i++) {
         int seen = 0;
         for (int j = 0; j < n; j++) seen += !strcmp(OP->families[j]->name + 12, known[i]);
@@ -958,6 +960,68 @@ TEST(fused_one_cooperative_launch) {
               strstr(err, "compute capability 7.0"), "sm_60: %s", err);
 }
 
+/* cstage: the cluster chain with a pipeline: whole clusters the launcher
+ * sizes, shared memory for `stages` slices of a row and w's, one partial
+ * row per cluster, and the limits of its registers, its shared memory and
+ * its device. */
+TEST(cstage_plan_limits_and_smem) {
+    const nt_family *f = &nt_rmsnorm_bwd_cstage;
+    char err[256];
+    nt_plan pl;
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 4096, 32768);  /* 2 * 512 * 4 * 8 */
+    nt_params q = params("cluster=2,block=512,chunks=4,stages=2,k=1");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == 2 && pl.l[0].pdl == 1 && pl.l[0].grid == 0 && pl.l[0].cluster == 2 &&
+              pl.l[0].blocks_per_sm == 1 && pl.l[0].block == 512 && !pl.l[0].coop,
+          "launch: %d kernels, cluster %u, grid %u", pl.nlaunch, pl.l[0].cluster, pl.l[0].grid);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 1>"), "%s",
+          pl.l[0].name);
+    CHECK(!strcmp(pl.l[1].name, "nt_colsum_final<float, 0>"), "%s", pl.l[1].name);
+    /* two stages of x and dy (32 bytes a chunk) and w (16 bytes a chunk) */
+    CHECK(pl.l[0].smem == (2 * 2 * 16 + 16) * 512 * 4, "smem %u", pl.l[0].smem);
+    CHECK(pl.workspace == NT_BWD_WS(132 / 2, 32768), "workspace %zu", pl.workspace);
+    CHECK(nt_plan_precise(&pl, &p), "fp32 partials: precise for an f32 dw");
+    p.M = 10;                                               /* at most M clusters */
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0 &&
+              pl.workspace == NT_BWD_WS(10, 32768), "workspace %zu", pl.workspace);
+    /* an fp32 weight takes 32 bytes a chunk */
+    p = problem(NT_BF16, NT_F32, NT_F32, 4096, 32768);
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0 &&
+              pl.l[0].smem == (2 * 2 * 16 + 32) * 512 * 4, "f32 w smem %u: %s", pl.l[0].smem, err);
+    /* the parameters' ranges */
+    p = problem(NT_BF16, NT_BF16, NT_F32, 4096, 32768);
+    const char *bad[] = {"cluster=3,block=512,chunks=4,stages=2,k=1",
+                         "cluster=2,block=500,chunks=4,stages=2,k=1",
+                         "cluster=2,block=512,chunks=4,stages=1,k=1",
+                         "cluster=2,block=512,chunks=4,stages=5,k=1",
+                         "cluster=2,block=512,chunks=17,stages=2,k=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(accepts(f, bad[i], &p, &h200, err, sizeof err) == -1 && strstr(err, "cstage needs"),
+              "%s: %s", bad[i], err);
+    /* coverage: N up to cluster * block * chunks * E */
+    CHECK(accepts(f, "cluster=2,block=512,chunks=3,stages=2,k=1", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "N=32768") && strstr(err, "cluster*block*chunks"), "short: %s", err);
+    /* registers: 16 + 11 chunks for 16-bit x, at least 64 a thread */
+    CHECK(accepts(f, "cluster=2,block=256,chunks=8,stages=2,k=4", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "would spill"), "chunks=8 at 64 registers: %s", err);
+    CHECK(accepts(f, "cluster=4,block=256,chunks=4,stages=2,k=1", &p, &h200, err, sizeof err) == 0,
+          "%s", err);
+    CHECK(accepts(f, "cluster=8,block=512,chunks=1,stages=2,k=4", &p, NULL, err, sizeof err) == -1 &&
+              strstr(err, "would spill"), "32 registers: %s", err);
+    p.N = 8192;
+    CHECK(accepts(f, "cluster=2,block=512,chunks=1,stages=2,k=2", &p, &h200, err, sizeof err) == 0,
+          "64 registers: %s", err);
+    /* shared memory: four stages of 512 x 4 chunks do not fit a block */
+    p.N = 32768;
+    CHECK(accepts(f, "cluster=2,block=512,chunks=4,stages=4,k=1", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "shared memory"), "stages=4: %s", err);
+    /* no clusters before sm_90 */
+    nt_devinfo old = h200;
+    old.cc_major = 8;
+    CHECK(accepts(f, "cluster=2,block=512,chunks=4,stages=2,k=1", &p, &old, err, sizeof err) == -1 &&
+              strstr(err, "compute capability 9.0"), "sm_80: %s", err);
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -976,5 +1040,6 @@ int main(void) {
     RUN(loop_limits_registers_and_workspace);
     RUN(the_fallback_covers_every_n);
     RUN(fused_one_cooperative_launch);
+    RUN(cstage_plan_limits_and_smem);
     T_END();
 }
