@@ -9,7 +9,9 @@
  * combination counts a fifth), shrunk towards a poor ratio where little is
  * known; the points with the lowest scores are the hints, the first few
  * of them chosen as a portfolio (portfolio()): together they cover the
- * nearby shapes, rather than being neighbours of one point. */
+ * nearby shapes, rather than being neighbours of one point.  The
+ * best-scored measured point leads them all: the main-effects model of a
+ * cold campaign can score points never measured below it. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -376,6 +378,7 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
         if (a[i].w > wmax) wmax = a[i].w;
     if (!(all = malloc((nu + nall + 1) * sizeof *all))) goto out;
     size_t n = 0;
+    tune_hint bestm = {{-1, 0}, INFINITY};  /* the best point measured near here */
     for (size_t i = 0; i < nu; i++) {
         double pw = PRIOR_W * wmax;
         int f = (int)(a[i].key >> 56);
@@ -384,7 +387,9 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
         all[n].p.fam = f;
         all[n].p.pt = pt;
         double tr = trend_ratio(a[i].m);      /* else the weighted mean */
-        all[n++].score = ((tr > 0 ? tr * a[i].w : a[i].wr) + pw * prior) / (a[i].w + pw);
+        all[n].score = ((tr > 0 ? tr * a[i].w : a[i].wr) + pw * prior) / (a[i].w + pw);
+        if (all[n].score < bestm.score) bestm = all[n];
+        n++;
         if (pred[f]) pred[f][pt] = -1;     /* scored already */
     }
     for (int f = 0; f < sw->nfam; f++) {
@@ -399,6 +404,13 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
     }
     qsort(all, n, sizeof *all, by_score);
     if (portfolio(k, ws, all, n)) goto out;
+    /* the best measured point goes first: the model's points follow */
+    for (size_t i = 0; bestm.p.fam >= 0 && i < n; i++)
+        if (all[i].p.fam == bestm.p.fam && all[i].p.pt == bestm.p.pt) {
+            memmove(all + 1, all, i * sizeof *all);
+            all[0] = bestm;
+            break;
+        }
     rc = n < NHINT ? (int)n : NHINT;
     memcpy(hint, all, (size_t)rc * sizeof *hint);
 out:

@@ -55,14 +55,16 @@ grep -q '^M=65536 N=128 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *[0-9]*%  *[0-9
     ok scored_row || bad scored_row "$(grep '^M=65536 N=128 ' "$T/out")"
 
 # a cold campaign (nothing stored) of the default backward, at the
-# script's budget (8 per shape on average): at most 25% of the sweep, the
-# anchors (twice the budget) only at the middle M of each N of bf16, the
-# dtype combination with the most shapes; the other combinations follow
-# its results
-expect cold_runs 0 replay --db "$db" "$bwd" --strategy warm --stored none
-summary cold_within_budget '$1 <= 25 && $2 >= 80'
-anchors=$(awk '$1 ~ /^M=/ && $5 == "16.0"' "$T/out" | wc -l)
-others=$(awk '$1 ~ /^M=/ && $5 + 0 >= 16 && $3 !~ /^x=bf16,w=bf16,/' "$T/out" | wc -l)
+# script's budget (10 per shape on average), 5 seeds: at most 25% of the
+# sweep, 90% of the shapes within 2% of the stored best, no pick worse
+# than 1.15x (with the model's unmeasured points ahead of the best
+# measured one in the hints, 1.62x), the anchors (twice the budget) only
+# at the middle M of each N of bf16, the dtype combination with the most
+# shapes; the other combinations follow its results
+expect cold_runs 0 replay --db "$db" "$bwd" --strategy warm --stored none --seeds 5
+summary cold_within_budget '$1 <= 25 && $2 >= 90 && $3 <= 1.15'
+anchors=$(awk '$1 ~ /^M=/ && $5 == "20.0"' "$T/out" | wc -l)
+others=$(awk '$1 ~ /^M=/ && $5 + 0 >= 20 && $3 !~ /^x=bf16,w=bf16,/' "$T/out" | wc -l)
 nN=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ { print $2 }' "$T/out" | sort -u | wc -l)
 [ "$anchors" = "$nN" ] && [ "$others" = 0 ] && ok cold_anchors_in_bf16 ||
     bad cold_anchors_in_bf16 "$anchors anchors for $nN hidden sizes, $others outside bf16"
