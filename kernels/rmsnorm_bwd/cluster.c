@@ -23,8 +23,6 @@
 extern const nt_op nt_op_rmsnorm_bwd;
 extern const nt_family nt_rmsnorm_bwd_cluster;
 
-#define REGS_PER_SM 65536     /* register file of sm_90 (what ptxas bounds with) */
-#define REG_MAX 255           /* registers a thread may have */
 #define SMEM_STATIC 528       /* the kernel's shared memory: reduction and slots */
 #define SMEM_RESERVED 1024    /* shared memory the runtime reserves per block (sm_80+) */
 
@@ -59,10 +57,6 @@ static const nt_param_def cluster_params[] = {
 static int64_t cluster_regs(const nt_problem *pr, int64_t C) {
     return nt_dtypes[pr->dtype[NT_BWD_SX]].size == 4 ? 8 + 18 * C : 16 + 24 * C;
 }
-static int64_t reg_limit(int64_t B, int64_t K) {
-    int64_t limit = REGS_PER_SM / ((K > 0 ? K : 1) * B) / 8 * 8;
-    return limit > REG_MAX ? REG_MAX : limit;
-}
 
 static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                          char *err, size_t errlen) {
@@ -81,7 +75,7 @@ static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devi
         return -1;
     }
     if (nt_bwd_covers(pr, S * B * C, "cluster*block*chunks", err, errlen)) return -1;
-    int64_t need = cluster_regs(pr, C), limit = reg_limit(B, K);
+    int64_t need = cluster_regs(pr, C), limit = nt_bwd_reg_limit(B, K);
     if (need > limit) {
         snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread, block=%lld k=%lld "
                  "leave %lld (would spill)", (long long)C, (long long)need, (long long)B,
@@ -104,28 +98,10 @@ static int cluster_plan(const nt_params *p, const nt_problem *pr, const nt_devin
     int64_t S = nt_params_int(p, "cluster", NULL), B = nt_params_int(p, "block", NULL);
     int64_t K = nt_params_int(p, "k", NULL);
     memset(pl, 0, sizeof *pl);
-    pl->nlaunch = 2;
     if (nt_bwd_kname_params(&pl->l[0], "nt_bwd_cluster", pr, &nt_rmsnorm_bwd_cluster, p, err,
                             errlen))
         return -1;
-    pl->l[0].grid = 0;          /* the launcher sizes it: whole clusters, at most M */
-    pl->l[0].grid_y = 1;
-    pl->l[0].pdl = 1;           /* every launch of the chain waits first */
-    pl->l[0].block = (unsigned)B;
-    pl->l[0].blocks_per_sm = (int)K;
-    pl->l[0].cluster = (unsigned)S;
-    nt_bwd_final_launch(pr, 0, &pl->l[1]);
-    pl->nparts = 0;             /* one partial row per cluster: grid / S */
-    if (dev) {
-        /* upper bound on the clusters nt_chain_grid launches: k (or what
-         * the threads allow) blocks per SM, in whole clusters, at least one,
-         * at most M */
-        int64_t kmax = K ? K : dev->max_threads_per_sm / B;
-        int64_t parts = (int64_t)dev->sms * kmax / S;
-        if (parts < 1) parts = 1;
-        if (parts > pr->M) parts = pr->M;
-        pl->workspace = NT_BWD_ALIGN256((size_t)parts * (size_t)pr->N * 4);
-    }
+    nt_bwd_cluster_chain(pr, dev, S, B, K, pl);
     return 0;
 }
 

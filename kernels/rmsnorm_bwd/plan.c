@@ -91,3 +91,31 @@ void nt_bwd_persistent_chain(const nt_problem *p, const nt_devinfo *dev, int64_t
         pl->workspace = NT_BWD_ALIGN256((size_t)parts * (size_t)p->N * 4);
     }
 }
+
+void nt_bwd_cluster_chain(const nt_problem *p, const nt_devinfo *dev, int64_t cluster,
+                          int64_t block, int64_t k, nt_plan *pl) {
+    pl->nlaunch = 2;
+    pl->l[0].grid = 0;          /* the launcher sizes it: whole clusters, at most M */
+    pl->l[0].grid_y = 1;
+    pl->l[0].pdl = 1;           /* every launch of the chain waits first */
+    pl->l[0].block = (unsigned)block;
+    pl->l[0].blocks_per_sm = (int)k;
+    pl->l[0].cluster = (unsigned)cluster;
+    nt_bwd_final_launch(p, 0, &pl->l[1]);
+    pl->nparts = 0;             /* one partial row per cluster: grid / cluster */
+    if (dev) {
+        /* upper bound on the clusters nt_chain_grid launches: k (or what
+         * the threads allow) blocks per SM, in whole clusters, at least one,
+         * at most M */
+        int64_t kmax = k ? k : dev->max_threads_per_sm / block;
+        int64_t parts = (int64_t)dev->sms * kmax / cluster;
+        if (parts < 1) parts = 1;
+        if (parts > p->M) parts = p->M;
+        pl->workspace = NT_BWD_ALIGN256((size_t)parts * (size_t)p->N * 4);
+    }
+}
+
+int64_t nt_bwd_reg_limit(int64_t block, int64_t k) {
+    int64_t limit = NT_BWD_REGS_PER_SM / ((k > 0 ? k : 1) * block) / 8 * 8;
+    return limit > NT_BWD_REG_MAX ? NT_BWD_REG_MAX : limit;
+}

@@ -58,4 +58,20 @@ void nt_bwd_final_launch(const nt_problem *p, int where, nt_launch *l);
 void nt_bwd_persistent_chain(const nt_problem *p, const nt_devinfo *dev, int64_t block, int64_t k,
                              int64_t step_rows, nt_plan *pl);
 
+/* The rest of a 2-kernel cluster chain (cluster, cstage) once launch 0's
+ * name and shared memory are set: launch 0 in clusters of `cluster`
+ * blocks of `block` threads with a grid the launcher sizes (k blocks per
+ * SM, 0 = as many clusters as can be resident; at most M clusters), then
+ * the final column sum over one fp32 partial row per cluster; with dev, a
+ * workspace for the largest such grid. */
+void nt_bwd_cluster_chain(const nt_problem *p, const nt_devinfo *dev, int64_t cluster,
+                          int64_t block, int64_t k, nt_plan *pl);
+
+/* Registers a thread may have under __launch_bounds__(block, max(k, 1)):
+ * 65536 / (k block) in steps of 8, at most 255 (what ptxas bounds with on
+ * sm_90). */
+#define NT_BWD_REGS_PER_SM 65536
+#define NT_BWD_REG_MAX 255
+int64_t nt_bwd_reg_limit(int64_t block, int64_t k);
+
 #endif

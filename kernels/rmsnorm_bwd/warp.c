@@ -23,8 +23,6 @@
 extern const nt_op nt_op_rmsnorm_bwd;
 extern const nt_family nt_rmsnorm_bwd_warp;
 
-#define REGS_PER_SM 65536     /* register file of sm_70..sm_90 */
-#define REG_MAX 255           /* registers a thread may have */
 #define WARP_REG_BASE 42      /* registers beyond the row data (file comment) */
 
 static const char *const warp_sources[] = {
@@ -47,14 +45,11 @@ static unsigned warp_smem(const nt_problem *pr, int64_t tpr, int64_t block, int6
 }
 
 /* Registers per thread the row data of a config takes (see the file
- * comment), and what __launch_bounds__(block, max(k, 1)) leaves. */
+ * comment); nt_bwd_reg_limit says what __launch_bounds__(block, max(k, 1))
+ * leaves. */
 static int64_t warp_regs(const nt_problem *pr, int64_t chunks, int64_t rows) {
     int64_t E = nt_bwd_chunk_elems(pr);
     return WARP_REG_BASE + rows * chunks * (E + 5) + chunks * (E + 6);
-}
-static int64_t reg_limit(int64_t block, int64_t k) {
-    int64_t limit = REGS_PER_SM / ((k > 0 ? k : 1) * block) / 8 * 8;
-    return limit > REG_MAX ? REG_MAX : limit;
 }
 
 static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, char *err,
@@ -70,7 +65,7 @@ static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
         return -1;
     }
     if (nt_bwd_covers(pr, tpr * chunks, "tpr*chunks", err, errlen)) return -1;
-    int64_t need = warp_regs(pr, chunks, rows), have = reg_limit(block, k);
+    int64_t need = warp_regs(pr, chunks, rows), have = nt_bwd_reg_limit(block, k);
     if (need > have) {
         snprintf(err, errlen, "rows*chunks=%lld needs about %lld registers a thread, block=%lld "
                  "k=%lld leaves %lld: it would spill", (long long)(rows * chunks), (long long)need,
