@@ -361,6 +361,7 @@ int cmd_replay(int argc, char **argv) {
         if (nt_drive(&sw, &ev, &so, &o, &st, err, sizeof err)) {
             nt_errorf("replay", "%s", err);
             nt_run_stats_free(&st);
+            free(scored);
             goto out;
         }
         for (int q = 0; q < np; q++) {
