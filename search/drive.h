@@ -14,7 +14,10 @@
  * the results known at other shapes (opts->hist: stored results of the
  * device model, and those this run has measured), nearest shapes weighing
  * most; with none known it is a cold campaign, each problem starting from
- * those tuned before it in the run. */
+ * those tuned before it in the run.  Once every problem has its pick, a
+ * cross pass tries at each problem the nearest other problems' picks not
+ * measured there (one per problem in a cold campaign, out of its budget;
+ * with stored results only what a search left unspent). */
 #ifndef NT_SEARCH_DRIVE_H
 #define NT_SEARCH_DRIVE_H
 

@@ -282,9 +282,43 @@ static int expand(tune *t, tune_pt c) {
     return added;
 }
 
+/* Order q[from..nq) by the hints' scores, the best first; points no hint
+ * names keep their order, after the others (stable).  With a small budget
+ * the climb reaches only the first few neighbours of its centre: those
+ * the hints rank highest. */
+static int order_by_hint(tune *t, size_t from) {
+    size_t n = t->nq - from;
+    if (n < 2 || !t->env.nhint) return 0;
+    double *sc = malloc(n * sizeof *sc);
+    if (!sc) return -1;
+    for (size_t i = 0; i < n; i++) {
+        sc[i] = INFINITY;
+        for (int h = 0; h < t->env.nhint; h++)
+            if (key_of(t->env.hint[h].p) == key_of(t->q[from + i])) {
+                sc[i] = t->env.hint[h].score;
+                break;
+            }
+    }
+    for (size_t i = 1; i < n; i++) {      /* insertion sort: a few dozen points */
+        tune_pt x = t->q[from + i];
+        double sx = sc[i];
+        size_t j = i;
+        while (j > 0 && sc[j - 1] > sx) {
+            t->q[from + j] = t->q[from + j - 1];
+            sc[j] = sc[j - 1];
+            j--;
+        }
+        t->q[from + j] = x;
+        sc[j] = sx;
+    }
+    free(sc);
+    return 0;
+}
+
 /* One step of a climb: the queue first; then, once every cost is told,
- * the neighbours of a new best.  1 with a point, WAIT, or 0 when the best
- * has been expanded already (a local optimum) and the queue is empty. */
+ * the neighbours of a new best, in the order of their hints.  1 with a
+ * point, WAIT, or 0 when the best has been expanded already (a local
+ * optimum) and the queue is empty. */
 static int climb(tune *t, tune_pt *p) {
     tune_pt b;
     for (;;) {
@@ -298,7 +332,8 @@ static int climb(tune *t, tune_pt *p) {
         if (t->have_center && key_of(b) == key_of(t->center)) return 0;
         t->center = b;
         t->have_center = 1;
-        if (expand(t, b) < 0) return -1;
+        size_t from = t->nq;
+        if (expand(t, b) < 0 || order_by_hint(t, from)) return -1;
     }
 }
 

@@ -16,7 +16,8 @@
  *               shapes: search/drive.c; one that cannot run here, when
  *               exploring or among a new family's best, becomes the
  *               nearest point that can), with explore every family once,
- *               then a climb from the best, and with a budget of 16 or
+ *               then a climb from the best (its neighbours in the order
+ *               of their hints' scores), and with a budget of 16 or
  *               more (or none) the best few measured again before the
  *               pick is named.
  *

@@ -184,6 +184,42 @@ TEST(warm_translates_a_hint_that_cannot_run) {
           fam, idx[0], idx[1], idx[2]);
 }
 
+/* The climb takes its centre's neighbours in the order of their hints.
+ * From the hint (3, 5, 0) of family 1, with one hint allowed before the
+ * climb and a budget of two, the one step of the climb must be the
+ * neighbour another hint names, (3, 5, 2) (the optimum, p2 moved by two
+ * values): in the space's order it would come tenth, after (2, 5, 0). */
+TEST(warm_climb_follows_the_hints) {
+    search_space s;
+    make(&s, 3, 8);
+    world w = {&s, 0, 0, 0};
+    tune_hint h[3] = {{{1, 3 * 64 + 5 * 8 + 0}, 0.1}, {{0, 0}, 0.2}, {{1, 3 * 64 + 5 * 8 + 2}, 0.3}};
+    tune_env env;
+    tune *t = NULL;
+    char err[128];
+    tune_pt pts[8], b;
+    int n;
+    memset(&env, 0, sizeof env);
+    env.nfam = 2;
+    env.space[0] = env.space[1] = &s;
+    env.feasible = feas;
+    env.ctx = &w;
+    env.budget = 2;
+    env.seed = 1;
+    env.hint = h;
+    env.nhint = 3;
+    env.hint_quota = 1;
+    CHECK(tune_start(&t, "warm", &env, err, sizeof err) == 0, "%s", err);
+    if (!t) return;
+    while ((n = tune_ask(t, pts, 8)) > 0)
+        for (int i = 0; i < n; i++) tune_tell(t, pts[i], cost_of(&w, pts[i]));
+    CHECK(tune_spent(t) == 2, "spent %llu", (unsigned long long)tune_spent(t));
+    CHECK(tune_best(t, &b, NULL) == 0 && is_opt(&s, b), "pick fam %d pt %llu, want the optimum",
+          b.fam, (unsigned long long)b.pt);
+    tune_free(t);
+    search_space_clear(&s);
+}
+
 TEST(random_respects_its_budget_and_draws_distinct_points) {
     search_space s;
     make(&s, 3, 8);
@@ -256,6 +292,7 @@ int main(void) {
     RUN(hillclimb_and_warm_find_the_optimum_within_budget);
     RUN(climb_moves_coupled_parameters_together);
     RUN(warm_translates_a_hint_that_cannot_run);
+    RUN(warm_climb_follows_the_hints);
     RUN(random_respects_its_budget_and_draws_distinct_points);
     RUN(random_draw_over_a_huge_space_walks_nothing);
     RUN(same_costs_same_choices);
