@@ -637,9 +637,8 @@ static int run_problem(drive *d, int q, nt_result *res) {
                 goto out;
             }
             tune_pt bp;
-            double race = 0;
-            if (d->sw->search.race && !tune_best(t, &bp, &race) && key_eq(bp, pts[todo[i]]))
-                race = 0;       /* a re-measure of the best is not raced */
+            double race = 0;    /* raced against the best so far */
+            if (d->sw->search.race && tune_best(t, &bp, &race)) race = 0;
             if (measure(d, pts[todo[i]], isfinite(race) ? race : 0, res)) goto out;
             tune_tell(t, pts[todo[i]], cost_of_result(res));
         }

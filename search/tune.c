@@ -52,7 +52,6 @@ struct tune {
     tune_pt center;
     int nhint_used;           /* warm: hints proposed */
     int hint_i;               /* warm: next hint to look at */
-    int remeasured;           /* warm: the final re-measures are asked */
     unsigned famseen;         /* bit f: a point of family f was proposed */
     int probe_f;              /* warm: next family to try once */
     search_draw *fdraw[TUNE_MAX_FAMILIES]; /* random points of one family */
@@ -369,13 +368,6 @@ static int hill_next(tune *t, tune_pt *p) {
     return r;
 }
 
-/* Proposals warm keeps for the final re-measures. */
-static uint64_t warm_reserve(const tune *t) {
-    uint64_t b = t->env.budget;
-    if (!b) return TUNE_TOP;
-    return b >= 24 ? TUNE_TOP : b >= 16 ? 2 : 0;
-}
-
 /* The next hint not looked at yet: 1, 0 (none left), -1.  A hint that
  * cannot run at this shape (measured at others: its chunks cover another
  * N) is translated to the nearest point that can (nearest_runnable), when
@@ -405,58 +397,21 @@ static int next_hint(tune *t, tune_pt *p) {
     return 0;
 }
 
-/* Queue the best few points told once more (the re-measures). */
-static int queue_top(tune *t, int k) {
-    uint64_t used[TUNE_TOP] = {0};
-    for (int j = 0; j < k; j++) {
-        double bc = INFINITY;
-        uint64_t bk = 0;
-        for (size_t i = 0; i < t->cap; i++) {
-            const ent *e = &t->tab[i];
-            int dup = 0;
-            for (int u = 0; u < j; u++) dup |= used[u] == e->key;
-            if (!e->key || e->state != 1 || dup) continue;
-            if (cost_of(e) < bc) {
-                bc = cost_of(e);
-                bk = e->key;
-            }
-        }
-        if (!bk) break;
-        used[j] = bk;
-        if (push(t, pt_of(bk))) return -1;
-    }
-    return 0;
-}
-
-/* Hints, then a climb, then the best few again.  Without a budget: every
- * hint, a climb to a local optimum, and the re-measures. */
+/* Hints, then a climb.  Without a budget: every hint, then the climb to
+ * a local optimum.  No pick is measured again at the end: a result is
+ * stored once per device, variant, shape and timing (db/schema.sql), so
+ * the store would answer a re-measure with the first measurement, as it
+ * must for a resumed run to make the same choices. */
 static int warm_next(tune *t, tune_pt *p) {
-    uint64_t b = t->env.budget, reserve = warm_reserve(t);
-    uint64_t left = b ? b - t->spent : UINT64_MAX;
-    if (!t->remeasured && (left <= reserve || (!b && t->hint_i >= t->env.nhint && t->nq == 0 &&
-                                               t->have_center && !t->pending))) {
-        if (t->pending) return WAIT;
-        if (!b) {               /* no budget: only once the climb is over */
-            tune_pt c;
-            int r = climb(t, &c);
-            if (r) {
-                if (r == 1) *p = c;
-                return r;
-            }
-        }
-        t->remeasured = 1;
-        t->nq = 0;
-        if (queue_top(t, (int)(reserve < TUNE_TOP ? reserve : TUNE_TOP))) return -1;
-    }
-    if (t->remeasured) {
-        if (!t->nq) return 0;
-        *p = t->q[0];
-        memmove(t->q, t->q + 1, --t->nq * sizeof *t->q);
-        return 1;
+    uint64_t b = t->env.budget;
+    if (!b && t->hint_i >= t->env.nhint && t->nq == 0 && t->have_center) {
+        tune_pt c;              /* no budget: over once the climb is */
+        int r = t->pending ? WAIT : climb(t, &c);
+        if (r == 1) *p = c;
+        return r;
     }
     /* hints: half the budget (all of them without one) */
-    uint64_t quota = t->env.hint_quota > 0 ? (uint64_t)t->env.hint_quota
-                                           : b ? b - reserve : UINT64_MAX;
+    uint64_t quota = t->env.hint_quota > 0 ? (uint64_t)t->env.hint_quota : b ? b : UINT64_MAX;
     if ((uint64_t)t->nhint_used < quota && (t->nhint_used == 0 || !t->env.explore)) {
         int r = next_hint(t, p);
         if (r) return r;

@@ -17,14 +17,13 @@
  *               exploring or among a new family's best, becomes the
  *               nearest point that can), with explore every family once,
  *               then a climb from the best (its neighbours in the order
- *               of their hints' scores), and with a budget of 16 or
- *               more (or none) the best few measured again before the
- *               pick is named.
+ *               of their hints' scores); without a budget, every hint
+ *               and the climb to a local optimum.
  *
  * Every point is asked through the environment's feasible() first (the
  * family's check() and the script's where()): a point it refuses is never
  * proposed and costs no budget.  The budget counts proposals (each one is
- * a measurement), re-measures included.  The seed is the caller's, mixed
+ * a measurement).  The seed is the caller's, mixed
  * with the problem.  Plain C. */
 #ifndef NT_SEARCH_TUNE_H
 #define NT_SEARCH_TUNE_H
@@ -34,7 +33,6 @@
 #include "../search/search.h"
 
 #define TUNE_MAX_FAMILIES 16
-#define TUNE_TOP 3            /* warm: picks measured again at the end */
 
 typedef struct tune_pt {
     int fam;                  /* family index */
@@ -57,7 +55,7 @@ typedef struct tune_env {
     const tune_hint *hint;    /* warm: best first; not owned, may be NULL */
     int nhint;
     int hint_quota;           /* warm: most hints proposed before the climb;
-                                 0 = the budget less the re-measures */
+                                 0 = the budget */
     int explore;              /* warm: try every family once (its best hint,
                                  or a random point of it) before the climb */
     uint64_t budget;          /* most proposals; 0 = no limit */
@@ -71,8 +69,7 @@ typedef struct tune tune;
 int tune_start(tune **out, const char *name, const tune_env *env, char *err, size_t errlen);
 
 /* Up to n points to measure next into out: their count, 0 when the search
- * is over, -1 when feasible() failed.  A point proposed again (warm's
- * re-measures) is told again. */
+ * is over, -1 when feasible() failed.  No point is proposed twice. */
 int tune_ask(tune *t, tune_pt *out, int n);
 
 /* The median of a proposed point in microseconds, INFINITY for a failure. */
