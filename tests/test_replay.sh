@@ -60,14 +60,16 @@ grep -q '^M=65536 N=128 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *[0-9]*%  *[0-9
 
 # a cold campaign (nothing stored) of the default backward, at the
 # script's budget (10 per shape on average), 5 seeds: at most 25% of the
-# sweep, 90% of the shapes within 2% of the stored best, no pick worse
-# than 1.06x (the goal is 1.05x; 1.13x with the anchors at the middle M,
-# no cross pass and the climb's neighbours in the space's order).  The anchors (twice the budget, about 20 a shape against the
+# sweep, 97% of the shapes within 2% of the stored best, no pick worse
+# than 1.05x, the goal (21.9%, 98.0% and 1.05x here; 1.06x with the
+# portfolio's 1% floor of the runs from stored results, 1.13x with the
+# anchors at the middle M, no cross pass and the climb's neighbours in the
+# space's order).  The anchors (twice the budget, about 20 a shape against the
 # others' 8, the cross pass's one included) are the smallest M of each N
 # of bf16, the dtype combination with the most shapes; the other
 # combinations follow its results
 expect cold_runs 0 replay --db "$db" "$bwd" --strategy warm --stored none --seeds 5
-summary cold_within_budget '$1 <= 25 && $2 >= 90 && $3 <= 1.06'
+summary cold_within_budget '$1 <= 25 && $2 >= 97 && $3 <= 1.05'
 anchors=$(awk '$1 ~ /^M=/ && $5 + 0 >= 15 && $3 ~ /^x=bf16,w=bf16,/' "$T/out" | wc -l)
 others=$(awk '$1 ~ /^M=/ && $5 + 0 >= 15 && $3 !~ /^x=bf16,w=bf16,/' "$T/out" | wc -l)
 nN=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ { print $2 }' "$T/out" | sort -u | wc -l)
@@ -80,10 +82,10 @@ notmin=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ {
 [ "$anchors" = "$nN" ] && [ "$others" = 0 ] && [ "$notmin" = 0 ] && ok cold_anchors_smallest_m_in_bf16 ||
     bad cold_anchors_smallest_m_in_bf16 "$anchors anchors for $nN hidden sizes, $others outside bf16, $notmin not at the smallest M"
 # the forward's cold campaign at its budget (8): within 15% of the sweep,
-# 95% of the shapes within 2%, the worst 1.10x (15.0%, 95.7% and 1.08x
+# 96% of the shapes within 2%, the worst 1.08x (15.0%, 96.1% and 1.08x
 # here; the goal of 1.05x is not met: docs/lua-api.md)
 expect fwd_cold_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --stored none --seeds 5
-summary fwd_cold_within_budget '$1 <= 15 && $2 >= 95 && $3 <= 1.10'
+summary fwd_cold_within_budget '$1 <= 15 && $2 >= 96 && $3 <= 1.08'
 
 expect bad_stored 2 replay --db "$db" "$bwd" --strategy warm --stored all
 has bad_stored_message "$T/err" "--stored takes none, neighbours or model"
