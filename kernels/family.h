@@ -251,6 +251,10 @@ typedef struct nt_family {
      * convention the last is <op>/<family>.cuh): the family's source hash covers
      * exactly these, so changing one family re-measures only it. */
     const char *const *sources;
+    /* The family that runs this one's configs on rows longer than those
+     * they were tuned at, with the same parameters (the export's stretch,
+     * tuner/export.c); NULL: this family itself. */
+    const struct nt_family *grown;
 } nt_family;
 
 /* Families of every op, in op then family order (NULL-terminated); filled

@@ -20,7 +20,7 @@
  *   sweeps          14
  *   newest result   2026-12-02T09:57:21.089Z
  *   problems        12 (10 tuned), tuned shapes 319
- *   configs         393, kernels 396
+ *   configs         406, kernels 409
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -38,11 +38,11 @@
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
 #define NORMTUNE_DEVICE_NGPUS 9
-#define NORMTUNE_NFAMILIES 12
+#define NORMTUNE_NFAMILIES 13
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 393
-#define NORMTUNE_NCONFIG_KERNELS 557
-#define NORMTUNE_NKERNELS 396
+#define NORMTUNE_NCONFIGS 406
+#define NORMTUNE_NCONFIG_KERNELS 583
+#define NORMTUNE_NKERNELS 409
 #define NORMTUNE_NENTRIES 319
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
@@ -54,29 +54,30 @@
     X(2, "rmsnorm_bwd.cluster", "d725964df5bb6581") \
     X(3, "rmsnorm_bwd.loop", "8c36328b79110b52") \
     X(4, "rmsnorm_bwd.cstage", "f491d45399146425") \
-    X(5, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
-    X(6, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
-    X(7, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
-    X(8, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
-    X(9, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
-    X(10, "rmsnorm_fwd.stage", "97516c547da4528a") \
-    X(11, "rmsnorm_fwd.loop", "87451baaaaee383c")
+    X(5, "rmsnorm_bwd.aligned", "6b9ac9fae03d6e46") \
+    X(6, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
+    X(7, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
+    X(8, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
+    X(9, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
+    X(10, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
+    X(11, "rmsnorm_fwd.stage", "97516c547da4528a") \
+    X(12, "rmsnorm_fwd.loop", "87451baaaaee383c")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
     X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 75) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 84, 75, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 107, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 108, 90, 15) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 129, 105, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 150, 120, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 164, 128, 78) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 261, 206, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 335, 281, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 360, 296, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 379, 311, 8)
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 97, 75, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 120, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 121, 90, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 142, 105, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 163, 120, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 177, 128, 78) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 274, 206, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 348, 281, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 373, 296, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 392, 311, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -139,743 +140,769 @@
     X(54, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,rows=1,k=0", 108, 2) \
     X(55, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 110, 2) \
     X(56, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 112, 2) \
-    X(57, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 114, 2) \
-    X(58, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 116, 2) \
-    X(59, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 118, 2) \
-    X(60, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 120, 2) \
-    X(61, 0, "x=bf16,w=bf16,dw=f32", "block=160,chunks=1,stages=4,k=4", 122, 2) \
-    X(62, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 124, 2) \
-    X(63, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 126, 2) \
-    X(64, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 128, 2) \
-    X(65, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 130, 2) \
-    X(66, 0, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 132, 2) \
-    X(67, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 134, 2) \
-    X(68, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 136, 2) \
-    X(69, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 138, 2) \
-    X(70, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 140, 2) \
-    X(71, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 142, 2) \
-    X(72, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 144, 2) \
-    X(73, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 146, 2) \
-    X(74, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 148, 2) \
-    X(75, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 150, 2) \
-    X(76, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 152, 2) \
-    X(77, 0, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 154, 2) \
-    X(78, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 156, 2) \
-    X(79, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 158, 2) \
-    X(80, 0, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 160, 2) \
-    X(81, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 162, 2) \
-    X(82, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 164, 2) \
-    X(83, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 166, 2) \
-    X(84, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 168, 2) \
-    X(85, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 170, 2) \
-    X(86, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 172, 2) \
-    X(87, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 174, 2) \
-    X(88, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 176, 2) \
-    X(89, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 178, 2) \
-    X(90, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 180, 2) \
-    X(91, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 182, 2) \
-    X(92, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 184, 2) \
-    X(93, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 186, 2) \
-    X(94, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 188, 2) \
-    X(95, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 190, 2) \
-    X(96, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 192, 2) \
-    X(97, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 194, 2) \
-    X(98, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 196, 2) \
-    X(99, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 198, 2) \
-    X(100, 0, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 200, 2) \
-    X(101, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 202, 2) \
-    X(102, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 204, 2) \
-    X(103, 0, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 206, 2) \
-    X(104, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 208, 2) \
-    X(105, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 210, 2) \
-    X(106, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 212, 2) \
-    X(107, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 214, 2) \
-    X(108, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 216, 2) \
-    X(109, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 218, 2) \
-    X(110, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 220, 2) \
-    X(111, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 222, 2) \
-    X(112, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 224, 2) \
-    X(113, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 226, 2) \
-    X(114, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 228, 2) \
-    X(115, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 230, 2) \
-    X(116, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 232, 2) \
-    X(117, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 234, 2) \
-    X(118, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 236, 2) \
-    X(119, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 238, 2) \
-    X(120, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 240, 2) \
-    X(121, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 242, 2) \
-    X(122, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 244, 2) \
-    X(123, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 246, 2) \
-    X(124, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 248, 2) \
-    X(125, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 250, 2) \
-    X(126, 0, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 252, 2) \
-    X(127, 0, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 254, 2) \
-    X(128, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 256, 2) \
-    X(129, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 258, 2) \
-    X(130, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 260, 2) \
-    X(131, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 262, 2) \
-    X(132, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 264, 2) \
-    X(133, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 266, 2) \
-    X(134, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 268, 2) \
-    X(135, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 270, 2) \
-    X(136, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 272, 2) \
-    X(137, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 274, 2) \
-    X(138, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 276, 2) \
-    X(139, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 278, 2) \
-    X(140, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 280, 2) \
-    X(141, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 282, 2) \
-    X(142, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 284, 2) \
-    X(143, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 286, 2) \
-    X(144, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 288, 2) \
-    X(145, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 290, 2) \
-    X(146, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 292, 2) \
-    X(147, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 294, 2) \
-    X(148, 0, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 296, 2) \
-    X(149, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 298, 2) \
-    X(150, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 300, 2) \
-    X(151, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 302, 2) \
-    X(152, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 304, 2) \
-    X(153, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 306, 2) \
-    X(154, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 308, 2) \
-    X(155, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 310, 2) \
-    X(156, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 312, 2) \
-    X(157, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 314, 2) \
-    X(158, 0, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 316, 2) \
-    X(159, 0, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 318, 2) \
-    X(160, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 320, 2) \
-    X(161, 0, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 322, 2) \
-    X(162, 0, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 324, 2) \
-    X(163, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 326, 2) \
-    X(164, 11, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 328, 1) \
-    X(165, 6, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 329, 1) \
-    X(166, 6, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 330, 1) \
-    X(167, 6, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 331, 1) \
-    X(168, 6, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 332, 1) \
-    X(169, 6, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 333, 1) \
-    X(170, 6, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 334, 1) \
-    X(171, 6, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 335, 1) \
-    X(172, 6, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 336, 1) \
-    X(173, 6, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 337, 1) \
-    X(174, 8, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 338, 1) \
-    X(175, 5, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 339, 1) \
-    X(176, 6, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 340, 1) \
-    X(177, 8, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 341, 1) \
-    X(178, 8, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 342, 1) \
-    X(179, 5, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 343, 1) \
-    X(180, 8, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 344, 1) \
-    X(181, 8, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 345, 1) \
-    X(182, 8, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 346, 1) \
-    X(183, 5, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 347, 1) \
-    X(184, 5, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 348, 1) \
-    X(185, 8, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 349, 1) \
-    X(186, 5, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 350, 1) \
-    X(187, 5, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 351, 1) \
-    X(188, 8, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 352, 1) \
-    X(189, 8, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 353, 1) \
-    X(190, 5, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 354, 1) \
-    X(191, 7, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 355, 1) \
-    X(192, 8, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 356, 1) \
-    X(193, 8, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 357, 1) \
-    X(194, 8, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 358, 1) \
-    X(195, 5, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 359, 1) \
-    X(196, 7, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 360, 1) \
-    X(197, 8, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 361, 1) \
-    X(198, 5, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 362, 1) \
-    X(199, 5, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 363, 1) \
-    X(200, 10, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 364, 1) \
-    X(201, 10, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 365, 1) \
-    X(202, 10, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 366, 1) \
-    X(203, 10, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 367, 1) \
-    X(204, 10, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 368, 1) \
-    X(205, 10, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 369, 1) \
-    X(206, 10, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 370, 1) \
-    X(207, 10, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 371, 1) \
-    X(208, 10, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 372, 1) \
-    X(209, 5, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 373, 1) \
-    X(210, 5, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 374, 1) \
-    X(211, 10, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 375, 1) \
-    X(212, 10, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 376, 1) \
-    X(213, 10, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 377, 1) \
-    X(214, 10, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 378, 1) \
-    X(215, 10, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 379, 1) \
-    X(216, 10, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 380, 1) \
-    X(217, 10, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 381, 1) \
-    X(218, 6, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 382, 1) \
-    X(219, 6, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 383, 1) \
-    X(220, 6, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 384, 1) \
-    X(221, 6, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 385, 1) \
-    X(222, 6, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 386, 1) \
-    X(223, 6, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 387, 1) \
-    X(224, 6, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 388, 1) \
-    X(225, 6, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 389, 1) \
-    X(226, 6, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 390, 1) \
-    X(227, 8, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 391, 1) \
-    X(228, 8, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 392, 1) \
-    X(229, 5, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 393, 1) \
-    X(230, 8, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 394, 1) \
-    X(231, 8, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 395, 1) \
-    X(232, 8, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 396, 1) \
-    X(233, 5, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 397, 1) \
-    X(234, 5, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 398, 1) \
-    X(235, 8, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 399, 1) \
-    X(236, 5, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 400, 1) \
-    X(237, 8, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 401, 1) \
-    X(238, 8, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 402, 1) \
-    X(239, 5, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 403, 1) \
-    X(240, 8, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 404, 1) \
-    X(241, 7, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 405, 1) \
-    X(242, 8, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 406, 1) \
-    X(243, 8, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 407, 1) \
-    X(244, 5, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 408, 1) \
-    X(245, 8, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 409, 1) \
-    X(246, 5, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 410, 1) \
-    X(247, 10, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 411, 1) \
-    X(248, 10, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 412, 1) \
-    X(249, 10, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 413, 1) \
-    X(250, 10, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 414, 1) \
-    X(251, 10, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 415, 1) \
-    X(252, 10, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 416, 1) \
-    X(253, 10, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 417, 1) \
-    X(254, 10, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 418, 1) \
-    X(255, 5, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 419, 1) \
-    X(256, 10, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 420, 1) \
-    X(257, 10, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 421, 1) \
-    X(258, 10, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 422, 1) \
-    X(259, 10, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 423, 1) \
-    X(260, 10, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 424, 1) \
-    X(261, 11, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 425, 1) \
-    X(262, 6, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 426, 1) \
-    X(263, 6, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 427, 1) \
-    X(264, 6, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 428, 1) \
-    X(265, 6, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 429, 1) \
-    X(266, 6, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 430, 1) \
-    X(267, 6, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 431, 1) \
-    X(268, 6, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 432, 1) \
-    X(269, 6, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 433, 1) \
-    X(270, 8, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 434, 1) \
-    X(271, 8, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 435, 1) \
-    X(272, 8, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 436, 1) \
-    X(273, 5, "x=bf16,w=f32", "block=128,chunks=2,k=4", 437, 1) \
-    X(274, 8, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 438, 1) \
-    X(275, 8, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 439, 1) \
-    X(276, 5, "x=bf16,w=f32", "block=64,chunks=4,k=0", 440, 1) \
-    X(277, 5, "x=bf16,w=f32", "block=128,chunks=3,k=4", 441, 1) \
-    X(278, 7, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 442, 1) \
-    X(279, 8, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 443, 1) \
-    X(280, 8, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 444, 1) \
-    X(281, 8, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 445, 1) \
-    X(282, 8, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 446, 1) \
-    X(283, 5, "x=bf16,w=f32", "block=128,chunks=4,k=4", 447, 1) \
-    X(284, 7, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 448, 1) \
-    X(285, 8, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 449, 1) \
-    X(286, 8, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 450, 1) \
-    X(287, 8, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 451, 1) \
-    X(288, 8, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 452, 1) \
-    X(289, 8, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 453, 1) \
-    X(290, 7, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 454, 1) \
-    X(291, 8, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 455, 1) \
-    X(292, 5, "x=bf16,w=f32", "block=128,chunks=7,k=0", 456, 1) \
-    X(293, 10, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 457, 1) \
-    X(294, 8, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 458, 1) \
-    X(295, 10, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 459, 1) \
-    X(296, 10, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 460, 1) \
-    X(297, 10, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 461, 1) \
-    X(298, 10, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 462, 1) \
-    X(299, 7, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 463, 1) \
-    X(300, 10, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 464, 1) \
-    X(301, 9, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 465, 1) \
-    X(302, 10, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 466, 1) \
-    X(303, 10, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 467, 1) \
-    X(304, 10, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 468, 1) \
-    X(305, 6, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 469, 1) \
-    X(306, 6, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 470, 1) \
-    X(307, 6, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 471, 1) \
-    X(308, 6, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 472, 1) \
-    X(309, 6, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 473, 1) \
-    X(310, 6, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 474, 1) \
-    X(311, 6, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 475, 1) \
-    X(312, 6, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 476, 1) \
-    X(313, 8, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 477, 1) \
-    X(314, 8, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 478, 1) \
-    X(315, 5, "x=bf16,w=f32", "block=160,chunks=2,k=4", 479, 1) \
-    X(316, 8, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 480, 1) \
-    X(317, 5, "x=bf16,w=f32", "block=96,chunks=4,k=0", 481, 1) \
-    X(318, 5, "x=bf16,w=f32", "block=160,chunks=3,k=4", 482, 1) \
-    X(319, 8, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 483, 1) \
-    X(320, 8, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 484, 1) \
-    X(321, 8, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 485, 1) \
-    X(322, 8, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 486, 1) \
-    X(323, 5, "x=bf16,w=f32", "block=160,chunks=4,k=4", 487, 1) \
-    X(324, 8, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 488, 1) \
-    X(325, 8, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 489, 1) \
-    X(326, 8, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 490, 1) \
-    X(327, 8, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 491, 1) \
-    X(328, 8, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 492, 1) \
-    X(329, 8, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 493, 1) \
-    X(330, 5, "x=bf16,w=f32", "block=160,chunks=7,k=0", 494, 1) \
-    X(331, 7, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 495, 1) \
-    X(332, 8, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 496, 1) \
-    X(333, 10, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 497, 1) \
-    X(334, 10, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 498, 1) \
-    X(335, 11, "x=f16,w=f16", "block=1024,chunks=2,k=0", 499, 1) \
-    X(336, 6, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 500, 1) \
-    X(337, 6, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 501, 1) \
-    X(338, 5, "x=f16,w=f16", "block=64,chunks=2,k=8", 502, 1) \
-    X(339, 6, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 503, 1) \
-    X(340, 8, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 504, 1) \
-    X(341, 8, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 505, 1) \
-    X(342, 5, "x=f16,w=f16", "block=128,chunks=4,k=8", 506, 1) \
-    X(343, 8, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 507, 1) \
-    X(344, 8, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 508, 1) \
-    X(345, 10, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 509, 1) \
-    X(346, 10, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 510, 1) \
-    X(347, 5, "x=f16,w=f16", "block=512,chunks=4,k=2", 511, 1) \
-    X(348, 5, "x=f16,w=f16", "block=256,chunks=8,k=2", 512, 1) \
-    X(349, 10, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 513, 1) \
-    X(350, 6, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 514, 1) \
-    X(351, 5, "x=f16,w=f16", "block=96,chunks=2,k=8", 515, 1) \
-    X(352, 6, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 516, 1) \
-    X(353, 8, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 517, 1) \
-    X(354, 8, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 518, 1) \
-    X(355, 8, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 519, 1) \
-    X(356, 8, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 520, 1) \
-    X(357, 10, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 521, 1) \
-    X(358, 5, "x=f16,w=f16", "block=256,chunks=9,k=2", 522, 1) \
-    X(359, 10, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 523, 1) \
-    X(360, 11, "x=f16,w=f32", "block=1024,chunks=2,k=0", 524, 1) \
-    X(361, 6, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 525, 1) \
-    X(362, 6, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 526, 1) \
-    X(363, 5, "x=f16,w=f32", "block=64,chunks=2,k=0", 527, 1) \
-    X(364, 8, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 528, 1) \
-    X(365, 8, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 529, 1) \
-    X(366, 8, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 530, 1) \
-    X(367, 8, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 531, 1) \
-    X(368, 5, "x=f16,w=f32", "block=128,chunks=4,k=0", 532, 1) \
-    X(369, 10, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 533, 1) \
-    X(370, 10, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 534, 1) \
-    X(371, 6, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 535, 1) \
-    X(372, 6, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 536, 1) \
-    X(373, 5, "x=f16,w=f32", "block=96,chunks=2,k=0", 537, 1) \
-    X(374, 8, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 538, 1) \
-    X(375, 8, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 539, 1) \
-    X(376, 8, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 540, 1) \
-    X(377, 5, "x=f16,w=f32", "block=160,chunks=4,k=0", 541, 1) \
-    X(378, 10, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 542, 1) \
-    X(379, 11, "x=f32,w=f32", "block=1024,chunks=4,k=0", 543, 1) \
-    X(380, 6, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 544, 1) \
-    X(381, 8, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 545, 1) \
-    X(382, 5, "x=f32,w=f32", "block=128,chunks=2,k=8", 546, 1) \
-    X(383, 8, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 547, 1) \
-    X(384, 8, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 548, 1) \
-    X(385, 10, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 549, 1) \
-    X(386, 10, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 550, 1) \
-    X(387, 10, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 551, 1) \
-    X(388, 6, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 552, 1) \
-    X(389, 5, "x=f32,w=f32", "block=160,chunks=2,k=8", 553, 1) \
-    X(390, 8, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 554, 1) \
-    X(391, 8, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 555, 1) \
-    X(392, 10, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 556, 1)
+    X(57, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 114, 2) \
+    X(58, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 116, 2) \
+    X(59, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 118, 2) \
+    X(60, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 120, 2) \
+    X(61, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 122, 2) \
+    X(62, 5, "x=bf16,w=bf16,dw=f32", "block=160,chunks=1,stages=4,k=4", 124, 2) \
+    X(63, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 126, 2) \
+    X(64, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 128, 2) \
+    X(65, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 130, 2) \
+    X(66, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 132, 2) \
+    X(67, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 134, 2) \
+    X(68, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 136, 2) \
+    X(69, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 138, 2) \
+    X(70, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 140, 2) \
+    X(71, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 142, 2) \
+    X(72, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 144, 2) \
+    X(73, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 146, 2) \
+    X(74, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 148, 2) \
+    X(75, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 150, 2) \
+    X(76, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 152, 2) \
+    X(77, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 154, 2) \
+    X(78, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 156, 2) \
+    X(79, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 158, 2) \
+    X(80, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 160, 2) \
+    X(81, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 162, 2) \
+    X(82, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 164, 2) \
+    X(83, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 166, 2) \
+    X(84, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 168, 2) \
+    X(85, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 170, 2) \
+    X(86, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 172, 2) \
+    X(87, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 174, 2) \
+    X(88, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 176, 2) \
+    X(89, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 178, 2) \
+    X(90, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 180, 2) \
+    X(91, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 182, 2) \
+    X(92, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 184, 2) \
+    X(93, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 186, 2) \
+    X(94, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 188, 2) \
+    X(95, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 190, 2) \
+    X(96, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 192, 2) \
+    X(97, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 194, 2) \
+    X(98, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 196, 2) \
+    X(99, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 198, 2) \
+    X(100, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 200, 2) \
+    X(101, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 202, 2) \
+    X(102, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 204, 2) \
+    X(103, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 206, 2) \
+    X(104, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 208, 2) \
+    X(105, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 210, 2) \
+    X(106, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 212, 2) \
+    X(107, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 214, 2) \
+    X(108, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 216, 2) \
+    X(109, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 218, 2) \
+    X(110, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 220, 2) \
+    X(111, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 222, 2) \
+    X(112, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 224, 2) \
+    X(113, 5, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 226, 2) \
+    X(114, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 228, 2) \
+    X(115, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 230, 2) \
+    X(116, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 232, 2) \
+    X(117, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 234, 2) \
+    X(118, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 236, 2) \
+    X(119, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 238, 2) \
+    X(120, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 240, 2) \
+    X(121, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 242, 2) \
+    X(122, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 244, 2) \
+    X(123, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 246, 2) \
+    X(124, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 248, 2) \
+    X(125, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 250, 2) \
+    X(126, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 252, 2) \
+    X(127, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 254, 2) \
+    X(128, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 256, 2) \
+    X(129, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 258, 2) \
+    X(130, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 260, 2) \
+    X(131, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 262, 2) \
+    X(132, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 264, 2) \
+    X(133, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 266, 2) \
+    X(134, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 268, 2) \
+    X(135, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 270, 2) \
+    X(136, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 272, 2) \
+    X(137, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 274, 2) \
+    X(138, 5, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 276, 2) \
+    X(139, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 278, 2) \
+    X(140, 5, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 280, 2) \
+    X(141, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 282, 2) \
+    X(142, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 284, 2) \
+    X(143, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 286, 2) \
+    X(144, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 288, 2) \
+    X(145, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 290, 2) \
+    X(146, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 292, 2) \
+    X(147, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 294, 2) \
+    X(148, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 296, 2) \
+    X(149, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 298, 2) \
+    X(150, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 300, 2) \
+    X(151, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 302, 2) \
+    X(152, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 304, 2) \
+    X(153, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 306, 2) \
+    X(154, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 308, 2) \
+    X(155, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 310, 2) \
+    X(156, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 312, 2) \
+    X(157, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 314, 2) \
+    X(158, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 316, 2) \
+    X(159, 5, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 318, 2) \
+    X(160, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 320, 2) \
+    X(161, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 322, 2) \
+    X(162, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 324, 2) \
+    X(163, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 326, 2) \
+    X(164, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 328, 2) \
+    X(165, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 330, 2) \
+    X(166, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 332, 2) \
+    X(167, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 334, 2) \
+    X(168, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 336, 2) \
+    X(169, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 338, 2) \
+    X(170, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 340, 2) \
+    X(171, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 342, 2) \
+    X(172, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 344, 2) \
+    X(173, 5, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 346, 2) \
+    X(174, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 348, 2) \
+    X(175, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 350, 2) \
+    X(176, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 352, 2) \
+    X(177, 12, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 354, 1) \
+    X(178, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 355, 1) \
+    X(179, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 356, 1) \
+    X(180, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 357, 1) \
+    X(181, 7, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 358, 1) \
+    X(182, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 359, 1) \
+    X(183, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 360, 1) \
+    X(184, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 361, 1) \
+    X(185, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 362, 1) \
+    X(186, 7, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 363, 1) \
+    X(187, 9, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 364, 1) \
+    X(188, 6, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 365, 1) \
+    X(189, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 366, 1) \
+    X(190, 9, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 367, 1) \
+    X(191, 9, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 368, 1) \
+    X(192, 6, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 369, 1) \
+    X(193, 9, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 370, 1) \
+    X(194, 9, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 371, 1) \
+    X(195, 9, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 372, 1) \
+    X(196, 6, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 373, 1) \
+    X(197, 6, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 374, 1) \
+    X(198, 9, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 375, 1) \
+    X(199, 6, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 376, 1) \
+    X(200, 6, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 377, 1) \
+    X(201, 9, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 378, 1) \
+    X(202, 9, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 379, 1) \
+    X(203, 6, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 380, 1) \
+    X(204, 8, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 381, 1) \
+    X(205, 9, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 382, 1) \
+    X(206, 9, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 383, 1) \
+    X(207, 9, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 384, 1) \
+    X(208, 6, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 385, 1) \
+    X(209, 8, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 386, 1) \
+    X(210, 9, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 387, 1) \
+    X(211, 6, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 388, 1) \
+    X(212, 6, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 389, 1) \
+    X(213, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 390, 1) \
+    X(214, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 391, 1) \
+    X(215, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 392, 1) \
+    X(216, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 393, 1) \
+    X(217, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 394, 1) \
+    X(218, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 395, 1) \
+    X(219, 11, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 396, 1) \
+    X(220, 11, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 397, 1) \
+    X(221, 11, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 398, 1) \
+    X(222, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 399, 1) \
+    X(223, 6, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 400, 1) \
+    X(224, 11, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 401, 1) \
+    X(225, 11, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 402, 1) \
+    X(226, 11, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 403, 1) \
+    X(227, 11, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 404, 1) \
+    X(228, 11, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 405, 1) \
+    X(229, 11, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 406, 1) \
+    X(230, 11, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 407, 1) \
+    X(231, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 408, 1) \
+    X(232, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 409, 1) \
+    X(233, 7, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 410, 1) \
+    X(234, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 411, 1) \
+    X(235, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 412, 1) \
+    X(236, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 413, 1) \
+    X(237, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 414, 1) \
+    X(238, 7, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 415, 1) \
+    X(239, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 416, 1) \
+    X(240, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 417, 1) \
+    X(241, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 418, 1) \
+    X(242, 6, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 419, 1) \
+    X(243, 9, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 420, 1) \
+    X(244, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 421, 1) \
+    X(245, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 422, 1) \
+    X(246, 6, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 423, 1) \
+    X(247, 6, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 424, 1) \
+    X(248, 9, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 425, 1) \
+    X(249, 6, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 426, 1) \
+    X(250, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 427, 1) \
+    X(251, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 428, 1) \
+    X(252, 6, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 429, 1) \
+    X(253, 9, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 430, 1) \
+    X(254, 8, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 431, 1) \
+    X(255, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 432, 1) \
+    X(256, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 433, 1) \
+    X(257, 6, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 434, 1) \
+    X(258, 9, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 435, 1) \
+    X(259, 6, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 436, 1) \
+    X(260, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 437, 1) \
+    X(261, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 438, 1) \
+    X(262, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 439, 1) \
+    X(263, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 440, 1) \
+    X(264, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 441, 1) \
+    X(265, 11, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 442, 1) \
+    X(266, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 443, 1) \
+    X(267, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 444, 1) \
+    X(268, 6, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 445, 1) \
+    X(269, 11, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 446, 1) \
+    X(270, 11, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 447, 1) \
+    X(271, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 448, 1) \
+    X(272, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 449, 1) \
+    X(273, 11, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 450, 1) \
+    X(274, 12, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 451, 1) \
+    X(275, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 452, 1) \
+    X(276, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 453, 1) \
+    X(277, 7, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 454, 1) \
+    X(278, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 455, 1) \
+    X(279, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 456, 1) \
+    X(280, 7, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 457, 1) \
+    X(281, 7, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 458, 1) \
+    X(282, 7, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 459, 1) \
+    X(283, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 460, 1) \
+    X(284, 9, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 461, 1) \
+    X(285, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 462, 1) \
+    X(286, 6, "x=bf16,w=f32", "block=128,chunks=2,k=4", 463, 1) \
+    X(287, 9, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 464, 1) \
+    X(288, 9, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 465, 1) \
+    X(289, 6, "x=bf16,w=f32", "block=64,chunks=4,k=0", 466, 1) \
+    X(290, 6, "x=bf16,w=f32", "block=128,chunks=3,k=4", 467, 1) \
+    X(291, 8, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 468, 1) \
+    X(292, 9, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 469, 1) \
+    X(293, 9, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 470, 1) \
+    X(294, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 471, 1) \
+    X(295, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 472, 1) \
+    X(296, 6, "x=bf16,w=f32", "block=128,chunks=4,k=4", 473, 1) \
+    X(297, 8, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 474, 1) \
+    X(298, 9, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 475, 1) \
+    X(299, 9, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 476, 1) \
+    X(300, 9, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 477, 1) \
+    X(301, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 478, 1) \
+    X(302, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 479, 1) \
+    X(303, 8, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 480, 1) \
+    X(304, 9, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 481, 1) \
+    X(305, 6, "x=bf16,w=f32", "block=128,chunks=7,k=0", 482, 1) \
+    X(306, 11, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 483, 1) \
+    X(307, 9, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 484, 1) \
+    X(308, 11, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 485, 1) \
+    X(309, 11, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 486, 1) \
+    X(310, 11, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 487, 1) \
+    X(311, 11, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 488, 1) \
+    X(312, 8, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 489, 1) \
+    X(313, 11, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 490, 1) \
+    X(314, 10, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 491, 1) \
+    X(315, 11, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 492, 1) \
+    X(316, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 493, 1) \
+    X(317, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 494, 1) \
+    X(318, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 495, 1) \
+    X(319, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 496, 1) \
+    X(320, 7, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 497, 1) \
+    X(321, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 498, 1) \
+    X(322, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 499, 1) \
+    X(323, 7, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 500, 1) \
+    X(324, 7, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 501, 1) \
+    X(325, 7, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 502, 1) \
+    X(326, 9, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 503, 1) \
+    X(327, 9, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 504, 1) \
+    X(328, 6, "x=bf16,w=f32", "block=160,chunks=2,k=4", 505, 1) \
+    X(329, 9, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 506, 1) \
+    X(330, 6, "x=bf16,w=f32", "block=96,chunks=4,k=0", 507, 1) \
+    X(331, 6, "x=bf16,w=f32", "block=160,chunks=3,k=4", 508, 1) \
+    X(332, 9, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 509, 1) \
+    X(333, 9, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 510, 1) \
+    X(334, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 511, 1) \
+    X(335, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 512, 1) \
+    X(336, 6, "x=bf16,w=f32", "block=160,chunks=4,k=4", 513, 1) \
+    X(337, 9, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 514, 1) \
+    X(338, 9, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 515, 1) \
+    X(339, 9, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 516, 1) \
+    X(340, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 517, 1) \
+    X(341, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 518, 1) \
+    X(342, 9, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 519, 1) \
+    X(343, 6, "x=bf16,w=f32", "block=160,chunks=7,k=0", 520, 1) \
+    X(344, 8, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 521, 1) \
+    X(345, 9, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 522, 1) \
+    X(346, 11, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 523, 1) \
+    X(347, 11, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 524, 1) \
+    X(348, 12, "x=f16,w=f16", "block=1024,chunks=2,k=0", 525, 1) \
+    X(349, 7, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 526, 1) \
+    X(350, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 527, 1) \
+    X(351, 6, "x=f16,w=f16", "block=64,chunks=2,k=8", 528, 1) \
+    X(352, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 529, 1) \
+    X(353, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 530, 1) \
+    X(354, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 531, 1) \
+    X(355, 6, "x=f16,w=f16", "block=128,chunks=4,k=8", 532, 1) \
+    X(356, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 533, 1) \
+    X(357, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 534, 1) \
+    X(358, 11, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 535, 1) \
+    X(359, 11, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 536, 1) \
+    X(360, 6, "x=f16,w=f16", "block=512,chunks=4,k=2", 537, 1) \
+    X(361, 6, "x=f16,w=f16", "block=256,chunks=8,k=2", 538, 1) \
+    X(362, 11, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 539, 1) \
+    X(363, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 540, 1) \
+    X(364, 6, "x=f16,w=f16", "block=96,chunks=2,k=8", 541, 1) \
+    X(365, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 542, 1) \
+    X(366, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 543, 1) \
+    X(367, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 544, 1) \
+    X(368, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 545, 1) \
+    X(369, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 546, 1) \
+    X(370, 11, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 547, 1) \
+    X(371, 6, "x=f16,w=f16", "block=256,chunks=9,k=2", 548, 1) \
+    X(372, 11, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 549, 1) \
+    X(373, 12, "x=f16,w=f32", "block=1024,chunks=2,k=0", 550, 1) \
+    X(374, 7, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 551, 1) \
+    X(375, 7, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 552, 1) \
+    X(376, 6, "x=f16,w=f32", "block=64,chunks=2,k=0", 553, 1) \
+    X(377, 9, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 554, 1) \
+    X(378, 9, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 555, 1) \
+    X(379, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 556, 1) \
+    X(380, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 557, 1) \
+    X(381, 6, "x=f16,w=f32", "block=128,chunks=4,k=0", 558, 1) \
+    X(382, 11, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 559, 1) \
+    X(383, 11, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 560, 1) \
+    X(384, 7, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 561, 1) \
+    X(385, 7, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 562, 1) \
+    X(386, 6, "x=f16,w=f32", "block=96,chunks=2,k=0", 563, 1) \
+    X(387, 9, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 564, 1) \
+    X(388, 9, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 565, 1) \
+    X(389, 9, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 566, 1) \
+    X(390, 6, "x=f16,w=f32", "block=160,chunks=4,k=0", 567, 1) \
+    X(391, 11, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 568, 1) \
+    X(392, 12, "x=f32,w=f32", "block=1024,chunks=4,k=0", 569, 1) \
+    X(393, 7, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 570, 1) \
+    X(394, 9, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 571, 1) \
+    X(395, 6, "x=f32,w=f32", "block=128,chunks=2,k=8", 572, 1) \
+    X(396, 9, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 573, 1) \
+    X(397, 9, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 574, 1) \
+    X(398, 11, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 575, 1) \
+    X(399, 11, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 576, 1) \
+    X(400, 11, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 577, 1) \
+    X(401, 7, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 578, 1) \
+    X(402, 6, "x=f32,w=f32", "block=160,chunks=2,k=8", 579, 1) \
+    X(403, 9, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 580, 1) \
+    X(404, 9, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 581, 1) \
+    X(405, 11, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 582, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
  * it, instantiating exactly these; C code reads normtune_kernel_names[]. */
 #define NORMTUNE_KERNELS(X) \
-    X(0, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(1, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
-    X(2, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
-    X(3, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
-    X(4, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
-    X(5, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
-    X(6, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
-    X(7, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
-    X(8, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
-    X(9, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
-    X(10, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
-    X(11, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
-    X(12, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
-    X(13, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
-    X(14, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
-    X(15, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
-    X(16, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
-    X(17, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
-    X(18, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(19, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(20, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(21, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(22, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(23, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(24, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(25, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
-    X(26, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
-    X(27, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
-    X(28, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
-    X(29, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
-    X(30, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
-    X(31, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
-    X(32, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
-    X(33, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
-    X(34, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
-    X(35, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
-    X(36, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
-    X(37, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
-    X(38, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
-    X(39, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
-    X(40, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
-    X(41, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
-    X(42, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
-    X(43, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
-    X(44, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
-    X(45, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
-    X(46, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
-    X(47, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(48, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
-    X(49, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
-    X(50, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(51, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
-    X(52, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
-    X(53, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
-    X(54, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(55, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
-    X(56, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
-    X(57, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
-    X(58, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
-    X(59, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
-    X(60, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
-    X(61, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
-    X(62, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
-    X(63, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
-    X(64, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
-    X(65, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
-    X(66, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
-    X(67, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
-    X(68, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
-    X(69, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
-    X(70, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
-    X(71, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
-    X(72, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
-    X(73, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
-    X(74, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
-    X(75, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(76, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(77, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(78, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(79, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(80, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(81, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(82, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(83, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(84, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(85, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(86, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(87, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(88, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(89, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(90, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
-    X(91, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(92, "nt_fwd_row<float, float, 160, 2, 8>", nt_fwd_row<float, float, 160, 2, 8>) \
-    X(93, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(94, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(95, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(96, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(97, "nt_fwd_row<nt_bf16, float, 160, 2, 4>", nt_fwd_row<nt_bf16, float, 160, 2, 4>) \
-    X(98, "nt_fwd_row<nt_bf16, float, 160, 3, 4>", nt_fwd_row<nt_bf16, float, 160, 3, 4>) \
-    X(99, "nt_fwd_row<nt_bf16, float, 160, 4, 4>", nt_fwd_row<nt_bf16, float, 160, 4, 4>) \
-    X(100, "nt_fwd_row<nt_bf16, float, 160, 7, 0>", nt_fwd_row<nt_bf16, float, 160, 7, 0>) \
-    X(101, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(102, "nt_fwd_row<nt_bf16, float, 96, 4, 0>", nt_fwd_row<nt_bf16, float, 96, 4, 0>) \
-    X(103, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(104, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(105, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(106, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(107, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(108, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(109, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(110, "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>) \
-    X(111, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>) \
-    X(112, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>) \
-    X(113, "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>) \
-    X(114, "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>) \
-    X(115, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(116, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(117, "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>) \
-    X(118, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(119, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(120, "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>) \
-    X(121, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(122, "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>) \
-    X(123, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(124, "nt_fwd_row<nt_f16, float, 160, 4, 0>", nt_fwd_row<nt_f16, float, 160, 4, 0>) \
-    X(125, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(126, "nt_fwd_row<nt_f16, float, 96, 2, 0>", nt_fwd_row<nt_f16, float, 96, 2, 0>) \
-    X(127, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(128, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(129, "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>) \
-    X(130, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(131, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(132, "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>) \
-    X(133, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(134, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(135, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(136, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(137, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(138, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(139, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(140, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(141, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(142, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(143, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(144, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(145, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(146, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(147, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(148, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(149, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(150, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(151, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(152, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(153, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(154, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(155, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(156, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(157, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(158, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(159, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(160, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(161, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(162, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(163, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(164, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(165, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(166, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(167, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(168, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(169, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(170, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(171, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(172, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(173, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(174, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
-    X(175, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
-    X(176, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
-    X(177, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
-    X(178, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
-    X(179, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
-    X(180, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(181, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(182, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(183, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(184, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(185, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(186, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
-    X(187, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
-    X(188, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
-    X(189, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(190, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
-    X(191, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
-    X(192, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(193, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(194, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
-    X(195, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(196, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(197, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(198, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(199, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(200, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(201, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(202, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(203, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(204, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(205, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(206, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(207, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(208, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(209, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(210, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(211, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(212, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(213, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(214, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(215, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(216, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(217, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(218, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(219, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(220, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(221, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(222, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(223, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(224, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(225, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(226, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(227, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(228, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
-    X(229, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(230, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(231, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(232, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(233, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(234, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(235, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(236, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(237, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(238, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(239, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(240, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(241, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(242, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
-    X(243, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
-    X(244, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
-    X(245, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
-    X(246, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
-    X(247, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
-    X(248, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
-    X(249, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(250, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(251, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(252, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(253, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(254, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(255, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(256, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(257, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(258, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(259, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(260, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(261, "nt_fwd_warp<float, float, 16, 512, 3, 0>", nt_fwd_warp<float, float, 16, 512, 3, 0>) \
-    X(262, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(263, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(264, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(265, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(266, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(267, "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>) \
-    X(268, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(269, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(270, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(271, "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>) \
-    X(272, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(273, "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(274, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(275, "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>) \
-    X(276, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(277, "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>) \
-    X(278, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(279, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
-    X(280, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(281, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
-    X(282, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(283, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(284, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(285, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(286, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(287, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
-    X(288, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(289, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(290, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(291, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(292, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
-    X(293, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(294, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
-    X(295, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(296, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
-    X(297, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(298, "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>) \
-    X(299, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(300, "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>) \
-    X(301, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(302, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>) \
-    X(303, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(304, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(305, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(306, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(307, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(308, "nt_persist<float, float, float, 1024, 2, 2, 1>", nt_persist<float, float, float, 1024, 2, 2, 1>) \
-    X(309, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(310, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(311, "nt_persist<float, float, float, 288, 1, 3, 2>", nt_persist<float, float, float, 288, 1, 3, 2>) \
-    X(312, "nt_persist<float, float, float, 288, 4, 2, 1>", nt_persist<float, float, float, 288, 4, 2, 1>) \
-    X(313, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(314, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(315, "nt_persist<float, float, float, 544, 8, 1, 0>", nt_persist<float, float, float, 544, 8, 1, 0>) \
-    X(316, "nt_persist<float, float, float, 544, 8, 1, 1>", nt_persist<float, float, float, 544, 8, 1, 1>) \
-    X(317, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(318, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(319, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>) \
-    X(320, "nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>) \
-    X(321, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(322, "nt_persist<nt_bf16, float, float, 160, 1, 2, 0>", nt_persist<nt_bf16, float, float, 160, 1, 2, 0>) \
-    X(323, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(324, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(325, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(326, "nt_persist<nt_bf16, float, float, 544, 1, 3, 1>", nt_persist<nt_bf16, float, float, 544, 1, 3, 1>) \
-    X(327, "nt_persist<nt_bf16, float, float, 544, 1, 4, 1>", nt_persist<nt_bf16, float, float, 544, 1, 4, 1>) \
-    X(328, "nt_persist<nt_bf16, float, float, 544, 4, 2, 0>", nt_persist<nt_bf16, float, float, 544, 4, 2, 0>) \
-    X(329, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(330, "nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
-    X(331, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(332, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(333, "nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
-    X(334, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(335, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(336, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(337, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(338, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(339, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(340, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(341, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(342, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(343, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
-    X(344, "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
-    X(345, "nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
-    X(346, "nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
-    X(347, "nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
-    X(348, "nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
-    X(349, "nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
-    X(350, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(351, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(352, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(353, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(354, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(355, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(356, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(357, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(358, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(359, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(360, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(361, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
-    X(362, "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
-    X(363, "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
-    X(364, "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
-    X(365, "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
-    X(366, "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
-    X(367, "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
-    X(368, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(369, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(370, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(371, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(372, "nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
-    X(373, "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
-    X(374, "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
-    X(375, "nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
-    X(376, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(377, "nt_persist<nt_f16, float, float, 1024, 3, 2, 1>", nt_persist<nt_f16, float, float, 1024, 3, 2, 1>) \
-    X(378, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(379, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(380, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(381, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(382, "nt_persist<nt_f16, float, float, 544, 1, 3, 1>", nt_persist<nt_f16, float, float, 544, 1, 3, 1>) \
-    X(383, "nt_persist<nt_f16, float, float, 544, 1, 4, 1>", nt_persist<nt_f16, float, float, 544, 1, 4, 1>) \
-    X(384, "nt_persist<nt_f16, float, float, 544, 4, 2, 0>", nt_persist<nt_f16, float, float, 544, 4, 2, 0>) \
-    X(385, "nt_persist<nt_f16, float, float, 544, 4, 2, 1>", nt_persist<nt_f16, float, float, 544, 4, 2, 1>) \
-    X(386, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(387, "nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
-    X(388, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(389, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(390, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(391, "nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
-    X(392, "nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
-    X(393, "nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
-    X(394, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>) \
-    X(395, "nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>)
+    X(0, "nt_bwd_aligned<float, float, float, 1024, 2, 2, 1>", nt_bwd_aligned<float, float, float, 1024, 2, 2, 1>) \
+    X(1, "nt_bwd_aligned<float, float, float, 288, 1, 3, 2>", nt_bwd_aligned<float, float, float, 288, 1, 3, 2>) \
+    X(2, "nt_bwd_aligned<float, float, float, 288, 4, 2, 1>", nt_bwd_aligned<float, float, float, 288, 4, 2, 1>) \
+    X(3, "nt_bwd_aligned<float, float, float, 544, 8, 1, 0>", nt_bwd_aligned<float, float, float, 544, 8, 1, 0>) \
+    X(4, "nt_bwd_aligned<float, float, float, 544, 8, 1, 1>", nt_bwd_aligned<float, float, float, 544, 8, 1, 1>) \
+    X(5, "nt_bwd_aligned<nt_bf16, float, float, 1024, 3, 2, 0>", nt_bwd_aligned<nt_bf16, float, float, 1024, 3, 2, 0>) \
+    X(6, "nt_bwd_aligned<nt_bf16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_bf16, float, float, 1024, 3, 2, 1>) \
+    X(7, "nt_bwd_aligned<nt_bf16, float, float, 160, 1, 2, 0>", nt_bwd_aligned<nt_bf16, float, float, 160, 1, 2, 0>) \
+    X(8, "nt_bwd_aligned<nt_bf16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, float, float, 544, 1, 3, 1>) \
+    X(9, "nt_bwd_aligned<nt_bf16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, float, float, 544, 1, 4, 1>) \
+    X(10, "nt_bwd_aligned<nt_bf16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_bf16, float, float, 544, 4, 2, 0>) \
+    X(11, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(12, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
+    X(13, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(14, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
+    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
+    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
+    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
+    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
+    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
+    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
+    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
+    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
+    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
+    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
+    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
+    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
+    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
+    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
+    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
+    X(41, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
+    X(42, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
+    X(43, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
+    X(44, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
+    X(45, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>) \
+    X(46, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>) \
+    X(47, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
+    X(48, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
+    X(49, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
+    X(50, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
+    X(51, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
+    X(52, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
+    X(53, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
+    X(54, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(55, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
+    X(56, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
+    X(57, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
+    X(58, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
+    X(59, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
+    X(60, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
+    X(61, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
+    X(62, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
+    X(63, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
+    X(64, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
+    X(65, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
+    X(66, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
+    X(67, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
+    X(68, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
+    X(69, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
+    X(70, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
+    X(71, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
+    X(72, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(73, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(74, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(75, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(76, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(77, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(78, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(79, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
+    X(80, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
+    X(81, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
+    X(82, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
+    X(83, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
+    X(84, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(85, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
+    X(86, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
+    X(87, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
+    X(88, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
+    X(89, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
+    X(90, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
+    X(91, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
+    X(92, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
+    X(93, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
+    X(94, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
+    X(95, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
+    X(96, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
+    X(97, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(98, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
+    X(99, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
+    X(100, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
+    X(101, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
+    X(102, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
+    X(103, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
+    X(104, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
+    X(105, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
+    X(106, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
+    X(107, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
+    X(108, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(109, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
+    X(110, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
+    X(111, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
+    X(112, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
+    X(113, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
+    X(114, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
+    X(115, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
+    X(116, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
+    X(117, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(118, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
+    X(119, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
+    X(120, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
+    X(121, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
+    X(122, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
+    X(123, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
+    X(124, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
+    X(125, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(126, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
+    X(127, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
+    X(128, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
+    X(129, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(130, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(131, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(132, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(133, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(134, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(135, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(136, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(137, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(138, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(139, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(140, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(141, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(142, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(143, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(144, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(145, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(146, "nt_fwd_row<float, float, 160, 2, 8>", nt_fwd_row<float, float, 160, 2, 8>) \
+    X(147, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(148, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(149, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(150, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(151, "nt_fwd_row<nt_bf16, float, 160, 2, 4>", nt_fwd_row<nt_bf16, float, 160, 2, 4>) \
+    X(152, "nt_fwd_row<nt_bf16, float, 160, 3, 4>", nt_fwd_row<nt_bf16, float, 160, 3, 4>) \
+    X(153, "nt_fwd_row<nt_bf16, float, 160, 4, 4>", nt_fwd_row<nt_bf16, float, 160, 4, 4>) \
+    X(154, "nt_fwd_row<nt_bf16, float, 160, 7, 0>", nt_fwd_row<nt_bf16, float, 160, 7, 0>) \
+    X(155, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(156, "nt_fwd_row<nt_bf16, float, 96, 4, 0>", nt_fwd_row<nt_bf16, float, 96, 4, 0>) \
+    X(157, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(158, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(159, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(160, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(161, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(162, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(163, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(164, "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>) \
+    X(165, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>) \
+    X(166, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>) \
+    X(167, "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>) \
+    X(168, "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>) \
+    X(169, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(170, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(171, "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>) \
+    X(172, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(173, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(174, "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>) \
+    X(175, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(176, "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>) \
+    X(177, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(178, "nt_fwd_row<nt_f16, float, 160, 4, 0>", nt_fwd_row<nt_f16, float, 160, 4, 0>) \
+    X(179, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(180, "nt_fwd_row<nt_f16, float, 96, 2, 0>", nt_fwd_row<nt_f16, float, 96, 2, 0>) \
+    X(181, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(182, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(183, "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>) \
+    X(184, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(185, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(186, "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>) \
+    X(187, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(188, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(189, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(190, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(191, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(192, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(193, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(194, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(195, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(196, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(197, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(198, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(199, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(200, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(201, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(202, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(203, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(204, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(205, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(206, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(207, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(208, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(209, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(210, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(211, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(212, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(213, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(214, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(215, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(216, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(217, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(218, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(219, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(220, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(221, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(222, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(223, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(224, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(225, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(226, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(227, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(228, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(229, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(230, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(231, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(232, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(233, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(234, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(235, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(236, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(237, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(238, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(239, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(240, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(241, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(242, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(243, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(244, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(245, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(246, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(247, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(248, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
+    X(249, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(250, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(251, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(252, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(253, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(254, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(255, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(256, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(257, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(258, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(259, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(260, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(261, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(262, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(263, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(264, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(265, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(266, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(267, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(268, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(269, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(270, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(271, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(272, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(273, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(274, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(275, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(276, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(277, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(278, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(279, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(280, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(281, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(282, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(283, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(284, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(285, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(286, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(287, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(288, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(289, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(290, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(291, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(292, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(293, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(294, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(295, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(296, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(297, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(298, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(299, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(300, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(301, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(302, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(303, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(304, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(305, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(306, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(307, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(308, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(309, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(310, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(311, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(312, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(313, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(314, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(315, "nt_fwd_warp<float, float, 16, 512, 3, 0>", nt_fwd_warp<float, float, 16, 512, 3, 0>) \
+    X(316, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(317, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(318, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(319, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(320, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(321, "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>) \
+    X(322, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(323, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(324, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(325, "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>) \
+    X(326, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(327, "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(328, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(329, "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>) \
+    X(330, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(331, "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>) \
+    X(332, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(333, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
+    X(334, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(335, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
+    X(336, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(337, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(338, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(339, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(340, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(341, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
+    X(342, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(343, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(344, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(345, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(346, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
+    X(347, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(348, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
+    X(349, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(350, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
+    X(351, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(352, "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>) \
+    X(353, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(354, "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>) \
+    X(355, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(356, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>) \
+    X(357, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(358, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(359, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(360, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(361, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(362, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(363, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(364, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(365, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(366, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(367, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(368, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(369, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(370, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(371, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(372, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(373, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(374, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(375, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(376, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(377, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(378, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(379, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(380, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(381, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(382, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(383, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(384, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(385, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(386, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(387, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(388, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(389, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(390, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(391, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(392, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(393, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(394, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(395, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(396, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(397, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(398, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(399, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(400, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(401, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(402, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(403, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(404, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(405, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(406, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(407, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(408, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -885,6 +912,60 @@
 
 /* Kernel names by id, the strings of NORMTUNE_KERNELS. */
 NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS + 1] = {
+    "nt_bwd_aligned<float, float, float, 1024, 2, 2, 1>",
+    "nt_bwd_aligned<float, float, float, 288, 1, 3, 2>",
+    "nt_bwd_aligned<float, float, float, 288, 4, 2, 1>",
+    "nt_bwd_aligned<float, float, float, 544, 8, 1, 0>",
+    "nt_bwd_aligned<float, float, float, 544, 8, 1, 1>",
+    "nt_bwd_aligned<nt_bf16, float, float, 1024, 3, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, float, float, 1024, 3, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, float, float, 160, 1, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, float, float, 544, 1, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, float, float, 544, 1, 4, 1>",
+    "nt_bwd_aligned<nt_bf16, float, float, 544, 4, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>",
+    "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>",
+    "nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>",
+    "nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>",
+    "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>",
+    "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>",
+    "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>",
+    "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>",
+    "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>",
+    "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>",
+    "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>",
     "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>",
     "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>",
@@ -1193,32 +1274,19 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>",
     "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>",
     "nt_persist<float, float, float, 1024, 1, 2, 1>",
-    "nt_persist<float, float, float, 1024, 2, 2, 1>",
     "nt_persist<float, float, float, 256, 1, 3, 2>",
     "nt_persist<float, float, float, 256, 4, 2, 1>",
-    "nt_persist<float, float, float, 288, 1, 3, 2>",
-    "nt_persist<float, float, float, 288, 4, 2, 1>",
     "nt_persist<float, float, float, 512, 8, 1, 0>",
     "nt_persist<float, float, float, 512, 8, 1, 1>",
-    "nt_persist<float, float, float, 544, 8, 1, 0>",
-    "nt_persist<float, float, float, 544, 8, 1, 1>",
     "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>",
     "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>",
-    "nt_persist<nt_bf16, float, float, 1024, 3, 2, 0>",
-    "nt_persist<nt_bf16, float, float, 1024, 3, 2, 1>",
     "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>",
-    "nt_persist<nt_bf16, float, float, 160, 1, 2, 0>",
     "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>",
     "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>",
     "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>",
-    "nt_persist<nt_bf16, float, float, 544, 1, 3, 1>",
-    "nt_persist<nt_bf16, float, float, 544, 1, 4, 1>",
-    "nt_persist<nt_bf16, float, float, 544, 4, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>",
-    "nt_persist<nt_bf16, nt_bf16, float, 160, 1, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>",
@@ -1228,13 +1296,6 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 2, 2>",
-    "nt_persist<nt_bf16, nt_bf16, float, 288, 1, 4, 2>",
-    "nt_persist<nt_bf16, nt_bf16, float, 288, 2, 2, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 288, 3, 3, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 288, 4, 3, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 288, 6, 2, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 288, 8, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>",
@@ -1246,439 +1307,431 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 3, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 544, 1, 4, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 544, 2, 2, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 544, 3, 2, 0>",
-    "nt_persist<nt_bf16, nt_bf16, float, 544, 4, 2, 1>",
-    "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 0>",
-    "nt_persist<nt_bf16, nt_bf16, float, 544, 5, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>",
-    "nt_persist<nt_bf16, nt_bf16, float, 96, 1, 3, 8>",
-    "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 3, 4>",
-    "nt_persist<nt_bf16, nt_bf16, float, 96, 2, 4, 4>",
-    "nt_persist<nt_bf16, nt_bf16, float, 96, 4, 2, 4>",
     "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>",
-    "nt_persist<nt_f16, float, float, 1024, 3, 2, 1>",
     "nt_persist<nt_f16, float, float, 512, 1, 3, 1>",
     "nt_persist<nt_f16, float, float, 512, 1, 4, 1>",
     "nt_persist<nt_f16, float, float, 512, 4, 2, 0>",
     "nt_persist<nt_f16, float, float, 512, 4, 2, 1>",
-    "nt_persist<nt_f16, float, float, 544, 1, 3, 1>",
-    "nt_persist<nt_f16, float, float, 544, 1, 4, 1>",
-    "nt_persist<nt_f16, float, float, 544, 4, 2, 0>",
-    "nt_persist<nt_f16, float, float, 544, 4, 2, 1>",
     "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>",
-    "nt_persist<nt_f16, nt_f16, float, 1024, 3, 2, 1>",
     "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>",
     "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>",
     "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>",
-    "nt_persist<nt_f16, nt_f16, float, 288, 2, 2, 2>",
-    "nt_persist<nt_f16, nt_f16, float, 288, 2, 4, 1>",
-    "nt_persist<nt_f16, nt_f16, float, 288, 8, 2, 1>",
     "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>",
-    "nt_persist<nt_f16, nt_f16, float, 544, 4, 2, 1>",
     0
 };
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    21, 76, /* 0 */
-    20, 75, /* 1 */
-    54, 75, /* 2 */
-    52, 75, /* 3 */
-    56, 75, /* 4 */
-    57, 75, /* 5 */
-    34, 75, /* 6 */
-    41, 75, /* 7 */
-    40, 75, /* 8 */
-    35, 75, /* 9 */
-    50, 75, /* 10 */
-    38, 75, /* 11 */
-    75, 368, /* 12 */
-    45, 75, /* 13 */
-    75, 331, /* 14 */
-    43, 75, /* 15 */
-    46, 75, /* 16 */
-    47, 75, /* 17 */
-    75, 332, /* 18 */
-    75, 370, /* 19 */
-    75, 369, /* 20 */
-    75, 334, /* 21 */
-    75, 335, /* 22 */
-    75, 371, /* 23 */
-    75, 337, /* 24 */
-    75, 338, /* 25 */
-    75, 336, /* 26 */
-    75, 350, /* 27 */
-    75, 351, /* 28 */
-    75, 339, /* 29 */
-    75, 355, /* 30 */
-    75, 356, /* 31 */
-    75, 354, /* 32 */
-    75, 353, /* 33 */
-    75, 340, /* 34 */
-    75, 352, /* 35 */
-    75, 329, /* 36 */
-    75, 341, /* 37 */
-    75, 357, /* 38 */
-    0, 75, /* 39 */
-    75, 342, /* 40 */
-    75, 358, /* 41 */
-    75, 360, /* 42 */
-    75, 359, /* 43 */
-    10, 75, /* 44 */
-    8, 75, /* 45 */
-    6, 75, /* 46 */
-    13, 75, /* 47 */
-    12, 75, /* 48 */
-    55, 75, /* 49 */
-    53, 75, /* 50 */
-    58, 75, /* 51 */
-    36, 75, /* 52 */
-    42, 75, /* 53 */
-    37, 75, /* 54 */
-    51, 75, /* 55 */
-    39, 75, /* 56 */
-    75, 372, /* 57 */
-    44, 75, /* 58 */
-    48, 75, /* 59 */
-    49, 75, /* 60 */
-    75, 333, /* 61 */
-    75, 374, /* 62 */
-    75, 373, /* 63 */
-    75, 343, /* 64 */
-    75, 344, /* 65 */
-    75, 375, /* 66 */
-    75, 345, /* 67 */
-    75, 361, /* 68 */
-    75, 362, /* 69 */
-    75, 346, /* 70 */
-    75, 363, /* 71 */
-    75, 347, /* 72 */
-    75, 348, /* 73 */
-    75, 364, /* 74 */
-    1, 75, /* 75 */
-    75, 330, /* 76 */
-    75, 349, /* 77 */
-    75, 365, /* 78 */
-    75, 366, /* 79 */
-    75, 367, /* 80 */
-    11, 75, /* 81 */
-    9, 75, /* 82 */
-    7, 75, /* 83 */
-    19, 75, /* 84 */
-    26, 75, /* 85 */
-    28, 75, /* 86 */
-    30, 75, /* 87 */
-    32, 75, /* 88 */
-    75, 321, /* 89 */
-    75, 323, /* 90 */
-    75, 324, /* 91 */
-    75, 325, /* 92 */
-    75, 317, /* 93 */
-    75, 318, /* 94 */
-    4, 75, /* 95 */
-    27, 75, /* 96 */
-    29, 75, /* 97 */
-    31, 75, /* 98 */
-    33, 75, /* 99 */
-    75, 322, /* 100 */
-    75, 326, /* 101 */
-    75, 327, /* 102 */
-    75, 328, /* 103 */
-    75, 319, /* 104 */
-    75, 320, /* 105 */
-    5, 75, /* 106 */
-    24, 77, /* 107 */
-    23, 75, /* 108 */
-    67, 75, /* 109 */
-    69, 75, /* 110 */
-    71, 75, /* 111 */
-    73, 75, /* 112 */
-    75, 388, /* 113 */
-    75, 389, /* 114 */
-    75, 386, /* 115 */
-    75, 390, /* 116 */
-    75, 394, /* 117 */
-    16, 75, /* 118 */
-    68, 75, /* 119 */
-    70, 75, /* 120 */
-    72, 75, /* 121 */
-    74, 75, /* 122 */
-    75, 391, /* 123 */
-    75, 392, /* 124 */
-    75, 387, /* 125 */
-    75, 393, /* 126 */
-    75, 395, /* 127 */
-    17, 75, /* 128 */
-    22, 75, /* 129 */
-    59, 75, /* 130 */
-    61, 75, /* 131 */
-    63, 75, /* 132 */
-    65, 75, /* 133 */
-    75, 378, /* 134 */
-    75, 379, /* 135 */
-    75, 376, /* 136 */
-    75, 380, /* 137 */
-    75, 381, /* 138 */
-    14, 75, /* 139 */
-    60, 75, /* 140 */
-    62, 75, /* 141 */
-    64, 75, /* 142 */
-    66, 75, /* 143 */
-    75, 382, /* 144 */
-    75, 383, /* 145 */
-    75, 377, /* 146 */
-    75, 384, /* 147 */
-    75, 385, /* 148 */
-    15, 75, /* 149 */
-    18, 75, /* 150 */
-    25, 75, /* 151 */
-    75, 309, /* 152 */
-    75, 310, /* 153 */
-    75, 307, /* 154 */
-    75, 313, /* 155 */
-    75, 314, /* 156 */
-    2, 75, /* 157 */
-    75, 311, /* 158 */
-    75, 312, /* 159 */
-    75, 308, /* 160 */
-    75, 315, /* 161 */
-    75, 316, /* 162 */
-    3, 75, /* 163 */
-    80, /* 164 */
-    288, /* 165 */
-    291, /* 166 */
-    290, /* 167 */
-    295, /* 168 */
-    278, /* 169 */
-    293, /* 170 */
-    280, /* 171 */
-    284, /* 172 */
-    282, /* 173 */
-    192, /* 174 */
-    103, /* 175 */
-    286, /* 176 */
-    169, /* 177 */
-    168, /* 178 */
-    104, /* 179 */
-    170, /* 180 */
-    180, /* 181 */
-    181, /* 182 */
-    121, /* 183 */
-    105, /* 184 */
-    171, /* 185 */
-    106, /* 186 */
-    107, /* 187 */
-    182, /* 188 */
-    183, /* 189 */
-    118, /* 190 */
-    88, /* 191 */
-    172, /* 192 */
-    185, /* 193 */
-    184, /* 194 */
-    108, /* 195 */
-    89, /* 196 */
-    173, /* 197 */
-    115, /* 198 */
-    109, /* 199 */
-    232, /* 200 */
-    233, /* 201 */
-    231, /* 202 */
-    236, /* 203 */
-    235, /* 204 */
-    234, /* 205 */
-    225, /* 206 */
+    75, 130, /* 0 */
+    74, 129, /* 1 */
+    108, 129, /* 2 */
+    106, 129, /* 3 */
+    110, 129, /* 4 */
+    111, 129, /* 5 */
+    88, 129, /* 6 */
+    95, 129, /* 7 */
+    94, 129, /* 8 */
+    89, 129, /* 9 */
+    104, 129, /* 10 */
+    92, 129, /* 11 */
+    129, 395, /* 12 */
+    99, 129, /* 13 */
+    129, 373, /* 14 */
+    97, 129, /* 15 */
+    100, 129, /* 16 */
+    101, 129, /* 17 */
+    129, 374, /* 18 */
+    129, 397, /* 19 */
+    129, 396, /* 20 */
+    129, 375, /* 21 */
+    129, 376, /* 22 */
+    129, 398, /* 23 */
+    129, 378, /* 24 */
+    129, 379, /* 25 */
+    129, 377, /* 26 */
+    129, 384, /* 27 */
+    129, 385, /* 28 */
+    129, 380, /* 29 */
+    129, 389, /* 30 */
+    129, 390, /* 31 */
+    129, 388, /* 32 */
+    129, 387, /* 33 */
+    129, 381, /* 34 */
+    129, 386, /* 35 */
+    129, 372, /* 36 */
+    129, 382, /* 37 */
+    129, 391, /* 38 */
+    54, 129, /* 39 */
+    129, 383, /* 40 */
+    129, 392, /* 41 */
+    129, 394, /* 42 */
+    129, 393, /* 43 */
+    64, 129, /* 44 */
+    62, 129, /* 45 */
+    60, 129, /* 46 */
+    67, 129, /* 47 */
+    66, 129, /* 48 */
+    109, 129, /* 49 */
+    107, 129, /* 50 */
+    112, 129, /* 51 */
+    90, 129, /* 52 */
+    96, 129, /* 53 */
+    91, 129, /* 54 */
+    105, 129, /* 55 */
+    93, 129, /* 56 */
+    40, 129, /* 57 */
+    13, 129, /* 58 */
+    98, 129, /* 59 */
+    102, 129, /* 60 */
+    103, 129, /* 61 */
+    14, 129, /* 62 */
+    42, 129, /* 63 */
+    41, 129, /* 64 */
+    19, 129, /* 65 */
+    20, 129, /* 66 */
+    43, 129, /* 67 */
+    15, 129, /* 68 */
+    16, 129, /* 69 */
+    21, 129, /* 70 */
+    33, 129, /* 71 */
+    34, 129, /* 72 */
+    17, 129, /* 73 */
+    29, 129, /* 74 */
+    30, 129, /* 75 */
+    22, 129, /* 76 */
+    28, 129, /* 77 */
+    27, 129, /* 78 */
+    18, 129, /* 79 */
+    26, 129, /* 80 */
+    35, 129, /* 81 */
+    23, 129, /* 82 */
+    11, 129, /* 83 */
+    24, 129, /* 84 */
+    36, 129, /* 85 */
+    55, 129, /* 86 */
+    12, 129, /* 87 */
+    25, 129, /* 88 */
+    37, 129, /* 89 */
+    32, 129, /* 90 */
+    31, 129, /* 91 */
+    38, 129, /* 92 */
+    39, 129, /* 93 */
+    65, 129, /* 94 */
+    63, 129, /* 95 */
+    61, 129, /* 96 */
+    73, 129, /* 97 */
+    80, 129, /* 98 */
+    82, 129, /* 99 */
+    84, 129, /* 100 */
+    86, 129, /* 101 */
+    129, 368, /* 102 */
+    129, 369, /* 103 */
+    129, 370, /* 104 */
+    129, 371, /* 105 */
+    129, 366, /* 106 */
+    129, 367, /* 107 */
+    58, 129, /* 108 */
+    81, 129, /* 109 */
+    83, 129, /* 110 */
+    85, 129, /* 111 */
+    87, 129, /* 112 */
+    7, 129, /* 113 */
+    8, 129, /* 114 */
+    9, 129, /* 115 */
+    10, 129, /* 116 */
+    5, 129, /* 117 */
+    6, 129, /* 118 */
+    59, 129, /* 119 */
+    78, 131, /* 120 */
+    77, 129, /* 121 */
+    121, 129, /* 122 */
+    123, 129, /* 123 */
+    125, 129, /* 124 */
+    127, 129, /* 125 */
+    129, 405, /* 126 */
+    129, 406, /* 127 */
+    129, 404, /* 128 */
+    129, 407, /* 129 */
+    129, 408, /* 130 */
+    70, 129, /* 131 */
+    122, 129, /* 132 */
+    124, 129, /* 133 */
+    126, 129, /* 134 */
+    128, 129, /* 135 */
+    50, 129, /* 136 */
+    51, 129, /* 137 */
+    49, 129, /* 138 */
+    52, 129, /* 139 */
+    53, 129, /* 140 */
+    71, 129, /* 141 */
+    76, 129, /* 142 */
+    113, 129, /* 143 */
+    115, 129, /* 144 */
+    117, 129, /* 145 */
+    119, 129, /* 146 */
+    129, 400, /* 147 */
+    129, 401, /* 148 */
+    129, 399, /* 149 */
+    129, 402, /* 150 */
+    129, 403, /* 151 */
+    68, 129, /* 152 */
+    114, 129, /* 153 */
+    116, 129, /* 154 */
+    118, 129, /* 155 */
+    120, 129, /* 156 */
+    45, 129, /* 157 */
+    46, 129, /* 158 */
+    44, 129, /* 159 */
+    47, 129, /* 160 */
+    48, 129, /* 161 */
+    69, 129, /* 162 */
+    72, 129, /* 163 */
+    79, 129, /* 164 */
+    129, 362, /* 165 */
+    129, 363, /* 166 */
+    129, 361, /* 167 */
+    129, 364, /* 168 */
+    129, 365, /* 169 */
+    56, 129, /* 170 */
+    1, 129, /* 171 */
+    2, 129, /* 172 */
+    0, 129, /* 173 */
+    3, 129, /* 174 */
+    4, 129, /* 175 */
+    57, 129, /* 176 */
+    134, /* 177 */
+    342, /* 178 */
+    345, /* 179 */
+    344, /* 180 */
+    349, /* 181 */
+    332, /* 182 */
+    347, /* 183 */
+    334, /* 184 */
+    338, /* 185 */
+    336, /* 186 */
+    246, /* 187 */
+    157, /* 188 */
+    340, /* 189 */
+    223, /* 190 */
+    222, /* 191 */
+    158, /* 192 */
+    224, /* 193 */
+    234, /* 194 */
+    235, /* 195 */
+    175, /* 196 */
+    159, /* 197 */
+    225, /* 198 */
+    160, /* 199 */
+    161, /* 200 */
+    236, /* 201 */
+    237, /* 202 */
+    172, /* 203 */
+    142, /* 204 */
+    226, /* 205 */
+    239, /* 206 */
     238, /* 207 */
-    237, /* 208 */
-    119, /* 209 */
-    116, /* 210 */
-    227, /* 211 */
-    239, /* 212 */
-    226, /* 213 */
-    240, /* 214 */
-    224, /* 215 */
-    241, /* 216 */
-    230, /* 217 */
-    289, /* 218 */
-    292, /* 219 */
-    296, /* 220 */
-    279, /* 221 */
-    294, /* 222 */
-    281, /* 223 */
-    285, /* 224 */
-    283, /* 225 */
-    287, /* 226 */
-    175, /* 227 */
-    174, /* 228 */
-    110, /* 229 */
-    176, /* 230 */
-    186, /* 231 */
-    187, /* 232 */
-    122, /* 233 */
-    111, /* 234 */
-    177, /* 235 */
-    112, /* 236 */
-    188, /* 237 */
-    189, /* 238 */
-    120, /* 239 */
-    178, /* 240 */
-    90, /* 241 */
-    191, /* 242 */
-    190, /* 243 */
-    113, /* 244 */
-    179, /* 245 */
-    114, /* 246 */
-    243, /* 247 */
-    244, /* 248 */
-    242, /* 249 */
-    246, /* 250 */
-    245, /* 251 */
-    228, /* 252 */
-    248, /* 253 */
-    247, /* 254 */
-    117, /* 255 */
-    223, /* 256 */
-    229, /* 257 */
-    249, /* 258 */
-    250, /* 259 */
-    251, /* 260 */
-    79, /* 261 */
-    272, /* 262 */
-    274, /* 263 */
-    276, /* 264 */
-    263, /* 265 */
-    262, /* 266 */
-    268, /* 267 */
-    266, /* 268 */
-    270, /* 269 */
-    162, /* 270 */
-    138, /* 271 */
-    163, /* 272 */
-    93, /* 273 */
-    139, /* 274 */
-    149, /* 275 */
-    101, /* 276 */
-    94, /* 277 */
-    84, /* 278 */
-    140, /* 279 */
-    164, /* 280 */
-    150, /* 281 */
-    151, /* 282 */
-    95, /* 283 */
-    85, /* 284 */
-    141, /* 285 */
-    161, /* 286 */
-    142, /* 287 */
-    152, /* 288 */
-    153, /* 289 */
-    86, /* 290 */
-    143, /* 291 */
-    96, /* 292 */
-    220, /* 293 */
-    159, /* 294 */
-    218, /* 295 */
-    215, /* 296 */
-    221, /* 297 */
-    219, /* 298 */
-    83, /* 299 */
-    217, /* 300 */
-    306, /* 301 */
-    212, /* 302 */
-    214, /* 303 */
-    213, /* 304 */
-    273, /* 305 */
-    275, /* 306 */
-    277, /* 307 */
-    265, /* 308 */
-    264, /* 309 */
-    269, /* 310 */
-    267, /* 311 */
-    271, /* 312 */
-    144, /* 313 */
-    166, /* 314 */
-    97, /* 315 */
-    154, /* 316 */
-    102, /* 317 */
-    98, /* 318 */
-    145, /* 319 */
-    167, /* 320 */
-    155, /* 321 */
-    156, /* 322 */
-    99, /* 323 */
-    146, /* 324 */
-    165, /* 325 */
-    147, /* 326 */
-    157, /* 327 */
-    158, /* 328 */
-    148, /* 329 */
-    100, /* 330 */
-    87, /* 331 */
-    160, /* 332 */
-    216, /* 333 */
-    222, /* 334 */
-    82, /* 335 */
-    305, /* 336 */
-    301, /* 337 */
-    131, /* 338 */
-    303, /* 339 */
-    201, /* 340 */
-    200, /* 341 */
-    127, /* 342 */
-    205, /* 343 */
-    204, /* 344 */
-    256, /* 345 */
-    255, /* 346 */
-    130, /* 347 */
-    128, /* 348 */
-    257, /* 349 */
-    302, /* 350 */
-    132, /* 351 */
-    304, /* 352 */
-    203, /* 353 */
-    202, /* 354 */
-    207, /* 355 */
-    206, /* 356 */
+    162, /* 208 */
+    143, /* 209 */
+    227, /* 210 */
+    169, /* 211 */
+    163, /* 212 */
+    286, /* 213 */
+    287, /* 214 */
+    285, /* 215 */
+    290, /* 216 */
+    289, /* 217 */
+    288, /* 218 */
+    279, /* 219 */
+    292, /* 220 */
+    291, /* 221 */
+    173, /* 222 */
+    170, /* 223 */
+    281, /* 224 */
+    293, /* 225 */
+    280, /* 226 */
+    294, /* 227 */
+    278, /* 228 */
+    295, /* 229 */
+    284, /* 230 */
+    343, /* 231 */
+    346, /* 232 */
+    350, /* 233 */
+    333, /* 234 */
+    348, /* 235 */
+    335, /* 236 */
+    339, /* 237 */
+    337, /* 238 */
+    341, /* 239 */
+    229, /* 240 */
+    228, /* 241 */
+    164, /* 242 */
+    230, /* 243 */
+    240, /* 244 */
+    241, /* 245 */
+    176, /* 246 */
+    165, /* 247 */
+    231, /* 248 */
+    166, /* 249 */
+    242, /* 250 */
+    243, /* 251 */
+    174, /* 252 */
+    232, /* 253 */
+    144, /* 254 */
+    245, /* 255 */
+    244, /* 256 */
+    167, /* 257 */
+    233, /* 258 */
+    168, /* 259 */
+    297, /* 260 */
+    298, /* 261 */
+    296, /* 262 */
+    300, /* 263 */
+    299, /* 264 */
+    282, /* 265 */
+    302, /* 266 */
+    301, /* 267 */
+    171, /* 268 */
+    277, /* 269 */
+    283, /* 270 */
+    303, /* 271 */
+    304, /* 272 */
+    305, /* 273 */
+    133, /* 274 */
+    326, /* 275 */
+    328, /* 276 */
+    330, /* 277 */
+    317, /* 278 */
+    316, /* 279 */
+    322, /* 280 */
+    320, /* 281 */
+    324, /* 282 */
+    216, /* 283 */
+    192, /* 284 */
+    217, /* 285 */
+    147, /* 286 */
+    193, /* 287 */
+    203, /* 288 */
+    155, /* 289 */
+    148, /* 290 */
+    138, /* 291 */
+    194, /* 292 */
+    218, /* 293 */
+    204, /* 294 */
+    205, /* 295 */
+    149, /* 296 */
+    139, /* 297 */
+    195, /* 298 */
+    215, /* 299 */
+    196, /* 300 */
+    206, /* 301 */
+    207, /* 302 */
+    140, /* 303 */
+    197, /* 304 */
+    150, /* 305 */
+    274, /* 306 */
+    213, /* 307 */
+    272, /* 308 */
+    269, /* 309 */
+    275, /* 310 */
+    273, /* 311 */
+    137, /* 312 */
+    271, /* 313 */
+    360, /* 314 */
+    266, /* 315 */
+    268, /* 316 */
+    267, /* 317 */
+    327, /* 318 */
+    329, /* 319 */
+    331, /* 320 */
+    319, /* 321 */
+    318, /* 322 */
+    323, /* 323 */
+    321, /* 324 */
+    325, /* 325 */
+    198, /* 326 */
+    220, /* 327 */
+    151, /* 328 */
+    208, /* 329 */
+    156, /* 330 */
+    152, /* 331 */
+    199, /* 332 */
+    221, /* 333 */
+    209, /* 334 */
+    210, /* 335 */
+    153, /* 336 */
+    200, /* 337 */
+    219, /* 338 */
+    201, /* 339 */
+    211, /* 340 */
+    212, /* 341 */
+    202, /* 342 */
+    154, /* 343 */
+    141, /* 344 */
+    214, /* 345 */
+    270, /* 346 */
+    276, /* 347 */
+    136, /* 348 */
+    359, /* 349 */
+    355, /* 350 */
+    185, /* 351 */
+    357, /* 352 */
+    255, /* 353 */
+    254, /* 354 */
+    181, /* 355 */
+    259, /* 356 */
     258, /* 357 */
-    129, /* 358 */
-    259, /* 359 */
-    81, /* 360 */
-    299, /* 361 */
-    297, /* 362 */
-    125, /* 363 */
-    198, /* 364 */
-    193, /* 365 */
-    196, /* 366 */
-    195, /* 367 */
-    123, /* 368 */
-    253, /* 369 */
-    252, /* 370 */
-    300, /* 371 */
-    298, /* 372 */
-    126, /* 373 */
-    199, /* 374 */
-    194, /* 375 */
-    197, /* 376 */
-    124, /* 377 */
-    254, /* 378 */
-    78, /* 379 */
-    260, /* 380 */
-    133, /* 381 */
-    91, /* 382 */
-    134, /* 383 */
-    136, /* 384 */
-    208, /* 385 */
-    210, /* 386 */
-    209, /* 387 */
-    261, /* 388 */
-    92, /* 389 */
-    135, /* 390 */
-    137, /* 391 */
-    211, /* 392 */
+    310, /* 358 */
+    309, /* 359 */
+    184, /* 360 */
+    182, /* 361 */
+    311, /* 362 */
+    356, /* 363 */
+    186, /* 364 */
+    358, /* 365 */
+    257, /* 366 */
+    256, /* 367 */
+    261, /* 368 */
+    260, /* 369 */
+    312, /* 370 */
+    183, /* 371 */
+    313, /* 372 */
+    135, /* 373 */
+    353, /* 374 */
+    351, /* 375 */
+    179, /* 376 */
+    252, /* 377 */
+    247, /* 378 */
+    250, /* 379 */
+    249, /* 380 */
+    177, /* 381 */
+    307, /* 382 */
+    306, /* 383 */
+    354, /* 384 */
+    352, /* 385 */
+    180, /* 386 */
+    253, /* 387 */
+    248, /* 388 */
+    251, /* 389 */
+    178, /* 390 */
+    308, /* 391 */
+    132, /* 392 */
+    314, /* 393 */
+    187, /* 394 */
+    145, /* 395 */
+    188, /* 396 */
+    190, /* 397 */
+    262, /* 398 */
+    264, /* 399 */
+    263, /* 400 */
+    315, /* 401 */
+    146, /* 402 */
+    189, /* 403 */
+    191, /* 404 */
+    265, /* 405 */
     -1
 };
 
@@ -1731,320 +1784,320 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {512LL, 262144LL, 12, 203.264, 3961.9, 57},
     {768LL, 8192LL, 13, 14.903, 2533.3, 16},
     {768LL, 65536LL, 13, 80.965, 3729.9, 16},
-    {768LL, 262144LL, 14, 302.400, 3994.6, -1},
-    {1024LL, 1024LL, 15, 6.261, 1005.8, 58},
-    {1024LL, 4096LL, 16, 12.081, 2083.6, 59},
-    {1024LL, 8192LL, 17, 18.833, 2672.8, 60},
-    {1024LL, 16384LL, 18, 30.798, 3268.7, 61},
-    {1024LL, 65536LL, 19, 101.680, 3960.1, 62},
-    {1024LL, 262144LL, 20, 398.976, 4036.9, 63},
-    {2048LL, 1024LL, 21, 8.671, 1452.6, 64},
-    {2048LL, 4096LL, 22, 18.285, 2753.3, 65},
-    {2048LL, 16384LL, 22, 53.672, 3751.3, 65},
-    {2048LL, 65536LL, 23, 195.432, 4120.7, 66},
-    {3072LL, 1024LL, 24, 10.455, 1807.1, -1},
-    {3072LL, 4096LL, 25, 24.251, 3114.0, -1},
-    {3072LL, 16384LL, 25, 78.779, 3833.6, -1},
-    {3072LL, 65536LL, 25, 299.936, 4027.5, -1},
-    {4096LL, 256LL, 26, 7.211, 875.8, 67},
-    {4096LL, 1024LL, 27, 12.160, 2071.6, 68},
-    {4096LL, 4096LL, 28, 30.674, 3282.5, 69},
-    {4096LL, 16384LL, 28, 100.648, 4000.9, 69},
-    {4096LL, 65536LL, 28, 379.296, 4246.4, 69},
-    {5120LL, 1024LL, 29, 14.313, 2199.9, -1},
-    {5120LL, 4096LL, 30, 37.155, 3387.5, -1},
-    {5120LL, 16384LL, 31, 124.584, 4040.2, -1},
-    {5120LL, 65536LL, 30, 472.928, 4257.1, -1},
-    {6144LL, 1024LL, 29, 15.842, 2385.1, 70},
-    {6144LL, 4096LL, 32, 42.070, 3590.0, -1},
-    {6144LL, 16384LL, 32, 148.432, 4069.3, -1},
-    {6144LL, 65536LL, 33, 573.264, 4214.4, -1},
-    {7168LL, 1024LL, 34, 17.283, 2550.7, -1},
-    {7168LL, 4096LL, 34, 49.558, 3555.5, -1},
-    {7168LL, 16384LL, 35, 178.944, 3938.0, -1},
-    {7168LL, 65536LL, 35, 690.928, 4079.5, -1},
-    {8192LL, 256LL, 35, 10.351, 1220.4, 71},
-    {8192LL, 1024LL, 34, 19.446, 2590.8, 72},
-    {8192LL, 4096LL, 35, 54.996, 3661.6, 71},
-    {8192LL, 16384LL, 35, 197.800, 4071.6, 71},
-    {8192LL, 65536LL, 35, 770.288, 4181.9, 71},
-    {12288LL, 1024LL, 36, 27.540, 2744.1, -1},
-    {12288LL, 4096LL, 37, 82.773, 3649.3, 73},
-    {12288LL, 16384LL, 38, 305.104, 3959.4, 74},
-    {12288LL, 65536LL, 38, 1174.352, 4114.5, 74},
-    {16384LL, 256LL, 39, 16.199, 1559.6, 75},
-    {16384LL, 1024LL, 36, 35.443, 2842.9, 76},
-    {16384LL, 4096LL, 40, 112.120, 3592.1, 77},
-    {16384LL, 16384LL, 41, 398.832, 4038.6, 78},
-    {16384LL, 65536LL, 41, 1567.488, 4110.1, 78},
-    {18432LL, 1024LL, 42, 39.976, 2835.6, -1},
-    {18432LL, 4096LL, 42, 128.000, 3539.8, -1},
-    {18432LL, 16384LL, 43, 451.904, 4009.8, -1},
-    {20480LL, 1024LL, 43, 43.667, 2884.4, 79},
-    {20480LL, 4096LL, 42, 142.336, 3537.0, 80},
-    {20480LL, 16384LL, 43, 501.936, 4011.2, 79},
-    {24576LL, 1024LL, 44, 52.444, 2882.0, 81},
-    {24576LL, 4096LL, 44, 164.320, 3676.5, 81},
-    {24576LL, 16384LL, 44, 637.568, 3789.5, 81},
-    {32768LL, 1024LL, 45, 65.024, 3099.2, 82},
-    {32768LL, 4096LL, 45, 214.176, 3760.9, 82},
-    {32768LL, 16384LL, 46, 832.512, 3869.5, 83},
+    {768LL, 262144LL, 14, 302.400, 3994.6, 58},
+    {1024LL, 1024LL, 15, 6.261, 1005.8, 59},
+    {1024LL, 4096LL, 16, 12.081, 2083.6, 60},
+    {1024LL, 8192LL, 17, 18.833, 2672.8, 61},
+    {1024LL, 16384LL, 18, 30.798, 3268.7, 62},
+    {1024LL, 65536LL, 19, 101.680, 3960.1, 63},
+    {1024LL, 262144LL, 20, 398.976, 4036.9, 64},
+    {2048LL, 1024LL, 21, 8.671, 1452.6, 65},
+    {2048LL, 4096LL, 22, 18.285, 2753.3, 66},
+    {2048LL, 16384LL, 22, 53.672, 3751.3, 66},
+    {2048LL, 65536LL, 23, 195.432, 4120.7, 67},
+    {3072LL, 1024LL, 24, 10.455, 1807.1, 68},
+    {3072LL, 4096LL, 25, 24.251, 3114.0, 69},
+    {3072LL, 16384LL, 25, 78.779, 3833.6, 69},
+    {3072LL, 65536LL, 25, 299.936, 4027.5, 69},
+    {4096LL, 256LL, 26, 7.211, 875.8, 70},
+    {4096LL, 1024LL, 27, 12.160, 2071.6, 71},
+    {4096LL, 4096LL, 28, 30.674, 3282.5, 72},
+    {4096LL, 16384LL, 28, 100.648, 4000.9, 72},
+    {4096LL, 65536LL, 28, 379.296, 4246.4, 72},
+    {5120LL, 1024LL, 29, 14.313, 2199.9, 73},
+    {5120LL, 4096LL, 30, 37.155, 3387.5, 74},
+    {5120LL, 16384LL, 31, 124.584, 4040.2, 75},
+    {5120LL, 65536LL, 30, 472.928, 4257.1, 74},
+    {6144LL, 1024LL, 29, 15.842, 2385.1, 76},
+    {6144LL, 4096LL, 32, 42.070, 3590.0, 77},
+    {6144LL, 16384LL, 32, 148.432, 4069.3, 77},
+    {6144LL, 65536LL, 33, 573.264, 4214.4, 78},
+    {7168LL, 1024LL, 34, 17.283, 2550.7, 79},
+    {7168LL, 4096LL, 34, 49.558, 3555.5, 79},
+    {7168LL, 16384LL, 35, 178.944, 3938.0, 80},
+    {7168LL, 65536LL, 35, 690.928, 4079.5, 80},
+    {8192LL, 256LL, 35, 10.351, 1220.4, 81},
+    {8192LL, 1024LL, 34, 19.446, 2590.8, 82},
+    {8192LL, 4096LL, 35, 54.996, 3661.6, 81},
+    {8192LL, 16384LL, 35, 197.800, 4071.6, 81},
+    {8192LL, 65536LL, 35, 770.288, 4181.9, 81},
+    {12288LL, 1024LL, 36, 27.540, 2744.1, 83},
+    {12288LL, 4096LL, 37, 82.773, 3649.3, 84},
+    {12288LL, 16384LL, 38, 305.104, 3959.4, 85},
+    {12288LL, 65536LL, 38, 1174.352, 4114.5, 85},
+    {16384LL, 256LL, 39, 16.199, 1559.6, 86},
+    {16384LL, 1024LL, 36, 35.443, 2842.9, 87},
+    {16384LL, 4096LL, 40, 112.120, 3592.1, 88},
+    {16384LL, 16384LL, 41, 398.832, 4038.6, 89},
+    {16384LL, 65536LL, 41, 1567.488, 4110.1, 89},
+    {18432LL, 1024LL, 42, 39.976, 2835.6, 90},
+    {18432LL, 4096LL, 42, 128.000, 3539.8, 90},
+    {18432LL, 16384LL, 43, 451.904, 4009.8, 91},
+    {20480LL, 1024LL, 43, 43.667, 2884.4, 92},
+    {20480LL, 4096LL, 42, 142.336, 3537.0, 93},
+    {20480LL, 16384LL, 43, 501.936, 4011.2, 92},
+    {24576LL, 1024LL, 44, 52.444, 2882.0, 94},
+    {24576LL, 4096LL, 44, 164.320, 3676.5, 94},
+    {24576LL, 16384LL, 44, 637.568, 3789.5, 94},
+    {32768LL, 1024LL, 45, 65.024, 3099.2, 95},
+    {32768LL, 4096LL, 45, 214.176, 3760.9, 95},
+    {32768LL, 16384LL, 46, 832.512, 3869.5, 96},
     {65536LL, 1024LL, 47, 118.696, 3395.6, -1},
     {65536LL, 4096LL, 47, 428.464, 3760.0, -1},
     {65536LL, 16384LL, 48, 1718.384, 3749.4, -1},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 85, 57.176, 3521.2, 96},
-    {512LL, 65536LL, 86, 56.672, 3552.6, 97},
-    {1024LL, 1024LL, 87, 6.160, 1022.7, 98},
-    {1024LL, 4096LL, 88, 11.908, 2114.1, 99},
-    {1024LL, 16384LL, 87, 31.664, 3179.4, 98},
-    {1024LL, 65536LL, 89, 105.408, 3820.0, 100},
-    {4096LL, 1024LL, 90, 12.308, 2047.3, 101},
-    {4096LL, 4096LL, 91, 30.777, 3271.8, 102},
-    {4096LL, 16384LL, 91, 101.512, 3966.9, 102},
-    {4096LL, 65536LL, 91, 378.944, 4250.4, 102},
-    {16384LL, 1024LL, 92, 35.859, 2810.9, 103},
-    {16384LL, 4096LL, 92, 115.184, 3496.9, 103},
-    {16384LL, 16384LL, 93, 401.136, 4015.5, 104},
-    {16384LL, 65536LL, 94, 1569.312, 4105.4, 105},
-    {32768LL, 4096LL, 95, 218.720, 3683.1, 106},
+    {128LL, 262144LL, 98, 57.176, 3521.2, 109},
+    {512LL, 65536LL, 99, 56.672, 3552.6, 110},
+    {1024LL, 1024LL, 100, 6.160, 1022.7, 111},
+    {1024LL, 4096LL, 101, 11.908, 2114.1, 112},
+    {1024LL, 16384LL, 100, 31.664, 3179.4, 111},
+    {1024LL, 65536LL, 102, 105.408, 3820.0, 113},
+    {4096LL, 1024LL, 103, 12.308, 2047.3, 114},
+    {4096LL, 4096LL, 104, 30.777, 3271.8, 115},
+    {4096LL, 16384LL, 104, 101.512, 3966.9, 115},
+    {4096LL, 65536LL, 104, 378.944, 4250.4, 115},
+    {16384LL, 1024LL, 105, 35.859, 2810.9, 116},
+    {16384LL, 4096LL, 105, 115.184, 3496.9, 116},
+    {16384LL, 16384LL, 106, 401.136, 4015.5, 117},
+    {16384LL, 65536LL, 107, 1569.312, 4105.4, 118},
+    {32768LL, 4096LL, 108, 218.720, 3683.1, 119},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 109, 56.972, 3533.8, 119},
-    {512LL, 65536LL, 110, 56.900, 3538.3, 120},
-    {1024LL, 1024LL, 111, 6.259, 1006.1, 121},
-    {1024LL, 4096LL, 112, 12.115, 2077.8, 122},
-    {1024LL, 16384LL, 111, 31.890, 3156.7, 121},
-    {1024LL, 65536LL, 111, 107.664, 3740.0, 121},
-    {4096LL, 1024LL, 113, 12.401, 2031.3, 123},
-    {4096LL, 4096LL, 114, 30.368, 3315.6, 124},
-    {4096LL, 16384LL, 114, 99.216, 4058.6, 124},
-    {4096LL, 65536LL, 114, 377.472, 4266.9, 124},
-    {16384LL, 1024LL, 115, 34.896, 2887.5, 125},
-    {16384LL, 4096LL, 116, 114.400, 3520.6, 126},
-    {16384LL, 16384LL, 115, 400.864, 4018.1, 125},
-    {16384LL, 65536LL, 117, 1565.472, 4115.4, 127},
-    {32768LL, 4096LL, 118, 215.872, 3731.4, 128},
+    {128LL, 262144LL, 122, 56.972, 3533.8, 132},
+    {512LL, 65536LL, 123, 56.900, 3538.3, 133},
+    {1024LL, 1024LL, 124, 6.259, 1006.1, 134},
+    {1024LL, 4096LL, 125, 12.115, 2077.8, 135},
+    {1024LL, 16384LL, 124, 31.890, 3156.7, 134},
+    {1024LL, 65536LL, 124, 107.664, 3740.0, 134},
+    {4096LL, 1024LL, 126, 12.401, 2031.3, 136},
+    {4096LL, 4096LL, 127, 30.368, 3315.6, 137},
+    {4096LL, 16384LL, 127, 99.216, 4058.6, 137},
+    {4096LL, 65536LL, 127, 377.472, 4266.9, 137},
+    {16384LL, 1024LL, 128, 34.896, 2887.5, 138},
+    {16384LL, 4096LL, 129, 114.400, 3520.6, 139},
+    {16384LL, 16384LL, 128, 400.864, 4018.1, 138},
+    {16384LL, 65536LL, 130, 1565.472, 4115.4, 140},
+    {32768LL, 4096LL, 131, 215.872, 3731.4, 141},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 130, 57.104, 3525.6, 140},
-    {512LL, 65536LL, 131, 56.676, 3552.3, 141},
-    {1024LL, 1024LL, 132, 6.174, 1020.3, 142},
-    {1024LL, 4096LL, 133, 12.021, 2094.2, 143},
-    {1024LL, 16384LL, 132, 31.641, 3181.7, 142},
-    {1024LL, 65536LL, 132, 107.576, 3743.0, 142},
-    {4096LL, 1024LL, 134, 12.333, 2043.2, 144},
-    {4096LL, 4096LL, 135, 30.594, 3291.3, 145},
-    {4096LL, 16384LL, 135, 100.432, 4009.5, 145},
-    {4096LL, 65536LL, 135, 378.848, 4251.4, 145},
-    {16384LL, 1024LL, 136, 35.573, 2833.4, 146},
-    {16384LL, 4096LL, 136, 114.816, 3508.1, 146},
-    {16384LL, 16384LL, 137, 401.488, 4011.9, 147},
-    {16384LL, 65536LL, 138, 1568.768, 4106.8, 148},
-    {32768LL, 4096LL, 139, 218.416, 3688.2, 149},
+    {128LL, 262144LL, 143, 57.104, 3525.6, 153},
+    {512LL, 65536LL, 144, 56.676, 3552.3, 154},
+    {1024LL, 1024LL, 145, 6.174, 1020.3, 155},
+    {1024LL, 4096LL, 146, 12.021, 2094.2, 156},
+    {1024LL, 16384LL, 145, 31.641, 3181.7, 155},
+    {1024LL, 65536LL, 145, 107.576, 3743.0, 155},
+    {4096LL, 1024LL, 147, 12.333, 2043.2, 157},
+    {4096LL, 4096LL, 148, 30.594, 3291.3, 158},
+    {4096LL, 16384LL, 148, 100.432, 4009.5, 158},
+    {4096LL, 65536LL, 148, 378.848, 4251.4, 158},
+    {16384LL, 1024LL, 149, 35.573, 2833.4, 159},
+    {16384LL, 4096LL, 149, 114.816, 3508.1, 159},
+    {16384LL, 16384LL, 150, 401.488, 4011.9, 160},
+    {16384LL, 65536LL, 151, 1568.768, 4106.8, 161},
+    {32768LL, 4096LL, 152, 218.416, 3688.2, 162},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 151, 105.944, 3800.6, -1},
-    {1024LL, 4096LL, 152, 17.281, 2913.0, 158},
-    {1024LL, 65536LL, 152, 194.880, 4132.4, 158},
-    {4096LL, 4096LL, 153, 53.056, 3795.2, 159},
-    {4096LL, 65536LL, 154, 769.184, 4187.9, 160},
-    {16384LL, 4096LL, 155, 233.152, 3454.6, 161},
-    {16384LL, 65536LL, 156, 3508.176, 3672.9, 162},
-    {32768LL, 4096LL, 157, 412.448, 3905.6, 163},
+    {128LL, 262144LL, 164, 105.944, 3800.6, -1},
+    {1024LL, 4096LL, 165, 17.281, 2913.0, 171},
+    {1024LL, 65536LL, 165, 194.880, 4132.4, 171},
+    {4096LL, 4096LL, 166, 53.056, 3795.2, 172},
+    {4096LL, 65536LL, 167, 769.184, 4187.9, 173},
+    {16384LL, 4096LL, 168, 233.152, 3454.6, 174},
+    {16384LL, 65536LL, 169, 3508.176, 3672.9, 175},
+    {32768LL, 4096LL, 170, 412.448, 3905.6, 176},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 165, 5.955, 2861.5, 218},
-    {64LL, 262144LL, 166, 18.086, 3768.6, 219},
-    {64LL, 1048576LL, 165, 65.888, 4137.8, 218},
-    {128LL, 65536LL, 167, 10.304, 3281.9, -1},
-    {128LL, 262144LL, 168, 34.800, 3887.0, 220},
-    {128LL, 1048576LL, 168, 131.776, 4105.9, 220},
-    {256LL, 65536LL, 169, 18.412, 3659.2, 221},
-    {256LL, 262144LL, 169, 66.852, 4031.1, 221},
-    {256LL, 1048576LL, 170, 258.928, 4163.1, 222},
-    {512LL, 8192LL, 171, 5.780, 2908.5, 223},
-    {512LL, 65536LL, 172, 34.616, 3884.9, 224},
-    {512LL, 262144LL, 172, 131.280, 4097.5, 224},
-    {768LL, 8192LL, 173, 7.995, 3152.0, 225},
-    {768LL, 65536LL, 174, 50.170, 4018.2, -1},
-    {768LL, 262144LL, 174, 193.224, 4173.2, -1},
-    {1024LL, 1024LL, 175, 2.785, 1508.2, -1},
-    {1024LL, 4096LL, 176, 5.839, 2876.4, 226},
-    {1024LL, 8192LL, 177, 10.034, 3347.7, 227},
-    {1024LL, 16384LL, 178, 18.041, 3723.5, 228},
-    {1024LL, 65536LL, 178, 65.824, 4082.1, 228},
-    {1024LL, 262144LL, 177, 254.992, 4215.0, 227},
-    {2048LL, 1024LL, 179, 3.892, 2157.2, 229},
-    {2048LL, 4096LL, 180, 10.055, 3339.2, 230},
-    {2048LL, 8192LL, 181, 18.248, 3679.6, 231},
-    {2048LL, 16384LL, 182, 34.448, 3898.3, 232},
-    {2048LL, 65536LL, 183, 129.752, 4139.7, 233},
-    {3072LL, 1024LL, 184, 4.820, 2612.4, 234},
-    {3072LL, 4096LL, 185, 14.278, 3526.6, 235},
-    {3072LL, 8192LL, 185, 26.378, 3817.7, 235},
-    {3072LL, 16384LL, 185, 50.736, 3969.5, 235},
-    {3072LL, 65536LL, 186, 192.504, 4184.7, 236},
-    {4096LL, 1024LL, 187, 5.823, 2883.1, -1},
-    {4096LL, 4096LL, 188, 18.375, 3653.5, 237},
-    {4096LL, 8192LL, 188, 34.683, 3871.1, 237},
-    {4096LL, 16384LL, 189, 66.644, 4029.0, 238},
-    {4096LL, 65536LL, 190, 258.400, 4156.4, 239},
-    {5120LL, 1024LL, 191, 6.844, 3066.4, -1},
-    {5120LL, 4096LL, 192, 22.587, 3715.1, 240},
-    {5120LL, 8192LL, 193, 42.528, 3946.0, -1},
-    {5120LL, 16384LL, 193, 81.867, 4099.6, -1},
-    {5120LL, 65536LL, 194, 319.104, 4206.9, -1},
-    {6144LL, 1024LL, 191, 7.926, 3177.3, 241},
-    {6144LL, 4096LL, 193, 26.438, 3808.6, 242},
-    {6144LL, 8192LL, 194, 51.080, 3942.3, 243},
-    {6144LL, 16384LL, 195, 98.352, 4094.8, 244},
-    {6144LL, 65536LL, 195, 386.624, 4166.5, 244},
-    {7168LL, 1024LL, 196, 8.854, 3318.0, -1},
-    {7168LL, 4096LL, 197, 30.784, 3816.0, 245},
-    {7168LL, 8192LL, 198, 58.848, 3992.1, -1},
-    {7168LL, 16384LL, 198, 114.624, 4099.0, -1},
-    {7168LL, 65536LL, 199, 444.512, 4227.8, 246},
-    {8192LL, 1024LL, 196, 9.821, 3418.8, -1},
-    {8192LL, 4096LL, 200, 34.392, 3903.5, 247},
-    {8192LL, 8192LL, 200, 66.060, 4064.3, 247},
-    {8192LL, 16384LL, 201, 130.880, 4102.6, 248},
-    {8192LL, 65536LL, 202, 507.056, 4235.7, 249},
-    {12288LL, 1024LL, 203, 14.331, 3514.0, -1},
-    {12288LL, 4096LL, 204, 50.760, 3967.1, 250},
-    {12288LL, 8192LL, 205, 97.856, 4115.3, 251},
-    {12288LL, 16384LL, 205, 193.632, 4159.4, 251},
-    {12288LL, 65536LL, 205, 763.120, 4221.5, 251},
-    {16384LL, 1024LL, 206, 18.499, 3629.7, 252},
-    {16384LL, 4096LL, 207, 66.760, 4021.6, 253},
-    {16384LL, 8192LL, 208, 131.488, 4083.5, 254},
-    {16384LL, 16384LL, 209, 257.888, 4164.0, -1},
-    {16384LL, 65536LL, 210, 1012.592, 4241.8, 255},
-    {18432LL, 1024LL, 211, 20.744, 3641.5, 256},
-    {18432LL, 4096LL, 212, 74.171, 4072.3, -1},
-    {18432LL, 16384LL, 213, 288.864, 4182.1, 257},
-    {20480LL, 1024LL, 212, 22.875, 3669.2, 258},
-    {20480LL, 4096LL, 212, 82.581, 4063.9, 258},
-    {20480LL, 16384LL, 214, 320.288, 4190.9, 259},
-    {32768LL, 1024LL, 215, 35.619, 3770.1, -1},
-    {32768LL, 4096LL, 215, 132.696, 4046.5, -1},
-    {32768LL, 16384LL, 216, 512.048, 4194.2, 260},
-    {65536LL, 1024LL, 217, 71.909, 3734.9, -1},
-    {65536LL, 4096LL, 217, 264.224, 4064.3, -1},
-    {65536LL, 16384LL, 217, 1027.712, 4179.3, -1},
+    {64LL, 65536LL, 178, 5.955, 2861.5, 231},
+    {64LL, 262144LL, 179, 18.086, 3768.6, 232},
+    {64LL, 1048576LL, 178, 65.888, 4137.8, 231},
+    {128LL, 65536LL, 180, 10.304, 3281.9, -1},
+    {128LL, 262144LL, 181, 34.800, 3887.0, 233},
+    {128LL, 1048576LL, 181, 131.776, 4105.9, 233},
+    {256LL, 65536LL, 182, 18.412, 3659.2, 234},
+    {256LL, 262144LL, 182, 66.852, 4031.1, 234},
+    {256LL, 1048576LL, 183, 258.928, 4163.1, 235},
+    {512LL, 8192LL, 184, 5.780, 2908.5, 236},
+    {512LL, 65536LL, 185, 34.616, 3884.9, 237},
+    {512LL, 262144LL, 185, 131.280, 4097.5, 237},
+    {768LL, 8192LL, 186, 7.995, 3152.0, 238},
+    {768LL, 65536LL, 187, 50.170, 4018.2, -1},
+    {768LL, 262144LL, 187, 193.224, 4173.2, -1},
+    {1024LL, 1024LL, 188, 2.785, 1508.2, -1},
+    {1024LL, 4096LL, 189, 5.839, 2876.4, 239},
+    {1024LL, 8192LL, 190, 10.034, 3347.7, 240},
+    {1024LL, 16384LL, 191, 18.041, 3723.5, 241},
+    {1024LL, 65536LL, 191, 65.824, 4082.1, 241},
+    {1024LL, 262144LL, 190, 254.992, 4215.0, 240},
+    {2048LL, 1024LL, 192, 3.892, 2157.2, 242},
+    {2048LL, 4096LL, 193, 10.055, 3339.2, 243},
+    {2048LL, 8192LL, 194, 18.248, 3679.6, 244},
+    {2048LL, 16384LL, 195, 34.448, 3898.3, 245},
+    {2048LL, 65536LL, 196, 129.752, 4139.7, 246},
+    {3072LL, 1024LL, 197, 4.820, 2612.4, 247},
+    {3072LL, 4096LL, 198, 14.278, 3526.6, 248},
+    {3072LL, 8192LL, 198, 26.378, 3817.7, 248},
+    {3072LL, 16384LL, 198, 50.736, 3969.5, 248},
+    {3072LL, 65536LL, 199, 192.504, 4184.7, 249},
+    {4096LL, 1024LL, 200, 5.823, 2883.1, -1},
+    {4096LL, 4096LL, 201, 18.375, 3653.5, 250},
+    {4096LL, 8192LL, 201, 34.683, 3871.1, 250},
+    {4096LL, 16384LL, 202, 66.644, 4029.0, 251},
+    {4096LL, 65536LL, 203, 258.400, 4156.4, 252},
+    {5120LL, 1024LL, 204, 6.844, 3066.4, -1},
+    {5120LL, 4096LL, 205, 22.587, 3715.1, 253},
+    {5120LL, 8192LL, 206, 42.528, 3946.0, -1},
+    {5120LL, 16384LL, 206, 81.867, 4099.6, -1},
+    {5120LL, 65536LL, 207, 319.104, 4206.9, -1},
+    {6144LL, 1024LL, 204, 7.926, 3177.3, 254},
+    {6144LL, 4096LL, 206, 26.438, 3808.6, 255},
+    {6144LL, 8192LL, 207, 51.080, 3942.3, 256},
+    {6144LL, 16384LL, 208, 98.352, 4094.8, 257},
+    {6144LL, 65536LL, 208, 386.624, 4166.5, 257},
+    {7168LL, 1024LL, 209, 8.854, 3318.0, -1},
+    {7168LL, 4096LL, 210, 30.784, 3816.0, 258},
+    {7168LL, 8192LL, 211, 58.848, 3992.1, -1},
+    {7168LL, 16384LL, 211, 114.624, 4099.0, -1},
+    {7168LL, 65536LL, 212, 444.512, 4227.8, 259},
+    {8192LL, 1024LL, 209, 9.821, 3418.8, -1},
+    {8192LL, 4096LL, 213, 34.392, 3903.5, 260},
+    {8192LL, 8192LL, 213, 66.060, 4064.3, 260},
+    {8192LL, 16384LL, 214, 130.880, 4102.6, 261},
+    {8192LL, 65536LL, 215, 507.056, 4235.7, 262},
+    {12288LL, 1024LL, 216, 14.331, 3514.0, -1},
+    {12288LL, 4096LL, 217, 50.760, 3967.1, 263},
+    {12288LL, 8192LL, 218, 97.856, 4115.3, 264},
+    {12288LL, 16384LL, 218, 193.632, 4159.4, 264},
+    {12288LL, 65536LL, 218, 763.120, 4221.5, 264},
+    {16384LL, 1024LL, 219, 18.499, 3629.7, 265},
+    {16384LL, 4096LL, 220, 66.760, 4021.6, 266},
+    {16384LL, 8192LL, 221, 131.488, 4083.5, 267},
+    {16384LL, 16384LL, 222, 257.888, 4164.0, -1},
+    {16384LL, 65536LL, 223, 1012.592, 4241.8, 268},
+    {18432LL, 1024LL, 224, 20.744, 3641.5, 269},
+    {18432LL, 4096LL, 225, 74.171, 4072.3, -1},
+    {18432LL, 16384LL, 226, 288.864, 4182.1, 270},
+    {20480LL, 1024LL, 225, 22.875, 3669.2, 271},
+    {20480LL, 4096LL, 225, 82.581, 4063.9, 271},
+    {20480LL, 16384LL, 227, 320.288, 4190.9, 272},
+    {32768LL, 1024LL, 228, 35.619, 3770.1, -1},
+    {32768LL, 4096LL, 228, 132.696, 4046.5, -1},
+    {32768LL, 16384LL, 229, 512.048, 4194.2, 273},
+    {65536LL, 1024LL, 230, 71.909, 3734.9, -1},
+    {65536LL, 4096LL, 230, 264.224, 4064.3, -1},
+    {65536LL, 16384LL, 230, 1027.712, 4179.3, -1},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 262, 5.874, 2900.9, 305},
-    {64LL, 262144LL, 262, 17.905, 3806.6, 305},
-    {64LL, 1048576LL, 262, 65.748, 4146.6, 305},
-    {128LL, 65536LL, 263, 10.202, 3314.6, 306},
-    {128LL, 262144LL, 263, 34.149, 3961.0, 306},
-    {128LL, 1048576LL, 264, 130.168, 4156.7, 307},
-    {256LL, 65536LL, 265, 18.427, 3656.2, 308},
-    {256LL, 262144LL, 266, 67.172, 4011.9, 309},
-    {256LL, 1048576LL, 266, 260.208, 4142.6, 309},
-    {512LL, 8192LL, 267, 5.987, 2808.3, 310},
-    {512LL, 65536LL, 268, 34.531, 3894.6, 311},
-    {768LL, 8192LL, 269, 7.979, 3158.6, 312},
-    {768LL, 65536LL, 270, 50.106, 4023.3, -1},
-    {1024LL, 1024LL, 271, 2.838, 1480.9, 313},
-    {1024LL, 4096LL, 272, 5.971, 2813.3, 314},
-    {1024LL, 8192LL, 271, 10.012, 3355.0, 313},
-    {1024LL, 16384LL, 271, 18.128, 3705.8, 313},
-    {1024LL, 65536LL, 271, 65.928, 4075.7, 313},
-    {2048LL, 1024LL, 273, 3.881, 2164.7, 315},
-    {2048LL, 4096LL, 274, 10.014, 3353.3, -1},
-    {2048LL, 8192LL, 275, 18.163, 3697.1, 316},
-    {2048LL, 16384LL, 275, 34.331, 3911.7, 316},
-    {2048LL, 65536LL, 276, 130.320, 4121.7, 317},
-    {3072LL, 1024LL, 277, 4.870, 2586.9, 318},
-    {3072LL, 4096LL, 278, 14.354, 3508.4, -1},
-    {3072LL, 8192LL, 279, 26.532, 3795.7, 319},
-    {3072LL, 16384LL, 280, 50.924, 3955.0, 320},
-    {3072LL, 65536LL, 277, 192.376, 4187.5, 318},
-    {4096LL, 1024LL, 281, 6.044, 2779.1, 321},
-    {4096LL, 4096LL, 282, 18.180, 3693.2, 322},
-    {4096LL, 8192LL, 282, 34.443, 3898.3, 322},
-    {4096LL, 16384LL, 281, 66.264, 4052.2, 321},
-    {4096LL, 65536LL, 283, 257.136, 4176.9, 323},
-    {5120LL, 1024LL, 284, 7.055, 2976.1, -1},
-    {5120LL, 4096LL, 285, 22.576, 3717.4, 324},
-    {5120LL, 8192LL, 285, 42.758, 3925.0, 324},
-    {5120LL, 16384LL, 285, 82.784, 4054.3, 324},
-    {5120LL, 65536LL, 286, 319.328, 4204.0, 325},
-    {6144LL, 1024LL, 284, 7.996, 3150.8, -1},
-    {6144LL, 4096LL, 287, 26.458, 3806.2, 326},
-    {6144LL, 8192LL, 288, 51.016, 3947.5, 327},
-    {6144LL, 16384LL, 289, 98.416, 4092.3, 328},
-    {6144LL, 65536LL, 289, 389.536, 4135.4, 328},
-    {7168LL, 1024LL, 290, 9.138, 3216.5, -1},
-    {7168LL, 4096LL, 291, 30.688, 3828.4, 329},
-    {7168LL, 8192LL, 291, 58.928, 3986.9, 329},
-    {7168LL, 16384LL, 291, 115.120, 4081.4, 329},
-    {7168LL, 65536LL, 292, 450.672, 4170.1, 330},
-    {8192LL, 1024LL, 290, 10.217, 3287.7, 331},
-    {8192LL, 4096LL, 293, 34.283, 3916.5, -1},
-    {8192LL, 8192LL, 293, 66.056, 4064.7, -1},
-    {8192LL, 16384LL, 294, 130.520, 4114.1, 332},
-    {8192LL, 65536LL, 294, 507.312, 4233.6, 332},
-    {12288LL, 1024LL, 295, 14.534, 3466.8, -1},
-    {12288LL, 4096LL, 295, 50.952, 3952.6, -1},
-    {12288LL, 8192LL, 295, 98.336, 4095.5, -1},
-    {12288LL, 16384LL, 295, 194.664, 4137.5, -1},
-    {12288LL, 65536LL, 296, 763.264, 4220.7, 333},
-    {16384LL, 1024LL, 297, 18.871, 3559.8, 334},
-    {16384LL, 4096LL, 297, 67.016, 4006.8, 334},
-    {16384LL, 8192LL, 297, 130.976, 4099.8, 334},
-    {16384LL, 16384LL, 297, 257.376, 4172.4, 334},
-    {16384LL, 65536LL, 297, 1009.936, 4253.0, 334},
-    {18432LL, 1024LL, 298, 21.302, 3547.7, 300},
-    {18432LL, 4096LL, 298, 74.960, 4029.9, 300},
-    {18432LL, 16384LL, 298, 288.992, 4180.4, 300},
-    {20480LL, 1024LL, 299, 23.570, 3562.7, -1},
-    {20480LL, 4096LL, 300, 84.171, 3987.6, -1},
-    {20480LL, 16384LL, 301, 322.640, 4160.4, -1},
-    {32768LL, 1024LL, 302, 39.960, 3362.2, -1},
-    {32768LL, 4096LL, 302, 136.832, 3924.7, -1},
-    {32768LL, 16384LL, 302, 518.352, 4143.3, -1},
-    {65536LL, 1024LL, 303, 81.776, 3285.8, -1},
-    {65536LL, 4096LL, 303, 293.504, 3659.3, -1},
-    {65536LL, 16384LL, 304, 1137.600, 3775.8, -1},
+    {64LL, 65536LL, 275, 5.874, 2900.9, 318},
+    {64LL, 262144LL, 275, 17.905, 3806.6, 318},
+    {64LL, 1048576LL, 275, 65.748, 4146.6, 318},
+    {128LL, 65536LL, 276, 10.202, 3314.6, 319},
+    {128LL, 262144LL, 276, 34.149, 3961.0, 319},
+    {128LL, 1048576LL, 277, 130.168, 4156.7, 320},
+    {256LL, 65536LL, 278, 18.427, 3656.2, 321},
+    {256LL, 262144LL, 279, 67.172, 4011.9, 322},
+    {256LL, 1048576LL, 279, 260.208, 4142.6, 322},
+    {512LL, 8192LL, 280, 5.987, 2808.3, 323},
+    {512LL, 65536LL, 281, 34.531, 3894.6, 324},
+    {768LL, 8192LL, 282, 7.979, 3158.6, 325},
+    {768LL, 65536LL, 283, 50.106, 4023.3, -1},
+    {1024LL, 1024LL, 284, 2.838, 1480.9, 326},
+    {1024LL, 4096LL, 285, 5.971, 2813.3, 327},
+    {1024LL, 8192LL, 284, 10.012, 3355.0, 326},
+    {1024LL, 16384LL, 284, 18.128, 3705.8, 326},
+    {1024LL, 65536LL, 284, 65.928, 4075.7, 326},
+    {2048LL, 1024LL, 286, 3.881, 2164.7, 328},
+    {2048LL, 4096LL, 287, 10.014, 3353.3, -1},
+    {2048LL, 8192LL, 288, 18.163, 3697.1, 329},
+    {2048LL, 16384LL, 288, 34.331, 3911.7, 329},
+    {2048LL, 65536LL, 289, 130.320, 4121.7, 330},
+    {3072LL, 1024LL, 290, 4.870, 2586.9, 331},
+    {3072LL, 4096LL, 291, 14.354, 3508.4, -1},
+    {3072LL, 8192LL, 292, 26.532, 3795.7, 332},
+    {3072LL, 16384LL, 293, 50.924, 3955.0, 333},
+    {3072LL, 65536LL, 290, 192.376, 4187.5, 331},
+    {4096LL, 1024LL, 294, 6.044, 2779.1, 334},
+    {4096LL, 4096LL, 295, 18.180, 3693.2, 335},
+    {4096LL, 8192LL, 295, 34.443, 3898.3, 335},
+    {4096LL, 16384LL, 294, 66.264, 4052.2, 334},
+    {4096LL, 65536LL, 296, 257.136, 4176.9, 336},
+    {5120LL, 1024LL, 297, 7.055, 2976.1, -1},
+    {5120LL, 4096LL, 298, 22.576, 3717.4, 337},
+    {5120LL, 8192LL, 298, 42.758, 3925.0, 337},
+    {5120LL, 16384LL, 298, 82.784, 4054.3, 337},
+    {5120LL, 65536LL, 299, 319.328, 4204.0, 338},
+    {6144LL, 1024LL, 297, 7.996, 3150.8, -1},
+    {6144LL, 4096LL, 300, 26.458, 3806.2, 339},
+    {6144LL, 8192LL, 301, 51.016, 3947.5, 340},
+    {6144LL, 16384LL, 302, 98.416, 4092.3, 341},
+    {6144LL, 65536LL, 302, 389.536, 4135.4, 341},
+    {7168LL, 1024LL, 303, 9.138, 3216.5, -1},
+    {7168LL, 4096LL, 304, 30.688, 3828.4, 342},
+    {7168LL, 8192LL, 304, 58.928, 3986.9, 342},
+    {7168LL, 16384LL, 304, 115.120, 4081.4, 342},
+    {7168LL, 65536LL, 305, 450.672, 4170.1, 343},
+    {8192LL, 1024LL, 303, 10.217, 3287.7, 344},
+    {8192LL, 4096LL, 306, 34.283, 3916.5, -1},
+    {8192LL, 8192LL, 306, 66.056, 4064.7, -1},
+    {8192LL, 16384LL, 307, 130.520, 4114.1, 345},
+    {8192LL, 65536LL, 307, 507.312, 4233.6, 345},
+    {12288LL, 1024LL, 308, 14.534, 3466.8, -1},
+    {12288LL, 4096LL, 308, 50.952, 3952.6, -1},
+    {12288LL, 8192LL, 308, 98.336, 4095.5, -1},
+    {12288LL, 16384LL, 308, 194.664, 4137.5, -1},
+    {12288LL, 65536LL, 309, 763.264, 4220.7, 346},
+    {16384LL, 1024LL, 310, 18.871, 3559.8, 347},
+    {16384LL, 4096LL, 310, 67.016, 4006.8, 347},
+    {16384LL, 8192LL, 310, 130.976, 4099.8, 347},
+    {16384LL, 16384LL, 310, 257.376, 4172.4, 347},
+    {16384LL, 65536LL, 310, 1009.936, 4253.0, 347},
+    {18432LL, 1024LL, 311, 21.302, 3547.7, 313},
+    {18432LL, 4096LL, 311, 74.960, 4029.9, 313},
+    {18432LL, 16384LL, 311, 288.992, 4180.4, 313},
+    {20480LL, 1024LL, 312, 23.570, 3562.7, -1},
+    {20480LL, 4096LL, 313, 84.171, 3987.6, -1},
+    {20480LL, 16384LL, 314, 322.640, 4160.4, -1},
+    {32768LL, 1024LL, 315, 39.960, 3362.2, -1},
+    {32768LL, 4096LL, 315, 136.832, 3924.7, -1},
+    {32768LL, 16384LL, 315, 518.352, 4143.3, -1},
+    {65536LL, 1024LL, 316, 81.776, 3285.8, -1},
+    {65536LL, 4096LL, 316, 293.504, 3659.3, -1},
+    {65536LL, 16384LL, 317, 1137.600, 3775.8, -1},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 336, 34.827, 3884.0, -1},
-    {512LL, 65536LL, 337, 34.619, 3884.6, 350},
-    {1024LL, 1024LL, 338, 2.799, 1501.0, 351},
-    {1024LL, 4096LL, 339, 5.806, 2892.7, 352},
-    {1024LL, 16384LL, 340, 18.033, 3725.1, 353},
-    {1024LL, 65536LL, 341, 65.868, 4079.4, 354},
-    {4096LL, 1024LL, 342, 5.815, 2887.5, -1},
-    {4096LL, 4096LL, 343, 18.294, 3669.7, 355},
-    {4096LL, 16384LL, 344, 66.640, 4029.2, 356},
-    {4096LL, 65536LL, 343, 260.032, 4130.3, 355},
-    {16384LL, 1024LL, 345, 18.524, 3624.9, -1},
-    {16384LL, 4096LL, 346, 66.744, 4022.6, 357},
-    {16384LL, 16384LL, 347, 257.632, 4168.1, -1},
-    {16384LL, 65536LL, 348, 1012.304, 4243.1, 358},
-    {32768LL, 4096LL, 349, 132.536, 4051.4, 359},
+    {128LL, 262144LL, 349, 34.827, 3884.0, -1},
+    {512LL, 65536LL, 350, 34.619, 3884.6, 363},
+    {1024LL, 1024LL, 351, 2.799, 1501.0, 364},
+    {1024LL, 4096LL, 352, 5.806, 2892.7, 365},
+    {1024LL, 16384LL, 353, 18.033, 3725.1, 366},
+    {1024LL, 65536LL, 354, 65.868, 4079.4, 367},
+    {4096LL, 1024LL, 355, 5.815, 2887.5, -1},
+    {4096LL, 4096LL, 356, 18.294, 3669.7, 368},
+    {4096LL, 16384LL, 357, 66.640, 4029.2, 369},
+    {4096LL, 65536LL, 356, 260.032, 4130.3, 368},
+    {16384LL, 1024LL, 358, 18.524, 3624.9, -1},
+    {16384LL, 4096LL, 359, 66.744, 4022.6, 370},
+    {16384LL, 16384LL, 360, 257.632, 4168.1, -1},
+    {16384LL, 65536LL, 361, 1012.304, 4243.1, 371},
+    {32768LL, 4096LL, 362, 132.536, 4051.4, 372},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 361, 34.200, 3955.2, 371},
-    {512LL, 65536LL, 362, 34.541, 3893.4, 372},
-    {1024LL, 1024LL, 363, 2.803, 1499.1, 373},
-    {1024LL, 4096LL, 364, 5.958, 2819.2, 374},
-    {1024LL, 16384LL, 365, 18.120, 3707.4, 375},
-    {1024LL, 65536LL, 365, 65.920, 4076.2, 375},
-    {4096LL, 1024LL, 366, 5.949, 2823.6, -1},
-    {4096LL, 4096LL, 367, 18.176, 3694.0, 376},
-    {4096LL, 16384LL, 367, 66.284, 4051.0, 376},
-    {4096LL, 65536LL, 368, 257.792, 4166.2, 377},
-    {16384LL, 1024LL, 369, 18.895, 3555.4, 378},
-    {16384LL, 4096LL, 369, 66.864, 4015.9, 378},
-    {16384LL, 16384LL, 369, 256.576, 4185.4, 378},
-    {16384LL, 65536LL, 369, 1011.632, 4245.9, 378},
-    {32768LL, 4096LL, 370, 136.448, 3935.7, -1},
+    {128LL, 262144LL, 374, 34.200, 3955.2, 384},
+    {512LL, 65536LL, 375, 34.541, 3893.4, 385},
+    {1024LL, 1024LL, 376, 2.803, 1499.1, 386},
+    {1024LL, 4096LL, 377, 5.958, 2819.2, 387},
+    {1024LL, 16384LL, 378, 18.120, 3707.4, 388},
+    {1024LL, 65536LL, 378, 65.920, 4076.2, 388},
+    {4096LL, 1024LL, 379, 5.949, 2823.6, -1},
+    {4096LL, 4096LL, 380, 18.176, 3694.0, 389},
+    {4096LL, 16384LL, 380, 66.284, 4051.0, 389},
+    {4096LL, 65536LL, 381, 257.792, 4166.2, 390},
+    {16384LL, 1024LL, 382, 18.895, 3555.4, 391},
+    {16384LL, 4096LL, 382, 66.864, 4015.9, 391},
+    {16384LL, 16384LL, 382, 256.576, 4185.4, 391},
+    {16384LL, 65536LL, 382, 1011.632, 4245.9, 391},
+    {32768LL, 4096LL, 383, 136.448, 3935.7, -1},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 380, 66.884, 4029.1, 388},
-    {1024LL, 4096LL, 381, 10.141, 3310.9, -1},
-    {1024LL, 65536LL, 382, 129.552, 4146.1, 389},
-    {4096LL, 4096LL, 383, 34.488, 3892.7, 390},
-    {4096LL, 65536LL, 384, 508.720, 4221.9, 391},
-    {16384LL, 4096LL, 385, 132.680, 4047.0, -1},
-    {16384LL, 65536LL, 386, 2030.128, 4231.4, 392},
-    {32768LL, 4096LL, 387, 262.800, 4086.3, -1},
+    {128LL, 262144LL, 393, 66.884, 4029.1, 401},
+    {1024LL, 4096LL, 394, 10.141, 3310.9, -1},
+    {1024LL, 65536LL, 395, 129.552, 4146.1, 402},
+    {4096LL, 4096LL, 396, 34.488, 3892.7, 403},
+    {4096LL, 65536LL, 397, 508.720, 4221.9, 404},
+    {16384LL, 4096LL, 398, 132.680, 4047.0, -1},
+    {16384LL, 65536LL, 399, 2030.128, 4231.4, 405},
+    {32768LL, 4096LL, 400, 262.800, 4086.3, -1},
     {0LL, 0LL, -1, 0.0, 0.0, -1}
 };
 
@@ -2123,7 +2176,7 @@ static inline int normtune_priv_before(long long M, long long N, int i, int j)
  * of preference (same N by nearest M, then the nearest N by nearest M,
  * and so on), the first whose config can_run(ctx, config, M, N) accepts
  * (can_run NULL: every config can), where an entry of a shorter N than
- * N offers its stretch after its config; when none does, the problem's
+ * N offers its stretch before its config; when none does, the problem's
  * fallback config (not asked to can_run).  -1 when p is not a problem or
  * has no fallback.  No allocation; one scan of the problem's entries per
  * candidate tried. */
@@ -2144,11 +2197,11 @@ static inline int normtune_lookup(int p, long long M, long long N,
             if (best < 0 || normtune_priv_before(m, N, k, best)) best = k;
         }
         if (best < 0) return normtune_problems[p].fallback;
+        if (normtune_entries[best].stretch >= 0 && normtune_entries[best].N < N &&
+            (!can_run || can_run(ctx, normtune_entries[best].stretch, M, N)))
+            return normtune_entries[best].stretch;
         if (!can_run || can_run(ctx, normtune_entries[best].config, M, N))
             return normtune_entries[best].config;
-        if (normtune_entries[best].stretch >= 0 && normtune_entries[best].N < N &&
-            can_run(ctx, normtune_entries[best].stretch, M, N))
-            return normtune_entries[best].stretch;
         prev = best;
     }
 }

@@ -40,6 +40,7 @@
 #define OP "rmsnorm_bwd"
 #define DT "x=bf16,w=bf16,dw=f32"
 #define PERS "rmsnorm_bwd.persistent"
+#define ALIG "rmsnorm_bwd.aligned"    /* persistent's grown family: its stretches */
 #define NAIVE "rmsnorm_bwd.naive"
 
 /* The fixture's configs (canonical params). */
@@ -50,6 +51,7 @@
 #define N128 "nsplit=128,partial=f32"
 #define P1S "block=160,chunks=1,stages=2,k=1" /* P1's stretch: 128 threads cover 1024 */
 #define P2S "block=288,chunks=2,stages=2,k=0" /* P2's: 256 x 2 chunks cover 4096 */
+#define P5S "block=544,chunks=2,stages=3,k=2" /* P5's: 512 x 2 chunks cover 8192 */
 
 /* The current source hash of family name into buf[17] (HASH when the
  * family or a source of it is not there: the check using it then fails). */
@@ -250,37 +252,44 @@ static int ecfg_add(ecfg *c, int *n, int from, const char *fam, const char *dt,
 }
 
 /* The stretch the header must give row r's config (the rule of
- * docs/dispatch-header.md, written out here): the first of its "block" + 32,
- * + 64, ... then "chunks" + 1, + 2, ..., up to each parameter's declared
- * limit, that the family accepts at (M, N + 8) with a plan as precise as DT
- * asks, when the config itself does not serve N + 8; its canonical params
- * into out and 1, or 0. */
-static int expect_stretch(const store_best_row *r, char *out, size_t len) {
+ * docs/dispatch-header.md, written out here), in the family's grown family
+ * G (itself when it names none), into *fam: when G is another family, the
+ * same params if G accepts them at (M, N + 8); else, when the config does
+ * not serve N + 8 itself or G is another family, the first of its "block"
+ * + 32, + 64, ... then "chunks" + 1, + 2, ..., up to each parameter's
+ * declared limit, that G accepts at (M, N + 8) with a plan as precise as
+ * DT asks; its canonical params into out and 1, or 0. */
+static int expect_stretch(const store_best_row *r, const char **fam, char *out, size_t len) {
     const nt_family *f = nt_family_find(r->family);
     nt_problem at;
     nt_params base;
+    nt_plan pl;
     char why[256];
     if (!f || nt_params_parse(r->params, &base)) return 0;
+    const nt_family *g = f->grown ? f->grown : f;
+    *fam = g->name;
     nt_problem_init(&at, f->op, r->M, r->N + 8);
     if (nt_dtypes_parse(&at, DT, why, sizeof why) || nt_problem_check(&at, why, sizeof why) ||
-        f->check(&base, &at, NULL, why, sizeof why) == 0)
+        (g == f && f->check(&base, &at, NULL, why, sizeof why) == 0))
         return 0;
+    if (g != f && g->check(&base, &at, NULL, why, sizeof why) == 0 &&
+        g->plan(&base, &at, NULL, &pl, why, sizeof why) == 0 && nt_plan_precise(&pl, &at))
+        return nt_params_canon(g, &base, out, len) == 0;
     const char *names[2] = {"block", "chunks"};
     const int steps[2] = {32, 1};
     for (int b = 0; b < 2; b++)
-        for (int i = 0; i < f->nparams; i++) {
-            const nt_param_def *d = &f->params[i];
+        for (int i = 0; i < g->nparams; i++) {
+            const nt_param_def *d = &g->params[i];
             if (strcmp(d->name, names[b]) || d->kind != NT_PARAM_INT) continue;
             int64_t v0 = nt_params_int(&base, d->name, NULL);
             for (int64_t v = v0 + steps[b]; v <= d->hi; v += steps[b]) {
                 nt_params q = base;
-                nt_plan pl;
                 char txt[32];
                 snprintf(txt, sizeof txt, "%lld", (long long)v);
                 nt_params_set(&q, d->name, txt);
-                if (f->check(&q, &at, NULL, why, sizeof why) == 0 &&
-                    f->plan(&q, &at, NULL, &pl, why, sizeof why) == 0 && nt_plan_precise(&pl, &at))
-                    return nt_params_canon(f, &q, out, len) == 0;
+                if (g->check(&q, &at, NULL, why, sizeof why) == 0 &&
+                    g->plan(&q, &at, NULL, &pl, why, sizeof why) == 0 && nt_plan_precise(&pl, &at))
+                    return nt_params_canon(g, &q, out, len) == 0;
             }
         }
     return 0;
@@ -305,8 +314,9 @@ static int expect_configs(const eprob *e, int ne, int tuned, const store_best_ro
         }
         for (int i = 0; q == tuned && i < n; i++) {
             char par[TXT];
-            row_str[i] = expect_stretch(&s[i], par, sizeof par)
-                             ? ecfg_add(ec, &nc, from, nt_family_find(s[i].family)->name, DT, par)
+            const char *sf = NULL;
+            row_str[i] = expect_stretch(&s[i], &sf, par, sizeof par)
+                             ? ecfg_add(ec, &nc, from, sf, DT, par)
                              : -1;
         }
     }
@@ -612,7 +622,7 @@ static const char lookup_prog[] =
     "    printf(\"line %d: %s = %d, expected %d\\n\", __LINE__, #e, g_, (v)); fails++; } } while (0)\n"
     "int main(void)\n"
     "{\n"
-    "    int fails = 0, i, j, q, nk = 0, pers, naive, fb, c1, c2, c5, n64, n128, c1s, c2s;\n"
+    "    int fails = 0, i, j, q, nk = 0, pers, alig, naive, fb, c1, c2, c5, n64, n128, c1s, c2s, c5s;\n"
     "    NORMTUNE_KERNELS(KCHECK)\n"
     "    EXPECT(nk, NORMTUNE_NKERNELS);\n"
     "    EXPECT(NORMTUNE_NCONFIGS, T_NCONF);\n"
@@ -621,6 +631,7 @@ static const char lookup_prog[] =
     "    p = normtune_problem_index(OP, DT);\n"
     "    EXPECT(p, T_PROB);\n"
     "    pers = fam(PERS);\n"
+    "    alig = fam(ALIG);\n"
     "    naive = fam(NAIVE);\n"
     "    fb = cfg(T_FBFAM, T_FBPAR);\n"
     "    c1 = cfg(PERS, P1);\n"
@@ -628,14 +639,18 @@ static const char lookup_prog[] =
     "    c5 = cfg(PERS, P5);\n"
     "    n64 = cfg(NAIVE, N64);\n"
     "    n128 = cfg(NAIVE, N128);\n"
-    "    c1s = cfg(PERS, P1S);\n"
-    "    c2s = cfg(PERS, P2S);\n"
-    "    EXPECT(c1s > c5 && c2s > c5 && c1s != c2s && c2s < NORMTUNE_NCONFIGS, 1); /* after the tuned */\n"
+    "    c1s = cfg(ALIG, P1S);\n"
+    "    c2s = cfg(ALIG, P2S);\n"
+    "    c5s = cfg(ALIG, P5S);\n"
+    "    EXPECT(c1s > c5 && c2s > c5 && c5s > c5 && c1s != c2s && c2s != c5s && c1s != c5s &&\n"
+    "           c5s < NORMTUNE_NCONFIGS, 1); /* after the tuned */\n"
     "    for (i = 0; i < NORMTUNE_NENTRIES; i++)\n"
     "        if (normtune_entries[i].config == c1) EXPECT(normtune_entries[i].stretch, c1s);\n"
+    "        else if (normtune_entries[i].config == c2) EXPECT(normtune_entries[i].stretch, c2s);\n"
+    "        else if (normtune_entries[i].config == c5) EXPECT(normtune_entries[i].stretch, c5s);\n"
     "        else if (normtune_entries[i].config == n64 || normtune_entries[i].config == n128)\n"
     "            EXPECT(normtune_entries[i].stretch, -1); /* naive serves every N */\n"
-    "    if (p < 0 || pers < 0 || naive < 0 || fb < 0 || c1 < 0 || c2 < 0 || c5 < 0 || n64 < 0 ||\n"
+    "    if (p < 0 || pers < 0 || alig < 0 || naive < 0 || fb < 0 || c1 < 0 || c2 < 0 || c5 < 0 || n64 < 0 ||\n"
     "        n128 < 0) {\n"
     "        printf(\"missing: problem %d, families %d %d, configs %d %d %d %d %d %d\\n\", p, pers,\n"
     "               naive, fb, c1, c2, c5, n64, n128);\n"
@@ -688,11 +703,11 @@ static const char lookup_prog[] =
     "    /* in-between N: nearest N; a tie goes to the larger N */\n"
     "    EXPECT(look(16384, 2048), n64);  /* N 1024 (1024 away), exact M */\n"
     "    EXPECT(look(16384, 6144), c5);   /* 4096 and 8192 both 2048 away */\n"
-    "    EXPECT(look(2048, 5000), c2);    /* N 4096 nearest */\n"
+    "    EXPECT(look(2048, 5000), c2s);   /* N 4096 nearest, and shorter: its stretch first */\n"
     "    /* out of range */\n"
     "    EXPECT(look(1, 512), c1);        /* below everything: N 1024, M 2048 */\n"
     "    EXPECT(look(0, 512), c1);        /* M < 1 treated as 1 */\n"
-    "    EXPECT(look(1000000000LL, 1000000LL), c5);\n"
+    "    EXPECT(look(1000000000LL, 1000000LL), c5s); /* N 8192's stretch */\n"
     "    EXPECT(look(10000000000LL, 1024), c1); /* huge M: 65536 */\n"
     "    EXPECT(normtune_lookup(NORMTUNE_NPROBLEMS, 64, 64, can, &token), -1); /* no such problem */\n"
     "    EXPECT(normtune_lookup(-1, 64, 64, can, &token), -1);\n"
@@ -719,7 +734,8 @@ static const char lookup_prog[] =
     "    refused[c1s] = 1;\n"
     "    EXPECT(look(16384, 8192), fb);\n"
     "    memset(refused, 0, sizeof refused);\n"
-    "    for (i = 0; i < NORMTUNE_NCONFIGS; i++) refused[i] = normtune_configs[i].family == pers;\n"
+    "    for (i = 0; i < NORMTUNE_NCONFIGS; i++)\n"
+    "        refused[i] = normtune_configs[i].family == pers || normtune_configs[i].family == alig;\n"
     "    EXPECT(look(2048, 8192), n128);  /* N 8192 refused; N 4096: 65536 naive */\n"
     "    EXPECT(look(2048, 1024), n64);\n"
     "    EXPECT(bad_args, 0);\n"
@@ -768,11 +784,11 @@ TEST(header_compiles_and_looks_up) {
     free(ec);
     CHECK(tp >= 0 && e[tp].fb && nc > 0, "tuned problem %d, %d configs", tp, nc);
     snprintf(defs, sizeof defs,
-             "#define OP \"%s\"\n#define DT \"%s\"\n#define PERS \"%s\"\n#define NAIVE \"%s\"\n"
+             "#define OP \"%s\"\n#define DT \"%s\"\n#define PERS \"%s\"\n#define ALIG \"%s\"\n#define NAIVE \"%s\"\n"
              "#define P1 \"%s\"\n#define P2 \"%s\"\n#define P5 \"%s\"\n#define N64 \"%s\"\n"
-             "#define N128 \"%s\"\n#define P1S \"%s\"\n#define P2S \"%s\"\n#define T_PROB %d\n#define T_NCONF %d\n"
+             "#define N128 \"%s\"\n#define P1S \"%s\"\n#define P2S \"%s\"\n#define P5S \"%s\"\n#define T_PROB %d\n#define T_NCONF %d\n"
              "#define T_FBFAM \"%s\"\n#define T_FBPAR \"%s\"\n",
-             OP, DT, PERS, NAIVE, P1, P2, P5, N64, N128, P1S, P2S, tp, nc,
+             OP, DT, PERS, ALIG, NAIVE, P1, P2, P5, N64, N128, P1S, P2S, P5S, tp, nc,
              tp >= 0 && e[tp].fb ? e[tp].fb->name : "none", tp >= 0 ? e[tp].fbp : "");
     free(e);
     snprintf(path, sizeof path, "%s/lookup.c", t_tmpdir());

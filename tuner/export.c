@@ -26,14 +26,19 @@
  *             are skipped); ids in name order; per config the ids it uses;
  *   entries   per problem its tuned shapes {N, M, config, median_us,
  *             gbps, stretch}, sorted by (N, M).  The stretch of an entry is
- *             its config grown to serve rows a little longer than its N
- *             (N + 8, which it cannot serve): the family's "block" raised
- *             by 32 at a time, else its "chunks" by 1 at a time, up to the
- *             parameter's declared limit, the first value the family's
- *             check accepts at (M, N + 8) with a plan as precise as the
- *             dtypes ask; -1 when the config serves N + 8 itself, or no
- *             such value does.  The lookup tries it for N past the
- *             entry's, before the entries of farther N.
+ *             its config for rows a little longer than its N (N + 8), in
+ *             the family's `grown` family (kernels/family.h; itself when
+ *             NULL): there the same params first when the family is
+ *             another and they serve N + 8, else the params grown: the
+ *             family's "block" raised by 32 at a time, else its "chunks"
+ *             by 1 at a time, up to the parameter's declared limit, the
+ *             first value the family's check accepts at (M, N + 8) with a
+ *             plan as precise as the dtypes ask; -1 when the family is
+ *             its own grown family and the config serves N + 8 itself, or
+ *             no such value does.  The lookup tries it for N past the
+ *             entry's before the entry's own config (a stretch in the
+ *             same family exists only where the config cannot serve
+ *             N + 8, nor then any longer row).
  *
  * It refuses (a message, nothing written) rather than write a header the
  * library would not serve as the database says: an unknown op or family, a
@@ -451,18 +456,33 @@ static const struct {
     int step;
 } stretch_by[] = {{"block", 32}, {"chunks", 1}};
 
-/* The stretch of config (f, canonical params) for problem q at M x N: the
- * canonical params of the grown config into out, 1; or 0 when the config
- * serves N + 8 itself or no grown value does. */
+/* Whether (f, p) runs problem at with a plan as precise as its dtypes ask. */
+static int serves(const nt_family *f, const nt_params *p, const nt_problem *at) {
+    char why[256];
+    nt_plan pl;
+    return f->check(p, at, NULL, why, sizeof why) == 0 &&
+           f->plan(p, at, NULL, &pl, why, sizeof why) == 0 && nt_plan_precise(&pl, at);
+}
+
+/* The stretch of config (f, canonical params) for problem q at M x N, made
+ * in f's grown family (*sf: f->grown, else f): the canonical params of the
+ * config into out, 1; or 0 when there is none.  In another family the
+ * params themselves come first (when they serve N + 8 there); in f itself
+ * there is no stretch when the config serves N + 8.  Then the params grown
+ * by stretch_by, the first that serves N + 8. */
 static int stretch_params(const xport *x, const nt_family *f, const char *params, int q, int64_t M,
-                          int64_t N, char *out, size_t len) {
+                          int64_t N, const nt_family **sf, char *out, size_t len) {
     char why[256];
     nt_problem at = x->prob[q].pr;
     nt_params p;
     at.M = M;
     at.N = N + 8;
+    *sf = f->grown ? f->grown : f;
     if (nt_problem_check(&at, why, sizeof why) || nt_params_parse(params, &p)) return 0;
-    if (f->check(&p, &at, NULL, why, sizeof why) == 0) return 0;
+    if (f->check(&p, &at, NULL, why, sizeof why) == 0 && *sf == f) return 0;
+    f = *sf;
+    if (nt_params_validate(f, &p, why, sizeof why) == 0 && serves(f, &p, &at))
+        return nt_params_canon(f, &p, out, len) == 0 && safe_text(out);
     for (size_t b = 0; b < sizeof stretch_by / sizeof stretch_by[0]; b++) {
         const nt_param_def *d = NULL;
         for (int i = 0; i < f->nparams; i++)
@@ -473,13 +493,10 @@ static int stretch_params(const xport *x, const nt_family *f, const char *params
         if (!d || !ok) continue;
         for (int64_t v = cur + stretch_by[b].step; v <= d->hi; v += stretch_by[b].step) {
             nt_params g = p;
-            nt_plan pl;
             char val[32];
             snprintf(val, sizeof val, "%lld", (long long)v);
             if (nt_params_set(&g, stretch_by[b].name, val) ||
-                nt_params_validate(f, &g, why, sizeof why) ||
-                f->check(&g, &at, NULL, why, sizeof why) ||
-                f->plan(&g, &at, NULL, &pl, why, sizeof why) || !nt_plan_precise(&pl, &at))
+                nt_params_validate(f, &g, why, sizeof why) || !serves(f, &g, &at))
                 continue;
             return nt_params_canon(f, &g, out, len) == 0 && safe_text(out);
         }
@@ -594,10 +611,11 @@ static int build(xport *x, const store_best_row *rows, int n, char *err, size_t 
         }
         for (int e = x->prob[q].first; e < x->prob[q].first + x->prob[q].count; e++) {
             const xcfg *g = &x->cfg[x->ent[e].cfg];
+            const nt_family *sf;
             char grown[XTEXT];
-            if (stretch_params(x, g->f, g->params, q, x->ent[e].M, x->ent[e].N, grown,
+            if (stretch_params(x, g->f, g->params, q, x->ent[e].M, x->ent[e].N, &sf, grown,
                                sizeof grown) &&
-                (x->ent[e].stretch = cfg_index(x, g->f, q, grown)) < 0)
+                (x->ent[e].stretch = cfg_index(x, sf, q, grown)) < 0)
                 goto oom;
         }
     }
@@ -701,7 +719,7 @@ static const char lookup_text[] =
     " * of preference (same N by nearest M, then the nearest N by nearest M,\n"
     " * and so on), the first whose config can_run(ctx, config, M, N) accepts\n"
     " * (can_run NULL: every config can), where an entry of a shorter N than\n"
-    " * N offers its stretch after its config; when none does, the problem's\n"
+    " * N offers its stretch before its config; when none does, the problem's\n"
     " * fallback config (not asked to can_run).  -1 when p is not a problem or\n"
     " * has no fallback.  No allocation; one scan of the problem's entries per\n"
     " * candidate tried. */\n"
@@ -722,11 +740,11 @@ static const char lookup_text[] =
     "            if (best < 0 || normtune_priv_before(m, N, k, best)) best = k;\n"
     "        }\n"
     "        if (best < 0) return normtune_problems[p].fallback;\n"
+    "        if (normtune_entries[best].stretch >= 0 && normtune_entries[best].N < N &&\n"
+    "            (!can_run || can_run(ctx, normtune_entries[best].stretch, M, N)))\n"
+    "            return normtune_entries[best].stretch;\n"
     "        if (!can_run || can_run(ctx, normtune_entries[best].config, M, N))\n"
     "            return normtune_entries[best].config;\n"
-    "        if (normtune_entries[best].stretch >= 0 && normtune_entries[best].N < N &&\n"
-    "            can_run(ctx, normtune_entries[best].stretch, M, N))\n"
-    "            return normtune_entries[best].stretch;\n"
     "        prev = best;\n"
     "    }\n"
     "}\n"
@@ -936,8 +954,11 @@ int nt_export_unmeasured(const store_prov *prov, char *msg, size_t len) {
     msg[0] = 0;
     for (int i = 0; all[i]; i++) {
         int found = 0;
-        for (int j = 0; j < prov->nfamilies && !found; j++)
-            found = !strcmp(prov->families[j], all[i]->name);
+        for (int j = 0; j < prov->nfamilies && !found; j++) {
+            const nt_family *m = nt_family_find(prov->families[j]);
+            /* measured, or the grown family of a measured one (its stretches) */
+            found = !strcmp(prov->families[j], all[i]->name) || (m && m->grown == all[i]);
+        }
         if (found) continue;
         missing++;
         if (used < len)

@@ -38,7 +38,8 @@ int nt_export_write(FILE *f, const store_best_row *rows, int n, const store_prov
 int nt_export_stale(const store_best_row *rows, int n, char *msg, size_t len);
 
 /* How many families of this build have no ok result of their current
- * sources on the exported device (prov->families): the header cannot use
+ * sources on the exported device (prov->families) and are not the grown
+ * family of one that has (whose stretches they run): the header cannot use
  * them until a sweep measures them there.  msg gets their names, ", "
  * between. */
 int nt_export_unmeasured(const store_prov *prov, char *msg, size_t len);

@@ -1,4 +1,4 @@
-/* rmsnorm_bwd/families.c -- the two RMSNorm backward families as data.
+/* rmsnorm_bwd/families.c -- three RMSNorm backward families as data.
  *
  * rmsnorm_bwd.naive: the 3-kernel chain.  One block per row writes dx and
  *   an M x N partial of dw (bf16 or f32); a column sum splits the rows into
@@ -7,8 +7,10 @@
  *   walks the rows, keeps its dw partial in registers and pipelines the
  *   loads of the next rows through shared memory (stages); a final column
  *   sum over the grid's partial rows gives dw.
+ * rmsnorm_bwd.aligned: persistent with each block's rows accessed in a
+ *   frame shifted onto the 32- to 128-byte line they start in (aligned.cuh).
  *
- * The kernels (row.cuh, colsum.cuh, naive.cuh, persistent.cuh) are templates on the problem's dtypes, TX (x,
+ * The kernels (row.cuh, colsum.cuh, naive.cuh, persistent.cuh, aligned.cuh) are templates on the problem's dtypes, TX (x,
  * dy, dx), TW (w) and TDW (dw), named here by their ctypes and then by the
  * family's integers: "nt_persist<nt_bf16, float, float, 256, 2, 2, 0>".
  * These name expressions are the only spelling of a config's kernels: the
@@ -32,6 +34,7 @@
 
 extern const nt_op nt_op_rmsnorm_bwd;
 extern const nt_family nt_rmsnorm_bwd_persistent;
+extern const nt_family nt_rmsnorm_bwd_aligned;
 
 #define SPLIT_COLS 64         /* columns per block of nt_colsum_split */
 #define COLSUM_THREADS 256
@@ -50,6 +53,11 @@ static const char *const persist_sources[] = {
     "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/persistent.cuh", NULL,
 };
 
+static const char *const aligned_sources[] = {
+    "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/row.cuh",
+    "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/aligned.cuh", NULL,
+};
+
 static const char *const partial_choices[] = {"bf16", "f32", NULL};
 
 static const nt_param_def naive_params[] = {
@@ -63,6 +71,7 @@ static const nt_param_def persistent_params[] = {
     {"stages", NT_PARAM_INT, NULL, 1, 4, "rows in flight per block (1: no shared-memory pipeline)"},
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
 };
+
 
 /* ---- naive ------------------------------------------------------------ */
 
@@ -152,15 +161,17 @@ static unsigned persist_smem(const nt_problem *pr, int64_t block, int64_t chunks
     return stages > 1 ? (unsigned)((2 * stages * 16 + wbytes) * block * chunks) : 0;
 }
 
-static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                         char *err, size_t errlen) {
+/* The check of persistent and aligned (fam: which, for the message): the
+ * same parameters, rows, slots and shared memory. */
+static int persist_check_of(const char *fam, const nt_params *p, const nt_problem *pr,
+                            const nt_devinfo *dev, char *err, size_t errlen) {
     int ok = 1;
     int64_t block = nt_params_int(p, "block", &ok), chunks = nt_params_int(p, "chunks", &ok);
     int64_t stages = nt_params_int(p, "stages", &ok), k = nt_params_int(p, "k", &ok);
     if (!ok || block < 32 || block > 1024 || block % 32 || chunks < 1 || chunks > 16 ||
         stages < 1 || stages > 4 || k < 0 || k > 32) {
-        snprintf(err, errlen, "persistent needs block a multiple of 32 in [32, 1024], "
-                              "chunks in [1, 16], stages in [1, 4], k in [0, 32]");
+        snprintf(err, errlen, "%s needs block a multiple of 32 in [32, 1024], "
+                 "chunks in [1, 16], stages in [1, 4], k in [0, 32]", fam);
         return -1;
     }
     if (nt_bwd_covers(pr, block * chunks, "block*chunks", err, errlen)) return -1;
@@ -169,17 +180,28 @@ static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devi
                : 0;
 }
 
-static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                        nt_plan *pl, char *err, size_t errlen) {
-    if (persist_check(p, pr, dev, err, errlen)) return -1;
+static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                         char *err, size_t errlen) {
+    return persist_check_of("persistent", p, pr, dev, err, errlen);
+}
+
+/* The chain of persistent or aligned (kernel: its name; f: its family). */
+static int persist_plan_of(const nt_family *f, const char *kernel, const nt_params *p,
+                           const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl, char *err,
+                           size_t errlen) {
+    if (f->check(p, pr, dev, err, errlen)) return -1;
     int64_t block = nt_params_int(p, "block", NULL), chunks = nt_params_int(p, "chunks", NULL);
     int64_t stages = nt_params_int(p, "stages", NULL), k = nt_params_int(p, "k", NULL);
     memset(pl, 0, sizeof *pl);
-    if (nt_bwd_kname_params(&pl->l[0], "nt_persist", pr, &nt_rmsnorm_bwd_persistent, p, err, errlen))
-        return -1;
+    if (nt_bwd_kname_params(&pl->l[0], kernel, pr, f, p, err, errlen)) return -1;
     pl->l[0].smem = persist_smem(pr, block, chunks, stages);
     nt_bwd_persistent_chain(pr, dev, block, k, 1, pl);
     return 0;
+}
+
+static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                        nt_plan *pl, char *err, size_t errlen) {
+    return persist_plan_of(&nt_rmsnorm_bwd_persistent, "nt_persist", p, pr, dev, pl, err, errlen);
 }
 
 const nt_family nt_rmsnorm_bwd_persistent = {
@@ -191,4 +213,34 @@ const nt_family nt_rmsnorm_bwd_persistent = {
     .check = persist_check,
     .plan = persist_plan,
     .sources = persist_sources,
+    /* past its tuned N a row is most often not a multiple of 16 elements
+     * and starts inside a sector: aligned, the same config shifted */
+    .grown = &nt_rmsnorm_bwd_aligned,
+};
+
+/* ---- aligned ----------------------------------------------------------- */
+
+static int aligned_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                         char *err, size_t errlen) {
+    return persist_check_of("aligned", p, pr, dev, err, errlen);
+}
+
+static int aligned_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                        nt_plan *pl, char *err, size_t errlen) {
+    return persist_plan_of(&nt_rmsnorm_bwd_aligned, "nt_bwd_aligned", p, pr, dev, pl, err, errlen);
+}
+
+/* persistent's chain with each block's rows accessed in a frame shifted to
+ * the 32- to 128-byte line they start in (aligned.cuh): rows that start
+ * inside a 32-byte sector (16-bit x, N = 8 mod 16) without the extra
+ * sector per warp access.  Its parameters and limits are persistent's. */
+const nt_family nt_rmsnorm_bwd_aligned = {
+    .name = "rmsnorm_bwd.aligned",
+    .op = &nt_op_rmsnorm_bwd,
+    .doc = "persistent with each block's row accesses shifted onto 32- to 128-byte lines",
+    .nparams = 4,
+    .params = persistent_params,
+    .check = aligned_check,
+    .plan = aligned_plan,
+    .sources = aligned_sources,
 };

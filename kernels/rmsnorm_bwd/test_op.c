@@ -45,6 +45,7 @@ extern const nt_family nt_rmsnorm_bwd_cluster;
 extern const nt_family nt_rmsnorm_bwd_loop;
 extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
+extern const nt_family nt_rmsnorm_bwd_aligned;
 
 #define OP (&nt_op_rmsnorm_bwd)
 #define ALIGN256(x) (((x) + 255) / 256 * 256)
@@ -287,7 +288,7 @@ TEST(op_table) {
     }
     /* the families this file's tests know, each registered once */
     static const char *const known[] = {"naive", "persistent", "warp", "cluster", "loop", "fused",
-                                         "cstage", NULL};
+                                         "cstage", "aligned", NULL};
     for (int i = 0; known[i]; i++) {
         int seen = 0;
         for (int j = 0; j < n; j++) seen += !strcmp(OP->families[j]->name + 12, known[i]);
@@ -1022,6 +1023,35 @@ TEST(cstage_plan_limits_and_smem) {
               strstr(err, "compute capability 9.0"), "sm_80: %s", err);
 }
 
+/* aligned: persistent's chain, parameters, limits and shared memory under
+ * its own kernel name. */
+TEST(aligned_is_persistent_shifted) {
+    const nt_family *f = &nt_rmsnorm_bwd_aligned;
+    char err[256], err2[256];
+    nt_plan pl, pp;
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 4096, 4104);  /* 513 chunks */
+    nt_params q = params("block=128,chunks=5,stages=2,k=2");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 5, 2, 2>"), "%s",
+          pl.l[0].name);
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, &h200, &pp, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == 2 && pl.l[0].smem == pp.l[0].smem && pl.l[0].smem == (2 * 2 * 16 + 16) * 128 * 5 &&
+              pl.workspace == pp.workspace && pl.l[0].blocks_per_sm == 2 && pl.l[0].pdl &&
+              !strcmp(pl.l[1].name, pp.l[1].name),
+          "smem %u/%u, workspace %zu/%zu", pl.l[0].smem, pp.l[0].smem, pl.workspace, pp.workspace);
+    CHECK(f->nparams == nt_rmsnorm_bwd_persistent.nparams &&
+              f->params == nt_rmsnorm_bwd_persistent.params, "persistent's parameters");
+    const char *cases[] = {"block=128,chunks=5,stages=1,k=2", "block=128,chunks=5,stages=5,k=2",
+                           "block=100,chunks=5,stages=2,k=2", "block=128,chunks=4,stages=2,k=2",
+                           "block=1024,chunks=4,stages=4,k=2", "block=128,chunks=5,stages=3,k=0"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int a = accepts(f, cases[i], &p, &h200, err, sizeof err);
+        int b = accepts(&nt_rmsnorm_bwd_persistent, cases[i], &p, &h200, err2, sizeof err2);
+        CHECK(a == b, "%s: aligned %d (%s), persistent %d (%s)", cases[i], a, err, b, err2);
+        if (i == 1) CHECK(a == -1 && strstr(err, "aligned needs"), "%s", err);
+    }
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -1041,5 +1071,6 @@ int main(void) {
     RUN(the_fallback_covers_every_n);
     RUN(fused_one_cooperative_launch);
     RUN(cstage_plan_limits_and_smem);
+    RUN(aligned_is_persistent_shifted);
     T_END();
 }

@@ -272,7 +272,7 @@ static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *
 const nt_family nt_rmsnorm_fwd_row = {
     "rmsnorm_fwd.row", &nt_op_rmsnorm_fwd,
     "one row per block, the row in registers",
-    3, row_params, row_check, row_plan, row_sources,
+    3, row_params, row_check, row_plan, row_sources, NULL,
 };
 
 /* ---- warp ------------------------------------------------------------- */
@@ -305,7 +305,7 @@ static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
 const nt_family nt_rmsnorm_fwd_warp = {
     "rmsnorm_fwd.warp", &nt_op_rmsnorm_fwd,
     "tpr threads per row, block/tpr rows per block, lane-only reduction",
-    4, warp_params, warp_check, warp_plan, warp_sources,
+    4, warp_params, warp_check, warp_plan, warp_sources, NULL,
 };
 
 /* ---- rows and wlate --------------------------------------------------- */
@@ -362,13 +362,13 @@ static int wlate_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
 const nt_family nt_rmsnorm_fwd_rows = {
     "rmsnorm_fwd.rows", &nt_op_rmsnorm_fwd,
     "rows consecutive rows per block, w loaded once for them, one barrier per group",
-    4, rows_params, rows_check, rows_plan, rows_sources,
+    4, rows_params, rows_check, rows_plan, rows_sources, NULL,
 };
 
 const nt_family nt_rmsnorm_fwd_wlate = {
     "rmsnorm_fwd.wlate", &nt_op_rmsnorm_fwd,
     "as rows, but each chunk of w loaded after the reduction: only x stays in registers",
-    4, rows_params, wlate_check, wlate_plan, wlate_sources,
+    4, rows_params, wlate_check, wlate_plan, wlate_sources, NULL,
 };
 
 /* ---- stage ------------------------------------------------------------ */
@@ -432,7 +432,7 @@ static int stage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
 const nt_family nt_rmsnorm_fwd_stage = {
     "rmsnorm_fwd.stage", &nt_op_rmsnorm_fwd,
     "one row per block staged whole in shared memory with cp.async, few registers",
-    4, stage_params, stage_check, stage_plan, stage_sources,
+    4, stage_params, stage_check, stage_plan, stage_sources, NULL,
 };
 
 /* ---- persist ---------------------------------------------------------- */
@@ -472,7 +472,7 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
 const nt_family nt_rmsnorm_fwd_persist = {
     "rmsnorm_fwd.persist", &nt_op_rmsnorm_fwd,
     "persistent blocks walk the rows, w in registers, cp.async pipeline of the next rows",
-    4, persist_params, persist_check, persist_plan, persist_sources,
+    4, persist_params, persist_check, persist_plan, persist_sources, NULL,
 };
 
 /* ---- cluster ---------------------------------------------------------- */
@@ -520,7 +520,7 @@ static int cluster_plan(const nt_params *p, const nt_problem *pr, const nt_devin
 const nt_family nt_rmsnorm_fwd_cluster = {
     "rmsnorm_fwd.cluster", &nt_op_rmsnorm_fwd,
     "one row per cluster of blocks (sm_90+), the sum of squares shared through DSMEM",
-    4, cluster_params, cluster_check, cluster_plan, cluster_sources,
+    4, cluster_params, cluster_check, cluster_plan, cluster_sources, NULL,
 };
 
 /* ---- loop ------------------------------------------------------------- */
@@ -556,5 +556,5 @@ static int loop_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
 const nt_family nt_rmsnorm_fwd_loop = {
     "rmsnorm_fwd.loop", &nt_op_rmsnorm_fwd,
     "one row per block walked in tiles twice (sum of squares, then y): any N",
-    3, row_params, loop_check, loop_plan, loop_sources,
+    3, row_params, loop_check, loop_plan, loop_sources, NULL,
 };
