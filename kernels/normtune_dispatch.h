@@ -54,7 +54,7 @@
     X(2, "rmsnorm_bwd.cluster", "d725964df5bb6581") \
     X(3, "rmsnorm_bwd.loop", "8c36328b79110b52") \
     X(4, "rmsnorm_bwd.cstage", "f491d45399146425") \
-    X(5, "rmsnorm_bwd.aligned", "6b9ac9fae03d6e46") \
+    X(5, "rmsnorm_bwd.aligned", "434fe0cb40100eba") \
     X(6, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
     X(7, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
     X(8, "rmsnorm_fwd.persist", "65931e8cc14dd396") \

@@ -417,6 +417,7 @@ static const struct {
     {"rmsnorm_bwd", "rmsnorm_bwd.fused", "block=256,chunks=2,stages=3,k=2", 0},
     {"rmsnorm_bwd", "rmsnorm_bwd.cstage", "cluster=2,block=256,chunks=2,stages=2,k=0", 8192},
     {"rmsnorm_bwd", "rmsnorm_bwd.aligned", "block=128,chunks=5,stages=2,k=2", 4104},
+    {"rmsnorm_bwd", "rmsnorm_bwd.pcluster", "cluster=4,block=256,chunks=4,stages=2,k=0", 8192},
     {"rmsnorm_fwd", "rmsnorm_fwd.loop", "block=1024,chunks=2,k=0", 0},
 };
 

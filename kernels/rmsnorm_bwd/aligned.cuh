@@ -35,9 +35,20 @@
 #include "rmsnorm_bwd/row.cuh"
 #include "rmsnorm_bwd/colsum.cuh"
 
-template <class TX, class TW, class TDW, int B, int C, int S, int K>
-__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_bwd_aligned(nt_args a) {
-    nt_wait_prev(); /* before any global access: launched early too (families.c) */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define NT_BWD_ALIGNED_CLUSTER 1
+#else
+#define NT_BWD_ALIGNED_CLUSTER 0
+#endif
+
+/* The rows of block blockIdx.x and its dw partial, for nt_bwd_aligned (Q =
+ * 1: the block's own partial row ws[b][N]) and nt_bwd_pcluster
+ * (pcluster.cuh: the Q > 1 blocks of a thread block cluster add their
+ * partials through distributed shared memory, and each writes 1/Q of the
+ * cluster's row ws[b / Q][N]).  The kernels wait for the previous one
+ * first. */
+template <class TX, class TW, class TDW, int B, int C, int S, int Q>
+__device__ __forceinline__ void nt_bwd_aligned_rows(const nt_args &a) {
     constexpr int E = nt_bwd_chunk<TX>::E;
     typedef nt_vec<TX, E> VX;           /* one 16-byte chunk */
     typedef nt_vec<TW, E> VW;           /* 16 or 32 bytes */
@@ -155,18 +166,75 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_bwd_aligned(nt_args a) 
                                   red + 256u * (unsigned)(t & 1));
         }
     }
-    /* this block's dw partial row: E floats per chunk */
-    nt_f4 *out = (nt_f4 *)((float *)a.ws + (long long)bid * N);
+    if constexpr (Q == 1) {
+        /* this block's dw partial row: E floats per chunk */
+        nt_f4 *out = (nt_f4 *)((float *)a.ws + (long long)bid * N);
 #pragma unroll
-    for (int j = 0; j < C; j++)
-        if (act[j]) {
-            const int v = j * B + me;
+        for (int j = 0; j < C; j++)
+            if (act[j]) {
+                const int v = j * B + me;
 #pragma unroll
-            for (int q = 0; q < E / 4; q++) {
-                nt_f4 f = {acc[j][4 * q], acc[j][4 * q + 1], acc[j][4 * q + 2], acc[j][4 * q + 3]};
-                out[(E / 4) * v + q] = f;
+                for (int q = 0; q < E / 4; q++) {
+                    nt_f4 f = {acc[j][4 * q], acc[j][4 * q + 1], acc[j][4 * q + 2],
+                               acc[j][4 * q + 3]};
+                    out[(E / 4) * v + q] = f;
+                }
             }
+    } else {
+#if NT_BWD_ALIGNED_CLUSTER
+        /* the partial row, column-indexed fp32, in this block's shared
+         * memory after the pipeline's (the plan adds C*B*E floats) */
+        const unsigned buf = nt_saddr(nt_stage) + (S > 1 ? 16u * C * B * (2 * S + WP) : 0u);
+#pragma unroll
+        for (int j = 0; j < C; j++)
+            if (act[j]) {
+                const unsigned at = buf + 16u * (unsigned)((E / 4) * (j * B + me));
+#pragma unroll
+                for (int q = 0; q < E / 4; q++) {
+                    nt_u4 u = {__float_as_uint(acc[j][4 * q]), __float_as_uint(acc[j][4 * q + 1]),
+                               __float_as_uint(acc[j][4 * q + 2]),
+                               __float_as_uint(acc[j][4 * q + 3])};
+                    nt_sts16(at + 16u * (unsigned)q, u);
+                }
+            }
+        asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                     "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+        /* block `rank` adds its slice of the columns (4 floats a piece)
+         * over the cluster's blocks in rank order: the same bits every run */
+        unsigned rank;
+        asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+        const int F = N / 4, lo = (int)rank * F / Q, hi = ((int)rank + 1) * F / Q;
+        nt_f4 *out = (nt_f4 *)((float *)a.ws + (long long)(bid / Q) * N);
+        for (int i = lo + tid; i < hi; i += B) {
+            nt_f4 s4 = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+            for (int r = 0; r < Q; r++) {
+                unsigned remote;
+                float v0, v1, v2, v3;
+                asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                             : "=r"(remote) : "r"(buf + 16u * (unsigned)i), "r"(r));
+                asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                             : "=f"(v0), "=f"(v1), "=f"(v2), "=f"(v3) : "r"(remote) : "memory");
+                s4.x += v0;
+                s4.y += v1;
+                s4.z += v2;
+                s4.w += v3;
+            }
+            out[i] = s4;
         }
+        /* no block leaves while another may still read its partial */
+        asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                     "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+        __trap();   /* no clusters on this arch: the family's check refuses it */
+#endif
+    }
+}
+
+template <class TX, class TW, class TDW, int B, int C, int S, int K>
+__global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_bwd_aligned(nt_args a) {
+    nt_wait_prev(); /* before any global access: launched early too (plan.c) */
+    nt_bwd_aligned_rows<TX, TW, TDW, B, C, S, 1>(a);
 }
 
 #endif

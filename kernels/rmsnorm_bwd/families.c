@@ -35,6 +35,7 @@
 extern const nt_op nt_op_rmsnorm_bwd;
 extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_aligned;
+extern const nt_family nt_rmsnorm_bwd_pcluster;
 
 #define SPLIT_COLS 64         /* columns per block of nt_colsum_split */
 #define COLSUM_THREADS 256
@@ -58,6 +59,11 @@ static const char *const aligned_sources[] = {
     "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/aligned.cuh", NULL,
 };
 
+static const char *const pcluster_sources[] = {
+    "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/row.cuh",
+    "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/aligned.cuh", "rmsnorm_bwd/pcluster.cuh", NULL,
+};
+
 static const char *const partial_choices[] = {"bf16", "f32", NULL};
 
 static const nt_param_def naive_params[] = {
@@ -72,6 +78,14 @@ static const nt_param_def persistent_params[] = {
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
 };
 
+
+static const nt_param_def pcluster_params[] = {
+    {"cluster", NT_PARAM_INT, NULL, 2, 8, "blocks per cluster adding their dw partials: 2, 4 or 8"},
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block, a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread per row"},
+    {"stages", NT_PARAM_INT, NULL, 1, 4, "rows in flight per block (1: no shared-memory pipeline)"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
+};
 
 /* ---- naive ------------------------------------------------------------ */
 
@@ -243,4 +257,66 @@ const nt_family nt_rmsnorm_bwd_aligned = {
     .check = aligned_check,
     .plan = aligned_plan,
     .sources = aligned_sources,
+};
+
+/* ---- pcluster ---------------------------------------------------------- */
+
+/* Dynamic shared memory of pcluster: aligned's, then the block's partial
+ * row (C*B*E fp32). */
+static unsigned pcluster_smem(const nt_problem *pr, int64_t block, int64_t chunks, int64_t stages) {
+    return persist_smem(pr, block, chunks, stages) +
+           (unsigned)(4 * nt_bwd_chunk_elems(pr) * block * chunks);
+}
+
+static int pcluster_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                          char *err, size_t errlen) {
+    int ok = 1;
+    int64_t Q = nt_params_int(p, "cluster", &ok), block = nt_params_int(p, "block", &ok);
+    int64_t chunks = nt_params_int(p, "chunks", &ok), stages = nt_params_int(p, "stages", &ok);
+    int64_t k = nt_params_int(p, "k", &ok);
+    if (!ok || (Q != 2 && Q != 4 && Q != 8) || block < 32 || block > 1024 || block % 32 ||
+        chunks < 1 || chunks > 16 || stages < 1 || stages > 4 || k < 0 || k > 32) {
+        snprintf(err, errlen, "pcluster needs cluster 2, 4 or 8, block a multiple of 32 in "
+                 "[32, 1024], chunks in [1, 16], stages in [1, 4], k in [0, 32]");
+        return -1;
+    }
+    if (dev && dev->cc_major < 9) {
+        snprintf(err, errlen, "pcluster needs thread block clusters (compute capability 9.0 or "
+                 "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
+        return -1;
+    }
+    if (nt_bwd_covers(pr, block * chunks, "block*chunks", err, errlen)) return -1;
+    return dev ? nt_bwd_fits_sm(dev, block, k, pcluster_smem(pr, block, chunks, stages) + RED_SMEM,
+                                err, errlen)
+               : 0;
+}
+
+static int pcluster_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                         nt_plan *pl, char *err, size_t errlen) {
+    if (pcluster_check(p, pr, dev, err, errlen)) return -1;
+    int64_t Q = nt_params_int(p, "cluster", NULL), block = nt_params_int(p, "block", NULL);
+    int64_t chunks = nt_params_int(p, "chunks", NULL), stages = nt_params_int(p, "stages", NULL);
+    int64_t k = nt_params_int(p, "k", NULL);
+    memset(pl, 0, sizeof *pl);
+    if (nt_bwd_kname_params(&pl->l[0], "nt_bwd_pcluster", pr, &nt_rmsnorm_bwd_pcluster, p, err,
+                            errlen))
+        return -1;
+    pl->l[0].smem = pcluster_smem(pr, block, chunks, stages);
+    nt_bwd_cluster_chain(pr, dev, Q, block, k, pl);
+    pl->l[0].grid_rows = (unsigned)Q;   /* at most one block per row */
+    return 0;
+}
+
+/* aligned's rows with the dw partials of each thread block cluster added in
+ * distributed shared memory (pcluster.cuh): Q times fewer partial rows for
+ * the final column sum, for few rows. */
+const nt_family nt_rmsnorm_bwd_pcluster = {
+    .name = "rmsnorm_bwd.pcluster",
+    .op = &nt_op_rmsnorm_bwd,
+    .doc = "aligned's rows, dw partials added over a cluster (sm_90+) through DSMEM",
+    .nparams = 5,
+    .params = pcluster_params,
+    .check = pcluster_check,
+    .plan = pcluster_plan,
+    .sources = pcluster_sources,
 };

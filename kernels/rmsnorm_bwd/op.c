@@ -7,7 +7,7 @@
  * (bf16, f16, f32); w is that dtype or f32 (mixed-precision training keeps
  * norm weights in f32); dw is f32 or the weight's dtype.  The fill ranges
  * are those the runner has always used.  Device code: row.cuh, colsum.cuh, naive.cuh, persistent.cuh,
- * aligned.cuh, warp.cuh, cluster.cuh, loop.cuh, fused.cuh, cstage.cuh; families: families.c,
+ * aligned.cuh, pcluster.cuh, warp.cuh, cluster.cuh, loop.cuh, fused.cuh, cstage.cuh; families: families.c,
  * warp.c, cluster.c, loop.c, fused.c, cstage.c; reference: ref.c. */
 #include <stdio.h>
 
@@ -18,6 +18,7 @@
 extern const nt_family nt_rmsnorm_bwd_naive;
 extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_aligned;
+extern const nt_family nt_rmsnorm_bwd_pcluster;
 extern const nt_family nt_rmsnorm_bwd_warp;
 extern const nt_family nt_rmsnorm_bwd_cluster;
 extern const nt_family nt_rmsnorm_bwd_loop;
@@ -80,6 +81,7 @@ static const nt_family *const families[] = {
     &nt_rmsnorm_bwd_fused,
     &nt_rmsnorm_bwd_cstage,
     &nt_rmsnorm_bwd_aligned,
+    &nt_rmsnorm_bwd_pcluster,
     NULL,
 };
 

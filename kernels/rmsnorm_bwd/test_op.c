@@ -46,6 +46,7 @@ extern const nt_family nt_rmsnorm_bwd_loop;
 extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
 extern const nt_family nt_rmsnorm_bwd_aligned;
+extern const nt_family nt_rmsnorm_bwd_pcluster;
 
 #define OP (&nt_op_rmsnorm_bwd)
 #define ALIGN256(x) (((x) + 255) / 256 * 256)
@@ -288,7 +289,7 @@ TEST(op_table) {
     }
     /* the families this file's tests know, each registered once */
     static const char *const known[] = {"naive", "persistent", "warp", "cluster", "loop", "fused",
-                                         "cstage", "aligned", NULL};
+                                         "cstage", "aligned", "pcluster", NULL};
     for (int i = 0; known[i]; i++) {
         int seen = 0;
         for (int j = 0; j < n; j++) seen += !strcmp(OP->families[j]->name + 12, known[i]);
@@ -1052,6 +1053,50 @@ TEST(aligned_is_persistent_shifted) {
     }
 }
 
+/* pcluster: aligned's rows in whole clusters, at most one block per row
+ * (grid_rows = cluster), shared memory for the pipeline and a partial row,
+ * one partial row per cluster, and the limits of its parameters and
+ * device. */
+TEST(pcluster_plan_limits_and_smem) {
+    const nt_family *f = &nt_rmsnorm_bwd_pcluster;
+    char err[256];
+    nt_plan pl;
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 256, 8192);
+    nt_params q = params("cluster=4,block=256,chunks=4,stages=2,k=0");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_pcluster<nt_bf16, nt_bf16, float, 4, 256, 4, 2, 0>"), "%s",
+          pl.l[0].name);
+    CHECK(pl.nlaunch == 2 && pl.l[0].cluster == 4 && pl.l[0].grid_rows == 4 && pl.l[0].grid == 0 &&
+              pl.l[0].pdl && !strcmp(pl.l[1].name, "nt_colsum_final<float, 0>"),
+          "cluster %u, grid_rows %u", pl.l[0].cluster, pl.l[0].grid_rows);
+    /* two stages of x and dy, w (16 bytes a chunk), and the fp32 partial
+     * row (8 floats a chunk) */
+    CHECK(pl.l[0].smem == (2 * 2 * 16 + 16 + 32) * 256 * 4, "smem %u", pl.l[0].smem);
+    q = params("cluster=4,block=256,chunks=4,stages=1,k=0");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0 && pl.l[0].smem == 32 * 256 * 4,
+          "stages=1 smem %u: %s", pl.l[0].smem, err);
+    CHECK(nt_plan_precise(&pl, &p), "fp32 partials: precise for an f32 dw");
+    /* the launcher's grid: whole clusters, at most one block per row */
+    CHECK(nt_grid_fit(1056, 4, 0, 256, 4) == 256, "grid at M = 256: %lld",
+          nt_grid_fit(1056, 4, 0, 256, 4));
+    CHECK(nt_grid_fit(1056, 4, 0, 250, 4) == 252, "M = 250: %lld", nt_grid_fit(1056, 4, 0, 250, 4));
+    const char *bad[] = {"cluster=3,block=256,chunks=4,stages=2,k=0",
+                         "cluster=16,block=256,chunks=4,stages=2,k=0",
+                         "cluster=4,block=250,chunks=4,stages=2,k=0",
+                         "cluster=4,block=256,chunks=4,stages=5,k=0"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(accepts(f, bad[i], &p, &h200, err, sizeof err) == -1 && strstr(err, "pcluster needs"),
+              "%s: %s", bad[i], err);
+    CHECK(accepts(f, "cluster=4,block=256,chunks=3,stages=2,k=0", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "block*chunks"), "short: %s", err);
+    CHECK(accepts(f, "cluster=4,block=1024,chunks=4,stages=4,k=0", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "shared memory"), "smem: %s", err);
+    nt_devinfo old = h200;
+    old.cc_major = 8;
+    CHECK(accepts(f, "cluster=4,block=256,chunks=4,stages=2,k=0", &p, &old, err, sizeof err) == -1 &&
+              strstr(err, "compute capability 9.0"), "sm_80: %s", err);
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -1072,5 +1117,6 @@ int main(void) {
     RUN(fused_one_cooperative_launch);
     RUN(cstage_plan_limits_and_smem);
     RUN(aligned_is_persistent_shifted);
+    RUN(pcluster_plan_limits_and_smem);
     T_END();
 }
