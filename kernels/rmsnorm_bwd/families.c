@@ -175,10 +175,17 @@ static unsigned persist_smem(const nt_problem *pr, int64_t block, int64_t chunks
     return stages > 1 ? (unsigned)((2 * stages * 16 + wbytes) * block * chunks) : 0;
 }
 
-/* The check of persistent and aligned (fam: which, for the message): the
- * same parameters, rows, slots and shared memory. */
-static int persist_check_of(const char *fam, const nt_params *p, const nt_problem *pr,
-                            const nt_devinfo *dev, char *err, size_t errlen) {
+/* Shared memory of pcluster's partial row, after persistent's: C*B*E fp32. */
+static unsigned partial_smem(const nt_problem *pr, int64_t block, int64_t chunks) {
+    return (unsigned)(4 * nt_bwd_chunk_elems(pr) * block * chunks);
+}
+
+/* The check of persistent, aligned and pcluster (fam: which, for the
+ * message; partial_row: pcluster's partial row in shared memory as well):
+ * the same parameters, rows, slots and shared memory. */
+static int persist_check_of(const char *fam, int partial_row, const nt_params *p,
+                            const nt_problem *pr, const nt_devinfo *dev, char *err,
+                            size_t errlen) {
     int ok = 1;
     int64_t block = nt_params_int(p, "block", &ok), chunks = nt_params_int(p, "chunks", &ok);
     int64_t stages = nt_params_int(p, "stages", &ok), k = nt_params_int(p, "k", &ok);
@@ -189,14 +196,14 @@ static int persist_check_of(const char *fam, const nt_params *p, const nt_proble
         return -1;
     }
     if (nt_bwd_covers(pr, block * chunks, "block*chunks", err, errlen)) return -1;
-    return dev ? nt_bwd_fits_sm(dev, block, k, persist_smem(pr, block, chunks, stages) + RED_SMEM,
-                                err, errlen)
-               : 0;
+    unsigned smem = persist_smem(pr, block, chunks, stages) +
+                    (partial_row ? partial_smem(pr, block, chunks) : 0);
+    return dev ? nt_bwd_fits_sm(dev, block, k, smem + RED_SMEM, err, errlen) : 0;
 }
 
 static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                          char *err, size_t errlen) {
-    return persist_check_of("persistent", p, pr, dev, err, errlen);
+    return persist_check_of("persistent", 0, p, pr, dev, err, errlen);
 }
 
 /* The chain of persistent or aligned (kernel: its name; f: its family). */
@@ -236,7 +243,7 @@ const nt_family nt_rmsnorm_bwd_persistent = {
 
 static int aligned_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                          char *err, size_t errlen) {
-    return persist_check_of("aligned", p, pr, dev, err, errlen);
+    return persist_check_of("aligned", 0, p, pr, dev, err, errlen);
 }
 
 static int aligned_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
@@ -261,23 +268,12 @@ const nt_family nt_rmsnorm_bwd_aligned = {
 
 /* ---- pcluster ---------------------------------------------------------- */
 
-/* Dynamic shared memory of pcluster: aligned's, then the block's partial
- * row (C*B*E fp32). */
-static unsigned pcluster_smem(const nt_problem *pr, int64_t block, int64_t chunks, int64_t stages) {
-    return persist_smem(pr, block, chunks, stages) +
-           (unsigned)(4 * nt_bwd_chunk_elems(pr) * block * chunks);
-}
-
 static int pcluster_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                           char *err, size_t errlen) {
     int ok = 1;
-    int64_t Q = nt_params_int(p, "cluster", &ok), block = nt_params_int(p, "block", &ok);
-    int64_t chunks = nt_params_int(p, "chunks", &ok), stages = nt_params_int(p, "stages", &ok);
-    int64_t k = nt_params_int(p, "k", &ok);
-    if (!ok || (Q != 2 && Q != 4 && Q != 8) || block < 32 || block > 1024 || block % 32 ||
-        chunks < 1 || chunks > 16 || stages < 1 || stages > 4 || k < 0 || k > 32) {
-        snprintf(err, errlen, "pcluster needs cluster 2, 4 or 8, block a multiple of 32 in "
-                 "[32, 1024], chunks in [1, 16], stages in [1, 4], k in [0, 32]");
+    int64_t Q = nt_params_int(p, "cluster", &ok);
+    if (!ok || (Q != 2 && Q != 4 && Q != 8)) {
+        snprintf(err, errlen, "pcluster needs cluster 2, 4 or 8");
         return -1;
     }
     if (dev && dev->cc_major < 9) {
@@ -285,10 +281,7 @@ static int pcluster_check(const nt_params *p, const nt_problem *pr, const nt_dev
                  "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
         return -1;
     }
-    if (nt_bwd_covers(pr, block * chunks, "block*chunks", err, errlen)) return -1;
-    return dev ? nt_bwd_fits_sm(dev, block, k, pcluster_smem(pr, block, chunks, stages) + RED_SMEM,
-                                err, errlen)
-               : 0;
+    return persist_check_of("pcluster", 1, p, pr, dev, err, errlen);
 }
 
 static int pcluster_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
@@ -301,7 +294,7 @@ static int pcluster_plan(const nt_params *p, const nt_problem *pr, const nt_devi
     if (nt_bwd_kname_params(&pl->l[0], "nt_bwd_pcluster", pr, &nt_rmsnorm_bwd_pcluster, p, err,
                             errlen))
         return -1;
-    pl->l[0].smem = pcluster_smem(pr, block, chunks, stages);
+    pl->l[0].smem = persist_smem(pr, block, chunks, stages) + partial_smem(pr, block, chunks);
     nt_bwd_cluster_chain(pr, dev, Q, block, k, pl);
     pl->l[0].grid_rows = (unsigned)Q;   /* at most one block per row */
     return 0;
