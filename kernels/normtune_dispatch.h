@@ -20,7 +20,7 @@
  *   sweeps          14
  *   newest result   2026-12-02T09:57:21.089Z
  *   problems        12 (10 tuned), tuned shapes 319
- *   configs         406, kernels 409
+ *   configs         407, kernels 410
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -38,11 +38,11 @@
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
 #define NORMTUNE_DEVICE_NGPUS 9
-#define NORMTUNE_NFAMILIES 13
+#define NORMTUNE_NFAMILIES 15
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 406
-#define NORMTUNE_NCONFIG_KERNELS 583
-#define NORMTUNE_NKERNELS 409
+#define NORMTUNE_NCONFIGS 407
+#define NORMTUNE_NCONFIG_KERNELS 584
+#define NORMTUNE_NKERNELS 410
 #define NORMTUNE_NENTRIES 319
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
@@ -61,7 +61,9 @@
     X(9, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
     X(10, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
     X(11, "rmsnorm_fwd.stage", "97516c547da4528a") \
-    X(12, "rmsnorm_fwd.loop", "87451baaaaee383c")
+    X(12, "rmsnorm_fwd.loop", "87451baaaaee383c") \
+    X(13, "rmsnorm_fwd.awarp", "e7f12025b800ffc6") \
+    X(14, "rmsnorm_fwd.arow", "3a2243d8cebb3d2a")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
@@ -74,10 +76,10 @@
     X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 142, 105, 15) \
     X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 163, 120, 8) \
     X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 177, 128, 78) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 274, 206, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 348, 281, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 373, 296, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 392, 311, 8)
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 275, 206, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 349, 281, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 374, 296, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 393, 311, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -314,181 +316,182 @@
     X(228, 11, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 405, 1) \
     X(229, 11, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 406, 1) \
     X(230, 11, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 407, 1) \
-    X(231, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 408, 1) \
-    X(232, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 409, 1) \
-    X(233, 7, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 410, 1) \
-    X(234, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 411, 1) \
-    X(235, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 412, 1) \
-    X(236, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 413, 1) \
-    X(237, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 414, 1) \
-    X(238, 7, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 415, 1) \
-    X(239, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 416, 1) \
+    X(231, 13, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 408, 1) \
+    X(232, 13, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 409, 1) \
+    X(233, 13, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 410, 1) \
+    X(234, 13, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 411, 1) \
+    X(235, 13, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 412, 1) \
+    X(236, 13, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 413, 1) \
+    X(237, 13, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 414, 1) \
+    X(238, 13, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 415, 1) \
+    X(239, 13, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 416, 1) \
     X(240, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 417, 1) \
     X(241, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 418, 1) \
-    X(242, 6, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 419, 1) \
+    X(242, 14, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 419, 1) \
     X(243, 9, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 420, 1) \
     X(244, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 421, 1) \
     X(245, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 422, 1) \
-    X(246, 6, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 423, 1) \
-    X(247, 6, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 424, 1) \
+    X(246, 14, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 423, 1) \
+    X(247, 14, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 424, 1) \
     X(248, 9, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 425, 1) \
-    X(249, 6, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 426, 1) \
+    X(249, 14, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 426, 1) \
     X(250, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 427, 1) \
     X(251, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 428, 1) \
-    X(252, 6, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 429, 1) \
+    X(252, 14, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 429, 1) \
     X(253, 9, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 430, 1) \
     X(254, 8, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 431, 1) \
     X(255, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 432, 1) \
     X(256, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 433, 1) \
-    X(257, 6, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 434, 1) \
+    X(257, 14, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 434, 1) \
     X(258, 9, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 435, 1) \
-    X(259, 6, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 436, 1) \
-    X(260, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 437, 1) \
-    X(261, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 438, 1) \
-    X(262, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 439, 1) \
-    X(263, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 440, 1) \
-    X(264, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 441, 1) \
-    X(265, 11, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 442, 1) \
-    X(266, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 443, 1) \
-    X(267, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 444, 1) \
-    X(268, 6, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 445, 1) \
-    X(269, 11, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 446, 1) \
-    X(270, 11, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 447, 1) \
-    X(271, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 448, 1) \
-    X(272, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 449, 1) \
-    X(273, 11, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 450, 1) \
-    X(274, 12, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 451, 1) \
-    X(275, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 452, 1) \
-    X(276, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 453, 1) \
-    X(277, 7, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 454, 1) \
-    X(278, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 455, 1) \
-    X(279, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 456, 1) \
-    X(280, 7, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 457, 1) \
-    X(281, 7, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 458, 1) \
-    X(282, 7, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 459, 1) \
-    X(283, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 460, 1) \
-    X(284, 9, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 461, 1) \
-    X(285, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 462, 1) \
-    X(286, 6, "x=bf16,w=f32", "block=128,chunks=2,k=4", 463, 1) \
-    X(287, 9, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 464, 1) \
-    X(288, 9, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 465, 1) \
-    X(289, 6, "x=bf16,w=f32", "block=64,chunks=4,k=0", 466, 1) \
-    X(290, 6, "x=bf16,w=f32", "block=128,chunks=3,k=4", 467, 1) \
-    X(291, 8, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 468, 1) \
-    X(292, 9, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 469, 1) \
-    X(293, 9, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 470, 1) \
-    X(294, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 471, 1) \
-    X(295, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 472, 1) \
-    X(296, 6, "x=bf16,w=f32", "block=128,chunks=4,k=4", 473, 1) \
-    X(297, 8, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 474, 1) \
-    X(298, 9, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 475, 1) \
-    X(299, 9, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 476, 1) \
-    X(300, 9, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 477, 1) \
-    X(301, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 478, 1) \
-    X(302, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 479, 1) \
-    X(303, 8, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 480, 1) \
-    X(304, 9, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 481, 1) \
-    X(305, 6, "x=bf16,w=f32", "block=128,chunks=7,k=0", 482, 1) \
-    X(306, 11, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 483, 1) \
-    X(307, 9, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 484, 1) \
-    X(308, 11, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 485, 1) \
-    X(309, 11, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 486, 1) \
-    X(310, 11, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 487, 1) \
-    X(311, 11, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 488, 1) \
-    X(312, 8, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 489, 1) \
-    X(313, 11, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 490, 1) \
-    X(314, 10, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 491, 1) \
-    X(315, 11, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 492, 1) \
-    X(316, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 493, 1) \
-    X(317, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 494, 1) \
-    X(318, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 495, 1) \
-    X(319, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 496, 1) \
-    X(320, 7, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 497, 1) \
-    X(321, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 498, 1) \
-    X(322, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 499, 1) \
-    X(323, 7, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 500, 1) \
-    X(324, 7, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 501, 1) \
-    X(325, 7, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 502, 1) \
-    X(326, 9, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 503, 1) \
-    X(327, 9, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 504, 1) \
-    X(328, 6, "x=bf16,w=f32", "block=160,chunks=2,k=4", 505, 1) \
-    X(329, 9, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 506, 1) \
-    X(330, 6, "x=bf16,w=f32", "block=96,chunks=4,k=0", 507, 1) \
-    X(331, 6, "x=bf16,w=f32", "block=160,chunks=3,k=4", 508, 1) \
-    X(332, 9, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 509, 1) \
-    X(333, 9, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 510, 1) \
-    X(334, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 511, 1) \
-    X(335, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 512, 1) \
-    X(336, 6, "x=bf16,w=f32", "block=160,chunks=4,k=4", 513, 1) \
-    X(337, 9, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 514, 1) \
-    X(338, 9, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 515, 1) \
-    X(339, 9, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 516, 1) \
-    X(340, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 517, 1) \
-    X(341, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 518, 1) \
-    X(342, 9, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 519, 1) \
-    X(343, 6, "x=bf16,w=f32", "block=160,chunks=7,k=0", 520, 1) \
-    X(344, 8, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 521, 1) \
-    X(345, 9, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 522, 1) \
-    X(346, 11, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 523, 1) \
-    X(347, 11, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 524, 1) \
-    X(348, 12, "x=f16,w=f16", "block=1024,chunks=2,k=0", 525, 1) \
-    X(349, 7, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 526, 1) \
-    X(350, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 527, 1) \
-    X(351, 6, "x=f16,w=f16", "block=64,chunks=2,k=8", 528, 1) \
-    X(352, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 529, 1) \
-    X(353, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 530, 1) \
-    X(354, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 531, 1) \
-    X(355, 6, "x=f16,w=f16", "block=128,chunks=4,k=8", 532, 1) \
-    X(356, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 533, 1) \
-    X(357, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 534, 1) \
-    X(358, 11, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 535, 1) \
-    X(359, 11, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 536, 1) \
-    X(360, 6, "x=f16,w=f16", "block=512,chunks=4,k=2", 537, 1) \
-    X(361, 6, "x=f16,w=f16", "block=256,chunks=8,k=2", 538, 1) \
-    X(362, 11, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 539, 1) \
-    X(363, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 540, 1) \
-    X(364, 6, "x=f16,w=f16", "block=96,chunks=2,k=8", 541, 1) \
-    X(365, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 542, 1) \
-    X(366, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 543, 1) \
-    X(367, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 544, 1) \
-    X(368, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 545, 1) \
-    X(369, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 546, 1) \
-    X(370, 11, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 547, 1) \
-    X(371, 6, "x=f16,w=f16", "block=256,chunks=9,k=2", 548, 1) \
-    X(372, 11, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 549, 1) \
-    X(373, 12, "x=f16,w=f32", "block=1024,chunks=2,k=0", 550, 1) \
-    X(374, 7, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 551, 1) \
-    X(375, 7, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 552, 1) \
-    X(376, 6, "x=f16,w=f32", "block=64,chunks=2,k=0", 553, 1) \
-    X(377, 9, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 554, 1) \
-    X(378, 9, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 555, 1) \
-    X(379, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 556, 1) \
-    X(380, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 557, 1) \
-    X(381, 6, "x=f16,w=f32", "block=128,chunks=4,k=0", 558, 1) \
-    X(382, 11, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 559, 1) \
-    X(383, 11, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 560, 1) \
-    X(384, 7, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 561, 1) \
-    X(385, 7, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 562, 1) \
-    X(386, 6, "x=f16,w=f32", "block=96,chunks=2,k=0", 563, 1) \
-    X(387, 9, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 564, 1) \
-    X(388, 9, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 565, 1) \
-    X(389, 9, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 566, 1) \
-    X(390, 6, "x=f16,w=f32", "block=160,chunks=4,k=0", 567, 1) \
-    X(391, 11, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 568, 1) \
-    X(392, 12, "x=f32,w=f32", "block=1024,chunks=4,k=0", 569, 1) \
-    X(393, 7, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 570, 1) \
-    X(394, 9, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 571, 1) \
-    X(395, 6, "x=f32,w=f32", "block=128,chunks=2,k=8", 572, 1) \
-    X(396, 9, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 573, 1) \
-    X(397, 9, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 574, 1) \
-    X(398, 11, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 575, 1) \
-    X(399, 11, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 576, 1) \
-    X(400, 11, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 577, 1) \
-    X(401, 7, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 578, 1) \
-    X(402, 6, "x=f32,w=f32", "block=160,chunks=2,k=8", 579, 1) \
-    X(403, 9, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 580, 1) \
-    X(404, 9, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 581, 1) \
-    X(405, 11, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 582, 1)
+    X(259, 14, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 436, 1) \
+    X(260, 14, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 437, 1) \
+    X(261, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 438, 1) \
+    X(262, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 439, 1) \
+    X(263, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 440, 1) \
+    X(264, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 441, 1) \
+    X(265, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 442, 1) \
+    X(266, 11, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 443, 1) \
+    X(267, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 444, 1) \
+    X(268, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 445, 1) \
+    X(269, 14, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 446, 1) \
+    X(270, 11, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 447, 1) \
+    X(271, 11, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 448, 1) \
+    X(272, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 449, 1) \
+    X(273, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 450, 1) \
+    X(274, 11, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 451, 1) \
+    X(275, 12, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 452, 1) \
+    X(276, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 453, 1) \
+    X(277, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 454, 1) \
+    X(278, 7, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 455, 1) \
+    X(279, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 456, 1) \
+    X(280, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 457, 1) \
+    X(281, 7, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 458, 1) \
+    X(282, 7, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 459, 1) \
+    X(283, 7, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 460, 1) \
+    X(284, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 461, 1) \
+    X(285, 9, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 462, 1) \
+    X(286, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 463, 1) \
+    X(287, 6, "x=bf16,w=f32", "block=128,chunks=2,k=4", 464, 1) \
+    X(288, 9, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 465, 1) \
+    X(289, 9, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 466, 1) \
+    X(290, 6, "x=bf16,w=f32", "block=64,chunks=4,k=0", 467, 1) \
+    X(291, 6, "x=bf16,w=f32", "block=128,chunks=3,k=4", 468, 1) \
+    X(292, 8, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 469, 1) \
+    X(293, 9, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 470, 1) \
+    X(294, 9, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 471, 1) \
+    X(295, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 472, 1) \
+    X(296, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 473, 1) \
+    X(297, 6, "x=bf16,w=f32", "block=128,chunks=4,k=4", 474, 1) \
+    X(298, 8, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 475, 1) \
+    X(299, 9, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 476, 1) \
+    X(300, 9, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 477, 1) \
+    X(301, 9, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 478, 1) \
+    X(302, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 479, 1) \
+    X(303, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 480, 1) \
+    X(304, 8, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 481, 1) \
+    X(305, 9, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 482, 1) \
+    X(306, 6, "x=bf16,w=f32", "block=128,chunks=7,k=0", 483, 1) \
+    X(307, 11, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 484, 1) \
+    X(308, 9, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 485, 1) \
+    X(309, 11, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 486, 1) \
+    X(310, 11, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 487, 1) \
+    X(311, 11, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 488, 1) \
+    X(312, 11, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 489, 1) \
+    X(313, 8, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 490, 1) \
+    X(314, 11, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 491, 1) \
+    X(315, 10, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 492, 1) \
+    X(316, 11, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 493, 1) \
+    X(317, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 494, 1) \
+    X(318, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 495, 1) \
+    X(319, 13, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 496, 1) \
+    X(320, 13, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 497, 1) \
+    X(321, 13, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 498, 1) \
+    X(322, 13, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 499, 1) \
+    X(323, 13, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 500, 1) \
+    X(324, 13, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 501, 1) \
+    X(325, 13, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 502, 1) \
+    X(326, 13, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 503, 1) \
+    X(327, 9, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 504, 1) \
+    X(328, 9, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 505, 1) \
+    X(329, 14, "x=bf16,w=f32", "block=160,chunks=2,k=4", 506, 1) \
+    X(330, 9, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 507, 1) \
+    X(331, 14, "x=bf16,w=f32", "block=96,chunks=4,k=0", 508, 1) \
+    X(332, 14, "x=bf16,w=f32", "block=160,chunks=3,k=4", 509, 1) \
+    X(333, 9, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 510, 1) \
+    X(334, 9, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 511, 1) \
+    X(335, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 512, 1) \
+    X(336, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 513, 1) \
+    X(337, 14, "x=bf16,w=f32", "block=160,chunks=4,k=4", 514, 1) \
+    X(338, 9, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 515, 1) \
+    X(339, 9, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 516, 1) \
+    X(340, 9, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 517, 1) \
+    X(341, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 518, 1) \
+    X(342, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 519, 1) \
+    X(343, 9, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 520, 1) \
+    X(344, 14, "x=bf16,w=f32", "block=160,chunks=7,k=0", 521, 1) \
+    X(345, 8, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 522, 1) \
+    X(346, 9, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 523, 1) \
+    X(347, 11, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 524, 1) \
+    X(348, 11, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 525, 1) \
+    X(349, 12, "x=f16,w=f16", "block=1024,chunks=2,k=0", 526, 1) \
+    X(350, 7, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 527, 1) \
+    X(351, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 528, 1) \
+    X(352, 6, "x=f16,w=f16", "block=64,chunks=2,k=8", 529, 1) \
+    X(353, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 530, 1) \
+    X(354, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 531, 1) \
+    X(355, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 532, 1) \
+    X(356, 6, "x=f16,w=f16", "block=128,chunks=4,k=8", 533, 1) \
+    X(357, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 534, 1) \
+    X(358, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 535, 1) \
+    X(359, 11, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 536, 1) \
+    X(360, 11, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 537, 1) \
+    X(361, 6, "x=f16,w=f16", "block=512,chunks=4,k=2", 538, 1) \
+    X(362, 6, "x=f16,w=f16", "block=256,chunks=8,k=2", 539, 1) \
+    X(363, 11, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 540, 1) \
+    X(364, 13, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 541, 1) \
+    X(365, 14, "x=f16,w=f16", "block=96,chunks=2,k=8", 542, 1) \
+    X(366, 13, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 543, 1) \
+    X(367, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 544, 1) \
+    X(368, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 545, 1) \
+    X(369, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 546, 1) \
+    X(370, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 547, 1) \
+    X(371, 11, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 548, 1) \
+    X(372, 14, "x=f16,w=f16", "block=256,chunks=9,k=2", 549, 1) \
+    X(373, 11, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 550, 1) \
+    X(374, 12, "x=f16,w=f32", "block=1024,chunks=2,k=0", 551, 1) \
+    X(375, 7, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 552, 1) \
+    X(376, 7, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 553, 1) \
+    X(377, 6, "x=f16,w=f32", "block=64,chunks=2,k=0", 554, 1) \
+    X(378, 9, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 555, 1) \
+    X(379, 9, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 556, 1) \
+    X(380, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 557, 1) \
+    X(381, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 558, 1) \
+    X(382, 6, "x=f16,w=f32", "block=128,chunks=4,k=0", 559, 1) \
+    X(383, 11, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 560, 1) \
+    X(384, 11, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 561, 1) \
+    X(385, 13, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 562, 1) \
+    X(386, 13, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 563, 1) \
+    X(387, 14, "x=f16,w=f32", "block=96,chunks=2,k=0", 564, 1) \
+    X(388, 9, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 565, 1) \
+    X(389, 9, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 566, 1) \
+    X(390, 9, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 567, 1) \
+    X(391, 14, "x=f16,w=f32", "block=160,chunks=4,k=0", 568, 1) \
+    X(392, 11, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 569, 1) \
+    X(393, 12, "x=f32,w=f32", "block=1024,chunks=4,k=0", 570, 1) \
+    X(394, 7, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 571, 1) \
+    X(395, 9, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 572, 1) \
+    X(396, 6, "x=f32,w=f32", "block=128,chunks=2,k=8", 573, 1) \
+    X(397, 9, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 574, 1) \
+    X(398, 9, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 575, 1) \
+    X(399, 11, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 576, 1) \
+    X(400, 11, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 577, 1) \
+    X(401, 11, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 578, 1) \
+    X(402, 13, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 579, 1) \
+    X(403, 14, "x=f32,w=f32", "block=160,chunks=2,k=8", 580, 1) \
+    X(404, 9, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 581, 1) \
+    X(405, 9, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 582, 1) \
+    X(406, 11, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 583, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
@@ -626,283 +629,284 @@
     X(129, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
     X(130, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
     X(131, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(132, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(133, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(134, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(135, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(136, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(137, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(138, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(139, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(140, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(141, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(142, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(143, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(144, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
-    X(145, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(146, "nt_fwd_row<float, float, 160, 2, 8>", nt_fwd_row<float, float, 160, 2, 8>) \
-    X(147, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(148, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(149, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(150, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(151, "nt_fwd_row<nt_bf16, float, 160, 2, 4>", nt_fwd_row<nt_bf16, float, 160, 2, 4>) \
-    X(152, "nt_fwd_row<nt_bf16, float, 160, 3, 4>", nt_fwd_row<nt_bf16, float, 160, 3, 4>) \
-    X(153, "nt_fwd_row<nt_bf16, float, 160, 4, 4>", nt_fwd_row<nt_bf16, float, 160, 4, 4>) \
-    X(154, "nt_fwd_row<nt_bf16, float, 160, 7, 0>", nt_fwd_row<nt_bf16, float, 160, 7, 0>) \
-    X(155, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(156, "nt_fwd_row<nt_bf16, float, 96, 4, 0>", nt_fwd_row<nt_bf16, float, 96, 4, 0>) \
-    X(157, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(158, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(159, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(160, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(161, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(162, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(163, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(164, "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>) \
-    X(165, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>) \
-    X(166, "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>) \
-    X(167, "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>) \
-    X(168, "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>) \
-    X(169, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(170, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(171, "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>) \
-    X(172, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(173, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(174, "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>) \
-    X(175, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(176, "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>) \
-    X(177, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(178, "nt_fwd_row<nt_f16, float, 160, 4, 0>", nt_fwd_row<nt_f16, float, 160, 4, 0>) \
-    X(179, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(180, "nt_fwd_row<nt_f16, float, 96, 2, 0>", nt_fwd_row<nt_f16, float, 96, 2, 0>) \
-    X(181, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(182, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(183, "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>) \
-    X(184, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(185, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(186, "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>) \
-    X(187, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(188, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(189, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(190, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(191, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(192, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(193, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(194, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(195, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(196, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(197, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(198, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(199, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(200, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(201, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(202, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(203, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(204, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(205, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(206, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(207, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(208, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(209, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(210, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(211, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(212, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(213, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(214, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(215, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(216, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(217, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(218, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(219, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(220, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(221, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(222, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(223, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(224, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(225, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(226, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(227, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(228, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
-    X(229, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
-    X(230, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
-    X(231, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
-    X(232, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
-    X(233, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
-    X(234, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(235, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(236, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(237, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(238, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(239, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(240, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
-    X(241, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
-    X(242, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
-    X(243, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(244, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
-    X(245, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
-    X(246, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(247, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(248, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
-    X(249, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(250, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(251, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(252, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(253, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(254, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(255, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(256, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(257, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(258, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(259, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(260, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(261, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(262, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(263, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(264, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(265, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(266, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(267, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(268, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(269, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(270, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(271, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(272, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(273, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(274, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(275, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(276, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(277, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(278, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(279, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(280, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(281, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(282, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
-    X(283, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(284, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(285, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(286, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(287, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(288, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(289, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(290, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(291, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(292, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(293, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(294, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(295, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(296, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
-    X(297, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
-    X(298, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
-    X(299, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
-    X(300, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
-    X(301, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
-    X(302, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
-    X(303, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(304, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(305, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(306, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(307, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(308, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(309, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(310, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(311, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(312, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(313, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(314, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(315, "nt_fwd_warp<float, float, 16, 512, 3, 0>", nt_fwd_warp<float, float, 16, 512, 3, 0>) \
-    X(316, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(317, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(318, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(319, "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(320, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(321, "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>) \
-    X(322, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(323, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(324, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(325, "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>) \
-    X(326, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(327, "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(328, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(329, "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>) \
-    X(330, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(331, "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>) \
-    X(332, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(333, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
-    X(334, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(335, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
-    X(336, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(337, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(338, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(339, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(340, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(341, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
-    X(342, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(343, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(344, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(345, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(346, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
-    X(347, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(348, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
-    X(349, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(350, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
-    X(351, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(352, "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>) \
-    X(353, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(354, "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>) \
-    X(355, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(356, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>) \
-    X(357, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(358, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(359, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(360, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(361, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(362, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(363, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(364, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(365, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(366, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(367, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(368, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(369, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(370, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(371, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(372, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(373, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(374, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(375, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(376, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(377, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(378, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(379, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(380, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(381, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(382, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(383, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(384, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(385, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(386, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(387, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(388, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(389, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(390, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(391, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(392, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(393, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(394, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(395, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(396, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(397, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(398, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(399, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(400, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(401, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(402, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(403, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(404, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(405, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(406, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(407, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(408, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(132, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
+    X(133, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
+    X(134, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
+    X(135, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
+    X(136, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
+    X(137, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
+    X(138, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>) \
+    X(139, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>) \
+    X(140, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>) \
+    X(141, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>) \
+    X(142, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>) \
+    X(143, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(144, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>) \
+    X(145, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>) \
+    X(146, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>) \
+    X(147, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
+    X(148, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
+    X(149, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
+    X(150, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
+    X(151, "nt_fwd_awarp<float, float, 16, 512, 3, 0>", nt_fwd_awarp<float, float, 16, 512, 3, 0>) \
+    X(152, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(153, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(154, "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>) \
+    X(155, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(156, "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>) \
+    X(157, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(158, "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>) \
+    X(159, "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>) \
+    X(160, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
+    X(161, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
+    X(162, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(163, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(164, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
+    X(165, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(166, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
+    X(167, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
+    X(168, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
+    X(169, "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>) \
+    X(170, "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>) \
+    X(171, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>) \
+    X(172, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(173, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(174, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(175, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(176, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(177, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(178, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(179, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(180, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(181, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(182, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(183, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(184, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(185, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(186, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(187, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(188, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(189, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(190, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(191, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(192, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(193, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(194, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(195, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(196, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(197, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(198, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(199, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(200, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(201, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(202, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(203, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(204, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(205, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(206, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(207, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(208, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(209, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(210, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(211, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(212, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(213, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(214, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(215, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(216, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(217, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(218, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(219, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(220, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(221, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(222, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(223, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(224, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(225, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(226, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(227, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(228, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(229, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(230, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(231, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(232, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(233, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(234, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(235, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(236, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(237, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(238, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(239, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(240, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(241, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(242, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(243, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(244, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(245, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(246, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(247, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(248, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(249, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(250, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(251, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(252, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(253, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(254, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(255, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(256, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(257, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(258, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(259, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(260, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(261, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(262, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(263, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(264, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(265, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(266, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(267, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(268, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(269, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(270, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(271, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
+    X(272, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(273, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(274, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(275, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(276, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(277, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(278, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(279, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(280, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(281, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(282, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(283, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(284, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(285, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(286, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(287, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(288, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(289, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(290, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(291, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(292, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(293, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(294, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(295, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(296, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(297, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(298, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(299, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(300, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(301, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(302, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(303, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(304, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(305, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(306, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(307, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(308, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(309, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(310, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(311, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(312, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(313, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(314, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(315, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(316, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(317, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(318, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(319, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(320, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(321, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(322, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(323, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(324, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(325, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(326, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(327, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(328, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(329, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(330, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(331, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(332, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(333, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(334, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(335, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(336, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(337, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(338, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(339, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(340, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(341, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(342, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(343, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(344, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(345, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(346, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(347, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(348, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(349, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(350, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(351, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(352, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(353, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(354, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(355, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(356, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(357, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(358, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(359, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(360, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(361, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(362, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(363, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(364, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(365, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(366, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(367, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(368, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(369, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(370, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(371, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(372, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(373, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(374, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(375, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(376, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(377, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(378, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(379, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(380, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(381, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(382, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(383, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(384, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(385, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(386, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(387, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(388, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(389, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(390, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(391, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(392, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(393, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(394, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(395, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(396, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(397, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(398, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(399, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(400, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(401, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(402, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(403, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(404, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(405, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(406, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(407, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(408, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(409, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -1044,6 +1048,47 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_colsum_final<float, 0>",
     "nt_colsum_final<nt_bf16, 0>",
     "nt_colsum_final<nt_f16, 0>",
+    "nt_fwd_arow<float, float, 160, 2, 8>",
+    "nt_fwd_arow<nt_bf16, float, 160, 2, 4>",
+    "nt_fwd_arow<nt_bf16, float, 160, 3, 4>",
+    "nt_fwd_arow<nt_bf16, float, 160, 4, 4>",
+    "nt_fwd_arow<nt_bf16, float, 160, 7, 0>",
+    "nt_fwd_arow<nt_bf16, float, 96, 4, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>",
+    "nt_fwd_arow<nt_f16, float, 160, 4, 0>",
+    "nt_fwd_arow<nt_f16, float, 96, 2, 0>",
+    "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>",
+    "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>",
+    "nt_fwd_awarp<float, float, 16, 512, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>",
+    "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>",
+    "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>",
+    "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>",
+    "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>",
+    "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>",
+    "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>",
+    "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>",
+    "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>",
     "nt_fwd_loop<float, float, 1024, 4, 0>",
     "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>",
     "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>",
@@ -1058,17 +1103,11 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>",
     "nt_fwd_row<float, float, 128, 2, 8>",
-    "nt_fwd_row<float, float, 160, 2, 8>",
     "nt_fwd_row<nt_bf16, float, 128, 2, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 3, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 4, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 7, 0>",
-    "nt_fwd_row<nt_bf16, float, 160, 2, 4>",
-    "nt_fwd_row<nt_bf16, float, 160, 3, 4>",
-    "nt_fwd_row<nt_bf16, float, 160, 4, 4>",
-    "nt_fwd_row<nt_bf16, float, 160, 7, 0>",
     "nt_fwd_row<nt_bf16, float, 64, 4, 0>",
-    "nt_fwd_row<nt_bf16, float, 96, 4, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>",
@@ -1076,29 +1115,17 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 160, 2, 4>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 0>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 160, 3, 8>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 160, 6, 4>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 160, 7, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 288, 8, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 64, 16, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>",
-    "nt_fwd_row<nt_bf16, nt_bf16, 96, 4, 0>",
     "nt_fwd_row<nt_f16, float, 128, 4, 0>",
-    "nt_fwd_row<nt_f16, float, 160, 4, 0>",
     "nt_fwd_row<nt_f16, float, 64, 2, 0>",
-    "nt_fwd_row<nt_f16, float, 96, 2, 0>",
     "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>",
     "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>",
-    "nt_fwd_row<nt_f16, nt_f16, 256, 9, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>",
     "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>",
-    "nt_fwd_row<nt_f16, nt_f16, 96, 2, 8>",
     "nt_fwd_rows<float, float, 128, 2, 2, 8>",
     "nt_fwd_rows<float, float, 256, 4, 2, 2>",
     "nt_fwd_rows<float, float, 288, 4, 2, 2>",
@@ -1227,50 +1254,28 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>",
     "nt_fwd_warp<float, float, 16, 512, 2, 0>",
-    "nt_fwd_warp<float, float, 16, 512, 3, 0>",
     "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>",
     "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>",
-    "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 4>",
-    "nt_fwd_warp<nt_bf16, float, 16, 128, 3, 8>",
     "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>",
-    "nt_fwd_warp<nt_bf16, float, 16, 256, 5, 0>",
     "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>",
-    "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 8>",
     "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>",
-    "nt_fwd_warp<nt_bf16, float, 32, 256, 4, 0>",
     "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>",
-    "nt_fwd_warp<nt_bf16, float, 4, 128, 3, 8>",
     "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>",
-    "nt_fwd_warp<nt_bf16, float, 4, 128, 5, 0>",
     "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>",
-    "nt_fwd_warp<nt_bf16, float, 4, 256, 5, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 3, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 5, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 4, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 3, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 5, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 3, 8>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 3, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 9, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 3, 0>",
     "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>",
-    "nt_fwd_warp<nt_f16, float, 16, 256, 5, 0>",
     "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>",
-    "nt_fwd_warp<nt_f16, float, 4, 128, 5, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>",
-    "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 3, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>",
-    "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 5, 0>",
     "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>",
     "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>",
     "nt_persist<float, float, float, 1024, 1, 2, 1>",
@@ -1338,38 +1343,38 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     89, 129, /* 9 */
     104, 129, /* 10 */
     92, 129, /* 11 */
-    129, 395, /* 12 */
+    129, 396, /* 12 */
     99, 129, /* 13 */
-    129, 373, /* 14 */
+    129, 374, /* 14 */
     97, 129, /* 15 */
     100, 129, /* 16 */
     101, 129, /* 17 */
-    129, 374, /* 18 */
-    129, 397, /* 19 */
-    129, 396, /* 20 */
-    129, 375, /* 21 */
-    129, 376, /* 22 */
-    129, 398, /* 23 */
-    129, 378, /* 24 */
-    129, 379, /* 25 */
-    129, 377, /* 26 */
-    129, 384, /* 27 */
-    129, 385, /* 28 */
-    129, 380, /* 29 */
-    129, 389, /* 30 */
-    129, 390, /* 31 */
-    129, 388, /* 32 */
-    129, 387, /* 33 */
-    129, 381, /* 34 */
-    129, 386, /* 35 */
-    129, 372, /* 36 */
-    129, 382, /* 37 */
-    129, 391, /* 38 */
+    129, 375, /* 18 */
+    129, 398, /* 19 */
+    129, 397, /* 20 */
+    129, 376, /* 21 */
+    129, 377, /* 22 */
+    129, 399, /* 23 */
+    129, 379, /* 24 */
+    129, 380, /* 25 */
+    129, 378, /* 26 */
+    129, 385, /* 27 */
+    129, 386, /* 28 */
+    129, 381, /* 29 */
+    129, 390, /* 30 */
+    129, 391, /* 31 */
+    129, 389, /* 32 */
+    129, 388, /* 33 */
+    129, 382, /* 34 */
+    129, 387, /* 35 */
+    129, 373, /* 36 */
+    129, 383, /* 37 */
+    129, 392, /* 38 */
     54, 129, /* 39 */
-    129, 383, /* 40 */
-    129, 392, /* 41 */
-    129, 394, /* 42 */
-    129, 393, /* 43 */
+    129, 384, /* 40 */
+    129, 393, /* 41 */
+    129, 395, /* 42 */
+    129, 394, /* 43 */
     64, 129, /* 44 */
     62, 129, /* 45 */
     60, 129, /* 46 */
@@ -1428,12 +1433,12 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     82, 129, /* 99 */
     84, 129, /* 100 */
     86, 129, /* 101 */
-    129, 368, /* 102 */
-    129, 369, /* 103 */
-    129, 370, /* 104 */
-    129, 371, /* 105 */
-    129, 366, /* 106 */
-    129, 367, /* 107 */
+    129, 369, /* 102 */
+    129, 370, /* 103 */
+    129, 371, /* 104 */
+    129, 372, /* 105 */
+    129, 367, /* 106 */
+    129, 368, /* 107 */
     58, 129, /* 108 */
     81, 129, /* 109 */
     83, 129, /* 110 */
@@ -1452,11 +1457,11 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     123, 129, /* 123 */
     125, 129, /* 124 */
     127, 129, /* 125 */
-    129, 405, /* 126 */
-    129, 406, /* 127 */
-    129, 404, /* 128 */
-    129, 407, /* 129 */
-    129, 408, /* 130 */
+    129, 406, /* 126 */
+    129, 407, /* 127 */
+    129, 405, /* 128 */
+    129, 408, /* 129 */
+    129, 409, /* 130 */
     70, 129, /* 131 */
     122, 129, /* 132 */
     124, 129, /* 133 */
@@ -1473,11 +1478,11 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     115, 129, /* 144 */
     117, 129, /* 145 */
     119, 129, /* 146 */
-    129, 400, /* 147 */
-    129, 401, /* 148 */
-    129, 399, /* 149 */
-    129, 402, /* 150 */
-    129, 403, /* 151 */
+    129, 401, /* 147 */
+    129, 402, /* 148 */
+    129, 400, /* 149 */
+    129, 403, /* 150 */
+    129, 404, /* 151 */
     68, 129, /* 152 */
     114, 129, /* 153 */
     116, 129, /* 154 */
@@ -1491,11 +1496,11 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     69, 129, /* 162 */
     72, 129, /* 163 */
     79, 129, /* 164 */
-    129, 362, /* 165 */
-    129, 363, /* 166 */
-    129, 361, /* 167 */
-    129, 364, /* 168 */
-    129, 365, /* 169 */
+    129, 363, /* 165 */
+    129, 364, /* 166 */
+    129, 362, /* 167 */
+    129, 365, /* 168 */
+    129, 366, /* 169 */
     56, 129, /* 170 */
     1, 129, /* 171 */
     2, 129, /* 172 */
@@ -1503,235 +1508,236 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     3, 129, /* 174 */
     4, 129, /* 175 */
     57, 129, /* 176 */
-    134, /* 177 */
-    342, /* 178 */
-    345, /* 179 */
-    344, /* 180 */
-    349, /* 181 */
-    332, /* 182 */
-    347, /* 183 */
-    334, /* 184 */
-    338, /* 185 */
-    336, /* 186 */
-    246, /* 187 */
-    157, /* 188 */
-    340, /* 189 */
-    223, /* 190 */
-    222, /* 191 */
-    158, /* 192 */
-    224, /* 193 */
-    234, /* 194 */
-    235, /* 195 */
-    175, /* 196 */
-    159, /* 197 */
-    225, /* 198 */
-    160, /* 199 */
-    161, /* 200 */
-    236, /* 201 */
-    237, /* 202 */
-    172, /* 203 */
-    142, /* 204 */
-    226, /* 205 */
-    239, /* 206 */
-    238, /* 207 */
-    162, /* 208 */
-    143, /* 209 */
-    227, /* 210 */
-    169, /* 211 */
-    163, /* 212 */
-    286, /* 213 */
-    287, /* 214 */
-    285, /* 215 */
-    290, /* 216 */
-    289, /* 217 */
-    288, /* 218 */
-    279, /* 219 */
-    292, /* 220 */
-    291, /* 221 */
-    173, /* 222 */
-    170, /* 223 */
-    281, /* 224 */
-    293, /* 225 */
-    280, /* 226 */
-    294, /* 227 */
-    278, /* 228 */
-    295, /* 229 */
-    284, /* 230 */
-    343, /* 231 */
-    346, /* 232 */
-    350, /* 233 */
-    333, /* 234 */
-    348, /* 235 */
-    335, /* 236 */
-    339, /* 237 */
-    337, /* 238 */
-    341, /* 239 */
-    229, /* 240 */
-    228, /* 241 */
-    164, /* 242 */
-    230, /* 243 */
-    240, /* 244 */
-    241, /* 245 */
-    176, /* 246 */
-    165, /* 247 */
-    231, /* 248 */
-    166, /* 249 */
-    242, /* 250 */
-    243, /* 251 */
-    174, /* 252 */
-    232, /* 253 */
-    144, /* 254 */
-    245, /* 255 */
-    244, /* 256 */
-    167, /* 257 */
-    233, /* 258 */
-    168, /* 259 */
-    297, /* 260 */
-    298, /* 261 */
-    296, /* 262 */
-    300, /* 263 */
-    299, /* 264 */
-    282, /* 265 */
-    302, /* 266 */
-    301, /* 267 */
-    171, /* 268 */
-    277, /* 269 */
-    283, /* 270 */
-    303, /* 271 */
-    304, /* 272 */
-    305, /* 273 */
-    133, /* 274 */
-    326, /* 275 */
-    328, /* 276 */
-    330, /* 277 */
-    317, /* 278 */
-    316, /* 279 */
-    322, /* 280 */
-    320, /* 281 */
-    324, /* 282 */
-    216, /* 283 */
-    192, /* 284 */
-    217, /* 285 */
-    147, /* 286 */
-    193, /* 287 */
-    203, /* 288 */
-    155, /* 289 */
-    148, /* 290 */
-    138, /* 291 */
-    194, /* 292 */
-    218, /* 293 */
-    204, /* 294 */
-    205, /* 295 */
-    149, /* 296 */
-    139, /* 297 */
-    195, /* 298 */
-    215, /* 299 */
-    196, /* 300 */
-    206, /* 301 */
-    207, /* 302 */
-    140, /* 303 */
-    197, /* 304 */
-    150, /* 305 */
-    274, /* 306 */
-    213, /* 307 */
-    272, /* 308 */
-    269, /* 309 */
-    275, /* 310 */
-    273, /* 311 */
-    137, /* 312 */
-    271, /* 313 */
-    360, /* 314 */
-    266, /* 315 */
-    268, /* 316 */
-    267, /* 317 */
-    327, /* 318 */
-    329, /* 319 */
-    331, /* 320 */
-    319, /* 321 */
-    318, /* 322 */
-    323, /* 323 */
-    321, /* 324 */
-    325, /* 325 */
-    198, /* 326 */
-    220, /* 327 */
-    151, /* 328 */
-    208, /* 329 */
-    156, /* 330 */
-    152, /* 331 */
-    199, /* 332 */
-    221, /* 333 */
-    209, /* 334 */
-    210, /* 335 */
-    153, /* 336 */
-    200, /* 337 */
-    219, /* 338 */
-    201, /* 339 */
-    211, /* 340 */
-    212, /* 341 */
-    202, /* 342 */
-    154, /* 343 */
-    141, /* 344 */
-    214, /* 345 */
-    270, /* 346 */
-    276, /* 347 */
-    136, /* 348 */
-    359, /* 349 */
-    355, /* 350 */
-    185, /* 351 */
-    357, /* 352 */
-    255, /* 353 */
-    254, /* 354 */
-    181, /* 355 */
-    259, /* 356 */
-    258, /* 357 */
-    310, /* 358 */
-    309, /* 359 */
-    184, /* 360 */
-    182, /* 361 */
-    311, /* 362 */
-    356, /* 363 */
-    186, /* 364 */
-    358, /* 365 */
-    257, /* 366 */
-    256, /* 367 */
-    261, /* 368 */
-    260, /* 369 */
-    312, /* 370 */
-    183, /* 371 */
-    313, /* 372 */
-    135, /* 373 */
-    353, /* 374 */
-    351, /* 375 */
-    179, /* 376 */
-    252, /* 377 */
-    247, /* 378 */
-    250, /* 379 */
-    249, /* 380 */
-    177, /* 381 */
-    307, /* 382 */
-    306, /* 383 */
-    354, /* 384 */
-    352, /* 385 */
-    180, /* 386 */
-    253, /* 387 */
-    248, /* 388 */
-    251, /* 389 */
-    178, /* 390 */
-    308, /* 391 */
-    132, /* 392 */
-    314, /* 393 */
-    187, /* 394 */
-    145, /* 395 */
-    188, /* 396 */
-    190, /* 397 */
-    262, /* 398 */
-    264, /* 399 */
-    263, /* 400 */
-    315, /* 401 */
-    146, /* 402 */
-    189, /* 403 */
-    191, /* 404 */
-    265, /* 405 */
+    175, /* 177 */
+    351, /* 178 */
+    353, /* 179 */
+    352, /* 180 */
+    355, /* 181 */
+    346, /* 182 */
+    354, /* 183 */
+    347, /* 184 */
+    349, /* 185 */
+    348, /* 186 */
+    269, /* 187 */
+    192, /* 188 */
+    350, /* 189 */
+    246, /* 190 */
+    245, /* 191 */
+    193, /* 192 */
+    247, /* 193 */
+    257, /* 194 */
+    258, /* 195 */
+    203, /* 196 */
+    194, /* 197 */
+    248, /* 198 */
+    195, /* 199 */
+    196, /* 200 */
+    259, /* 201 */
+    260, /* 202 */
+    201, /* 203 */
+    183, /* 204 */
+    249, /* 205 */
+    262, /* 206 */
+    261, /* 207 */
+    197, /* 208 */
+    184, /* 209 */
+    250, /* 210 */
+    199, /* 211 */
+    198, /* 212 */
+    309, /* 213 */
+    310, /* 214 */
+    308, /* 215 */
+    313, /* 216 */
+    312, /* 217 */
+    311, /* 218 */
+    302, /* 219 */
+    315, /* 220 */
+    314, /* 221 */
+    202, /* 222 */
+    200, /* 223 */
+    304, /* 224 */
+    316, /* 225 */
+    303, /* 226 */
+    317, /* 227 */
+    301, /* 228 */
+    318, /* 229 */
+    307, /* 230 */
+    165, /* 231 */
+    166, /* 232 */
+    168, /* 233 */
+    160, /* 234 */
+    167, /* 235 */
+    161, /* 236 */
+    163, /* 237 */
+    162, /* 238 */
+    164, /* 239 */
+    252, /* 240 */
+    251, /* 241 */
+    138, /* 242 */
+    253, /* 243 */
+    263, /* 244 */
+    264, /* 245 */
+    146, /* 246 */
+    139, /* 247 */
+    254, /* 248 */
+    140, /* 249 */
+    265, /* 250 */
+    266, /* 251 */
+    145, /* 252 */
+    255, /* 253 */
+    185, /* 254 */
+    268, /* 255 */
+    267, /* 256 */
+    141, /* 257 */
+    256, /* 258 */
+    143, /* 259 */
+    142, /* 260 */
+    320, /* 261 */
+    321, /* 262 */
+    319, /* 263 */
+    323, /* 264 */
+    322, /* 265 */
+    305, /* 266 */
+    325, /* 267 */
+    324, /* 268 */
+    144, /* 269 */
+    300, /* 270 */
+    306, /* 271 */
+    326, /* 272 */
+    327, /* 273 */
+    328, /* 274 */
+    174, /* 275 */
+    343, /* 276 */
+    344, /* 277 */
+    345, /* 278 */
+    339, /* 279 */
+    338, /* 280 */
+    341, /* 281 */
+    340, /* 282 */
+    342, /* 283 */
+    239, /* 284 */
+    215, /* 285 */
+    240, /* 286 */
+    187, /* 287 */
+    216, /* 288 */
+    226, /* 289 */
+    191, /* 290 */
+    188, /* 291 */
+    179, /* 292 */
+    217, /* 293 */
+    241, /* 294 */
+    227, /* 295 */
+    228, /* 296 */
+    189, /* 297 */
+    180, /* 298 */
+    218, /* 299 */
+    238, /* 300 */
+    219, /* 301 */
+    229, /* 302 */
+    230, /* 303 */
+    181, /* 304 */
+    220, /* 305 */
+    190, /* 306 */
+    297, /* 307 */
+    236, /* 308 */
+    295, /* 309 */
+    292, /* 310 */
+    298, /* 311 */
+    296, /* 312 */
+    178, /* 313 */
+    294, /* 314 */
+    361, /* 315 */
+    289, /* 316 */
+    291, /* 317 */
+    290, /* 318 */
+    157, /* 319 */
+    158, /* 320 */
+    159, /* 321 */
+    153, /* 322 */
+    152, /* 323 */
+    155, /* 324 */
+    154, /* 325 */
+    156, /* 326 */
+    221, /* 327 */
+    243, /* 328 */
+    133, /* 329 */
+    231, /* 330 */
+    137, /* 331 */
+    134, /* 332 */
+    222, /* 333 */
+    244, /* 334 */
+    232, /* 335 */
+    233, /* 336 */
+    135, /* 337 */
+    223, /* 338 */
+    242, /* 339 */
+    224, /* 340 */
+    234, /* 341 */
+    235, /* 342 */
+    225, /* 343 */
+    136, /* 344 */
+    182, /* 345 */
+    237, /* 346 */
+    293, /* 347 */
+    299, /* 348 */
+    177, /* 349 */
+    360, /* 350 */
+    358, /* 351 */
+    209, /* 352 */
+    359, /* 353 */
+    278, /* 354 */
+    277, /* 355 */
+    206, /* 356 */
+    282, /* 357 */
+    281, /* 358 */
+    333, /* 359 */
+    332, /* 360 */
+    208, /* 361 */
+    207, /* 362 */
+    334, /* 363 */
+    171, /* 364 */
+    150, /* 365 */
+    172, /* 366 */
+    280, /* 367 */
+    279, /* 368 */
+    284, /* 369 */
+    283, /* 370 */
+    335, /* 371 */
+    149, /* 372 */
+    336, /* 373 */
+    176, /* 374 */
+    357, /* 375 */
+    356, /* 376 */
+    205, /* 377 */
+    275, /* 378 */
+    270, /* 379 */
+    273, /* 380 */
+    272, /* 381 */
+    204, /* 382 */
+    330, /* 383 */
+    329, /* 384 */
+    170, /* 385 */
+    169, /* 386 */
+    148, /* 387 */
+    276, /* 388 */
+    271, /* 389 */
+    274, /* 390 */
+    147, /* 391 */
+    331, /* 392 */
+    173, /* 393 */
+    337, /* 394 */
+    210, /* 395 */
+    186, /* 396 */
+    211, /* 397 */
+    213, /* 398 */
+    285, /* 399 */
+    287, /* 400 */
+    286, /* 401 */
+    151, /* 402 */
+    132, /* 403 */
+    212, /* 404 */
+    214, /* 405 */
+    288, /* 406 */
     -1
 };
 
@@ -1951,153 +1957,153 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {6144LL, 65536LL, 208, 386.624, 4166.5, 257},
     {7168LL, 1024LL, 209, 8.854, 3318.0, -1},
     {7168LL, 4096LL, 210, 30.784, 3816.0, 258},
-    {7168LL, 8192LL, 211, 58.848, 3992.1, -1},
-    {7168LL, 16384LL, 211, 114.624, 4099.0, -1},
-    {7168LL, 65536LL, 212, 444.512, 4227.8, 259},
+    {7168LL, 8192LL, 211, 58.848, 3992.1, 259},
+    {7168LL, 16384LL, 211, 114.624, 4099.0, 259},
+    {7168LL, 65536LL, 212, 444.512, 4227.8, 260},
     {8192LL, 1024LL, 209, 9.821, 3418.8, -1},
-    {8192LL, 4096LL, 213, 34.392, 3903.5, 260},
-    {8192LL, 8192LL, 213, 66.060, 4064.3, 260},
-    {8192LL, 16384LL, 214, 130.880, 4102.6, 261},
-    {8192LL, 65536LL, 215, 507.056, 4235.7, 262},
+    {8192LL, 4096LL, 213, 34.392, 3903.5, 261},
+    {8192LL, 8192LL, 213, 66.060, 4064.3, 261},
+    {8192LL, 16384LL, 214, 130.880, 4102.6, 262},
+    {8192LL, 65536LL, 215, 507.056, 4235.7, 263},
     {12288LL, 1024LL, 216, 14.331, 3514.0, -1},
-    {12288LL, 4096LL, 217, 50.760, 3967.1, 263},
-    {12288LL, 8192LL, 218, 97.856, 4115.3, 264},
-    {12288LL, 16384LL, 218, 193.632, 4159.4, 264},
-    {12288LL, 65536LL, 218, 763.120, 4221.5, 264},
-    {16384LL, 1024LL, 219, 18.499, 3629.7, 265},
-    {16384LL, 4096LL, 220, 66.760, 4021.6, 266},
-    {16384LL, 8192LL, 221, 131.488, 4083.5, 267},
+    {12288LL, 4096LL, 217, 50.760, 3967.1, 264},
+    {12288LL, 8192LL, 218, 97.856, 4115.3, 265},
+    {12288LL, 16384LL, 218, 193.632, 4159.4, 265},
+    {12288LL, 65536LL, 218, 763.120, 4221.5, 265},
+    {16384LL, 1024LL, 219, 18.499, 3629.7, 266},
+    {16384LL, 4096LL, 220, 66.760, 4021.6, 267},
+    {16384LL, 8192LL, 221, 131.488, 4083.5, 268},
     {16384LL, 16384LL, 222, 257.888, 4164.0, -1},
-    {16384LL, 65536LL, 223, 1012.592, 4241.8, 268},
-    {18432LL, 1024LL, 224, 20.744, 3641.5, 269},
+    {16384LL, 65536LL, 223, 1012.592, 4241.8, 269},
+    {18432LL, 1024LL, 224, 20.744, 3641.5, 270},
     {18432LL, 4096LL, 225, 74.171, 4072.3, -1},
-    {18432LL, 16384LL, 226, 288.864, 4182.1, 270},
-    {20480LL, 1024LL, 225, 22.875, 3669.2, 271},
-    {20480LL, 4096LL, 225, 82.581, 4063.9, 271},
-    {20480LL, 16384LL, 227, 320.288, 4190.9, 272},
+    {18432LL, 16384LL, 226, 288.864, 4182.1, 271},
+    {20480LL, 1024LL, 225, 22.875, 3669.2, 272},
+    {20480LL, 4096LL, 225, 82.581, 4063.9, 272},
+    {20480LL, 16384LL, 227, 320.288, 4190.9, 273},
     {32768LL, 1024LL, 228, 35.619, 3770.1, -1},
     {32768LL, 4096LL, 228, 132.696, 4046.5, -1},
-    {32768LL, 16384LL, 229, 512.048, 4194.2, 273},
+    {32768LL, 16384LL, 229, 512.048, 4194.2, 274},
     {65536LL, 1024LL, 230, 71.909, 3734.9, -1},
     {65536LL, 4096LL, 230, 264.224, 4064.3, -1},
     {65536LL, 16384LL, 230, 1027.712, 4179.3, -1},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 275, 5.874, 2900.9, 318},
-    {64LL, 262144LL, 275, 17.905, 3806.6, 318},
-    {64LL, 1048576LL, 275, 65.748, 4146.6, 318},
-    {128LL, 65536LL, 276, 10.202, 3314.6, 319},
-    {128LL, 262144LL, 276, 34.149, 3961.0, 319},
-    {128LL, 1048576LL, 277, 130.168, 4156.7, 320},
-    {256LL, 65536LL, 278, 18.427, 3656.2, 321},
-    {256LL, 262144LL, 279, 67.172, 4011.9, 322},
-    {256LL, 1048576LL, 279, 260.208, 4142.6, 322},
-    {512LL, 8192LL, 280, 5.987, 2808.3, 323},
-    {512LL, 65536LL, 281, 34.531, 3894.6, 324},
-    {768LL, 8192LL, 282, 7.979, 3158.6, 325},
-    {768LL, 65536LL, 283, 50.106, 4023.3, -1},
-    {1024LL, 1024LL, 284, 2.838, 1480.9, 326},
-    {1024LL, 4096LL, 285, 5.971, 2813.3, 327},
-    {1024LL, 8192LL, 284, 10.012, 3355.0, 326},
-    {1024LL, 16384LL, 284, 18.128, 3705.8, 326},
-    {1024LL, 65536LL, 284, 65.928, 4075.7, 326},
-    {2048LL, 1024LL, 286, 3.881, 2164.7, 328},
-    {2048LL, 4096LL, 287, 10.014, 3353.3, -1},
-    {2048LL, 8192LL, 288, 18.163, 3697.1, 329},
-    {2048LL, 16384LL, 288, 34.331, 3911.7, 329},
-    {2048LL, 65536LL, 289, 130.320, 4121.7, 330},
-    {3072LL, 1024LL, 290, 4.870, 2586.9, 331},
-    {3072LL, 4096LL, 291, 14.354, 3508.4, -1},
-    {3072LL, 8192LL, 292, 26.532, 3795.7, 332},
-    {3072LL, 16384LL, 293, 50.924, 3955.0, 333},
-    {3072LL, 65536LL, 290, 192.376, 4187.5, 331},
-    {4096LL, 1024LL, 294, 6.044, 2779.1, 334},
-    {4096LL, 4096LL, 295, 18.180, 3693.2, 335},
-    {4096LL, 8192LL, 295, 34.443, 3898.3, 335},
-    {4096LL, 16384LL, 294, 66.264, 4052.2, 334},
-    {4096LL, 65536LL, 296, 257.136, 4176.9, 336},
-    {5120LL, 1024LL, 297, 7.055, 2976.1, -1},
-    {5120LL, 4096LL, 298, 22.576, 3717.4, 337},
-    {5120LL, 8192LL, 298, 42.758, 3925.0, 337},
-    {5120LL, 16384LL, 298, 82.784, 4054.3, 337},
-    {5120LL, 65536LL, 299, 319.328, 4204.0, 338},
-    {6144LL, 1024LL, 297, 7.996, 3150.8, -1},
-    {6144LL, 4096LL, 300, 26.458, 3806.2, 339},
-    {6144LL, 8192LL, 301, 51.016, 3947.5, 340},
-    {6144LL, 16384LL, 302, 98.416, 4092.3, 341},
-    {6144LL, 65536LL, 302, 389.536, 4135.4, 341},
-    {7168LL, 1024LL, 303, 9.138, 3216.5, -1},
-    {7168LL, 4096LL, 304, 30.688, 3828.4, 342},
-    {7168LL, 8192LL, 304, 58.928, 3986.9, 342},
-    {7168LL, 16384LL, 304, 115.120, 4081.4, 342},
-    {7168LL, 65536LL, 305, 450.672, 4170.1, 343},
-    {8192LL, 1024LL, 303, 10.217, 3287.7, 344},
-    {8192LL, 4096LL, 306, 34.283, 3916.5, -1},
-    {8192LL, 8192LL, 306, 66.056, 4064.7, -1},
-    {8192LL, 16384LL, 307, 130.520, 4114.1, 345},
-    {8192LL, 65536LL, 307, 507.312, 4233.6, 345},
-    {12288LL, 1024LL, 308, 14.534, 3466.8, -1},
-    {12288LL, 4096LL, 308, 50.952, 3952.6, -1},
-    {12288LL, 8192LL, 308, 98.336, 4095.5, -1},
-    {12288LL, 16384LL, 308, 194.664, 4137.5, -1},
-    {12288LL, 65536LL, 309, 763.264, 4220.7, 346},
-    {16384LL, 1024LL, 310, 18.871, 3559.8, 347},
-    {16384LL, 4096LL, 310, 67.016, 4006.8, 347},
-    {16384LL, 8192LL, 310, 130.976, 4099.8, 347},
-    {16384LL, 16384LL, 310, 257.376, 4172.4, 347},
-    {16384LL, 65536LL, 310, 1009.936, 4253.0, 347},
-    {18432LL, 1024LL, 311, 21.302, 3547.7, 313},
-    {18432LL, 4096LL, 311, 74.960, 4029.9, 313},
-    {18432LL, 16384LL, 311, 288.992, 4180.4, 313},
-    {20480LL, 1024LL, 312, 23.570, 3562.7, -1},
-    {20480LL, 4096LL, 313, 84.171, 3987.6, -1},
-    {20480LL, 16384LL, 314, 322.640, 4160.4, -1},
-    {32768LL, 1024LL, 315, 39.960, 3362.2, -1},
-    {32768LL, 4096LL, 315, 136.832, 3924.7, -1},
-    {32768LL, 16384LL, 315, 518.352, 4143.3, -1},
-    {65536LL, 1024LL, 316, 81.776, 3285.8, -1},
-    {65536LL, 4096LL, 316, 293.504, 3659.3, -1},
-    {65536LL, 16384LL, 317, 1137.600, 3775.8, -1},
+    {64LL, 65536LL, 276, 5.874, 2900.9, 319},
+    {64LL, 262144LL, 276, 17.905, 3806.6, 319},
+    {64LL, 1048576LL, 276, 65.748, 4146.6, 319},
+    {128LL, 65536LL, 277, 10.202, 3314.6, 320},
+    {128LL, 262144LL, 277, 34.149, 3961.0, 320},
+    {128LL, 1048576LL, 278, 130.168, 4156.7, 321},
+    {256LL, 65536LL, 279, 18.427, 3656.2, 322},
+    {256LL, 262144LL, 280, 67.172, 4011.9, 323},
+    {256LL, 1048576LL, 280, 260.208, 4142.6, 323},
+    {512LL, 8192LL, 281, 5.987, 2808.3, 324},
+    {512LL, 65536LL, 282, 34.531, 3894.6, 325},
+    {768LL, 8192LL, 283, 7.979, 3158.6, 326},
+    {768LL, 65536LL, 284, 50.106, 4023.3, -1},
+    {1024LL, 1024LL, 285, 2.838, 1480.9, 327},
+    {1024LL, 4096LL, 286, 5.971, 2813.3, 328},
+    {1024LL, 8192LL, 285, 10.012, 3355.0, 327},
+    {1024LL, 16384LL, 285, 18.128, 3705.8, 327},
+    {1024LL, 65536LL, 285, 65.928, 4075.7, 327},
+    {2048LL, 1024LL, 287, 3.881, 2164.7, 329},
+    {2048LL, 4096LL, 288, 10.014, 3353.3, -1},
+    {2048LL, 8192LL, 289, 18.163, 3697.1, 330},
+    {2048LL, 16384LL, 289, 34.331, 3911.7, 330},
+    {2048LL, 65536LL, 290, 130.320, 4121.7, 331},
+    {3072LL, 1024LL, 291, 4.870, 2586.9, 332},
+    {3072LL, 4096LL, 292, 14.354, 3508.4, -1},
+    {3072LL, 8192LL, 293, 26.532, 3795.7, 333},
+    {3072LL, 16384LL, 294, 50.924, 3955.0, 334},
+    {3072LL, 65536LL, 291, 192.376, 4187.5, 332},
+    {4096LL, 1024LL, 295, 6.044, 2779.1, 335},
+    {4096LL, 4096LL, 296, 18.180, 3693.2, 336},
+    {4096LL, 8192LL, 296, 34.443, 3898.3, 336},
+    {4096LL, 16384LL, 295, 66.264, 4052.2, 335},
+    {4096LL, 65536LL, 297, 257.136, 4176.9, 337},
+    {5120LL, 1024LL, 298, 7.055, 2976.1, -1},
+    {5120LL, 4096LL, 299, 22.576, 3717.4, 338},
+    {5120LL, 8192LL, 299, 42.758, 3925.0, 338},
+    {5120LL, 16384LL, 299, 82.784, 4054.3, 338},
+    {5120LL, 65536LL, 300, 319.328, 4204.0, 339},
+    {6144LL, 1024LL, 298, 7.996, 3150.8, -1},
+    {6144LL, 4096LL, 301, 26.458, 3806.2, 340},
+    {6144LL, 8192LL, 302, 51.016, 3947.5, 341},
+    {6144LL, 16384LL, 303, 98.416, 4092.3, 342},
+    {6144LL, 65536LL, 303, 389.536, 4135.4, 342},
+    {7168LL, 1024LL, 304, 9.138, 3216.5, -1},
+    {7168LL, 4096LL, 305, 30.688, 3828.4, 343},
+    {7168LL, 8192LL, 305, 58.928, 3986.9, 343},
+    {7168LL, 16384LL, 305, 115.120, 4081.4, 343},
+    {7168LL, 65536LL, 306, 450.672, 4170.1, 344},
+    {8192LL, 1024LL, 304, 10.217, 3287.7, 345},
+    {8192LL, 4096LL, 307, 34.283, 3916.5, -1},
+    {8192LL, 8192LL, 307, 66.056, 4064.7, -1},
+    {8192LL, 16384LL, 308, 130.520, 4114.1, 346},
+    {8192LL, 65536LL, 308, 507.312, 4233.6, 346},
+    {12288LL, 1024LL, 309, 14.534, 3466.8, -1},
+    {12288LL, 4096LL, 309, 50.952, 3952.6, -1},
+    {12288LL, 8192LL, 309, 98.336, 4095.5, -1},
+    {12288LL, 16384LL, 309, 194.664, 4137.5, -1},
+    {12288LL, 65536LL, 310, 763.264, 4220.7, 347},
+    {16384LL, 1024LL, 311, 18.871, 3559.8, 348},
+    {16384LL, 4096LL, 311, 67.016, 4006.8, 348},
+    {16384LL, 8192LL, 311, 130.976, 4099.8, 348},
+    {16384LL, 16384LL, 311, 257.376, 4172.4, 348},
+    {16384LL, 65536LL, 311, 1009.936, 4253.0, 348},
+    {18432LL, 1024LL, 312, 21.302, 3547.7, 314},
+    {18432LL, 4096LL, 312, 74.960, 4029.9, 314},
+    {18432LL, 16384LL, 312, 288.992, 4180.4, 314},
+    {20480LL, 1024LL, 313, 23.570, 3562.7, -1},
+    {20480LL, 4096LL, 314, 84.171, 3987.6, -1},
+    {20480LL, 16384LL, 315, 322.640, 4160.4, -1},
+    {32768LL, 1024LL, 316, 39.960, 3362.2, -1},
+    {32768LL, 4096LL, 316, 136.832, 3924.7, -1},
+    {32768LL, 16384LL, 316, 518.352, 4143.3, -1},
+    {65536LL, 1024LL, 317, 81.776, 3285.8, -1},
+    {65536LL, 4096LL, 317, 293.504, 3659.3, -1},
+    {65536LL, 16384LL, 318, 1137.600, 3775.8, -1},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 349, 34.827, 3884.0, -1},
-    {512LL, 65536LL, 350, 34.619, 3884.6, 363},
-    {1024LL, 1024LL, 351, 2.799, 1501.0, 364},
-    {1024LL, 4096LL, 352, 5.806, 2892.7, 365},
-    {1024LL, 16384LL, 353, 18.033, 3725.1, 366},
-    {1024LL, 65536LL, 354, 65.868, 4079.4, 367},
-    {4096LL, 1024LL, 355, 5.815, 2887.5, -1},
-    {4096LL, 4096LL, 356, 18.294, 3669.7, 368},
-    {4096LL, 16384LL, 357, 66.640, 4029.2, 369},
-    {4096LL, 65536LL, 356, 260.032, 4130.3, 368},
-    {16384LL, 1024LL, 358, 18.524, 3624.9, -1},
-    {16384LL, 4096LL, 359, 66.744, 4022.6, 370},
-    {16384LL, 16384LL, 360, 257.632, 4168.1, -1},
-    {16384LL, 65536LL, 361, 1012.304, 4243.1, 371},
-    {32768LL, 4096LL, 362, 132.536, 4051.4, 372},
+    {128LL, 262144LL, 350, 34.827, 3884.0, -1},
+    {512LL, 65536LL, 351, 34.619, 3884.6, 364},
+    {1024LL, 1024LL, 352, 2.799, 1501.0, 365},
+    {1024LL, 4096LL, 353, 5.806, 2892.7, 366},
+    {1024LL, 16384LL, 354, 18.033, 3725.1, 367},
+    {1024LL, 65536LL, 355, 65.868, 4079.4, 368},
+    {4096LL, 1024LL, 356, 5.815, 2887.5, -1},
+    {4096LL, 4096LL, 357, 18.294, 3669.7, 369},
+    {4096LL, 16384LL, 358, 66.640, 4029.2, 370},
+    {4096LL, 65536LL, 357, 260.032, 4130.3, 369},
+    {16384LL, 1024LL, 359, 18.524, 3624.9, -1},
+    {16384LL, 4096LL, 360, 66.744, 4022.6, 371},
+    {16384LL, 16384LL, 361, 257.632, 4168.1, -1},
+    {16384LL, 65536LL, 362, 1012.304, 4243.1, 372},
+    {32768LL, 4096LL, 363, 132.536, 4051.4, 373},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 374, 34.200, 3955.2, 384},
-    {512LL, 65536LL, 375, 34.541, 3893.4, 385},
-    {1024LL, 1024LL, 376, 2.803, 1499.1, 386},
-    {1024LL, 4096LL, 377, 5.958, 2819.2, 387},
-    {1024LL, 16384LL, 378, 18.120, 3707.4, 388},
-    {1024LL, 65536LL, 378, 65.920, 4076.2, 388},
-    {4096LL, 1024LL, 379, 5.949, 2823.6, -1},
-    {4096LL, 4096LL, 380, 18.176, 3694.0, 389},
-    {4096LL, 16384LL, 380, 66.284, 4051.0, 389},
-    {4096LL, 65536LL, 381, 257.792, 4166.2, 390},
-    {16384LL, 1024LL, 382, 18.895, 3555.4, 391},
-    {16384LL, 4096LL, 382, 66.864, 4015.9, 391},
-    {16384LL, 16384LL, 382, 256.576, 4185.4, 391},
-    {16384LL, 65536LL, 382, 1011.632, 4245.9, 391},
-    {32768LL, 4096LL, 383, 136.448, 3935.7, -1},
+    {128LL, 262144LL, 375, 34.200, 3955.2, 385},
+    {512LL, 65536LL, 376, 34.541, 3893.4, 386},
+    {1024LL, 1024LL, 377, 2.803, 1499.1, 387},
+    {1024LL, 4096LL, 378, 5.958, 2819.2, 388},
+    {1024LL, 16384LL, 379, 18.120, 3707.4, 389},
+    {1024LL, 65536LL, 379, 65.920, 4076.2, 389},
+    {4096LL, 1024LL, 380, 5.949, 2823.6, -1},
+    {4096LL, 4096LL, 381, 18.176, 3694.0, 390},
+    {4096LL, 16384LL, 381, 66.284, 4051.0, 390},
+    {4096LL, 65536LL, 382, 257.792, 4166.2, 391},
+    {16384LL, 1024LL, 383, 18.895, 3555.4, 392},
+    {16384LL, 4096LL, 383, 66.864, 4015.9, 392},
+    {16384LL, 16384LL, 383, 256.576, 4185.4, 392},
+    {16384LL, 65536LL, 383, 1011.632, 4245.9, 392},
+    {32768LL, 4096LL, 384, 136.448, 3935.7, -1},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 393, 66.884, 4029.1, 401},
-    {1024LL, 4096LL, 394, 10.141, 3310.9, -1},
-    {1024LL, 65536LL, 395, 129.552, 4146.1, 402},
-    {4096LL, 4096LL, 396, 34.488, 3892.7, 403},
-    {4096LL, 65536LL, 397, 508.720, 4221.9, 404},
-    {16384LL, 4096LL, 398, 132.680, 4047.0, -1},
-    {16384LL, 65536LL, 399, 2030.128, 4231.4, 405},
-    {32768LL, 4096LL, 400, 262.800, 4086.3, -1},
+    {128LL, 262144LL, 394, 66.884, 4029.1, 402},
+    {1024LL, 4096LL, 395, 10.141, 3310.9, -1},
+    {1024LL, 65536LL, 396, 129.552, 4146.1, 403},
+    {4096LL, 4096LL, 397, 34.488, 3892.7, 404},
+    {4096LL, 65536LL, 398, 508.720, 4221.9, 405},
+    {16384LL, 4096LL, 399, 132.680, 4047.0, -1},
+    {16384LL, 65536LL, 400, 2030.128, 4231.4, 406},
+    {32768LL, 4096LL, 401, 262.800, 4086.3, -1},
     {0LL, 0LL, -1, 0.0, 0.0, -1}
 };
 

@@ -419,6 +419,8 @@ static const struct {
     {"rmsnorm_bwd", "rmsnorm_bwd.aligned", "block=128,chunks=5,stages=2,k=2", 4104},
     {"rmsnorm_bwd", "rmsnorm_bwd.pcluster", "cluster=4,block=256,chunks=4,stages=2,k=0", 8192},
     {"rmsnorm_fwd", "rmsnorm_fwd.loop", "block=1024,chunks=2,k=0", 0},
+    {"rmsnorm_fwd", "rmsnorm_fwd.awarp", "tpr=32,block=512,chunks=5,k=0", 1032},
+    {"rmsnorm_fwd", "rmsnorm_fwd.arow", "block=128,chunks=5,k=4", 4104},
 };
 
 /* The plan of one_plan[i] at M = 4096 and its N into *pl; returns its family, or

@@ -29,6 +29,19 @@
  *                      distributed shared memory.  Few, long rows: a row
  *                      is read by several SMs at once, and the grid ends in
  *                      smaller steps.
+ * rmsnorm_fwd.awarp, rmsnorm_fwd.arow
+ *                      warp and row with each row read and written in a
+ *                      frame shifted onto the 128-byte line it starts in
+ *                      (shift.cuh): rows of N = 8 mod 16 (16-bit x)
+ *                      without a line more per warp access.  The export
+ *                      makes warp's and row's stretches in them (their
+ *                      `grown` families).  On an H200 (bf16, every config
+ *                      beside its base's, data/n8-h200/afwd*): awarp's
+ *                      best at 4096 x 1032 is 6.05 us against warp's 6.35,
+ *                      arow's 0-2% ahead of row's at N = 1032 to 8200; a
+ *                      third, rows with shifted rows (w then loaded per
+ *                      row, late), lost to rows at every shape and was
+ *                      dropped.
  * rmsnorm_fwd.loop     one row per block, walked in tiles of block*chunks
  *                      chunks, twice (the sum of squares, then y, x read
  *                      again mostly from L2): any N up to NT_MAX_N with
@@ -76,6 +89,13 @@ static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh",
 static const char *const stage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/stage.cuh", NULL};
 static const char *const cluster_sources[] = {FWD_SOURCES, "rmsnorm_fwd/cluster.cuh", NULL};
 static const char *const loop_sources[] = {FWD_SOURCES, "rmsnorm_fwd/loop.cuh", NULL};
+static const char *const awarp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh",
+                                            "rmsnorm_fwd/awarp.cuh", NULL};
+static const char *const arow_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh",
+                                           "rmsnorm_fwd/arow.cuh", NULL};
+
+/* the shifted families, the grown families of the others (below) */
+extern const nt_family nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow;
 
 static const nt_param_def row_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row), a multiple of 32"},
@@ -250,16 +270,22 @@ static nt_launch *fwd_launch(nt_plan *pl, unsigned grid, const char *kernel, con
 
 /* ---- row -------------------------------------------------------------- */
 
-static int row_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, char *err,
-                     size_t errlen) {
+/* row's rules, and arow's (fam: the family's short name) */
+static int row_check_as(const char *fam, const nt_params *p, const nt_problem *pr,
+                        const nt_devinfo *dev, char *err, size_t errlen) {
     int ok = 1;
     int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
     int64_t K = nt_params_int(p, "k", &ok);
     fwd_dt d;
-    if (check_bck("row", B, C, K, ok, err, errlen) || get_dt(pr, &d, err, errlen) ||
+    if (check_bck(fam, B, C, K, ok, err, errlen) || get_dt(pr, &d, err, errlen) ||
         check_cover(pr, &d, B, C, err, errlen) || !fits_regs(&d, B, C, K, err, errlen))
         return -1;
     return check_dev(dev, B, K, RED_SMEM, err, errlen);
+}
+
+static int row_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, char *err,
+                     size_t errlen) {
+    return row_check_as("row", p, pr, dev, err, errlen);
 }
 
 static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
@@ -272,20 +298,39 @@ static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *
 const nt_family nt_rmsnorm_fwd_row = {
     "rmsnorm_fwd.row", &nt_op_rmsnorm_fwd,
     "one row per block, the row in registers",
-    3, row_params, row_check, row_plan, row_sources, NULL,
+    3, row_params, row_check, row_plan, row_sources, &nt_rmsnorm_fwd_arow,
+};
+
+static int arow_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      char *err, size_t errlen) {
+    return row_check_as("arow", p, pr, dev, err, errlen);
+}
+
+static int arow_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
+                     char *err, size_t errlen) {
+    if (arow_check(p, pr, dev, err, errlen)) return -1;
+    fwd_launch(pl, grid_for(pr->M), "nt_fwd_arow", pr, p, row_params, 3);
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_arow = {
+    "rmsnorm_fwd.arow", &nt_op_rmsnorm_fwd,
+    "row with each row accessed in a frame shifted onto its 128-byte line",
+    3, row_params, arow_check, arow_plan, arow_sources, NULL,
 };
 
 /* ---- warp ------------------------------------------------------------- */
 
-static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                      char *err, size_t errlen) {
+/* warp's rules, and awarp's (fam: the family's short name) */
+static int warp_check_as(const char *fam, const nt_params *p, const nt_problem *pr,
+                         const nt_devinfo *dev, char *err, size_t errlen) {
     int ok = 1;
     int64_t T = nt_params_int(p, "tpr", &ok), B = nt_params_int(p, "block", &ok);
     int64_t C = nt_params_int(p, "chunks", &ok), K = nt_params_int(p, "k", &ok);
     fwd_dt d;
-    if (check_bck("warp", B, C, K, ok, err, errlen)) return -1;
+    if (check_bck(fam, B, C, K, ok, err, errlen)) return -1;
     if (T < 1 || T > 32 || (T & (T - 1))) {
-        snprintf(err, errlen, "warp needs tpr a power of two in [1, 32]");
+        snprintf(err, errlen, "%s needs tpr a power of two in [1, 32]", fam);
         return -1;
     }
     if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, T, C, err, errlen) ||
@@ -294,18 +339,46 @@ static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
     return check_dev(dev, B, K, 0, err, errlen);
 }
 
+static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      char *err, size_t errlen) {
+    return warp_check_as("warp", p, pr, dev, err, errlen);
+}
+
+/* warp's plan, and awarp's: kernel named so */
+static int warp_plan_as(const char *fam, const char *kernel, const nt_params *p,
+                        const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl, char *err,
+                        size_t errlen) {
+    if (warp_check_as(fam, p, pr, dev, err, errlen)) return -1;
+    const int64_t rows = nt_params_int(p, "block", NULL) / nt_params_int(p, "tpr", NULL);
+    fwd_launch(pl, grid_for((pr->M + rows - 1) / rows), kernel, pr, p, warp_params, 4);
+    return 0;
+}
+
 static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                      nt_plan *pl, char *err, size_t errlen) {
-    if (warp_check(p, pr, dev, err, errlen)) return -1;
-    const int64_t rows = nt_params_int(p, "block", NULL) / nt_params_int(p, "tpr", NULL);
-    fwd_launch(pl, grid_for((pr->M + rows - 1) / rows), "nt_fwd_warp", pr, p, warp_params, 4);
-    return 0;
+    return warp_plan_as("warp", "nt_fwd_warp", p, pr, dev, pl, err, errlen);
 }
 
 const nt_family nt_rmsnorm_fwd_warp = {
     "rmsnorm_fwd.warp", &nt_op_rmsnorm_fwd,
     "tpr threads per row, block/tpr rows per block, lane-only reduction",
-    4, warp_params, warp_check, warp_plan, warp_sources, NULL,
+    4, warp_params, warp_check, warp_plan, warp_sources, &nt_rmsnorm_fwd_awarp,
+};
+
+static int awarp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                       char *err, size_t errlen) {
+    return warp_check_as("awarp", p, pr, dev, err, errlen);
+}
+
+static int awarp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      nt_plan *pl, char *err, size_t errlen) {
+    return warp_plan_as("awarp", "nt_fwd_awarp", p, pr, dev, pl, err, errlen);
+}
+
+const nt_family nt_rmsnorm_fwd_awarp = {
+    "rmsnorm_fwd.awarp", &nt_op_rmsnorm_fwd,
+    "warp with each row accessed in a frame shifted onto its 128-byte line",
+    4, warp_params, awarp_check, awarp_plan, awarp_sources, NULL,
 };
 
 /* ---- rows and wlate --------------------------------------------------- */

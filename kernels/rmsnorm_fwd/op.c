@@ -24,6 +24,8 @@ extern const nt_family nt_rmsnorm_fwd_wlate;
 extern const nt_family nt_rmsnorm_fwd_stage;
 extern const nt_family nt_rmsnorm_fwd_cluster;
 extern const nt_family nt_rmsnorm_fwd_loop;
+extern const nt_family nt_rmsnorm_fwd_awarp;
+extern const nt_family nt_rmsnorm_fwd_arow;
 
 static const nt_slot_def fwd_slots[NT_FWD_NSLOTS] = {
     [NT_FWD_SX] = {"x", ANY, NT_BF16, "dtype of x and y"},
@@ -48,6 +50,8 @@ static const nt_family *const fwd_families[] = {
     &nt_rmsnorm_fwd_stage,
     &nt_rmsnorm_fwd_cluster,
     &nt_rmsnorm_fwd_loop,
+    &nt_rmsnorm_fwd_awarp,
+    &nt_rmsnorm_fwd_arow,
     NULL,
 };
 

@@ -7,7 +7,8 @@
  * accepting every problem; the loop family's limits; and the op's
  * fallback (loop) planning every N up to NT_MAX_N for every dtype
  * combination on an sm_90 and an sm_80 device (what the library relies
- * on). */
+ * on); the shifted families (awarp, arow) as their bases' grown
+ * families, with their bases' rules. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
     nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster,
-    nt_rmsnorm_fwd_loop;
+    nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -89,7 +90,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 8, "%d families", nf);
+    CHECK(nf == 10, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -457,6 +458,62 @@ TEST(loop_limits_and_names) {
               strstr(err, "multiple of 32"), "block=100: '%s'", err);
 }
 
+/* awarp and arow: the grown families of warp and row (the export makes
+ * their stretches there; rows and wlate grow in themselves); each takes
+ * its base's parameters and accepts exactly what it accepts, on an H200
+ * and on no device, and plans one launch of the same grid and block under
+ * its own kernel name. */
+TEST(shifted_families_are_their_bases) {
+    static const struct {
+        const nt_family *f, *base;
+        const char *kernel;
+        const char *cases[6];
+    } t[] = {
+        {&nt_rmsnorm_fwd_awarp, &nt_rmsnorm_fwd_warp, "nt_fwd_awarp<nt_bf16, float, 32, 512, 5, 0>",
+         {"tpr=32,block=512,chunks=5,k=0", "tpr=32,block=512,chunks=4,k=0",
+          "tpr=24,block=512,chunks=5,k=0", "tpr=32,block=96,chunks=16,k=0",
+          "tpr=32,block=1024,chunks=16,k=2", "tpr=8,block=128,chunks=16,k=8"}},
+        {&nt_rmsnorm_fwd_arow, &nt_rmsnorm_fwd_row, "nt_fwd_arow<nt_bf16, float, 32, 5, 0>",
+         {"block=32,chunks=5,k=0", "block=32,chunks=4,k=0", "block=100,chunks=2,k=0",
+          "block=1024,chunks=16,k=2", "block=160,chunks=1,k=8", "block=32,chunks=5,k=33"}},
+    };
+    CHECK(nt_rmsnorm_fwd_warp.grown == &nt_rmsnorm_fwd_awarp &&
+              nt_rmsnorm_fwd_row.grown == &nt_rmsnorm_fwd_arow &&
+              !nt_rmsnorm_fwd_rows.grown && !nt_rmsnorm_fwd_wlate.grown,
+          "grown families");
+    nt_problem pr;
+    problem(&pr, NT_BF16, NT_F32, 4096, 1032);    /* 129 chunks a row */
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        CHECK(t[i].f->nparams == t[i].base->nparams && t[i].f->params == t[i].base->params &&
+                  !t[i].f->grown && t[i].f->op == op,
+              "%s: its base's parameters", t[i].f->name);
+        for (int c = 0; c < 6; c++) {
+            nt_params p;
+            nt_plan pl, pb;
+            char e1[256] = "", e2[256] = "";
+            CHECK(nt_params_parse(t[i].cases[c], &p) == 0, "%s", t[i].cases[c]);
+            for (int d = 0; d < 2; d++) {
+                const nt_devinfo *dev = d ? &h200 : NULL;
+                int a = t[i].f->check(&p, &pr, dev, e1, sizeof e1);
+                int b = t[i].base->check(&p, &pr, dev, e2, sizeof e2);
+                CHECK(a == b, "%s %s: %d (%s), base %d (%s)", t[i].f->name, t[i].cases[c], a, e1, b,
+                      e2);
+                /* a message that names the family names the shifted one */
+                char own[64], bn[64];
+                snprintf(own, sizeof own, "%s needs", t[i].f->name + strlen("rmsnorm_fwd."));
+                snprintf(bn, sizeof bn, "%s needs", t[i].base->name + strlen("rmsnorm_fwd."));
+                if (a) CHECK(!strstr(e2, bn) || strstr(e1, own), "%s: '%s'", t[i].f->name, e1);
+            }
+            if (t[i].f->plan(&p, &pr, &h200, &pl, e1, sizeof e1)) continue;
+            CHECK(t[i].base->plan(&p, &pr, &h200, &pb, e2, sizeof e2) == 0 && pl.nlaunch == 1 &&
+                      pl.l[0].grid == pb.l[0].grid && pl.l[0].block == pb.l[0].block &&
+                      pl.l[0].smem == pb.l[0].smem && pl.l[0].pdl,
+                  "%s %s: plan", t[i].f->name, t[i].cases[c]);
+            if (c == 0) CHECK(!strcmp(pl.l[0].name, t[i].kernel), "%s", pl.l[0].name);
+        }
+    }
+}
+
 int main(void) {
     RUN(table_is_consistent);
     RUN(check_accepts_the_right_dtypes);
@@ -467,5 +524,6 @@ int main(void) {
     RUN(cluster_needs_sm90);
     RUN(the_fallback_covers_every_n);
     RUN(loop_limits_and_names);
+    RUN(shifted_families_are_their_bases);
     T_END();
 }
