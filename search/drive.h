@@ -13,7 +13,9 @@
  * The strategy `warm` starts each problem from hints: the points ranked by
  * the results known at other shapes (opts->hist: stored results of the
  * device model, and those this run has measured), nearest shapes weighing
- * most; with none known it is a cold campaign, each problem starting from
+ * most, and from stored results a point that is the best at the problem's
+ * shape in other dtype combinations (two results or more) second; with
+ * none known it is a cold campaign, each problem starting from
  * those tuned before it in the run.  Once every problem has its pick, a
  * cross pass tries at each problem the nearest other problems' picks not
  * measured there (one per problem in a cold campaign, out of its budget;

@@ -38,15 +38,29 @@ has table_names_a_shape "$T/out" "M=65536 N=16384 x=f32,w=f32,dw=f32"
 
 # warm from the other shapes of the model: 6 per shape is 14.4% of the
 # default backward sweep (every problem of it is stored whole: swept
-# exhaustively on H200s), and picks within 2% of the stored best at 95% of
-# the shapes or more
+# exhaustively on H200s), and picks within 2% of the stored best at 97% of
+# the shapes or more, none worse than 1.03x (100% and 1.01x here; 99.2%
+# and 1.02x before the best of the other dtype combinations at the same
+# shape went second among the hints)
 expect warm_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 6 --stored neighbours
-summary warm_neighbours_within_2pct '$1 == 14.4 && $2 >= 95 && $3 <= 1.10'
+summary warm_neighbours_within_2pct '$1 == 14.4 && $2 >= 97 && $3 <= 1.03'
+# the backward from its neighbours at 4 per shape, 5 seeds: at most 10% of
+# the sweep, 97% of the shapes within 2%, no pick worse than 1.03x, the
+# goal (9.6%, 98.3% and 1.03x here; 97.5% and 1.04x before the best of
+# the other dtype combinations at the same shape went second: at 4096 x
+# 1024 bf16 warp with 256 threads a block wins in every combination with
+# 16-bit x, and the hints from bf16's other M ranked it 14th)
+expect bwd_neighbours4_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 4 --stored neighbours --seeds 5
+summary bwd_neighbours4_goal '$1 <= 10 && $2 >= 97 && $3 <= 1.03'
+grep -q '^M=4096 N=1024 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *100%  *[0-9.]*x$' "$T/out" &&
+    ok bwd_neighbours4_agreed_best ||
+    bad bwd_neighbours4_agreed_best "$(grep '^M=4096 N=1024 x=bf16,w=bf16,' "$T/out")"
 # the forward from its neighbours at 5 per shape: under 10% of the sweep,
-# and 96% of the shapes within 2% or more (the hints follow each point's
-# trend over the nearby shapes: by its mean ratio alone, 94.7%)
+# 97% of the shapes within 2% or more and none worse than 1.03x (98.4% and
+# 1.03x here; the hints follow each point's trend over the nearby shapes:
+# by its mean ratio alone, 94.7%)
 expect fwd_neighbours_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --budget 5 --stored neighbours
-summary fwd_neighbours_trend '$1 <= 10 && $2 >= 96'
+summary fwd_neighbours_trend '$1 <= 10 && $2 >= 97 && $3 <= 1.03'
 # a problem the database does not hold whole (N = 1032: never swept) is not
 # scored, and replay says so; its row has dashes
 sed 's/^local shapes = normtune.grid({64, 128, 256}/local shapes = normtune.grid({64, 128, 256, 1032}/' \
@@ -83,7 +97,8 @@ notmin=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ {
     bad cold_anchors_smallest_m_in_bf16 "$anchors anchors for $nN hidden sizes, $others outside bf16, $notmin not at the smallest M"
 # the forward's cold campaign at its budget (8): within 15% of the sweep,
 # 96% of the shapes within 2%, the worst 1.08x (15.0%, 96.1% and 1.08x
-# here; the goal of 1.05x is not met: docs/lua-api.md)
+# here; the goal of 1.05x is not met: docs/lua-api.md says what limits it
+# and what was tried)
 expect fwd_cold_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --stored none --seeds 5
 summary fwd_cold_within_budget '$1 <= 15 && $2 >= 96 && $3 <= 1.08'
 
