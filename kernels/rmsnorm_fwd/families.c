@@ -42,6 +42,11 @@
  *                      third, rows with shifted rows (w then loaded per
  *                      row, late), lost to rows at every shape and was
  *                      dropped.
+ * rmsnorm_fwd.tma      persistent blocks (k per SM) walk the rows; thread 0
+ *                      brings each block's next `stages` rows into shared
+ *                      memory with bulk copies (cp.async.bulk, sm_90+),
+ *                      the threads read their chunks from there into
+ *                      registers; w held in registers for the walk.
  * rmsnorm_fwd.loop     one row per block, walked in tiles of block*chunks
  *                      chunks, twice (the sum of squares, then y, x read
  *                      again mostly from L2): any N up to NT_MAX_N with
@@ -93,6 +98,7 @@ static const char *const awarp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh"
                                             "rmsnorm_fwd/awarp.cuh", NULL};
 static const char *const arow_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh",
                                            "rmsnorm_fwd/arow.cuh", NULL};
+static const char *const tma_sources[] = {FWD_SOURCES, "rmsnorm_fwd/tma.cuh", NULL};
 
 /* the shifted families, the grown families of the others (below) */
 extern const nt_family nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow;
@@ -546,6 +552,61 @@ const nt_family nt_rmsnorm_fwd_persist = {
     "rmsnorm_fwd.persist", &nt_op_rmsnorm_fwd,
     "persistent blocks walk the rows, w in registers, cp.async pipeline of the next rows",
     4, persist_params, persist_check, persist_plan, persist_sources, NULL,
+};
+
+/* ---- tma -------------------------------------------------------------- */
+
+/* Dynamic shared memory of tma: `stages` rows of block*chunks 16-byte
+ * slots (the mbarriers and the reduction are static). */
+static int64_t tma_smem(int64_t B, int64_t C, int64_t S) { return S * C * B * 16; }
+
+static const nt_param_def tma_params[] = {
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row at a time), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"stages", NT_PARAM_INT, NULL, 1, 4, "rows of a block in shared memory: the current one and "
+     "stages - 1 in flight"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM (grid = k x SMs, at most M), 0 = as many as fit"},
+};
+#define TMA_STATIC_SMEM (RED_SMEM + 8 * 4)   /* the reduction and up to 4 mbarriers */
+
+static int tma_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                     char *err, size_t errlen) {
+    int ok = 1;
+    int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
+    int64_t S = nt_params_int(p, "stages", &ok), K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("tma", B, C, K, ok, err, errlen)) return -1;
+    if (S < 1 || S > 4) {
+        snprintf(err, errlen, "tma needs stages in [1, 4]");
+        return -1;
+    }
+    if (dev && dev->cc_major < 9) {
+        snprintf(err, errlen, "tma needs bulk copies (compute capability 9.0 or newer), the "
+                 "device has %d.%d", dev->cc_major, dev->cc_minor);
+        return -1;
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
+        !fits_regs(&d, B, C, K, err, errlen))
+        return -1;
+    return check_dev(dev, B, K, tma_smem(B, C, S) + TMA_STATIC_SMEM, err, errlen);
+}
+
+static int tma_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
+                    char *err, size_t errlen) {
+    if (tma_check(p, pr, dev, err, errlen)) return -1;
+    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
+    int64_t S = nt_params_int(p, "stages", NULL), K = nt_params_int(p, "k", NULL);
+    /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most M */
+    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_tma", pr, p, tma_params, 4);
+    l->smem = (unsigned)tma_smem(B, C, S);
+    l->blocks_per_sm = (int)K;
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_tma = {
+    "rmsnorm_fwd.tma", &nt_op_rmsnorm_fwd,
+    "persistent rows brought into shared memory by bulk copies, stages rows ahead (sm_90+)",
+    4, tma_params, tma_check, tma_plan, tma_sources, NULL,
 };
 
 /* ---- cluster ---------------------------------------------------------- */

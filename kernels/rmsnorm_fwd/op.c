@@ -26,6 +26,7 @@ extern const nt_family nt_rmsnorm_fwd_cluster;
 extern const nt_family nt_rmsnorm_fwd_loop;
 extern const nt_family nt_rmsnorm_fwd_awarp;
 extern const nt_family nt_rmsnorm_fwd_arow;
+extern const nt_family nt_rmsnorm_fwd_tma;
 
 static const nt_slot_def fwd_slots[NT_FWD_NSLOTS] = {
     [NT_FWD_SX] = {"x", ANY, NT_BF16, "dtype of x and y"},
@@ -52,6 +53,7 @@ static const nt_family *const fwd_families[] = {
     &nt_rmsnorm_fwd_loop,
     &nt_rmsnorm_fwd_awarp,
     &nt_rmsnorm_fwd_arow,
+    &nt_rmsnorm_fwd_tma,
     NULL,
 };
 

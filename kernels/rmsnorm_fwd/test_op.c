@@ -22,7 +22,7 @@
 extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
     nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster,
-    nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow;
+    nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow, nt_rmsnorm_fwd_tma;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -90,7 +90,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 10, "%d families", nf);
+    CHECK(nf == 11, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -514,6 +514,38 @@ TEST(shifted_families_are_their_bases) {
     }
 }
 
+/* tma: sm_90 and newer; a persistent grid (0: the launcher sizes it) of k
+ * blocks per SM; shared memory of `stages` rows of block x chunks slots,
+ * refused when it does not fit the device; its own kernel name. */
+TEST(tma_plan_and_limits) {
+    nt_problem pr;
+    nt_params p;
+    nt_plan pl;
+    char err[256] = "";
+    problem(&pr, NT_BF16, NT_F32, 4096, 16384);
+    CHECK(nt_params_parse("block=512,chunks=4,stages=3,k=1", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_tma.plan(&p, &pr, &h200, &pl, err, sizeof err) == 0 && pl.nlaunch == 1 &&
+              pl.l[0].grid == 0 && pl.l[0].blocks_per_sm == 1 && pl.l[0].block == 512 &&
+              pl.l[0].smem == 3u * 4 * 512 * 16 && pl.l[0].pdl &&
+              !strcmp(pl.l[0].name, "nt_fwd_tma<nt_bf16, float, 512, 4, 3, 1>"),
+          "%s grid %u smem %u: %s", pl.l[0].name, pl.l[0].grid, pl.l[0].smem, err);
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_tma.check(&p, &pr, &a100, err, sizeof err) == -1 &&
+              strstr(err, "compute capability 9.0"), "sm_80: '%s'", err);
+    /* 4 rows of 32768 bf16 (64 KB each) do not fit, 3 do; stages 5 is out of range */
+    CHECK(nt_params_parse("block=1024,chunks=4,stages=4,k=0", &p) == 0, "params");
+    problem(&pr, NT_BF16, NT_BF16, 4096, 32768);
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_tma.check(&p, &pr, &h200, err, sizeof err) == -1 &&
+              strstr(err, "shared memory"), "4 x 64 KB: '%s'", err);
+    CHECK(nt_params_parse("block=1024,chunks=4,stages=3,k=0", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_tma.check(&p, &pr, &h200, err, sizeof err) == 0, "3 x 64 KB: %s", err);
+    CHECK(nt_params_parse("block=1024,chunks=4,stages=5,k=0", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_tma.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "stages in [1, 4]"), "stages 5: '%s'", err);
+}
+
 int main(void) {
     RUN(table_is_consistent);
     RUN(check_accepts_the_right_dtypes);
@@ -525,5 +557,6 @@ int main(void) {
     RUN(the_fallback_covers_every_n);
     RUN(loop_limits_and_names);
     RUN(shifted_families_are_their_bases);
+    RUN(tma_plan_and_limits);
     T_END();
 }
