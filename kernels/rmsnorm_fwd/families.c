@@ -47,6 +47,9 @@
  *                      memory with bulk copies (cp.async.bulk, sm_90+),
  *                      the threads read their chunks from there into
  *                      registers; w held in registers for the walk.
+ *                      Not in the default sweep: on an H200 its best was
+ *                      1.5-8% slower than stage's at N = 4096 .. 32768
+ *                      (data/tma-h200/).
  * rmsnorm_fwd.loop     one row per block, walked in tiles of block*chunks
  *                      chunks, twice (the sum of squares, then y, x read
  *                      again mostly from L2): any N up to NT_MAX_N with
