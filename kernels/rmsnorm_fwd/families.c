@@ -517,38 +517,83 @@ const nt_family nt_rmsnorm_fwd_stage = {
     4, stage_params, stage_check, stage_plan, stage_sources, NULL,
 };
 
-/* ---- persist ---------------------------------------------------------- */
+/* ---- persist and tma --------------------------------------------------- */
 
-/* Dynamic shared memory of the pipeline: stages x C*B 16-byte slots. */
-static int64_t persist_smem(int64_t B, int64_t C, int64_t S) { return S > 1 ? S * C * B * 16 : 0; }
+/* Persistent blocks (k per SM, 0 = as many as fit) that walk the rows with
+ * `stages` rows of block*chunks 16-byte slots in shared memory: persist
+ * (its cp.async pipeline; stages 1: none, loads into registers) and tma
+ * (bulk copies; sm_90 and newer).  Their rules differ in what this says. */
+typedef struct walk_as {
+    const char *fam, *kernel;
+    const nt_param_def *params;
+    int64_t max_stages;
+    int one_stage_smem;       /* stages 1 keeps a row in shared memory (tma) */
+    int64_t static_smem;      /* static shared memory of the kernel */
+    int cc_major;             /* the compute capability it needs, 0: any */
+    const char *why_cc;
+} walk_as;
 
-static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                         char *err, size_t errlen) {
+static const nt_param_def persist_params_tma[] = {
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row at a time), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"stages", NT_PARAM_INT, NULL, 1, 4, "rows of a block in shared memory: the current one and "
+     "stages - 1 in flight"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM (grid = k x SMs, at most M), 0 = as many as fit"},
+};
+
+static const walk_as persist_as = {"persist", "nt_fwd_persist", persist_params, 8, 0, RED_SMEM, 0,
+                                   NULL};
+static const walk_as tma_as = {"tma", "nt_fwd_tma", persist_params_tma, 4, 1,
+                               RED_SMEM + 8 * 4 /* and up to 4 mbarriers */, 9, "bulk copies"};
+
+/* Dynamic shared memory: stages x C*B 16-byte slots (persist: none at
+ * stages 1). */
+static int64_t walk_smem(const walk_as *w, int64_t B, int64_t C, int64_t S) {
+    return S > 1 || w->one_stage_smem ? S * C * B * 16 : 0;
+}
+
+static int walk_check(const walk_as *w, const nt_params *p, const nt_problem *pr,
+                      const nt_devinfo *dev, char *err, size_t errlen) {
     int ok = 1;
     int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
     int64_t S = nt_params_int(p, "stages", &ok), K = nt_params_int(p, "k", &ok);
     fwd_dt d;
-    if (check_bck("persist", B, C, K, ok, err, errlen)) return -1;
-    if (S < 1 || S > 8) {
-        snprintf(err, errlen, "persist needs stages in [1, 8]");
+    if (check_bck(w->fam, B, C, K, ok, err, errlen)) return -1;
+    if (S < 1 || S > w->max_stages) {
+        snprintf(err, errlen, "%s needs stages in [1, %lld]", w->fam, (long long)w->max_stages);
+        return -1;
+    }
+    if (dev && dev->cc_major < w->cc_major) {
+        snprintf(err, errlen, "%s needs %s (compute capability %d.0 or newer), the device has "
+                 "%d.%d", w->fam, w->why_cc, w->cc_major, dev->cc_major, dev->cc_minor);
         return -1;
     }
     if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
         !fits_regs(&d, B, C, K, err, errlen))
         return -1;
-    return check_dev(dev, B, K, persist_smem(B, C, S) + RED_SMEM, err, errlen);
+    return check_dev(dev, B, K, walk_smem(w, B, C, S) + w->static_smem, err, errlen);
+}
+
+static int walk_plan(const walk_as *w, const nt_params *p, const nt_problem *pr,
+                     const nt_devinfo *dev, nt_plan *pl, char *err, size_t errlen) {
+    if (walk_check(w, p, pr, dev, err, errlen)) return -1;
+    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
+    int64_t S = nt_params_int(p, "stages", NULL), K = nt_params_int(p, "k", NULL);
+    /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most M */
+    nt_launch *l = fwd_launch(pl, 0, w->kernel, pr, p, w->params, 4);
+    l->smem = (unsigned)walk_smem(w, B, C, S);
+    l->blocks_per_sm = (int)K;
+    return 0;
+}
+
+static int persist_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                         char *err, size_t errlen) {
+    return walk_check(&persist_as, p, pr, dev, err, errlen);
 }
 
 static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                         nt_plan *pl, char *err, size_t errlen) {
-    if (persist_check(p, pr, dev, err, errlen)) return -1;
-    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
-    int64_t S = nt_params_int(p, "stages", NULL), K = nt_params_int(p, "k", NULL);
-    /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most M */
-    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_persist", pr, p, persist_params, 4);
-    l->smem = (unsigned)persist_smem(B, C, S);
-    l->blocks_per_sm = (int)K;
-    return 0;
+    return walk_plan(&persist_as, p, pr, dev, pl, err, errlen);
 }
 
 const nt_family nt_rmsnorm_fwd_persist = {
@@ -557,59 +602,20 @@ const nt_family nt_rmsnorm_fwd_persist = {
     4, persist_params, persist_check, persist_plan, persist_sources, NULL,
 };
 
-/* ---- tma -------------------------------------------------------------- */
-
-/* Dynamic shared memory of tma: `stages` rows of block*chunks 16-byte
- * slots (the mbarriers and the reduction are static). */
-static int64_t tma_smem(int64_t B, int64_t C, int64_t S) { return S * C * B * 16; }
-
-static const nt_param_def tma_params[] = {
-    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row at a time), a multiple of 32"},
-    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
-    {"stages", NT_PARAM_INT, NULL, 1, 4, "rows of a block in shared memory: the current one and "
-     "stages - 1 in flight"},
-    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM (grid = k x SMs, at most M), 0 = as many as fit"},
-};
-#define TMA_STATIC_SMEM (RED_SMEM + 8 * 4)   /* the reduction and up to 4 mbarriers */
-
 static int tma_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
                      char *err, size_t errlen) {
-    int ok = 1;
-    int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
-    int64_t S = nt_params_int(p, "stages", &ok), K = nt_params_int(p, "k", &ok);
-    fwd_dt d;
-    if (check_bck("tma", B, C, K, ok, err, errlen)) return -1;
-    if (S < 1 || S > 4) {
-        snprintf(err, errlen, "tma needs stages in [1, 4]");
-        return -1;
-    }
-    if (dev && dev->cc_major < 9) {
-        snprintf(err, errlen, "tma needs bulk copies (compute capability 9.0 or newer), the "
-                 "device has %d.%d", dev->cc_major, dev->cc_minor);
-        return -1;
-    }
-    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
-        !fits_regs(&d, B, C, K, err, errlen))
-        return -1;
-    return check_dev(dev, B, K, tma_smem(B, C, S) + TMA_STATIC_SMEM, err, errlen);
+    return walk_check(&tma_as, p, pr, dev, err, errlen);
 }
 
 static int tma_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev, nt_plan *pl,
                     char *err, size_t errlen) {
-    if (tma_check(p, pr, dev, err, errlen)) return -1;
-    int64_t B = nt_params_int(p, "block", NULL), C = nt_params_int(p, "chunks", NULL);
-    int64_t S = nt_params_int(p, "stages", NULL), K = nt_params_int(p, "k", NULL);
-    /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most M */
-    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_tma", pr, p, tma_params, 4);
-    l->smem = (unsigned)tma_smem(B, C, S);
-    l->blocks_per_sm = (int)K;
-    return 0;
+    return walk_plan(&tma_as, p, pr, dev, pl, err, errlen);
 }
 
 const nt_family nt_rmsnorm_fwd_tma = {
     "rmsnorm_fwd.tma", &nt_op_rmsnorm_fwd,
     "persistent rows brought into shared memory by bulk copies, stages rows ahead (sm_90+)",
-    4, tma_params, tma_check, tma_plan, tma_sources, NULL,
+    4, persist_params_tma, tma_check, tma_plan, tma_sources, NULL,
 };
 
 /* ---- cluster ---------------------------------------------------------- */
