@@ -24,6 +24,7 @@ extern const nt_family nt_rmsnorm_bwd_cluster;
 extern const nt_family nt_rmsnorm_bwd_loop;
 extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
+extern const nt_family nt_rmsnorm_bwd_cols;
 
 #define ALL_DTYPES ((1u << NT_BF16) | (1u << NT_F16) | (1u << NT_F32))
 
@@ -82,6 +83,7 @@ static const nt_family *const families[] = {
     &nt_rmsnorm_bwd_cstage,
     &nt_rmsnorm_bwd_aligned,
     &nt_rmsnorm_bwd_pcluster,
+    &nt_rmsnorm_bwd_cols,
     NULL,
 };
 

@@ -46,6 +46,7 @@ extern const nt_family nt_rmsnorm_bwd_loop;
 extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
 extern const nt_family nt_rmsnorm_bwd_aligned;
+extern const nt_family nt_rmsnorm_bwd_cols;
 extern const nt_family nt_rmsnorm_bwd_pcluster;
 
 #define OP (&nt_op_rmsnorm_bwd)
@@ -1097,6 +1098,42 @@ TEST(pcluster_plan_limits_and_smem) {
               strstr(err, "compute capability 9.0"), "sm_80: %s", err);
 }
 
+/* cols: the statistics kernel (one row a block, 128 or 256 threads by N)
+ * then the column tiles (a block per cc column chunks, every row), dw
+ * written by the tiles: no partial rows (nparts 0, workspace two floats a
+ * row), shared memory for the row groups' sums; block, cc and k limits. */
+TEST(cols_plan_and_limits) {
+    const nt_family *f = &nt_rmsnorm_bwd_cols;
+    char err[256] = "";
+    nt_plan pl;
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 256, 8192);    /* 1024 chunks a row */
+    nt_params q = params("block=256,cc=8,rows=2,k=2");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == 2 && !strcmp(pl.l[0].name, "nt_bwd_stats<nt_bf16, nt_bf16, float, 256>") &&
+              pl.l[0].grid == 256 && pl.l[0].block == 256 && pl.l[0].pdl &&
+              !strcmp(pl.l[1].name, "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 2, 2>") &&
+              pl.l[1].grid == 128 && pl.l[1].block == 256 && pl.l[1].smem == 256 * 8 * 4 &&
+              pl.l[1].pdl && pl.nparts == 0 && pl.workspace == 2048,
+          "%s grid %u / %s grid %u smem %u ws %zu", pl.l[0].name, pl.l[0].grid, pl.l[1].name,
+          pl.l[1].grid, pl.l[1].smem, pl.workspace);
+    /* short rows: 128 threads of statistics; fp32 x: 4 elements a chunk */
+    p = problem(NT_F32, NT_F32, NT_F32, 1000, 1032);               /* 258 chunks */
+    q = params("block=64,cc=64,rows=1,k=0");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0 &&
+              !strcmp(pl.l[0].name, "nt_bwd_stats<float, float, float, 128>") &&
+              pl.l[1].grid == 5 && pl.l[1].smem == 64 * 4 * 4 && pl.workspace == 8192,
+          "%s grid %u smem %u ws %zu: %s", pl.l[0].name, pl.l[1].grid, pl.l[1].smem,
+          pl.workspace, err);
+    const char *bad[] = {"block=256,cc=3,rows=1,k=0", "block=100,cc=4,rows=1,k=0",
+                         "block=256,cc=128,rows=1,k=0", "block=256,cc=8,rows=1,k=33",
+                         "block=256,cc=8,rows=9,k=0"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(accepts(f, bad[i], &p, &h200, err, sizeof err) == -1 && strstr(err, "cols needs"),
+              "%s: %s", bad[i], err);
+    CHECK(accepts(f, "block=1024,cc=8,rows=1,k=4", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "do not fit"), "4 x 1024 threads: %s", err);
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -1118,5 +1155,6 @@ int main(void) {
     RUN(cstage_plan_limits_and_smem);
     RUN(aligned_is_persistent_shifted);
     RUN(pcluster_plan_limits_and_smem);
+    RUN(cols_plan_and_limits);
     T_END();
 }
