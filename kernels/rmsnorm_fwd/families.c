@@ -533,7 +533,7 @@ typedef struct walk_as {
     const char *why_cc;
 } walk_as;
 
-static const nt_param_def persist_params_tma[] = {
+static const nt_param_def tma_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row at a time), a multiple of 32"},
     {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
     {"stages", NT_PARAM_INT, NULL, 1, 4, "rows of a block in shared memory: the current one and "
@@ -543,7 +543,7 @@ static const nt_param_def persist_params_tma[] = {
 
 static const walk_as persist_as = {"persist", "nt_fwd_persist", persist_params, 8, 0, RED_SMEM, 0,
                                    NULL};
-static const walk_as tma_as = {"tma", "nt_fwd_tma", persist_params_tma, 4, 1,
+static const walk_as tma_as = {"tma", "nt_fwd_tma", tma_params, 4, 1,
                                RED_SMEM + 8 * 4 /* and up to 4 mbarriers */, 9, "bulk copies"};
 
 /* Dynamic shared memory: stages x C*B 16-byte slots (persist: none at
@@ -615,7 +615,7 @@ static int tma_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *
 const nt_family nt_rmsnorm_fwd_tma = {
     "rmsnorm_fwd.tma", &nt_op_rmsnorm_fwd,
     "persistent rows brought into shared memory by bulk copies, stages rows ahead (sm_90+)",
-    4, persist_params_tma, tma_check, tma_plan, tma_sources, NULL,
+    4, tma_params, tma_check, tma_plan, tma_sources, NULL,
 };
 
 /* ---- cluster ---------------------------------------------------------- */
