@@ -1,4 +1,4 @@
--- schema.sql -- the normtune results database, schema version 5.
+-- schema.sql -- the normtune results database, schema version 6.
 --
 -- Embedded into the binary at build time (store_schema_texts[0]) and run
 -- by db/store.c, inside one transaction, on a new or empty file.  A later
@@ -11,7 +11,7 @@
 -- microseconds; bandwidths GB/s (1e9 bytes per second).
 
 PRAGMA application_id = 1314145346;   -- 0x4e544442, "NTDB": a normtune file
-PRAGMA user_version = 5;              -- STORE_SCHEMA_VERSION
+PRAGMA user_version = 6;              -- STORE_SCHEMA_VERSION
 
 -- A GPU.  Identified by its uuid; a device without one (uuid NULL) by name.
 CREATE TABLE device (
@@ -121,11 +121,35 @@ CREATE TABLE error (
     PRIMARY KEY (result_id, tensor)
 ) WITHOUT ROWID;
 
+-- Re-measures (schema 6): a search's closest few results at a problem,
+-- measured again on one GPU in alternation (rounds of samples, each
+-- result in turn), so that what drifts while a sweep runs (clocks, heat)
+-- touches them alike.  One re-measure is the rows of one `grp`; a row's
+-- `rank_us` is the re-measure's fastest stored median times the result's
+-- interleaved median over the fastest interleaved one: the results keep
+-- the best median among them and take the re-measure's order.  `best`
+-- ranks a result by the rank_us of its newest row, else by its median.  A
+-- result stored again (the same key) drops its rows.
+CREATE TABLE rematch (
+    id        INTEGER PRIMARY KEY,
+    grp       INTEGER NOT NULL,              -- the re-measure (its first row's id)
+    sweep_id  INTEGER NOT NULL REFERENCES sweep(id),
+    device_id INTEGER NOT NULL REFERENCES device(id), -- the GPU that re-measured
+    result_id INTEGER NOT NULL REFERENCES result(id) ON DELETE CASCADE,
+    median_us REAL    NOT NULL,              -- median of its interleaved samples
+    n_samples INTEGER NOT NULL,
+    rank_us   REAL    NOT NULL,              -- what `best` ranks it by
+    created   TEXT    NOT NULL
+);
+CREATE INDEX rematch_result ON rematch (result_id);
+
 -- The fastest eligible result per (device, problem): status ok, and every
 -- output within the tolerance its dtype asks for (an fp32 dw computed
--- through bf16 partials is not eligible).  Ties go to the smaller (family,
--- params, src_hash), so the choice depends on content only.  The migration
--- to schema 5 (db/store.c) re-creates the view from this text.
+-- through bf16 partials is not eligible), ranked by its newest re-measure's
+-- rank_us where it has one, else by its median.  Ties go to the smaller
+-- (family, params, src_hash), so the choice depends on content only.  The
+-- migrations to schemas 5 and 6 (db/store.c) re-create the view from this
+-- text.
 CREATE VIEW best AS
 SELECT device_id, device, op, dtype, M, N, family, params, src_hash,
        median_us, gbps, pct_copy, traffic_gbps, result_id, sweep_id, created
@@ -134,8 +158,11 @@ FROM (
            v.family, v.params, v.src_hash, r.median_us, r.gbps, r.pct_copy, r.traffic_gbps,
            r.id AS result_id, r.sweep_id, r.created,
            row_number() OVER (PARTITION BY r.device_id, r.shape_id
-                              ORDER BY r.median_us, v.family, v.params,
-                                       v.src_hash, r.id) AS rank
+                              ORDER BY coalesce((SELECT m.rank_us FROM rematch m
+                                                 WHERE m.result_id = r.id
+                                                 ORDER BY m.id DESC LIMIT 1),
+                                                r.median_us),
+                                       v.family, v.params, v.src_hash, r.id) AS rank
     FROM result r
     JOIN variant v ON v.id = r.variant_id
     JOIN shape s ON s.id = r.shape_id

@@ -39,6 +39,7 @@
  * resolved once into a temporary table that every query reads as
  * `device_id IN temp.nt_gpus`. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -89,6 +90,15 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "UPDATE error SET required = (SELECT nt_required(s.op, s.dtype, error.tensor) "
     "FROM result r JOIN shape s ON s.id = r.shape_id WHERE r.id = error.result_id);"
     "DROP VIEW best;",        /* ... and the view of schema.sql (view_sql) */
+    /* 5 -> 6: re-measures (table rematch); `best` ranks by them */
+    "CREATE TABLE rematch (id INTEGER PRIMARY KEY, grp INTEGER NOT NULL, "
+    "sweep_id INTEGER NOT NULL REFERENCES sweep(id), "
+    "device_id INTEGER NOT NULL REFERENCES device(id), "
+    "result_id INTEGER NOT NULL REFERENCES result(id) ON DELETE CASCADE, "
+    "median_us REAL NOT NULL, n_samples INTEGER NOT NULL, rank_us REAL NOT NULL, "
+    "created TEXT NOT NULL);"
+    "CREATE INDEX rematch_result ON rematch (result_id);"
+    "DROP VIEW best;",
 };
 
 /* Every statement of the store, prepared lazily and cached per store. */
@@ -102,6 +112,7 @@ enum {
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
     Q_BEST, Q_BEST_ALL, Q_BEST_SWEEPS, Q_BEST_SWEEPS_ALL, Q_LAST_CREATED, Q_FAM_CURRENT,
     Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
+    Q_RM_INS, Q_RM_GRP, Q_RM_GRPS, Q_RM_ROWS,
     Q_COUNT
 };
 
@@ -268,6 +279,14 @@ static const char *const q_sql[Q_COUNT] = {
                      "WHERE r.sweep_id = s.id), (SELECT count(*) FROM result r "
                      "WHERE r.sweep_id = s.id AND r.status = 'ok') FROM sweep s "
                      "JOIN device d ON d.id = s.device_id ORDER BY s.started, s.id",
+    [Q_RM_INS] = "INSERT INTO rematch(grp, sweep_id, device_id, result_id, median_us, "
+                 "n_samples, rank_us, created) VALUES (coalesce(:grp, 0), :sweep, :dev, "
+                 ":res, :median, :n, :rank, :now)",
+    [Q_RM_GRP] = "UPDATE rematch SET grp = id WHERE id = :id",
+    /* the re-measures by a GPU that hold a result, newest first */
+    [Q_RM_GRPS] = "SELECT DISTINCT grp FROM rematch WHERE result_id = :res AND "
+                  "device_id = :dev ORDER BY grp DESC",
+    [Q_RM_ROWS] = "SELECT result_id, median_us FROM rematch WHERE grp = :grp",
 };
 
 struct store {
@@ -826,7 +845,7 @@ static int view_sql(const char *name, char *buf, size_t len) {
 }
 
 /* Views each migration step re-creates from schema.sql after its SQL. */
-static const char *const migration_views[STORE_SCHEMA_VERSION] = {[4] = "best"};
+static const char *const migration_views[STORE_SCHEMA_VERSION] = {[4] = "best", [5] = "best"};
 
 /* Step 3 -> 4, after its SQL: every column err_<tensor> of table result (a
  * schema 3 file kept one per output) becomes rows (result, <tensor>, value)
@@ -1427,7 +1446,8 @@ static const char merge_setup[] =
     "CREATE TEMP TABLE map_var(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);"
     "CREATE TEMP TABLE map_shape(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);"
     "CREATE TEMP TABLE new_res(src INTEGER PRIMARY KEY);"
-    "CREATE TEMP TABLE map_res(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);";
+    "CREATE TEMP TABLE map_res(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);"
+    "CREATE TEMP TABLE map_grp(src INTEGER PRIMARY KEY, dst INTEGER NOT NULL);";
 
 /* Copy the database attached as "src" into main, in one transaction run by
  * the caller.  Devices match by uuid (by name when they have none), sweeps
@@ -1498,7 +1518,19 @@ static const char merge_copy[] =
     " FROM src.sample x JOIN temp.map_res mr ON mr.src = x.result_id;"
     "INSERT INTO main.error(result_id, tensor, value, tolerance, required) SELECT mr.dst,"
     " x.tensor, x.value, x.tolerance, x.required"
-    " FROM src.error x JOIN temp.map_res mr ON mr.src = x.result_id;";
+    " FROM src.error x JOIN temp.map_res mr ON mr.src = x.result_id;"
+    /* the re-measures of the inserted results (a re-measure keeps the rows
+     * of its results that were inserted), each named again by its first
+     * row: its grp negated while it is copied */
+    "INSERT INTO main.rematch(grp, sweep_id, device_id, result_id, median_us, n_samples,"
+    " rank_us, created) SELECT -x.grp, w.dst, d.dst, mr.dst, x.median_us, x.n_samples,"
+    " x.rank_us, x.created FROM src.rematch x JOIN temp.map_res mr ON mr.src = x.result_id"
+    " JOIN temp.map_sweep w ON w.src = x.sweep_id JOIN temp.map_dev d ON d.src = x.device_id"
+    " ORDER BY x.id;"
+    "DELETE FROM temp.map_grp;"
+    "INSERT INTO temp.map_grp SELECT grp, min(id) FROM main.rematch WHERE grp < 0 GROUP BY grp;"
+    "UPDATE main.rematch SET grp = (SELECT m.dst FROM temp.map_grp m WHERE"
+    " m.src = main.rematch.grp) WHERE grp < 0;";
 
 /* Results of src whose key main already had (run after merge_copy, in its
  * transaction): how many, and how many of them hold the same measurement
@@ -1843,6 +1875,137 @@ int store_newest_gpu(store *db, char *buf, size_t len, char *err, size_t errlen)
     if (rc != SQLITE_ROW) {
         dberr(db, err, errlen, "finding the newest sweep");
         return STORE_ERR;
+    }
+    return STORE_OK;
+}
+
+/* ---- re-measures -------------------------------------------------------- */
+
+/* The id and median of the ok result stored under k on a GPU of its
+ * device's model (the device's own first, as store_lookup): 0 with *id,
+ * or -1 with a message naming the key when there is none. */
+static int result_of(store *db, const store_key *k, int64_t *id, double *median, char *err,
+                     size_t errlen) {
+    sqlite3_stmt *st;
+    int rc, ok = 0;
+    if (key_ok(k, err, errlen) || use_model_of(db, k->device, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, Q_LOOKUP, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":dev", k->device) | bind_variant(st, k) | bind_shape(st, k) |
+        bind_timing(st, &k->timing)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the lookup");
+    }
+    if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *status = sqlite3_column_text(st, 1);
+        *id = sqlite3_column_int64(st, 0);
+        *median = sqlite3_column_double(st, 3);
+        ok = status && !strcmp((const char *)status, "ok") && *median > 0;
+    }
+    stmt_done(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dberr(db, err, errlen, "looking up a result");
+    if (!ok)
+        return seterr(err, errlen, "re-measure: no ok result of %s %s at %s M=%lld N=%lld is "
+                      "stored", k->family, k->params, k->dtype, (long long)k->shape.M,
+                      (long long)k->shape.N);
+    return STORE_OK;
+}
+
+int store_rematch_put(store *db, int64_t sweep, int n, const store_key *ks, const double *us,
+                      const int *ns, char *err, size_t errlen) {
+    int64_t id[STORE_REMATCH_MAX], grp = 0;
+    double med[STORE_REMATCH_MAX], lo_med = INFINITY, lo_us = INFINITY;
+    char now[32];
+    sqlite3_stmt *st;
+    if (n < 2 || n > STORE_REMATCH_MAX)
+        return seterr(err, errlen, "store_rematch_put: %d results (2..%d)", n, STORE_REMATCH_MAX);
+    for (int i = 0; i < n; i++) {
+        if (!(us[i] > 0) || !isfinite(us[i]) || ns[i] < 1)
+            return seterr(err, errlen, "store_rematch_put: result %d: median %g us of %d "
+                          "samples", i, us[i], ns[i]);
+        if (ks[i].device != ks[0].device)
+            return seterr(err, errlen, "store_rematch_put: the results of one device only");
+        if (result_of(db, &ks[i], &id[i], &med[i], err, errlen)) return STORE_ERR;
+        for (int j = 0; j < i; j++)
+            if (id[j] == id[i])
+                return seterr(err, errlen, "store_rematch_put: result %lld twice", (long long)id[i]);
+        if (med[i] < lo_med) lo_med = med[i];
+        if (us[i] < lo_us) lo_us = us[i];
+    }
+    utc_now(now, sizeof now);
+    if (tx(db, Q_BEGIN, err, errlen)) return STORE_ERR;
+    for (int i = 0; i < n; i++) {
+        if (!(st = stmt(db, Q_RM_INS, err, errlen))) goto fail;
+        if ((grp ? bind_i(st, ":grp", grp) : bind_null(st, ":grp")) | bind_i(st, ":sweep", sweep) |
+            bind_i(st, ":dev", ks[0].device) | bind_i(st, ":res", id[i]) |
+            bind_d(st, ":median", us[i]) | bind_i(st, ":n", ns[i]) |
+            bind_d(st, ":rank", lo_med * (us[i] / lo_us)) | bind_t(st, ":now", now)) {
+            stmt_done(st);
+            dberr(db, err, errlen, "binding a re-measure");
+            goto fail;
+        }
+        if (step_done(db, st, "storing a re-measure", err, errlen)) goto fail;
+        if (!grp) {             /* the first row's id names the re-measure */
+            grp = sqlite3_last_insert_rowid(db->db);
+            if (!(st = stmt(db, Q_RM_GRP, err, errlen))) goto fail;
+            if (bind_i(st, ":id", grp)) {
+                stmt_done(st);
+                dberr(db, err, errlen, "binding a re-measure");
+                goto fail;
+            }
+            if (step_done(db, st, "storing a re-measure", err, errlen)) goto fail;
+        }
+    }
+    return tx(db, Q_COMMIT, err, errlen) ? (tx(db, Q_ROLLBACK, NULL, 0), STORE_ERR) : STORE_OK;
+fail:
+    tx(db, Q_ROLLBACK, NULL, 0);
+    return STORE_ERR;
+}
+
+int store_rematch_get(store *db, int n, const store_key *ks, int *found, double *us, char *err,
+                      size_t errlen) {
+    int64_t id[STORE_REMATCH_MAX], grps[64];
+    double med;
+    int ng = 0, rc;
+    sqlite3_stmt *st;
+    *found = 0;
+    if (n < 2 || n > STORE_REMATCH_MAX)
+        return seterr(err, errlen, "store_rematch_get: %d results (2..%d)", n, STORE_REMATCH_MAX);
+    for (int i = 0; i < n; i++) {
+        int f = 0;
+        if (store_lookup(db, &ks[i], &f, NULL, err, errlen)) return STORE_ERR;
+        if (!f) return STORE_OK;            /* a result not stored: none */
+        if (result_of(db, &ks[i], &id[i], &med, err, errlen)) return STORE_ERR;
+    }
+    if (!(st = stmt(db, Q_RM_GRPS, err, errlen))) return STORE_ERR;
+    if (bind_i(st, ":res", id[0]) | bind_i(st, ":dev", ks[0].device)) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding a re-measure");
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && ng < 64) grps[ng++] = sqlite3_column_int64(st, 0);
+    stmt_done(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dberr(db, err, errlen, "reading re-measures");
+    for (int g = 0; g < ng && !*found; g++) {     /* the newest with exactly these results */
+        int rows = 0, match = 1;
+        double got[STORE_REMATCH_MAX];
+        if (!(st = stmt(db, Q_RM_ROWS, err, errlen))) return STORE_ERR;
+        if (bind_i(st, ":grp", grps[g])) {
+            stmt_done(st);
+            return dberr(db, err, errlen, "binding a re-measure");
+        }
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            int64_t r = sqlite3_column_int64(st, 0);
+            int i = 0;
+            while (i < n && id[i] != r) i++;
+            if (i == n) match = 0;
+            else got[i] = sqlite3_column_double(st, 1);
+            rows++;
+        }
+        stmt_done(st);
+        if (rc != SQLITE_DONE) return dberr(db, err, errlen, "reading a re-measure");
+        if (match && rows == n) {
+            memcpy(us, got, (size_t)n * sizeof *us);
+            *found = 1;
+        }
     }
     return STORE_OK;
 }

@@ -15,7 +15,7 @@
 
 #define STORE_OK 0
 #define STORE_ERR (-1)
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 typedef struct store store;
 
@@ -117,6 +117,22 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
 /* Store one result with its samples in one transaction, under sweep. */
 int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
               char *err, size_t errlen);
+
+/* Re-measures (table rematch, db/schema.sql): the closest few results of a
+ * problem measured again on one GPU, interleaved.  store_rematch_put
+ * stores one, under sweep: the n (2..STORE_REMATCH_MAX) results stored
+ * under keys ks (all of ks[0].device, each an ok result a lookup finds),
+ * us[i] and ns[i] the median and sample count of ks[i]'s interleaved
+ * samples; `best` then ranks them in that order (their rank_us).
+ * store_rematch_get finds the newest re-measure by ks[0].device whose
+ * results are exactly those of ks: *found 1 and us[] in the keys' order,
+ * else *found 0 (also when a key has no result).  How a resumed sweep
+ * makes the same choice without measuring again. */
+#define STORE_REMATCH_MAX NT_REMATCH_MAX
+int store_rematch_put(store *db, int64_t sweep, int n, const store_key *ks, const double *us,
+                      const int *ns, char *err, size_t errlen);
+int store_rematch_get(store *db, int n, const store_key *ks, int *found, double *us, char *err,
+                      size_t errlen);
 
 /* What a merge did, counted in results. */
 typedef struct store_merge_counts {

@@ -34,6 +34,9 @@ typedef struct nt_timing {
 } nt_timing;
 
 #define NT_RACE 0.02          /* racing: a variant this much slower cannot win */
+#define NT_REMATCH_MAX 3      /* variants re-measured together, at most */
+#define NT_REMATCH_ROUNDS 8   /* rounds of an interleaved re-measure */
+#define NT_REMATCH_SAMPLES 6  /* samples of each variant per round */
 
 /* Status of one measurement.  Only NT_OK results are exported. */
 typedef enum nt_status {
@@ -120,6 +123,16 @@ typedef struct nt_evaluator {
      * each problem of the sweep once, so that the evaluator can size
      * buffers it keeps for the largest rather than grow them. */
     void (*expect)(void *ctx, const nt_problem *pr);
+    /* Optional (may be NULL): measure the n (2..NT_REMATCH_MAX) variants
+     * fam[i], p[i] of problem pr, each measured ok by eval before, again
+     * and interleaved: NT_REMATCH_ROUNDS rounds of NT_REMATCH_SAMPLES
+     * samples of each in turn (the first of a round moving on by one each
+     * round), so that what drifts while they are timed touches all of
+     * them alike.  us[i] gets the median of variant i's samples, ns[i]
+     * their number.  0, or -1 with a message (the evaluator broke; a
+     * variant that fails now is an error too). */
+    int (*rematch)(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
+                   const nt_problem *pr, double *us, int *ns, char *msg, size_t msglen);
     nt_device dev;            /* the device results are recorded under */
     double copy_gbps;         /* measured copy bandwidth, 0 if none */
     char arch[16];            /* "sm_90a" */

@@ -45,6 +45,15 @@ typedef struct nt_store_ops {
                   int *found, nt_result *out, char *err, size_t errlen);
     int (*put)(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p,
                const nt_result *r, char *err, size_t errlen);
+    /* Optional (NULL: not stored): re-measures of the n points (f[i],
+     * p[i]) at problem q, each stored already (db/store.h,
+     * store_rematch_get and store_rematch_put).  rematch_get: *found 1
+     * and us[] when the store holds one of exactly these points. */
+    int (*rematch_get)(void *ctx, const nt_sweep *sw, int q, int n, const int *f,
+                       const nt_params *p, int *found, double *us, char *err, size_t errlen);
+    int (*rematch_put)(void *ctx, const nt_sweep *sw, int q, int n, const int *f,
+                       const nt_params *p, const double *us, const int *ns, char *err,
+                       size_t errlen);
 } nt_store_ops;
 
 /* A known result that may start a warm search: a point of the sweep at a
@@ -85,6 +94,8 @@ typedef struct nt_run_stats {
                                  *found 2: another GPU of the model) */
     uint64_t measured;        /* evaluated and stored now */
     uint64_t ok;              /* of those, status ok */
+    uint64_t rematched;       /* problems whose closest points were measured
+                                 again now, interleaved (warm's last step) */
     int interrupted;          /* stopped by *stop */
     int64_t sweep_id;         /* the store's id of this run (tuner/sweep.c) */
     /* measured now, by family (the script's order, sw->fam) and status */

@@ -119,18 +119,33 @@ static int by_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The median of k samples drawn with replacement from e's stored ones
+ * (into buf, sorted), with the replay's next seeded draw. */
+static double draw(nt_replay *r, const rent *e, int k, double *buf) {
+    uint64_t s = search_mix(r->seed ^ search_mix(++r->calls));
+    for (int i = 0; i < k; i++) buf[i] = e->us[search_rand(&s) % (uint64_t)e->n];
+    qsort(buf, (size_t)k, sizeof *buf, by_double);
+    return k % 2 ? buf[k / 2] : 0.5 * (buf[k / 2 - 1] + buf[k / 2]);
+}
+
+/* The stored entry of fam, p at pr, or NULL. */
+static const rent *entry_of(const nt_replay *r, const nt_family *fam, const nt_params *p,
+                            const nt_problem *pr) {
+    int f = 0, dt = 0;
+    while (f < r->sw->nfam && r->sw->fam[f].fam != fam) f++;
+    while (dt < r->sw->ndt && memcmp(r->sw->dts[dt].dtype, pr->dtype, sizeof pr->dtype)) dt++;
+    int64_t pt = f < r->sw->nfam ? nt_sweep_point_of(r->sw, f, p) : -1;
+    return pt < 0 ? NULL : lookup(r, dt, pr->M, pr->N, (tune_pt){f, (uint64_t)pt});
+}
+
 /* eval() of the replay: the stored point's status; for an ok one the
  * median of n samples drawn with replacement from its stored ones. */
 static int replay_eval(void *ctx, const nt_family *fam, const nt_params *p, const nt_problem *pr,
                        const nt_timing *t, nt_result *out) {
     nt_replay *r = ctx;
-    int f = 0, dt = 0;
     (void)t;
     memset(out, 0, sizeof *out);
-    while (f < r->sw->nfam && r->sw->fam[f].fam != fam) f++;
-    while (dt < r->sw->ndt && memcmp(r->sw->dts[dt].dtype, pr->dtype, sizeof pr->dtype)) dt++;
-    int64_t pt = f < r->sw->nfam ? nt_sweep_point_of(r->sw, f, p) : -1;
-    const rent *e = pt < 0 ? NULL : lookup(r, dt, pr->M, pr->N, (tune_pt){f, (uint64_t)pt});
+    const rent *e = entry_of(r, fam, p, pr);
     if (!e) {
         out->status = NT_UNSUPPORTED;
         snprintf(out->msg, sizeof out->msg, "replay: nothing stored");
@@ -140,12 +155,25 @@ static int replay_eval(void *ctx, const nt_family *fam, const nt_params *p, cons
     if (e->status != NT_OK) return 0;
     out->median_us = e->median;
     if (e->n > 0 && e->n <= NT_MAX_SAMPLES) {
-        uint64_t s = search_mix(r->seed ^ search_mix(++r->calls));
-        for (int i = 0; i < e->n; i++) out->samples[i] = e->us[search_rand(&s) % (uint64_t)e->n];
-        qsort(out->samples, (size_t)e->n, sizeof *out->samples, by_double);
-        out->median_us = e->n % 2 ? out->samples[e->n / 2]
-                                  : 0.5 * (out->samples[e->n / 2 - 1] + out->samples[e->n / 2]);
+        out->median_us = draw(r, e, e->n, out->samples);
         out->nsamples = e->n;
+    }
+    return 0;
+}
+
+/* rematch() of the replay: for each variant the median of the samples an
+ * interleaved re-measure takes, drawn as eval() draws them (the stored
+ * samples hold no drift for the interleaving to cancel). */
+static int replay_rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
+                          const nt_problem *pr, double *us, int *ns, char *msg, size_t msglen) {
+    nt_replay *r = ctx;
+    double buf[NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES];
+    for (int i = 0; i < n; i++) {
+        const rent *e = entry_of(r, fam[i], &p[i], pr);
+        if (!e || e->status != NT_OK)
+            return snprintf(msg, msglen, "replay: %s has no ok result stored", fam[i]->name), -1;
+        us[i] = e->n > 0 ? draw(r, e, NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES, buf) : e->median;
+        ns[i] = NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES;
     }
     return 0;
 }
@@ -156,6 +184,7 @@ void nt_replay_evaluator(nt_replay *r, uint64_t seed, nt_evaluator *ev) {
     r->calls = 0;
     ev->ctx = r;
     ev->eval = replay_eval;
+    ev->rematch = replay_rematch;
     snprintf(ev->dev.name, sizeof ev->dev.name, "replay");
     snprintf(ev->arch, sizeof ev->arch, "replay");
 }

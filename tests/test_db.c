@@ -551,7 +551,7 @@ TEST(migrates_schema_1) {
     CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; DROP VIEW best;"
                           " ALTER TABLE result DROP COLUMN reps;"
                           " ALTER TABLE result DROP COLUMN traffic_gbps;"
-                          " ALTER TABLE sweep DROP COLUMN pid; DROP TABLE error;"
+                          " ALTER TABLE sweep DROP COLUMN pid; DROP TABLE error; DROP TABLE rematch;"
                           " ALTER TABLE result ADD COLUMN err_dx REAL;"
                           " ALTER TABLE result ADD COLUMN err_dw REAL;"
                           " UPDATE result SET err_dx = 0.25, err_dw = NULL;"
@@ -1387,6 +1387,88 @@ TEST(writers_check_first) {
     rmdir(dir);
 }
 
+/* Re-measures: stored and found again only for exactly their results;
+ * `best` takes their order while the results keep their medians (the
+ * stored medians say A, the re-measure says B); a result stored again
+ * drops its rows (B is then ranked by its median again); a merge carries
+ * them; bad input is refused with nothing stored. */
+TEST(rematch) {
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *db = mkstore("rm.db", &h, &dev, &sweep);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_key k[3] = {mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024),
+                      mkkey(dev, "rmsnorm_bwd.naive", "nsplit=128,partial=f32", 2048, 1024),
+                      mkkey(dev, "rmsnorm_bwd.naive", "nsplit=32,partial=f32", 2048, 1024)};
+    CHECK(put(db, sweep, &k[0], NT_OK, 10.0, 4) == 0 && put(db, sweep, &k[1], NT_OK, 10.1, 4) == 0 &&
+              put(db, sweep, &k[2], NT_OK, 12.0, 4) == 0, "results");
+    store_best_row *rows = NULL;
+    int n = 0, found = -1;
+    double us[3] = {0}, got[3] = {0};
+    int ns[3] = {48, 48, 48};
+    CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
+              !strcmp(rows[0].params, "nsplit=64,partial=f32"), "best before: %s", err);
+    free(rows);
+    CHECK(store_rematch_get(db, 2, k, &found, got, err, sizeof err) == 0 && found == 0,
+          "none yet: %s", err);
+    us[0] = 10.4;
+    us[1] = 10.2;
+    CHECK(store_rematch_put(db, sweep, 2, k, us, ns, err, sizeof err) == 0, "put: %s", err);
+    CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
+              !strcmp(rows[0].params, "nsplit=128,partial=f32") && rows[0].median_us == 10.1,
+          "best after: %s %s", err, n ? rows[0].params : "");
+    free(rows);
+    CHECK(count_live(tpath("rm.db"), "SELECT count(*) FROM rematch WHERE grp = (SELECT min(id) FROM "
+                "rematch) AND abs(rank_us - 10.0 * median_us / 10.2) < 1e-9") == 2, "rank_us");
+    CHECK(store_rematch_get(db, 2, k, &found, got, err, sizeof err) == 0 && found == 1 &&
+              got[0] == 10.4 && got[1] == 10.2, "found: %s %g %g", err, got[0], got[1]);
+    store_key kr[2] = {k[1], k[0]};    /* the keys' order is the caller's */
+    CHECK(store_rematch_get(db, 2, kr, &found, got, err, sizeof err) == 0 && found == 1 &&
+              got[0] == 10.2 && got[1] == 10.4, "reordered");
+    CHECK(store_rematch_get(db, 3, k, &found, got, err, sizeof err) == 0 && found == 0,
+          "another set of results is another re-measure");
+    /* refused: one result twice, a bad median, a result not stored */
+    store_key twice[2] = {k[0], k[0]}, none[2] = {k[0], k[2]};
+    none[1].params = "nsplit=256,partial=f32";
+    CHECK(store_rematch_put(db, sweep, 2, twice, us, ns, err, sizeof err) != 0 && strstr(err, "twice"),
+          "twice: %s", err);
+    us[1] = 0;
+    CHECK(store_rematch_put(db, sweep, 2, k, us, ns, err, sizeof err) != 0 && strstr(err, "median"),
+          "median: %s", err);
+    us[1] = 10.2;
+    CHECK(store_rematch_put(db, sweep, 2, none, us, ns, err, sizeof err) != 0 &&
+              strstr(err, "no ok result"), "not stored: %s", err);
+    CHECK(count_live(tpath("rm.db"), "SELECT count(*) FROM rematch") == 2, "nothing more stored");
+    store_close(db);
+
+    /* a merge carries the re-measure with its results */
+    const char *pm = tpath("rm2.db");
+    unlink(pm);
+    int64_t dev0, sweep0;
+    store *e = mkstore("rm0.db", &h, &dev0, &sweep0);
+    CHECK(e != NULL, "another store");
+    if (e) store_close(e);
+    CHECK(store_merge(tpath("rm0.db"), tpath("rm.db"), pm, NULL, err, sizeof err) == 0,
+          "merge: %s", err);
+    CHECK(count(pm, "SELECT count(*) FROM rematch m JOIN result r ON r.id = m.result_id "
+                "WHERE m.grp = (SELECT min(id) FROM rematch)") == 2, "merged re-measure");
+    CHECK(count(pm, "SELECT count(*) FROM best b WHERE b.params = 'nsplit=128,partial=f32'") == 1,
+          "merged best");
+
+    /* a result stored again drops its rows: the medians rank again */
+    CHECK(store_open(&db, tpath("rm.db"), STORE_WRITE, err, sizeof err) == 0, "reopen: %s", err);
+    if (!db) return;
+    CHECK(put(db, sweep, &k[1], NT_OK, 10.3, 4) == 0, "again");
+    CHECK(count_live(tpath("rm.db"), "SELECT count(*) FROM rematch") == 1, "rows of the old result");
+    CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
+              !strcmp(rows[0].params, "nsplit=64,partial=f32"), "best by median again");
+    free(rows);
+    CHECK(store_rematch_get(db, 2, k, &found, got, err, sizeof err) == 0 && found == 0,
+          "a re-measure of a replaced result is not found");
+    store_close(db);
+}
+
 int main(void) {
     RUN(round_trip);
     RUN(resume_key);
@@ -1409,5 +1491,6 @@ int main(void) {
     RUN(dead_sweep_and_crash_wal);
     RUN(close_checkpoints);
     RUN(writers_check_first);
+    RUN(rematch);
     T_END();
 }

@@ -320,6 +320,9 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "normtune run: %s: %" PRIu64 " measured (%" PRIu64 " ok), %" PRIu64
             " reused (%" PRIu64 " from other GPUs of the model), %.1f s\n", dbpath, st.measured,
             st.ok, st.reused, st.reused_other, nt_now_s() - t0);
+    if (st.rematched)
+        fprintf(stderr, "normtune run: at %" PRIu64 " problems the variants within 2%% of the "
+                        "pick measured again, in turn, and the fastest picked\n", st.rematched);
     if (st.interrupted) {
         fprintf(stderr, "normtune run: interrupted; every finished result is stored, run the "
                         "same command again to resume\n");

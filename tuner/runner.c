@@ -944,6 +944,29 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
     return 0;
 }
 
+/* Workspace of at least bytes.  0, or -1 with a message. */
+static int ws_reserve(nt_runner *r, size_t bytes, char *err, size_t errlen) {
+    if (bytes <= r->wsize) return 0;
+    cudaFree(r->ws);
+    r->ws = NULL;
+    r->wsize = 0;
+    cudaError_t e = cudaMalloc(&r->ws, bytes);
+    if (e != cudaSuccess) return cuda_fail(r, e, "cudaMalloc workspace", err, errlen);
+    r->wsize = bytes;
+    return 0;
+}
+
+/* The arguments of loaded variant v at problem s (but the tensors: chain()
+ * sets them per input set). */
+static void args_of(nt_runner *r, variant *v, const nt_problem *s) {
+    v->a = (nt_args){0};
+    v->a.ws = r->ws;
+    v->a.M = s->M;
+    v->a.N = (int)s->N;
+    v->a.nparts = nt_chain_nparts(&v->plan, v->grid0);
+    v->a.eps = (float)r->o.eps;
+}
+
 static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_problem *s,
                 const nt_timing *t, nt_result *out) {
     nt_runner *r = ctx;
@@ -998,24 +1021,11 @@ static int eval(void *ctx, const nt_family *f, const nt_params *p, const nt_prob
     t0 = nt_now_ms() / 1e3;
     if (load(r, &v, &cb, out, err, errlen)) goto done;
     r->phase_s[NT_PHASE_LOAD] += (t1 = (nt_now_ms() / 1e3)) - t0;
-    if (v.plan.workspace > r->wsize) {
-        cudaFree(r->ws);
-        r->ws = NULL;
-        r->wsize = 0;
-        cudaError_t e = cudaMalloc(&r->ws, v.plan.workspace);
-        if (e != cudaSuccess) {
-            cuda_fail(r, e, "cudaMalloc workspace", err, errlen);
-            fail(out, NT_RESOURCES, err);
-            goto done;
-        }
-        r->wsize = v.plan.workspace;
+    if (ws_reserve(r, v.plan.workspace, err, errlen)) {
+        fail(out, NT_RESOURCES, err);
+        goto done;
     }
-    v.a = (nt_args){0};
-    v.a.ws = r->ws;
-    v.a.M = s->M;
-    v.a.N = (int)s->N;
-    v.a.nparts = nt_chain_nparts(&v.plan, v.grid0);
-    v.a.eps = (float)r->o.eps;
+    args_of(r, &v, s);
     /* validate every output: a named error each */
     if (run_once(r, &v, err, errlen)) {
         fail(out, NT_LAUNCH_ERROR, err);
@@ -1088,6 +1098,90 @@ done:
     return rc;
 }
 
+/* rematch() of the runner (nt_evaluator): load the n variants at problem
+ * s (compiled and checked when they were measured; from the cache now),
+ * size each one's samples as time_variant does, then NT_REMATCH_ROUNDS
+ * rounds in which each variant in turn, the first moving on by one each
+ * round, runs two untimed chains and NT_REMATCH_SAMPLES timed samples.
+ * The wall time goes to NT_PHASE_TIME.  0, or -1 with a message. */
+static int rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
+                   const nt_problem *s, double *us, int *ns, char *msg, size_t msglen) {
+    nt_runner *r = ctx;
+    variant v[NT_REMATCH_MAX];
+    nt_cubin cb[NT_REMATCH_MAX];
+    int reps[NT_REMATCH_MAX], set = 0, rc = -1, fit;
+    size_t ws = 0;
+    float ms = 0;
+    static nt_result scratch;
+    static double smp[NT_REMATCH_MAX][NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES];
+    double t0 = nt_now_ms() / 1e3;
+    memset(v, 0, sizeof v);
+    memset(cb, 0, sizeof cb);
+    if (n < 2 || n > NT_REMATCH_MAX) return snprintf(msg, msglen, "%d variants", n), -1;
+    if (r->broken) return snprintf(msg, msglen, "CUDA context is broken"), -1;
+    if (shape_setup(r, s, msg, msglen)) goto done;
+    for (int i = 0; i < n; i++) {
+        if (fam[i]->check(&p[i], s, &r->di, msg, msglen) ||
+            fam[i]->plan(&p[i], s, &r->di, &v[i].plan, msg, msglen) ||
+            get_cubin(r, fam[i], &v[i].plan, &cb[i], msg, msglen))
+            goto done;
+        memset(&scratch, 0, sizeof scratch);
+        if (load(r, &v[i], &cb[i], &scratch, msg, msglen)) goto done;
+        if (v[i].plan.workspace > ws) ws = v[i].plan.workspace;
+    }
+    if (ws_reserve(r, ws, msg, msglen)) goto done;
+    for (int i = 0; i < n; i++) {
+        args_of(r, &v[i], s);
+        if (run_once(r, &v[i], msg, msglen)) goto done;
+        /* a timed warm-up sizes its samples (SAMPLE_US at least) */
+        fit = NT_GATE_MAX_LAUNCHES / v[i].plan.nlaunch;
+        int w = fit < 8 ? fit : 8;
+        if (timed_batch(r, &v[i], w, w, &set, msg, msglen)) goto done;
+        if (cudaEventElapsedTime(&ms, r->ev[0], r->ev[1]) != cudaSuccess) {
+            snprintf(msg, msglen, "event time");
+            goto done;
+        }
+        double per = ms * 1e3 / w, want = per > 0 ? ceil(SAMPLE_US / per) : MAX_REPS;
+        reps[i] = want < 1 ? 1 : want > MAX_REPS ? MAX_REPS : (int)want;
+        if (reps[i] > fit) reps[i] = fit;
+        ns[i] = 0;
+    }
+    for (int k = 0; k < NT_REMATCH_ROUNDS; k++)
+        for (int j = 0; j < n; j++) {
+            int i = (k + j) % n, got = 0;
+            variant *x = &v[i];
+            fit = NT_GATE_MAX_LAUNCHES / x->plan.nlaunch;
+            if (timed_batch(r, x, 2 < fit ? 2 : fit, 2 < fit ? 2 : fit, &set, msg, msglen))
+                goto done;
+            while (got < NT_REMATCH_SAMPLES) {
+                int b = NT_REMATCH_SAMPLES - got;
+                if (b > fit / reps[i]) b = fit / reps[i];
+                if (b > BATCH) b = BATCH;
+                if (timed_batch(r, x, b * reps[i], reps[i], &set, msg, msglen)) goto done;
+                for (int e = 0; e < b; e++) {
+                    if (cudaEventElapsedTime(&ms, r->ev[e], r->ev[e + 1]) != cudaSuccess) {
+                        snprintf(msg, msglen, "event time");
+                        goto done;
+                    }
+                    smp[i][ns[i]++] = ms * 1e3 / reps[i];
+                }
+                got += b;
+            }
+        }
+    for (int i = 0; i < n; i++) {
+        qsort(smp[i], (size_t)ns[i], sizeof smp[i][0], cmp_double);
+        us[i] = ns[i] % 2 ? smp[i][ns[i] / 2] : 0.5 * (smp[i][ns[i] / 2 - 1] + smp[i][ns[i] / 2]);
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < n; i++) {
+        if (v[i].lib) cudaLibraryUnload(v[i].lib);
+        nt_cubin_free(&cb[i]);
+    }
+    r->phase_s[NT_PHASE_TIME] += nt_now_ms() / 1e3 - t0;
+    return rc;
+}
+
 const double *nt_runner_phases(const nt_runner *r) { return r->phase_s; }
 
 void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev) {
@@ -1096,6 +1190,7 @@ void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev) {
     ev->eval = eval;
     ev->prefetch = prefetch;
     ev->expect = expect;
+    ev->rematch = rematch;
     ev->dev = r->dev;
     snprintf(ev->arch, sizeof ev->arch, "%s", r->arch);
 }

@@ -108,6 +108,33 @@ static int rs_put(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *
     return store_put(rs->db, rs->sweep, &k, r, err, errlen);
 }
 
+/* Re-measures: the store keys of the n points, then store_rematch_*. */
+static int rs_rematch(run_store *rs, const nt_sweep *sw, int q, int n, const int *f,
+                      const nt_params *p, store_key *k, keybuf *kb, char *err, size_t errlen) {
+    if (n > STORE_REMATCH_MAX) return snprintf(err, errlen, "re-measure of %d points", n), -1;
+    for (int i = 0; i < n; i++)
+        if (key_of(sw, q, f[i], &p[i], rs->dev, rs->o, &k[i], &kb[i], err, errlen)) return -1;
+    return 0;
+}
+
+static int rs_rematch_get(void *ctx, const nt_sweep *sw, int q, int n, const int *f,
+                          const nt_params *p, int *found, double *us, char *err, size_t errlen) {
+    store_key k[STORE_REMATCH_MAX];
+    keybuf kb[STORE_REMATCH_MAX];
+    if (rs_rematch(ctx, sw, q, n, f, p, k, kb, err, errlen)) return -1;
+    return store_rematch_get(((run_store *)ctx)->db, n, k, found, us, err, errlen);
+}
+
+static int rs_rematch_put(void *ctx, const nt_sweep *sw, int q, int n, const int *f,
+                          const nt_params *p, const double *us, const int *ns, char *err,
+                          size_t errlen) {
+    run_store *rs = ctx;
+    store_key k[STORE_REMATCH_MAX];
+    keybuf kb[STORE_REMATCH_MAX];
+    if (rs_rematch(rs, sw, q, n, f, p, k, kb, err, errlen)) return -1;
+    return store_rematch_put(rs->db, rs->sweep, n, k, us, ns, err, errlen);
+}
+
 int nt_hist_of_row(const nt_sweep *sw, const store_hist_row *r, nt_hist *h) {
     nt_problem pr;
     nt_params p;
@@ -222,7 +249,7 @@ int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
                  nt_run_stats *st, char *err, size_t errlen) {
     run_store rs = {db, 0, 0, o};
-    nt_store_ops so = {&rs, rs_lookup, rs_put};
+    nt_store_ops so = {&rs, rs_lookup, rs_put, rs_rematch_get, rs_rematch_put};
     nt_run_opts ro = *o;
     nt_hist *hist = NULL;
     size_t nhist = 0;
