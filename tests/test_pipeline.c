@@ -701,6 +701,87 @@ TEST(expect_names_every_problem_first) {
           (long long)expect_max_mn, (long long)largest);
 }
 
+/* The fixture's re-measure: the stored order but for k = 1, 3% faster
+ * when measured in turn with its neighbours. */
+static int rematch_calls;
+static int fix_rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
+                       const nt_problem *s, double *us, int *ns, char *msg, size_t msglen) {
+    (void)ctx;
+    (void)msg;
+    (void)msglen;
+    rematch_calls++;
+    for (int i = 0; i < n; i++) {
+        us[i] = fake_us(fam[i], &p[i], s) * (nt_params_int(&p[i], "k", NULL) == 1 ? 0.97 : 1.0);
+        ns[i] = 48;
+    }
+    return 0;
+}
+
+/* warm's last step: the points within 2% of a problem's pick measured
+ * again in turn; the fastest there is the pick (k = 1, which the medians
+ * put 1% behind k = 0), the store's best and the export follow it, and a
+ * second run over the same database finds the re-measures stored and
+ * makes the same picks without measuring.  Without an evaluator that can
+ * re-measure, the medians pick k = 0. */
+TEST(warm_rematch) {
+    char saved[sizeof path_db], err[512];
+    search_cfg keep = sw.search;
+    nt_run_stats a, b, c;
+    int np = nt_sweep_nproblems(&sw);
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.budget = 0;
+    picks = 1;
+    snprintf(path_db, sizeof path_db, "%s/rematch_none.db", t_tmpdir());
+    CHECK(run_sweep(&c, 0) == 0 && c.rematched == 0, "without a re-measure");
+    ev.rematch = fix_rematch;
+    rematch_calls = 0;
+    snprintf(path_db, sizeof path_db, "%s/rematch.db", t_tmpdir());
+    CHECK(run_sweep(&a, 0) == 0, "first run");
+    CHECK(rematch_calls >= 2 && a.rematched == (uint64_t)rematch_calls, "re-measured %d "
+          "problems (%llu)", rematch_calls, (unsigned long long)a.rematched);
+    int k1 = 0, best_k1 = 0;
+    for (int q = 0; q < np; q++) {
+        nt_params pa, pc;
+        int idx[SEARCH_MAX_DIMS];
+        CHECK(a.pick[q].fam >= 0 && c.pick[q].fam >= 0, "problem %d picked", q);
+        if (a.pick[q].fam < 0 || c.pick[q].fam < 0) continue;
+        search_space_point(&sw.fam[a.pick[q].fam].space, a.pick[q].pt, idx);
+        nt_sweep_point_params(&sw, a.pick[q].fam, idx, &pa);
+        search_space_point(&sw.fam[c.pick[q].fam].space, c.pick[q].pt, idx);
+        nt_sweep_point_params(&sw, c.pick[q].fam, idx, &pc);
+        k1 += nt_params_int(&pa, "k", NULL) == 1;
+        CHECK(nt_params_int(&pc, "k", NULL) == 0, "problem %d: k %lld by the medians", q,
+              (long long)nt_params_int(&pc, "k", NULL));
+    }
+    /* every re-measure here has k = 1 beside the pick's k = 0 */
+    CHECK(k1 == rematch_calls, "%d picks of k = 1, %d re-measures", k1, rematch_calls);
+    store *db = NULL;
+    store_best_row *rows = NULL;
+    int n = 0;
+    CHECK(store_open(&db, path_db, STORE_READ, err, sizeof err) == 0 &&
+              store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == np,
+          "best: %s", err);
+    for (int i = 0; i < n; i++) best_k1 += strstr(rows[i].params, ",k=1") != NULL;
+    CHECK(best_k1 == k1, "the store's best: %d of k = 1, the picks %d", best_k1, k1);
+    free(rows);
+    store_close(db);
+    rematch_calls = 0;
+    CHECK(run_sweep(&b, 0) == 0 && b.measured == 0 && rematch_calls == 0 && b.rematched == 0,
+          "second run: %llu measured, %d re-measures", (unsigned long long)b.measured,
+          rematch_calls);
+    for (int q = 0; q < np; q++)
+        CHECK(a.pick[q].fam == b.pick[q].fam && a.pick[q].pt == b.pick[q].pt,
+              "problem %d: the second run picks another point", q);
+    nt_run_stats_free(&a);
+    nt_run_stats_free(&b);
+    nt_run_stats_free(&c);
+    ev.rematch = NULL;
+    picks = 0;
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 int main(void) {
     char err[512];
     snprintf(path_script, sizeof path_script, "%s/sweep.lua", t_tmpdir());
@@ -731,6 +812,7 @@ int main(void) {
     RUN(expect_names_every_problem_first);
     RUN(model_pools_gpus);
     RUN(kill_9_then_resume);
+    RUN(warm_rematch);
     ntl_free(&sw);
     T_END();
 }

@@ -160,7 +160,7 @@ has query_newer_schema_message "$T/err" "newer normtune (schema $((cur + 1)), th
 # a schema-1 file: reading commands refuse it and name `normtune migrate`,
 # which brings it to the current schema; then it reads
 cp "$T/a.orig" "$T/old.db"
-sqlite3 "$T/old.db" "DROP VIEW best; ALTER TABLE result DROP COLUMN reps; ALTER TABLE result DROP COLUMN traffic_gbps; ALTER TABLE sweep DROP COLUMN pid;
+sqlite3 "$T/old.db" "DROP VIEW best; DROP TABLE rematch; ALTER TABLE result DROP COLUMN reps; ALTER TABLE result DROP COLUMN traffic_gbps; ALTER TABLE sweep DROP COLUMN pid;
     DROP TABLE error; ALTER TABLE result ADD COLUMN err_dx REAL; ALTER TABLE result ADD COLUMN err_dw REAL;
     UPDATE shape SET dtype = 'bf16'; CREATE VIEW best AS SELECT * FROM result;
     PRAGMA user_version = 1;"

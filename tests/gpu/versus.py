@@ -30,6 +30,11 @@ import argparse
 import sqlite3
 import sys
 
+# A result's median, or where warm re-measured it (schema 6, table rematch)
+# the rank of its newest re-measure: the order normtune's `best` view uses.
+RANK = ("coalesce((SELECT m.rank_us FROM rematch m WHERE m.result_id = r.id "
+        "ORDER BY m.id DESC LIMIT 1), r.median_us)")
+
 BEST = """
 SELECT s.op, s.dtype, s.M, s.N, v.family, v.params, v.src_hash, r.median_us, r.device_id
 FROM result r JOIN variant v ON v.id = r.variant_id JOIN shape s ON s.id = r.shape_id
@@ -37,6 +42,14 @@ WHERE r.status = 'ok' AND r.median_us IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM error e WHERE e.result_id = r.id
                   AND e.required IS NOT NULL AND e.value > e.required)
 """
+
+
+def best_rows(db, sql):
+    """Rows of sql (BEST or a variant of it) ranked as normtune ranks them."""
+    has = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'rematch'").fetchone()
+    if has:
+        sql = sql.replace("r.median_us, r.device_id", RANK + ", r.device_id", 1)
+    return db.execute(sql).fetchall()
 
 
 def fastest(rows, keep=lambda row: True):
@@ -75,7 +88,7 @@ def picks(tuned, ref, space=None):
     only the reference's points in it count: the best of an exhaustive
     sweep of that script, not of everything R.db ever measured."""
     tdb, rdb = sqlite3.connect(tuned), sqlite3.connect(ref)
-    trows = tdb.execute(BEST).fetchall()
+    trows = best_rows(tdb, BEST)
     if not trows:
         sys.exit(f"versus: {tuned}: no ok results")
     model = tdb.execute(MODEL, (trows[0][8],)).fetchone()
@@ -84,7 +97,7 @@ def picks(tuned, ref, space=None):
         "SELECT id FROM device WHERE name = ? AND cc_major = ? AND cc_minor = ? AND sms = ? "
         "AND mem_clock_khz = ?", model)}
     newest = {}
-    for r in rdb.execute(BEST.replace("SELECT s.op", "SELECT r.id, s.op")).fetchall():
+    for r in best_rows(rdb, BEST.replace("SELECT s.op", "SELECT r.id, s.op")):
         rid, row = r[0], r[1:]
         if (row[4], row[6]) not in hashes or row[8] not in devs:
             continue
