@@ -695,6 +695,93 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
     return 0;
 }
 
+/* Order of the re-measure's candidates: the fastest first. */
+static int by_us(const void *a, const void *b) {
+    const nt_hist *x = a, *y = b;
+    if (x->us != y->us) return x->us < y->us ? -1 : 1;
+    uint64_t kx = ((uint64_t)x->p.fam << 56) | x->p.pt, ky = ((uint64_t)y->p.fam << 56) | y->p.pt;
+    return kx < ky ? -1 : kx > ky;
+}
+
+/* warm's last step at problem q (the problem at hand), at the end of its
+ * search and again in the cross pass where the pass changes the pick (the
+ * evaluator holds the problem's inputs then: setting them up again costs
+ * more than the re-measure): the points measured in this run within
+ * REMATCH_SPAN of the pick (noise can
+ * order those either way: a variant's median moves by about 0.3% between
+ * runs, and the sweep's drift more), the fastest NT_REMATCH_MAX of them,
+ * are measured again interleaved (the evaluator's rematch) and the fastest
+ * there becomes the pick.  The re-measure is stored (the store's
+ * rematch_put; `best` then ranks them in its order), and a stored one of
+ * the same points is told instead of measuring again, so a resumed run
+ * makes the same choice.  Nothing happens without an evaluator that can
+ * re-measure.  0, or -1 with a message. */
+static int rematch_one(drive *d, int q) {
+    int n = 0, found = 0;
+    nt_hist c[NT_REMATCH_MAX + 1];
+    nt_params par[NT_REMATCH_MAX];
+    const nt_family *fam[NT_REMATCH_MAX];
+    int fi[NT_REMATCH_MAX], ns[NT_REMATCH_MAX];
+    double us[NT_REMATCH_MAX];
+    if (!d->ev->rematch || d->st->pick[q].fam < 0) return 0;
+    for (size_t s = 0; s < d->k.ns; s++) {
+        const kshape *ks = &d->k.s[s];
+        if (ks->grp || ks->dt != d->dt || ks->M != d->pr.M || ks->N != d->pr.N) continue;
+        for (size_t i = 0; i < ks->n; i++) {
+            const nt_hist *h = &d->k.v[ks->row[i]];
+            int dup = 0;
+            if (!(h->us <= REMATCH_SPAN * d->st->pick_us[q])) continue;
+            for (int j = 0; j < n; j++) dup |= key_eq(c[j].p, h->p);
+            if (dup) continue;
+            c[n++] = *h;
+            qsort(c, (size_t)n, sizeof *c, by_us);
+            if (n > NT_REMATCH_MAX) n = NT_REMATCH_MAX;
+        }
+    }
+    if (n < 2) return 0;
+    for (int i = 0; i < n; i++) {
+        fi[i] = c[i].p.fam;
+        fam[i] = d->sw->fam[fi[i]].fam;
+        params_of(d->sw, c[i].p, &par[i]);
+    }
+    if (d->so->rematch_get &&
+        d->so->rematch_get(d->so->ctx, d->sw, q, n, fi, par, &found, us, d->err, d->errlen))
+        return -1;
+    if (!found) {
+        char msg[NT_MSG_LEN];
+        if (d->o->stop && *d->o->stop) {
+            d->st->interrupted = 1;
+            return 0;
+        }
+        if (d->ev->rematch(d->ev->ctx, n, fam, par, &d->pr, us, ns, msg, sizeof msg))
+            return snprintf(d->err, d->errlen, "re-measure: %s", msg), -1;
+        if (d->so->rematch_put &&
+            d->so->rematch_put(d->so->ctx, d->sw, q, n, fi, par, us, ns, d->err, d->errlen))
+            return -1;
+        d->st->rematched++;
+    }
+    int w = 0, was = -1;
+    for (int i = 0; i < n; i++) {
+        if (us[i] < us[w]) w = i;
+        if (key_eq(c[i].p, d->st->pick[q])) was = i;
+    }
+    if (w != was && !d->o->quiet && !d->o->verbose) {
+        char ptxt[200], a[160] = "", b[160] = "";
+        nt_params pp;
+        const nt_family *pf = d->sw->fam[d->st->pick[q].fam].fam;
+        nt_problem_text(&d->pr, ptxt, sizeof ptxt);
+        nt_params_canon(fam[w], &par[w], a, sizeof a);
+        params_of(d->sw, d->st->pick[q], &pp);
+        nt_params_canon(pf, &pp, b, sizeof b);
+        fprintf(stderr, "%sre-measure: %s: %s %s is %.1f%% faster than the pick %s %s, "
+                        "measured in turn\n", d->o->progress ? "\r\033[K" : "", ptxt,
+                fam[w]->name, a, was >= 0 ? 100.0 * (us[was] / us[w] - 1) : 0.0, pf->name, b);
+    }
+    d->st->pick[q] = c[w].p;
+    d->st->pick_us[q] = c[w].us;
+    return 0;
+}
+
 /* Ask, look up, measure and tell until problem q's search is over.
  * 0, or -1 with a message. */
 static int run_problem(drive *d, int q, nt_result *res) {
@@ -746,6 +833,10 @@ static int run_problem(drive *d, int q, nt_result *res) {
     }
     d->st->spent[q] = tune_spent(t);
     if (tune_best(t, &d->st->pick[q], &d->st->pick_us[q])) d->st->pick[q].fam = -1;
+    /* warm re-measures the closest points now, while the evaluator holds
+     * the problem's inputs (the cross pass again where it changes the pick) */
+    if (!strcmp(d->sw->search.strategy, "warm") && !d->st->interrupted && rematch_one(d, q))
+        goto out;
     if (!d->o->quiet && !d->o->verbose) {
         char ptxt[200], canon[160] = "";
         nt_problem_text(&d->pr, ptxt, sizeof ptxt);
@@ -855,91 +946,6 @@ static int plan(drive *d) {
     return 0;
 }
 
-/* Order of the re-measure's candidates: the fastest first. */
-static int by_us(const void *a, const void *b) {
-    const nt_hist *x = a, *y = b;
-    if (x->us != y->us) return x->us < y->us ? -1 : 1;
-    uint64_t kx = ((uint64_t)x->p.fam << 56) | x->p.pt, ky = ((uint64_t)y->p.fam << 56) | y->p.pt;
-    return kx < ky ? -1 : kx > ky;
-}
-
-/* warm's last step at problem q (the problem at hand), in the cross pass
- * once the pass is done there: the points measured in this run within
- * REMATCH_SPAN of the pick (noise can
- * order those either way: a variant's median moves by about 0.3% between
- * runs, and the sweep's drift more), the fastest NT_REMATCH_MAX of them,
- * are measured again interleaved (the evaluator's rematch) and the fastest
- * there becomes the pick.  The re-measure is stored (the store's
- * rematch_put; `best` then ranks them in its order), and a stored one of
- * the same points is told instead of measuring again, so a resumed run
- * makes the same choice.  Nothing happens without an evaluator that can
- * re-measure.  0, or -1 with a message. */
-static int rematch_one(drive *d, int q) {
-    int n = 0, found = 0;
-    nt_hist c[NT_REMATCH_MAX + 1];
-    nt_params par[NT_REMATCH_MAX];
-    const nt_family *fam[NT_REMATCH_MAX];
-    int fi[NT_REMATCH_MAX], ns[NT_REMATCH_MAX];
-    double us[NT_REMATCH_MAX];
-    if (!d->ev->rematch || d->st->pick[q].fam < 0) return 0;
-    for (size_t s = 0; s < d->k.ns; s++) {
-        const kshape *ks = &d->k.s[s];
-        if (ks->grp || ks->dt != d->dt || ks->M != d->pr.M || ks->N != d->pr.N) continue;
-        for (size_t i = 0; i < ks->n; i++) {
-            const nt_hist *h = &d->k.v[ks->row[i]];
-            int dup = 0;
-            if (!(h->us <= REMATCH_SPAN * d->st->pick_us[q])) continue;
-            for (int j = 0; j < n; j++) dup |= key_eq(c[j].p, h->p);
-            if (dup) continue;
-            c[n++] = *h;
-            qsort(c, (size_t)n, sizeof *c, by_us);
-            if (n > NT_REMATCH_MAX) n = NT_REMATCH_MAX;
-        }
-    }
-    if (n < 2) return 0;
-    for (int i = 0; i < n; i++) {
-        fi[i] = c[i].p.fam;
-        fam[i] = d->sw->fam[fi[i]].fam;
-        params_of(d->sw, c[i].p, &par[i]);
-    }
-    if (d->so->rematch_get &&
-        d->so->rematch_get(d->so->ctx, d->sw, q, n, fi, par, &found, us, d->err, d->errlen))
-        return -1;
-    if (!found) {
-        char msg[NT_MSG_LEN];
-        if (d->o->stop && *d->o->stop) {
-            d->st->interrupted = 1;
-            return 0;
-        }
-        if (d->ev->rematch(d->ev->ctx, n, fam, par, &d->pr, us, ns, msg, sizeof msg))
-            return snprintf(d->err, d->errlen, "re-measure: %s", msg), -1;
-        if (d->so->rematch_put &&
-            d->so->rematch_put(d->so->ctx, d->sw, q, n, fi, par, us, ns, d->err, d->errlen))
-            return -1;
-        d->st->rematched++;
-    }
-    int w = 0, was = -1;
-    for (int i = 0; i < n; i++) {
-        if (us[i] < us[w]) w = i;
-        if (key_eq(c[i].p, d->st->pick[q])) was = i;
-    }
-    if (w != was && !d->o->quiet && !d->o->verbose) {
-        char ptxt[200], a[160] = "", b[160] = "";
-        nt_params pp;
-        const nt_family *pf = d->sw->fam[d->st->pick[q].fam].fam;
-        nt_problem_text(&d->pr, ptxt, sizeof ptxt);
-        nt_params_canon(fam[w], &par[w], a, sizeof a);
-        params_of(d->sw, d->st->pick[q], &pp);
-        nt_params_canon(pf, &pp, b, sizeof b);
-        fprintf(stderr, "%sre-measure: %s: %s %s is %.1f%% faster than the pick %s %s, "
-                        "measured in turn\n", d->o->progress ? "\r\033[K" : "", ptxt,
-                fam[w]->name, a, was >= 0 ? 100.0 * (us[was] / us[w] - 1) : 0.0, pf->name, b);
-    }
-    d->st->pick[q] = c[w].p;
-    d->st->pick_us[q] = c[w].us;
-    return 0;
-}
-
 /* A candidate of the cross pass: a point and how near the shape it won at. */
 typedef struct xcand {
     double w;
@@ -980,6 +986,7 @@ static int cross_pass(drive *d, nt_result *res) {
     if (!c) return snprintf(d->err, d->errlen, "out of memory"), -1;
     for (d->pos = 0; d->pos < np && !d->st->interrupted; d->pos++) {
         int q = d->order[d->pos], nc = 0, shape, taken = 0;
+        tune_pt before = d->st->pick[q];
         d->q = q;
         nt_sweep_problem(d->sw, q, &d->pr);
         nt_sweep_problem_at(d->sw, q, &d->dt, &shape);
@@ -1040,7 +1047,7 @@ static int cross_pass(drive *d, nt_result *res) {
             }
         }
         d->st->spent[q] += (uint64_t)taken;
-        if (!d->st->interrupted && rematch_one(d, q)) goto out;
+        if (!d->st->interrupted && !key_eq(before, d->st->pick[q]) && rematch_one(d, q)) goto out;
     }
     rc = 0;
 out:

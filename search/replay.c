@@ -23,6 +23,8 @@ struct nt_replay {
     rent *v;
     size_t n, cap;
     uint64_t seed, calls;
+    uint64_t rcalls;          /* re-measures: draws of their own, so that they
+                                 leave the measurements' draws as they were */
 };
 
 static int cmp_key(const rent *a, const rent *b) {
@@ -120,9 +122,11 @@ static int by_double(const void *a, const void *b) {
 }
 
 /* The median of k samples drawn with replacement from e's stored ones
- * (into buf, sorted), with the replay's next seeded draw. */
-static double draw(nt_replay *r, const rent *e, int k, double *buf) {
-    uint64_t s = search_mix(r->seed ^ search_mix(++r->calls));
+ * (into buf, sorted), with the replay's next seeded draw (re: of a
+ * re-measure, from a stream of their own). */
+static double draw(nt_replay *r, const rent *e, int k, double *buf, int re) {
+    uint64_t s = re ? search_mix(~r->seed ^ search_mix(++r->rcalls))
+                    : search_mix(r->seed ^ search_mix(++r->calls));
     for (int i = 0; i < k; i++) buf[i] = e->us[search_rand(&s) % (uint64_t)e->n];
     qsort(buf, (size_t)k, sizeof *buf, by_double);
     return k % 2 ? buf[k / 2] : 0.5 * (buf[k / 2 - 1] + buf[k / 2]);
@@ -155,7 +159,7 @@ static int replay_eval(void *ctx, const nt_family *fam, const nt_params *p, cons
     if (e->status != NT_OK) return 0;
     out->median_us = e->median;
     if (e->n > 0 && e->n <= NT_MAX_SAMPLES) {
-        out->median_us = draw(r, e, e->n, out->samples);
+        out->median_us = draw(r, e, e->n, out->samples, 0);
         out->nsamples = e->n;
     }
     return 0;
@@ -172,7 +176,7 @@ static int replay_rematch(void *ctx, int n, const nt_family *const *fam, const n
         const rent *e = entry_of(r, fam[i], &p[i], pr);
         if (!e || e->status != NT_OK)
             return snprintf(msg, msglen, "replay: %s has no ok result stored", fam[i]->name), -1;
-        us[i] = e->n > 0 ? draw(r, e, NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES, buf) : e->median;
+        us[i] = e->n > 0 ? draw(r, e, NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES, buf, 1) : e->median;
         ns[i] = NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES;
     }
     return 0;
@@ -182,6 +186,7 @@ void nt_replay_evaluator(nt_replay *r, uint64_t seed, nt_evaluator *ev) {
     memset(ev, 0, sizeof *ev);
     r->seed = seed;
     r->calls = 0;
+    r->rcalls = 0;
     ev->ctx = r;
     ev->eval = replay_eval;
     ev->rematch = replay_rematch;

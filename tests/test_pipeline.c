@@ -754,8 +754,9 @@ TEST(warm_rematch) {
         CHECK(nt_params_int(&pc, "k", NULL) == 0, "problem %d: k %lld by the medians", q,
               (long long)nt_params_int(&pc, "k", NULL));
     }
-    /* every re-measure here has k = 1 beside the pick's k = 0 */
-    CHECK(k1 == rematch_calls, "%d picks of k = 1, %d re-measures", k1, rematch_calls);
+    /* every re-measure here has k = 1 beside the pick's k = 0 (and the
+     * cross pass may hand a k = 1 on to a problem) */
+    CHECK(k1 >= rematch_calls, "%d picks of k = 1, %d re-measures", k1, rematch_calls);
     store *db = NULL;
     store_best_row *rows = NULL;
     int n = 0;

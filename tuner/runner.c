@@ -1114,12 +1114,13 @@ static int rematch(void *ctx, int n, const nt_family *const *fam, const nt_param
     float ms = 0;
     static nt_result scratch;
     static double smp[NT_REMATCH_MAX][NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES];
-    double t0 = nt_now_ms() / 1e3;
+    double t0;
     memset(v, 0, sizeof v);
     memset(cb, 0, sizeof cb);
     if (n < 2 || n > NT_REMATCH_MAX) return snprintf(msg, msglen, "%d variants", n), -1;
     if (r->broken) return snprintf(msg, msglen, "CUDA context is broken"), -1;
-    if (shape_setup(r, s, msg, msglen)) goto done;
+    if (shape_setup(r, s, msg, msglen)) return -1;    /* its phases count it */
+    t0 = nt_now_ms() / 1e3;
     for (int i = 0; i < n; i++) {
         if (fam[i]->check(&p[i], s, &r->di, msg, msglen) ||
             fam[i]->plan(&p[i], s, &r->di, &v[i].plan, msg, msglen) ||
