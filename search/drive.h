@@ -16,7 +16,10 @@
  * most, and from stored results a point that is the best at the problem's
  * shape in other dtype combinations (two results or more) second; with
  * none known it is a cold campaign, each problem starting from
- * those tuned before it in the run.  Once every problem has its pick, a
+ * those tuned before it in the run.  At the end of each problem's search
+ * the points within 2% of its pick are measured again, interleaved (the
+ * evaluator's rematch; stored, and told back on a resume), and the fastest
+ * there is the pick.  Once every problem has its pick, a
  * cross pass tries at each problem the nearest other problems' picks not
  * measured there (one per problem in a cold campaign, out of its budget;
  * with stored results only what a search left unspent). */

@@ -398,10 +398,9 @@ static int next_hint(tune *t, tune_pt *p) {
 }
 
 /* Hints, then a climb.  Without a budget: every hint, then the climb to
- * a local optimum.  No pick is measured again at the end: a result is
- * stored once per device, variant, shape and timing (db/schema.sql), so
- * the store would answer a re-measure with the first measurement, as it
- * must for a resumed run to make the same choices. */
+ * a local optimum.  The driver then measures the closest points again,
+ * interleaved, before it names the pick (search/drive.c, rematch_one): a
+ * proposal here is one measurement of a new point. */
 static int warm_next(tune *t, tune_pt *p) {
     uint64_t b = t->env.budget;
     if (!b && t->hint_i >= t->env.nhint && t->nq == 0 && t->have_center) {
