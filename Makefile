@@ -231,7 +231,7 @@ endif
 # library's speed ratios belong in the log of a GPU run.  They run one at a
 # time (NT_JOBS=1): they share the GPU, and some time it.
 test-gpu: $(GPU_DEPS)
-	@NORMTUNE=$(abspath $(BIN)) NORMTUNE_DISPATCH=$(abspath $(DISPATCH)) V=1 NT_JOBS=1 sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh tests/gpu/test_unrunnable.sh tests/gpu/test_device.sh
+	@NORMTUNE=$(abspath $(BIN)) NORMTUNE_DISPATCH=$(abspath $(DISPATCH)) V=1 NT_JOBS=1 sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh tests/gpu/test_unrunnable.sh tests/gpu/test_device.sh tests/gpu/test_rematch.sh
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) export --check --db $(DB) -o $(HEADER)

@@ -41,7 +41,6 @@
 #define ANCHOR_X 2            /* a cold campaign's anchors: this many times the budget */
 #define TREND_RIDGE 1.0       /* a hint's trend: its slopes shrunk by this x the weight */
 #define CROSS 1               /* warm's cross pass: other problems' picks tried per problem */
-#define REMATCH_SPAN 1.02    /* warm re-measures the points this close to the pick */
 #define AGREE 2               /* results of other dtype combinations at the problem's
                                  shape that must name one point their best for it
                                  to go second */
@@ -707,7 +706,7 @@ static int by_us(const void *a, const void *b) {
  * search and again in the cross pass where the pass changes the pick (the
  * evaluator holds the problem's inputs then: setting them up again costs
  * more than the re-measure): the points measured in this run within
- * REMATCH_SPAN of the pick (noise can
+ * NT_REMATCH_SPAN of the pick (noise can
  * order those either way: a variant's median moves by about 0.3% between
  * runs, and the sweep's drift more), the fastest NT_REMATCH_MAX of them,
  * are measured again interleaved (the evaluator's rematch) and the fastest
@@ -730,7 +729,7 @@ static int rematch_one(drive *d, int q) {
         for (size_t i = 0; i < ks->n; i++) {
             const nt_hist *h = &d->k.v[ks->row[i]];
             int dup = 0;
-            if (!(h->us <= REMATCH_SPAN * d->st->pick_us[q])) continue;
+            if (!(h->us <= (1 + NT_REMATCH_SPAN) * d->st->pick_us[q])) continue;
             for (int j = 0; j < n; j++) dup |= key_eq(c[j].p, h->p);
             if (dup) continue;
             c[n++] = *h;

@@ -321,8 +321,9 @@ int cmd_run(int argc, char **argv) {
             " reused (%" PRIu64 " from other GPUs of the model), %.1f s\n", dbpath, st.measured,
             st.ok, st.reused, st.reused_other, nt_now_s() - t0);
     if (st.rematched)
-        fprintf(stderr, "normtune run: at %" PRIu64 " problems the variants within 2%% of the "
-                        "pick measured again, in turn, and the fastest picked\n", st.rematched);
+        fprintf(stderr, "normtune run: at %" PRIu64 " problem%s the variants within %.0f%% of "
+                        "the pick measured again, in turn, and the fastest picked\n", st.rematched,
+                st.rematched == 1 ? "" : "s", 100 * NT_REMATCH_SPAN);
     if (st.interrupted) {
         fprintf(stderr, "normtune run: interrupted; every finished result is stored, run the "
                         "same command again to resume\n");

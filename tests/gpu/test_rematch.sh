@@ -1,0 +1,28 @@
+#!/bin/sh
+# test_rematch.sh -- warm's last step on a GPU: the variants within 2% of
+# the pick (here three with the same code) are measured again, in turn,
+# each with NT_REMATCH_ROUNDS x NT_REMATCH_SAMPLES samples; the re-measure
+# is stored (table rematch), `best` names one of them, and a second run of
+# the same sweep finds it stored: nothing measured, nothing re-measured.
+NAME=rematch
+. "$(dirname "$0")/../lib.sh"
+NORMTUNE=${NORMTUNE:-build/normtune}
+script=$(dirname "$0")/rematch.lua
+root=$(dirname "$0")/../..
+per=$(sed -n 's/^#define NT_REMATCH_ROUNDS \([0-9]*\).*/\1/p' "$root/kernels/nt.h")
+smp=$(sed -n 's/^#define NT_REMATCH_SAMPLES \([0-9]*\).*/\1/p' "$root/kernels/nt.h")
+q() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$T/a.db" "$1"; }
+expect first 0 run "$script" --settle 0 --db "$T/a.db"
+has says_so "$T/err" "the variants within 2% of the pick measured again, in turn"
+[ "$(q 'SELECT count(*) FROM rematch')" = 3 ] && ok three_rows || bad three_rows "$(q 'SELECT count(*) FROM rematch')"
+[ "$(q "SELECT count(*) FROM rematch WHERE n_samples = $((per * smp)) AND median_us > 0 AND rank_us > 0")" = 3 ] &&
+    ok samples_and_medians || bad samples_and_medians
+[ "$(q 'SELECT count(*) FROM best b JOIN rematch m ON m.result_id = b.result_id')" = 1 ] &&
+    ok best_is_one_of_them || bad best_is_one_of_them
+[ "$(q 'SELECT count(*) FROM best b JOIN rematch m ON m.result_id = b.result_id WHERE m.rank_us = (SELECT min(rank_us) FROM rematch)')" = 1 ] &&
+    ok best_is_the_fastest_re_measured || bad best_is_the_fastest_re_measured
+expect second 0 run "$script" --settle 0 --db "$T/a.db"
+has nothing_measured "$T/err" "0 measured"
+grep -qF "measured again, in turn" "$T/err" && bad not_again || ok not_again
+[ "$(q 'SELECT count(*) FROM rematch')" = 3 ] && ok still_three || bad still_three
+finish
