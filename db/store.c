@@ -1360,6 +1360,21 @@ fail:
     return STORE_ERR;
 }
 
+/* Q_LOOKUP bound to key k on the GPUs of its device's model, ready to
+ * step (the caller resets it), or NULL with a message. */
+static sqlite3_stmt *lookup_stmt(store *db, const store_key *k, char *err, size_t errlen) {
+    sqlite3_stmt *st;
+    if (key_ok(k, err, errlen) || use_model_of(db, k->device, err, errlen)) return NULL;
+    if (!(st = stmt(db, Q_LOOKUP, err, errlen))) return NULL;
+    if (bind_i(st, ":dev", k->device) | bind_variant(st, k) | bind_shape(st, k) |
+        bind_timing(st, &k->timing)) {
+        stmt_done(st);
+        dberr(db, err, errlen, "binding the lookup");
+        return NULL;
+    }
+    return st;
+}
+
 /* Find the result stored under k on a GPU of its device's model: *found 0
  * if none, 1 the device's own, 2 another GPU's (the newest).  out
  * (optional) gets every field and the samples. */
@@ -1370,13 +1385,7 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
     int rc;
 
     *found = 0;
-    if (key_ok(k, err, errlen) || use_model_of(db, k->device, err, errlen)) return STORE_ERR;
-    if (!(st = stmt(db, Q_LOOKUP, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", k->device) | bind_variant(st, k) | bind_shape(st, k) |
-        bind_timing(st, &k->timing)) {
-        stmt_done(st);
-        return dberr(db, err, errlen, "binding the lookup");
-    }
+    if (!(st = lookup_stmt(db, k, err, errlen))) return STORE_ERR;
     rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) {
         stmt_done(st);
@@ -1883,30 +1892,21 @@ int store_newest_gpu(store *db, char *buf, size_t len, char *err, size_t errlen)
 
 /* The id and median of the ok result stored under k on a GPU of its
  * device's model (the device's own first, as store_lookup): 0 with *id,
- * or -1 with a message naming the key when there is none. */
+ * or 0 with *id = 0 when there is none; -1 with a message on an error. */
 static int result_of(store *db, const store_key *k, int64_t *id, double *median, char *err,
                      size_t errlen) {
     sqlite3_stmt *st;
-    int rc, ok = 0;
-    if (key_ok(k, err, errlen) || use_model_of(db, k->device, err, errlen)) return STORE_ERR;
-    if (!(st = stmt(db, Q_LOOKUP, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":dev", k->device) | bind_variant(st, k) | bind_shape(st, k) |
-        bind_timing(st, &k->timing)) {
-        stmt_done(st);
-        return dberr(db, err, errlen, "binding the lookup");
-    }
+    int rc;
+    *id = 0;
+    if (!(st = lookup_stmt(db, k, err, errlen))) return STORE_ERR;
     if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const unsigned char *status = sqlite3_column_text(st, 1);
-        *id = sqlite3_column_int64(st, 0);
         *median = sqlite3_column_double(st, 3);
-        ok = status && !strcmp((const char *)status, "ok") && *median > 0;
+        if (status && !strcmp((const char *)status, "ok") && *median > 0)
+            *id = sqlite3_column_int64(st, 0);
     }
     stmt_done(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return dberr(db, err, errlen, "looking up a result");
-    if (!ok)
-        return seterr(err, errlen, "re-measure: no ok result of %s %s at %s M=%lld N=%lld is "
-                      "stored", k->family, k->params, k->dtype, (long long)k->shape.M,
-                      (long long)k->shape.N);
     return STORE_OK;
 }
 
@@ -1925,6 +1925,10 @@ int store_rematch_put(store *db, int64_t sweep, int n, const store_key *ks, cons
         if (ks[i].device != ks[0].device)
             return seterr(err, errlen, "store_rematch_put: the results of one device only");
         if (result_of(db, &ks[i], &id[i], &med[i], err, errlen)) return STORE_ERR;
+        if (!id[i])
+            return seterr(err, errlen, "re-measure: no ok result of %s %s at %s M=%lld N=%lld "
+                          "is stored", ks[i].family, ks[i].params, ks[i].dtype,
+                          (long long)ks[i].shape.M, (long long)ks[i].shape.N);
         for (int j = 0; j < i; j++)
             if (id[j] == id[i])
                 return seterr(err, errlen, "store_rematch_put: result %lld twice", (long long)id[i]);
@@ -1971,10 +1975,8 @@ int store_rematch_get(store *db, int n, const store_key *ks, int *found, double 
     if (n < 2 || n > STORE_REMATCH_MAX)
         return seterr(err, errlen, "store_rematch_get: %d results (2..%d)", n, STORE_REMATCH_MAX);
     for (int i = 0; i < n; i++) {
-        int f = 0;
-        if (store_lookup(db, &ks[i], &f, NULL, err, errlen)) return STORE_ERR;
-        if (!f) return STORE_OK;            /* a result not stored: none */
         if (result_of(db, &ks[i], &id[i], &med, err, errlen)) return STORE_ERR;
+        if (!id[i]) return STORE_OK;        /* a result not stored: none */
     }
     if (!(st = stmt(db, Q_RM_GRPS, err, errlen))) return STORE_ERR;
     if (bind_i(st, ":res", id[0]) | bind_i(st, ":dev", ks[0].device)) {
