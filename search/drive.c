@@ -38,6 +38,8 @@
 #define PORTFOLIO 8           /* hints ordered as a portfolio */
 #define GOOD 1.01             /* a ratio this low counts as the best (with stored
                                  results; a cold campaign's portfolio has no floor) */
+#define SECOND_SPAN 1.10     /* the second shape of an N probes the families this close
+                                 to the best at its anchor (second_skip()) */
 #define ANCHOR_X 2            /* a cold campaign's anchors: this many times the budget */
 #define TREND_RIDGE 1.0       /* a hint's trend: its slopes shrunk by this x the weight */
 #define CROSS 1               /* warm's cross pass: other problems' picks tried per problem */
@@ -661,18 +663,31 @@ static int new_shape(const drive *d, int q) {
     return 0;
 }
 
-/* The point of family f that point idx (which cannot run here) becomes
- * when two of its numeric parameters move against each other so that
- * their product stays (a block halved, its chunks doubled: the same
- * threads x chunks, the same columns), the nearest such move that runs
- * (the fewest value steps).  1 with it in *out, 0 when none runs, -1 on
- * an error. */
-static int reshape(drive *d, int f, const int *idx, tune_pt *out) {
+/* Point j of family f, in *c; feasible()'s answer. */
+static int point_at(drive *d, int f, const int *j, tune_pt *c) {
+    const search_space *sp = &d->sw->fam[f].space;
+    uint64_t u = 0;
+    for (int e = 0; e < sp->ndim; e++) u = u * (uint64_t)sp->dim[e].nval + (uint64_t)j[e];
+    c->fam = f;
+    c->pt = u;
+    return feasible(d, *c);
+}
+
+static int is_tile_pair(const search_space *sp, int a, int b) {
+    const char *x = sp->dim[a].name, *y = sp->dim[b].name;
+    return (!strcmp(x, "block") && !strcmp(y, "chunks")) ||
+           (!strcmp(x, "chunks") && !strcmp(y, "block"));
+}
+
+/* Pair moves: two numeric parameters moved against each other so that
+ * their product stays; tile: only block and chunks (1), only the other
+ * pairs (0).  The nearest that runs (fewest value steps).  1, 0, -1. */
+static int reshape_pairs(drive *d, int f, const int *idx, int tile, tune_pt *out) {
     const search_space *sp = &d->sw->fam[f].space;
     int j[SEARCH_MAX_DIMS], bestd = 0, got = 0;
     for (int a = 0; a < sp->ndim; a++)
         for (int b = 0; b < sp->ndim; b++) {
-            if (a == b) continue;
+            if (a == b || is_tile_pair(sp, a, b) != tile) continue;
             double va = atof(sp->dim[a].val[idx[a]]), vb = atof(sp->dim[b].val[idx[b]]);
             if (!(va > 0) || !(vb > 0)) continue;
             for (int x = 0; x < sp->dim[a].nval; x++) {
@@ -686,12 +701,8 @@ static int reshape(drive *d, int f, const int *idx, tune_pt *out) {
                     memcpy(j, idx, (size_t)sp->ndim * sizeof *j);
                     j[a] = x;
                     j[b] = y;
-                    tune_pt c = {f, 0};
-                    uint64_t u = 0;
-                    for (int e = 0; e < sp->ndim; e++)
-                        u = u * (uint64_t)sp->dim[e].nval + (uint64_t)j[e];
-                    c.pt = u;
-                    int ok = feasible(d, c);
+                    tune_pt c;
+                    int ok = point_at(d, f, j, &c);
                     if (ok < 0) return -1;
                     if (!ok) continue;
                     *out = c;
@@ -703,20 +714,64 @@ static int reshape(drive *d, int f, const int *idx, tune_pt *out) {
     return got;
 }
 
+/* One parameter moved, the nearest value that runs (the order of tune.c's
+ * nearest_runnable: fewest steps, parameters in order, down first). */
+static int reshape_one(drive *d, int f, const int *idx, tune_pt *out) {
+    const search_space *sp = &d->sw->fam[f].space;
+    int j[SEARCH_MAX_DIMS], far = 0;
+    for (int e = 0; e < sp->ndim; e++) far = sp->dim[e].nval > far ? sp->dim[e].nval : far;
+    for (int dist = 1; dist < far; dist++)
+        for (int e = 0; e < sp->ndim; e++)
+            for (int sign = -1; sign <= 1; sign += 2) {
+                int w = idx[e] + sign * dist;
+                if (w < 0 || w >= sp->dim[e].nval) continue;
+                memcpy(j, idx, (size_t)sp->ndim * sizeof *j);
+                j[e] = w;
+                int ok = point_at(d, f, j, out);
+                if (ok) return ok;
+            }
+    return 0;
+}
+
+/* The point of family f that point idx (which cannot run here) becomes:
+ * the first that runs of (1) block and chunks moved against each other
+ * (the same threads x chunks, the same columns; the nearest such move),
+ * (2) one parameter moved, as the climb's repair does, and (3) two other
+ * numeric parameters moved against each other.  The forward's bf16 stage
+ * with 512 threads of 3 chunks and k 3 cannot hold the fp32 weight: (1)
+ * gives 256 of 6, the winner there (k 2, by (2), is 6-8% behind).  The
+ * backward's cstage at 4096 x 32768, 4 x 256 threads of 4 chunks, 3
+ * stages and k 2, cannot run with the fp32 weight (two blocks' pipelines
+ * overflow an SM): (2) gives 2 stages, within 0.5% of the best there,
+ * where (3), all pairs in one, doubled the cluster and halved the block,
+ * 1.42x behind, and the search ended up to 1.21x behind (20 seeds); with
+ * fp32 x (4 elements a chunk) (2) doubles the cluster, the best there,
+ * and for persistent at 4096 x 16384 only (3) runs (block doubled, one
+ * stage: the best).  Replay, against (1) and (3) together, with the probe
+ * of the second shapes as plan() says: the forward cold 97.9% -> 98.0% of
+ * shapes within 2%, worst 1.08x both (20 seeds 96.5%, 1.08x both); the
+ * backward cold 98.0%, 1.05x both (20 seeds 96.0% -> 96.1%, worst 1.21x
+ * -> 1.05x).  (1) before (3) alone changes nothing (no (1) runs there).
+ * 1 with it in *out, 0 when none runs, -1 on an error. */
+static int reshape(drive *d, int f, const int *idx, tune_pt *out) {
+    int r;
+    if ((r = reshape_pairs(d, f, idx, 1, out))) return r;
+    if ((r = reshape_one(d, f, idx, out))) return r;
+    return reshape_pairs(d, f, idx, 0, out);
+}
+
 /* In a cold campaign, at a problem of another dtype combination than
  * that of a problem of the same shape tuned before it: where that
  * problem's pick cannot run here, the pick reshaped (reshape()) goes
  * second among the hint[0..n) (added when no hint names it; the last
  * hint dropped when they are NHINT).  The forward's bf16 with an fp32
- * weight at N = 12288: bf16's stage with 512 threads of 3 chunks and k 3
- * cannot hold the fp32 weight in its registers; 256 of 6 with k 3 wins
- * there, and the nearest runnable point of the hints' translation, k 2,
- * is 6-8% behind.  Replay, 5 seeds, with the probe of the second shapes
- * (plan()), against it alone: the forward cold 96.9% -> 97.6% of shapes
- * within 2%, worst 1.08x -> 1.06x; 20 seeds 96.6% -> 96.9%, 1.08x both;
- * the backward cold 97.5% and 1.05x both (but 20 seeds 96.9% -> 96.8%,
- * worst 1.08x -> 1.21x: cstage's cluster doubled and block halved at
- * 4096 x 32768 with an fp32 weight).  The new count, or -1. */
+ * weight at N = 12288 and 20480: bf16's stage with 512 threads of 3 (5)
+ * chunks becomes 256 of 6 (10), which run with the fp32 weight.  Replay
+ * against none, with the probe of the second shapes (plan()): the
+ * forward cold 98.0%, 1.08x both (20 seeds 96.4% -> 96.5%, 1.08x both;
+ * before that probe was narrowed, 96.9% -> 97.6%, 1.08x -> 1.06x); the
+ * backward cold 98.0%, 1.05x both (20 seeds 96.1%, 1.05x both; with the
+ * pairs of reshape() in one, 1.21x).  The new count, or -1. */
 static int reshape_second(drive *d, tune_hint *hint, int n) {
     for (int i = 0; i < d->pos; i++) {
         int o = d->order[i], dto, sho, idx[SEARCH_MAX_DIMS];
@@ -750,6 +805,32 @@ static int reshape_second(drive *d, tune_hint *hint, int n) {
     return n;
 }
 
+/* The second shape of an N: the families its probe skips (*skip, bit f),
+ * those whose best at the anchor (the same N and dtype combination, a
+ * smaller M) is more than span behind the anchor's best.  1 when a family
+ * other than the anchor's best is left to probe, else 0. */
+static int second_skip(const drive *d, unsigned *skip) {
+    double fb[NT_SWEEP_MAX_FAMILIES], best = INFINITY;
+    int bf = -1;
+    for (int f = 0; f < NT_SWEEP_MAX_FAMILIES; f++) fb[f] = INFINITY;
+    for (size_t s = 0; s < d->k.ns; s++) {
+        const kshape *ks = &d->k.s[s];
+        if (ks->dt != d->dt || ks->N != d->pr.N || ks->M >= d->pr.M) continue;
+        for (size_t r = 0; r < ks->n; r++) {
+            const nt_hist *h = &d->k.v[ks->row[r]];
+            if (h->us < fb[h->p.fam]) fb[h->p.fam] = h->us;
+            if (h->us < best) best = h->us, bf = h->p.fam;
+        }
+    }
+    *skip = 0;
+    int left = 0;
+    for (int f = 0; f < d->sw->nfam; f++) {
+        if (isfinite(fb[f]) && fb[f] > best * SECOND_SPAN) *skip |= 1u << f;
+        else if (f != bf && isfinite(fb[f])) left = 1;
+    }
+    return left;
+}
+
 /* Start problem q's search into *t.  0, or -1 with a message. */
 static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
     int shape;
@@ -780,7 +861,10 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
          * a family with no result near it would never be tried.  So does
          * the second shape of each N of the anchors' combination in a
          * cold campaign (its own budget, not the anchors'; plan()) */
-        if ((!d->stored_hints && (d->anchor[q] || d->second[q])) || new_shape(d, q)) {
+        unsigned skip = 0;
+        int sec = !d->stored_hints && d->second[q] && second_skip(d, &skip);
+        if ((!d->stored_hints && d->anchor[q]) || sec || new_shape(d, q)) {
+            env.skip_fam = skip;
             env.hint_quota = (int)(env.budget / 2 > 0 ? env.budget / 2 : 1);
             env.explore = 1;
         }
@@ -969,16 +1053,23 @@ static void reserve_cross(drive *d) {
  * stored is a cold campaign: at each N of the dtype combination with the
  * most problems one shape, the smallest M, is an anchor, tuned first with
  * ANCHOR_X times the budget and a look at every family; the next shape of
- * that N (its smallest M but one) looks at every family too, with its
- * share of the budget: a family behind at the anchor's M can win from
- * the next M on (rows at 4096 x 2048 of the forward, stage past M = 1024
- * at N = 12288 with an fp32 weight), and the hints of the larger M
- * follow the anchor's trend (replay, 5 seeds, against none: the forward
- * cold 96.1% -> 96.9% of shapes within 2%, 20 seeds 94.8% -> 96.6%, worst
- * 1.08x and 1.11x -> 1.08x; the backward cold 98.0% -> 97.5%, worst 1.05x,
- * 20 seeds 96.1% -> 96.9%, worst 1.05x -> 1.08x; the same at the second
- * shape of every dtype combination: the forward 15.1% of the sweep, the
- * backward 95.8%); the other shapes
+ * that N (its smallest M but one) looks once, with its share of the
+ * budget, at each family within SECOND_SPAN of the best at the anchor
+ * (second_skip(); none when only the anchor's best family is left): a
+ * family a little behind at the anchor's M can win from the next M on
+ * (rows at 4096 x 2048 of the forward, 3% behind at 1024 x 2048), and the
+ * hints of the larger M follow the anchor's trend.  Replay, with
+ * reshape_second(), 5 seeds, against no such look: the forward cold
+ * 97.0% -> 98.0% of shapes within 2%, worst 1.08x both (20 seeds 95.7% ->
+ * 96.5%, 1.08x both); the backward cold 98.0%, 1.05x both (20 seeds
+ * 96.1%, 1.05x both).  Every family, not only the close ones: the
+ * forward 97.3%, 1.08x (20 seeds 96.9%, 1.09x), the backward 97.6%,
+ * 1.05x, but 20 seeds 96.9%, 1.08x (4096 x 32768 bf16: the look at loop
+ * and cluster, 1.4x and 1.13x behind at the anchor, leaves cstage's climb
+ * four proposals); within 5%: the forward 97.3%, 20 seeds 96.1%, 1.08x;
+ * within 20%: the forward 20 seeds 1.11x, the backward 97.1%, 1.06x.  The
+ * same at the second shape of every dtype combination: the forward 15.1%
+ * of the sweep, the backward 95.8% (before the re-measure).  The other shapes
  * follow with hints from the anchors and share what is left, so that the
  * campaign spends at most the budget times the problems, the cross
  * pass's CROSS a problem included (reserve_cross).  The smallest M, not the

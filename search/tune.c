@@ -415,10 +415,11 @@ static int warm_next(tune *t, tune_pt *p) {
         int r = next_hint(t, p);
         if (r) return r;
     }
-    /* every family once: its best hint, else a random point of it */
+    /* every family once (but those of skip_fam): its best hint, else a
+     * random point of it */
     while (t->env.explore && t->probe_f < t->env.nfam) {
         int f = t->probe_f++, r = 0, known = 0;
-        if (t->famseen & (1u << f)) continue;
+        if ((t->famseen | t->env.skip_fam) & (1u << f)) continue;
         for (int i = 0; i < t->env.nhint && !r; i++) {
             if (t->env.hint[i].p.fam != f) continue;
             known = 1;          /* a family known to be far behind is skipped */

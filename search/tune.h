@@ -58,6 +58,7 @@ typedef struct tune_env {
                                  0 = the budget */
     int explore;              /* warm: try every family once (its best hint,
                                  or a random point of it) before the climb */
+    unsigned skip_fam;        /* warm, explore: bit f, family f is not tried */
     uint64_t budget;          /* most proposals; 0 = no limit */
     uint64_t seed;            /* mixed with the problem by the caller */
 } tune_env;

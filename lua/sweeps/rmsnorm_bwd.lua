@@ -16,7 +16,7 @@
 
 -- Variants measured per shape, on average over the sweep (10 of its 42):
 -- replayed cold on data/results.db, 10 spend 22% of the sweep and pick
--- within 2% of the best at 97% of the shapes (the worst 1.05x), 8 at 89%.
+-- within 2% of the best at 98% of the shapes (the worst 1.05x), 8 at 88%.
 local BUDGET = 10
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}

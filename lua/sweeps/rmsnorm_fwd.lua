@@ -23,8 +23,8 @@
 
 -- Variants measured per shape, on average over the sweep (8 of its 73):
 -- replayed cold on data/results.db, 8 spend 15% of the sweep and pick
--- within 2% of the best at 98% of the shapes (the worst 1.06x); 10 spend
--- 17.5% for 97% (the worst 1.08x).
+-- within 2% of the best at 98% of the shapes (the worst 1.08x); 10 spend
+-- 17.5% for 96% (the worst 1.08x).
 local BUDGET = 8
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
