@@ -663,148 +663,6 @@ static int new_shape(const drive *d, int q) {
     return 0;
 }
 
-/* Point j of family f, in *c; feasible()'s answer. */
-static int point_at(drive *d, int f, const int *j, tune_pt *c) {
-    const search_space *sp = &d->sw->fam[f].space;
-    uint64_t u = 0;
-    for (int e = 0; e < sp->ndim; e++) u = u * (uint64_t)sp->dim[e].nval + (uint64_t)j[e];
-    c->fam = f;
-    c->pt = u;
-    return feasible(d, *c);
-}
-
-static int is_tile_pair(const search_space *sp, int a, int b) {
-    const char *x = sp->dim[a].name, *y = sp->dim[b].name;
-    return (!strcmp(x, "block") && !strcmp(y, "chunks")) ||
-           (!strcmp(x, "chunks") && !strcmp(y, "block"));
-}
-
-/* Pair moves: two numeric parameters moved against each other so that
- * their product stays; tile: only block and chunks (1), only the other
- * pairs (0).  The nearest that runs (fewest value steps).  1, 0, -1. */
-static int reshape_pairs(drive *d, int f, const int *idx, int tile, tune_pt *out) {
-    const search_space *sp = &d->sw->fam[f].space;
-    int j[SEARCH_MAX_DIMS], bestd = 0, got = 0;
-    for (int a = 0; a < sp->ndim; a++)
-        for (int b = 0; b < sp->ndim; b++) {
-            if (a == b || is_tile_pair(sp, a, b) != tile) continue;
-            double va = atof(sp->dim[a].val[idx[a]]), vb = atof(sp->dim[b].val[idx[b]]);
-            if (!(va > 0) || !(vb > 0)) continue;
-            for (int x = 0; x < sp->dim[a].nval; x++) {
-                double wa = atof(sp->dim[a].val[x]);
-                if (x == idx[a] || !(wa > 0) || !(wa < va)) continue;
-                for (int y = 0; y < sp->dim[b].nval; y++) {
-                    double wb = atof(sp->dim[b].val[y]);
-                    int dist = abs(x - idx[a]) + abs(y - idx[b]);
-                    if (y == idx[b] || fabs(wa * wb - va * vb) > 1e-9 * va * vb) continue;
-                    if (got && dist >= bestd) continue;
-                    memcpy(j, idx, (size_t)sp->ndim * sizeof *j);
-                    j[a] = x;
-                    j[b] = y;
-                    tune_pt c;
-                    int ok = point_at(d, f, j, &c);
-                    if (ok < 0) return -1;
-                    if (!ok) continue;
-                    *out = c;
-                    bestd = dist;
-                    got = 1;
-                }
-            }
-        }
-    return got;
-}
-
-/* One parameter moved, the nearest value that runs (the order of tune.c's
- * nearest_runnable: fewest steps, parameters in order, down first). */
-static int reshape_one(drive *d, int f, const int *idx, tune_pt *out) {
-    const search_space *sp = &d->sw->fam[f].space;
-    int j[SEARCH_MAX_DIMS], far = 0;
-    for (int e = 0; e < sp->ndim; e++) far = sp->dim[e].nval > far ? sp->dim[e].nval : far;
-    for (int dist = 1; dist < far; dist++)
-        for (int e = 0; e < sp->ndim; e++)
-            for (int sign = -1; sign <= 1; sign += 2) {
-                int w = idx[e] + sign * dist;
-                if (w < 0 || w >= sp->dim[e].nval) continue;
-                memcpy(j, idx, (size_t)sp->ndim * sizeof *j);
-                j[e] = w;
-                int ok = point_at(d, f, j, out);
-                if (ok) return ok;
-            }
-    return 0;
-}
-
-/* The point of family f that point idx (which cannot run here) becomes:
- * the first that runs of (1) block and chunks moved against each other
- * (the same threads x chunks, the same columns; the nearest such move),
- * (2) one parameter moved, as the climb's repair does, and (3) two other
- * numeric parameters moved against each other.  The forward's bf16 stage
- * with 512 threads of 3 chunks and k 3 cannot hold the fp32 weight: (1)
- * gives 256 of 6, the winner there (k 2, by (2), is 6-8% behind).  The
- * backward's cstage at 4096 x 32768, 4 x 256 threads of 4 chunks, 3
- * stages and k 2, cannot run with the fp32 weight (two blocks' pipelines
- * overflow an SM): (2) gives 2 stages, within 0.5% of the best there,
- * where (3), all pairs in one, doubled the cluster and halved the block,
- * 1.42x behind, and the search ended up to 1.21x behind (20 seeds); with
- * fp32 x (4 elements a chunk) (2) doubles the cluster, the best there,
- * and for persistent at 4096 x 16384 only (3) runs (block doubled, one
- * stage: the best).  Replay, against (1) and (3) together, with the probe
- * of the second shapes as plan() says: the forward cold 97.9% -> 98.0% of
- * shapes within 2%, worst 1.08x both (20 seeds 96.5%, 1.08x both); the
- * backward cold 98.0%, 1.05x both (20 seeds 96.0% -> 96.1%, worst 1.21x
- * -> 1.05x).  (1) before (3) alone changes nothing (no (1) runs there).
- * 1 with it in *out, 0 when none runs, -1 on an error. */
-static int reshape(drive *d, int f, const int *idx, tune_pt *out) {
-    int r;
-    if ((r = reshape_pairs(d, f, idx, 1, out))) return r;
-    if ((r = reshape_one(d, f, idx, out))) return r;
-    return reshape_pairs(d, f, idx, 0, out);
-}
-
-/* In a cold campaign, at a problem of another dtype combination than
- * that of a problem of the same shape tuned before it: where that
- * problem's pick cannot run here, the pick reshaped (reshape()) goes
- * second among the hint[0..n) (added when no hint names it; the last
- * hint dropped when they are NHINT).  The forward's bf16 with an fp32
- * weight at N = 12288 and 20480: bf16's stage with 512 threads of 3 (5)
- * chunks becomes 256 of 6 (10), which run with the fp32 weight.  Replay
- * against none, with the probe of the second shapes (plan()): the
- * forward cold 98.0%, 1.08x both (20 seeds 96.4% -> 96.5%, 1.08x both;
- * before that probe was narrowed, 96.9% -> 97.6%, 1.08x -> 1.06x); the
- * backward cold 98.0%, 1.05x both (20 seeds 96.1%, 1.05x both; with the
- * pairs of reshape() in one, 1.21x).  The new count, or -1. */
-static int reshape_second(drive *d, tune_hint *hint, int n) {
-    for (int i = 0; i < d->pos; i++) {
-        int o = d->order[i], dto, sho, idx[SEARCH_MAX_DIMS];
-        nt_problem po;
-        tune_pt c = {-1, 0}, p = d->st->pick[o];
-        if (p.fam < 0) continue;
-        nt_sweep_problem(d->sw, o, &po);
-        nt_sweep_problem_at(d->sw, o, &dto, &sho);
-        if (dto == d->dt || po.M != d->pr.M || po.N != d->pr.N) continue;
-        int ok = feasible(d, p);
-        if (ok < 0) return -1;
-        if (ok) continue;
-        search_space_point(&d->sw->fam[p.fam].space, p.pt, idx);
-        if ((ok = reshape(d, p.fam, idx, &c)) < 0) return -1;
-        if (!ok) continue;
-        int at = 0;
-        while (at < n && !key_eq(hint[at].p, c)) at++;
-        if (at == 0 && n > 0) return n;
-        tune_hint x = {c, n ? hint[0].score : 1.0};
-        if (at < n) x = hint[at];
-        else if (n < NHINT) at = n++;
-        else at = n - 1;
-        if (n == 1) {
-            hint[0] = x;
-            return n;
-        }
-        memmove(hint + 2, hint + 1, (size_t)(at - 1) * sizeof *hint);
-        hint[1] = x;
-        return n;
-    }
-    return n;
-}
-
 /* The second shape of an N: the families its probe skips (*skip, bit f),
  * those whose best at the anchor (the same N and dtype combination, a
  * smaller M) is more than span behind the anchor's best.  1 when a family
@@ -850,8 +708,6 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
         int n = make_hints(d->sw, &d->k, d->dt, &d->pr, d->o->hist_same_shape,
                            !d->stored_hints, hint);
         if (n < 0) return snprintf(d->err, d->errlen, "out of memory"), -1;
-        if (!d->stored_hints && !d->anchor[q] && (n = reshape_second(d, hint, n)) < 0)
-            return -1;
         env.hint = hint;
         env.nhint = n;
         /* an anchor of a cold campaign tries every family, and keeps half
@@ -1058,11 +914,10 @@ static void reserve_cross(drive *d) {
  * (second_skip(); none when only the anchor's best family is left): a
  * family a little behind at the anchor's M can win from the next M on
  * (rows at 4096 x 2048 of the forward, 3% behind at 1024 x 2048), and the
- * hints of the larger M follow the anchor's trend.  Replay, with
- * reshape_second(), 5 seeds, against no such look: the forward cold
- * 97.0% -> 98.0% of shapes within 2%, worst 1.08x both (20 seeds 95.7% ->
- * 96.5%, 1.08x both); the backward cold 98.0%, 1.05x both (20 seeds
- * 96.1%, 1.05x both).  Every family, not only the close ones: the
+ * hints of the larger M follow the anchor's trend.  Replay, 5 seeds,
+ * against no such look: the forward cold 96.1% -> 98.0% of shapes within
+ * 2%, worst 1.08x both (20 seeds 94.8% -> 96.4%, 1.11x -> 1.08x); the
+ * backward cold 98.0%, 1.05x both (20 seeds 96.1%, 1.05x both).  Every family, not only the close ones: the
  * forward 97.3%, 1.08x (20 seeds 96.9%, 1.09x), the backward 97.6%,
  * 1.05x, but 20 seeds 96.9%, 1.08x (4096 x 32768 bf16: the look at loop
  * and cluster, 1.4x and 1.13x behind at the anchor, leaves cstage's climb
