@@ -742,7 +742,7 @@ static int by_us(const void *a, const void *b) {
  * search and again in the cross pass where the pass changes the pick (the
  * evaluator holds the problem's inputs then: setting them up again costs
  * more than the re-measure): the points measured in this run within
- * NT_REMATCH_SPAN of the pick (noise can
+ * NT_REMATCH_SPAN of the fastest there (noise can
  * order those either way: a variant's median moves by about 0.3% between
  * runs, and the sweep's drift more), the fastest NT_REMATCH_MAX of them,
  * are measured again interleaved (the evaluator's rematch) and the fastest
@@ -765,7 +765,10 @@ static int rematch_one(drive *d, int q) {
         for (size_t i = 0; i < ks->n; i++) {
             const nt_hist *h = &d->k.v[ks->row[i]];
             int dup = 0;
-            if (!(h->us <= (1 + NT_REMATCH_SPAN) * d->st->pick_us[q])) continue;
+            /* within the span of the shape's fastest median: a raced result
+             * (its CI more than NT_RACE above a median at least that fast)
+             * never is, so every candidate is an ok result */
+            if (!(h->us <= (1 + NT_REMATCH_SPAN) * ks->best)) continue;
             for (int j = 0; j < n; j++) dup |= key_eq(c[j].p, h->p);
             if (dup) continue;
             c[n++] = *h;

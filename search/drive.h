@@ -37,7 +37,8 @@
 
 #define NT_DRIVE_BATCH 48     /* points asked at once: the compile look-ahead */
 #define NT_REMATCH_SPAN 0.02  /* warm re-measures the points this much slower than
-                                 the pick, or less */
+                                 the fastest at their problem, or less; at most
+                                 NT_RACE, so that no raced result is one */
 
 /* What the driver stores and finds stored.  lookup: the result stored for
  * point params of family f at problem q: *found (0: none; 1: stored by
