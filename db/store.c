@@ -61,7 +61,7 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
 #define BUSY_MS 10000              /* wait this long for another writer */
 #define CLOSE_BUSY_MS 2000         /* ... and this long to checkpoint at close */
 #define MAX_CHECK_ERRS 5           /* integrity_check lines in a message */
-#define MAX_COLS 17                /* columns of a canned report */
+#define MAX_COLS 18                /* columns of a canned report */
 
 /* Migration steps: migrations[v] turns schema version v into v + 1 (run in
  * one transaction, after which user_version is set to v + 1).  Entry 0 is
@@ -250,15 +250,21 @@ static const char *const q_sql[Q_COUNT] = {
                        "b.median_us, b.gbps, b.pct_copy, b.result_id FROM temp.best_models b "
                        "JOIN device d ON d.id = b.device_id ORDER BY b.device, d.cc_major, "
                        "d.cc_minor, d.sms, d.mem_clock_khz, b.N, b.M, b.op, b.dtype",
+    /* ranked as `best` ranks (a result's newest re-measure, else its
+     * median: db/schema.sql) */
     [Q_REP_SHAPE] =
         "SELECT CASE WHEN status = 'ok' THEN row_number() OVER ("
-        "PARTITION BY op, dtype ORDER BY status <> 'ok', median_us, family, "
-        "params, id) END, op, dtype, family, params, status, median_us, p10_us, "
-        "p90_us, n_samples, gbps, pct_copy, 100.0 * gbps / traffic_gbps, "
+        "PARTITION BY op, dtype ORDER BY status <> 'ok', rank_us, family, "
+        "params, id) END, op, dtype, family, params, status, median_us, rm_us, "
+        "p10_us, p90_us, n_samples, gbps, pct_copy, 100.0 * gbps / traffic_gbps, "
         "CASE WHEN status = 'ok' THEN "
-        "100.0 * (min(CASE WHEN status = 'ok' THEN median_us END) OVER "
-        "(PARTITION BY op, dtype)) / median_us END, gpu, id, msg FROM ("
+        "100.0 * (min(CASE WHEN status = 'ok' THEN rank_us END) OVER "
+        "(PARTITION BY op, dtype)) / rank_us END, gpu, id, msg FROM ("
         "SELECT r.id, s.op, s.dtype, v.family, v.params, r.status, r.median_us, "
+        "(SELECT m.median_us FROM rematch m WHERE m.result_id = r.id "
+        "ORDER BY m.id DESC LIMIT 1) AS rm_us, "
+        "coalesce((SELECT m.rank_us FROM rematch m WHERE m.result_id = r.id "
+        "ORDER BY m.id DESC LIMIT 1), r.median_us) AS rank_us, "
         "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, "
         "(SELECT substr(d.uuid, 1, 12) FROM device d WHERE d.id = r.device_id) AS gpu, "
         SHORT_MSG " AS msg "
@@ -270,7 +276,7 @@ static const char *const q_sql[Q_COUNT] = {
         "JOIN variant v ON v.id = r.variant_id "
         "WHERE r.shape_id = s.id AND r.device_id = g.dev AND "
         "s.M = :M AND s.N = :N) "
-        "ORDER BY op, dtype, status <> 'ok', median_us, family, params, id",
+        "ORDER BY op, dtype, status <> 'ok', rank_us, family, params, id",
     [Q_REP_RESULT] = "SELECT n_samples FROM result WHERE id = :res",
     [Q_REP_SAMPLES] = "SELECT idx, us FROM sample WHERE result_id = :res ORDER BY idx",
     [Q_REP_SWEEPS] = "SELECT s.id, d.name, s.script, s.started, s.finished, "
@@ -2297,7 +2303,7 @@ int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen) {
     static const col cols[] = {
         {"rank", 'i'}, {"op", 's'}, {"dtype", 's'}, {"family", 's'},
-        {"params", 's'}, {"status", 's'}, {"us", '2'}, {"p10 us", '2'},
+        {"params", 's'}, {"status", 's'}, {"us", '2'}, {"rematch us", '2'}, {"p10 us", '2'},
         {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'}, {"% op", '1'},
         {"% of best", '1'}, {"gpu", 's'}, {"result", 'i'}, {"message", 's'},
     };
