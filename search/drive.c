@@ -791,8 +791,18 @@ static int rematch_one(drive *d, int q) {
             d->st->interrupted = 1;
             return 0;
         }
-        if (d->ev->rematch(d->ev->ctx, n, fam, par, &d->pr, us, ns, msg, sizeof msg))
-            return snprintf(d->err, d->errlen, "re-measure: %s", msg), -1;
+        if (d->ev->rematch(d->ev->ctx, n, fam, par, &d->pr, us, ns, msg, sizeof msg)) {
+            /* the pick stands: the re-measure only refines it (a broken
+             * device fails the next measurement, which the run reports) */
+            if (!d->o->quiet) {
+                char ptxt[200];
+                nt_problem_text(&d->pr, ptxt, sizeof ptxt);
+                fprintf(stderr, "%snormtune run: warning: %s: the re-measure failed (%s); the "
+                                "search's pick stands\n", d->o->progress ? "\r\033[K" : "",
+                        ptxt, msg);
+            }
+            return 0;
+        }
         if (d->so->rematch_put &&
             d->so->rematch_put(d->so->ctx, d->sw, q, n, fi, par, us, ns, d->err, d->errlen))
             return -1;

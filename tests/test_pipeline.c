@@ -717,6 +717,15 @@ static int fix_rematch(void *ctx, int n, const nt_family *const *fam, const nt_p
     return 0;
 }
 
+/* A re-measure that fails: the run goes on with the search's picks. */
+static int fail_rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
+                        const nt_problem *s, double *us, int *ns, char *msg, size_t msglen) {
+    (void)ctx, (void)n, (void)fam, (void)p, (void)s, (void)us, (void)ns;
+    rematch_calls++;
+    snprintf(msg, msglen, "fixture: no re-measure");
+    return -1;
+}
+
 /* warm's last step: the points within 2% of a problem's pick measured
  * again in turn; the fastest there is the pick (k = 1, which the medians
  * put 1% behind k = 0), the store's best and the export follow it, and a
@@ -774,6 +783,17 @@ TEST(warm_rematch) {
     for (int q = 0; q < np; q++)
         CHECK(a.pick[q].fam == b.pick[q].fam && a.pick[q].pt == b.pick[q].pt,
               "problem %d: the second run picks another point", q);
+    /* a re-measure that fails leaves the medians' picks, and the run goes on */
+    nt_run_stats e;
+    ev.rematch = fail_rematch;
+    rematch_calls = 0;
+    snprintf(path_db, sizeof path_db, "%s/rematch_fails.db", t_tmpdir());
+    CHECK(run_sweep(&e, 0) == 0 && rematch_calls > 0 && e.rematched == 0, "failing re-measures: "
+          "%d calls", rematch_calls);
+    for (int q = 0; q < np; q++)
+        CHECK(e.pick[q].fam == c.pick[q].fam && e.pick[q].pt == c.pick[q].pt,
+              "problem %d: a failed re-measure changed the pick", q);
+    nt_run_stats_free(&e);
     nt_run_stats_free(&a);
     nt_run_stats_free(&b);
     nt_run_stats_free(&c);
