@@ -677,6 +677,8 @@ static lua_Integer get_int(const ntl_chk *k, const char *const *keys, const char
 /* Length of the list at idx; error unless keys are exactly 1..n with n > 0. */
 static int list_len(const ntl_chk *k, int idx, const char *const *keys, const char *what) {
     lua_State *L = k->L;
+    if (lua_type(L, idx) != LUA_TTABLE)      /* lua_next needs a table */
+        chk_fail(k, keys, "%s: expected a list, got %s", what, luaL_typename(L, idx));
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx), count = 0;
     lua_pushnil(L);
     while (lua_next(L, idx)) {

@@ -297,6 +297,12 @@ TEST(t_unknown_names) {
         "  },\n"
         "}\n",
         "unknown field 'wehre'", "allowed: params, where");
+    /* a list field given a string (found by fuzz_script: lua_next on a
+     * string crashed) */
+    BAD("dtypes_string.lua", 1,
+        "return normtune.sweep { op = \"rmsnorm_bwd\", dtypes = \"bf16\",\n"
+        "  shapes = {{M = 1, N = 8}}, families = {naive = {params = {nsplit = {1}}}} }\n",
+        "dtypes: expected a list, got string");
     BAD("search.lua", 5,
         "return normtune.sweep {\n"
         "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
