@@ -7,11 +7,6 @@
  * rmsnorm_fwd.warp     `tpr` (1..32) threads per row, block/tpr rows per
  *                      block, the reduction a butterfly in the row's lanes
  *                      (no barrier): small N without idle threads.
- * rmsnorm_fwd.wrows    warp's groups of `tpr` threads in a resident grid
- *                      (k blocks per SM) that walks the rows, each group
- *                      with the next `rows` rows' loads in flight in a
- *                      ring of registers: short rows streamed instead of
- *                      a wave of short-lived blocks per row group.
  * rmsnorm_fwd.rows     `rows` consecutive rows per block of `block` threads,
  *                      each thread in every row: w loaded once for them and
  *                      the row sums reduced together behind one barrier.
@@ -95,7 +90,6 @@ extern const nt_op nt_op_rmsnorm_fwd;
     "rmsnorm_fwd/io.cuh"
 static const char *const row_sources[] = {FWD_SOURCES, "rmsnorm_fwd/row.cuh", NULL};
 static const char *const warp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/warp.cuh", NULL};
-static const char *const wrows_sources[] = {FWD_SOURCES, "rmsnorm_fwd/wrows.cuh", NULL};
 static const char *const persist_sources[] = {FWD_SOURCES, "rmsnorm_fwd/persist.cuh", NULL};
 static const char *const rows_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", NULL};
 static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", "rmsnorm_fwd/wlate.cuh",
@@ -122,14 +116,6 @@ static const nt_param_def warp_params[] = {
     {"tpr", NT_PARAM_INT, NULL, 1, 32, "threads per row, a power of two"},
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (block/tpr rows), a multiple of 32"},
     {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
-    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
-};
-
-static const nt_param_def wrows_params[] = {
-    {"tpr", NT_PARAM_INT, NULL, 1, 32, "threads per row, a power of two"},
-    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (block/tpr groups), a multiple of 32"},
-    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread and row"},
-    {"rows", NT_PARAM_INT, NULL, 1, 8, "rows in flight per group of tpr threads (its ring)"},
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM to compile for (register cap), 0 = none"},
 };
 
@@ -402,43 +388,6 @@ const nt_family nt_rmsnorm_fwd_awarp = {
     "rmsnorm_fwd.awarp", &nt_op_rmsnorm_fwd,
     "warp with each row accessed in a frame shifted onto its 128-byte line",
     4, warp_params, awarp_check, awarp_plan, awarp_sources, NULL,
-};
-
-/* ---- wrows ------------------------------------------------------------ */
-
-static int wrows_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                       char *err, size_t errlen) {
-    int ok = 1;
-    int64_t T = nt_params_int(p, "tpr", &ok), B = nt_params_int(p, "block", &ok);
-    int64_t C = nt_params_int(p, "chunks", &ok), R = nt_params_int(p, "rows", &ok);
-    int64_t K = nt_params_int(p, "k", &ok);
-    fwd_dt d;
-    if (check_bck("wrows", B, C, K, ok, err, errlen)) return -1;
-    if (T < 1 || T > 32 || (T & (T - 1)) || R < 1 || R > 8) {
-        snprintf(err, errlen, "wrows needs tpr a power of two in [1, 32] and rows in [1, 8]");
-        return -1;
-    }
-    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, T, C, err, errlen) ||
-        !fits_regs_rows(&d, B, C, R, C, K, err, errlen))
-        return -1;
-    return check_dev(dev, B, K, 0, err, errlen);
-}
-
-/* a resident grid: SMs x k blocks (or as many as fit), sized by the
- * launcher, at most one block per block/tpr rows */
-static int wrows_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                      nt_plan *pl, char *err, size_t errlen) {
-    if (wrows_check(p, pr, dev, err, errlen)) return -1;
-    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_wrows", pr, p, wrows_params, 5);
-    l->blocks_per_sm = (int)nt_params_int(p, "k", NULL);
-    l->grid_rows = (unsigned)(nt_params_int(p, "block", NULL) / nt_params_int(p, "tpr", NULL));
-    return 0;
-}
-
-const nt_family nt_rmsnorm_fwd_wrows = {
-    "rmsnorm_fwd.wrows", &nt_op_rmsnorm_fwd,
-    "warp's row groups in a resident grid, each with its next rows' loads in flight",
-    5, wrows_params, wrows_check, wrows_plan, wrows_sources, NULL,
 };
 
 /* ---- rows and wlate --------------------------------------------------- */

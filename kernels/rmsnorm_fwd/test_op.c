@@ -22,8 +22,7 @@
 extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
     nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster,
-    nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow, nt_rmsnorm_fwd_tma,
-    nt_rmsnorm_fwd_wrows;
+    nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow, nt_rmsnorm_fwd_tma;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -91,7 +90,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 12, "%d families", nf);
+    CHECK(nf == 11, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -208,9 +207,9 @@ TEST(reference_without_rstd_and_any_nthreads) {
 /* A family with the values of its parameter grid (the test's own). */
 typedef struct grid {
     const nt_family *f;
-    const char *keys[5];
-    const int *vals[5];
-    int nvals[5];
+    const char *keys[4];
+    const int *vals[4];
+    int nvals[4];
     const char *kernel;       /* name expression prefix */
 } grid;
 
@@ -238,12 +237,10 @@ static const grid grids[] = {
     {&nt_rmsnorm_fwd_cluster, {"cluster", "block", "chunks", "k"}, {sizes, blocks, chunks, ks},
      {5, 7, 8, 6}, "nt_fwd_cluster<"},
     {&nt_rmsnorm_fwd_loop, {"block", "chunks", "k"}, {blocks, chunks, ks}, {7, 8, 6}, "nt_fwd_loop<"},
-    {&nt_rmsnorm_fwd_wrows, {"tpr", "block", "chunks", "rows", "k"},
-     {tprs, blocks, chunks, nrows, ks}, {6, 7, 8, 5, 6}, "nt_fwd_wrows<"},
 };
 #define NGRIDS (int)(sizeof grids / sizeof grids[0])
 
-static int nkeys(const grid *g) { return g->keys[4] ? 5 : g->keys[3] ? 4 : 3; }
+static int nkeys(const grid *g) { return g->keys[3] ? 4 : 3; }
 
 /* The idx-th point of g's grid into p; 0, or -1 past the end. */
 static int point(const grid *g, long idx, nt_params *p) {
@@ -261,8 +258,7 @@ static int point(const grid *g, long idx, nt_params *p) {
 static int64_t row_threads(const nt_family *f, const nt_params *p) {
     if (f == &nt_rmsnorm_fwd_cluster)
         return nt_params_int(p, "cluster", NULL) * nt_params_int(p, "block", NULL);
-    return nt_params_int(p, f == &nt_rmsnorm_fwd_warp || f == &nt_rmsnorm_fwd_wrows ? "tpr" : "block",
-                         NULL);
+    return nt_params_int(p, f == &nt_rmsnorm_fwd_warp ? "tpr" : "block", NULL);
 }
 
 /* Check one accepted plan; returns the number of failed checks (reported). */
@@ -288,10 +284,7 @@ static int check_plan(const grid *g, const nt_params *p, const nt_problem *pr, c
     if (g->f != &nt_rmsnorm_fwd_loop)   /* loop walks the row in tiles: any N */
         PCHECK(T * C * e >= pr->N, "%s: N=%lld not covered", l->name, (long long)pr->N);
     for (int i = 0; i < NT_MAX_TENSORS; i++) PCHECK(pl->tol[i] == 0, "%s: tol[%d]", l->name, i);
-    if (g->f == &nt_rmsnorm_fwd_wrows) {
-        PCHECK(l->grid == 0 && l->blocks_per_sm == K && l->smem == 0 && l->grid_rows == B / T,
-               "%s: resident grid of block/tpr rows a step", l->name);
-    } else if (g->f == &nt_rmsnorm_fwd_persist) {
+    if (g->f == &nt_rmsnorm_fwd_persist) {
         int64_t S = nt_params_int(p, "stages", NULL);
         PCHECK(l->grid == 0 && l->blocks_per_sm == K, "%s: persistent grid", l->name);
         PCHECK(l->smem == (S > 1 ? S * C * B * 16 : 0) && l->smem <= (unsigned)h200.smem_per_block_optin,
