@@ -4,12 +4,13 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            9 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            10 of the model measured the tuned shapes (shapes, uuid):
  *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
  *                      71  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
  *                      50  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
  *                      32  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
  *                      17  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
+ *                      13  GPU-15145b46-feaa-e62b-91e3-5b97a4998c5e
  *                       9  GPU-4282f2bd-09b4-825a-f035-424e61c03de6
  *                       6  GPU-93085d86-3eb1-3c50-eabc-62807b5f8c46
  *                       4  GPU-497fe2ad-20b6-76ef-b136-3816e697eb96
@@ -17,10 +18,10 @@
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          14
- *   newest result   2026-12-02T09:57:21.089Z
- *   problems        12 (10 tuned), tuned shapes 319
- *   configs         407, kernels 410
+ *   sweeps          16
+ *   newest result   2026-12-03T01:26:03.886Z
+ *   problems        12 (10 tuned), tuned shapes 332
+ *   configs         415, kernels 418
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -37,13 +38,13 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 9
+#define NORMTUNE_DEVICE_NGPUS 10
 #define NORMTUNE_NFAMILIES 15
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 407
-#define NORMTUNE_NCONFIG_KERNELS 584
-#define NORMTUNE_NKERNELS 410
-#define NORMTUNE_NENTRIES 319
+#define NORMTUNE_NCONFIGS 415
+#define NORMTUNE_NCONFIG_KERNELS 594
+#define NORMTUNE_NKERNELS 418
+#define NORMTUNE_NENTRIES 332
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
  * the family's results were measured with (a family only fallbacks use:
@@ -69,17 +70,17 @@
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
-    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 75) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 97, 75, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 120, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 121, 90, 15) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 142, 105, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 163, 120, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 177, 128, 78) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 275, 206, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 349, 281, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 374, 296, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 393, 311, 8)
+    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 82) \
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 99, 82, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 122, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 123, 97, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 144, 112, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 165, 127, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 179, 135, 84) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 283, 219, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 357, 294, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 382, 309, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 401, 324, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -106,392 +107,400 @@
     X(18, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=4,k=4", 36, 2) \
     X(19, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 38, 2) \
     X(20, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=3,k=4", 40, 2) \
-    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 42, 2) \
-    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 44, 2) \
-    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 46, 2) \
-    X(24, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 48, 2) \
-    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 50, 2) \
-    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 52, 2) \
-    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 54, 2) \
-    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 56, 2) \
-    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 58, 2) \
-    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 60, 2) \
-    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 62, 2) \
-    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 64, 2) \
-    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 66, 2) \
-    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 68, 2) \
-    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 70, 2) \
-    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 72, 2) \
-    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 74, 2) \
-    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 76, 2) \
-    X(39, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 78, 2) \
-    X(40, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 80, 2) \
-    X(41, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 82, 2) \
-    X(42, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 84, 2) \
-    X(43, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 86, 2) \
-    X(44, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 88, 2) \
-    X(45, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 90, 2) \
-    X(46, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 92, 2) \
-    X(47, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 94, 2) \
-    X(48, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 96, 2) \
-    X(49, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=3,rows=1,k=0", 98, 2) \
-    X(50, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=3,rows=1,k=2", 100, 2) \
-    X(51, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=3,rows=1,k=0", 102, 2) \
-    X(52, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 104, 2) \
-    X(53, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=3,rows=2,k=0", 106, 2) \
-    X(54, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,rows=1,k=0", 108, 2) \
-    X(55, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 110, 2) \
-    X(56, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 112, 2) \
-    X(57, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 114, 2) \
-    X(58, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 116, 2) \
-    X(59, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 118, 2) \
-    X(60, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 120, 2) \
-    X(61, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 122, 2) \
-    X(62, 5, "x=bf16,w=bf16,dw=f32", "block=160,chunks=1,stages=4,k=4", 124, 2) \
-    X(63, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 126, 2) \
-    X(64, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 128, 2) \
-    X(65, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 130, 2) \
-    X(66, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 132, 2) \
-    X(67, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 134, 2) \
-    X(68, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 136, 2) \
-    X(69, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 138, 2) \
-    X(70, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 140, 2) \
-    X(71, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 142, 2) \
-    X(72, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 144, 2) \
-    X(73, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 146, 2) \
-    X(74, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 148, 2) \
-    X(75, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 150, 2) \
-    X(76, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 152, 2) \
-    X(77, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 154, 2) \
-    X(78, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 156, 2) \
-    X(79, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 158, 2) \
-    X(80, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 160, 2) \
-    X(81, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 162, 2) \
-    X(82, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 164, 2) \
-    X(83, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 166, 2) \
-    X(84, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 168, 2) \
-    X(85, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 170, 2) \
-    X(86, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 172, 2) \
-    X(87, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 174, 2) \
-    X(88, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 176, 2) \
-    X(89, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 178, 2) \
-    X(90, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 180, 2) \
-    X(91, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 182, 2) \
-    X(92, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 184, 2) \
-    X(93, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 186, 2) \
-    X(94, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 188, 2) \
-    X(95, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 190, 2) \
-    X(96, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 192, 2) \
-    X(97, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 194, 2) \
-    X(98, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 196, 2) \
-    X(99, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 198, 2) \
-    X(100, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 200, 2) \
-    X(101, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 202, 2) \
-    X(102, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 204, 2) \
-    X(103, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 206, 2) \
-    X(104, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 208, 2) \
-    X(105, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 210, 2) \
-    X(106, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 212, 2) \
-    X(107, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 214, 2) \
-    X(108, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 216, 2) \
-    X(109, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 218, 2) \
-    X(110, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 220, 2) \
-    X(111, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 222, 2) \
-    X(112, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 224, 2) \
-    X(113, 5, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 226, 2) \
-    X(114, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 228, 2) \
-    X(115, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 230, 2) \
-    X(116, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 232, 2) \
-    X(117, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 234, 2) \
-    X(118, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 236, 2) \
-    X(119, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 238, 2) \
-    X(120, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 240, 2) \
-    X(121, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 242, 2) \
-    X(122, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 244, 2) \
-    X(123, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 246, 2) \
-    X(124, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 248, 2) \
-    X(125, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 250, 2) \
-    X(126, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 252, 2) \
-    X(127, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 254, 2) \
-    X(128, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 256, 2) \
-    X(129, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 258, 2) \
-    X(130, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 260, 2) \
-    X(131, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 262, 2) \
-    X(132, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 264, 2) \
-    X(133, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 266, 2) \
-    X(134, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 268, 2) \
-    X(135, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 270, 2) \
-    X(136, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 272, 2) \
-    X(137, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 274, 2) \
-    X(138, 5, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 276, 2) \
-    X(139, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 278, 2) \
-    X(140, 5, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 280, 2) \
-    X(141, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 282, 2) \
-    X(142, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 284, 2) \
-    X(143, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 286, 2) \
-    X(144, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 288, 2) \
-    X(145, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 290, 2) \
-    X(146, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 292, 2) \
-    X(147, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 294, 2) \
-    X(148, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 296, 2) \
-    X(149, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 298, 2) \
-    X(150, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 300, 2) \
-    X(151, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 302, 2) \
-    X(152, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 304, 2) \
-    X(153, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 306, 2) \
-    X(154, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 308, 2) \
-    X(155, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 310, 2) \
-    X(156, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 312, 2) \
-    X(157, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 314, 2) \
-    X(158, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 316, 2) \
-    X(159, 5, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 318, 2) \
-    X(160, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 320, 2) \
-    X(161, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 322, 2) \
-    X(162, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 324, 2) \
-    X(163, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 326, 2) \
-    X(164, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 328, 2) \
-    X(165, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 330, 2) \
-    X(166, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 332, 2) \
-    X(167, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 334, 2) \
-    X(168, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 336, 2) \
-    X(169, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 338, 2) \
-    X(170, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 340, 2) \
-    X(171, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 342, 2) \
-    X(172, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 344, 2) \
-    X(173, 5, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 346, 2) \
-    X(174, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 348, 2) \
-    X(175, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 350, 2) \
-    X(176, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 352, 2) \
-    X(177, 12, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 354, 1) \
-    X(178, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 355, 1) \
-    X(179, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 356, 1) \
-    X(180, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 357, 1) \
-    X(181, 7, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 358, 1) \
-    X(182, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 359, 1) \
-    X(183, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 360, 1) \
-    X(184, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 361, 1) \
-    X(185, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 362, 1) \
-    X(186, 7, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 363, 1) \
-    X(187, 9, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 364, 1) \
-    X(188, 6, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 365, 1) \
-    X(189, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 366, 1) \
-    X(190, 9, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 367, 1) \
-    X(191, 9, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 368, 1) \
-    X(192, 6, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 369, 1) \
-    X(193, 9, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 370, 1) \
-    X(194, 9, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 371, 1) \
-    X(195, 9, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 372, 1) \
-    X(196, 6, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 373, 1) \
-    X(197, 6, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 374, 1) \
-    X(198, 9, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 375, 1) \
-    X(199, 6, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 376, 1) \
-    X(200, 6, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 377, 1) \
-    X(201, 9, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 378, 1) \
-    X(202, 9, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 379, 1) \
-    X(203, 6, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 380, 1) \
-    X(204, 8, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 381, 1) \
-    X(205, 9, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 382, 1) \
-    X(206, 9, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 383, 1) \
-    X(207, 9, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 384, 1) \
-    X(208, 6, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 385, 1) \
-    X(209, 8, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 386, 1) \
-    X(210, 9, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 387, 1) \
-    X(211, 6, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 388, 1) \
-    X(212, 6, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 389, 1) \
-    X(213, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 390, 1) \
-    X(214, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 391, 1) \
-    X(215, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 392, 1) \
-    X(216, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 393, 1) \
-    X(217, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 394, 1) \
-    X(218, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 395, 1) \
-    X(219, 11, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 396, 1) \
-    X(220, 11, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 397, 1) \
-    X(221, 11, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 398, 1) \
-    X(222, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 399, 1) \
-    X(223, 6, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 400, 1) \
-    X(224, 11, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 401, 1) \
-    X(225, 11, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 402, 1) \
-    X(226, 11, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 403, 1) \
-    X(227, 11, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 404, 1) \
-    X(228, 11, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 405, 1) \
-    X(229, 11, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 406, 1) \
-    X(230, 11, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 407, 1) \
-    X(231, 13, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 408, 1) \
-    X(232, 13, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 409, 1) \
-    X(233, 13, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 410, 1) \
-    X(234, 13, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 411, 1) \
-    X(235, 13, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 412, 1) \
-    X(236, 13, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 413, 1) \
-    X(237, 13, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 414, 1) \
-    X(238, 13, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 415, 1) \
-    X(239, 13, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 416, 1) \
-    X(240, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 417, 1) \
-    X(241, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 418, 1) \
-    X(242, 14, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 419, 1) \
-    X(243, 9, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 420, 1) \
-    X(244, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 421, 1) \
-    X(245, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 422, 1) \
-    X(246, 14, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 423, 1) \
-    X(247, 14, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 424, 1) \
-    X(248, 9, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 425, 1) \
-    X(249, 14, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 426, 1) \
-    X(250, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 427, 1) \
-    X(251, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 428, 1) \
-    X(252, 14, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 429, 1) \
-    X(253, 9, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 430, 1) \
-    X(254, 8, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 431, 1) \
-    X(255, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 432, 1) \
-    X(256, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 433, 1) \
-    X(257, 14, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 434, 1) \
-    X(258, 9, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 435, 1) \
-    X(259, 14, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 436, 1) \
-    X(260, 14, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 437, 1) \
-    X(261, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 438, 1) \
-    X(262, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 439, 1) \
-    X(263, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 440, 1) \
-    X(264, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 441, 1) \
-    X(265, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 442, 1) \
-    X(266, 11, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 443, 1) \
-    X(267, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 444, 1) \
-    X(268, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 445, 1) \
-    X(269, 14, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 446, 1) \
-    X(270, 11, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 447, 1) \
-    X(271, 11, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 448, 1) \
-    X(272, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 449, 1) \
-    X(273, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 450, 1) \
-    X(274, 11, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 451, 1) \
-    X(275, 12, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 452, 1) \
-    X(276, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 453, 1) \
-    X(277, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 454, 1) \
-    X(278, 7, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 455, 1) \
-    X(279, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 456, 1) \
-    X(280, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 457, 1) \
-    X(281, 7, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 458, 1) \
-    X(282, 7, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 459, 1) \
-    X(283, 7, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 460, 1) \
-    X(284, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 461, 1) \
-    X(285, 9, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 462, 1) \
-    X(286, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 463, 1) \
-    X(287, 6, "x=bf16,w=f32", "block=128,chunks=2,k=4", 464, 1) \
-    X(288, 9, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 465, 1) \
-    X(289, 9, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 466, 1) \
-    X(290, 6, "x=bf16,w=f32", "block=64,chunks=4,k=0", 467, 1) \
-    X(291, 6, "x=bf16,w=f32", "block=128,chunks=3,k=4", 468, 1) \
-    X(292, 8, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 469, 1) \
-    X(293, 9, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 470, 1) \
-    X(294, 9, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 471, 1) \
-    X(295, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 472, 1) \
-    X(296, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 473, 1) \
-    X(297, 6, "x=bf16,w=f32", "block=128,chunks=4,k=4", 474, 1) \
-    X(298, 8, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 475, 1) \
-    X(299, 9, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 476, 1) \
-    X(300, 9, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 477, 1) \
-    X(301, 9, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 478, 1) \
-    X(302, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 479, 1) \
-    X(303, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 480, 1) \
-    X(304, 8, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 481, 1) \
-    X(305, 9, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 482, 1) \
-    X(306, 6, "x=bf16,w=f32", "block=128,chunks=7,k=0", 483, 1) \
-    X(307, 11, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 484, 1) \
-    X(308, 9, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 485, 1) \
-    X(309, 11, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 486, 1) \
-    X(310, 11, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 487, 1) \
-    X(311, 11, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 488, 1) \
-    X(312, 11, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 489, 1) \
-    X(313, 8, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 490, 1) \
-    X(314, 11, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 491, 1) \
-    X(315, 10, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 492, 1) \
-    X(316, 11, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 493, 1) \
-    X(317, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 494, 1) \
-    X(318, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 495, 1) \
-    X(319, 13, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 496, 1) \
-    X(320, 13, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 497, 1) \
-    X(321, 13, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 498, 1) \
-    X(322, 13, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 499, 1) \
-    X(323, 13, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 500, 1) \
-    X(324, 13, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 501, 1) \
-    X(325, 13, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 502, 1) \
-    X(326, 13, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 503, 1) \
-    X(327, 9, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 504, 1) \
-    X(328, 9, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 505, 1) \
-    X(329, 14, "x=bf16,w=f32", "block=160,chunks=2,k=4", 506, 1) \
-    X(330, 9, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 507, 1) \
-    X(331, 14, "x=bf16,w=f32", "block=96,chunks=4,k=0", 508, 1) \
-    X(332, 14, "x=bf16,w=f32", "block=160,chunks=3,k=4", 509, 1) \
-    X(333, 9, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 510, 1) \
-    X(334, 9, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 511, 1) \
-    X(335, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 512, 1) \
-    X(336, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 513, 1) \
-    X(337, 14, "x=bf16,w=f32", "block=160,chunks=4,k=4", 514, 1) \
-    X(338, 9, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 515, 1) \
-    X(339, 9, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 516, 1) \
-    X(340, 9, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 517, 1) \
-    X(341, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 518, 1) \
-    X(342, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 519, 1) \
-    X(343, 9, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 520, 1) \
-    X(344, 14, "x=bf16,w=f32", "block=160,chunks=7,k=0", 521, 1) \
-    X(345, 8, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 522, 1) \
-    X(346, 9, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 523, 1) \
-    X(347, 11, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 524, 1) \
-    X(348, 11, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 525, 1) \
-    X(349, 12, "x=f16,w=f16", "block=1024,chunks=2,k=0", 526, 1) \
-    X(350, 7, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 527, 1) \
-    X(351, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 528, 1) \
-    X(352, 6, "x=f16,w=f16", "block=64,chunks=2,k=8", 529, 1) \
-    X(353, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 530, 1) \
-    X(354, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 531, 1) \
-    X(355, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 532, 1) \
-    X(356, 6, "x=f16,w=f16", "block=128,chunks=4,k=8", 533, 1) \
-    X(357, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 534, 1) \
-    X(358, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 535, 1) \
-    X(359, 11, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 536, 1) \
-    X(360, 11, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 537, 1) \
-    X(361, 6, "x=f16,w=f16", "block=512,chunks=4,k=2", 538, 1) \
-    X(362, 6, "x=f16,w=f16", "block=256,chunks=8,k=2", 539, 1) \
-    X(363, 11, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 540, 1) \
-    X(364, 13, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 541, 1) \
-    X(365, 14, "x=f16,w=f16", "block=96,chunks=2,k=8", 542, 1) \
-    X(366, 13, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 543, 1) \
-    X(367, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 544, 1) \
-    X(368, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 545, 1) \
-    X(369, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 546, 1) \
-    X(370, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 547, 1) \
-    X(371, 11, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 548, 1) \
-    X(372, 14, "x=f16,w=f16", "block=256,chunks=9,k=2", 549, 1) \
-    X(373, 11, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 550, 1) \
-    X(374, 12, "x=f16,w=f32", "block=1024,chunks=2,k=0", 551, 1) \
-    X(375, 7, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 552, 1) \
-    X(376, 7, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 553, 1) \
-    X(377, 6, "x=f16,w=f32", "block=64,chunks=2,k=0", 554, 1) \
-    X(378, 9, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 555, 1) \
-    X(379, 9, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 556, 1) \
-    X(380, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 557, 1) \
-    X(381, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 558, 1) \
-    X(382, 6, "x=f16,w=f32", "block=128,chunks=4,k=0", 559, 1) \
-    X(383, 11, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 560, 1) \
-    X(384, 11, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 561, 1) \
-    X(385, 13, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 562, 1) \
-    X(386, 13, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 563, 1) \
-    X(387, 14, "x=f16,w=f32", "block=96,chunks=2,k=0", 564, 1) \
-    X(388, 9, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 565, 1) \
-    X(389, 9, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 566, 1) \
-    X(390, 9, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 567, 1) \
-    X(391, 14, "x=f16,w=f32", "block=160,chunks=4,k=0", 568, 1) \
-    X(392, 11, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 569, 1) \
-    X(393, 12, "x=f32,w=f32", "block=1024,chunks=4,k=0", 570, 1) \
-    X(394, 7, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 571, 1) \
-    X(395, 9, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 572, 1) \
-    X(396, 6, "x=f32,w=f32", "block=128,chunks=2,k=8", 573, 1) \
-    X(397, 9, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 574, 1) \
-    X(398, 9, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 575, 1) \
-    X(399, 11, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 576, 1) \
-    X(400, 11, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 577, 1) \
-    X(401, 11, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 578, 1) \
-    X(402, 13, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 579, 1) \
-    X(403, 14, "x=f32,w=f32", "block=160,chunks=2,k=8", 580, 1) \
-    X(404, 9, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 581, 1) \
-    X(405, 9, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 582, 1) \
-    X(406, 11, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 583, 1)
+    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 42, 2) \
+    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 44, 2) \
+    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 46, 2) \
+    X(24, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 48, 2) \
+    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 50, 2) \
+    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 52, 2) \
+    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 54, 2) \
+    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 56, 2) \
+    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 58, 2) \
+    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 60, 2) \
+    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 62, 2) \
+    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 64, 2) \
+    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 66, 2) \
+    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 68, 2) \
+    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 70, 2) \
+    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 72, 2) \
+    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 74, 2) \
+    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 76, 2) \
+    X(39, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 78, 2) \
+    X(40, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 80, 2) \
+    X(41, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 82, 2) \
+    X(42, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 84, 2) \
+    X(43, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 86, 2) \
+    X(44, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 88, 2) \
+    X(45, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 90, 2) \
+    X(46, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 92, 2) \
+    X(47, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 94, 2) \
+    X(48, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 96, 2) \
+    X(49, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 98, 2) \
+    X(50, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=3,rows=1,k=0", 100, 2) \
+    X(51, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=3,rows=1,k=2", 102, 2) \
+    X(52, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=3,rows=1,k=0", 104, 2) \
+    X(53, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 106, 2) \
+    X(54, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=3,rows=2,k=0", 108, 2) \
+    X(55, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,rows=1,k=0", 110, 2) \
+    X(56, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 112, 2) \
+    X(57, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 114, 2) \
+    X(58, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 116, 2) \
+    X(59, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 118, 2) \
+    X(60, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 120, 2) \
+    X(61, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 122, 2) \
+    X(62, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 124, 2) \
+    X(63, 5, "x=bf16,w=bf16,dw=f32", "block=160,chunks=1,stages=4,k=4", 126, 2) \
+    X(64, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 128, 2) \
+    X(65, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 130, 2) \
+    X(66, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 132, 2) \
+    X(67, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 134, 2) \
+    X(68, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 136, 2) \
+    X(69, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 138, 2) \
+    X(70, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 140, 2) \
+    X(71, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 142, 2) \
+    X(72, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 144, 2) \
+    X(73, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 146, 2) \
+    X(74, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 148, 2) \
+    X(75, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 150, 2) \
+    X(76, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 152, 2) \
+    X(77, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 154, 2) \
+    X(78, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 156, 2) \
+    X(79, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 158, 2) \
+    X(80, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 160, 2) \
+    X(81, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 162, 2) \
+    X(82, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 164, 2) \
+    X(83, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 166, 2) \
+    X(84, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 168, 2) \
+    X(85, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 170, 2) \
+    X(86, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 172, 2) \
+    X(87, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 174, 2) \
+    X(88, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 176, 2) \
+    X(89, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 178, 2) \
+    X(90, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 180, 2) \
+    X(91, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 182, 2) \
+    X(92, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 184, 2) \
+    X(93, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 186, 2) \
+    X(94, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 188, 2) \
+    X(95, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 190, 2) \
+    X(96, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 192, 2) \
+    X(97, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 194, 2) \
+    X(98, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 196, 2) \
+    X(99, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 198, 2) \
+    X(100, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 200, 2) \
+    X(101, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 202, 2) \
+    X(102, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 204, 2) \
+    X(103, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 206, 2) \
+    X(104, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 208, 2) \
+    X(105, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 210, 2) \
+    X(106, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 212, 2) \
+    X(107, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 214, 2) \
+    X(108, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 216, 2) \
+    X(109, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 218, 2) \
+    X(110, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 220, 2) \
+    X(111, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 222, 2) \
+    X(112, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 224, 2) \
+    X(113, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 226, 2) \
+    X(114, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 228, 2) \
+    X(115, 5, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 230, 2) \
+    X(116, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 232, 2) \
+    X(117, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 234, 2) \
+    X(118, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 236, 2) \
+    X(119, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 238, 2) \
+    X(120, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 240, 2) \
+    X(121, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 242, 2) \
+    X(122, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 244, 2) \
+    X(123, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 246, 2) \
+    X(124, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 248, 2) \
+    X(125, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 250, 2) \
+    X(126, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 252, 2) \
+    X(127, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 254, 2) \
+    X(128, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 256, 2) \
+    X(129, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 258, 2) \
+    X(130, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 260, 2) \
+    X(131, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 262, 2) \
+    X(132, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 264, 2) \
+    X(133, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 266, 2) \
+    X(134, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 268, 2) \
+    X(135, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 270, 2) \
+    X(136, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 272, 2) \
+    X(137, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 274, 2) \
+    X(138, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 276, 2) \
+    X(139, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 278, 2) \
+    X(140, 5, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 280, 2) \
+    X(141, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 282, 2) \
+    X(142, 5, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 284, 2) \
+    X(143, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 286, 2) \
+    X(144, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 288, 2) \
+    X(145, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 290, 2) \
+    X(146, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 292, 2) \
+    X(147, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 294, 2) \
+    X(148, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 296, 2) \
+    X(149, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 298, 2) \
+    X(150, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 300, 2) \
+    X(151, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 302, 2) \
+    X(152, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 304, 2) \
+    X(153, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 306, 2) \
+    X(154, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 308, 2) \
+    X(155, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 310, 2) \
+    X(156, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 312, 2) \
+    X(157, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 314, 2) \
+    X(158, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 316, 2) \
+    X(159, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 318, 2) \
+    X(160, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 320, 2) \
+    X(161, 5, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 322, 2) \
+    X(162, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 324, 2) \
+    X(163, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 326, 2) \
+    X(164, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 328, 2) \
+    X(165, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 330, 2) \
+    X(166, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 332, 2) \
+    X(167, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 334, 2) \
+    X(168, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 336, 2) \
+    X(169, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 338, 2) \
+    X(170, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 340, 2) \
+    X(171, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 342, 2) \
+    X(172, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 344, 2) \
+    X(173, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 346, 2) \
+    X(174, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 348, 2) \
+    X(175, 5, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 350, 2) \
+    X(176, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 352, 2) \
+    X(177, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 354, 2) \
+    X(178, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 356, 2) \
+    X(179, 12, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 358, 1) \
+    X(180, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 359, 1) \
+    X(181, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 360, 1) \
+    X(182, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 361, 1) \
+    X(183, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 362, 1) \
+    X(184, 7, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 363, 1) \
+    X(185, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 364, 1) \
+    X(186, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 365, 1) \
+    X(187, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 366, 1) \
+    X(188, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 367, 1) \
+    X(189, 7, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 368, 1) \
+    X(190, 9, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 369, 1) \
+    X(191, 6, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 370, 1) \
+    X(192, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 371, 1) \
+    X(193, 9, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 372, 1) \
+    X(194, 9, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 373, 1) \
+    X(195, 9, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 374, 1) \
+    X(196, 6, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 375, 1) \
+    X(197, 9, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 376, 1) \
+    X(198, 9, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 377, 1) \
+    X(199, 9, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 378, 1) \
+    X(200, 6, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 379, 1) \
+    X(201, 6, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 380, 1) \
+    X(202, 9, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 381, 1) \
+    X(203, 6, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 382, 1) \
+    X(204, 9, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 383, 1) \
+    X(205, 6, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 384, 1) \
+    X(206, 9, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 385, 1) \
+    X(207, 9, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 386, 1) \
+    X(208, 6, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 387, 1) \
+    X(209, 8, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 388, 1) \
+    X(210, 9, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 389, 1) \
+    X(211, 9, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 390, 1) \
+    X(212, 9, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 391, 1) \
+    X(213, 6, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 392, 1) \
+    X(214, 8, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 393, 1) \
+    X(215, 9, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 394, 1) \
+    X(216, 6, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 395, 1) \
+    X(217, 6, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 396, 1) \
+    X(218, 11, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 397, 1) \
+    X(219, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 398, 1) \
+    X(220, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 399, 1) \
+    X(221, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 400, 1) \
+    X(222, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 401, 1) \
+    X(223, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 402, 1) \
+    X(224, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 403, 1) \
+    X(225, 11, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 404, 1) \
+    X(226, 11, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 405, 1) \
+    X(227, 11, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 406, 1) \
+    X(228, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 407, 1) \
+    X(229, 6, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 408, 1) \
+    X(230, 11, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 409, 1) \
+    X(231, 11, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 410, 1) \
+    X(232, 11, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 411, 1) \
+    X(233, 11, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 412, 1) \
+    X(234, 11, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 413, 1) \
+    X(235, 11, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 414, 1) \
+    X(236, 11, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 415, 1) \
+    X(237, 13, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 416, 1) \
+    X(238, 13, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 417, 1) \
+    X(239, 13, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 418, 1) \
+    X(240, 13, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 419, 1) \
+    X(241, 13, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 420, 1) \
+    X(242, 13, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 421, 1) \
+    X(243, 13, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 422, 1) \
+    X(244, 13, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 423, 1) \
+    X(245, 13, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 424, 1) \
+    X(246, 13, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 425, 1) \
+    X(247, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 426, 1) \
+    X(248, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 427, 1) \
+    X(249, 14, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 428, 1) \
+    X(250, 9, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 429, 1) \
+    X(251, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 430, 1) \
+    X(252, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 431, 1) \
+    X(253, 14, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 432, 1) \
+    X(254, 14, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 433, 1) \
+    X(255, 9, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 434, 1) \
+    X(256, 14, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 435, 1) \
+    X(257, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 436, 1) \
+    X(258, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 437, 1) \
+    X(259, 14, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 438, 1) \
+    X(260, 9, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 439, 1) \
+    X(261, 8, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 440, 1) \
+    X(262, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 441, 1) \
+    X(263, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 442, 1) \
+    X(264, 14, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 443, 1) \
+    X(265, 9, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 444, 1) \
+    X(266, 14, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 445, 1) \
+    X(267, 14, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 446, 1) \
+    X(268, 11, "x=bf16,w=bf16", "block=288,chunks=4,k=2,wg=0", 447, 1) \
+    X(269, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 448, 1) \
+    X(270, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 449, 1) \
+    X(271, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 450, 1) \
+    X(272, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 451, 1) \
+    X(273, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 452, 1) \
+    X(274, 11, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 453, 1) \
+    X(275, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 454, 1) \
+    X(276, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 455, 1) \
+    X(277, 14, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 456, 1) \
+    X(278, 11, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 457, 1) \
+    X(279, 11, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 458, 1) \
+    X(280, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 459, 1) \
+    X(281, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 460, 1) \
+    X(282, 11, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 461, 1) \
+    X(283, 12, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 462, 1) \
+    X(284, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 463, 1) \
+    X(285, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 464, 1) \
+    X(286, 7, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 465, 1) \
+    X(287, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 466, 1) \
+    X(288, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 467, 1) \
+    X(289, 7, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 468, 1) \
+    X(290, 7, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 469, 1) \
+    X(291, 7, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 470, 1) \
+    X(292, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 471, 1) \
+    X(293, 9, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 472, 1) \
+    X(294, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 473, 1) \
+    X(295, 6, "x=bf16,w=f32", "block=128,chunks=2,k=4", 474, 1) \
+    X(296, 9, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 475, 1) \
+    X(297, 9, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 476, 1) \
+    X(298, 6, "x=bf16,w=f32", "block=64,chunks=4,k=0", 477, 1) \
+    X(299, 6, "x=bf16,w=f32", "block=128,chunks=3,k=4", 478, 1) \
+    X(300, 8, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 479, 1) \
+    X(301, 9, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 480, 1) \
+    X(302, 9, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 481, 1) \
+    X(303, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 482, 1) \
+    X(304, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 483, 1) \
+    X(305, 6, "x=bf16,w=f32", "block=128,chunks=4,k=4", 484, 1) \
+    X(306, 8, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 485, 1) \
+    X(307, 9, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 486, 1) \
+    X(308, 9, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 487, 1) \
+    X(309, 9, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 488, 1) \
+    X(310, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 489, 1) \
+    X(311, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 490, 1) \
+    X(312, 8, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 491, 1) \
+    X(313, 9, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 492, 1) \
+    X(314, 6, "x=bf16,w=f32", "block=128,chunks=7,k=0", 493, 1) \
+    X(315, 11, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 494, 1) \
+    X(316, 9, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 495, 1) \
+    X(317, 11, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 496, 1) \
+    X(318, 11, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 497, 1) \
+    X(319, 11, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 498, 1) \
+    X(320, 11, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 499, 1) \
+    X(321, 8, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 500, 1) \
+    X(322, 11, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 501, 1) \
+    X(323, 10, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 502, 1) \
+    X(324, 11, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 503, 1) \
+    X(325, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 504, 1) \
+    X(326, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 505, 1) \
+    X(327, 13, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 506, 1) \
+    X(328, 13, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 507, 1) \
+    X(329, 13, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 508, 1) \
+    X(330, 13, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 509, 1) \
+    X(331, 13, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 510, 1) \
+    X(332, 13, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 511, 1) \
+    X(333, 13, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 512, 1) \
+    X(334, 13, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 513, 1) \
+    X(335, 9, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 514, 1) \
+    X(336, 9, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 515, 1) \
+    X(337, 14, "x=bf16,w=f32", "block=160,chunks=2,k=4", 516, 1) \
+    X(338, 9, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 517, 1) \
+    X(339, 14, "x=bf16,w=f32", "block=96,chunks=4,k=0", 518, 1) \
+    X(340, 14, "x=bf16,w=f32", "block=160,chunks=3,k=4", 519, 1) \
+    X(341, 9, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 520, 1) \
+    X(342, 9, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 521, 1) \
+    X(343, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 522, 1) \
+    X(344, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 523, 1) \
+    X(345, 14, "x=bf16,w=f32", "block=160,chunks=4,k=4", 524, 1) \
+    X(346, 9, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 525, 1) \
+    X(347, 9, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 526, 1) \
+    X(348, 9, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 527, 1) \
+    X(349, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 528, 1) \
+    X(350, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 529, 1) \
+    X(351, 9, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 530, 1) \
+    X(352, 14, "x=bf16,w=f32", "block=160,chunks=7,k=0", 531, 1) \
+    X(353, 8, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 532, 1) \
+    X(354, 9, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 533, 1) \
+    X(355, 11, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 534, 1) \
+    X(356, 11, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 535, 1) \
+    X(357, 12, "x=f16,w=f16", "block=1024,chunks=2,k=0", 536, 1) \
+    X(358, 7, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 537, 1) \
+    X(359, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 538, 1) \
+    X(360, 6, "x=f16,w=f16", "block=64,chunks=2,k=8", 539, 1) \
+    X(361, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 540, 1) \
+    X(362, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 541, 1) \
+    X(363, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 542, 1) \
+    X(364, 6, "x=f16,w=f16", "block=128,chunks=4,k=8", 543, 1) \
+    X(365, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 544, 1) \
+    X(366, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 545, 1) \
+    X(367, 11, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 546, 1) \
+    X(368, 11, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 547, 1) \
+    X(369, 6, "x=f16,w=f16", "block=512,chunks=4,k=2", 548, 1) \
+    X(370, 6, "x=f16,w=f16", "block=256,chunks=8,k=2", 549, 1) \
+    X(371, 11, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 550, 1) \
+    X(372, 13, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 551, 1) \
+    X(373, 14, "x=f16,w=f16", "block=96,chunks=2,k=8", 552, 1) \
+    X(374, 13, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 553, 1) \
+    X(375, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 554, 1) \
+    X(376, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 555, 1) \
+    X(377, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 556, 1) \
+    X(378, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 557, 1) \
+    X(379, 11, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 558, 1) \
+    X(380, 14, "x=f16,w=f16", "block=256,chunks=9,k=2", 559, 1) \
+    X(381, 11, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 560, 1) \
+    X(382, 12, "x=f16,w=f32", "block=1024,chunks=2,k=0", 561, 1) \
+    X(383, 7, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 562, 1) \
+    X(384, 7, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 563, 1) \
+    X(385, 6, "x=f16,w=f32", "block=64,chunks=2,k=0", 564, 1) \
+    X(386, 9, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 565, 1) \
+    X(387, 9, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 566, 1) \
+    X(388, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 567, 1) \
+    X(389, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 568, 1) \
+    X(390, 6, "x=f16,w=f32", "block=128,chunks=4,k=0", 569, 1) \
+    X(391, 11, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 570, 1) \
+    X(392, 11, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 571, 1) \
+    X(393, 13, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 572, 1) \
+    X(394, 13, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 573, 1) \
+    X(395, 14, "x=f16,w=f32", "block=96,chunks=2,k=0", 574, 1) \
+    X(396, 9, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 575, 1) \
+    X(397, 9, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 576, 1) \
+    X(398, 9, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 577, 1) \
+    X(399, 14, "x=f16,w=f32", "block=160,chunks=4,k=0", 578, 1) \
+    X(400, 11, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 579, 1) \
+    X(401, 12, "x=f32,w=f32", "block=1024,chunks=4,k=0", 580, 1) \
+    X(402, 7, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 581, 1) \
+    X(403, 9, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 582, 1) \
+    X(404, 6, "x=f32,w=f32", "block=128,chunks=2,k=8", 583, 1) \
+    X(405, 9, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 584, 1) \
+    X(406, 9, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 585, 1) \
+    X(407, 11, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 586, 1) \
+    X(408, 11, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 587, 1) \
+    X(409, 11, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 588, 1) \
+    X(410, 13, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 589, 1) \
+    X(411, 14, "x=f32,w=f32", "block=160,chunks=2,k=8", 590, 1) \
+    X(412, 9, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 591, 1) \
+    X(413, 9, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 592, 1) \
+    X(414, 11, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 593, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
@@ -511,402 +520,410 @@
     X(11, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
     X(12, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
     X(13, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(14, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
-    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
-    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
-    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
-    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
-    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
-    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
-    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
-    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
-    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
-    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
-    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
-    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
-    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
-    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
-    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
-    X(41, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
-    X(42, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
-    X(43, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
-    X(44, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
-    X(45, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>) \
-    X(46, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>) \
-    X(47, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
-    X(48, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
-    X(49, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
-    X(50, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
-    X(51, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
-    X(52, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
-    X(53, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
-    X(54, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(55, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
-    X(56, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
-    X(57, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
-    X(58, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
-    X(59, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
-    X(60, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
-    X(61, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
-    X(62, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
-    X(63, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
-    X(64, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
-    X(65, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
-    X(66, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
-    X(67, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
-    X(68, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
-    X(69, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
-    X(70, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
-    X(71, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
-    X(72, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(73, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(74, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(75, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(76, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(77, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(78, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(79, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
-    X(80, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
-    X(81, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
-    X(82, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
-    X(83, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
-    X(84, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
-    X(85, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
-    X(86, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
-    X(87, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
-    X(88, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
-    X(89, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
-    X(90, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
-    X(91, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
-    X(92, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
-    X(93, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
-    X(94, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
-    X(95, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
-    X(96, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
-    X(97, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
-    X(98, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
-    X(99, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
-    X(100, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
-    X(101, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(102, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
-    X(103, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
-    X(104, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(105, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
-    X(106, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
-    X(107, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
-    X(108, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(109, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
-    X(110, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
-    X(111, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
-    X(112, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
-    X(113, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
-    X(114, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
-    X(115, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
-    X(116, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
-    X(117, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
-    X(118, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
-    X(119, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
-    X(120, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
-    X(121, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
-    X(122, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
-    X(123, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
-    X(124, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
-    X(125, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
-    X(126, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
-    X(127, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
-    X(128, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
-    X(129, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(130, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(131, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(132, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
-    X(133, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
-    X(134, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
-    X(135, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
-    X(136, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
-    X(137, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
-    X(138, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>) \
-    X(139, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>) \
-    X(140, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>) \
-    X(141, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>) \
-    X(142, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>) \
-    X(143, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(144, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>) \
-    X(145, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>) \
-    X(146, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>) \
-    X(147, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
-    X(148, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
-    X(149, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
-    X(150, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
-    X(151, "nt_fwd_awarp<float, float, 16, 512, 3, 0>", nt_fwd_awarp<float, float, 16, 512, 3, 0>) \
-    X(152, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(153, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(154, "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>) \
-    X(155, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(156, "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>) \
-    X(157, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(158, "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>) \
-    X(159, "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>) \
-    X(160, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
-    X(161, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
-    X(162, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(163, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(164, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
-    X(165, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(166, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
-    X(167, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
-    X(168, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
-    X(169, "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>) \
-    X(170, "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>) \
-    X(171, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>) \
-    X(172, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(173, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(174, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(175, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(176, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(177, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(178, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(179, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(180, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(181, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(182, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(183, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(184, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(185, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
-    X(186, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(187, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(188, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(189, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(190, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(191, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(192, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(193, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(194, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(195, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(196, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(197, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(198, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(199, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(200, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(201, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(202, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(203, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(204, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(205, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(206, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(207, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(208, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(209, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(210, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(211, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(212, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(213, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(214, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(215, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(216, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(217, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(218, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(219, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(220, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(221, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(222, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(223, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(224, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(225, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(226, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(227, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(228, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(229, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(230, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(231, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(232, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(233, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(234, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(235, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(236, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(237, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(238, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(239, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(240, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(241, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(242, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(243, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(244, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(245, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(246, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(247, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(248, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(249, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(250, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(251, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
-    X(252, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
-    X(253, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
-    X(254, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
-    X(255, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
-    X(256, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
-    X(257, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(258, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(259, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(260, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(261, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(262, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(263, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
-    X(264, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
-    X(265, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
-    X(266, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(267, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
-    X(268, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
-    X(269, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(270, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(271, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
-    X(272, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(273, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(274, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(275, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(276, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(277, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(278, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(279, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(280, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(281, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(282, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(283, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(284, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(285, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(286, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(287, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(288, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(289, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(290, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(291, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(292, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(293, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(294, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(295, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(296, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(297, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(298, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(299, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(300, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(301, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(302, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(303, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(304, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(305, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
-    X(306, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(307, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(308, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(309, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(310, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(311, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(312, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(313, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(314, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(315, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(316, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(317, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(318, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(319, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
-    X(320, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
-    X(321, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
-    X(322, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
-    X(323, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
-    X(324, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
-    X(325, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
-    X(326, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(327, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(328, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(329, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(330, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(331, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(332, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(333, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(334, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(335, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(336, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(337, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(338, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(339, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(340, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(341, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(342, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(343, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(344, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(345, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(346, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(347, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(348, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(349, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(350, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(351, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(352, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(353, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(354, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(355, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(356, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(357, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(358, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(359, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(360, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(361, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(362, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(363, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(364, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(365, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(366, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(367, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(368, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(369, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(370, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(371, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(372, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(373, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(374, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(375, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(376, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(377, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(378, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(379, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(380, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(381, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(382, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(383, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(384, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(385, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(386, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(387, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(388, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(389, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(390, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(391, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(392, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(393, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(394, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(395, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(396, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(397, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(398, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(399, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(400, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(401, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(402, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(403, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(404, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(405, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(406, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(407, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(408, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(409, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(14, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
+    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
+    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
+    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
+    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
+    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
+    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
+    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
+    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
+    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
+    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
+    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
+    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
+    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
+    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
+    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
+    X(41, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
+    X(42, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
+    X(43, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
+    X(44, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
+    X(45, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
+    X(46, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>) \
+    X(47, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>) \
+    X(48, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
+    X(49, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
+    X(50, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
+    X(51, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
+    X(52, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
+    X(53, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
+    X(54, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
+    X(55, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(56, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
+    X(57, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
+    X(58, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
+    X(59, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
+    X(60, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
+    X(61, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
+    X(62, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
+    X(63, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
+    X(64, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
+    X(65, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
+    X(66, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
+    X(67, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
+    X(68, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
+    X(69, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
+    X(70, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
+    X(71, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
+    X(72, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
+    X(73, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(74, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(75, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(76, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(77, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(78, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(79, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(80, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
+    X(81, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
+    X(82, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
+    X(83, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
+    X(84, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
+    X(85, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(86, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
+    X(87, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
+    X(88, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
+    X(89, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
+    X(90, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
+    X(91, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
+    X(92, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
+    X(93, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
+    X(94, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
+    X(95, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
+    X(96, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
+    X(97, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
+    X(98, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(99, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
+    X(100, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
+    X(101, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
+    X(102, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
+    X(103, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
+    X(104, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
+    X(105, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
+    X(106, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
+    X(107, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
+    X(108, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
+    X(109, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(110, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
+    X(111, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
+    X(112, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
+    X(113, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
+    X(114, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
+    X(115, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
+    X(116, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
+    X(117, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
+    X(118, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(119, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
+    X(120, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
+    X(121, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
+    X(122, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
+    X(123, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
+    X(124, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
+    X(125, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
+    X(126, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(127, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
+    X(128, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
+    X(129, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
+    X(130, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(131, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(132, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(133, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
+    X(134, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
+    X(135, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
+    X(136, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
+    X(137, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
+    X(138, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
+    X(139, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>) \
+    X(140, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>) \
+    X(141, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>) \
+    X(142, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>) \
+    X(143, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>) \
+    X(144, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(145, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>) \
+    X(146, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>) \
+    X(147, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>) \
+    X(148, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
+    X(149, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
+    X(150, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
+    X(151, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
+    X(152, "nt_fwd_awarp<float, float, 16, 512, 3, 0>", nt_fwd_awarp<float, float, 16, 512, 3, 0>) \
+    X(153, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(154, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(155, "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>) \
+    X(156, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(157, "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>) \
+    X(158, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(159, "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>) \
+    X(160, "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>) \
+    X(161, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
+    X(162, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
+    X(163, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(164, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(165, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
+    X(166, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
+    X(167, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(168, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
+    X(169, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
+    X(170, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
+    X(171, "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>) \
+    X(172, "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>) \
+    X(173, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>) \
+    X(174, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(175, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(176, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(177, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(178, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(179, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(180, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(181, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(182, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(183, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(184, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(185, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(186, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(187, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(188, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(189, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(190, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(191, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(192, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(193, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(194, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(195, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(196, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(197, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(198, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(199, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(200, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(201, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(202, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(203, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(204, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(205, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(206, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(207, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(208, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(209, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(210, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(211, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(212, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(213, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(214, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(215, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(216, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(217, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(218, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(219, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(220, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(221, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(222, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(223, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(224, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(225, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(226, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(227, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(228, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(229, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(230, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(231, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(232, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(233, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(234, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(235, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(236, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(237, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(238, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(239, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(240, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(241, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(242, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(243, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(244, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(245, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(246, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(247, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(248, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(249, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(250, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
+    X(251, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(252, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
+    X(253, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(254, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(255, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(256, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(257, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(258, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(259, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(260, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(261, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(262, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(263, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(264, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(265, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(266, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(267, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(268, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(269, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(270, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(271, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(272, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(273, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(274, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(275, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
+    X(276, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(277, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(278, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(279, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(280, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(281, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(282, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(283, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(284, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(285, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(286, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(287, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(288, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(289, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(290, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(291, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(292, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(293, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(294, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(295, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(296, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(297, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(298, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(299, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(300, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(301, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(302, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(303, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(304, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(305, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(306, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
+    X(307, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(308, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(309, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(310, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>) \
+    X(311, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(312, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(313, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(314, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(315, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(316, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(317, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(318, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(319, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(320, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(321, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(322, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(323, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(324, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(325, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(326, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(327, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(328, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(329, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(330, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(331, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(332, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(333, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(334, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(335, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(336, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(337, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(338, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(339, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(340, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(341, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(342, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(343, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(344, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(345, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(346, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(347, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(348, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(349, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(350, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(351, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(352, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(353, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(354, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(355, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(356, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(357, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
+    X(358, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(359, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(360, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(361, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(362, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(363, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(364, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(365, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(366, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(367, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(368, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(369, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(370, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(371, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(372, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(373, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(374, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(375, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(376, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(377, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(378, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(379, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(380, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(381, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(382, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
+    X(383, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
+    X(384, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(385, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(386, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(387, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(388, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(389, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(390, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(391, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(392, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(393, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(394, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(395, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(396, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(397, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(398, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(399, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(400, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(401, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(402, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(403, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(404, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(405, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(406, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(407, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(408, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(409, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(410, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(411, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(412, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(413, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(414, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(415, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(416, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(417, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -930,6 +947,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>",
@@ -1081,6 +1099,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>",
@@ -1164,7 +1183,9 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>",
@@ -1218,9 +1239,11 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>",
@@ -1267,6 +1290,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>",
@@ -1292,6 +1316,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>",
+    "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>",
@@ -1331,413 +1356,421 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    75, 130, /* 0 */
-    74, 129, /* 1 */
-    108, 129, /* 2 */
-    106, 129, /* 3 */
-    110, 129, /* 4 */
-    111, 129, /* 5 */
-    88, 129, /* 6 */
-    95, 129, /* 7 */
-    94, 129, /* 8 */
-    89, 129, /* 9 */
-    104, 129, /* 10 */
-    92, 129, /* 11 */
-    129, 396, /* 12 */
-    99, 129, /* 13 */
-    129, 374, /* 14 */
-    97, 129, /* 15 */
-    100, 129, /* 16 */
-    101, 129, /* 17 */
-    129, 375, /* 18 */
-    129, 398, /* 19 */
-    129, 397, /* 20 */
-    129, 376, /* 21 */
-    129, 377, /* 22 */
-    129, 399, /* 23 */
-    129, 379, /* 24 */
-    129, 380, /* 25 */
-    129, 378, /* 26 */
-    129, 385, /* 27 */
-    129, 386, /* 28 */
-    129, 381, /* 29 */
-    129, 390, /* 30 */
-    129, 391, /* 31 */
-    129, 389, /* 32 */
-    129, 388, /* 33 */
-    129, 382, /* 34 */
-    129, 387, /* 35 */
-    129, 373, /* 36 */
-    129, 383, /* 37 */
-    129, 392, /* 38 */
-    54, 129, /* 39 */
-    129, 384, /* 40 */
-    129, 393, /* 41 */
-    129, 395, /* 42 */
-    129, 394, /* 43 */
-    64, 129, /* 44 */
-    62, 129, /* 45 */
-    60, 129, /* 46 */
-    67, 129, /* 47 */
-    66, 129, /* 48 */
-    109, 129, /* 49 */
-    107, 129, /* 50 */
-    112, 129, /* 51 */
-    90, 129, /* 52 */
-    96, 129, /* 53 */
-    91, 129, /* 54 */
-    105, 129, /* 55 */
-    93, 129, /* 56 */
-    40, 129, /* 57 */
-    13, 129, /* 58 */
-    98, 129, /* 59 */
-    102, 129, /* 60 */
-    103, 129, /* 61 */
-    14, 129, /* 62 */
-    42, 129, /* 63 */
-    41, 129, /* 64 */
-    19, 129, /* 65 */
-    20, 129, /* 66 */
-    43, 129, /* 67 */
-    15, 129, /* 68 */
-    16, 129, /* 69 */
-    21, 129, /* 70 */
-    33, 129, /* 71 */
-    34, 129, /* 72 */
-    17, 129, /* 73 */
-    29, 129, /* 74 */
-    30, 129, /* 75 */
-    22, 129, /* 76 */
-    28, 129, /* 77 */
-    27, 129, /* 78 */
-    18, 129, /* 79 */
-    26, 129, /* 80 */
-    35, 129, /* 81 */
-    23, 129, /* 82 */
-    11, 129, /* 83 */
-    24, 129, /* 84 */
-    36, 129, /* 85 */
-    55, 129, /* 86 */
-    12, 129, /* 87 */
-    25, 129, /* 88 */
-    37, 129, /* 89 */
-    32, 129, /* 90 */
-    31, 129, /* 91 */
-    38, 129, /* 92 */
-    39, 129, /* 93 */
-    65, 129, /* 94 */
-    63, 129, /* 95 */
-    61, 129, /* 96 */
-    73, 129, /* 97 */
-    80, 129, /* 98 */
-    82, 129, /* 99 */
-    84, 129, /* 100 */
-    86, 129, /* 101 */
-    129, 369, /* 102 */
-    129, 370, /* 103 */
-    129, 371, /* 104 */
-    129, 372, /* 105 */
-    129, 367, /* 106 */
-    129, 368, /* 107 */
-    58, 129, /* 108 */
-    81, 129, /* 109 */
-    83, 129, /* 110 */
-    85, 129, /* 111 */
-    87, 129, /* 112 */
-    7, 129, /* 113 */
-    8, 129, /* 114 */
-    9, 129, /* 115 */
-    10, 129, /* 116 */
-    5, 129, /* 117 */
-    6, 129, /* 118 */
-    59, 129, /* 119 */
-    78, 131, /* 120 */
-    77, 129, /* 121 */
-    121, 129, /* 122 */
-    123, 129, /* 123 */
-    125, 129, /* 124 */
-    127, 129, /* 125 */
-    129, 406, /* 126 */
-    129, 407, /* 127 */
-    129, 405, /* 128 */
-    129, 408, /* 129 */
-    129, 409, /* 130 */
-    70, 129, /* 131 */
-    122, 129, /* 132 */
-    124, 129, /* 133 */
-    126, 129, /* 134 */
-    128, 129, /* 135 */
-    50, 129, /* 136 */
-    51, 129, /* 137 */
-    49, 129, /* 138 */
-    52, 129, /* 139 */
-    53, 129, /* 140 */
-    71, 129, /* 141 */
-    76, 129, /* 142 */
-    113, 129, /* 143 */
-    115, 129, /* 144 */
-    117, 129, /* 145 */
-    119, 129, /* 146 */
-    129, 401, /* 147 */
-    129, 402, /* 148 */
-    129, 400, /* 149 */
-    129, 403, /* 150 */
-    129, 404, /* 151 */
-    68, 129, /* 152 */
-    114, 129, /* 153 */
-    116, 129, /* 154 */
-    118, 129, /* 155 */
-    120, 129, /* 156 */
-    45, 129, /* 157 */
-    46, 129, /* 158 */
-    44, 129, /* 159 */
-    47, 129, /* 160 */
-    48, 129, /* 161 */
-    69, 129, /* 162 */
-    72, 129, /* 163 */
-    79, 129, /* 164 */
-    129, 363, /* 165 */
-    129, 364, /* 166 */
-    129, 362, /* 167 */
-    129, 365, /* 168 */
-    129, 366, /* 169 */
-    56, 129, /* 170 */
-    1, 129, /* 171 */
-    2, 129, /* 172 */
-    0, 129, /* 173 */
-    3, 129, /* 174 */
-    4, 129, /* 175 */
-    57, 129, /* 176 */
-    175, /* 177 */
-    351, /* 178 */
-    353, /* 179 */
-    352, /* 180 */
-    355, /* 181 */
-    346, /* 182 */
-    354, /* 183 */
-    347, /* 184 */
-    349, /* 185 */
-    348, /* 186 */
-    269, /* 187 */
-    192, /* 188 */
-    350, /* 189 */
-    246, /* 190 */
-    245, /* 191 */
-    193, /* 192 */
-    247, /* 193 */
-    257, /* 194 */
-    258, /* 195 */
-    203, /* 196 */
-    194, /* 197 */
-    248, /* 198 */
-    195, /* 199 */
-    196, /* 200 */
-    259, /* 201 */
-    260, /* 202 */
-    201, /* 203 */
-    183, /* 204 */
-    249, /* 205 */
-    262, /* 206 */
-    261, /* 207 */
-    197, /* 208 */
-    184, /* 209 */
-    250, /* 210 */
-    199, /* 211 */
-    198, /* 212 */
-    309, /* 213 */
-    310, /* 214 */
-    308, /* 215 */
-    313, /* 216 */
-    312, /* 217 */
-    311, /* 218 */
-    302, /* 219 */
-    315, /* 220 */
+    76, 131, /* 0 */
+    75, 130, /* 1 */
+    109, 130, /* 2 */
+    107, 130, /* 3 */
+    111, 130, /* 4 */
+    112, 130, /* 5 */
+    89, 130, /* 6 */
+    96, 130, /* 7 */
+    95, 130, /* 8 */
+    90, 130, /* 9 */
+    105, 130, /* 10 */
+    93, 130, /* 11 */
+    130, 404, /* 12 */
+    100, 130, /* 13 */
+    130, 381, /* 14 */
+    98, 130, /* 15 */
+    101, 130, /* 16 */
+    102, 130, /* 17 */
+    130, 382, /* 18 */
+    130, 406, /* 19 */
+    130, 405, /* 20 */
+    130, 383, /* 21 */
+    130, 384, /* 22 */
+    130, 385, /* 23 */
+    130, 407, /* 24 */
+    130, 387, /* 25 */
+    130, 388, /* 26 */
+    130, 386, /* 27 */
+    130, 393, /* 28 */
+    130, 394, /* 29 */
+    130, 389, /* 30 */
+    130, 398, /* 31 */
+    130, 399, /* 32 */
+    130, 397, /* 33 */
+    130, 396, /* 34 */
+    130, 390, /* 35 */
+    130, 395, /* 36 */
+    130, 380, /* 37 */
+    130, 391, /* 38 */
+    130, 400, /* 39 */
+    55, 130, /* 40 */
+    130, 392, /* 41 */
+    130, 401, /* 42 */
+    130, 403, /* 43 */
+    130, 402, /* 44 */
+    65, 130, /* 45 */
+    63, 130, /* 46 */
+    61, 130, /* 47 */
+    68, 130, /* 48 */
+    67, 130, /* 49 */
+    110, 130, /* 50 */
+    108, 130, /* 51 */
+    113, 130, /* 52 */
+    91, 130, /* 53 */
+    97, 130, /* 54 */
+    92, 130, /* 55 */
+    106, 130, /* 56 */
+    94, 130, /* 57 */
+    41, 130, /* 58 */
+    13, 130, /* 59 */
+    99, 130, /* 60 */
+    103, 130, /* 61 */
+    104, 130, /* 62 */
+    15, 130, /* 63 */
+    43, 130, /* 64 */
+    42, 130, /* 65 */
+    14, 130, /* 66 */
+    20, 130, /* 67 */
+    21, 130, /* 68 */
+    44, 130, /* 69 */
+    16, 130, /* 70 */
+    17, 130, /* 71 */
+    22, 130, /* 72 */
+    34, 130, /* 73 */
+    35, 130, /* 74 */
+    18, 130, /* 75 */
+    30, 130, /* 76 */
+    31, 130, /* 77 */
+    23, 130, /* 78 */
+    29, 130, /* 79 */
+    28, 130, /* 80 */
+    19, 130, /* 81 */
+    27, 130, /* 82 */
+    36, 130, /* 83 */
+    24, 130, /* 84 */
+    11, 130, /* 85 */
+    25, 130, /* 86 */
+    37, 130, /* 87 */
+    56, 130, /* 88 */
+    12, 130, /* 89 */
+    26, 130, /* 90 */
+    38, 130, /* 91 */
+    33, 130, /* 92 */
+    32, 130, /* 93 */
+    39, 130, /* 94 */
+    40, 130, /* 95 */
+    66, 130, /* 96 */
+    64, 130, /* 97 */
+    62, 130, /* 98 */
+    74, 130, /* 99 */
+    81, 130, /* 100 */
+    83, 130, /* 101 */
+    85, 130, /* 102 */
+    87, 130, /* 103 */
+    130, 376, /* 104 */
+    130, 377, /* 105 */
+    130, 378, /* 106 */
+    130, 379, /* 107 */
+    130, 374, /* 108 */
+    130, 375, /* 109 */
+    59, 130, /* 110 */
+    82, 130, /* 111 */
+    84, 130, /* 112 */
+    86, 130, /* 113 */
+    88, 130, /* 114 */
+    7, 130, /* 115 */
+    8, 130, /* 116 */
+    9, 130, /* 117 */
+    10, 130, /* 118 */
+    5, 130, /* 119 */
+    6, 130, /* 120 */
+    60, 130, /* 121 */
+    79, 132, /* 122 */
+    78, 130, /* 123 */
+    122, 130, /* 124 */
+    124, 130, /* 125 */
+    126, 130, /* 126 */
+    128, 130, /* 127 */
+    130, 414, /* 128 */
+    130, 415, /* 129 */
+    130, 413, /* 130 */
+    130, 416, /* 131 */
+    130, 417, /* 132 */
+    71, 130, /* 133 */
+    123, 130, /* 134 */
+    125, 130, /* 135 */
+    127, 130, /* 136 */
+    129, 130, /* 137 */
+    51, 130, /* 138 */
+    52, 130, /* 139 */
+    50, 130, /* 140 */
+    53, 130, /* 141 */
+    54, 130, /* 142 */
+    72, 130, /* 143 */
+    77, 130, /* 144 */
+    114, 130, /* 145 */
+    116, 130, /* 146 */
+    118, 130, /* 147 */
+    120, 130, /* 148 */
+    130, 409, /* 149 */
+    130, 410, /* 150 */
+    130, 408, /* 151 */
+    130, 411, /* 152 */
+    130, 412, /* 153 */
+    69, 130, /* 154 */
+    115, 130, /* 155 */
+    117, 130, /* 156 */
+    119, 130, /* 157 */
+    121, 130, /* 158 */
+    46, 130, /* 159 */
+    47, 130, /* 160 */
+    45, 130, /* 161 */
+    48, 130, /* 162 */
+    49, 130, /* 163 */
+    70, 130, /* 164 */
+    73, 130, /* 165 */
+    80, 130, /* 166 */
+    130, 370, /* 167 */
+    130, 371, /* 168 */
+    130, 369, /* 169 */
+    130, 372, /* 170 */
+    130, 373, /* 171 */
+    57, 130, /* 172 */
+    1, 130, /* 173 */
+    2, 130, /* 174 */
+    0, 130, /* 175 */
+    3, 130, /* 176 */
+    4, 130, /* 177 */
+    58, 130, /* 178 */
+    177, /* 179 */
+    358, /* 180 */
+    357, /* 181 */
+    360, /* 182 */
+    359, /* 183 */
+    362, /* 184 */
+    352, /* 185 */
+    361, /* 186 */
+    353, /* 187 */
+    355, /* 188 */
+    354, /* 189 */
+    273, /* 190 */
+    194, /* 191 */
+    356, /* 192 */
+    248, /* 193 */
+    247, /* 194 */
+    250, /* 195 */
+    195, /* 196 */
+    249, /* 197 */
+    261, /* 198 */
+    262, /* 199 */
+    205, /* 200 */
+    196, /* 201 */
+    251, /* 202 */
+    197, /* 203 */
+    252, /* 204 */
+    198, /* 205 */
+    263, /* 206 */
+    264, /* 207 */
+    203, /* 208 */
+    185, /* 209 */
+    253, /* 210 */
+    266, /* 211 */
+    265, /* 212 */
+    199, /* 213 */
+    186, /* 214 */
+    254, /* 215 */
+    201, /* 216 */
+    200, /* 217 */
+    306, /* 218 */
+    315, /* 219 */
+    316, /* 220 */
     314, /* 221 */
-    202, /* 222 */
-    200, /* 223 */
-    304, /* 224 */
-    316, /* 225 */
-    303, /* 226 */
-    317, /* 227 */
-    301, /* 228 */
-    318, /* 229 */
-    307, /* 230 */
-    165, /* 231 */
-    166, /* 232 */
-    168, /* 233 */
-    160, /* 234 */
-    167, /* 235 */
-    161, /* 236 */
-    163, /* 237 */
-    162, /* 238 */
-    164, /* 239 */
-    252, /* 240 */
-    251, /* 241 */
-    138, /* 242 */
-    253, /* 243 */
-    263, /* 244 */
-    264, /* 245 */
-    146, /* 246 */
-    139, /* 247 */
-    254, /* 248 */
-    140, /* 249 */
-    265, /* 250 */
-    266, /* 251 */
-    145, /* 252 */
-    255, /* 253 */
-    185, /* 254 */
-    268, /* 255 */
-    267, /* 256 */
-    141, /* 257 */
-    256, /* 258 */
-    143, /* 259 */
-    142, /* 260 */
-    320, /* 261 */
-    321, /* 262 */
-    319, /* 263 */
-    323, /* 264 */
-    322, /* 265 */
-    305, /* 266 */
-    325, /* 267 */
-    324, /* 268 */
-    144, /* 269 */
-    300, /* 270 */
-    306, /* 271 */
-    326, /* 272 */
-    327, /* 273 */
-    328, /* 274 */
-    174, /* 275 */
-    343, /* 276 */
-    344, /* 277 */
-    345, /* 278 */
-    339, /* 279 */
-    338, /* 280 */
-    341, /* 281 */
-    340, /* 282 */
-    342, /* 283 */
-    239, /* 284 */
-    215, /* 285 */
-    240, /* 286 */
-    187, /* 287 */
-    216, /* 288 */
-    226, /* 289 */
-    191, /* 290 */
-    188, /* 291 */
-    179, /* 292 */
+    319, /* 222 */
+    318, /* 223 */
+    317, /* 224 */
+    307, /* 225 */
+    321, /* 226 */
+    320, /* 227 */
+    204, /* 228 */
+    202, /* 229 */
+    309, /* 230 */
+    322, /* 231 */
+    308, /* 232 */
+    323, /* 233 */
+    305, /* 234 */
+    324, /* 235 */
+    313, /* 236 */
+    167, /* 237 */
+    166, /* 238 */
+    168, /* 239 */
+    170, /* 240 */
+    161, /* 241 */
+    169, /* 242 */
+    162, /* 243 */
+    164, /* 244 */
+    163, /* 245 */
+    165, /* 246 */
+    256, /* 247 */
+    255, /* 248 */
+    139, /* 249 */
+    257, /* 250 */
+    267, /* 251 */
+    268, /* 252 */
+    147, /* 253 */
+    140, /* 254 */
+    258, /* 255 */
+    141, /* 256 */
+    269, /* 257 */
+    270, /* 258 */
+    146, /* 259 */
+    259, /* 260 */
+    187, /* 261 */
+    272, /* 262 */
+    271, /* 263 */
+    142, /* 264 */
+    260, /* 265 */
+    144, /* 266 */
+    143, /* 267 */
+    310, /* 268 */
+    326, /* 269 */
+    327, /* 270 */
+    325, /* 271 */
+    329, /* 272 */
+    328, /* 273 */
+    311, /* 274 */
+    331, /* 275 */
+    330, /* 276 */
+    145, /* 277 */
+    304, /* 278 */
+    312, /* 279 */
+    332, /* 280 */
+    333, /* 281 */
+    334, /* 282 */
+    176, /* 283 */
+    349, /* 284 */
+    350, /* 285 */
+    351, /* 286 */
+    345, /* 287 */
+    344, /* 288 */
+    347, /* 289 */
+    346, /* 290 */
+    348, /* 291 */
+    241, /* 292 */
     217, /* 293 */
-    241, /* 294 */
-    227, /* 295 */
-    228, /* 296 */
-    189, /* 297 */
-    180, /* 298 */
-    218, /* 299 */
-    238, /* 300 */
+    242, /* 294 */
+    189, /* 295 */
+    218, /* 296 */
+    228, /* 297 */
+    193, /* 298 */
+    190, /* 299 */
+    181, /* 300 */
     219, /* 301 */
-    229, /* 302 */
-    230, /* 303 */
-    181, /* 304 */
-    220, /* 305 */
-    190, /* 306 */
-    297, /* 307 */
-    236, /* 308 */
-    295, /* 309 */
-    292, /* 310 */
-    298, /* 311 */
-    296, /* 312 */
-    178, /* 313 */
-    294, /* 314 */
-    361, /* 315 */
-    289, /* 316 */
-    291, /* 317 */
-    290, /* 318 */
-    157, /* 319 */
-    158, /* 320 */
-    159, /* 321 */
-    153, /* 322 */
-    152, /* 323 */
-    155, /* 324 */
-    154, /* 325 */
-    156, /* 326 */
-    221, /* 327 */
-    243, /* 328 */
-    133, /* 329 */
-    231, /* 330 */
-    137, /* 331 */
-    134, /* 332 */
-    222, /* 333 */
-    244, /* 334 */
-    232, /* 335 */
-    233, /* 336 */
-    135, /* 337 */
-    223, /* 338 */
-    242, /* 339 */
-    224, /* 340 */
-    234, /* 341 */
-    235, /* 342 */
-    225, /* 343 */
-    136, /* 344 */
-    182, /* 345 */
-    237, /* 346 */
-    293, /* 347 */
-    299, /* 348 */
-    177, /* 349 */
-    360, /* 350 */
-    358, /* 351 */
-    209, /* 352 */
-    359, /* 353 */
-    278, /* 354 */
-    277, /* 355 */
-    206, /* 356 */
-    282, /* 357 */
-    281, /* 358 */
-    333, /* 359 */
-    332, /* 360 */
-    208, /* 361 */
-    207, /* 362 */
-    334, /* 363 */
-    171, /* 364 */
-    150, /* 365 */
-    172, /* 366 */
-    280, /* 367 */
-    279, /* 368 */
-    284, /* 369 */
-    283, /* 370 */
-    335, /* 371 */
-    149, /* 372 */
-    336, /* 373 */
-    176, /* 374 */
-    357, /* 375 */
-    356, /* 376 */
-    205, /* 377 */
-    275, /* 378 */
-    270, /* 379 */
-    273, /* 380 */
-    272, /* 381 */
-    204, /* 382 */
-    330, /* 383 */
-    329, /* 384 */
-    170, /* 385 */
-    169, /* 386 */
-    148, /* 387 */
-    276, /* 388 */
-    271, /* 389 */
-    274, /* 390 */
-    147, /* 391 */
-    331, /* 392 */
-    173, /* 393 */
-    337, /* 394 */
-    210, /* 395 */
-    186, /* 396 */
-    211, /* 397 */
-    213, /* 398 */
-    285, /* 399 */
-    287, /* 400 */
-    286, /* 401 */
-    151, /* 402 */
-    132, /* 403 */
-    212, /* 404 */
-    214, /* 405 */
-    288, /* 406 */
+    243, /* 302 */
+    229, /* 303 */
+    230, /* 304 */
+    191, /* 305 */
+    182, /* 306 */
+    220, /* 307 */
+    240, /* 308 */
+    221, /* 309 */
+    231, /* 310 */
+    232, /* 311 */
+    183, /* 312 */
+    222, /* 313 */
+    192, /* 314 */
+    301, /* 315 */
+    238, /* 316 */
+    299, /* 317 */
+    296, /* 318 */
+    302, /* 319 */
+    300, /* 320 */
+    180, /* 321 */
+    298, /* 322 */
+    368, /* 323 */
+    293, /* 324 */
+    295, /* 325 */
+    294, /* 326 */
+    158, /* 327 */
+    159, /* 328 */
+    160, /* 329 */
+    154, /* 330 */
+    153, /* 331 */
+    156, /* 332 */
+    155, /* 333 */
+    157, /* 334 */
+    223, /* 335 */
+    245, /* 336 */
+    134, /* 337 */
+    233, /* 338 */
+    138, /* 339 */
+    135, /* 340 */
+    224, /* 341 */
+    246, /* 342 */
+    234, /* 343 */
+    235, /* 344 */
+    136, /* 345 */
+    225, /* 346 */
+    244, /* 347 */
+    226, /* 348 */
+    236, /* 349 */
+    237, /* 350 */
+    227, /* 351 */
+    137, /* 352 */
+    184, /* 353 */
+    239, /* 354 */
+    297, /* 355 */
+    303, /* 356 */
+    179, /* 357 */
+    367, /* 358 */
+    365, /* 359 */
+    211, /* 360 */
+    366, /* 361 */
+    282, /* 362 */
+    281, /* 363 */
+    208, /* 364 */
+    286, /* 365 */
+    285, /* 366 */
+    339, /* 367 */
+    338, /* 368 */
+    210, /* 369 */
+    209, /* 370 */
+    340, /* 371 */
+    173, /* 372 */
+    151, /* 373 */
+    174, /* 374 */
+    284, /* 375 */
+    283, /* 376 */
+    288, /* 377 */
+    287, /* 378 */
+    341, /* 379 */
+    150, /* 380 */
+    342, /* 381 */
+    178, /* 382 */
+    364, /* 383 */
+    363, /* 384 */
+    207, /* 385 */
+    279, /* 386 */
+    274, /* 387 */
+    277, /* 388 */
+    276, /* 389 */
+    206, /* 390 */
+    336, /* 391 */
+    335, /* 392 */
+    172, /* 393 */
+    171, /* 394 */
+    149, /* 395 */
+    280, /* 396 */
+    275, /* 397 */
+    278, /* 398 */
+    148, /* 399 */
+    337, /* 400 */
+    175, /* 401 */
+    343, /* 402 */
+    212, /* 403 */
+    188, /* 404 */
+    213, /* 405 */
+    215, /* 406 */
+    289, /* 407 */
+    291, /* 408 */
+    290, /* 409 */
+    152, /* 410 */
+    133, /* 411 */
+    214, /* 412 */
+    216, /* 413 */
+    292, /* 414 */
     -1
 };
 
@@ -1776,334 +1809,347 @@ NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 
 /* Tuned shapes, problem after problem, each sorted by (N, M). */
 NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] = {
     /* 1: rmsnorm_bwd x=bf16,w=bf16,dw=f32 */
-    {64LL, 65536LL, 2, 11.376, 2212.2, 49},
-    {64LL, 262144LL, 3, 31.106, 3236.1, 50},
+    {64LL, 65536LL, 2, 11.376, 2212.2, 50},
+    {64LL, 131072LL, 2, 18.004, 2795.5, 50},
+    {64LL, 262144LL, 3, 31.106, 3236.1, 51},
     {64LL, 1048576LL, 4, 106.888, 3767.1, -1},
-    {128LL, 65536LL, 5, 18.784, 2679.5, 51},
-    {128LL, 262144LL, 6, 57.836, 3481.0, 52},
-    {128LL, 1048576LL, 6, 208.592, 3860.7, 52},
+    {128LL, 65536LL, 5, 18.784, 2679.5, 52},
+    {128LL, 262144LL, 6, 57.836, 3481.0, 53},
+    {128LL, 1048576LL, 6, 208.592, 3860.7, 53},
     {256LL, 65536LL, 7, 31.415, 3204.4, -1},
-    {256LL, 262144LL, 8, 106.456, 3782.4, 53},
-    {256LL, 1048576LL, 9, 405.616, 3970.8, 54},
-    {512LL, 8192LL, 10, 11.150, 2257.3, 55},
-    {512LL, 65536LL, 11, 57.028, 3530.4, 56},
-    {512LL, 262144LL, 12, 203.264, 3961.9, 57},
+    {256LL, 262144LL, 8, 106.456, 3782.4, 54},
+    {256LL, 1048576LL, 9, 405.616, 3970.8, 55},
+    {512LL, 8192LL, 10, 11.150, 2257.3, 56},
+    {512LL, 32768LL, 10, 31.417, 3204.2, 56},
+    {512LL, 65536LL, 11, 57.028, 3530.4, 57},
+    {512LL, 262144LL, 12, 203.264, 3961.9, 58},
     {768LL, 8192LL, 13, 14.903, 2533.3, 16},
     {768LL, 65536LL, 13, 80.965, 3729.9, 16},
-    {768LL, 262144LL, 14, 302.400, 3994.6, 58},
-    {1024LL, 1024LL, 15, 6.261, 1005.8, 59},
-    {1024LL, 4096LL, 16, 12.081, 2083.6, 60},
-    {1024LL, 8192LL, 17, 18.833, 2672.8, 61},
-    {1024LL, 16384LL, 18, 30.798, 3268.7, 62},
-    {1024LL, 65536LL, 19, 101.680, 3960.1, 63},
-    {1024LL, 262144LL, 20, 398.976, 4036.9, 64},
-    {2048LL, 1024LL, 21, 8.671, 1452.6, 65},
-    {2048LL, 4096LL, 22, 18.285, 2753.3, 66},
-    {2048LL, 16384LL, 22, 53.672, 3751.3, 66},
-    {2048LL, 65536LL, 23, 195.432, 4120.7, 67},
-    {3072LL, 1024LL, 24, 10.455, 1807.1, 68},
-    {3072LL, 4096LL, 25, 24.251, 3114.0, 69},
-    {3072LL, 16384LL, 25, 78.779, 3833.6, 69},
-    {3072LL, 65536LL, 25, 299.936, 4027.5, 69},
-    {4096LL, 256LL, 26, 7.211, 875.8, 70},
-    {4096LL, 1024LL, 27, 12.160, 2071.6, 71},
-    {4096LL, 4096LL, 28, 30.674, 3282.5, 72},
-    {4096LL, 16384LL, 28, 100.648, 4000.9, 72},
-    {4096LL, 65536LL, 28, 379.296, 4246.4, 72},
-    {5120LL, 1024LL, 29, 14.313, 2199.9, 73},
-    {5120LL, 4096LL, 30, 37.155, 3387.5, 74},
-    {5120LL, 16384LL, 31, 124.584, 4040.2, 75},
-    {5120LL, 65536LL, 30, 472.928, 4257.1, 74},
-    {6144LL, 1024LL, 29, 15.842, 2385.1, 76},
-    {6144LL, 4096LL, 32, 42.070, 3590.0, 77},
-    {6144LL, 16384LL, 32, 148.432, 4069.3, 77},
-    {6144LL, 65536LL, 33, 573.264, 4214.4, 78},
-    {7168LL, 1024LL, 34, 17.283, 2550.7, 79},
-    {7168LL, 4096LL, 34, 49.558, 3555.5, 79},
-    {7168LL, 16384LL, 35, 178.944, 3938.0, 80},
-    {7168LL, 65536LL, 35, 690.928, 4079.5, 80},
-    {8192LL, 256LL, 35, 10.351, 1220.4, 81},
-    {8192LL, 1024LL, 34, 19.446, 2590.8, 82},
-    {8192LL, 4096LL, 35, 54.996, 3661.6, 81},
-    {8192LL, 16384LL, 35, 197.800, 4071.6, 81},
-    {8192LL, 65536LL, 35, 770.288, 4181.9, 81},
-    {12288LL, 1024LL, 36, 27.540, 2744.1, 83},
-    {12288LL, 4096LL, 37, 82.773, 3649.3, 84},
-    {12288LL, 16384LL, 38, 305.104, 3959.4, 85},
-    {12288LL, 65536LL, 38, 1174.352, 4114.5, 85},
-    {16384LL, 256LL, 39, 16.199, 1559.6, 86},
-    {16384LL, 1024LL, 36, 35.443, 2842.9, 87},
-    {16384LL, 4096LL, 40, 112.120, 3592.1, 88},
-    {16384LL, 16384LL, 41, 398.832, 4038.6, 89},
-    {16384LL, 65536LL, 41, 1567.488, 4110.1, 89},
-    {18432LL, 1024LL, 42, 39.976, 2835.6, 90},
-    {18432LL, 4096LL, 42, 128.000, 3539.8, 90},
-    {18432LL, 16384LL, 43, 451.904, 4009.8, 91},
-    {20480LL, 1024LL, 43, 43.667, 2884.4, 92},
-    {20480LL, 4096LL, 42, 142.336, 3537.0, 93},
-    {20480LL, 16384LL, 43, 501.936, 4011.2, 92},
-    {24576LL, 1024LL, 44, 52.444, 2882.0, 94},
-    {24576LL, 4096LL, 44, 164.320, 3676.5, 94},
-    {24576LL, 16384LL, 44, 637.568, 3789.5, 94},
-    {32768LL, 1024LL, 45, 65.024, 3099.2, 95},
-    {32768LL, 4096LL, 45, 214.176, 3760.9, 95},
-    {32768LL, 16384LL, 46, 832.512, 3869.5, 96},
-    {65536LL, 1024LL, 47, 118.696, 3395.6, -1},
-    {65536LL, 4096LL, 47, 428.464, 3760.0, -1},
-    {65536LL, 16384LL, 48, 1718.384, 3749.4, -1},
+    {768LL, 262144LL, 14, 302.400, 3994.6, 59},
+    {1024LL, 1024LL, 15, 6.261, 1005.8, 60},
+    {1024LL, 4096LL, 16, 12.081, 2083.6, 61},
+    {1024LL, 8192LL, 17, 18.833, 2672.8, 62},
+    {1024LL, 16384LL, 18, 30.798, 3268.7, 63},
+    {1024LL, 65536LL, 19, 101.680, 3960.1, 64},
+    {1024LL, 262144LL, 20, 398.976, 4036.9, 65},
+    {1536LL, 32768LL, 21, 80.016, 3774.2, 66},
+    {2048LL, 1024LL, 22, 8.671, 1452.6, 67},
+    {2048LL, 4096LL, 23, 18.285, 2753.3, 68},
+    {2048LL, 16384LL, 23, 53.672, 3751.3, 68},
+    {2048LL, 65536LL, 24, 195.432, 4120.7, 69},
+    {3072LL, 1024LL, 25, 10.455, 1807.1, 70},
+    {3072LL, 4096LL, 26, 24.251, 3114.0, 71},
+    {3072LL, 16384LL, 26, 78.779, 3833.6, 71},
+    {3072LL, 65536LL, 26, 299.936, 4027.5, 71},
+    {3584LL, 8192LL, 25, 48.112, 3661.9, 70},
+    {4096LL, 256LL, 27, 7.211, 875.8, 72},
+    {4096LL, 1024LL, 28, 12.160, 2071.6, 73},
+    {4096LL, 4096LL, 29, 30.674, 3282.5, 74},
+    {4096LL, 16384LL, 29, 100.648, 4000.9, 74},
+    {4096LL, 65536LL, 29, 379.296, 4246.4, 74},
+    {4096LL, 131072LL, 29, 755.216, 4265.3, 74},
+    {5120LL, 1024LL, 30, 14.313, 2199.9, 75},
+    {5120LL, 4096LL, 31, 37.155, 3387.5, 76},
+    {5120LL, 16384LL, 32, 124.584, 4040.2, 77},
+    {5120LL, 65536LL, 31, 472.928, 4257.1, 76},
+    {6144LL, 1024LL, 30, 15.842, 2385.1, 78},
+    {6144LL, 4096LL, 33, 42.070, 3590.0, 79},
+    {6144LL, 16384LL, 33, 148.432, 4069.3, 79},
+    {6144LL, 65536LL, 34, 573.264, 4214.4, 80},
+    {7168LL, 1024LL, 35, 17.283, 2550.7, 81},
+    {7168LL, 4096LL, 35, 49.558, 3555.5, 81},
+    {7168LL, 16384LL, 36, 178.944, 3938.0, 82},
+    {7168LL, 65536LL, 36, 690.928, 4079.5, 82},
+    {8192LL, 256LL, 36, 10.351, 1220.4, 83},
+    {8192LL, 1024LL, 35, 19.446, 2590.8, 84},
+    {8192LL, 2048LL, 36, 31.490, 3198.2, 83},
+    {8192LL, 4096LL, 36, 54.996, 3661.6, 83},
+    {8192LL, 16384LL, 36, 197.800, 4071.6, 83},
+    {8192LL, 65536LL, 36, 770.288, 4181.9, 83},
+    {12288LL, 1024LL, 37, 27.540, 2744.1, 85},
+    {12288LL, 4096LL, 38, 82.773, 3649.3, 86},
+    {12288LL, 16384LL, 39, 305.104, 3959.4, 87},
+    {12288LL, 65536LL, 39, 1174.352, 4114.5, 87},
+    {16384LL, 256LL, 40, 16.199, 1559.6, 88},
+    {16384LL, 1024LL, 37, 35.443, 2842.9, 89},
+    {16384LL, 4096LL, 41, 112.120, 3592.1, 90},
+    {16384LL, 8192LL, 42, 214.336, 3757.7, 91},
+    {16384LL, 16384LL, 42, 398.832, 4038.6, 91},
+    {16384LL, 65536LL, 42, 1567.488, 4110.1, 91},
+    {18432LL, 1024LL, 43, 39.976, 2835.6, 92},
+    {18432LL, 4096LL, 43, 128.000, 3539.8, 92},
+    {18432LL, 16384LL, 44, 451.904, 4009.8, 93},
+    {20480LL, 1024LL, 44, 43.667, 2884.4, 94},
+    {20480LL, 4096LL, 43, 142.336, 3537.0, 95},
+    {20480LL, 16384LL, 44, 501.936, 4011.2, 94},
+    {24576LL, 1024LL, 45, 52.444, 2882.0, 96},
+    {24576LL, 4096LL, 45, 164.320, 3676.5, 96},
+    {24576LL, 16384LL, 45, 637.568, 3789.5, 96},
+    {32768LL, 1024LL, 46, 65.024, 3099.2, 97},
+    {32768LL, 4096LL, 46, 214.176, 3760.9, 97},
+    {32768LL, 16384LL, 47, 832.512, 3869.5, 98},
+    {65536LL, 1024LL, 48, 118.696, 3395.6, -1},
+    {65536LL, 4096LL, 48, 428.464, 3760.0, -1},
+    {65536LL, 16384LL, 49, 1718.384, 3749.4, -1},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 98, 57.176, 3521.2, 109},
-    {512LL, 65536LL, 99, 56.672, 3552.6, 110},
-    {1024LL, 1024LL, 100, 6.160, 1022.7, 111},
-    {1024LL, 4096LL, 101, 11.908, 2114.1, 112},
-    {1024LL, 16384LL, 100, 31.664, 3179.4, 111},
-    {1024LL, 65536LL, 102, 105.408, 3820.0, 113},
-    {4096LL, 1024LL, 103, 12.308, 2047.3, 114},
-    {4096LL, 4096LL, 104, 30.777, 3271.8, 115},
-    {4096LL, 16384LL, 104, 101.512, 3966.9, 115},
-    {4096LL, 65536LL, 104, 378.944, 4250.4, 115},
-    {16384LL, 1024LL, 105, 35.859, 2810.9, 116},
-    {16384LL, 4096LL, 105, 115.184, 3496.9, 116},
-    {16384LL, 16384LL, 106, 401.136, 4015.5, 117},
-    {16384LL, 65536LL, 107, 1569.312, 4105.4, 118},
-    {32768LL, 4096LL, 108, 218.720, 3683.1, 119},
+    {128LL, 262144LL, 100, 57.176, 3521.2, 111},
+    {512LL, 65536LL, 101, 56.672, 3552.6, 112},
+    {1024LL, 1024LL, 102, 6.160, 1022.7, 113},
+    {1024LL, 4096LL, 103, 11.908, 2114.1, 114},
+    {1024LL, 16384LL, 102, 31.664, 3179.4, 113},
+    {1024LL, 65536LL, 104, 105.408, 3820.0, 115},
+    {4096LL, 1024LL, 105, 12.308, 2047.3, 116},
+    {4096LL, 4096LL, 106, 30.777, 3271.8, 117},
+    {4096LL, 16384LL, 106, 101.512, 3966.9, 117},
+    {4096LL, 65536LL, 106, 378.944, 4250.4, 117},
+    {16384LL, 1024LL, 107, 35.859, 2810.9, 118},
+    {16384LL, 4096LL, 107, 115.184, 3496.9, 118},
+    {16384LL, 16384LL, 108, 401.136, 4015.5, 119},
+    {16384LL, 65536LL, 109, 1569.312, 4105.4, 120},
+    {32768LL, 4096LL, 110, 218.720, 3683.1, 121},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 122, 56.972, 3533.8, 132},
-    {512LL, 65536LL, 123, 56.900, 3538.3, 133},
-    {1024LL, 1024LL, 124, 6.259, 1006.1, 134},
-    {1024LL, 4096LL, 125, 12.115, 2077.8, 135},
-    {1024LL, 16384LL, 124, 31.890, 3156.7, 134},
-    {1024LL, 65536LL, 124, 107.664, 3740.0, 134},
-    {4096LL, 1024LL, 126, 12.401, 2031.3, 136},
-    {4096LL, 4096LL, 127, 30.368, 3315.6, 137},
-    {4096LL, 16384LL, 127, 99.216, 4058.6, 137},
-    {4096LL, 65536LL, 127, 377.472, 4266.9, 137},
-    {16384LL, 1024LL, 128, 34.896, 2887.5, 138},
-    {16384LL, 4096LL, 129, 114.400, 3520.6, 139},
-    {16384LL, 16384LL, 128, 400.864, 4018.1, 138},
-    {16384LL, 65536LL, 130, 1565.472, 4115.4, 140},
-    {32768LL, 4096LL, 131, 215.872, 3731.4, 141},
+    {128LL, 262144LL, 124, 56.972, 3533.8, 134},
+    {512LL, 65536LL, 125, 56.900, 3538.3, 135},
+    {1024LL, 1024LL, 126, 6.259, 1006.1, 136},
+    {1024LL, 4096LL, 127, 12.115, 2077.8, 137},
+    {1024LL, 16384LL, 126, 31.890, 3156.7, 136},
+    {1024LL, 65536LL, 126, 107.664, 3740.0, 136},
+    {4096LL, 1024LL, 128, 12.401, 2031.3, 138},
+    {4096LL, 4096LL, 129, 30.368, 3315.6, 139},
+    {4096LL, 16384LL, 129, 99.216, 4058.6, 139},
+    {4096LL, 65536LL, 129, 377.472, 4266.9, 139},
+    {16384LL, 1024LL, 130, 34.896, 2887.5, 140},
+    {16384LL, 4096LL, 131, 114.400, 3520.6, 141},
+    {16384LL, 16384LL, 130, 400.864, 4018.1, 140},
+    {16384LL, 65536LL, 132, 1565.472, 4115.4, 142},
+    {32768LL, 4096LL, 133, 215.872, 3731.4, 143},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 143, 57.104, 3525.6, 153},
-    {512LL, 65536LL, 144, 56.676, 3552.3, 154},
-    {1024LL, 1024LL, 145, 6.174, 1020.3, 155},
-    {1024LL, 4096LL, 146, 12.021, 2094.2, 156},
-    {1024LL, 16384LL, 145, 31.641, 3181.7, 155},
-    {1024LL, 65536LL, 145, 107.576, 3743.0, 155},
-    {4096LL, 1024LL, 147, 12.333, 2043.2, 157},
-    {4096LL, 4096LL, 148, 30.594, 3291.3, 158},
-    {4096LL, 16384LL, 148, 100.432, 4009.5, 158},
-    {4096LL, 65536LL, 148, 378.848, 4251.4, 158},
-    {16384LL, 1024LL, 149, 35.573, 2833.4, 159},
-    {16384LL, 4096LL, 149, 114.816, 3508.1, 159},
-    {16384LL, 16384LL, 150, 401.488, 4011.9, 160},
-    {16384LL, 65536LL, 151, 1568.768, 4106.8, 161},
-    {32768LL, 4096LL, 152, 218.416, 3688.2, 162},
+    {128LL, 262144LL, 145, 57.104, 3525.6, 155},
+    {512LL, 65536LL, 146, 56.676, 3552.3, 156},
+    {1024LL, 1024LL, 147, 6.174, 1020.3, 157},
+    {1024LL, 4096LL, 148, 12.021, 2094.2, 158},
+    {1024LL, 16384LL, 147, 31.641, 3181.7, 157},
+    {1024LL, 65536LL, 147, 107.576, 3743.0, 157},
+    {4096LL, 1024LL, 149, 12.333, 2043.2, 159},
+    {4096LL, 4096LL, 150, 30.594, 3291.3, 160},
+    {4096LL, 16384LL, 150, 100.432, 4009.5, 160},
+    {4096LL, 65536LL, 150, 378.848, 4251.4, 160},
+    {16384LL, 1024LL, 151, 35.573, 2833.4, 161},
+    {16384LL, 4096LL, 151, 114.816, 3508.1, 161},
+    {16384LL, 16384LL, 152, 401.488, 4011.9, 162},
+    {16384LL, 65536LL, 153, 1568.768, 4106.8, 163},
+    {32768LL, 4096LL, 154, 218.416, 3688.2, 164},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 164, 105.944, 3800.6, -1},
-    {1024LL, 4096LL, 165, 17.281, 2913.0, 171},
-    {1024LL, 65536LL, 165, 194.880, 4132.4, 171},
-    {4096LL, 4096LL, 166, 53.056, 3795.2, 172},
-    {4096LL, 65536LL, 167, 769.184, 4187.9, 173},
-    {16384LL, 4096LL, 168, 233.152, 3454.6, 174},
-    {16384LL, 65536LL, 169, 3508.176, 3672.9, 175},
-    {32768LL, 4096LL, 170, 412.448, 3905.6, 176},
+    {128LL, 262144LL, 166, 105.944, 3800.6, -1},
+    {1024LL, 4096LL, 167, 17.281, 2913.0, 173},
+    {1024LL, 65536LL, 167, 194.880, 4132.4, 173},
+    {4096LL, 4096LL, 168, 53.056, 3795.2, 174},
+    {4096LL, 65536LL, 169, 769.184, 4187.9, 175},
+    {16384LL, 4096LL, 170, 233.152, 3454.6, 176},
+    {16384LL, 65536LL, 171, 3508.176, 3672.9, 177},
+    {32768LL, 4096LL, 172, 412.448, 3905.6, 178},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 178, 5.955, 2861.5, 231},
-    {64LL, 262144LL, 179, 18.086, 3768.6, 232},
-    {64LL, 1048576LL, 178, 65.888, 4137.8, 231},
-    {128LL, 65536LL, 180, 10.304, 3281.9, -1},
-    {128LL, 262144LL, 181, 34.800, 3887.0, 233},
-    {128LL, 1048576LL, 181, 131.776, 4105.9, 233},
-    {256LL, 65536LL, 182, 18.412, 3659.2, 234},
-    {256LL, 262144LL, 182, 66.852, 4031.1, 234},
-    {256LL, 1048576LL, 183, 258.928, 4163.1, 235},
-    {512LL, 8192LL, 184, 5.780, 2908.5, 236},
-    {512LL, 65536LL, 185, 34.616, 3884.9, 237},
-    {512LL, 262144LL, 185, 131.280, 4097.5, 237},
-    {768LL, 8192LL, 186, 7.995, 3152.0, 238},
-    {768LL, 65536LL, 187, 50.170, 4018.2, -1},
-    {768LL, 262144LL, 187, 193.224, 4173.2, -1},
-    {1024LL, 1024LL, 188, 2.785, 1508.2, -1},
-    {1024LL, 4096LL, 189, 5.839, 2876.4, 239},
-    {1024LL, 8192LL, 190, 10.034, 3347.7, 240},
-    {1024LL, 16384LL, 191, 18.041, 3723.5, 241},
-    {1024LL, 65536LL, 191, 65.824, 4082.1, 241},
-    {1024LL, 262144LL, 190, 254.992, 4215.0, 240},
-    {2048LL, 1024LL, 192, 3.892, 2157.2, 242},
-    {2048LL, 4096LL, 193, 10.055, 3339.2, 243},
-    {2048LL, 8192LL, 194, 18.248, 3679.6, 244},
-    {2048LL, 16384LL, 195, 34.448, 3898.3, 245},
-    {2048LL, 65536LL, 196, 129.752, 4139.7, 246},
-    {3072LL, 1024LL, 197, 4.820, 2612.4, 247},
-    {3072LL, 4096LL, 198, 14.278, 3526.6, 248},
-    {3072LL, 8192LL, 198, 26.378, 3817.7, 248},
-    {3072LL, 16384LL, 198, 50.736, 3969.5, 248},
-    {3072LL, 65536LL, 199, 192.504, 4184.7, 249},
-    {4096LL, 1024LL, 200, 5.823, 2883.1, -1},
-    {4096LL, 4096LL, 201, 18.375, 3653.5, 250},
-    {4096LL, 8192LL, 201, 34.683, 3871.1, 250},
-    {4096LL, 16384LL, 202, 66.644, 4029.0, 251},
-    {4096LL, 65536LL, 203, 258.400, 4156.4, 252},
-    {5120LL, 1024LL, 204, 6.844, 3066.4, -1},
-    {5120LL, 4096LL, 205, 22.587, 3715.1, 253},
-    {5120LL, 8192LL, 206, 42.528, 3946.0, -1},
-    {5120LL, 16384LL, 206, 81.867, 4099.6, -1},
-    {5120LL, 65536LL, 207, 319.104, 4206.9, -1},
-    {6144LL, 1024LL, 204, 7.926, 3177.3, 254},
-    {6144LL, 4096LL, 206, 26.438, 3808.6, 255},
-    {6144LL, 8192LL, 207, 51.080, 3942.3, 256},
-    {6144LL, 16384LL, 208, 98.352, 4094.8, 257},
-    {6144LL, 65536LL, 208, 386.624, 4166.5, 257},
-    {7168LL, 1024LL, 209, 8.854, 3318.0, -1},
-    {7168LL, 4096LL, 210, 30.784, 3816.0, 258},
-    {7168LL, 8192LL, 211, 58.848, 3992.1, 259},
-    {7168LL, 16384LL, 211, 114.624, 4099.0, 259},
-    {7168LL, 65536LL, 212, 444.512, 4227.8, 260},
-    {8192LL, 1024LL, 209, 9.821, 3418.8, -1},
-    {8192LL, 4096LL, 213, 34.392, 3903.5, 261},
-    {8192LL, 8192LL, 213, 66.060, 4064.3, 261},
-    {8192LL, 16384LL, 214, 130.880, 4102.6, 262},
-    {8192LL, 65536LL, 215, 507.056, 4235.7, 263},
-    {12288LL, 1024LL, 216, 14.331, 3514.0, -1},
-    {12288LL, 4096LL, 217, 50.760, 3967.1, 264},
-    {12288LL, 8192LL, 218, 97.856, 4115.3, 265},
-    {12288LL, 16384LL, 218, 193.632, 4159.4, 265},
-    {12288LL, 65536LL, 218, 763.120, 4221.5, 265},
-    {16384LL, 1024LL, 219, 18.499, 3629.7, 266},
-    {16384LL, 4096LL, 220, 66.760, 4021.6, 267},
-    {16384LL, 8192LL, 221, 131.488, 4083.5, 268},
-    {16384LL, 16384LL, 222, 257.888, 4164.0, -1},
-    {16384LL, 65536LL, 223, 1012.592, 4241.8, 269},
-    {18432LL, 1024LL, 224, 20.744, 3641.5, 270},
-    {18432LL, 4096LL, 225, 74.171, 4072.3, -1},
-    {18432LL, 16384LL, 226, 288.864, 4182.1, 271},
-    {20480LL, 1024LL, 225, 22.875, 3669.2, 272},
-    {20480LL, 4096LL, 225, 82.581, 4063.9, 272},
-    {20480LL, 16384LL, 227, 320.288, 4190.9, 273},
-    {32768LL, 1024LL, 228, 35.619, 3770.1, -1},
-    {32768LL, 4096LL, 228, 132.696, 4046.5, -1},
-    {32768LL, 16384LL, 229, 512.048, 4194.2, 274},
-    {65536LL, 1024LL, 230, 71.909, 3734.9, -1},
-    {65536LL, 4096LL, 230, 264.224, 4064.3, -1},
-    {65536LL, 16384LL, 230, 1027.712, 4179.3, -1},
+    {64LL, 65536LL, 180, 5.955, 2861.5, 237},
+    {64LL, 131072LL, 181, 10.093, 3376.6, 238},
+    {64LL, 262144LL, 182, 18.086, 3768.6, 239},
+    {64LL, 1048576LL, 180, 65.888, 4137.8, 237},
+    {128LL, 65536LL, 183, 10.304, 3281.9, -1},
+    {128LL, 262144LL, 184, 34.800, 3887.0, 240},
+    {128LL, 1048576LL, 184, 131.776, 4105.9, 240},
+    {256LL, 65536LL, 185, 18.412, 3659.2, 241},
+    {256LL, 262144LL, 185, 66.852, 4031.1, 241},
+    {256LL, 1048576LL, 186, 258.928, 4163.1, 242},
+    {512LL, 8192LL, 187, 5.780, 2908.5, 243},
+    {512LL, 32768LL, 188, 18.358, 3662.8, 244},
+    {512LL, 65536LL, 188, 34.616, 3884.9, 244},
+    {512LL, 262144LL, 188, 131.280, 4097.5, 244},
+    {768LL, 8192LL, 189, 7.995, 3152.0, 245},
+    {768LL, 65536LL, 190, 50.170, 4018.2, -1},
+    {768LL, 262144LL, 190, 193.224, 4173.2, -1},
+    {1024LL, 1024LL, 191, 2.785, 1508.2, -1},
+    {1024LL, 4096LL, 192, 5.839, 2876.4, 246},
+    {1024LL, 8192LL, 193, 10.034, 3347.7, 247},
+    {1024LL, 16384LL, 194, 18.041, 3723.5, 248},
+    {1024LL, 65536LL, 194, 65.824, 4082.1, 248},
+    {1024LL, 262144LL, 193, 254.992, 4215.0, 247},
+    {1536LL, 32768LL, 195, 50.016, 4027.9, -1},
+    {2048LL, 1024LL, 196, 3.892, 2157.2, 249},
+    {2048LL, 4096LL, 197, 10.055, 3339.2, 250},
+    {2048LL, 8192LL, 198, 18.248, 3679.6, 251},
+    {2048LL, 16384LL, 199, 34.448, 3898.3, 252},
+    {2048LL, 65536LL, 200, 129.752, 4139.7, 253},
+    {3072LL, 1024LL, 201, 4.820, 2612.4, 254},
+    {3072LL, 4096LL, 202, 14.278, 3526.6, 255},
+    {3072LL, 8192LL, 202, 26.378, 3817.7, 255},
+    {3072LL, 16384LL, 202, 50.736, 3969.5, 255},
+    {3072LL, 65536LL, 203, 192.504, 4184.7, 256},
+    {3584LL, 8192LL, 204, 30.318, 3875.0, -1},
+    {4096LL, 1024LL, 205, 5.823, 2883.1, -1},
+    {4096LL, 4096LL, 206, 18.375, 3653.5, 257},
+    {4096LL, 8192LL, 206, 34.683, 3871.1, 257},
+    {4096LL, 16384LL, 207, 66.644, 4029.0, 258},
+    {4096LL, 65536LL, 208, 258.400, 4156.4, 259},
+    {4096LL, 131072LL, 208, 511.376, 4200.5, 259},
+    {5120LL, 1024LL, 209, 6.844, 3066.4, -1},
+    {5120LL, 4096LL, 210, 22.587, 3715.1, 260},
+    {5120LL, 8192LL, 211, 42.528, 3946.0, -1},
+    {5120LL, 16384LL, 211, 81.867, 4099.6, -1},
+    {5120LL, 65536LL, 212, 319.104, 4206.9, -1},
+    {6144LL, 1024LL, 209, 7.926, 3177.3, 261},
+    {6144LL, 4096LL, 211, 26.438, 3808.6, 262},
+    {6144LL, 8192LL, 212, 51.080, 3942.3, 263},
+    {6144LL, 16384LL, 213, 98.352, 4094.8, 264},
+    {6144LL, 65536LL, 213, 386.624, 4166.5, 264},
+    {7168LL, 1024LL, 214, 8.854, 3318.0, -1},
+    {7168LL, 4096LL, 215, 30.784, 3816.0, 265},
+    {7168LL, 8192LL, 216, 58.848, 3992.1, 266},
+    {7168LL, 16384LL, 216, 114.624, 4099.0, 266},
+    {7168LL, 65536LL, 217, 444.512, 4227.8, 267},
+    {8192LL, 1024LL, 214, 9.821, 3418.8, -1},
+    {8192LL, 2048LL, 218, 18.127, 3703.6, 268},
+    {8192LL, 4096LL, 219, 34.392, 3903.5, 269},
+    {8192LL, 8192LL, 219, 66.060, 4064.3, 269},
+    {8192LL, 16384LL, 220, 130.880, 4102.6, 270},
+    {8192LL, 65536LL, 221, 507.056, 4235.7, 271},
+    {12288LL, 1024LL, 222, 14.331, 3514.0, -1},
+    {12288LL, 4096LL, 223, 50.760, 3967.1, 272},
+    {12288LL, 8192LL, 224, 97.856, 4115.3, 273},
+    {12288LL, 16384LL, 224, 193.632, 4159.4, 273},
+    {12288LL, 65536LL, 224, 763.120, 4221.5, 273},
+    {16384LL, 1024LL, 225, 18.499, 3629.7, 274},
+    {16384LL, 4096LL, 226, 66.760, 4021.6, 275},
+    {16384LL, 8192LL, 227, 131.488, 4083.5, 276},
+    {16384LL, 16384LL, 228, 257.888, 4164.0, -1},
+    {16384LL, 65536LL, 229, 1012.592, 4241.8, 277},
+    {18432LL, 1024LL, 230, 20.744, 3641.5, 278},
+    {18432LL, 4096LL, 231, 74.171, 4072.3, -1},
+    {18432LL, 16384LL, 232, 288.864, 4182.1, 279},
+    {20480LL, 1024LL, 231, 22.875, 3669.2, 280},
+    {20480LL, 4096LL, 231, 82.581, 4063.9, 280},
+    {20480LL, 16384LL, 233, 320.288, 4190.9, 281},
+    {32768LL, 1024LL, 234, 35.619, 3770.1, -1},
+    {32768LL, 4096LL, 234, 132.696, 4046.5, -1},
+    {32768LL, 16384LL, 235, 512.048, 4194.2, 282},
+    {65536LL, 1024LL, 236, 71.909, 3734.9, -1},
+    {65536LL, 4096LL, 236, 264.224, 4064.3, -1},
+    {65536LL, 16384LL, 236, 1027.712, 4179.3, -1},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 276, 5.874, 2900.9, 319},
-    {64LL, 262144LL, 276, 17.905, 3806.6, 319},
-    {64LL, 1048576LL, 276, 65.748, 4146.6, 319},
-    {128LL, 65536LL, 277, 10.202, 3314.6, 320},
-    {128LL, 262144LL, 277, 34.149, 3961.0, 320},
-    {128LL, 1048576LL, 278, 130.168, 4156.7, 321},
-    {256LL, 65536LL, 279, 18.427, 3656.2, 322},
-    {256LL, 262144LL, 280, 67.172, 4011.9, 323},
-    {256LL, 1048576LL, 280, 260.208, 4142.6, 323},
-    {512LL, 8192LL, 281, 5.987, 2808.3, 324},
-    {512LL, 65536LL, 282, 34.531, 3894.6, 325},
-    {768LL, 8192LL, 283, 7.979, 3158.6, 326},
-    {768LL, 65536LL, 284, 50.106, 4023.3, -1},
-    {1024LL, 1024LL, 285, 2.838, 1480.9, 327},
-    {1024LL, 4096LL, 286, 5.971, 2813.3, 328},
-    {1024LL, 8192LL, 285, 10.012, 3355.0, 327},
-    {1024LL, 16384LL, 285, 18.128, 3705.8, 327},
-    {1024LL, 65536LL, 285, 65.928, 4075.7, 327},
-    {2048LL, 1024LL, 287, 3.881, 2164.7, 329},
-    {2048LL, 4096LL, 288, 10.014, 3353.3, -1},
-    {2048LL, 8192LL, 289, 18.163, 3697.1, 330},
-    {2048LL, 16384LL, 289, 34.331, 3911.7, 330},
-    {2048LL, 65536LL, 290, 130.320, 4121.7, 331},
-    {3072LL, 1024LL, 291, 4.870, 2586.9, 332},
-    {3072LL, 4096LL, 292, 14.354, 3508.4, -1},
-    {3072LL, 8192LL, 293, 26.532, 3795.7, 333},
-    {3072LL, 16384LL, 294, 50.924, 3955.0, 334},
-    {3072LL, 65536LL, 291, 192.376, 4187.5, 332},
-    {4096LL, 1024LL, 295, 6.044, 2779.1, 335},
-    {4096LL, 4096LL, 296, 18.180, 3693.2, 336},
-    {4096LL, 8192LL, 296, 34.443, 3898.3, 336},
-    {4096LL, 16384LL, 295, 66.264, 4052.2, 335},
-    {4096LL, 65536LL, 297, 257.136, 4176.9, 337},
-    {5120LL, 1024LL, 298, 7.055, 2976.1, -1},
-    {5120LL, 4096LL, 299, 22.576, 3717.4, 338},
-    {5120LL, 8192LL, 299, 42.758, 3925.0, 338},
-    {5120LL, 16384LL, 299, 82.784, 4054.3, 338},
-    {5120LL, 65536LL, 300, 319.328, 4204.0, 339},
-    {6144LL, 1024LL, 298, 7.996, 3150.8, -1},
-    {6144LL, 4096LL, 301, 26.458, 3806.2, 340},
-    {6144LL, 8192LL, 302, 51.016, 3947.5, 341},
-    {6144LL, 16384LL, 303, 98.416, 4092.3, 342},
-    {6144LL, 65536LL, 303, 389.536, 4135.4, 342},
-    {7168LL, 1024LL, 304, 9.138, 3216.5, -1},
-    {7168LL, 4096LL, 305, 30.688, 3828.4, 343},
-    {7168LL, 8192LL, 305, 58.928, 3986.9, 343},
-    {7168LL, 16384LL, 305, 115.120, 4081.4, 343},
-    {7168LL, 65536LL, 306, 450.672, 4170.1, 344},
-    {8192LL, 1024LL, 304, 10.217, 3287.7, 345},
-    {8192LL, 4096LL, 307, 34.283, 3916.5, -1},
-    {8192LL, 8192LL, 307, 66.056, 4064.7, -1},
-    {8192LL, 16384LL, 308, 130.520, 4114.1, 346},
-    {8192LL, 65536LL, 308, 507.312, 4233.6, 346},
-    {12288LL, 1024LL, 309, 14.534, 3466.8, -1},
-    {12288LL, 4096LL, 309, 50.952, 3952.6, -1},
-    {12288LL, 8192LL, 309, 98.336, 4095.5, -1},
-    {12288LL, 16384LL, 309, 194.664, 4137.5, -1},
-    {12288LL, 65536LL, 310, 763.264, 4220.7, 347},
-    {16384LL, 1024LL, 311, 18.871, 3559.8, 348},
-    {16384LL, 4096LL, 311, 67.016, 4006.8, 348},
-    {16384LL, 8192LL, 311, 130.976, 4099.8, 348},
-    {16384LL, 16384LL, 311, 257.376, 4172.4, 348},
-    {16384LL, 65536LL, 311, 1009.936, 4253.0, 348},
-    {18432LL, 1024LL, 312, 21.302, 3547.7, 314},
-    {18432LL, 4096LL, 312, 74.960, 4029.9, 314},
-    {18432LL, 16384LL, 312, 288.992, 4180.4, 314},
-    {20480LL, 1024LL, 313, 23.570, 3562.7, -1},
-    {20480LL, 4096LL, 314, 84.171, 3987.6, -1},
-    {20480LL, 16384LL, 315, 322.640, 4160.4, -1},
-    {32768LL, 1024LL, 316, 39.960, 3362.2, -1},
-    {32768LL, 4096LL, 316, 136.832, 3924.7, -1},
-    {32768LL, 16384LL, 316, 518.352, 4143.3, -1},
-    {65536LL, 1024LL, 317, 81.776, 3285.8, -1},
-    {65536LL, 4096LL, 317, 293.504, 3659.3, -1},
-    {65536LL, 16384LL, 318, 1137.600, 3775.8, -1},
+    {64LL, 65536LL, 284, 5.874, 2900.9, 327},
+    {64LL, 262144LL, 284, 17.905, 3806.6, 327},
+    {64LL, 1048576LL, 284, 65.748, 4146.6, 327},
+    {128LL, 65536LL, 285, 10.202, 3314.6, 328},
+    {128LL, 262144LL, 285, 34.149, 3961.0, 328},
+    {128LL, 1048576LL, 286, 130.168, 4156.7, 329},
+    {256LL, 65536LL, 287, 18.427, 3656.2, 330},
+    {256LL, 262144LL, 288, 67.172, 4011.9, 331},
+    {256LL, 1048576LL, 288, 260.208, 4142.6, 331},
+    {512LL, 8192LL, 289, 5.987, 2808.3, 332},
+    {512LL, 65536LL, 290, 34.531, 3894.6, 333},
+    {768LL, 8192LL, 291, 7.979, 3158.6, 334},
+    {768LL, 65536LL, 292, 50.106, 4023.3, -1},
+    {1024LL, 1024LL, 293, 2.838, 1480.9, 335},
+    {1024LL, 4096LL, 294, 5.971, 2813.3, 336},
+    {1024LL, 8192LL, 293, 10.012, 3355.0, 335},
+    {1024LL, 16384LL, 293, 18.128, 3705.8, 335},
+    {1024LL, 65536LL, 293, 65.928, 4075.7, 335},
+    {2048LL, 1024LL, 295, 3.881, 2164.7, 337},
+    {2048LL, 4096LL, 296, 10.014, 3353.3, -1},
+    {2048LL, 8192LL, 297, 18.163, 3697.1, 338},
+    {2048LL, 16384LL, 297, 34.331, 3911.7, 338},
+    {2048LL, 65536LL, 298, 130.320, 4121.7, 339},
+    {3072LL, 1024LL, 299, 4.870, 2586.9, 340},
+    {3072LL, 4096LL, 300, 14.354, 3508.4, -1},
+    {3072LL, 8192LL, 301, 26.532, 3795.7, 341},
+    {3072LL, 16384LL, 302, 50.924, 3955.0, 342},
+    {3072LL, 65536LL, 299, 192.376, 4187.5, 340},
+    {4096LL, 1024LL, 303, 6.044, 2779.1, 343},
+    {4096LL, 4096LL, 304, 18.180, 3693.2, 344},
+    {4096LL, 8192LL, 304, 34.443, 3898.3, 344},
+    {4096LL, 16384LL, 303, 66.264, 4052.2, 343},
+    {4096LL, 65536LL, 305, 257.136, 4176.9, 345},
+    {5120LL, 1024LL, 306, 7.055, 2976.1, -1},
+    {5120LL, 4096LL, 307, 22.576, 3717.4, 346},
+    {5120LL, 8192LL, 307, 42.758, 3925.0, 346},
+    {5120LL, 16384LL, 307, 82.784, 4054.3, 346},
+    {5120LL, 65536LL, 308, 319.328, 4204.0, 347},
+    {6144LL, 1024LL, 306, 7.996, 3150.8, -1},
+    {6144LL, 4096LL, 309, 26.458, 3806.2, 348},
+    {6144LL, 8192LL, 310, 51.016, 3947.5, 349},
+    {6144LL, 16384LL, 311, 98.416, 4092.3, 350},
+    {6144LL, 65536LL, 311, 389.536, 4135.4, 350},
+    {7168LL, 1024LL, 312, 9.138, 3216.5, -1},
+    {7168LL, 4096LL, 313, 30.688, 3828.4, 351},
+    {7168LL, 8192LL, 313, 58.928, 3986.9, 351},
+    {7168LL, 16384LL, 313, 115.120, 4081.4, 351},
+    {7168LL, 65536LL, 314, 450.672, 4170.1, 352},
+    {8192LL, 1024LL, 312, 10.217, 3287.7, 353},
+    {8192LL, 4096LL, 315, 34.283, 3916.5, -1},
+    {8192LL, 8192LL, 315, 66.056, 4064.7, -1},
+    {8192LL, 16384LL, 316, 130.520, 4114.1, 354},
+    {8192LL, 65536LL, 316, 507.312, 4233.6, 354},
+    {12288LL, 1024LL, 317, 14.534, 3466.8, -1},
+    {12288LL, 4096LL, 317, 50.952, 3952.6, -1},
+    {12288LL, 8192LL, 317, 98.336, 4095.5, -1},
+    {12288LL, 16384LL, 317, 194.664, 4137.5, -1},
+    {12288LL, 65536LL, 318, 763.264, 4220.7, 355},
+    {16384LL, 1024LL, 319, 18.871, 3559.8, 356},
+    {16384LL, 4096LL, 319, 67.016, 4006.8, 356},
+    {16384LL, 8192LL, 319, 130.976, 4099.8, 356},
+    {16384LL, 16384LL, 319, 257.376, 4172.4, 356},
+    {16384LL, 65536LL, 319, 1009.936, 4253.0, 356},
+    {18432LL, 1024LL, 320, 21.302, 3547.7, 322},
+    {18432LL, 4096LL, 320, 74.960, 4029.9, 322},
+    {18432LL, 16384LL, 320, 288.992, 4180.4, 322},
+    {20480LL, 1024LL, 321, 23.570, 3562.7, -1},
+    {20480LL, 4096LL, 322, 84.171, 3987.6, -1},
+    {20480LL, 16384LL, 323, 322.640, 4160.4, -1},
+    {32768LL, 1024LL, 324, 39.960, 3362.2, -1},
+    {32768LL, 4096LL, 324, 136.832, 3924.7, -1},
+    {32768LL, 16384LL, 324, 518.352, 4143.3, -1},
+    {65536LL, 1024LL, 325, 81.776, 3285.8, -1},
+    {65536LL, 4096LL, 325, 293.504, 3659.3, -1},
+    {65536LL, 16384LL, 326, 1137.600, 3775.8, -1},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 350, 34.827, 3884.0, -1},
-    {512LL, 65536LL, 351, 34.619, 3884.6, 364},
-    {1024LL, 1024LL, 352, 2.799, 1501.0, 365},
-    {1024LL, 4096LL, 353, 5.806, 2892.7, 366},
-    {1024LL, 16384LL, 354, 18.033, 3725.1, 367},
-    {1024LL, 65536LL, 355, 65.868, 4079.4, 368},
-    {4096LL, 1024LL, 356, 5.815, 2887.5, -1},
-    {4096LL, 4096LL, 357, 18.294, 3669.7, 369},
-    {4096LL, 16384LL, 358, 66.640, 4029.2, 370},
-    {4096LL, 65536LL, 357, 260.032, 4130.3, 369},
-    {16384LL, 1024LL, 359, 18.524, 3624.9, -1},
-    {16384LL, 4096LL, 360, 66.744, 4022.6, 371},
-    {16384LL, 16384LL, 361, 257.632, 4168.1, -1},
-    {16384LL, 65536LL, 362, 1012.304, 4243.1, 372},
-    {32768LL, 4096LL, 363, 132.536, 4051.4, 373},
+    {128LL, 262144LL, 358, 34.827, 3884.0, -1},
+    {512LL, 65536LL, 359, 34.619, 3884.6, 372},
+    {1024LL, 1024LL, 360, 2.799, 1501.0, 373},
+    {1024LL, 4096LL, 361, 5.806, 2892.7, 374},
+    {1024LL, 16384LL, 362, 18.033, 3725.1, 375},
+    {1024LL, 65536LL, 363, 65.868, 4079.4, 376},
+    {4096LL, 1024LL, 364, 5.815, 2887.5, -1},
+    {4096LL, 4096LL, 365, 18.294, 3669.7, 377},
+    {4096LL, 16384LL, 366, 66.640, 4029.2, 378},
+    {4096LL, 65536LL, 365, 260.032, 4130.3, 377},
+    {16384LL, 1024LL, 367, 18.524, 3624.9, -1},
+    {16384LL, 4096LL, 368, 66.744, 4022.6, 379},
+    {16384LL, 16384LL, 369, 257.632, 4168.1, -1},
+    {16384LL, 65536LL, 370, 1012.304, 4243.1, 380},
+    {32768LL, 4096LL, 371, 132.536, 4051.4, 381},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 375, 34.200, 3955.2, 385},
-    {512LL, 65536LL, 376, 34.541, 3893.4, 386},
-    {1024LL, 1024LL, 377, 2.803, 1499.1, 387},
-    {1024LL, 4096LL, 378, 5.958, 2819.2, 388},
-    {1024LL, 16384LL, 379, 18.120, 3707.4, 389},
-    {1024LL, 65536LL, 379, 65.920, 4076.2, 389},
-    {4096LL, 1024LL, 380, 5.949, 2823.6, -1},
-    {4096LL, 4096LL, 381, 18.176, 3694.0, 390},
-    {4096LL, 16384LL, 381, 66.284, 4051.0, 390},
-    {4096LL, 65536LL, 382, 257.792, 4166.2, 391},
-    {16384LL, 1024LL, 383, 18.895, 3555.4, 392},
-    {16384LL, 4096LL, 383, 66.864, 4015.9, 392},
-    {16384LL, 16384LL, 383, 256.576, 4185.4, 392},
-    {16384LL, 65536LL, 383, 1011.632, 4245.9, 392},
-    {32768LL, 4096LL, 384, 136.448, 3935.7, -1},
+    {128LL, 262144LL, 383, 34.200, 3955.2, 393},
+    {512LL, 65536LL, 384, 34.541, 3893.4, 394},
+    {1024LL, 1024LL, 385, 2.803, 1499.1, 395},
+    {1024LL, 4096LL, 386, 5.958, 2819.2, 396},
+    {1024LL, 16384LL, 387, 18.120, 3707.4, 397},
+    {1024LL, 65536LL, 387, 65.920, 4076.2, 397},
+    {4096LL, 1024LL, 388, 5.949, 2823.6, -1},
+    {4096LL, 4096LL, 389, 18.176, 3694.0, 398},
+    {4096LL, 16384LL, 389, 66.284, 4051.0, 398},
+    {4096LL, 65536LL, 390, 257.792, 4166.2, 399},
+    {16384LL, 1024LL, 391, 18.895, 3555.4, 400},
+    {16384LL, 4096LL, 391, 66.864, 4015.9, 400},
+    {16384LL, 16384LL, 391, 256.576, 4185.4, 400},
+    {16384LL, 65536LL, 391, 1011.632, 4245.9, 400},
+    {32768LL, 4096LL, 392, 136.448, 3935.7, -1},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 394, 66.884, 4029.1, 402},
-    {1024LL, 4096LL, 395, 10.141, 3310.9, -1},
-    {1024LL, 65536LL, 396, 129.552, 4146.1, 403},
-    {4096LL, 4096LL, 397, 34.488, 3892.7, 404},
-    {4096LL, 65536LL, 398, 508.720, 4221.9, 405},
-    {16384LL, 4096LL, 399, 132.680, 4047.0, -1},
-    {16384LL, 65536LL, 400, 2030.128, 4231.4, 406},
-    {32768LL, 4096LL, 401, 262.800, 4086.3, -1},
+    {128LL, 262144LL, 402, 66.884, 4029.1, 410},
+    {1024LL, 4096LL, 403, 10.141, 3310.9, -1},
+    {1024LL, 65536LL, 404, 129.552, 4146.1, 411},
+    {4096LL, 4096LL, 405, 34.488, 3892.7, 412},
+    {4096LL, 65536LL, 406, 508.720, 4221.9, 413},
+    {16384LL, 4096LL, 407, 132.680, 4047.0, -1},
+    {16384LL, 65536LL, 408, 2030.128, 4231.4, 414},
+    {32768LL, 4096LL, 409, 262.800, 4086.3, -1},
     {0LL, 0LL, -1, 0.0, 0.0, -1}
 };
 
