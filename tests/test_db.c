@@ -1141,6 +1141,39 @@ static int run_to(const char *out, int (*cmd)(int, char **), int argc, char **ar
     return rc;
 }
 
+/* report's runner-up after warm's re-measure reversed two families' medians:
+ * naive 10.0 us and persistent 10.1 stored, re-measured together 10.4 and
+ * 10.2: persistent wins, and naive is the runner-up at 10.4 / 10.2 = 1.02
+ * (its stored median over the winner's would be 0.99: a runner-up faster
+ * than the best). */
+TEST(cli_report_runner_up_after_rematch) {
+    nt_device h = mkdev("NVIDIA H200", "GPU-1111");
+    int64_t dev, sweep;
+    store *db = mkstore("rr.db", &h, &dev, &sweep);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_key k[2] = {mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 16384, 4096),
+                      mkkey(dev, "rmsnorm_bwd.persistent", "block=256,chunks=2,stages=2,k=0", 16384,
+                            4096)};
+    double us[2] = {10.4, 10.2};
+    int ns[2] = {48, 48};
+    CHECK(put(db, sweep, &k[0], NT_OK, 10.0, 4) == 0 && put(db, sweep, &k[1], NT_OK, 10.1, 4) == 0 &&
+              store_rematch_put(db, sweep, 2, k, us, ns, err, sizeof err) == 0, "results: %s", err);
+    store_close(db);
+    char *dbp = (char *)tpath("rr.db"), *out = (char *)tpath("rr.out");
+    char *rargv[] = {"report", "--db", dbp, "--format", "csv", NULL};
+    CHECK(run_to(out, cmd_report, 5, rargv) == 0, "report failed");
+    long n;
+    char *txt = slurp(out, &n);
+    CHECK(txt != NULL, "no output");
+    if (txt) {
+        txt[n] = 0;
+        CHECK(strstr(txt, ",persistent,\"block=256,chunks=2,stages=2,k=0\",10.10,") &&
+                  strstr(txt, ",naive,1.02\n"), "persistent best, naive at 1.02:\n%s", txt);
+    }
+    free(txt);
+}
+
 TEST(cli_report_and_query) {
     /* the commands of tuner/cmd_query.c and cmd_report.c on a store made here (no sqlite3 shell) */
     int64_t dev;
@@ -1496,6 +1529,7 @@ int main(void) {
     RUN(reports);
     RUN(read_only_open);
     RUN(read_while_writing);
+    RUN(cli_report_runner_up_after_rematch);
     RUN(cli_report_and_query);
     RUN(merge_counts);
     RUN(dead_sweep_and_crash_wal);

@@ -6,7 +6,8 @@
  * Prints, per problem sorted by (op, dtypes, N, M), the best family and
  * params (eligible ones, as `export` ships them), its bandwidth, its share
  * of the copy bandwidth and of the problem's own-traffic yardstick, and the
- * runner-up family with its best time over the best, as a
+ * runner-up family with its time over the best (ranked as `best` ranks,
+ * by warm's interleaved re-measure where one covers both), as a
  * markdown table that can be pasted into a note; or the rows as CSV or
  * JSON (--format, tuner/table.c); to stdout or to a file with -o (through
  * tuner/output.c: atomic, never over a database).  The table is collected
@@ -29,8 +30,10 @@ static void report_usage(FILE *f) {
         "(op, dtypes, N, M): the best family and params (the fastest whose every\n"
         "output is within the tolerance of its dtype), median time, GB/s, %% of the\n"
         "copy bandwidth, %% of a kernel with the op's own traffic on the same shape\n"
-        "(measured in the same run), and the runner-up: the fastest other family\n"
-        "and its best time over the best.\n\n"
+        "(measured in the same run), and the runner-up: the best other family, in\n"
+        "the order `best` ranks (warm's interleaved re-measure first, where it made\n"
+        "one), and its time over the best's: their re-measured medians where both\n"
+        "were measured again together, else their medians.\n\n"
         "options:\n"
         "  --db FILE       the results database (opened read-only)\n"
         "  --device NAME   a GPU's name or uuid: its model, whose GPUs' results\n"
@@ -49,14 +52,16 @@ static void report_usage(FILE *f) {
 
 #define MAX_FAM 16
 
-/* The fastest successful time per family of one (op, dtype), found in the
- * rows of store_report_shape (read once per shape: tbl_shape). */
+/* Per family of one (op, dtype), its best successful result: the first in
+ * the rows of store_report_shape (read once per shape: tbl_shape), which
+ * rank as `best` does. */
 typedef struct famtime {
     const char *op, *dtype;
     int n;
     char fam[MAX_FAM][64];         /* family names seen */
-    double us[MAX_FAM];            /* their best median us */
-    int c_op, c_dtype, c_fam, c_status, c_us; /* column indices, -1 = unknown */
+    double us[MAX_FAM];            /* their best result's median us */
+    double rm[MAX_FAM];            /* and its re-measured median, 0: none */
+    int c_op, c_dtype, c_fam, c_status, c_us, c_rm; /* column indices, -1 = unknown */
 } famtime;
 
 static int col_index(int ncol, const char *const *cell, const char *name) {
@@ -65,7 +70,7 @@ static int col_index(int ncol, const char *const *cell, const char *name) {
     return -1;
 }
 
-/* store_row_fn: keep the best time of each family. */
+/* store_row_fn: keep each family's first successful row (its best). */
 static void famtime_row(void *ctx, int header, int ncol, const char *const *cell) {
     famtime *ft = ctx;
     if (header) {
@@ -74,6 +79,7 @@ static void famtime_row(void *ctx, int header, int ncol, const char *const *cell
         ft->c_fam = col_index(ncol, cell, "family");
         ft->c_status = col_index(ncol, cell, "status");
         ft->c_us = col_index(ncol, cell, "us");
+        ft->c_rm = col_index(ncol, cell, "rematch us");
         return;
     }
     if (ft->c_op < 0 || ft->c_dtype < 0 || ft->c_fam < 0 || ft->c_status < 0 || ft->c_us < 0)
@@ -84,21 +90,33 @@ static void famtime_row(void *ctx, int header, int ncol, const char *const *cell
     double us = strtod(cell[ft->c_us], NULL);
     int k = 0;
     while (k < ft->n && strcmp(ft->fam[k], cell[ft->c_fam])) k++;
-    if (k == ft->n) {
-        if (ft->n == MAX_FAM) return;
-        snprintf(ft->fam[ft->n++], sizeof ft->fam[0], "%s", cell[ft->c_fam]);
-        ft->us[k] = 0;
-    }
-    if (us > 0 && (ft->us[k] == 0 || us < ft->us[k])) ft->us[k] = us;
+    if (k < ft->n || ft->n == MAX_FAM || !(us > 0)) return;   /* not its best, or no room */
+    snprintf(ft->fam[ft->n], sizeof ft->fam[0], "%s", cell[ft->c_fam]);
+    ft->us[ft->n] = us;
+    ft->rm[ft->n] = ft->c_rm >= 0 ? strtod(cell[ft->c_rm], NULL) : 0;   /* "-": 0 */
+    ft->n++;
 }
 
-/* The runner-up: the fastest family other than `winner`; its index, or -1. */
-static int runner_up(const famtime *ft, const char *winner) {
-    int b = -1;
+/* The family `name`'s index, or -1. */
+static int fam_index(const famtime *ft, const char *name) {
     for (int k = 0; k < ft->n; k++)
-        if (strcmp(ft->fam[k], winner) && ft->us[k] > 0 && (b < 0 || ft->us[k] < ft->us[b]))
-            b = k;
-    return b;
+        if (!strcmp(ft->fam[k], name)) return k;
+    return -1;
+}
+
+/* The runner-up: the best-ranked family other than `winner`; its index, or
+ * -1. */
+static int runner_up(const famtime *ft, const char *winner) {
+    for (int k = 0; k < ft->n; k++)
+        if (strcmp(ft->fam[k], winner)) return k;
+    return -1;
+}
+
+/* The runner-up's time over the winner's: their re-measured medians where
+ * both have one, else their medians. */
+static double runner_ratio(const famtime *ft, int next, int win) {
+    if (win >= 0 && ft->rm[win] > 0 && ft->rm[next] > 0) return ft->rm[next] / ft->rm[win];
+    return ft->us[next] / (win >= 0 ? ft->us[win] : 0);
 }
 
 /* A family name without its op prefix ("<op>.naive" -> "naive"). */
@@ -195,12 +213,12 @@ int cmd_report(int argc, char **argv) {
             snprintf(c[R_PCTOP], 64, "%.1f", 100.0 * r->gbps / r->traffic_gbps);
         else
             snprintf(c[R_PCTOP], 64, "-");
-        int nx = runner_up(&ft, r->family);
-        if (nx >= 0 && r->median_us > 0) {
+        int nx = runner_up(&ft, r->family), win = fam_index(&ft, r->family);
+        if (nx >= 0 && win >= 0) {
             store_best_row tmp = *r;
             snprintf(tmp.family, sizeof tmp.family, "%s", ft.fam[nx]);
             snprintf(c[R_NEXT], 64, "%s", short_family(&tmp));
-            snprintf(c[R_RATIO], 64, "%.2f", ft.us[nx] / r->median_us);
+            snprintf(c[R_RATIO], 64, "%.2f", runner_ratio(&ft, nx, win));
         } else {
             snprintf(c[R_NEXT], 64, "-");
             snprintf(c[R_RATIO], 64, "-");
@@ -238,8 +256,9 @@ int cmd_report(int argc, char **argv) {
         fprintf(f, "us: median time; GB/s: minimum bytes / median; %% copy: share of the\n"
                    "measured copy bandwidth; %% op: share of the bandwidth of a kernel with the\n"
                    "op's own traffic on the same shape, measured in the same run; runner-up:\n"
-                   "the fastest other family, and its best time over the best (above 1: the\n"
-                   "winner is faster).\n\n");
+                   "the best other family as best ranks them, and its time over the best's\n"
+                   "(re-measured medians where both were measured again together; above 1:\n"
+                   "the winner is faster).\n\n");
         tbl_write(&t, TBL_MD, f);
     } else {
         tbl_write(&t, fmt, out.f);
