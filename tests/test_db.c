@@ -1141,6 +1141,16 @@ static int run_to(const char *out, int (*cmd)(int, char **), int argc, char **ar
     return rc;
 }
 
+/* Run a command as run_to does and return its output, NUL-terminated (NULL
+ * when it could not be read; the caller frees it); its exit code in *rc. */
+static char *run_text(const char *out, int (*cmd)(int, char **), int argc, char **argv, int *rc) {
+    long n;
+    *rc = run_to(out, cmd, argc, argv);
+    char *txt = slurp(out, &n);
+    if (txt) txt[n] = 0;
+    return txt;
+}
+
 /* report's runner-up after warm's re-measure reversed two families' medians:
  * naive 10.0 us and persistent 10.1 stored, re-measured together 10.4 and
  * 10.2: persistent wins, and naive is the runner-up at 10.4 / 10.2 = 1.02
@@ -1162,12 +1172,11 @@ TEST(cli_report_runner_up_after_rematch) {
     store_close(db);
     char *dbp = (char *)tpath("rr.db"), *out = (char *)tpath("rr.out");
     char *rargv[] = {"report", "--db", dbp, "--format", "csv", NULL};
-    CHECK(run_to(out, cmd_report, 5, rargv) == 0, "report failed");
-    long n;
-    char *txt = slurp(out, &n);
+    int rc;
+    char *txt = run_text(out, cmd_report, 5, rargv, &rc);
+    CHECK(rc == 0, "report failed");
     CHECK(txt != NULL, "no output");
     if (txt) {
-        txt[n] = 0;
         CHECK(strstr(txt, ",persistent,\"block=256,chunks=2,stages=2,k=0\",10.10,") &&
                   strstr(txt, ",naive,1.02\n"), "persistent best, naive at 1.02:\n%s", txt);
     }
@@ -1183,12 +1192,11 @@ TEST(cli_report_and_query) {
     store_close(db);
     char *dbp = (char *)tpath("cli.db"), *out = (char *)tpath("cli.out");
     char *rargv[] = {"report", "--db", dbp, NULL};
-    CHECK(run_to(out, cmd_report, 3, rargv) == 0, "report failed");
-    long n;
-    char *txt = slurp(out, &n);
+    int rc;
+    char *txt = run_text(out, cmd_report, 3, rargv, &rc);
+    CHECK(rc == 0, "report failed");
     CHECK(txt != NULL, "no output");
     if (txt) {
-        txt[n] = 0;
         CHECK(strstr(txt, "## normtune report: NVIDIA H200") != NULL, "title:\n%s", txt);
         /* N=4096 M=16384: persistent 40 us, the runner-up naive 100 us -> 2.50 */
         const char *row = strstr(txt, "| 4096 | 16384 | persistent | block=256,chunks=2,stages=2,k=0 "
@@ -1208,10 +1216,9 @@ TEST(cli_report_and_query) {
     }
     free(txt);
     char *qargv[] = {"query", "--db", dbp, "shape", "4096", "16384", NULL};
-    CHECK(run_to(out, cmd_query, 6, qargv) == 0, "query failed");
-    txt = slurp(out, &n);
+    txt = run_text(out, cmd_query, 6, qargv, &rc);
+    CHECK(rc == 0, "query failed");
     if (txt) {
-        txt[n] = 0;
         CHECK(strstr(txt, "\n   1  rmsnorm_bwd  x=bf16,w=bf16,dw=f32  rmsnorm_bwd.persistent  "
                           "block=256") &&
                   strstr(txt, "   -  rmsnorm_bwd  x=bf16,w=bf16,dw=f32  rmsnorm_bwd.persistent  "
