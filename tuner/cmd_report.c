@@ -112,11 +112,11 @@ static int runner_up(const famtime *ft, const char *winner) {
     return -1;
 }
 
-/* The runner-up's time over the winner's: their re-measured medians where
- * both have one, else their medians. */
-static double runner_ratio(const famtime *ft, int next, int win) {
+/* The runner-up's time over the winner's (best_us: the winner's median):
+ * their re-measured medians where both have one, else their medians. */
+static double runner_ratio(const famtime *ft, int next, int win, double best_us) {
     if (win >= 0 && ft->rm[win] > 0 && ft->rm[next] > 0) return ft->rm[next] / ft->rm[win];
-    return ft->us[next] / (win >= 0 ? ft->us[win] : 0);
+    return ft->us[next] / best_us;
 }
 
 /* A family name without its op prefix ("<op>.naive" -> "naive"). */
@@ -214,11 +214,11 @@ int cmd_report(int argc, char **argv) {
         else
             snprintf(c[R_PCTOP], 64, "-");
         int nx = runner_up(&ft, r->family), win = fam_index(&ft, r->family);
-        if (nx >= 0 && win >= 0) {
+        if (nx >= 0 && r->median_us > 0) {
             store_best_row tmp = *r;
             snprintf(tmp.family, sizeof tmp.family, "%s", ft.fam[nx]);
             snprintf(c[R_NEXT], 64, "%s", short_family(&tmp));
-            snprintf(c[R_RATIO], 64, "%.2f", runner_ratio(&ft, nx, win));
+            snprintf(c[R_RATIO], 64, "%.2f", runner_ratio(&ft, nx, win, r->median_us));
         } else {
             snprintf(c[R_NEXT], 64, "-");
             snprintf(c[R_RATIO], 64, "-");
