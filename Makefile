@@ -103,10 +103,10 @@ $(B)/embed: tuner/embed.c
 	$(Q)$(CC) -std=c11 $(WARN) -O2 -o $@ $<
 
 # Kernel sources and the schema, embedded into the binary.
-$(B)/gen/embedded.c: $(B)/embed $(KSRC) kernels/check.cuh db/schema.sql
+$(B)/gen/embedded.c: $(B)/embed $(KSRC) kernels/check.cuh kernels/traffic.h db/schema.sql
 	@mkdir -p $(B)/gen
 	$(call msg,GEN,$@)
-	$(Q){ $(B)/embed nt_kernel $(KSRC); $(B)/embed nt_check kernels/check.cuh; \
+	$(Q){ $(B)/embed nt_kernel $(KSRC); $(B)/embed nt_check kernels/check.cuh kernels/traffic.h; \
 	  $(B)/embed store_schema db/schema.sql; } > $@.tmp && mv $@.tmp $@
 
 $(B)/obj/gen/embedded.o: $(B)/gen/embedded.c
@@ -231,7 +231,7 @@ endif
 # library's speed ratios belong in the log of a GPU run.  They run one at a
 # time (NT_JOBS=1): they share the GPU, and some time it.
 test-gpu: $(GPU_DEPS)
-	@NORMTUNE=$(abspath $(BIN)) NORMTUNE_DISPATCH=$(abspath $(DISPATCH)) V=1 NT_JOBS=1 sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh tests/gpu/test_unrunnable.sh tests/gpu/test_device.sh tests/gpu/test_rematch.sh
+	@NORMTUNE=$(abspath $(BIN)) NORMTUNE_DISPATCH=$(abspath $(DISPATCH)) V=1 NT_JOBS=1 sh tests/run.sh $(GPU_BIN) tests/gpu/sanitize.sh tests/gpu/test_interrupt.sh tests/gpu/test_unrunnable.sh tests/gpu/test_device.sh tests/gpu/test_rematch.sh tests/gpu/test_yardstick.sh
 
 tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	$(BIN) export --check --db $(DB) -o $(HEADER)

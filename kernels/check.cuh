@@ -11,6 +11,7 @@
  * nt_traffic: the per-problem yardstick (below). */
 
 #include "nt_args.h"
+#include "traffic.h"
 
 /* Element i of an output of dtype dt, as float (exact). */
 __device__ __forceinline__ float nt_check_get(const void *out, int dt, long long i) {
@@ -55,78 +56,95 @@ nt_check_diff(const unsigned *a, const unsigned *b, long long n, unsigned long l
 
 /* nt_traffic: the yardstick of a problem -- a kernel with the op's own
  * traffic over the same rotating tensors the variants use: it reads every
- * M x N input and writes every M x N output, row by row like the ops'
- * kernels (one block per row, a loop beyond the grid; each thread moves up
- * to 4 vectors of each tensor per step, all loads before the stores; an
- * integer sum of the inputs is what it writes, so nothing is optimized
- * away), and touches nothing else.  For RMSNorm backward that is an add
- * reading two tensors and writing one; for the forward, a copy of x into y.
- * a.ws points to its nt_traffic_desc; a.t[] are the tensors of the set.
+ * M x N input and writes every M x N output, and touches nothing else; each
+ * thread moves NT_TRAFFIC_U 16-byte vectors of each tensor per step,
+ * coalesced, all loads before the stores, and writes an integer sum of the
+ * inputs, so that nothing is optimized away.  For RMSNorm backward that is
+ * an add reading two tensors and writing one; for the forward, a copy of x
+ * into y.  a.ws points to its nt_traffic_desc (traffic.h); a.t[] are the
+ * tensors of the set.
  *
- * Two cache policies, since neither wins everywhere on an H200 (measured
- * 2026-12-01, bf16 copies of 128-256 MB: plain loads and stores were 3.7%
- * faster at 16384 x 4096 and 0.5-0.7% slower at 4096 x 16384 and
- * 65536 x 2048): nt_traffic uses plain ld.global / st.global, nt_traffic_nc
- * read-once loads (ld.global.nc.L1::no_allocate) and streaming stores
- * (st.global.cs).  The runner times both and keeps the faster, so that the
- * yardstick is the better of the two, never the weaker. */
-struct nt_traffic_desc {
-    long long row16[8];       /* 16-byte vectors per row of each tensor (0: not touched) */
-    int out[8];               /* 1: written, 0: read */
-};
+ * Two ways to walk the tensors, since neither wins everywhere:
+ *   nt_traffic       row by row like the ops' kernels, one block per row
+ *                    (a loop beyond the grid), the block as wide as the
+ *                    runner makes it;
+ *   nt_traffic_flat  each tensor as one array (its rows are contiguous),
+ *                    NT_TRAFFIC_U * blockDim.x vectors a block (then the
+ *                    grid's stride).
+ * At short rows a block per row leaves most threads idle (N = 64 in bf16:
+ * a warp with 8 lanes busy), and the ops' short-row kernels ran at 4.6 to
+ * 8.3 times that yardstick; whole arrays run those shapes 5.6 to 7.8 times
+ * faster.  At some mid shapes the rows were up to 5% faster (measured
+ * 2026-12-03 on an H200, data/yardstick-h200/).
+ *
+ * And two cache policies (the descriptor's nc), since neither wins
+ * everywhere either (an H200, 2026-12-01, bf16 copies of 128-256 MB: plain
+ * loads and stores were 3.7% faster at 16384 x 4096 and 0.5-0.7% slower at
+ * 4096 x 16384 and 65536 x 2048): plain ld.global / st.global, or read-once
+ * loads (ld.global.nc.L1::no_allocate) and streaming stores
+ * (st.global.cs).  The runner times all four ways and keeps the fastest,
+ * so that the yardstick is the best of them, never the weaker. */
 
-#define NT_TRAFFIC_U 4         /* vectors per thread and tensor in one step */
-
-template <bool NC>
-__device__ __forceinline__ void nt_traffic_body(nt_args a) {
-    const nt_traffic_desc *d = (const nt_traffic_desc *)a.ws;
-    long long r16[8], n = 0;
-    int out[8];
+/* One step of a thread: vectors j = j0 + u * blockDim.x (u <
+ * NT_TRAFFIC_U) of each tensor k, those below len[k], at row * len[k] + j
+ * (FLAT: at j, row 0); nc: the read-once / streaming policy (the same for
+ * the whole grid). */
+template <bool FLAT>
+__device__ __forceinline__ void nt_traffic_step(const nt_args &a, const long long *len,
+                                                const int *out, bool nc, long long row,
+                                                long long j0) {
+    constexpr int U = NT_TRAFFIC_U;
+    const long long B = blockDim.x;
+    unsigned s[U][4];
+#pragma unroll
+    for (int u = 0; u < U; u++) s[u][0] = s[u][1] = s[u][2] = s[u][3] = 0;
 #pragma unroll
     for (int k = 0; k < 8; k++) {
-        r16[k] = d->row16[k];
-        out[k] = d->out[k];
-        n = r16[k] > n ? r16[k] : n;
-    }
-    const int B = blockDim.x;
-    for (long long row = blockIdx.x; row < a.M; row += gridDim.x)
-        for (long long j0 = threadIdx.x; j0 < n; j0 += NT_TRAFFIC_U * B) {
-            unsigned s[NT_TRAFFIC_U][4];
+        if (out[k] || !len[k]) continue;
 #pragma unroll
-            for (int u = 0; u < NT_TRAFFIC_U; u++) s[u][0] = s[u][1] = s[u][2] = s[u][3] = 0;
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                if (out[k] || !r16[k]) continue;
-#pragma unroll
-                for (int u = 0; u < NT_TRAFFIC_U; u++) {
-                    const long long j = j0 + u * B;
-                    if (j >= r16[k]) continue;
-                    unsigned v0, v1, v2, v3;
-                    const char *q = (const char *)a.t[k] + 16 * (row * r16[k] + j);
-                    if (NC) asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                                         : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "l"(q));
-                    else asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                                      : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "l"(q));
-                    s[u][0] += v0; s[u][1] += v1; s[u][2] += v2; s[u][3] += v3;
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                if (!out[k] || !r16[k]) continue;
-#pragma unroll
-                for (int u = 0; u < NT_TRAFFIC_U; u++) {
-                    const long long j = j0 + u * B;
-                    if (j >= r16[k]) continue;
-                    char *q = (char *)a.t[k] + 16 * (row * r16[k] + j);
-                    if (NC) asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
-                                         :: "l"(q), "r"(s[u][0]), "r"(s[u][1]), "r"(s[u][2]),
-                                            "r"(s[u][3]) : "memory");
-                    else asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
-                                      :: "l"(q), "r"(s[u][0]), "r"(s[u][1]), "r"(s[u][2]),
-                                         "r"(s[u][3]) : "memory");
-                }
-            }
+        for (int u = 0; u < U; u++) {
+            const long long j = j0 + u * B;
+            if (j >= len[k]) continue;
+            unsigned v0, v1, v2, v3;
+            const char *q = (const char *)a.t[k] + 16 * (FLAT ? j : row * len[k] + j);
+            if (nc) asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "l"(q));
+            else asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                              : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "l"(q));
+            s[u][0] += v0; s[u][1] += v1; s[u][2] += v2; s[u][3] += v3;
         }
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        if (!out[k] || !len[k]) continue;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long j = j0 + u * B;
+            if (j >= len[k]) continue;
+            char *q = (char *)a.t[k] + 16 * (FLAT ? j : row * len[k] + j);
+            if (nc) asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+                                 :: "l"(q), "r"(s[u][0]), "r"(s[u][1]), "r"(s[u][2]),
+                                    "r"(s[u][3]) : "memory");
+            else asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
+                              :: "l"(q), "r"(s[u][0]), "r"(s[u][1]), "r"(s[u][2]),
+                                 "r"(s[u][3]) : "memory");
+        }
+    }
+}
+
+/* The descriptor's tensors, each len[k] = rows * its vectors a row (n: the
+ * longest), and its cache policy. */
+__device__ __forceinline__ bool nt_traffic_desc_load(const nt_args &a, long long rows,
+                                                     long long *len, int *out, long long *n) {
+    const nt_traffic_desc *d = (const nt_traffic_desc *)a.ws;
+    *n = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        len[k] = rows * d->row16[k];
+        out[k] = d->out[k];
+        *n = len[k] > *n ? len[k] : *n;
+    }
+    return d->nc != 0;
 }
 
 /* The runner launches the yardstick as the forward's kernels are launched,
@@ -140,12 +158,27 @@ __device__ __forceinline__ void nt_traffic_wait() {
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(256) nt_traffic(nt_args a) {
+/* Row by row: block b takes rows b, b + grid, ..., each in steps of its
+ * threads. */
+extern "C" __global__ void __launch_bounds__(NT_TRAFFIC_B) nt_traffic(nt_args a) {
     nt_traffic_wait();
-    nt_traffic_body<false>(a);
+    long long len[8], n;
+    int out[8];
+    const bool nc = nt_traffic_desc_load(a, 1, len, out, &n);
+    const long long step = (long long)NT_TRAFFIC_U * blockDim.x;
+    for (long long row = blockIdx.x; row < a.M; row += gridDim.x)
+        for (long long j0 = threadIdx.x; j0 < n; j0 += step)
+            nt_traffic_step<false>(a, len, out, nc, row, j0);
 }
 
-extern "C" __global__ void __launch_bounds__(256) nt_traffic_nc(nt_args a) {
+/* Flat: each tensor one array (M rows of it), the blocks taking turns at
+ * its steps. */
+extern "C" __global__ void __launch_bounds__(NT_TRAFFIC_B) nt_traffic_flat(nt_args a) {
     nt_traffic_wait();
-    nt_traffic_body<true>(a);
+    long long len[8], n;
+    int out[8];
+    const bool nc = nt_traffic_desc_load(a, a.M, len, out, &n);
+    const long long step = (long long)NT_TRAFFIC_U * blockDim.x;
+    for (long long j0 = blockIdx.x * step + threadIdx.x; j0 < n; j0 += gridDim.x * step)
+        nt_traffic_step<true>(a, len, out, nc, 0, j0);
 }

@@ -382,8 +382,9 @@ TEST(check_kernels_compile) {
     nt_cubin c;
     char err[4096] = "";
     nt_check_source(&s, "sm_90a");
-    CHECK(s.nexpr == 4 && s.hdr_texts[0] != NULL, "source: %d names, nt_args.h %s", s.nexpr,
-          s.hdr_texts[0] ? "found" : "missing");
+    CHECK(s.nexpr == 4 && s.nhdr == 2 && s.hdr_texts[0] != NULL && s.hdr_texts[1] != NULL,
+          "source: %d names, %d headers, nt_args.h %s, traffic.h %s", s.nexpr, s.nhdr,
+          s.hdr_texts[0] ? "found" : "missing", s.nhdr > 1 && s.hdr_texts[1] ? "found" : "missing");
     int rc = nt_compile_src(&s, &c, err, sizeof err);
     CHECK(rc == 0, "%s", err);
     if (rc) return;

@@ -33,6 +33,7 @@
 #include "kernels/launch.h"
 #include "kernels/nt_args.h"
 #include "kernels/ref.h"
+#include "kernels/traffic.h"
 #include "tuner/compile.h"
 #include "tuner/gate.h"
 #include "tuner/timing.h"
@@ -50,13 +51,6 @@
 #define ARENA_ALIGN ((size_t)2 << 20) /* the host arena: whole huge pages */
 
 extern const char *const nt_check_texts[];
-
-/* What nt_traffic (kernels/check.cuh) reads: 16-byte vectors per tensor and
- * which are written. */
-typedef struct nt_traffic_desc {
-    long long row16[8];
-    int out[8];
-} nt_traffic_desc;
 
 typedef struct pending {
     char key[600];            /* family + name expressions */
@@ -87,7 +81,7 @@ struct nt_runner {
     void *first[NT_MAX_TENSORS];        /* outputs: of the validation run */
     /* validation kernels (kernels/check.cuh) */
     cudaLibrary_t chk_lib;
-    cudaKernel_t k_err, k_diff, k_traffic[2];   /* nt_traffic, nt_traffic_nc */
+    cudaKernel_t k_err, k_diff, k_traffic[2];   /* nt_traffic, nt_traffic_flat */
     void *d_desc;             /* the traffic kernel's descriptor (device) */
     double traffic_gbps;      /* the current problem's yardstick, 0: not yet */
     double *d_part, *h_part;  /* CHK_BLOCKS x 3 error terms */
@@ -145,22 +139,27 @@ static void driver_version(char *buf, size_t len) {
         snprintf(buf, len, "cuda %d.%d", v / 1000, (v % 1000) / 10);
 }
 
+/* The yardstick's kernels (kernels/check.cuh): row by row, and flat. */
+static const char *const traffic_names[2] = {"nt_traffic", "nt_traffic_flat"};
+
 void nt_check_source(nt_csrc *src, const char *arch) {
-    static const char *const hn[] = {"nt_args.h"};
-    static const char *ht[1];
+    /* nt_check: check.cuh, then traffic.h (the Makefile's embed) */
+    static const char *const hn[] = {"nt_args.h", "traffic.h"};
+    static const char *ht[2];
     for (int i = 0; i < nt_kernel_count; i++)
         if (!strcmp(nt_kernel_names[i], hn[0])) ht[0] = nt_kernel_texts[i];
+    ht[1] = nt_check_texts[1];
     memset(src, 0, sizeof *src);
     src->name = "check.cu";
     src->text = nt_check_texts[0];
-    src->nhdr = 1;
+    src->nhdr = 2;
     src->hdr_names = hn;
     src->hdr_texts = ht;
     src->nexpr = 4;
     src->expr[0] = "nt_check_err";
     src->expr[1] = "nt_check_diff";
-    src->expr[2] = "nt_traffic";
-    src->expr[3] = "nt_traffic_nc";
+    src->expr[2] = traffic_names[0];
+    src->expr[3] = traffic_names[1];
     src->arch = arch;
 }
 
@@ -179,8 +178,8 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
     CK(e, "load the check kernels");
     CK(cudaLibraryGetKernel(&r->k_err, r->chk_lib, "nt_check_err"), "nt_check_err");
     CK(cudaLibraryGetKernel(&r->k_diff, r->chk_lib, "nt_check_diff"), "nt_check_diff");
-    CK(cudaLibraryGetKernel(&r->k_traffic[0], r->chk_lib, "nt_traffic"), "nt_traffic");
-    CK(cudaLibraryGetKernel(&r->k_traffic[1], r->chk_lib, "nt_traffic_nc"), "nt_traffic_nc");
+    for (int i = 0; i < 2; i++)
+        CK(cudaLibraryGetKernel(&r->k_traffic[i], r->chk_lib, traffic_names[i]), traffic_names[i]);
     CK(cudaMalloc((void **)&r->d_desc, sizeof(nt_traffic_desc)), "cudaMalloc");
     CK(cudaMalloc((void **)&r->d_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMalloc");
     CK(cudaMallocHost((void **)&r->h_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMallocHost");
@@ -890,12 +889,13 @@ static int load(nt_runner *r, variant *v, const nt_cubin *cb, nt_result *out, ch
 }
 
 /* The current problem's yardstick, once per problem: nt_traffic over the
- * M x N tensors (the inputs read, the outputs written), one block per row
- * (4 vectors a thread, at most 256 threads), in both its cache policies
- * (kernels/check.cuh), each timed as the variants are (rotating sets, gated
- * batches, the sweep's timing, programmatic dependent launch); the faster
- * into r->traffic_gbps.  0, or -1
- * with a message. */
+ * M x N tensors (the inputs read, the outputs written), row by row (one
+ * block per row, NT_TRAFFIC_U vectors a thread, at most NT_TRAFFIC_B
+ * threads) and flat (each tensor one array, blocks of NT_TRAFFIC_B), each
+ * in both cache policies (kernels/check.cuh), each timed as the variants
+ * are (rotating sets, gated batches, the sweep's timing, programmatic
+ * dependent launch); the fastest into r->traffic_gbps.  0, or -1 with a
+ * message. */
 static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t errlen) {
     static nt_result tmp;
     nt_traffic_desc d;
@@ -910,18 +910,22 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
             d.out[i] = r->prob.op->tensors[i].role == NT_OUT;
             bytes += 16.0 * (double)d.row16[i] * (double)r->prob.M;
         }
-    CK(cudaMemcpy(r->d_desc, &d, sizeof d, cudaMemcpyHostToDevice), "upload the yardstick");
-    tv.plan.nlaunch = 1;
-    tv.plan.l[0].grid = r->prob.M < 2147483647 ? (unsigned)r->prob.M : 2147483647u;
-    tv.plan.l[0].grid_y = 1;
-    /* threads per row: 4 vectors each of the widest tensor's row, in whole
-     * warps, at most 256 (then each thread takes several steps) */
     long long widest = 0;
     for (int i = 0; i < 8; i++) widest = d.row16[i] > widest ? d.row16[i] : widest;
-    long long thr = ((widest + 3) / 4 + 31) / 32 * 32;
-    tv.plan.l[0].block = (unsigned)(thr < 32 ? 32 : thr > 256 ? 256 : thr);
+    /* by rows: NT_TRAFFIC_U vectors a thread of the widest tensor's row, in
+     * whole warps, at most NT_TRAFFIC_B (then each thread takes several
+     * steps); flat: a block per NT_TRAFFIC_U * NT_TRAFFIC_B vectors of the
+     * largest tensor (past 2^31 - 1 blocks, the grid's stride) */
+    long long thr = ((widest + NT_TRAFFIC_U - 1) / NT_TRAFFIC_U + 31) / 32 * 32;
+    long long per = (long long)NT_TRAFFIC_U * NT_TRAFFIC_B;
+    long long flat = (widest * r->prob.M + per - 1) / per;
+    unsigned grid[2] = {r->prob.M < 2147483647 ? (unsigned)r->prob.M : 2147483647u,
+                        flat < 1 ? 1u : flat > 2147483647LL ? 2147483647u : (unsigned)flat};
+    unsigned block[2] = {(unsigned)(thr < 32 ? 32 : thr > NT_TRAFFIC_B ? NT_TRAFFIC_B : thr),
+                         NT_TRAFFIC_B};
+    tv.plan.nlaunch = 1;
+    tv.plan.l[0].grid_y = 1;
     tv.plan.l[0].pdl = 1;     /* launched early, as the forward's kernels are (check.cuh) */
-    tv.grid0 = tv.plan.l[0].grid;
     tv.a.ws = r->d_desc;
     tv.a.M = r->prob.M;
     tv.a.N = (int)r->prob.N;
@@ -929,8 +933,15 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
     nt_timing tt = *t;
     tt.race_us = 0;           /* the yardstick is never raced */
     t = &tt;
-    for (int pol = 0; pol < 2; pol++) {
-        tv.k[0] = r->k_traffic[pol];
+    for (int k = 0; k < 4; k++) {
+        /* by rows, then flat, each in both cache policies (the descriptor's nc) */
+        d.nc = k % 2;
+        CK(cudaStreamSynchronize(r->st), "the yardstick");
+        CK(cudaMemcpy(r->d_desc, &d, sizeof d, cudaMemcpyHostToDevice), "upload the yardstick");
+        tv.k[0] = r->k_traffic[k / 2];
+        tv.plan.l[0].grid = grid[k / 2];
+        tv.plan.l[0].block = block[k / 2];
+        tv.grid0 = tv.plan.l[0].grid;
         /* one launch outside the timing: the first launch of a kernel loads
          * its module (lazy loading), which must not happen behind the gate */
         CK(chain(r, &tv, 0), "the yardstick");
