@@ -65,34 +65,33 @@ nt_check_diff(const unsigned *a, const unsigned *b, long long n, unsigned long l
  * tensors of the set.
  *
  * Two ways to walk the tensors, since neither wins everywhere:
- *   nt_traffic       row by row like the ops' kernels, one block per row
- *                    (a loop beyond the grid), the block as wide as the
- *                    runner makes it;
- *   nt_traffic_flat  each tensor as one array (its rows are contiguous),
- *                    NT_TRAFFIC_U * blockDim.x vectors a block (then the
- *                    grid's stride).
+ *   nt_traffic, nt_traffic_nc            row by row like the ops' kernels,
+ *       one block per row (a loop beyond the grid), the block as wide as
+ *       the runner makes it;
+ *   nt_traffic_flat, nt_traffic_flat_nc  each tensor as one array (its rows
+ *       are contiguous), NT_TRAFFIC_U * blockDim.x vectors a block (then
+ *       the grid's stride).
  * At short rows a block per row leaves most threads idle (N = 64 in bf16:
- * a warp with 8 lanes busy), and the ops' short-row kernels ran at 4.6 to
- * 8.3 times that yardstick; whole arrays run those shapes 5.6 to 7.8 times
- * faster.  At some mid shapes the rows were up to 5% faster (measured
- * 2026-12-03 on an H200, data/yardstick-h200/).
+ * a warp with 8 lanes busy): the ops' short-row kernels ran at up to 8.3
+ * times that yardstick, and the flat walk runs N <= 256 1.6 to 7.9 times
+ * faster.  The first flat version was 2-5% slower than the rows at some
+ * mid shapes (an H200, 2026-12-03, data/yardstick-h200/).
  *
- * And two cache policies (the descriptor's nc), since neither wins
- * everywhere either (an H200, 2026-12-01, bf16 copies of 128-256 MB: plain
- * loads and stores were 3.7% faster at 16384 x 4096 and 0.5-0.7% slower at
- * 4096 x 16384 and 65536 x 2048): plain ld.global / st.global, or read-once
- * loads (ld.global.nc.L1::no_allocate) and streaming stores
- * (st.global.cs).  The runner times all four ways and keeps the fastest,
+ * And two cache policies, since neither wins everywhere either (an H200,
+ * 2026-12-01, bf16 copies of 128-256 MB: plain loads and stores were 3.7%
+ * faster at 16384 x 4096 and 0.5-0.7% slower at 4096 x 16384 and
+ * 65536 x 2048): plain ld.global / st.global, or (_nc) read-once loads
+ * (ld.global.nc.L1::no_allocate) and streaming stores (st.global.cs).  The runner times all four ways and keeps the fastest,
  * so that the yardstick is the best of them, never the weaker. */
 
 /* One step of a thread: vectors j = j0 + u * blockDim.x (u <
  * NT_TRAFFIC_U) of each tensor k, those below len[k], at row * len[k] + j
- * (FLAT: at j, row 0); nc: the read-once / streaming policy (the same for
- * the whole grid). */
-template <bool FLAT>
+ * (FLAT: at j, row 0); NC: the read-once / streaming policy.  (A policy
+ * chosen at run time, a branch at each access, put each load in a block of
+ * its own, not issued together: the backward's yardstick 5-10% slower.) */
+template <bool FLAT, bool NC>
 __device__ __forceinline__ void nt_traffic_step(const nt_args &a, const long long *len,
-                                                const int *out, bool nc, long long row,
-                                                long long j0) {
+                                                const int *out, long long row, long long j0) {
     constexpr int U = NT_TRAFFIC_U;
     const long long B = blockDim.x;
     unsigned s[U][4];
@@ -107,7 +106,7 @@ __device__ __forceinline__ void nt_traffic_step(const nt_args &a, const long lon
             if (j >= len[k]) continue;
             unsigned v0, v1, v2, v3;
             const char *q = (const char *)a.t[k] + 16 * (FLAT ? j : row * len[k] + j);
-            if (nc) asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+            if (NC) asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
                                  : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "l"(q));
             else asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                               : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "l"(q));
@@ -122,7 +121,7 @@ __device__ __forceinline__ void nt_traffic_step(const nt_args &a, const long lon
             const long long j = j0 + u * B;
             if (j >= len[k]) continue;
             char *q = (char *)a.t[k] + 16 * (FLAT ? j : row * len[k] + j);
-            if (nc) asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+            if (NC) asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
                                  :: "l"(q), "r"(s[u][0]), "r"(s[u][1]), "r"(s[u][2]),
                                     "r"(s[u][3]) : "memory");
             else asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
@@ -133,8 +132,8 @@ __device__ __forceinline__ void nt_traffic_step(const nt_args &a, const long lon
 }
 
 /* The descriptor's tensors, each len[k] = rows * its vectors a row (n: the
- * longest), and its cache policy. */
-__device__ __forceinline__ bool nt_traffic_desc_load(const nt_args &a, long long rows,
+ * longest). */
+__device__ __forceinline__ void nt_traffic_desc_load(const nt_args &a, long long rows,
                                                      long long *len, int *out, long long *n) {
     const nt_traffic_desc *d = (const nt_traffic_desc *)a.ws;
     *n = 0;
@@ -144,7 +143,6 @@ __device__ __forceinline__ bool nt_traffic_desc_load(const nt_args &a, long long
         out[k] = d->out[k];
         *n = len[k] > *n ? len[k] : *n;
     }
-    return d->nc != 0;
 }
 
 /* The runner launches the yardstick as the forward's kernels are launched,
@@ -160,25 +158,45 @@ __device__ __forceinline__ void nt_traffic_wait() {
 
 /* Row by row: block b takes rows b, b + grid, ..., each in steps of its
  * threads. */
-extern "C" __global__ void __launch_bounds__(NT_TRAFFIC_B) nt_traffic(nt_args a) {
-    nt_traffic_wait();
+template <bool NC>
+__device__ __forceinline__ void nt_traffic_rows(const nt_args &a) {
     long long len[8], n;
     int out[8];
-    const bool nc = nt_traffic_desc_load(a, 1, len, out, &n);
+    nt_traffic_desc_load(a, 1, len, out, &n);
     const long long step = (long long)NT_TRAFFIC_U * blockDim.x;
     for (long long row = blockIdx.x; row < a.M; row += gridDim.x)
         for (long long j0 = threadIdx.x; j0 < n; j0 += step)
-            nt_traffic_step<false>(a, len, out, nc, row, j0);
+            nt_traffic_step<false, NC>(a, len, out, row, j0);
 }
 
 /* Flat: each tensor one array (M rows of it), the blocks taking turns at
  * its steps. */
-extern "C" __global__ void __launch_bounds__(NT_TRAFFIC_B) nt_traffic_flat(nt_args a) {
-    nt_traffic_wait();
+template <bool NC>
+__device__ __forceinline__ void nt_traffic_arrays(const nt_args &a) {
     long long len[8], n;
     int out[8];
-    const bool nc = nt_traffic_desc_load(a, a.M, len, out, &n);
+    nt_traffic_desc_load(a, a.M, len, out, &n);
     const long long step = (long long)NT_TRAFFIC_U * blockDim.x;
     for (long long j0 = blockIdx.x * step + threadIdx.x; j0 < n; j0 += gridDim.x * step)
-        nt_traffic_step<true>(a, len, out, nc, 0, j0);
+        nt_traffic_step<true, NC>(a, len, out, 0, j0);
+}
+
+extern "C" __global__ void __launch_bounds__(NT_TRAFFIC_B) nt_traffic(nt_args a) {
+    nt_traffic_wait();
+    nt_traffic_rows<false>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(NT_TRAFFIC_B) nt_traffic_nc(nt_args a) {
+    nt_traffic_wait();
+    nt_traffic_rows<true>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(NT_TRAFFIC_B) nt_traffic_flat(nt_args a) {
+    nt_traffic_wait();
+    nt_traffic_arrays<false>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(NT_TRAFFIC_B) nt_traffic_flat_nc(nt_args a) {
+    nt_traffic_wait();
+    nt_traffic_arrays<true>(a);
 }

@@ -9,8 +9,6 @@ typedef struct nt_traffic_desc {
     long long row16[8];       /* 16-byte vectors per row of each tensor
                                  (0: not touched) */
     int out[8];               /* 1: written, 0: read */
-    int nc;                   /* 1: read-once loads and streaming stores,
-                                 0: plain ones (kernels/check.cuh) */
 } nt_traffic_desc;
 
 #define NT_TRAFFIC_B 256       /* threads a block: flat; at most, by rows */

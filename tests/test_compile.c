@@ -378,23 +378,33 @@ TEST(pool_out_of_order_and_stop) {
 /* The runner's validation kernels and both yardsticks (kernels/check.cuh)
  * compile for sm_90a, each an unmangled kernel with registers and no spill. */
 TEST(check_kernels_compile) {
-    nt_csrc s;
-    nt_cubin c;
-    char err[4096] = "";
-    nt_check_source(&s, "sm_90a");
-    CHECK(s.nexpr == 4 && s.nhdr == 2 && s.hdr_texts[0] != NULL && s.hdr_texts[1] != NULL,
-          "source: %d names, %d headers, nt_args.h %s, traffic.h %s", s.nexpr, s.nhdr,
-          s.hdr_texts[0] ? "found" : "missing", s.nhdr > 1 && s.hdr_texts[1] ? "found" : "missing");
-    int rc = nt_compile_src(&s, &c, err, sizeof err);
-    CHECK(rc == 0, "%s", err);
-    if (rc) return;
-    CHECK(c.nkern == 4, "%d kernels", c.nkern);
-    for (int k = 0; k < c.nkern; k++) {
-        CHECK(!strcmp(c.lowered[k], s.expr[k]), "%s lowered to %s", s.expr[k], c.lowered[k]);
-        CHECK(c.regs[k] > 0, "%s has %d registers", s.expr[k], c.regs[k]);
+    static const char *const want[2][4] = {
+        {"nt_check_err", "nt_check_diff", "nt_traffic", "nt_traffic_nc"},
+        {"nt_traffic_flat", "nt_traffic_flat_nc"}};
+    for (int part = 0; part < 2; part++) {
+        nt_csrc s;
+        nt_cubin c;
+        char err[4096] = "";
+        int nwant = part ? 2 : 4;
+        nt_check_source(&s, "sm_90a", part);
+        CHECK(s.nexpr == nwant && s.nhdr == 2 && s.hdr_texts[0] != NULL && s.hdr_texts[1] != NULL,
+              "part %d: %d names, %d headers, nt_args.h %s, traffic.h %s", part, s.nexpr, s.nhdr,
+              s.hdr_texts[0] ? "found" : "missing",
+              s.nhdr > 1 && s.hdr_texts[1] ? "found" : "missing");
+        int rc = nt_compile_src(&s, &c, err, sizeof err);
+        CHECK(rc == 0, "%s", err);
+        if (rc) continue;
+        CHECK(c.nkern == nwant, "%d kernels", c.nkern);
+        for (int k = 0; k < c.nkern && k < nwant; k++) {
+            CHECK(!strcmp(s.expr[k], want[part][k]), "part %d names %s, not %s", part, s.expr[k],
+                  want[part][k]);
+            CHECK(!strcmp(c.lowered[k], s.expr[k]), "%s lowered to %s", s.expr[k], c.lowered[k]);
+            CHECK(c.regs[k] > 0, "%s has %d registers", s.expr[k], c.regs[k]);
+            CHECK(c.spill[k] == 0, "%s spills %d bytes", s.expr[k], c.spill[k]);
+        }
+        CHECK(c.max_spill == 0, "the check kernels spill %d bytes", c.max_spill);
+        nt_cubin_free(&c);
     }
-    CHECK(c.max_spill == 0, "the check kernels spill %d bytes", c.max_spill);
-    nt_cubin_free(&c);
 }
 
 /* One plan of every registered family (every_family_compiles checks that
@@ -555,10 +565,10 @@ static void check_waits_first(const char *what, const char *body) {
  * launch of every family is launched so. */
 TEST(pdl_launches_wait_first) {
     int checked = 0;
-    {
+    for (int part = 0; part < 2; part++) {
         nt_csrc cs;
         char err[4096] = "";
-        nt_check_source(&cs, "sm_90a");
+        nt_check_source(&cs, "sm_90a", part);
         for (int k = 0; k < cs.nexpr; k++) {
             if (strncmp(cs.expr[k], "nt_traffic", 10)) continue;
             char *body = src_entry_ptx(&cs, k, err, sizeof err);

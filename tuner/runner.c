@@ -81,7 +81,7 @@ struct nt_runner {
     void *first[NT_MAX_TENSORS];        /* outputs: of the validation run */
     /* validation kernels (kernels/check.cuh) */
     cudaLibrary_t chk_lib;
-    cudaKernel_t k_err, k_diff, k_traffic[2];   /* nt_traffic, nt_traffic_flat */
+    cudaKernel_t k_err, k_diff, k_traffic[4];   /* traffic_names[] */
     void *d_desc;             /* the traffic kernel's descriptor (device) */
     double traffic_gbps;      /* the current problem's yardstick, 0: not yet */
     double *d_part, *h_part;  /* CHK_BLOCKS x 3 error terms */
@@ -139,10 +139,12 @@ static void driver_version(char *buf, size_t len) {
         snprintf(buf, len, "cuda %d.%d", v / 1000, (v % 1000) / 10);
 }
 
-/* The yardstick's kernels (kernels/check.cuh): row by row, and flat. */
-static const char *const traffic_names[2] = {"nt_traffic", "nt_traffic_flat"};
+/* The yardstick's kernels (kernels/check.cuh): row by row, then flat, each
+ * in both cache policies. */
+static const char *const traffic_names[4] = {"nt_traffic", "nt_traffic_nc", "nt_traffic_flat",
+                                             "nt_traffic_flat_nc"};
 
-void nt_check_source(nt_csrc *src, const char *arch) {
+void nt_check_source(nt_csrc *src, const char *arch, int part) {
     /* nt_check: check.cuh, then traffic.h (the Makefile's embed) */
     static const char *const hn[] = {"nt_args.h", "traffic.h"};
     static const char *ht[2];
@@ -155,11 +157,17 @@ void nt_check_source(nt_csrc *src, const char *arch) {
     src->nhdr = 2;
     src->hdr_names = hn;
     src->hdr_texts = ht;
-    src->nexpr = 4;
-    src->expr[0] = "nt_check_err";
-    src->expr[1] = "nt_check_diff";
-    src->expr[2] = traffic_names[0];
-    src->expr[3] = traffic_names[1];
+    if (part == 0) {
+        src->nexpr = 4;
+        src->expr[0] = "nt_check_err";
+        src->expr[1] = "nt_check_diff";
+        src->expr[2] = traffic_names[0];
+        src->expr[3] = traffic_names[1];
+    } else {
+        src->nexpr = 2;
+        src->expr[0] = traffic_names[2];
+        src->expr[1] = traffic_names[3];
+    }
     src->arch = arch;
 }
 
@@ -168,7 +176,7 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
     nt_csrc src;
     nt_cubin cb;
     memset(&cb, 0, sizeof cb);
-    nt_check_source(&src, r->arch);
+    nt_check_source(&src, r->arch, 0);   /* its cubin holds every kernel of the text */
     if (nt_compile_src_cached(&src, r->o.use_cache, &cb, err, errlen)) {
         nt_cubin_free(&cb);
         return -1;
@@ -178,7 +186,7 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
     CK(e, "load the check kernels");
     CK(cudaLibraryGetKernel(&r->k_err, r->chk_lib, "nt_check_err"), "nt_check_err");
     CK(cudaLibraryGetKernel(&r->k_diff, r->chk_lib, "nt_check_diff"), "nt_check_diff");
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 4; i++)
         CK(cudaLibraryGetKernel(&r->k_traffic[i], r->chk_lib, traffic_names[i]), traffic_names[i]);
     CK(cudaMalloc((void **)&r->d_desc, sizeof(nt_traffic_desc)), "cudaMalloc");
     CK(cudaMalloc((void **)&r->d_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMalloc");
@@ -910,6 +918,7 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
             d.out[i] = r->prob.op->tensors[i].role == NT_OUT;
             bytes += 16.0 * (double)d.row16[i] * (double)r->prob.M;
         }
+    CK(cudaMemcpy(r->d_desc, &d, sizeof d, cudaMemcpyHostToDevice), "upload the yardstick");
     long long widest = 0;
     for (int i = 0; i < 8; i++) widest = d.row16[i] > widest ? d.row16[i] : widest;
     /* by rows: NT_TRAFFIC_U vectors a thread of the widest tensor's row, in
@@ -934,11 +943,7 @@ static int measure_traffic(nt_runner *r, const nt_timing *t, char *err, size_t e
     tt.race_us = 0;           /* the yardstick is never raced */
     t = &tt;
     for (int k = 0; k < 4; k++) {
-        /* by rows, then flat, each in both cache policies (the descriptor's nc) */
-        d.nc = k % 2;
-        CK(cudaStreamSynchronize(r->st), "the yardstick");
-        CK(cudaMemcpy(r->d_desc, &d, sizeof d, cudaMemcpyHostToDevice), "upload the yardstick");
-        tv.k[0] = r->k_traffic[k / 2];
+        tv.k[0] = r->k_traffic[k];    /* by rows, then flat, each in both policies */
         tv.plan.l[0].grid = grid[k / 2];
         tv.plan.l[0].block = block[k / 2];
         tv.grid0 = tv.plan.l[0].grid;

@@ -39,9 +39,12 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
 void nt_runner_close(nt_runner *r);
 
 /* The source of the validation kernels and the yardsticks (kernels/
- * check.cuh with nt_args.h; kernels nt_check_err, nt_check_diff,
- * nt_traffic, nt_traffic_nc) for arch, as the runner compiles it. */
-void nt_check_source(nt_csrc *src, const char *arch);
+ * check.cuh with nt_args.h and traffic.h) for arch, as the runner compiles
+ * it, with the name expressions of part 0 (nt_check_err, nt_check_diff,
+ * nt_traffic, nt_traffic_nc) or 1 (nt_traffic_flat, nt_traffic_flat_nc):
+ * a source names at most NT_MAX_LAUNCH, and the cubin of either holds all
+ * six (extern "C"). */
+void nt_check_source(nt_csrc *src, const char *arch, int part);
 
 /* Measure device-to-device copy bandwidth (bytes read + written per second,
  * in GB/s) with a 1 GiB copy, median of 20 after warm-up.  First keep the
