@@ -88,7 +88,8 @@ nt_check_diff(const unsigned *a, const unsigned *b, long long n, unsigned long l
  * NT_TRAFFIC_U) of each tensor k, those below len[k], at row * len[k] + j
  * (FLAT: at j, row 0); NC: the read-once / streaming policy.  (A policy
  * chosen at run time, a branch at each access, put each load in a block of
- * its own, not issued together: the backward's yardstick 5-10% slower.) */
+ * its own, not issued together: the backward's yardstick up to 10% slower,
+ * data/yardstick-h200/policy-branch/.) */
 template <bool FLAT, bool NC>
 __device__ __forceinline__ void nt_traffic_step(const nt_args &a, const long long *len,
                                                 const int *out, long long row, long long j0) {
