@@ -4,12 +4,13 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            10 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            11 of the model measured the tuned shapes (shapes, uuid):
  *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
- *                      71  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
- *                      50  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
- *                      32  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
- *                      17  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
+ *                      70  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
+ *                      34  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
+ *                      30  GPU-4e9258b5-bf19-b574-85e2-6b12ba8ce494
+ *                      20  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
+ *                      16  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
  *                      13  GPU-15145b46-feaa-e62b-91e3-5b97a4998c5e
  *                       9  GPU-4282f2bd-09b4-825a-f035-424e61c03de6
  *                       6  GPU-93085d86-3eb1-3c50-eabc-62807b5f8c46
@@ -19,9 +20,9 @@
  *   runtime         13.0
  *   NVRTC           13.0
  *   sweeps          16
- *   newest result   2026-12-03T01:26:03.886Z
+ *   newest result   2026-12-03T06:25:43.911Z
  *   problems        12 (10 tuned), tuned shapes 332
- *   configs         415, kernels 418
+ *   configs         420, kernels 423
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -38,12 +39,12 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 10
-#define NORMTUNE_NFAMILIES 15
+#define NORMTUNE_DEVICE_NGPUS 11
+#define NORMTUNE_NFAMILIES 16
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 415
-#define NORMTUNE_NCONFIG_KERNELS 594
-#define NORMTUNE_NKERNELS 418
+#define NORMTUNE_NCONFIGS 420
+#define NORMTUNE_NCONFIG_KERNELS 604
+#define NORMTUNE_NKERNELS 423
 #define NORMTUNE_NENTRIES 332
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
@@ -56,31 +57,32 @@
     X(3, "rmsnorm_bwd.loop", "8c36328b79110b52") \
     X(4, "rmsnorm_bwd.cstage", "f491d45399146425") \
     X(5, "rmsnorm_bwd.aligned", "434fe0cb40100eba") \
-    X(6, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
-    X(7, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
-    X(8, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
-    X(9, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
-    X(10, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
-    X(11, "rmsnorm_fwd.stage", "97516c547da4528a") \
-    X(12, "rmsnorm_fwd.loop", "87451baaaaee383c") \
-    X(13, "rmsnorm_fwd.awarp", "e7f12025b800ffc6") \
-    X(14, "rmsnorm_fwd.arow", "3a2243d8cebb3d2a")
+    X(6, "rmsnorm_bwd.wstage", "7089a7428da25143") \
+    X(7, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
+    X(8, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
+    X(9, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
+    X(10, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
+    X(11, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
+    X(12, "rmsnorm_fwd.stage", "97516c547da4528a") \
+    X(13, "rmsnorm_fwd.loop", "87451baaaaee383c") \
+    X(14, "rmsnorm_fwd.awarp", "e7f12025b800ffc6") \
+    X(15, "rmsnorm_fwd.arow", "3a2243d8cebb3d2a")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
     X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 82) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 99, 82, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 122, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 123, 97, 15) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 144, 112, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 165, 127, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 179, 135, 84) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 283, 219, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 357, 294, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 382, 309, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 401, 324, 8)
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 103, 82, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 126, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 127, 97, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 148, 112, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 169, 127, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 184, 135, 84) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 288, 219, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 362, 294, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 387, 309, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 406, 324, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -88,419 +90,424 @@
 #define NORMTUNE_CONFIGS(X) \
     X(0, 3, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
     X(1, 3, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
-    X(2, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=2,rows=1,k=0", 4, 2) \
-    X(3, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=2,rows=1,k=2", 6, 2) \
-    X(4, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=1,rows=4,k=0", 8, 2) \
-    X(5, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=2,rows=1,k=0", 10, 2) \
-    X(6, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 12, 2) \
-    X(7, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=2,rows=2,k=2", 14, 2) \
-    X(8, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=2,rows=2,k=0", 16, 2) \
-    X(9, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,rows=1,k=0", 18, 2) \
-    X(10, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=2,rows=1,k=0", 20, 2) \
-    X(11, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 22, 2) \
-    X(12, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=1,stages=3,k=8", 24, 2) \
-    X(13, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=3,rows=1,k=0", 26, 2) \
-    X(14, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 28, 2) \
-    X(15, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=2", 30, 2) \
-    X(16, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 32, 2) \
-    X(17, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=4,rows=2,k=0", 34, 2) \
-    X(18, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=4,k=4", 36, 2) \
-    X(19, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 38, 2) \
-    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=3,k=4", 40, 2) \
-    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 42, 2) \
-    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 44, 2) \
-    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 46, 2) \
-    X(24, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 48, 2) \
-    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 50, 2) \
-    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 52, 2) \
-    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 54, 2) \
-    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 56, 2) \
-    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 58, 2) \
-    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 60, 2) \
-    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 62, 2) \
-    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 64, 2) \
-    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 66, 2) \
-    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 68, 2) \
-    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 70, 2) \
-    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 72, 2) \
-    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 74, 2) \
-    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 76, 2) \
-    X(39, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 78, 2) \
-    X(40, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 80, 2) \
-    X(41, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 82, 2) \
-    X(42, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 84, 2) \
-    X(43, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 86, 2) \
-    X(44, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 88, 2) \
-    X(45, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 90, 2) \
-    X(46, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 92, 2) \
-    X(47, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 94, 2) \
-    X(48, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 96, 2) \
-    X(49, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 98, 2) \
-    X(50, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=3,rows=1,k=0", 100, 2) \
-    X(51, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=256,chunks=3,rows=1,k=2", 102, 2) \
-    X(52, 1, "x=bf16,w=bf16,dw=f32", "tpr=8,block=512,chunks=3,rows=1,k=0", 104, 2) \
-    X(53, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 106, 2) \
-    X(54, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=3,rows=2,k=0", 108, 2) \
-    X(55, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,rows=1,k=0", 110, 2) \
-    X(56, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 112, 2) \
-    X(57, 1, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 114, 2) \
-    X(58, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 116, 2) \
-    X(59, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 118, 2) \
-    X(60, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 120, 2) \
-    X(61, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 122, 2) \
-    X(62, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 124, 2) \
-    X(63, 5, "x=bf16,w=bf16,dw=f32", "block=160,chunks=1,stages=4,k=4", 126, 2) \
-    X(64, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 128, 2) \
-    X(65, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 130, 2) \
-    X(66, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 132, 2) \
-    X(67, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 134, 2) \
-    X(68, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 136, 2) \
-    X(69, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 138, 2) \
-    X(70, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 140, 2) \
-    X(71, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 142, 2) \
-    X(72, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 144, 2) \
-    X(73, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 146, 2) \
-    X(74, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 148, 2) \
-    X(75, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 150, 2) \
-    X(76, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 152, 2) \
-    X(77, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 154, 2) \
-    X(78, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 156, 2) \
-    X(79, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 158, 2) \
-    X(80, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 160, 2) \
-    X(81, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 162, 2) \
-    X(82, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 164, 2) \
-    X(83, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 166, 2) \
-    X(84, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 168, 2) \
-    X(85, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 170, 2) \
-    X(86, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 172, 2) \
-    X(87, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 174, 2) \
-    X(88, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 176, 2) \
-    X(89, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 178, 2) \
-    X(90, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 180, 2) \
-    X(91, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 182, 2) \
-    X(92, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 184, 2) \
-    X(93, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 186, 2) \
-    X(94, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 188, 2) \
-    X(95, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 190, 2) \
-    X(96, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 192, 2) \
-    X(97, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 194, 2) \
-    X(98, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 196, 2) \
-    X(99, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 198, 2) \
-    X(100, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 200, 2) \
-    X(101, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 202, 2) \
-    X(102, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 204, 2) \
-    X(103, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 206, 2) \
-    X(104, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 208, 2) \
-    X(105, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 210, 2) \
-    X(106, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 212, 2) \
-    X(107, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 214, 2) \
-    X(108, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 216, 2) \
-    X(109, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 218, 2) \
-    X(110, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 220, 2) \
-    X(111, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 222, 2) \
-    X(112, 1, "x=bf16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 224, 2) \
-    X(113, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 226, 2) \
-    X(114, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 228, 2) \
-    X(115, 5, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 230, 2) \
-    X(116, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 232, 2) \
-    X(117, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 234, 2) \
-    X(118, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 236, 2) \
-    X(119, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 238, 2) \
-    X(120, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 240, 2) \
-    X(121, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 242, 2) \
-    X(122, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 244, 2) \
-    X(123, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 246, 2) \
-    X(124, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 248, 2) \
-    X(125, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 250, 2) \
-    X(126, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 252, 2) \
-    X(127, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 254, 2) \
-    X(128, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 256, 2) \
-    X(129, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 258, 2) \
-    X(130, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 260, 2) \
-    X(131, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 262, 2) \
-    X(132, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 264, 2) \
-    X(133, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 266, 2) \
-    X(134, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 268, 2) \
-    X(135, 1, "x=f16,w=f16,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 270, 2) \
-    X(136, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 272, 2) \
-    X(137, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 274, 2) \
-    X(138, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 276, 2) \
-    X(139, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 278, 2) \
-    X(140, 5, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 280, 2) \
-    X(141, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 282, 2) \
-    X(142, 5, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 284, 2) \
-    X(143, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 286, 2) \
-    X(144, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 288, 2) \
-    X(145, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=1,rows=2,k=0", 290, 2) \
-    X(146, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=4,rows=1,k=0", 292, 2) \
-    X(147, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 294, 2) \
-    X(148, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 296, 2) \
-    X(149, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 298, 2) \
-    X(150, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 300, 2) \
-    X(151, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 302, 2) \
-    X(152, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 304, 2) \
-    X(153, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 306, 2) \
-    X(154, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 308, 2) \
-    X(155, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=2,rows=2,k=0", 310, 2) \
-    X(156, 1, "x=f16,w=f32,dw=f32", "tpr=16,block=128,chunks=5,rows=1,k=0", 312, 2) \
-    X(157, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 314, 2) \
-    X(158, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 316, 2) \
-    X(159, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 318, 2) \
-    X(160, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 320, 2) \
-    X(161, 5, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 322, 2) \
-    X(162, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 324, 2) \
-    X(163, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 326, 2) \
-    X(164, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 328, 2) \
-    X(165, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 330, 2) \
-    X(166, 1, "x=f32,w=f32,dw=f32", "tpr=32,block=512,chunks=1,rows=1,k=2", 332, 2) \
-    X(167, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 334, 2) \
-    X(168, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 336, 2) \
-    X(169, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 338, 2) \
-    X(170, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 340, 2) \
-    X(171, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 342, 2) \
-    X(172, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 344, 2) \
-    X(173, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 346, 2) \
-    X(174, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 348, 2) \
-    X(175, 5, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 350, 2) \
-    X(176, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 352, 2) \
-    X(177, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 354, 2) \
-    X(178, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 356, 2) \
-    X(179, 12, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 358, 1) \
-    X(180, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 359, 1) \
-    X(181, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 360, 1) \
-    X(182, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 361, 1) \
-    X(183, 7, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 362, 1) \
-    X(184, 7, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 363, 1) \
-    X(185, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 364, 1) \
-    X(186, 7, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 365, 1) \
-    X(187, 7, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 366, 1) \
-    X(188, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 367, 1) \
-    X(189, 7, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 368, 1) \
-    X(190, 9, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 369, 1) \
-    X(191, 6, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 370, 1) \
-    X(192, 7, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 371, 1) \
-    X(193, 9, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 372, 1) \
-    X(194, 9, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 373, 1) \
-    X(195, 9, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 374, 1) \
-    X(196, 6, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 375, 1) \
-    X(197, 9, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 376, 1) \
-    X(198, 9, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 377, 1) \
-    X(199, 9, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 378, 1) \
-    X(200, 6, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 379, 1) \
-    X(201, 6, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 380, 1) \
-    X(202, 9, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 381, 1) \
-    X(203, 6, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 382, 1) \
-    X(204, 9, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 383, 1) \
-    X(205, 6, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 384, 1) \
-    X(206, 9, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 385, 1) \
-    X(207, 9, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 386, 1) \
-    X(208, 6, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 387, 1) \
-    X(209, 8, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 388, 1) \
-    X(210, 9, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 389, 1) \
-    X(211, 9, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 390, 1) \
-    X(212, 9, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 391, 1) \
-    X(213, 6, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 392, 1) \
-    X(214, 8, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 393, 1) \
-    X(215, 9, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 394, 1) \
-    X(216, 6, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 395, 1) \
-    X(217, 6, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 396, 1) \
-    X(218, 11, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 397, 1) \
-    X(219, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 398, 1) \
-    X(220, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 399, 1) \
-    X(221, 11, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 400, 1) \
-    X(222, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 401, 1) \
-    X(223, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 402, 1) \
-    X(224, 11, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 403, 1) \
-    X(225, 11, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 404, 1) \
-    X(226, 11, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 405, 1) \
-    X(227, 11, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 406, 1) \
-    X(228, 6, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 407, 1) \
-    X(229, 6, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 408, 1) \
-    X(230, 11, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 409, 1) \
-    X(231, 11, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 410, 1) \
-    X(232, 11, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 411, 1) \
-    X(233, 11, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 412, 1) \
-    X(234, 11, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 413, 1) \
-    X(235, 11, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 414, 1) \
-    X(236, 11, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 415, 1) \
-    X(237, 13, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 416, 1) \
-    X(238, 13, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 417, 1) \
-    X(239, 13, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 418, 1) \
-    X(240, 13, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 419, 1) \
-    X(241, 13, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 420, 1) \
-    X(242, 13, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 421, 1) \
-    X(243, 13, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 422, 1) \
-    X(244, 13, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 423, 1) \
-    X(245, 13, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 424, 1) \
-    X(246, 13, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 425, 1) \
-    X(247, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 426, 1) \
-    X(248, 9, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 427, 1) \
-    X(249, 14, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 428, 1) \
-    X(250, 9, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 429, 1) \
-    X(251, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 430, 1) \
-    X(252, 9, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 431, 1) \
-    X(253, 14, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 432, 1) \
-    X(254, 14, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 433, 1) \
-    X(255, 9, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 434, 1) \
-    X(256, 14, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 435, 1) \
-    X(257, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 436, 1) \
-    X(258, 9, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 437, 1) \
-    X(259, 14, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 438, 1) \
-    X(260, 9, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 439, 1) \
-    X(261, 8, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 440, 1) \
-    X(262, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 441, 1) \
-    X(263, 9, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 442, 1) \
-    X(264, 14, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 443, 1) \
-    X(265, 9, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 444, 1) \
-    X(266, 14, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 445, 1) \
-    X(267, 14, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 446, 1) \
-    X(268, 11, "x=bf16,w=bf16", "block=288,chunks=4,k=2,wg=0", 447, 1) \
-    X(269, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 448, 1) \
-    X(270, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 449, 1) \
-    X(271, 11, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 450, 1) \
-    X(272, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 451, 1) \
-    X(273, 11, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 452, 1) \
-    X(274, 11, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 453, 1) \
-    X(275, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 454, 1) \
-    X(276, 11, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 455, 1) \
-    X(277, 14, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 456, 1) \
-    X(278, 11, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 457, 1) \
-    X(279, 11, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 458, 1) \
-    X(280, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 459, 1) \
-    X(281, 11, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 460, 1) \
-    X(282, 11, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 461, 1) \
-    X(283, 12, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 462, 1) \
-    X(284, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 463, 1) \
-    X(285, 7, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 464, 1) \
-    X(286, 7, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 465, 1) \
-    X(287, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 466, 1) \
-    X(288, 7, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 467, 1) \
-    X(289, 7, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 468, 1) \
-    X(290, 7, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 469, 1) \
-    X(291, 7, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 470, 1) \
-    X(292, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 471, 1) \
-    X(293, 9, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 472, 1) \
-    X(294, 9, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 473, 1) \
-    X(295, 6, "x=bf16,w=f32", "block=128,chunks=2,k=4", 474, 1) \
-    X(296, 9, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 475, 1) \
-    X(297, 9, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 476, 1) \
-    X(298, 6, "x=bf16,w=f32", "block=64,chunks=4,k=0", 477, 1) \
-    X(299, 6, "x=bf16,w=f32", "block=128,chunks=3,k=4", 478, 1) \
-    X(300, 8, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 479, 1) \
-    X(301, 9, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 480, 1) \
-    X(302, 9, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 481, 1) \
-    X(303, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 482, 1) \
-    X(304, 9, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 483, 1) \
-    X(305, 6, "x=bf16,w=f32", "block=128,chunks=4,k=4", 484, 1) \
-    X(306, 8, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 485, 1) \
-    X(307, 9, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 486, 1) \
-    X(308, 9, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 487, 1) \
-    X(309, 9, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 488, 1) \
-    X(310, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 489, 1) \
-    X(311, 9, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 490, 1) \
-    X(312, 8, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 491, 1) \
-    X(313, 9, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 492, 1) \
-    X(314, 6, "x=bf16,w=f32", "block=128,chunks=7,k=0", 493, 1) \
-    X(315, 11, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 494, 1) \
-    X(316, 9, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 495, 1) \
-    X(317, 11, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 496, 1) \
-    X(318, 11, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 497, 1) \
-    X(319, 11, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 498, 1) \
-    X(320, 11, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 499, 1) \
-    X(321, 8, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 500, 1) \
-    X(322, 11, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 501, 1) \
-    X(323, 10, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 502, 1) \
-    X(324, 11, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 503, 1) \
-    X(325, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 504, 1) \
-    X(326, 11, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 505, 1) \
-    X(327, 13, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 506, 1) \
-    X(328, 13, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 507, 1) \
-    X(329, 13, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 508, 1) \
-    X(330, 13, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 509, 1) \
-    X(331, 13, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 510, 1) \
-    X(332, 13, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 511, 1) \
-    X(333, 13, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 512, 1) \
-    X(334, 13, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 513, 1) \
-    X(335, 9, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 514, 1) \
-    X(336, 9, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 515, 1) \
-    X(337, 14, "x=bf16,w=f32", "block=160,chunks=2,k=4", 516, 1) \
-    X(338, 9, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 517, 1) \
-    X(339, 14, "x=bf16,w=f32", "block=96,chunks=4,k=0", 518, 1) \
-    X(340, 14, "x=bf16,w=f32", "block=160,chunks=3,k=4", 519, 1) \
-    X(341, 9, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 520, 1) \
-    X(342, 9, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 521, 1) \
-    X(343, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 522, 1) \
-    X(344, 9, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 523, 1) \
-    X(345, 14, "x=bf16,w=f32", "block=160,chunks=4,k=4", 524, 1) \
-    X(346, 9, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 525, 1) \
-    X(347, 9, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 526, 1) \
-    X(348, 9, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 527, 1) \
-    X(349, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 528, 1) \
-    X(350, 9, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 529, 1) \
-    X(351, 9, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 530, 1) \
-    X(352, 14, "x=bf16,w=f32", "block=160,chunks=7,k=0", 531, 1) \
-    X(353, 8, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 532, 1) \
-    X(354, 9, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 533, 1) \
-    X(355, 11, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 534, 1) \
-    X(356, 11, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 535, 1) \
-    X(357, 12, "x=f16,w=f16", "block=1024,chunks=2,k=0", 536, 1) \
-    X(358, 7, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 537, 1) \
-    X(359, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 538, 1) \
-    X(360, 6, "x=f16,w=f16", "block=64,chunks=2,k=8", 539, 1) \
-    X(361, 7, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 540, 1) \
-    X(362, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 541, 1) \
-    X(363, 9, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 542, 1) \
-    X(364, 6, "x=f16,w=f16", "block=128,chunks=4,k=8", 543, 1) \
-    X(365, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 544, 1) \
-    X(366, 9, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 545, 1) \
-    X(367, 11, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 546, 1) \
-    X(368, 11, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 547, 1) \
-    X(369, 6, "x=f16,w=f16", "block=512,chunks=4,k=2", 548, 1) \
-    X(370, 6, "x=f16,w=f16", "block=256,chunks=8,k=2", 549, 1) \
-    X(371, 11, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 550, 1) \
-    X(372, 13, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 551, 1) \
-    X(373, 14, "x=f16,w=f16", "block=96,chunks=2,k=8", 552, 1) \
-    X(374, 13, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 553, 1) \
-    X(375, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 554, 1) \
-    X(376, 9, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 555, 1) \
-    X(377, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 556, 1) \
-    X(378, 9, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 557, 1) \
-    X(379, 11, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 558, 1) \
-    X(380, 14, "x=f16,w=f16", "block=256,chunks=9,k=2", 559, 1) \
-    X(381, 11, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 560, 1) \
-    X(382, 12, "x=f16,w=f32", "block=1024,chunks=2,k=0", 561, 1) \
-    X(383, 7, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 562, 1) \
-    X(384, 7, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 563, 1) \
-    X(385, 6, "x=f16,w=f32", "block=64,chunks=2,k=0", 564, 1) \
-    X(386, 9, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 565, 1) \
-    X(387, 9, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 566, 1) \
-    X(388, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 567, 1) \
-    X(389, 9, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 568, 1) \
-    X(390, 6, "x=f16,w=f32", "block=128,chunks=4,k=0", 569, 1) \
-    X(391, 11, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 570, 1) \
-    X(392, 11, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 571, 1) \
-    X(393, 13, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 572, 1) \
-    X(394, 13, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 573, 1) \
-    X(395, 14, "x=f16,w=f32", "block=96,chunks=2,k=0", 574, 1) \
-    X(396, 9, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 575, 1) \
-    X(397, 9, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 576, 1) \
-    X(398, 9, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 577, 1) \
-    X(399, 14, "x=f16,w=f32", "block=160,chunks=4,k=0", 578, 1) \
-    X(400, 11, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 579, 1) \
-    X(401, 12, "x=f32,w=f32", "block=1024,chunks=4,k=0", 580, 1) \
-    X(402, 7, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 581, 1) \
-    X(403, 9, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 582, 1) \
-    X(404, 6, "x=f32,w=f32", "block=128,chunks=2,k=8", 583, 1) \
-    X(405, 9, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 584, 1) \
-    X(406, 9, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 585, 1) \
-    X(407, 11, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 586, 1) \
-    X(408, 11, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 587, 1) \
-    X(409, 11, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 588, 1) \
-    X(410, 13, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 589, 1) \
-    X(411, 14, "x=f32,w=f32", "block=160,chunks=2,k=8", 590, 1) \
-    X(412, 9, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 591, 1) \
-    X(413, 9, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 592, 1) \
-    X(414, 11, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 593, 1)
+    X(2, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=1,stages=4,k=2", 4, 2) \
+    X(3, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=2,rows=1,k=0", 6, 2) \
+    X(4, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=1,stages=3,k=2", 8, 2) \
+    X(5, 6, "x=bf16,w=bf16,dw=f32", "tpr=4,block=128,chunks=2,stages=3,k=2", 10, 2) \
+    X(6, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 12, 2) \
+    X(7, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=2,stages=3,k=2", 14, 2) \
+    X(8, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=1,stages=3,k=2", 16, 2) \
+    X(9, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 18, 2) \
+    X(10, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=2,stages=2,k=0", 20, 2) \
+    X(11, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=2,rows=1,k=0", 22, 2) \
+    X(12, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 24, 2) \
+    X(13, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=1,stages=3,k=8", 26, 2) \
+    X(14, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=4,k=2", 28, 2) \
+    X(15, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=2,k=2", 30, 2) \
+    X(16, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 32, 2) \
+    X(17, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=2", 34, 2) \
+    X(18, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 36, 2) \
+    X(19, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=4,rows=2,k=0", 38, 2) \
+    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 40, 2) \
+    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=3,k=4", 42, 2) \
+    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 44, 2) \
+    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 46, 2) \
+    X(24, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 48, 2) \
+    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 50, 2) \
+    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 52, 2) \
+    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 54, 2) \
+    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 56, 2) \
+    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 58, 2) \
+    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 60, 2) \
+    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 62, 2) \
+    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 64, 2) \
+    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 66, 2) \
+    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 68, 2) \
+    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 70, 2) \
+    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 72, 2) \
+    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 74, 2) \
+    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 76, 2) \
+    X(39, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 78, 2) \
+    X(40, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 80, 2) \
+    X(41, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 82, 2) \
+    X(42, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 84, 2) \
+    X(43, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 86, 2) \
+    X(44, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 88, 2) \
+    X(45, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 90, 2) \
+    X(46, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 92, 2) \
+    X(47, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 94, 2) \
+    X(48, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 96, 2) \
+    X(49, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 98, 2) \
+    X(50, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 100, 2) \
+    X(51, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=2,stages=4,k=2", 102, 2) \
+    X(52, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=3,rows=1,k=0", 104, 2) \
+    X(53, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=2,stages=3,k=2", 106, 2) \
+    X(54, 6, "x=bf16,w=bf16,dw=f32", "tpr=4,block=128,chunks=3,stages=3,k=2", 108, 2) \
+    X(55, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 110, 2) \
+    X(56, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=3,stages=3,k=2", 112, 2) \
+    X(57, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=2,stages=3,k=2", 114, 2) \
+    X(58, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 116, 2) \
+    X(59, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,stages=2,k=0", 118, 2) \
+    X(60, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 120, 2) \
+    X(61, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 122, 2) \
+    X(62, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 124, 2) \
+    X(63, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=4,k=2", 126, 2) \
+    X(64, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 128, 2) \
+    X(65, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 130, 2) \
+    X(66, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 132, 2) \
+    X(67, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 134, 2) \
+    X(68, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 136, 2) \
+    X(69, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 138, 2) \
+    X(70, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 140, 2) \
+    X(71, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 142, 2) \
+    X(72, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 144, 2) \
+    X(73, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 146, 2) \
+    X(74, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 148, 2) \
+    X(75, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 150, 2) \
+    X(76, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 152, 2) \
+    X(77, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 154, 2) \
+    X(78, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 156, 2) \
+    X(79, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 158, 2) \
+    X(80, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 160, 2) \
+    X(81, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 162, 2) \
+    X(82, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 164, 2) \
+    X(83, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 166, 2) \
+    X(84, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 168, 2) \
+    X(85, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 170, 2) \
+    X(86, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 172, 2) \
+    X(87, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 174, 2) \
+    X(88, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 176, 2) \
+    X(89, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 178, 2) \
+    X(90, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 180, 2) \
+    X(91, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 182, 2) \
+    X(92, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 184, 2) \
+    X(93, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 186, 2) \
+    X(94, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 188, 2) \
+    X(95, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 190, 2) \
+    X(96, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 192, 2) \
+    X(97, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 194, 2) \
+    X(98, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 196, 2) \
+    X(99, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 198, 2) \
+    X(100, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 200, 2) \
+    X(101, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 202, 2) \
+    X(102, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 204, 2) \
+    X(103, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 206, 2) \
+    X(104, 6, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 208, 2) \
+    X(105, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 210, 2) \
+    X(106, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 212, 2) \
+    X(107, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 214, 2) \
+    X(108, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 216, 2) \
+    X(109, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 218, 2) \
+    X(110, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 220, 2) \
+    X(111, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 222, 2) \
+    X(112, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 224, 2) \
+    X(113, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 226, 2) \
+    X(114, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 228, 2) \
+    X(115, 6, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 230, 2) \
+    X(116, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 232, 2) \
+    X(117, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 234, 2) \
+    X(118, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 236, 2) \
+    X(119, 5, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 238, 2) \
+    X(120, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 240, 2) \
+    X(121, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 242, 2) \
+    X(122, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 244, 2) \
+    X(123, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 246, 2) \
+    X(124, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 248, 2) \
+    X(125, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 250, 2) \
+    X(126, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 252, 2) \
+    X(127, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 254, 2) \
+    X(128, 6, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 256, 2) \
+    X(129, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 258, 2) \
+    X(130, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 260, 2) \
+    X(131, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 262, 2) \
+    X(132, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 264, 2) \
+    X(133, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 266, 2) \
+    X(134, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 268, 2) \
+    X(135, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 270, 2) \
+    X(136, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 272, 2) \
+    X(137, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 274, 2) \
+    X(138, 6, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 276, 2) \
+    X(139, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 278, 2) \
+    X(140, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 280, 2) \
+    X(141, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 282, 2) \
+    X(142, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 284, 2) \
+    X(143, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 286, 2) \
+    X(144, 5, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 288, 2) \
+    X(145, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 290, 2) \
+    X(146, 5, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 292, 2) \
+    X(147, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 294, 2) \
+    X(148, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 296, 2) \
+    X(149, 6, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 298, 2) \
+    X(150, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 300, 2) \
+    X(151, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 302, 2) \
+    X(152, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 304, 2) \
+    X(153, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 306, 2) \
+    X(154, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 308, 2) \
+    X(155, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 310, 2) \
+    X(156, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 312, 2) \
+    X(157, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 314, 2) \
+    X(158, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 316, 2) \
+    X(159, 6, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 318, 2) \
+    X(160, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 320, 2) \
+    X(161, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 322, 2) \
+    X(162, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 324, 2) \
+    X(163, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 326, 2) \
+    X(164, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 328, 2) \
+    X(165, 5, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 330, 2) \
+    X(166, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 332, 2) \
+    X(167, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 334, 2) \
+    X(168, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 336, 2) \
+    X(169, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 338, 2) \
+    X(170, 6, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 340, 2) \
+    X(171, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 342, 2) \
+    X(172, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 344, 2) \
+    X(173, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 346, 2) \
+    X(174, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 348, 2) \
+    X(175, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 350, 2) \
+    X(176, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 352, 2) \
+    X(177, 6, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 354, 2) \
+    X(178, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 356, 2) \
+    X(179, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 358, 2) \
+    X(180, 5, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 360, 2) \
+    X(181, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 362, 2) \
+    X(182, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 364, 2) \
+    X(183, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 366, 2) \
+    X(184, 13, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 368, 1) \
+    X(185, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 369, 1) \
+    X(186, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 370, 1) \
+    X(187, 8, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 371, 1) \
+    X(188, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 372, 1) \
+    X(189, 8, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 373, 1) \
+    X(190, 8, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 374, 1) \
+    X(191, 8, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 375, 1) \
+    X(192, 8, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 376, 1) \
+    X(193, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 377, 1) \
+    X(194, 8, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 378, 1) \
+    X(195, 10, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 379, 1) \
+    X(196, 7, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 380, 1) \
+    X(197, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 381, 1) \
+    X(198, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 382, 1) \
+    X(199, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 383, 1) \
+    X(200, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 384, 1) \
+    X(201, 7, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 385, 1) \
+    X(202, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 386, 1) \
+    X(203, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 387, 1) \
+    X(204, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 388, 1) \
+    X(205, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 389, 1) \
+    X(206, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 390, 1) \
+    X(207, 10, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 391, 1) \
+    X(208, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 392, 1) \
+    X(209, 10, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 393, 1) \
+    X(210, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 394, 1) \
+    X(211, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 395, 1) \
+    X(212, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 396, 1) \
+    X(213, 7, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 397, 1) \
+    X(214, 9, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 398, 1) \
+    X(215, 10, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 399, 1) \
+    X(216, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 400, 1) \
+    X(217, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 401, 1) \
+    X(218, 7, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 402, 1) \
+    X(219, 9, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 403, 1) \
+    X(220, 10, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 404, 1) \
+    X(221, 7, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 405, 1) \
+    X(222, 7, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 406, 1) \
+    X(223, 12, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 407, 1) \
+    X(224, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 408, 1) \
+    X(225, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 409, 1) \
+    X(226, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 410, 1) \
+    X(227, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 411, 1) \
+    X(228, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 412, 1) \
+    X(229, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 413, 1) \
+    X(230, 12, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 414, 1) \
+    X(231, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 415, 1) \
+    X(232, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 416, 1) \
+    X(233, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 417, 1) \
+    X(234, 7, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 418, 1) \
+    X(235, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 419, 1) \
+    X(236, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 420, 1) \
+    X(237, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 421, 1) \
+    X(238, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 422, 1) \
+    X(239, 12, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 423, 1) \
+    X(240, 12, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 424, 1) \
+    X(241, 12, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 425, 1) \
+    X(242, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 426, 1) \
+    X(243, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 427, 1) \
+    X(244, 14, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 428, 1) \
+    X(245, 14, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 429, 1) \
+    X(246, 14, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 430, 1) \
+    X(247, 14, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 431, 1) \
+    X(248, 14, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 432, 1) \
+    X(249, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 433, 1) \
+    X(250, 14, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 434, 1) \
+    X(251, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 435, 1) \
+    X(252, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 436, 1) \
+    X(253, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 437, 1) \
+    X(254, 15, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 438, 1) \
+    X(255, 10, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 439, 1) \
+    X(256, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 440, 1) \
+    X(257, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 441, 1) \
+    X(258, 15, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 442, 1) \
+    X(259, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 443, 1) \
+    X(260, 10, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 444, 1) \
+    X(261, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 445, 1) \
+    X(262, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 446, 1) \
+    X(263, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 447, 1) \
+    X(264, 15, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 448, 1) \
+    X(265, 10, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 449, 1) \
+    X(266, 9, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 450, 1) \
+    X(267, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 451, 1) \
+    X(268, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 452, 1) \
+    X(269, 15, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 453, 1) \
+    X(270, 10, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 454, 1) \
+    X(271, 15, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 455, 1) \
+    X(272, 15, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 456, 1) \
+    X(273, 12, "x=bf16,w=bf16", "block=288,chunks=4,k=2,wg=0", 457, 1) \
+    X(274, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 458, 1) \
+    X(275, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 459, 1) \
+    X(276, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 460, 1) \
+    X(277, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 461, 1) \
+    X(278, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 462, 1) \
+    X(279, 12, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 463, 1) \
+    X(280, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 464, 1) \
+    X(281, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 465, 1) \
+    X(282, 15, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 466, 1) \
+    X(283, 12, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 467, 1) \
+    X(284, 12, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 468, 1) \
+    X(285, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 469, 1) \
+    X(286, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 470, 1) \
+    X(287, 12, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 471, 1) \
+    X(288, 13, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 472, 1) \
+    X(289, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 473, 1) \
+    X(290, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 474, 1) \
+    X(291, 8, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 475, 1) \
+    X(292, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 476, 1) \
+    X(293, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 477, 1) \
+    X(294, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 478, 1) \
+    X(295, 8, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 479, 1) \
+    X(296, 8, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 480, 1) \
+    X(297, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 481, 1) \
+    X(298, 10, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 482, 1) \
+    X(299, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 483, 1) \
+    X(300, 7, "x=bf16,w=f32", "block=128,chunks=2,k=4", 484, 1) \
+    X(301, 10, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 485, 1) \
+    X(302, 10, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 486, 1) \
+    X(303, 7, "x=bf16,w=f32", "block=64,chunks=4,k=0", 487, 1) \
+    X(304, 7, "x=bf16,w=f32", "block=128,chunks=3,k=4", 488, 1) \
+    X(305, 9, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 489, 1) \
+    X(306, 10, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 490, 1) \
+    X(307, 10, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 491, 1) \
+    X(308, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 492, 1) \
+    X(309, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 493, 1) \
+    X(310, 7, "x=bf16,w=f32", "block=128,chunks=4,k=4", 494, 1) \
+    X(311, 9, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 495, 1) \
+    X(312, 10, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 496, 1) \
+    X(313, 10, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 497, 1) \
+    X(314, 10, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 498, 1) \
+    X(315, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 499, 1) \
+    X(316, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 500, 1) \
+    X(317, 9, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 501, 1) \
+    X(318, 10, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 502, 1) \
+    X(319, 7, "x=bf16,w=f32", "block=128,chunks=7,k=0", 503, 1) \
+    X(320, 12, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 504, 1) \
+    X(321, 10, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 505, 1) \
+    X(322, 12, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 506, 1) \
+    X(323, 12, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 507, 1) \
+    X(324, 12, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 508, 1) \
+    X(325, 12, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 509, 1) \
+    X(326, 9, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 510, 1) \
+    X(327, 12, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 511, 1) \
+    X(328, 11, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 512, 1) \
+    X(329, 12, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 513, 1) \
+    X(330, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 514, 1) \
+    X(331, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 515, 1) \
+    X(332, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 516, 1) \
+    X(333, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 517, 1) \
+    X(334, 14, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 518, 1) \
+    X(335, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 519, 1) \
+    X(336, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 520, 1) \
+    X(337, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 521, 1) \
+    X(338, 14, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 522, 1) \
+    X(339, 14, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 523, 1) \
+    X(340, 10, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 524, 1) \
+    X(341, 10, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 525, 1) \
+    X(342, 15, "x=bf16,w=f32", "block=160,chunks=2,k=4", 526, 1) \
+    X(343, 10, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 527, 1) \
+    X(344, 15, "x=bf16,w=f32", "block=96,chunks=4,k=0", 528, 1) \
+    X(345, 15, "x=bf16,w=f32", "block=160,chunks=3,k=4", 529, 1) \
+    X(346, 10, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 530, 1) \
+    X(347, 10, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 531, 1) \
+    X(348, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 532, 1) \
+    X(349, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 533, 1) \
+    X(350, 15, "x=bf16,w=f32", "block=160,chunks=4,k=4", 534, 1) \
+    X(351, 10, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 535, 1) \
+    X(352, 10, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 536, 1) \
+    X(353, 10, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 537, 1) \
+    X(354, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 538, 1) \
+    X(355, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 539, 1) \
+    X(356, 10, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 540, 1) \
+    X(357, 15, "x=bf16,w=f32", "block=160,chunks=7,k=0", 541, 1) \
+    X(358, 9, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 542, 1) \
+    X(359, 10, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 543, 1) \
+    X(360, 12, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 544, 1) \
+    X(361, 12, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 545, 1) \
+    X(362, 13, "x=f16,w=f16", "block=1024,chunks=2,k=0", 546, 1) \
+    X(363, 8, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 547, 1) \
+    X(364, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 548, 1) \
+    X(365, 7, "x=f16,w=f16", "block=64,chunks=2,k=8", 549, 1) \
+    X(366, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 550, 1) \
+    X(367, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 551, 1) \
+    X(368, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 552, 1) \
+    X(369, 7, "x=f16,w=f16", "block=128,chunks=4,k=8", 553, 1) \
+    X(370, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 554, 1) \
+    X(371, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 555, 1) \
+    X(372, 12, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 556, 1) \
+    X(373, 12, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 557, 1) \
+    X(374, 7, "x=f16,w=f16", "block=512,chunks=4,k=2", 558, 1) \
+    X(375, 7, "x=f16,w=f16", "block=256,chunks=8,k=2", 559, 1) \
+    X(376, 12, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 560, 1) \
+    X(377, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 561, 1) \
+    X(378, 15, "x=f16,w=f16", "block=96,chunks=2,k=8", 562, 1) \
+    X(379, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 563, 1) \
+    X(380, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 564, 1) \
+    X(381, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 565, 1) \
+    X(382, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 566, 1) \
+    X(383, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 567, 1) \
+    X(384, 12, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 568, 1) \
+    X(385, 15, "x=f16,w=f16", "block=256,chunks=9,k=2", 569, 1) \
+    X(386, 12, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 570, 1) \
+    X(387, 13, "x=f16,w=f32", "block=1024,chunks=2,k=0", 571, 1) \
+    X(388, 8, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 572, 1) \
+    X(389, 8, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 573, 1) \
+    X(390, 7, "x=f16,w=f32", "block=64,chunks=2,k=0", 574, 1) \
+    X(391, 10, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 575, 1) \
+    X(392, 10, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 576, 1) \
+    X(393, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 577, 1) \
+    X(394, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 578, 1) \
+    X(395, 7, "x=f16,w=f32", "block=128,chunks=4,k=0", 579, 1) \
+    X(396, 12, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 580, 1) \
+    X(397, 12, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 581, 1) \
+    X(398, 14, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 582, 1) \
+    X(399, 14, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 583, 1) \
+    X(400, 15, "x=f16,w=f32", "block=96,chunks=2,k=0", 584, 1) \
+    X(401, 10, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 585, 1) \
+    X(402, 10, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 586, 1) \
+    X(403, 10, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 587, 1) \
+    X(404, 15, "x=f16,w=f32", "block=160,chunks=4,k=0", 588, 1) \
+    X(405, 12, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 589, 1) \
+    X(406, 13, "x=f32,w=f32", "block=1024,chunks=4,k=0", 590, 1) \
+    X(407, 8, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 591, 1) \
+    X(408, 10, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 592, 1) \
+    X(409, 7, "x=f32,w=f32", "block=128,chunks=2,k=8", 593, 1) \
+    X(410, 10, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 594, 1) \
+    X(411, 10, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 595, 1) \
+    X(412, 12, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 596, 1) \
+    X(413, 12, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 597, 1) \
+    X(414, 12, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 598, 1) \
+    X(415, 14, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 599, 1) \
+    X(416, 15, "x=f32,w=f32", "block=160,chunks=2,k=8", 600, 1) \
+    X(417, 10, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 601, 1) \
+    X(418, 10, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 602, 1) \
+    X(419, 12, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 603, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
@@ -521,409 +528,414 @@
     X(12, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
     X(13, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
     X(14, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
-    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>) \
-    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
-    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
-    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
-    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
-    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
-    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
-    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
-    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
-    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
-    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
-    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
-    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
-    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
-    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
-    X(41, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
-    X(42, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
-    X(43, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
-    X(44, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
-    X(45, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
-    X(46, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>) \
-    X(47, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>) \
-    X(48, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
-    X(49, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
-    X(50, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
-    X(51, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
-    X(52, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
-    X(53, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
-    X(54, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
-    X(55, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(56, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
-    X(57, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
-    X(58, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
-    X(59, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
-    X(60, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
-    X(61, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
-    X(62, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
-    X(63, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
-    X(64, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
-    X(65, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
-    X(66, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
-    X(67, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
-    X(68, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
-    X(69, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
-    X(70, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
-    X(71, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
-    X(72, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
-    X(73, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(74, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(75, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(76, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(77, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(78, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(79, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(80, "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>", nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>) \
-    X(81, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>) \
-    X(82, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>) \
-    X(83, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>) \
-    X(84, "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>) \
-    X(85, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
-    X(86, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
-    X(87, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>) \
-    X(88, "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>) \
-    X(89, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>) \
-    X(90, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>) \
-    X(91, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>) \
-    X(92, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>) \
-    X(93, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>) \
-    X(94, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>) \
-    X(95, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>) \
-    X(96, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>) \
-    X(97, "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>) \
-    X(98, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
-    X(99, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
-    X(100, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>) \
-    X(101, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
-    X(102, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(103, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
-    X(104, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
-    X(105, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(106, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
-    X(107, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>) \
-    X(108, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>) \
-    X(109, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(110, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
-    X(111, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>) \
-    X(112, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>) \
-    X(113, "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>) \
-    X(114, "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>) \
-    X(115, "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>) \
-    X(116, "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>) \
-    X(117, "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>) \
-    X(118, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
-    X(119, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
-    X(120, "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>) \
-    X(121, "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>) \
-    X(122, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>) \
-    X(123, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>) \
-    X(124, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>) \
-    X(125, "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>) \
-    X(126, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
-    X(127, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
-    X(128, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>) \
-    X(129, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>) \
-    X(130, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(131, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(132, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(133, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
-    X(134, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
-    X(135, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
-    X(136, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
-    X(137, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
-    X(138, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
-    X(139, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>) \
-    X(140, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>) \
-    X(141, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>) \
-    X(142, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>) \
-    X(143, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>) \
-    X(144, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(145, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>) \
-    X(146, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>) \
-    X(147, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>) \
-    X(148, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
-    X(149, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
-    X(150, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
-    X(151, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
-    X(152, "nt_fwd_awarp<float, float, 16, 512, 3, 0>", nt_fwd_awarp<float, float, 16, 512, 3, 0>) \
-    X(153, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(154, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(155, "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>) \
-    X(156, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(157, "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>) \
-    X(158, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(159, "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>) \
-    X(160, "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>) \
-    X(161, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
-    X(162, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
-    X(163, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(164, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(165, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
-    X(166, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
-    X(167, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(168, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
-    X(169, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
-    X(170, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
-    X(171, "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>) \
-    X(172, "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>) \
-    X(173, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>) \
-    X(174, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(175, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(176, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(177, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(178, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(179, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(180, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(181, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(182, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(183, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(184, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(185, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(186, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(187, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
-    X(188, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(189, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(190, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(191, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(192, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(193, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(194, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(195, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(196, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(197, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(198, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(199, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(200, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(201, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(202, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(203, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(204, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(205, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(206, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(207, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(208, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(209, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(210, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(211, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(212, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(213, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(214, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(215, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(216, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(217, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(218, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(219, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(220, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(221, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(222, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(223, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(224, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(225, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(226, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(227, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(228, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(229, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(230, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(231, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(232, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(233, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(234, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(235, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(236, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(237, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(238, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(239, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(240, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(241, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(242, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(243, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(244, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(245, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(246, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(247, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(248, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(249, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(250, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
-    X(251, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(252, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
-    X(253, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(254, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(255, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
-    X(256, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
-    X(257, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
-    X(258, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
-    X(259, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
-    X(260, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
-    X(261, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(262, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(263, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(264, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(265, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(266, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(267, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
-    X(268, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
-    X(269, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
-    X(270, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(271, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
-    X(272, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
-    X(273, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(274, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(275, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
-    X(276, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(277, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(278, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(279, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(280, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(281, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(282, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(283, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(284, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(285, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(286, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(287, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(288, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(289, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(290, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(291, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(292, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(293, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(294, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(295, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(296, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(297, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(298, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(299, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(300, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(301, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(302, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(303, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(304, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(305, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(306, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
-    X(307, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(308, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(309, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(310, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>) \
-    X(311, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
-    X(312, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(313, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(314, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(315, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(316, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(317, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(318, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(319, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(320, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(321, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(322, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(323, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(324, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(325, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
-    X(326, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
-    X(327, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
-    X(328, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
-    X(329, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
-    X(330, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
-    X(331, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
-    X(332, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(333, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(334, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(335, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(336, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(337, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(338, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(339, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(340, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(341, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(342, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(343, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(344, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(345, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(346, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(347, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(348, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(349, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(350, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(351, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(352, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(353, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(354, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(355, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(356, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(357, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
-    X(358, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(359, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(360, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(361, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(362, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(363, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(364, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(365, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(366, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(367, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(368, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(369, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(370, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(371, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(372, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(373, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(374, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(375, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(376, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(377, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(378, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(379, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(380, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(381, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(382, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>) \
-    X(383, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
-    X(384, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(385, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(386, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(387, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(388, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(389, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(390, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(391, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(392, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(393, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(394, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(395, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(396, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(397, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(398, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(399, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(400, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(401, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(402, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(403, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(404, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(405, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(406, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(407, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(408, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(409, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(410, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(411, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(412, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(413, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(414, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(415, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(416, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(417, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
+    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
+    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
+    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
+    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
+    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
+    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
+    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
+    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
+    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
+    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
+    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
+    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
+    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
+    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
+    X(41, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
+    X(42, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
+    X(43, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
+    X(44, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
+    X(45, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>) \
+    X(46, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>) \
+    X(47, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
+    X(48, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
+    X(49, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
+    X(50, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
+    X(51, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
+    X(52, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
+    X(53, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
+    X(54, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(55, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
+    X(56, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
+    X(57, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
+    X(58, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
+    X(59, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
+    X(60, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
+    X(61, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
+    X(62, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
+    X(63, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
+    X(64, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
+    X(65, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
+    X(66, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
+    X(67, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
+    X(68, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
+    X(69, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
+    X(70, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
+    X(71, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
+    X(72, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(73, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(74, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(75, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(76, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(77, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(78, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(79, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(80, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
+    X(81, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(82, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
+    X(83, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
+    X(84, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
+    X(85, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
+    X(86, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
+    X(87, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
+    X(88, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
+    X(89, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(90, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
+    X(91, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(92, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
+    X(93, "nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>) \
+    X(94, "nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>) \
+    X(95, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>) \
+    X(96, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>) \
+    X(97, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>) \
+    X(98, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>) \
+    X(99, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>) \
+    X(100, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>) \
+    X(101, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>) \
+    X(102, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>) \
+    X(103, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>) \
+    X(104, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>) \
+    X(105, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 2, 3, 2>) \
+    X(106, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>) \
+    X(107, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 3, 2>) \
+    X(108, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>) \
+    X(109, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>) \
+    X(110, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>) \
+    X(111, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 5, 2, 2>) \
+    X(112, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>) \
+    X(113, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>) \
+    X(114, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>) \
+    X(115, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>) \
+    X(116, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 2, 3, 2>) \
+    X(117, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 3, 3, 2>) \
+    X(118, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>) \
+    X(119, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>) \
+    X(120, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>) \
+    X(121, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 4, 2>) \
+    X(122, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>) \
+    X(123, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 4, 2>) \
+    X(124, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>) \
+    X(125, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>) \
+    X(126, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>) \
+    X(127, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>) \
+    X(128, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>) \
+    X(129, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>) \
+    X(130, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>) \
+    X(131, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>) \
+    X(132, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>) \
+    X(133, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>) \
+    X(134, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>) \
+    X(135, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>) \
+    X(136, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(137, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(138, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(139, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
+    X(140, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
+    X(141, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
+    X(142, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
+    X(143, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
+    X(144, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
+    X(145, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>) \
+    X(146, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>) \
+    X(147, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>) \
+    X(148, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>) \
+    X(149, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>) \
+    X(150, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(151, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>) \
+    X(152, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>) \
+    X(153, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>) \
+    X(154, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
+    X(155, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
+    X(156, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
+    X(157, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
+    X(158, "nt_fwd_awarp<float, float, 16, 512, 3, 0>", nt_fwd_awarp<float, float, 16, 512, 3, 0>) \
+    X(159, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(160, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(161, "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>) \
+    X(162, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(163, "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>) \
+    X(164, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(165, "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>) \
+    X(166, "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>) \
+    X(167, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
+    X(168, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
+    X(169, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(170, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(171, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
+    X(172, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
+    X(173, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(174, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
+    X(175, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
+    X(176, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
+    X(177, "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>) \
+    X(178, "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>) \
+    X(179, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>) \
+    X(180, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(181, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(182, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(183, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(184, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(185, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(186, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(187, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(188, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(189, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(190, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(191, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(192, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(193, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(194, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(195, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(196, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(197, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(198, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(199, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(200, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(201, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(202, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(203, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(204, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(205, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(206, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(207, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(208, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(209, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(210, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(211, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(212, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(213, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(214, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(215, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(216, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(217, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(218, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(219, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(220, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(221, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(222, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(223, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(224, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(225, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(226, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(227, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(228, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(229, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(230, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(231, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(232, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(233, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(234, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(235, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(236, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(237, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(238, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(239, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(240, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(241, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(242, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(243, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(244, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(245, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(246, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(247, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(248, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(249, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(250, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(251, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(252, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(253, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(254, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(255, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(256, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
+    X(257, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(258, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
+    X(259, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(260, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(261, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(262, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(263, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(264, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(265, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(266, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(267, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(268, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(269, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(270, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(271, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(272, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(273, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(274, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(275, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(276, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(277, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(278, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(279, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(280, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(281, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
+    X(282, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(283, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(284, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(285, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(286, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(287, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(288, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(289, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(290, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(291, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(292, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(293, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(294, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(295, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(296, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(297, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(298, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(299, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(300, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(301, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(302, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(303, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(304, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(305, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(306, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(307, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(308, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(309, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(310, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(311, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(312, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
+    X(313, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(314, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(315, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(316, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>) \
+    X(317, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(318, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(319, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(320, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(321, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(322, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(323, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(324, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(325, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(326, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(327, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(328, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(329, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(330, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(331, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(332, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(333, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(334, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(335, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(336, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(337, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(338, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(339, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(340, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(341, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(342, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(343, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(344, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(345, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(346, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(347, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(348, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(349, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(350, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(351, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(352, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(353, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(354, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(355, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(356, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(357, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(358, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(359, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(360, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(361, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(362, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(363, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
+    X(364, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(365, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(366, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(367, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(368, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(369, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(370, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(371, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(372, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(373, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(374, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(375, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(376, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(377, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(378, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(379, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(380, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(381, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(382, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(383, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(384, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(385, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(386, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(387, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(388, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
+    X(389, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(390, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(391, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(392, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(393, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(394, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(395, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(396, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(397, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(398, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(399, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(400, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(401, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(402, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(403, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(404, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(405, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(406, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(407, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(408, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(409, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(410, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(411, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(412, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(413, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(414, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(415, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(416, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(417, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(418, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(419, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(420, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(421, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(422, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -948,7 +960,6 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>",
-    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 160, 1, 4, 4>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>",
@@ -1013,56 +1024,63 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>",
     "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>",
-    "nt_bwd_warp<float, float, float, 32, 512, 1, 1, 2>",
-    "nt_bwd_warp<nt_bf16, float, float, 16, 128, 1, 2, 0>",
-    "nt_bwd_warp<nt_bf16, float, float, 16, 128, 2, 2, 0>",
-    "nt_bwd_warp<nt_bf16, float, float, 16, 128, 4, 1, 0>",
-    "nt_bwd_warp<nt_bf16, float, float, 16, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>",
     "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>",
-    "nt_bwd_warp<nt_bf16, float, float, 32, 256, 4, 1, 0>",
-    "nt_bwd_warp<nt_bf16, float, float, 32, 256, 5, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 1, 2, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 2, 2, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 3, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 4, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 128, 5, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 2, 2, 2>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 16, 256, 3, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 3, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 2, 1, 2>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 256, 3, 1, 2>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 1, 4, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 2, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 8, 512, 3, 1, 0>",
-    "nt_bwd_warp<nt_f16, float, float, 16, 128, 1, 2, 0>",
-    "nt_bwd_warp<nt_f16, float, float, 16, 128, 2, 2, 0>",
-    "nt_bwd_warp<nt_f16, float, float, 16, 128, 4, 1, 0>",
-    "nt_bwd_warp<nt_f16, float, float, 16, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>",
     "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>",
-    "nt_bwd_warp<nt_f16, float, float, 32, 256, 4, 1, 0>",
-    "nt_bwd_warp<nt_f16, float, float, 32, 256, 5, 1, 0>",
-    "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 1, 2, 0>",
-    "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 2, 2, 0>",
-    "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 4, 1, 0>",
-    "nt_bwd_warp<nt_f16, nt_f16, float, 16, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>",
     "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>",
-    "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 4, 1, 0>",
-    "nt_bwd_warp<nt_f16, nt_f16, float, 32, 256, 5, 1, 0>",
+    "nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>",
+    "nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>",
+    "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 5, 2, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 3, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 4, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>",
+    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 4, 2>",
+    "nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>",
+    "nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>",
+    "nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>",
+    "nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>",
+    "nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>",
+    "nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>",
+    "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>",
+    "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>",
+    "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>",
+    "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>",
+    "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>",
+    "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>",
     "nt_colsum_final<float, 0>",
     "nt_colsum_final<nt_bf16, 0>",
     "nt_colsum_final<nt_f16, 0>",
@@ -1315,7 +1333,6 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
-    "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 4, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>",
@@ -1356,421 +1373,426 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    76, 131, /* 0 */
-    75, 130, /* 1 */
-    109, 130, /* 2 */
-    107, 130, /* 3 */
-    111, 130, /* 4 */
-    112, 130, /* 5 */
-    89, 130, /* 6 */
-    96, 130, /* 7 */
-    95, 130, /* 8 */
-    90, 130, /* 9 */
-    105, 130, /* 10 */
-    93, 130, /* 11 */
-    130, 404, /* 12 */
-    100, 130, /* 13 */
-    130, 381, /* 14 */
-    98, 130, /* 15 */
-    101, 130, /* 16 */
-    102, 130, /* 17 */
-    130, 382, /* 18 */
-    130, 406, /* 19 */
-    130, 405, /* 20 */
-    130, 383, /* 21 */
-    130, 384, /* 22 */
-    130, 385, /* 23 */
-    130, 407, /* 24 */
-    130, 387, /* 25 */
-    130, 388, /* 26 */
-    130, 386, /* 27 */
-    130, 393, /* 28 */
-    130, 394, /* 29 */
-    130, 389, /* 30 */
-    130, 398, /* 31 */
-    130, 399, /* 32 */
-    130, 397, /* 33 */
-    130, 396, /* 34 */
-    130, 390, /* 35 */
-    130, 395, /* 36 */
-    130, 380, /* 37 */
-    130, 391, /* 38 */
-    130, 400, /* 39 */
-    55, 130, /* 40 */
-    130, 392, /* 41 */
-    130, 401, /* 42 */
-    130, 403, /* 43 */
-    130, 402, /* 44 */
-    65, 130, /* 45 */
-    63, 130, /* 46 */
-    61, 130, /* 47 */
-    68, 130, /* 48 */
-    67, 130, /* 49 */
-    110, 130, /* 50 */
-    108, 130, /* 51 */
-    113, 130, /* 52 */
-    91, 130, /* 53 */
-    97, 130, /* 54 */
-    92, 130, /* 55 */
-    106, 130, /* 56 */
-    94, 130, /* 57 */
-    41, 130, /* 58 */
-    13, 130, /* 59 */
-    99, 130, /* 60 */
-    103, 130, /* 61 */
-    104, 130, /* 62 */
-    15, 130, /* 63 */
-    43, 130, /* 64 */
-    42, 130, /* 65 */
-    14, 130, /* 66 */
-    20, 130, /* 67 */
-    21, 130, /* 68 */
-    44, 130, /* 69 */
-    16, 130, /* 70 */
-    17, 130, /* 71 */
-    22, 130, /* 72 */
-    34, 130, /* 73 */
-    35, 130, /* 74 */
-    18, 130, /* 75 */
-    30, 130, /* 76 */
-    31, 130, /* 77 */
-    23, 130, /* 78 */
-    29, 130, /* 79 */
-    28, 130, /* 80 */
-    19, 130, /* 81 */
-    27, 130, /* 82 */
-    36, 130, /* 83 */
-    24, 130, /* 84 */
-    11, 130, /* 85 */
-    25, 130, /* 86 */
-    37, 130, /* 87 */
-    56, 130, /* 88 */
-    12, 130, /* 89 */
-    26, 130, /* 90 */
-    38, 130, /* 91 */
-    33, 130, /* 92 */
-    32, 130, /* 93 */
-    39, 130, /* 94 */
-    40, 130, /* 95 */
-    66, 130, /* 96 */
-    64, 130, /* 97 */
-    62, 130, /* 98 */
-    74, 130, /* 99 */
-    81, 130, /* 100 */
-    83, 130, /* 101 */
-    85, 130, /* 102 */
-    87, 130, /* 103 */
-    130, 376, /* 104 */
-    130, 377, /* 105 */
-    130, 378, /* 106 */
-    130, 379, /* 107 */
-    130, 374, /* 108 */
-    130, 375, /* 109 */
-    59, 130, /* 110 */
-    82, 130, /* 111 */
-    84, 130, /* 112 */
-    86, 130, /* 113 */
-    88, 130, /* 114 */
-    7, 130, /* 115 */
-    8, 130, /* 116 */
-    9, 130, /* 117 */
-    10, 130, /* 118 */
-    5, 130, /* 119 */
-    6, 130, /* 120 */
-    60, 130, /* 121 */
-    79, 132, /* 122 */
-    78, 130, /* 123 */
-    122, 130, /* 124 */
-    124, 130, /* 125 */
-    126, 130, /* 126 */
-    128, 130, /* 127 */
-    130, 414, /* 128 */
-    130, 415, /* 129 */
-    130, 413, /* 130 */
-    130, 416, /* 131 */
-    130, 417, /* 132 */
-    71, 130, /* 133 */
-    123, 130, /* 134 */
-    125, 130, /* 135 */
-    127, 130, /* 136 */
-    129, 130, /* 137 */
-    51, 130, /* 138 */
-    52, 130, /* 139 */
-    50, 130, /* 140 */
-    53, 130, /* 141 */
-    54, 130, /* 142 */
-    72, 130, /* 143 */
-    77, 130, /* 144 */
-    114, 130, /* 145 */
-    116, 130, /* 146 */
-    118, 130, /* 147 */
-    120, 130, /* 148 */
-    130, 409, /* 149 */
-    130, 410, /* 150 */
-    130, 408, /* 151 */
-    130, 411, /* 152 */
-    130, 412, /* 153 */
-    69, 130, /* 154 */
-    115, 130, /* 155 */
-    117, 130, /* 156 */
-    119, 130, /* 157 */
-    121, 130, /* 158 */
-    46, 130, /* 159 */
-    47, 130, /* 160 */
-    45, 130, /* 161 */
-    48, 130, /* 162 */
-    49, 130, /* 163 */
-    70, 130, /* 164 */
-    73, 130, /* 165 */
-    80, 130, /* 166 */
-    130, 370, /* 167 */
-    130, 371, /* 168 */
-    130, 369, /* 169 */
-    130, 372, /* 170 */
-    130, 373, /* 171 */
-    57, 130, /* 172 */
-    1, 130, /* 173 */
-    2, 130, /* 174 */
-    0, 130, /* 175 */
-    3, 130, /* 176 */
-    4, 130, /* 177 */
-    58, 130, /* 178 */
-    177, /* 179 */
-    358, /* 180 */
-    357, /* 181 */
-    360, /* 182 */
-    359, /* 183 */
-    362, /* 184 */
-    352, /* 185 */
-    361, /* 186 */
-    353, /* 187 */
-    355, /* 188 */
-    354, /* 189 */
-    273, /* 190 */
-    194, /* 191 */
-    356, /* 192 */
-    248, /* 193 */
-    247, /* 194 */
-    250, /* 195 */
-    195, /* 196 */
-    249, /* 197 */
-    261, /* 198 */
-    262, /* 199 */
-    205, /* 200 */
-    196, /* 201 */
-    251, /* 202 */
-    197, /* 203 */
-    252, /* 204 */
-    198, /* 205 */
-    263, /* 206 */
-    264, /* 207 */
+    75, 137, /* 0 */
+    74, 136, /* 1 */
+    121, 136, /* 2 */
+    87, 136, /* 3 */
+    120, 136, /* 4 */
+    116, 136, /* 5 */
+    103, 136, /* 6 */
+    118, 136, /* 7 */
+    112, 136, /* 8 */
+    101, 136, /* 9 */
+    114, 136, /* 10 */
+    85, 136, /* 11 */
+    105, 136, /* 12 */
+    136, 409, /* 13 */
+    108, 136, /* 14 */
+    106, 136, /* 15 */
+    136, 387, /* 16 */
+    81, 136, /* 17 */
+    109, 136, /* 18 */
+    83, 136, /* 19 */
+    136, 411, /* 20 */
+    136, 410, /* 21 */
+    136, 388, /* 22 */
+    136, 389, /* 23 */
+    136, 390, /* 24 */
+    136, 412, /* 25 */
+    136, 392, /* 26 */
+    136, 393, /* 27 */
+    136, 391, /* 28 */
+    136, 398, /* 29 */
+    136, 399, /* 30 */
+    136, 394, /* 31 */
+    136, 403, /* 32 */
+    136, 404, /* 33 */
+    136, 402, /* 34 */
+    136, 401, /* 35 */
+    136, 395, /* 36 */
+    136, 400, /* 37 */
+    136, 386, /* 38 */
+    136, 396, /* 39 */
+    136, 405, /* 40 */
+    54, 136, /* 41 */
+    136, 397, /* 42 */
+    136, 406, /* 43 */
+    136, 408, /* 44 */
+    136, 407, /* 45 */
+    64, 136, /* 46 */
+    62, 136, /* 47 */
+    60, 136, /* 48 */
+    67, 136, /* 49 */
+    66, 136, /* 50 */
+    123, 136, /* 51 */
+    88, 136, /* 52 */
+    122, 136, /* 53 */
+    117, 136, /* 54 */
+    104, 136, /* 55 */
+    119, 136, /* 56 */
+    113, 136, /* 57 */
+    102, 136, /* 58 */
+    115, 136, /* 59 */
+    86, 136, /* 60 */
+    107, 136, /* 61 */
+    40, 136, /* 62 */
+    110, 136, /* 63 */
+    13, 136, /* 64 */
+    82, 136, /* 65 */
+    111, 136, /* 66 */
+    84, 136, /* 67 */
+    42, 136, /* 68 */
+    41, 136, /* 69 */
+    14, 136, /* 70 */
+    19, 136, /* 71 */
+    20, 136, /* 72 */
+    43, 136, /* 73 */
+    15, 136, /* 74 */
+    16, 136, /* 75 */
+    21, 136, /* 76 */
+    33, 136, /* 77 */
+    34, 136, /* 78 */
+    17, 136, /* 79 */
+    29, 136, /* 80 */
+    30, 136, /* 81 */
+    22, 136, /* 82 */
+    28, 136, /* 83 */
+    27, 136, /* 84 */
+    18, 136, /* 85 */
+    26, 136, /* 86 */
+    35, 136, /* 87 */
+    23, 136, /* 88 */
+    11, 136, /* 89 */
+    24, 136, /* 90 */
+    36, 136, /* 91 */
+    55, 136, /* 92 */
+    12, 136, /* 93 */
+    25, 136, /* 94 */
+    37, 136, /* 95 */
+    32, 136, /* 96 */
+    31, 136, /* 97 */
+    38, 136, /* 98 */
+    39, 136, /* 99 */
+    65, 136, /* 100 */
+    63, 136, /* 101 */
+    61, 136, /* 102 */
+    73, 136, /* 103 */
+    95, 136, /* 104 */
+    97, 136, /* 105 */
+    79, 136, /* 106 */
+    99, 136, /* 107 */
+    136, 382, /* 108 */
+    136, 383, /* 109 */
+    136, 384, /* 110 */
+    136, 385, /* 111 */
+    136, 380, /* 112 */
+    136, 381, /* 113 */
+    58, 136, /* 114 */
+    96, 136, /* 115 */
+    98, 136, /* 116 */
+    80, 136, /* 117 */
+    100, 136, /* 118 */
+    7, 136, /* 119 */
+    8, 136, /* 120 */
+    9, 136, /* 121 */
+    10, 136, /* 122 */
+    5, 136, /* 123 */
+    6, 136, /* 124 */
+    59, 136, /* 125 */
+    78, 138, /* 126 */
+    77, 136, /* 127 */
+    130, 136, /* 128 */
+    132, 136, /* 129 */
+    91, 136, /* 130 */
+    134, 136, /* 131 */
+    136, 419, /* 132 */
+    136, 420, /* 133 */
+    136, 418, /* 134 */
+    136, 421, /* 135 */
+    136, 422, /* 136 */
+    70, 136, /* 137 */
+    131, 136, /* 138 */
+    133, 136, /* 139 */
+    92, 136, /* 140 */
+    135, 136, /* 141 */
+    50, 136, /* 142 */
+    51, 136, /* 143 */
+    49, 136, /* 144 */
+    52, 136, /* 145 */
+    53, 136, /* 146 */
+    71, 136, /* 147 */
+    76, 136, /* 148 */
+    124, 136, /* 149 */
+    126, 136, /* 150 */
+    89, 136, /* 151 */
+    128, 136, /* 152 */
+    136, 414, /* 153 */
+    136, 415, /* 154 */
+    136, 413, /* 155 */
+    136, 416, /* 156 */
+    136, 417, /* 157 */
+    68, 136, /* 158 */
+    125, 136, /* 159 */
+    127, 136, /* 160 */
+    90, 136, /* 161 */
+    129, 136, /* 162 */
+    45, 136, /* 163 */
+    46, 136, /* 164 */
+    44, 136, /* 165 */
+    47, 136, /* 166 */
+    48, 136, /* 167 */
+    69, 136, /* 168 */
+    72, 136, /* 169 */
+    93, 136, /* 170 */
+    136, 376, /* 171 */
+    136, 377, /* 172 */
+    136, 375, /* 173 */
+    136, 378, /* 174 */
+    136, 379, /* 175 */
+    56, 136, /* 176 */
+    94, 136, /* 177 */
+    1, 136, /* 178 */
+    2, 136, /* 179 */
+    0, 136, /* 180 */
+    3, 136, /* 181 */
+    4, 136, /* 182 */
+    57, 136, /* 183 */
+    183, /* 184 */
+    364, /* 185 */
+    363, /* 186 */
+    366, /* 187 */
+    365, /* 188 */
+    368, /* 189 */
+    358, /* 190 */
+    367, /* 191 */
+    359, /* 192 */
+    361, /* 193 */
+    360, /* 194 */
+    279, /* 195 */
+    200, /* 196 */
+    362, /* 197 */
+    254, /* 198 */
+    253, /* 199 */
+    256, /* 200 */
+    201, /* 201 */
+    255, /* 202 */
+    267, /* 203 */
+    268, /* 204 */
+    211, /* 205 */
+    202, /* 206 */
+    257, /* 207 */
     203, /* 208 */
-    185, /* 209 */
-    253, /* 210 */
-    266, /* 211 */
-    265, /* 212 */
-    199, /* 213 */
-    186, /* 214 */
-    254, /* 215 */
-    201, /* 216 */
-    200, /* 217 */
-    306, /* 218 */
-    315, /* 219 */
-    316, /* 220 */
-    314, /* 221 */
-    319, /* 222 */
-    318, /* 223 */
-    317, /* 224 */
-    307, /* 225 */
-    321, /* 226 */
-    320, /* 227 */
-    204, /* 228 */
-    202, /* 229 */
-    309, /* 230 */
-    322, /* 231 */
-    308, /* 232 */
-    323, /* 233 */
-    305, /* 234 */
-    324, /* 235 */
-    313, /* 236 */
-    167, /* 237 */
-    166, /* 238 */
-    168, /* 239 */
-    170, /* 240 */
-    161, /* 241 */
-    169, /* 242 */
-    162, /* 243 */
-    164, /* 244 */
-    163, /* 245 */
-    165, /* 246 */
-    256, /* 247 */
-    255, /* 248 */
-    139, /* 249 */
-    257, /* 250 */
-    267, /* 251 */
-    268, /* 252 */
-    147, /* 253 */
-    140, /* 254 */
-    258, /* 255 */
-    141, /* 256 */
-    269, /* 257 */
-    270, /* 258 */
+    258, /* 209 */
+    204, /* 210 */
+    269, /* 211 */
+    270, /* 212 */
+    209, /* 213 */
+    191, /* 214 */
+    259, /* 215 */
+    272, /* 216 */
+    271, /* 217 */
+    205, /* 218 */
+    192, /* 219 */
+    260, /* 220 */
+    207, /* 221 */
+    206, /* 222 */
+    312, /* 223 */
+    321, /* 224 */
+    322, /* 225 */
+    320, /* 226 */
+    325, /* 227 */
+    324, /* 228 */
+    323, /* 229 */
+    313, /* 230 */
+    327, /* 231 */
+    326, /* 232 */
+    210, /* 233 */
+    208, /* 234 */
+    315, /* 235 */
+    328, /* 236 */
+    314, /* 237 */
+    329, /* 238 */
+    311, /* 239 */
+    330, /* 240 */
+    319, /* 241 */
+    173, /* 242 */
+    172, /* 243 */
+    174, /* 244 */
+    176, /* 245 */
+    167, /* 246 */
+    175, /* 247 */
+    168, /* 248 */
+    170, /* 249 */
+    169, /* 250 */
+    171, /* 251 */
+    262, /* 252 */
+    261, /* 253 */
+    145, /* 254 */
+    263, /* 255 */
+    273, /* 256 */
+    274, /* 257 */
+    153, /* 258 */
     146, /* 259 */
-    259, /* 260 */
-    187, /* 261 */
-    272, /* 262 */
-    271, /* 263 */
-    142, /* 264 */
-    260, /* 265 */
-    144, /* 266 */
-    143, /* 267 */
-    310, /* 268 */
-    326, /* 269 */
-    327, /* 270 */
-    325, /* 271 */
-    329, /* 272 */
-    328, /* 273 */
-    311, /* 274 */
-    331, /* 275 */
-    330, /* 276 */
-    145, /* 277 */
-    304, /* 278 */
-    312, /* 279 */
-    332, /* 280 */
-    333, /* 281 */
-    334, /* 282 */
-    176, /* 283 */
-    349, /* 284 */
-    350, /* 285 */
-    351, /* 286 */
-    345, /* 287 */
-    344, /* 288 */
-    347, /* 289 */
-    346, /* 290 */
-    348, /* 291 */
-    241, /* 292 */
-    217, /* 293 */
-    242, /* 294 */
-    189, /* 295 */
-    218, /* 296 */
-    228, /* 297 */
-    193, /* 298 */
-    190, /* 299 */
-    181, /* 300 */
-    219, /* 301 */
-    243, /* 302 */
-    229, /* 303 */
-    230, /* 304 */
-    191, /* 305 */
-    182, /* 306 */
-    220, /* 307 */
-    240, /* 308 */
-    221, /* 309 */
-    231, /* 310 */
-    232, /* 311 */
-    183, /* 312 */
-    222, /* 313 */
-    192, /* 314 */
-    301, /* 315 */
+    264, /* 260 */
+    147, /* 261 */
+    275, /* 262 */
+    276, /* 263 */
+    152, /* 264 */
+    265, /* 265 */
+    193, /* 266 */
+    278, /* 267 */
+    277, /* 268 */
+    148, /* 269 */
+    266, /* 270 */
+    150, /* 271 */
+    149, /* 272 */
+    316, /* 273 */
+    332, /* 274 */
+    333, /* 275 */
+    331, /* 276 */
+    335, /* 277 */
+    334, /* 278 */
+    317, /* 279 */
+    337, /* 280 */
+    336, /* 281 */
+    151, /* 282 */
+    310, /* 283 */
+    318, /* 284 */
+    338, /* 285 */
+    339, /* 286 */
+    340, /* 287 */
+    182, /* 288 */
+    355, /* 289 */
+    356, /* 290 */
+    357, /* 291 */
+    351, /* 292 */
+    350, /* 293 */
+    353, /* 294 */
+    352, /* 295 */
+    354, /* 296 */
+    247, /* 297 */
+    223, /* 298 */
+    248, /* 299 */
+    195, /* 300 */
+    224, /* 301 */
+    234, /* 302 */
+    199, /* 303 */
+    196, /* 304 */
+    187, /* 305 */
+    225, /* 306 */
+    249, /* 307 */
+    235, /* 308 */
+    236, /* 309 */
+    197, /* 310 */
+    188, /* 311 */
+    226, /* 312 */
+    246, /* 313 */
+    227, /* 314 */
+    237, /* 315 */
     238, /* 316 */
-    299, /* 317 */
-    296, /* 318 */
-    302, /* 319 */
-    300, /* 320 */
-    180, /* 321 */
-    298, /* 322 */
-    368, /* 323 */
-    293, /* 324 */
-    295, /* 325 */
-    294, /* 326 */
-    158, /* 327 */
-    159, /* 328 */
-    160, /* 329 */
-    154, /* 330 */
-    153, /* 331 */
-    156, /* 332 */
-    155, /* 333 */
-    157, /* 334 */
-    223, /* 335 */
-    245, /* 336 */
-    134, /* 337 */
-    233, /* 338 */
-    138, /* 339 */
-    135, /* 340 */
-    224, /* 341 */
-    246, /* 342 */
-    234, /* 343 */
-    235, /* 344 */
-    136, /* 345 */
-    225, /* 346 */
-    244, /* 347 */
-    226, /* 348 */
-    236, /* 349 */
-    237, /* 350 */
-    227, /* 351 */
-    137, /* 352 */
-    184, /* 353 */
-    239, /* 354 */
-    297, /* 355 */
-    303, /* 356 */
-    179, /* 357 */
-    367, /* 358 */
-    365, /* 359 */
-    211, /* 360 */
-    366, /* 361 */
-    282, /* 362 */
-    281, /* 363 */
-    208, /* 364 */
-    286, /* 365 */
-    285, /* 366 */
-    339, /* 367 */
-    338, /* 368 */
-    210, /* 369 */
-    209, /* 370 */
-    340, /* 371 */
-    173, /* 372 */
-    151, /* 373 */
-    174, /* 374 */
-    284, /* 375 */
-    283, /* 376 */
-    288, /* 377 */
-    287, /* 378 */
-    341, /* 379 */
-    150, /* 380 */
-    342, /* 381 */
-    178, /* 382 */
-    364, /* 383 */
-    363, /* 384 */
-    207, /* 385 */
-    279, /* 386 */
-    274, /* 387 */
-    277, /* 388 */
-    276, /* 389 */
-    206, /* 390 */
-    336, /* 391 */
-    335, /* 392 */
-    172, /* 393 */
-    171, /* 394 */
-    149, /* 395 */
-    280, /* 396 */
-    275, /* 397 */
-    278, /* 398 */
-    148, /* 399 */
-    337, /* 400 */
-    175, /* 401 */
-    343, /* 402 */
-    212, /* 403 */
-    188, /* 404 */
-    213, /* 405 */
-    215, /* 406 */
-    289, /* 407 */
-    291, /* 408 */
-    290, /* 409 */
-    152, /* 410 */
-    133, /* 411 */
-    214, /* 412 */
-    216, /* 413 */
-    292, /* 414 */
+    189, /* 317 */
+    228, /* 318 */
+    198, /* 319 */
+    307, /* 320 */
+    244, /* 321 */
+    305, /* 322 */
+    302, /* 323 */
+    308, /* 324 */
+    306, /* 325 */
+    186, /* 326 */
+    304, /* 327 */
+    374, /* 328 */
+    299, /* 329 */
+    301, /* 330 */
+    300, /* 331 */
+    164, /* 332 */
+    165, /* 333 */
+    166, /* 334 */
+    160, /* 335 */
+    159, /* 336 */
+    162, /* 337 */
+    161, /* 338 */
+    163, /* 339 */
+    229, /* 340 */
+    251, /* 341 */
+    140, /* 342 */
+    239, /* 343 */
+    144, /* 344 */
+    141, /* 345 */
+    230, /* 346 */
+    252, /* 347 */
+    240, /* 348 */
+    241, /* 349 */
+    142, /* 350 */
+    231, /* 351 */
+    250, /* 352 */
+    232, /* 353 */
+    242, /* 354 */
+    243, /* 355 */
+    233, /* 356 */
+    143, /* 357 */
+    190, /* 358 */
+    245, /* 359 */
+    303, /* 360 */
+    309, /* 361 */
+    185, /* 362 */
+    373, /* 363 */
+    371, /* 364 */
+    217, /* 365 */
+    372, /* 366 */
+    288, /* 367 */
+    287, /* 368 */
+    214, /* 369 */
+    292, /* 370 */
+    291, /* 371 */
+    345, /* 372 */
+    344, /* 373 */
+    216, /* 374 */
+    215, /* 375 */
+    346, /* 376 */
+    179, /* 377 */
+    157, /* 378 */
+    180, /* 379 */
+    290, /* 380 */
+    289, /* 381 */
+    294, /* 382 */
+    293, /* 383 */
+    347, /* 384 */
+    156, /* 385 */
+    348, /* 386 */
+    184, /* 387 */
+    370, /* 388 */
+    369, /* 389 */
+    213, /* 390 */
+    285, /* 391 */
+    280, /* 392 */
+    283, /* 393 */
+    282, /* 394 */
+    212, /* 395 */
+    342, /* 396 */
+    341, /* 397 */
+    178, /* 398 */
+    177, /* 399 */
+    155, /* 400 */
+    286, /* 401 */
+    281, /* 402 */
+    284, /* 403 */
+    154, /* 404 */
+    343, /* 405 */
+    181, /* 406 */
+    349, /* 407 */
+    218, /* 408 */
+    194, /* 409 */
+    219, /* 410 */
+    221, /* 411 */
+    295, /* 412 */
+    297, /* 413 */
+    296, /* 414 */
+    158, /* 415 */
+    139, /* 416 */
+    220, /* 417 */
+    222, /* 418 */
+    298, /* 419 */
     -1
 };
 
@@ -1809,347 +1831,347 @@ NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 
 /* Tuned shapes, problem after problem, each sorted by (N, M). */
 NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] = {
     /* 1: rmsnorm_bwd x=bf16,w=bf16,dw=f32 */
-    {64LL, 65536LL, 2, 11.376, 2212.2, 50},
-    {64LL, 131072LL, 2, 18.004, 2795.5, 50},
-    {64LL, 262144LL, 3, 31.106, 3236.1, 51},
-    {64LL, 1048576LL, 4, 106.888, 3767.1, -1},
-    {128LL, 65536LL, 5, 18.784, 2679.5, 52},
-    {128LL, 262144LL, 6, 57.836, 3481.0, 53},
-    {128LL, 1048576LL, 6, 208.592, 3860.7, 53},
-    {256LL, 65536LL, 7, 31.415, 3204.4, -1},
-    {256LL, 262144LL, 8, 106.456, 3782.4, 54},
-    {256LL, 1048576LL, 9, 405.616, 3970.8, 55},
-    {512LL, 8192LL, 10, 11.150, 2257.3, 56},
-    {512LL, 32768LL, 10, 31.417, 3204.2, 56},
-    {512LL, 65536LL, 11, 57.028, 3530.4, 57},
-    {512LL, 262144LL, 12, 203.264, 3961.9, 58},
-    {768LL, 8192LL, 13, 14.903, 2533.3, 16},
-    {768LL, 65536LL, 13, 80.965, 3729.9, 16},
-    {768LL, 262144LL, 14, 302.400, 3994.6, 59},
-    {1024LL, 1024LL, 15, 6.261, 1005.8, 60},
-    {1024LL, 4096LL, 16, 12.081, 2083.6, 61},
-    {1024LL, 8192LL, 17, 18.833, 2672.8, 62},
-    {1024LL, 16384LL, 18, 30.798, 3268.7, 63},
-    {1024LL, 65536LL, 19, 101.680, 3960.1, 64},
-    {1024LL, 262144LL, 20, 398.976, 4036.9, 65},
-    {1536LL, 32768LL, 21, 80.016, 3774.2, 66},
-    {2048LL, 1024LL, 22, 8.671, 1452.6, 67},
-    {2048LL, 4096LL, 23, 18.285, 2753.3, 68},
-    {2048LL, 16384LL, 23, 53.672, 3751.3, 68},
-    {2048LL, 65536LL, 24, 195.432, 4120.7, 69},
-    {3072LL, 1024LL, 25, 10.455, 1807.1, 70},
-    {3072LL, 4096LL, 26, 24.251, 3114.0, 71},
-    {3072LL, 16384LL, 26, 78.779, 3833.6, 71},
-    {3072LL, 65536LL, 26, 299.936, 4027.5, 71},
-    {3584LL, 8192LL, 25, 48.112, 3661.9, 70},
-    {4096LL, 256LL, 27, 7.211, 875.8, 72},
-    {4096LL, 1024LL, 28, 12.160, 2071.6, 73},
-    {4096LL, 4096LL, 29, 30.674, 3282.5, 74},
-    {4096LL, 16384LL, 29, 100.648, 4000.9, 74},
-    {4096LL, 65536LL, 29, 379.296, 4246.4, 74},
-    {4096LL, 131072LL, 29, 755.216, 4265.3, 74},
-    {5120LL, 1024LL, 30, 14.313, 2199.9, 75},
-    {5120LL, 4096LL, 31, 37.155, 3387.5, 76},
-    {5120LL, 16384LL, 32, 124.584, 4040.2, 77},
-    {5120LL, 65536LL, 31, 472.928, 4257.1, 76},
-    {6144LL, 1024LL, 30, 15.842, 2385.1, 78},
-    {6144LL, 4096LL, 33, 42.070, 3590.0, 79},
-    {6144LL, 16384LL, 33, 148.432, 4069.3, 79},
-    {6144LL, 65536LL, 34, 573.264, 4214.4, 80},
-    {7168LL, 1024LL, 35, 17.283, 2550.7, 81},
-    {7168LL, 4096LL, 35, 49.558, 3555.5, 81},
-    {7168LL, 16384LL, 36, 178.944, 3938.0, 82},
-    {7168LL, 65536LL, 36, 690.928, 4079.5, 82},
-    {8192LL, 256LL, 36, 10.351, 1220.4, 83},
-    {8192LL, 1024LL, 35, 19.446, 2590.8, 84},
-    {8192LL, 2048LL, 36, 31.490, 3198.2, 83},
-    {8192LL, 4096LL, 36, 54.996, 3661.6, 83},
-    {8192LL, 16384LL, 36, 197.800, 4071.6, 83},
-    {8192LL, 65536LL, 36, 770.288, 4181.9, 83},
-    {12288LL, 1024LL, 37, 27.540, 2744.1, 85},
-    {12288LL, 4096LL, 38, 82.773, 3649.3, 86},
-    {12288LL, 16384LL, 39, 305.104, 3959.4, 87},
-    {12288LL, 65536LL, 39, 1174.352, 4114.5, 87},
-    {16384LL, 256LL, 40, 16.199, 1559.6, 88},
-    {16384LL, 1024LL, 37, 35.443, 2842.9, 89},
-    {16384LL, 4096LL, 41, 112.120, 3592.1, 90},
-    {16384LL, 8192LL, 42, 214.336, 3757.7, 91},
-    {16384LL, 16384LL, 42, 398.832, 4038.6, 91},
-    {16384LL, 65536LL, 42, 1567.488, 4110.1, 91},
-    {18432LL, 1024LL, 43, 39.976, 2835.6, 92},
-    {18432LL, 4096LL, 43, 128.000, 3539.8, 92},
-    {18432LL, 16384LL, 44, 451.904, 4009.8, 93},
-    {20480LL, 1024LL, 44, 43.667, 2884.4, 94},
-    {20480LL, 4096LL, 43, 142.336, 3537.0, 95},
-    {20480LL, 16384LL, 44, 501.936, 4011.2, 94},
-    {24576LL, 1024LL, 45, 52.444, 2882.0, 96},
-    {24576LL, 4096LL, 45, 164.320, 3676.5, 96},
-    {24576LL, 16384LL, 45, 637.568, 3789.5, 96},
-    {32768LL, 1024LL, 46, 65.024, 3099.2, 97},
-    {32768LL, 4096LL, 46, 214.176, 3760.9, 97},
-    {32768LL, 16384LL, 47, 832.512, 3869.5, 98},
-    {65536LL, 1024LL, 48, 118.696, 3395.6, -1},
-    {65536LL, 4096LL, 48, 428.464, 3760.0, -1},
-    {65536LL, 16384LL, 49, 1718.384, 3749.4, -1},
+    {64LL, 65536LL, 2, 10.616, 2370.6, 51},
+    {64LL, 131072LL, 3, 18.004, 2795.5, 52},
+    {64LL, 262144LL, 4, 28.810, 3494.1, 53},
+    {64LL, 1048576LL, 5, 102.920, 3912.3, 54},
+    {128LL, 65536LL, 6, 16.933, 2972.4, 55},
+    {128LL, 262144LL, 6, 52.872, 3807.8, 55},
+    {128LL, 1048576LL, 7, 198.952, 4047.7, 56},
+    {256LL, 65536LL, 8, 29.541, 3407.7, 57},
+    {256LL, 262144LL, 9, 100.600, 4002.5, 58},
+    {256LL, 1048576LL, 9, 386.448, 4167.7, 58},
+    {512LL, 8192LL, 10, 10.928, 2303.2, 59},
+    {512LL, 32768LL, 11, 31.417, 3204.2, 60},
+    {512LL, 65536LL, 12, 54.068, 3723.6, 61},
+    {512LL, 262144LL, 13, 203.264, 3961.9, 62},
+    {768LL, 8192LL, 14, 14.830, 2545.8, 63},
+    {768LL, 65536LL, 15, 78.197, 3862.0, 18},
+    {768LL, 262144LL, 16, 302.400, 3994.6, 64},
+    {1024LL, 1024LL, 17, 6.261, 1005.8, 65},
+    {1024LL, 4096LL, 18, 11.964, 2103.9, 66},
+    {1024LL, 8192LL, 19, 18.833, 2672.8, 67},
+    {1024LL, 16384LL, 18, 30.494, 3301.3, 66},
+    {1024LL, 65536LL, 20, 101.680, 3960.1, 68},
+    {1024LL, 262144LL, 21, 398.976, 4036.9, 69},
+    {1536LL, 32768LL, 22, 80.016, 3774.2, 70},
+    {2048LL, 1024LL, 23, 8.671, 1452.6, 71},
+    {2048LL, 4096LL, 24, 18.285, 2753.3, 72},
+    {2048LL, 16384LL, 24, 53.672, 3751.3, 72},
+    {2048LL, 65536LL, 25, 195.432, 4120.7, 73},
+    {3072LL, 1024LL, 26, 10.455, 1807.1, 74},
+    {3072LL, 4096LL, 27, 24.251, 3114.0, 75},
+    {3072LL, 16384LL, 27, 78.779, 3833.6, 75},
+    {3072LL, 65536LL, 27, 299.936, 4027.5, 75},
+    {3584LL, 8192LL, 26, 48.112, 3661.9, 74},
+    {4096LL, 256LL, 28, 7.211, 875.8, 76},
+    {4096LL, 1024LL, 29, 12.160, 2071.6, 77},
+    {4096LL, 4096LL, 30, 30.674, 3282.5, 78},
+    {4096LL, 16384LL, 30, 100.648, 4000.9, 78},
+    {4096LL, 65536LL, 30, 379.296, 4246.4, 78},
+    {4096LL, 131072LL, 30, 755.216, 4265.3, 78},
+    {5120LL, 1024LL, 31, 14.313, 2199.9, 79},
+    {5120LL, 4096LL, 32, 37.155, 3387.5, 80},
+    {5120LL, 16384LL, 33, 124.584, 4040.2, 81},
+    {5120LL, 65536LL, 32, 472.928, 4257.1, 80},
+    {6144LL, 1024LL, 31, 15.842, 2385.1, 82},
+    {6144LL, 4096LL, 34, 42.070, 3590.0, 83},
+    {6144LL, 16384LL, 34, 148.432, 4069.3, 83},
+    {6144LL, 65536LL, 35, 573.264, 4214.4, 84},
+    {7168LL, 1024LL, 36, 17.283, 2550.7, 85},
+    {7168LL, 4096LL, 36, 49.558, 3555.5, 85},
+    {7168LL, 16384LL, 37, 178.944, 3938.0, 86},
+    {7168LL, 65536LL, 37, 690.928, 4079.5, 86},
+    {8192LL, 256LL, 37, 10.351, 1220.4, 87},
+    {8192LL, 1024LL, 36, 19.446, 2590.8, 88},
+    {8192LL, 2048LL, 37, 31.490, 3198.2, 87},
+    {8192LL, 4096LL, 37, 54.996, 3661.6, 87},
+    {8192LL, 16384LL, 37, 197.800, 4071.6, 87},
+    {8192LL, 65536LL, 37, 770.288, 4181.9, 87},
+    {12288LL, 1024LL, 38, 27.540, 2744.1, 89},
+    {12288LL, 4096LL, 39, 82.773, 3649.3, 90},
+    {12288LL, 16384LL, 40, 305.104, 3959.4, 91},
+    {12288LL, 65536LL, 40, 1174.352, 4114.5, 91},
+    {16384LL, 256LL, 41, 16.199, 1559.6, 92},
+    {16384LL, 1024LL, 38, 35.443, 2842.9, 93},
+    {16384LL, 4096LL, 42, 112.120, 3592.1, 94},
+    {16384LL, 8192LL, 43, 214.336, 3757.7, 95},
+    {16384LL, 16384LL, 43, 398.832, 4038.6, 95},
+    {16384LL, 65536LL, 43, 1567.488, 4110.1, 95},
+    {18432LL, 1024LL, 44, 39.976, 2835.6, 96},
+    {18432LL, 4096LL, 44, 128.000, 3539.8, 96},
+    {18432LL, 16384LL, 45, 451.904, 4009.8, 97},
+    {20480LL, 1024LL, 45, 43.667, 2884.4, 98},
+    {20480LL, 4096LL, 44, 142.336, 3537.0, 99},
+    {20480LL, 16384LL, 45, 501.936, 4011.2, 98},
+    {24576LL, 1024LL, 46, 52.444, 2882.0, 100},
+    {24576LL, 4096LL, 46, 164.320, 3676.5, 100},
+    {24576LL, 16384LL, 46, 637.568, 3789.5, 100},
+    {32768LL, 1024LL, 47, 65.024, 3099.2, 101},
+    {32768LL, 4096LL, 47, 214.176, 3760.9, 101},
+    {32768LL, 16384LL, 48, 832.512, 3869.5, 102},
+    {65536LL, 1024LL, 49, 118.696, 3395.6, -1},
+    {65536LL, 4096LL, 49, 428.464, 3760.0, -1},
+    {65536LL, 16384LL, 50, 1718.384, 3749.4, -1},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 100, 57.176, 3521.2, 111},
-    {512LL, 65536LL, 101, 56.672, 3552.6, 112},
-    {1024LL, 1024LL, 102, 6.160, 1022.7, 113},
-    {1024LL, 4096LL, 103, 11.908, 2114.1, 114},
-    {1024LL, 16384LL, 102, 31.664, 3179.4, 113},
-    {1024LL, 65536LL, 104, 105.408, 3820.0, 115},
-    {4096LL, 1024LL, 105, 12.308, 2047.3, 116},
-    {4096LL, 4096LL, 106, 30.777, 3271.8, 117},
-    {4096LL, 16384LL, 106, 101.512, 3966.9, 117},
-    {4096LL, 65536LL, 106, 378.944, 4250.4, 117},
-    {16384LL, 1024LL, 107, 35.859, 2810.9, 118},
-    {16384LL, 4096LL, 107, 115.184, 3496.9, 118},
-    {16384LL, 16384LL, 108, 401.136, 4015.5, 119},
-    {16384LL, 65536LL, 109, 1569.312, 4105.4, 120},
-    {32768LL, 4096LL, 110, 218.720, 3683.1, 121},
+    {128LL, 262144LL, 104, 53.104, 3791.2, 115},
+    {512LL, 65536LL, 105, 53.980, 3729.7, 116},
+    {1024LL, 1024LL, 106, 6.160, 1022.7, 117},
+    {1024LL, 4096LL, 107, 11.731, 2146.0, 118},
+    {1024LL, 16384LL, 107, 30.517, 3298.9, 118},
+    {1024LL, 65536LL, 108, 105.408, 3820.0, 119},
+    {4096LL, 1024LL, 109, 12.308, 2047.3, 120},
+    {4096LL, 4096LL, 110, 30.777, 3271.8, 121},
+    {4096LL, 16384LL, 110, 101.512, 3966.9, 121},
+    {4096LL, 65536LL, 110, 378.944, 4250.4, 121},
+    {16384LL, 1024LL, 111, 35.859, 2810.9, 122},
+    {16384LL, 4096LL, 111, 115.184, 3496.9, 122},
+    {16384LL, 16384LL, 112, 401.136, 4015.5, 123},
+    {16384LL, 65536LL, 113, 1569.312, 4105.4, 124},
+    {32768LL, 4096LL, 114, 218.720, 3683.1, 125},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 124, 56.972, 3533.8, 134},
-    {512LL, 65536LL, 125, 56.900, 3538.3, 135},
-    {1024LL, 1024LL, 126, 6.259, 1006.1, 136},
-    {1024LL, 4096LL, 127, 12.115, 2077.8, 137},
-    {1024LL, 16384LL, 126, 31.890, 3156.7, 136},
-    {1024LL, 65536LL, 126, 107.664, 3740.0, 136},
-    {4096LL, 1024LL, 128, 12.401, 2031.3, 138},
-    {4096LL, 4096LL, 129, 30.368, 3315.6, 139},
-    {4096LL, 16384LL, 129, 99.216, 4058.6, 139},
-    {4096LL, 65536LL, 129, 377.472, 4266.9, 139},
-    {16384LL, 1024LL, 130, 34.896, 2887.5, 140},
-    {16384LL, 4096LL, 131, 114.400, 3520.6, 141},
-    {16384LL, 16384LL, 130, 400.864, 4018.1, 140},
-    {16384LL, 65536LL, 132, 1565.472, 4115.4, 142},
-    {32768LL, 4096LL, 133, 215.872, 3731.4, 143},
+    {128LL, 262144LL, 128, 53.316, 3776.1, 138},
+    {512LL, 65536LL, 129, 54.340, 3705.0, 139},
+    {1024LL, 1024LL, 130, 6.259, 1006.1, 140},
+    {1024LL, 4096LL, 131, 11.868, 2121.0, 141},
+    {1024LL, 16384LL, 131, 30.482, 3302.6, 141},
+    {1024LL, 65536LL, 131, 103.680, 3883.7, 141},
+    {4096LL, 1024LL, 132, 12.401, 2031.3, 142},
+    {4096LL, 4096LL, 133, 30.368, 3315.6, 143},
+    {4096LL, 16384LL, 133, 99.216, 4058.6, 143},
+    {4096LL, 65536LL, 133, 377.472, 4266.9, 143},
+    {16384LL, 1024LL, 134, 34.896, 2887.5, 144},
+    {16384LL, 4096LL, 135, 114.400, 3520.6, 145},
+    {16384LL, 16384LL, 134, 400.864, 4018.1, 144},
+    {16384LL, 65536LL, 136, 1565.472, 4115.4, 146},
+    {32768LL, 4096LL, 137, 215.872, 3731.4, 147},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 145, 57.104, 3525.6, 155},
-    {512LL, 65536LL, 146, 56.676, 3552.3, 156},
-    {1024LL, 1024LL, 147, 6.174, 1020.3, 157},
-    {1024LL, 4096LL, 148, 12.021, 2094.2, 158},
-    {1024LL, 16384LL, 147, 31.641, 3181.7, 157},
-    {1024LL, 65536LL, 147, 107.576, 3743.0, 157},
-    {4096LL, 1024LL, 149, 12.333, 2043.2, 159},
-    {4096LL, 4096LL, 150, 30.594, 3291.3, 160},
-    {4096LL, 16384LL, 150, 100.432, 4009.5, 160},
-    {4096LL, 65536LL, 150, 378.848, 4251.4, 160},
-    {16384LL, 1024LL, 151, 35.573, 2833.4, 161},
-    {16384LL, 4096LL, 151, 114.816, 3508.1, 161},
-    {16384LL, 16384LL, 152, 401.488, 4011.9, 162},
-    {16384LL, 65536LL, 153, 1568.768, 4106.8, 163},
-    {32768LL, 4096LL, 154, 218.416, 3688.2, 164},
+    {128LL, 262144LL, 149, 53.472, 3765.1, 159},
+    {512LL, 65536LL, 150, 54.252, 3711.0, 160},
+    {1024LL, 1024LL, 151, 6.174, 1020.3, 161},
+    {1024LL, 4096LL, 152, 11.810, 2131.6, 162},
+    {1024LL, 16384LL, 152, 30.681, 3281.2, 162},
+    {1024LL, 65536LL, 152, 107.336, 3751.4, 162},
+    {4096LL, 1024LL, 153, 12.333, 2043.2, 163},
+    {4096LL, 4096LL, 154, 30.594, 3291.3, 164},
+    {4096LL, 16384LL, 154, 100.432, 4009.5, 164},
+    {4096LL, 65536LL, 154, 378.848, 4251.4, 164},
+    {16384LL, 1024LL, 155, 35.573, 2833.4, 165},
+    {16384LL, 4096LL, 155, 114.816, 3508.1, 165},
+    {16384LL, 16384LL, 156, 401.488, 4011.9, 166},
+    {16384LL, 65536LL, 157, 1568.768, 4106.8, 167},
+    {32768LL, 4096LL, 158, 218.416, 3688.2, 168},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 166, 105.944, 3800.6, -1},
-    {1024LL, 4096LL, 167, 17.281, 2913.0, 173},
-    {1024LL, 65536LL, 167, 194.880, 4132.4, 173},
-    {4096LL, 4096LL, 168, 53.056, 3795.2, 174},
-    {4096LL, 65536LL, 169, 769.184, 4187.9, 175},
-    {16384LL, 4096LL, 170, 233.152, 3454.6, 176},
-    {16384LL, 65536LL, 171, 3508.176, 3672.9, 177},
-    {32768LL, 4096LL, 172, 412.448, 3905.6, 178},
+    {128LL, 262144LL, 170, 101.448, 3969.1, 177},
+    {1024LL, 4096LL, 171, 17.281, 2913.0, 178},
+    {1024LL, 65536LL, 171, 194.880, 4132.4, 178},
+    {4096LL, 4096LL, 172, 53.056, 3795.2, 179},
+    {4096LL, 65536LL, 173, 769.184, 4187.9, 180},
+    {16384LL, 4096LL, 174, 233.152, 3454.6, 181},
+    {16384LL, 65536LL, 175, 3508.176, 3672.9, 182},
+    {32768LL, 4096LL, 176, 412.448, 3905.6, 183},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 180, 5.955, 2861.5, 237},
-    {64LL, 131072LL, 181, 10.093, 3376.6, 238},
-    {64LL, 262144LL, 182, 18.086, 3768.6, 239},
-    {64LL, 1048576LL, 180, 65.888, 4137.8, 237},
-    {128LL, 65536LL, 183, 10.304, 3281.9, -1},
-    {128LL, 262144LL, 184, 34.800, 3887.0, 240},
-    {128LL, 1048576LL, 184, 131.776, 4105.9, 240},
-    {256LL, 65536LL, 185, 18.412, 3659.2, 241},
-    {256LL, 262144LL, 185, 66.852, 4031.1, 241},
-    {256LL, 1048576LL, 186, 258.928, 4163.1, 242},
-    {512LL, 8192LL, 187, 5.780, 2908.5, 243},
-    {512LL, 32768LL, 188, 18.358, 3662.8, 244},
-    {512LL, 65536LL, 188, 34.616, 3884.9, 244},
-    {512LL, 262144LL, 188, 131.280, 4097.5, 244},
-    {768LL, 8192LL, 189, 7.995, 3152.0, 245},
-    {768LL, 65536LL, 190, 50.170, 4018.2, -1},
-    {768LL, 262144LL, 190, 193.224, 4173.2, -1},
-    {1024LL, 1024LL, 191, 2.785, 1508.2, -1},
-    {1024LL, 4096LL, 192, 5.839, 2876.4, 246},
-    {1024LL, 8192LL, 193, 10.034, 3347.7, 247},
-    {1024LL, 16384LL, 194, 18.041, 3723.5, 248},
-    {1024LL, 65536LL, 194, 65.824, 4082.1, 248},
-    {1024LL, 262144LL, 193, 254.992, 4215.0, 247},
-    {1536LL, 32768LL, 195, 50.016, 4027.9, -1},
-    {2048LL, 1024LL, 196, 3.892, 2157.2, 249},
-    {2048LL, 4096LL, 197, 10.055, 3339.2, 250},
-    {2048LL, 8192LL, 198, 18.248, 3679.6, 251},
-    {2048LL, 16384LL, 199, 34.448, 3898.3, 252},
-    {2048LL, 65536LL, 200, 129.752, 4139.7, 253},
-    {3072LL, 1024LL, 201, 4.820, 2612.4, 254},
-    {3072LL, 4096LL, 202, 14.278, 3526.6, 255},
-    {3072LL, 8192LL, 202, 26.378, 3817.7, 255},
-    {3072LL, 16384LL, 202, 50.736, 3969.5, 255},
-    {3072LL, 65536LL, 203, 192.504, 4184.7, 256},
-    {3584LL, 8192LL, 204, 30.318, 3875.0, -1},
-    {4096LL, 1024LL, 205, 5.823, 2883.1, -1},
-    {4096LL, 4096LL, 206, 18.375, 3653.5, 257},
-    {4096LL, 8192LL, 206, 34.683, 3871.1, 257},
-    {4096LL, 16384LL, 207, 66.644, 4029.0, 258},
-    {4096LL, 65536LL, 208, 258.400, 4156.4, 259},
-    {4096LL, 131072LL, 208, 511.376, 4200.5, 259},
-    {5120LL, 1024LL, 209, 6.844, 3066.4, -1},
-    {5120LL, 4096LL, 210, 22.587, 3715.1, 260},
-    {5120LL, 8192LL, 211, 42.528, 3946.0, -1},
-    {5120LL, 16384LL, 211, 81.867, 4099.6, -1},
-    {5120LL, 65536LL, 212, 319.104, 4206.9, -1},
-    {6144LL, 1024LL, 209, 7.926, 3177.3, 261},
-    {6144LL, 4096LL, 211, 26.438, 3808.6, 262},
-    {6144LL, 8192LL, 212, 51.080, 3942.3, 263},
-    {6144LL, 16384LL, 213, 98.352, 4094.8, 264},
-    {6144LL, 65536LL, 213, 386.624, 4166.5, 264},
-    {7168LL, 1024LL, 214, 8.854, 3318.0, -1},
-    {7168LL, 4096LL, 215, 30.784, 3816.0, 265},
-    {7168LL, 8192LL, 216, 58.848, 3992.1, 266},
-    {7168LL, 16384LL, 216, 114.624, 4099.0, 266},
-    {7168LL, 65536LL, 217, 444.512, 4227.8, 267},
-    {8192LL, 1024LL, 214, 9.821, 3418.8, -1},
-    {8192LL, 2048LL, 218, 18.127, 3703.6, 268},
-    {8192LL, 4096LL, 219, 34.392, 3903.5, 269},
-    {8192LL, 8192LL, 219, 66.060, 4064.3, 269},
-    {8192LL, 16384LL, 220, 130.880, 4102.6, 270},
-    {8192LL, 65536LL, 221, 507.056, 4235.7, 271},
-    {12288LL, 1024LL, 222, 14.331, 3514.0, -1},
-    {12288LL, 4096LL, 223, 50.760, 3967.1, 272},
-    {12288LL, 8192LL, 224, 97.856, 4115.3, 273},
-    {12288LL, 16384LL, 224, 193.632, 4159.4, 273},
-    {12288LL, 65536LL, 224, 763.120, 4221.5, 273},
-    {16384LL, 1024LL, 225, 18.499, 3629.7, 274},
-    {16384LL, 4096LL, 226, 66.760, 4021.6, 275},
-    {16384LL, 8192LL, 227, 131.488, 4083.5, 276},
-    {16384LL, 16384LL, 228, 257.888, 4164.0, -1},
-    {16384LL, 65536LL, 229, 1012.592, 4241.8, 277},
-    {18432LL, 1024LL, 230, 20.744, 3641.5, 278},
-    {18432LL, 4096LL, 231, 74.171, 4072.3, -1},
-    {18432LL, 16384LL, 232, 288.864, 4182.1, 279},
-    {20480LL, 1024LL, 231, 22.875, 3669.2, 280},
-    {20480LL, 4096LL, 231, 82.581, 4063.9, 280},
-    {20480LL, 16384LL, 233, 320.288, 4190.9, 281},
-    {32768LL, 1024LL, 234, 35.619, 3770.1, -1},
-    {32768LL, 4096LL, 234, 132.696, 4046.5, -1},
-    {32768LL, 16384LL, 235, 512.048, 4194.2, 282},
-    {65536LL, 1024LL, 236, 71.909, 3734.9, -1},
-    {65536LL, 4096LL, 236, 264.224, 4064.3, -1},
-    {65536LL, 16384LL, 236, 1027.712, 4179.3, -1},
+    {64LL, 65536LL, 185, 5.955, 2861.5, 242},
+    {64LL, 131072LL, 186, 10.093, 3376.6, 243},
+    {64LL, 262144LL, 187, 18.086, 3768.6, 244},
+    {64LL, 1048576LL, 185, 65.888, 4137.8, 242},
+    {128LL, 65536LL, 188, 10.304, 3281.9, -1},
+    {128LL, 262144LL, 189, 34.800, 3887.0, 245},
+    {128LL, 1048576LL, 189, 131.776, 4105.9, 245},
+    {256LL, 65536LL, 190, 18.412, 3659.2, 246},
+    {256LL, 262144LL, 190, 66.852, 4031.1, 246},
+    {256LL, 1048576LL, 191, 258.928, 4163.1, 247},
+    {512LL, 8192LL, 192, 5.780, 2908.5, 248},
+    {512LL, 32768LL, 193, 18.358, 3662.8, 249},
+    {512LL, 65536LL, 193, 34.616, 3884.9, 249},
+    {512LL, 262144LL, 193, 131.280, 4097.5, 249},
+    {768LL, 8192LL, 194, 7.995, 3152.0, 250},
+    {768LL, 65536LL, 195, 50.170, 4018.2, -1},
+    {768LL, 262144LL, 195, 193.224, 4173.2, -1},
+    {1024LL, 1024LL, 196, 2.785, 1508.2, -1},
+    {1024LL, 4096LL, 197, 5.839, 2876.4, 251},
+    {1024LL, 8192LL, 198, 10.034, 3347.7, 252},
+    {1024LL, 16384LL, 199, 18.041, 3723.5, 253},
+    {1024LL, 65536LL, 199, 65.824, 4082.1, 253},
+    {1024LL, 262144LL, 198, 254.992, 4215.0, 252},
+    {1536LL, 32768LL, 200, 50.016, 4027.9, -1},
+    {2048LL, 1024LL, 201, 3.892, 2157.2, 254},
+    {2048LL, 4096LL, 202, 10.055, 3339.2, 255},
+    {2048LL, 8192LL, 203, 18.248, 3679.6, 256},
+    {2048LL, 16384LL, 204, 34.448, 3898.3, 257},
+    {2048LL, 65536LL, 205, 129.752, 4139.7, 258},
+    {3072LL, 1024LL, 206, 4.820, 2612.4, 259},
+    {3072LL, 4096LL, 207, 14.278, 3526.6, 260},
+    {3072LL, 8192LL, 207, 26.378, 3817.7, 260},
+    {3072LL, 16384LL, 207, 50.736, 3969.5, 260},
+    {3072LL, 65536LL, 208, 192.504, 4184.7, 261},
+    {3584LL, 8192LL, 209, 30.318, 3875.0, -1},
+    {4096LL, 1024LL, 210, 5.823, 2883.1, -1},
+    {4096LL, 4096LL, 211, 18.375, 3653.5, 262},
+    {4096LL, 8192LL, 211, 34.683, 3871.1, 262},
+    {4096LL, 16384LL, 212, 66.644, 4029.0, 263},
+    {4096LL, 65536LL, 213, 258.400, 4156.4, 264},
+    {4096LL, 131072LL, 213, 511.376, 4200.5, 264},
+    {5120LL, 1024LL, 214, 6.844, 3066.4, -1},
+    {5120LL, 4096LL, 215, 22.587, 3715.1, 265},
+    {5120LL, 8192LL, 216, 42.528, 3946.0, -1},
+    {5120LL, 16384LL, 216, 81.867, 4099.6, -1},
+    {5120LL, 65536LL, 217, 319.104, 4206.9, -1},
+    {6144LL, 1024LL, 214, 7.926, 3177.3, 266},
+    {6144LL, 4096LL, 216, 26.438, 3808.6, 267},
+    {6144LL, 8192LL, 217, 51.080, 3942.3, 268},
+    {6144LL, 16384LL, 218, 98.352, 4094.8, 269},
+    {6144LL, 65536LL, 218, 386.624, 4166.5, 269},
+    {7168LL, 1024LL, 219, 8.854, 3318.0, -1},
+    {7168LL, 4096LL, 220, 30.784, 3816.0, 270},
+    {7168LL, 8192LL, 221, 58.848, 3992.1, 271},
+    {7168LL, 16384LL, 221, 114.624, 4099.0, 271},
+    {7168LL, 65536LL, 222, 444.512, 4227.8, 272},
+    {8192LL, 1024LL, 219, 9.821, 3418.8, -1},
+    {8192LL, 2048LL, 223, 18.127, 3703.6, 273},
+    {8192LL, 4096LL, 224, 34.392, 3903.5, 274},
+    {8192LL, 8192LL, 224, 66.060, 4064.3, 274},
+    {8192LL, 16384LL, 225, 130.880, 4102.6, 275},
+    {8192LL, 65536LL, 226, 507.056, 4235.7, 276},
+    {12288LL, 1024LL, 227, 14.331, 3514.0, -1},
+    {12288LL, 4096LL, 228, 50.760, 3967.1, 277},
+    {12288LL, 8192LL, 229, 97.856, 4115.3, 278},
+    {12288LL, 16384LL, 229, 193.632, 4159.4, 278},
+    {12288LL, 65536LL, 229, 763.120, 4221.5, 278},
+    {16384LL, 1024LL, 230, 18.499, 3629.7, 279},
+    {16384LL, 4096LL, 231, 66.760, 4021.6, 280},
+    {16384LL, 8192LL, 232, 131.488, 4083.5, 281},
+    {16384LL, 16384LL, 233, 257.888, 4164.0, -1},
+    {16384LL, 65536LL, 234, 1012.592, 4241.8, 282},
+    {18432LL, 1024LL, 235, 20.744, 3641.5, 283},
+    {18432LL, 4096LL, 236, 74.171, 4072.3, -1},
+    {18432LL, 16384LL, 237, 288.864, 4182.1, 284},
+    {20480LL, 1024LL, 236, 22.875, 3669.2, 285},
+    {20480LL, 4096LL, 236, 82.581, 4063.9, 285},
+    {20480LL, 16384LL, 238, 320.288, 4190.9, 286},
+    {32768LL, 1024LL, 239, 35.619, 3770.1, -1},
+    {32768LL, 4096LL, 239, 132.696, 4046.5, -1},
+    {32768LL, 16384LL, 240, 512.048, 4194.2, 287},
+    {65536LL, 1024LL, 241, 71.909, 3734.9, -1},
+    {65536LL, 4096LL, 241, 264.224, 4064.3, -1},
+    {65536LL, 16384LL, 241, 1027.712, 4179.3, -1},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 284, 5.874, 2900.9, 327},
-    {64LL, 262144LL, 284, 17.905, 3806.6, 327},
-    {64LL, 1048576LL, 284, 65.748, 4146.6, 327},
-    {128LL, 65536LL, 285, 10.202, 3314.6, 328},
-    {128LL, 262144LL, 285, 34.149, 3961.0, 328},
-    {128LL, 1048576LL, 286, 130.168, 4156.7, 329},
-    {256LL, 65536LL, 287, 18.427, 3656.2, 330},
-    {256LL, 262144LL, 288, 67.172, 4011.9, 331},
-    {256LL, 1048576LL, 288, 260.208, 4142.6, 331},
-    {512LL, 8192LL, 289, 5.987, 2808.3, 332},
-    {512LL, 65536LL, 290, 34.531, 3894.6, 333},
-    {768LL, 8192LL, 291, 7.979, 3158.6, 334},
-    {768LL, 65536LL, 292, 50.106, 4023.3, -1},
-    {1024LL, 1024LL, 293, 2.838, 1480.9, 335},
-    {1024LL, 4096LL, 294, 5.971, 2813.3, 336},
-    {1024LL, 8192LL, 293, 10.012, 3355.0, 335},
-    {1024LL, 16384LL, 293, 18.128, 3705.8, 335},
-    {1024LL, 65536LL, 293, 65.928, 4075.7, 335},
-    {2048LL, 1024LL, 295, 3.881, 2164.7, 337},
-    {2048LL, 4096LL, 296, 10.014, 3353.3, -1},
-    {2048LL, 8192LL, 297, 18.163, 3697.1, 338},
-    {2048LL, 16384LL, 297, 34.331, 3911.7, 338},
-    {2048LL, 65536LL, 298, 130.320, 4121.7, 339},
-    {3072LL, 1024LL, 299, 4.870, 2586.9, 340},
-    {3072LL, 4096LL, 300, 14.354, 3508.4, -1},
-    {3072LL, 8192LL, 301, 26.532, 3795.7, 341},
-    {3072LL, 16384LL, 302, 50.924, 3955.0, 342},
-    {3072LL, 65536LL, 299, 192.376, 4187.5, 340},
-    {4096LL, 1024LL, 303, 6.044, 2779.1, 343},
-    {4096LL, 4096LL, 304, 18.180, 3693.2, 344},
-    {4096LL, 8192LL, 304, 34.443, 3898.3, 344},
-    {4096LL, 16384LL, 303, 66.264, 4052.2, 343},
-    {4096LL, 65536LL, 305, 257.136, 4176.9, 345},
-    {5120LL, 1024LL, 306, 7.055, 2976.1, -1},
-    {5120LL, 4096LL, 307, 22.576, 3717.4, 346},
-    {5120LL, 8192LL, 307, 42.758, 3925.0, 346},
-    {5120LL, 16384LL, 307, 82.784, 4054.3, 346},
-    {5120LL, 65536LL, 308, 319.328, 4204.0, 347},
-    {6144LL, 1024LL, 306, 7.996, 3150.8, -1},
-    {6144LL, 4096LL, 309, 26.458, 3806.2, 348},
-    {6144LL, 8192LL, 310, 51.016, 3947.5, 349},
-    {6144LL, 16384LL, 311, 98.416, 4092.3, 350},
-    {6144LL, 65536LL, 311, 389.536, 4135.4, 350},
-    {7168LL, 1024LL, 312, 9.138, 3216.5, -1},
-    {7168LL, 4096LL, 313, 30.688, 3828.4, 351},
-    {7168LL, 8192LL, 313, 58.928, 3986.9, 351},
-    {7168LL, 16384LL, 313, 115.120, 4081.4, 351},
-    {7168LL, 65536LL, 314, 450.672, 4170.1, 352},
-    {8192LL, 1024LL, 312, 10.217, 3287.7, 353},
-    {8192LL, 4096LL, 315, 34.283, 3916.5, -1},
-    {8192LL, 8192LL, 315, 66.056, 4064.7, -1},
-    {8192LL, 16384LL, 316, 130.520, 4114.1, 354},
-    {8192LL, 65536LL, 316, 507.312, 4233.6, 354},
-    {12288LL, 1024LL, 317, 14.534, 3466.8, -1},
-    {12288LL, 4096LL, 317, 50.952, 3952.6, -1},
-    {12288LL, 8192LL, 317, 98.336, 4095.5, -1},
-    {12288LL, 16384LL, 317, 194.664, 4137.5, -1},
-    {12288LL, 65536LL, 318, 763.264, 4220.7, 355},
-    {16384LL, 1024LL, 319, 18.871, 3559.8, 356},
-    {16384LL, 4096LL, 319, 67.016, 4006.8, 356},
-    {16384LL, 8192LL, 319, 130.976, 4099.8, 356},
-    {16384LL, 16384LL, 319, 257.376, 4172.4, 356},
-    {16384LL, 65536LL, 319, 1009.936, 4253.0, 356},
-    {18432LL, 1024LL, 320, 21.302, 3547.7, 322},
-    {18432LL, 4096LL, 320, 74.960, 4029.9, 322},
-    {18432LL, 16384LL, 320, 288.992, 4180.4, 322},
-    {20480LL, 1024LL, 321, 23.570, 3562.7, -1},
-    {20480LL, 4096LL, 322, 84.171, 3987.6, -1},
-    {20480LL, 16384LL, 323, 322.640, 4160.4, -1},
-    {32768LL, 1024LL, 324, 39.960, 3362.2, -1},
-    {32768LL, 4096LL, 324, 136.832, 3924.7, -1},
-    {32768LL, 16384LL, 324, 518.352, 4143.3, -1},
-    {65536LL, 1024LL, 325, 81.776, 3285.8, -1},
-    {65536LL, 4096LL, 325, 293.504, 3659.3, -1},
-    {65536LL, 16384LL, 326, 1137.600, 3775.8, -1},
+    {64LL, 65536LL, 289, 5.874, 2900.9, 332},
+    {64LL, 262144LL, 289, 17.905, 3806.6, 332},
+    {64LL, 1048576LL, 289, 65.748, 4146.6, 332},
+    {128LL, 65536LL, 290, 10.202, 3314.6, 333},
+    {128LL, 262144LL, 290, 34.149, 3961.0, 333},
+    {128LL, 1048576LL, 291, 130.168, 4156.7, 334},
+    {256LL, 65536LL, 292, 18.427, 3656.2, 335},
+    {256LL, 262144LL, 293, 67.172, 4011.9, 336},
+    {256LL, 1048576LL, 293, 260.208, 4142.6, 336},
+    {512LL, 8192LL, 294, 5.987, 2808.3, 337},
+    {512LL, 65536LL, 295, 34.531, 3894.6, 338},
+    {768LL, 8192LL, 296, 7.979, 3158.6, 339},
+    {768LL, 65536LL, 297, 50.106, 4023.3, -1},
+    {1024LL, 1024LL, 298, 2.838, 1480.9, 340},
+    {1024LL, 4096LL, 299, 5.971, 2813.3, 341},
+    {1024LL, 8192LL, 298, 10.012, 3355.0, 340},
+    {1024LL, 16384LL, 298, 18.128, 3705.8, 340},
+    {1024LL, 65536LL, 298, 65.928, 4075.7, 340},
+    {2048LL, 1024LL, 300, 3.881, 2164.7, 342},
+    {2048LL, 4096LL, 301, 10.014, 3353.3, -1},
+    {2048LL, 8192LL, 302, 18.163, 3697.1, 343},
+    {2048LL, 16384LL, 302, 34.331, 3911.7, 343},
+    {2048LL, 65536LL, 303, 130.320, 4121.7, 344},
+    {3072LL, 1024LL, 304, 4.870, 2586.9, 345},
+    {3072LL, 4096LL, 305, 14.354, 3508.4, -1},
+    {3072LL, 8192LL, 306, 26.532, 3795.7, 346},
+    {3072LL, 16384LL, 307, 50.924, 3955.0, 347},
+    {3072LL, 65536LL, 304, 192.376, 4187.5, 345},
+    {4096LL, 1024LL, 308, 6.044, 2779.1, 348},
+    {4096LL, 4096LL, 309, 18.180, 3693.2, 349},
+    {4096LL, 8192LL, 309, 34.443, 3898.3, 349},
+    {4096LL, 16384LL, 308, 66.264, 4052.2, 348},
+    {4096LL, 65536LL, 310, 257.136, 4176.9, 350},
+    {5120LL, 1024LL, 311, 7.055, 2976.1, -1},
+    {5120LL, 4096LL, 312, 22.576, 3717.4, 351},
+    {5120LL, 8192LL, 312, 42.758, 3925.0, 351},
+    {5120LL, 16384LL, 312, 82.784, 4054.3, 351},
+    {5120LL, 65536LL, 313, 319.328, 4204.0, 352},
+    {6144LL, 1024LL, 311, 7.996, 3150.8, -1},
+    {6144LL, 4096LL, 314, 26.458, 3806.2, 353},
+    {6144LL, 8192LL, 315, 51.016, 3947.5, 354},
+    {6144LL, 16384LL, 316, 98.416, 4092.3, 355},
+    {6144LL, 65536LL, 316, 389.536, 4135.4, 355},
+    {7168LL, 1024LL, 317, 9.138, 3216.5, -1},
+    {7168LL, 4096LL, 318, 30.688, 3828.4, 356},
+    {7168LL, 8192LL, 318, 58.928, 3986.9, 356},
+    {7168LL, 16384LL, 318, 115.120, 4081.4, 356},
+    {7168LL, 65536LL, 319, 450.672, 4170.1, 357},
+    {8192LL, 1024LL, 317, 10.217, 3287.7, 358},
+    {8192LL, 4096LL, 320, 34.283, 3916.5, -1},
+    {8192LL, 8192LL, 320, 66.056, 4064.7, -1},
+    {8192LL, 16384LL, 321, 130.520, 4114.1, 359},
+    {8192LL, 65536LL, 321, 507.312, 4233.6, 359},
+    {12288LL, 1024LL, 322, 14.534, 3466.8, -1},
+    {12288LL, 4096LL, 322, 50.952, 3952.6, -1},
+    {12288LL, 8192LL, 322, 98.336, 4095.5, -1},
+    {12288LL, 16384LL, 322, 194.664, 4137.5, -1},
+    {12288LL, 65536LL, 323, 763.264, 4220.7, 360},
+    {16384LL, 1024LL, 324, 18.871, 3559.8, 361},
+    {16384LL, 4096LL, 324, 67.016, 4006.8, 361},
+    {16384LL, 8192LL, 324, 130.976, 4099.8, 361},
+    {16384LL, 16384LL, 324, 257.376, 4172.4, 361},
+    {16384LL, 65536LL, 324, 1009.936, 4253.0, 361},
+    {18432LL, 1024LL, 325, 21.302, 3547.7, 327},
+    {18432LL, 4096LL, 325, 74.960, 4029.9, 327},
+    {18432LL, 16384LL, 325, 288.992, 4180.4, 327},
+    {20480LL, 1024LL, 326, 23.570, 3562.7, -1},
+    {20480LL, 4096LL, 327, 84.171, 3987.6, -1},
+    {20480LL, 16384LL, 328, 322.640, 4160.4, -1},
+    {32768LL, 1024LL, 329, 39.960, 3362.2, -1},
+    {32768LL, 4096LL, 329, 136.832, 3924.7, -1},
+    {32768LL, 16384LL, 329, 518.352, 4143.3, -1},
+    {65536LL, 1024LL, 330, 81.776, 3285.8, -1},
+    {65536LL, 4096LL, 330, 293.504, 3659.3, -1},
+    {65536LL, 16384LL, 331, 1137.600, 3775.8, -1},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 358, 34.827, 3884.0, -1},
-    {512LL, 65536LL, 359, 34.619, 3884.6, 372},
-    {1024LL, 1024LL, 360, 2.799, 1501.0, 373},
-    {1024LL, 4096LL, 361, 5.806, 2892.7, 374},
-    {1024LL, 16384LL, 362, 18.033, 3725.1, 375},
-    {1024LL, 65536LL, 363, 65.868, 4079.4, 376},
-    {4096LL, 1024LL, 364, 5.815, 2887.5, -1},
-    {4096LL, 4096LL, 365, 18.294, 3669.7, 377},
-    {4096LL, 16384LL, 366, 66.640, 4029.2, 378},
-    {4096LL, 65536LL, 365, 260.032, 4130.3, 377},
-    {16384LL, 1024LL, 367, 18.524, 3624.9, -1},
-    {16384LL, 4096LL, 368, 66.744, 4022.6, 379},
-    {16384LL, 16384LL, 369, 257.632, 4168.1, -1},
-    {16384LL, 65536LL, 370, 1012.304, 4243.1, 380},
-    {32768LL, 4096LL, 371, 132.536, 4051.4, 381},
+    {128LL, 262144LL, 363, 34.827, 3884.0, -1},
+    {512LL, 65536LL, 364, 34.619, 3884.6, 377},
+    {1024LL, 1024LL, 365, 2.799, 1501.0, 378},
+    {1024LL, 4096LL, 366, 5.806, 2892.7, 379},
+    {1024LL, 16384LL, 367, 18.033, 3725.1, 380},
+    {1024LL, 65536LL, 368, 65.868, 4079.4, 381},
+    {4096LL, 1024LL, 369, 5.815, 2887.5, -1},
+    {4096LL, 4096LL, 370, 18.294, 3669.7, 382},
+    {4096LL, 16384LL, 371, 66.640, 4029.2, 383},
+    {4096LL, 65536LL, 370, 260.032, 4130.3, 382},
+    {16384LL, 1024LL, 372, 18.524, 3624.9, -1},
+    {16384LL, 4096LL, 373, 66.744, 4022.6, 384},
+    {16384LL, 16384LL, 374, 257.632, 4168.1, -1},
+    {16384LL, 65536LL, 375, 1012.304, 4243.1, 385},
+    {32768LL, 4096LL, 376, 132.536, 4051.4, 386},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 383, 34.200, 3955.2, 393},
-    {512LL, 65536LL, 384, 34.541, 3893.4, 394},
-    {1024LL, 1024LL, 385, 2.803, 1499.1, 395},
-    {1024LL, 4096LL, 386, 5.958, 2819.2, 396},
-    {1024LL, 16384LL, 387, 18.120, 3707.4, 397},
-    {1024LL, 65536LL, 387, 65.920, 4076.2, 397},
-    {4096LL, 1024LL, 388, 5.949, 2823.6, -1},
-    {4096LL, 4096LL, 389, 18.176, 3694.0, 398},
-    {4096LL, 16384LL, 389, 66.284, 4051.0, 398},
-    {4096LL, 65536LL, 390, 257.792, 4166.2, 399},
-    {16384LL, 1024LL, 391, 18.895, 3555.4, 400},
-    {16384LL, 4096LL, 391, 66.864, 4015.9, 400},
-    {16384LL, 16384LL, 391, 256.576, 4185.4, 400},
-    {16384LL, 65536LL, 391, 1011.632, 4245.9, 400},
-    {32768LL, 4096LL, 392, 136.448, 3935.7, -1},
+    {128LL, 262144LL, 388, 34.200, 3955.2, 398},
+    {512LL, 65536LL, 389, 34.541, 3893.4, 399},
+    {1024LL, 1024LL, 390, 2.803, 1499.1, 400},
+    {1024LL, 4096LL, 391, 5.958, 2819.2, 401},
+    {1024LL, 16384LL, 392, 18.120, 3707.4, 402},
+    {1024LL, 65536LL, 392, 65.920, 4076.2, 402},
+    {4096LL, 1024LL, 393, 5.949, 2823.6, -1},
+    {4096LL, 4096LL, 394, 18.176, 3694.0, 403},
+    {4096LL, 16384LL, 394, 66.284, 4051.0, 403},
+    {4096LL, 65536LL, 395, 257.792, 4166.2, 404},
+    {16384LL, 1024LL, 396, 18.895, 3555.4, 405},
+    {16384LL, 4096LL, 396, 66.864, 4015.9, 405},
+    {16384LL, 16384LL, 396, 256.576, 4185.4, 405},
+    {16384LL, 65536LL, 396, 1011.632, 4245.9, 405},
+    {32768LL, 4096LL, 397, 136.448, 3935.7, -1},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 402, 66.884, 4029.1, 410},
-    {1024LL, 4096LL, 403, 10.141, 3310.9, -1},
-    {1024LL, 65536LL, 404, 129.552, 4146.1, 411},
-    {4096LL, 4096LL, 405, 34.488, 3892.7, 412},
-    {4096LL, 65536LL, 406, 508.720, 4221.9, 413},
-    {16384LL, 4096LL, 407, 132.680, 4047.0, -1},
-    {16384LL, 65536LL, 408, 2030.128, 4231.4, 414},
-    {32768LL, 4096LL, 409, 262.800, 4086.3, -1},
+    {128LL, 262144LL, 407, 66.884, 4029.1, 415},
+    {1024LL, 4096LL, 408, 10.141, 3310.9, -1},
+    {1024LL, 65536LL, 409, 129.552, 4146.1, 416},
+    {4096LL, 4096LL, 410, 34.488, 3892.7, 417},
+    {4096LL, 65536LL, 411, 508.720, 4221.9, 418},
+    {16384LL, 4096LL, 412, 132.680, 4047.0, -1},
+    {16384LL, 65536LL, 413, 2030.128, 4231.4, 419},
+    {32768LL, 4096LL, 414, 262.800, 4086.3, -1},
     {0LL, 0LL, -1, 0.0, 0.0, -1}
 };
 

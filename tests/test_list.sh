@@ -42,7 +42,7 @@ fi
 [ "$nshape" = 118 ] && ok default_118_problems || bad default_118_problems "$nshape problems"
 [ "$(grep -c '^M=[0-9]* N=[0-9]* x=bf16,w=bf16,dw=f32 ' "$T/counts")" = 65 ] && ok default_65_bf16_shapes ||
     bad default_65_bf16_shapes
-[ "${total:-0}" -ge 1500 ] && [ "${total:-0}" -le 5000 ] && ok default_size || bad default_size "total $total"
+[ "${total:-0}" -ge 1500 ] && [ "${total:-0}" -le 8000 ] && ok default_size || bad default_size "total $total"
 expect default_list 0 list "$sweep"
 lines=$(grep -c '^M=[0-9]* N=[0-9]* x=[a-z0-9]*,w=[a-z0-9]*,dw=f32 rmsnorm_bwd\.' "$T/out")
 [ "$lines" = "$total" ] && ok default_lines_match_total || bad default_lines_match_total "$lines lines, total $total"

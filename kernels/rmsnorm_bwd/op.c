@@ -7,8 +7,9 @@
  * (bf16, f16, f32); w is that dtype or f32 (mixed-precision training keeps
  * norm weights in f32); dw is f32 or the weight's dtype.  The fill ranges
  * are those the runner has always used.  Device code: row.cuh, colsum.cuh, naive.cuh, persistent.cuh,
- * aligned.cuh, pcluster.cuh, warp.cuh, cluster.cuh, loop.cuh, fused.cuh, cstage.cuh; families: families.c,
- * warp.c, cluster.c, loop.c, fused.c, cstage.c; reference: ref.c. */
+ * aligned.cuh, pcluster.cuh, warp.cuh, wstage.cuh, cluster.cuh, loop.cuh, fused.cuh, cstage.cuh, cols.cuh;
+ * families: families.c, warp.c, wstage.c, cluster.c, loop.c, fused.c, cstage.c, cols.c; reference:
+ * ref.c. */
 #include <stdio.h>
 
 #include "kernels/family.h"
@@ -25,6 +26,7 @@ extern const nt_family nt_rmsnorm_bwd_loop;
 extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
 extern const nt_family nt_rmsnorm_bwd_cols;
+extern const nt_family nt_rmsnorm_bwd_wstage;
 
 #define ALL_DTYPES ((1u << NT_BF16) | (1u << NT_F16) | (1u << NT_F32))
 
@@ -84,6 +86,7 @@ static const nt_family *const families[] = {
     &nt_rmsnorm_bwd_aligned,
     &nt_rmsnorm_bwd_pcluster,
     &nt_rmsnorm_bwd_cols,
+    &nt_rmsnorm_bwd_wstage,
     NULL,
 };
 

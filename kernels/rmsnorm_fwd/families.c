@@ -50,6 +50,13 @@
  *                      Not in the default sweep: on an H200 its best was
  *                      1.5-8% slower than stage's at N = 4096 .. 32768
  *                      (data/tma-h200/).
+ * rmsnorm_fwd.wstage   warp's rows walked by a resident grid (k per SM), the
+ *                      next `stages` - 1 steps of block/tpr rows copied
+ *                      into a shared-memory ring with cp.async while a step
+ *                      is summed and written; w in registers.  Not in the
+ *                      default sweep: on an H200 its best was 1-5% slower
+ *                      than warp's at short rows but 8192 x 768
+ *                      (data/wstage-h200/; the backward's wstage wins).
  * rmsnorm_fwd.loop     one row per block, walked in tiles of block*chunks
  *                      chunks, twice (the sum of squares, then y, x read
  *                      again mostly from L2): any N up to NT_MAX_N with
@@ -102,6 +109,7 @@ static const char *const awarp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh"
 static const char *const arow_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh",
                                            "rmsnorm_fwd/arow.cuh", NULL};
 static const char *const tma_sources[] = {FWD_SOURCES, "rmsnorm_fwd/tma.cuh", NULL};
+static const char *const wstage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/wstage.cuh", NULL};
 
 /* the shifted families, the grown families of the others (below) */
 extern const nt_family nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow;
@@ -616,6 +624,67 @@ const nt_family nt_rmsnorm_fwd_tma = {
     "rmsnorm_fwd.tma", &nt_op_rmsnorm_fwd,
     "persistent rows brought into shared memory by bulk copies, stages rows ahead (sm_90+)",
     4, tma_params, tma_check, tma_plan, tma_sources, NULL,
+};
+
+/* ---- wstage ----------------------------------------------------------- */
+
+#define WSTAGE_REGS 12        /* registers wstage needs beyond warp's (fitted to
+                                 `normtune compile`, sm_90a: no spill) */
+
+static const nt_param_def wstage_params[] = {
+    {"tpr", NT_PARAM_INT, NULL, 1, 32, "threads per row, a power of two"},
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (block/tpr rows a step), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"stages", NT_PARAM_INT, NULL, 2, 8, "steps in the shared-memory ring (stages - 1 copied ahead)"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM (grid = k x SMs, at most a step each), 0 = as many as fit"},
+};
+
+/* warp's rules (x passes through the ring, so a thread holds one step's
+ * chunks and w, as warp's), a ring of stages x chunks x block 16-byte
+ * slots */
+static int wstage_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                        char *err, size_t errlen) {
+    int ok = 1;
+    int64_t T = nt_params_int(p, "tpr", &ok), B = nt_params_int(p, "block", &ok);
+    int64_t C = nt_params_int(p, "chunks", &ok), S = nt_params_int(p, "stages", &ok);
+    int64_t K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("wstage", B, C, K, ok, err, errlen)) return -1;
+    if (T < 1 || T > 32 || (T & (T - 1)) || S < 2 || S > 8) {
+        snprintf(err, errlen, "wstage needs tpr a power of two in [1, 32] and stages in [2, 8]");
+        return -1;
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, T, C, err, errlen)) return -1;
+    /* warp's row data and WSTAGE_REGS more (the walk's 64-bit counters and
+     * ring addresses): fewer spilled 20 to 48 bytes at chunks 1 and 4 */
+    int64_t need = data_words(&d, C, 1, C) + REG_BASE + REG_PER_CHUNK * C + WSTAGE_REGS;
+    if (need > reg_limit(B, K)) {
+        snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread, block=%lld k=%lld "
+                 "leave %lld (would spill)", (long long)C, (long long)need, (long long)B,
+                 (long long)K, (long long)reg_limit(B, K));
+        return -1;
+    }
+    return check_dev(dev, B, K, S * C * B * 16, err, errlen);
+}
+
+static int wstage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                       nt_plan *pl, char *err, size_t errlen) {
+    if (wstage_check(p, pr, dev, err, errlen)) return -1;
+    int64_t T = nt_params_int(p, "tpr", NULL), B = nt_params_int(p, "block", NULL);
+    int64_t C = nt_params_int(p, "chunks", NULL), S = nt_params_int(p, "stages", NULL);
+    /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most
+     * one block a step of block/tpr rows */
+    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_wstage", pr, p, wstage_params, 5);
+    l->smem = (unsigned)(S * C * B * 16);
+    l->blocks_per_sm = (int)nt_params_int(p, "k", NULL);
+    l->grid_rows = (unsigned)(B / T);
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_wstage = {
+    "rmsnorm_fwd.wstage", &nt_op_rmsnorm_fwd,
+    "warp's rows walked by a resident grid, the next steps copied ahead into shared memory",
+    5, wstage_params, wstage_check, wstage_plan, wstage_sources, NULL,
 };
 
 /* ---- cluster ---------------------------------------------------------- */

@@ -90,7 +90,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 11, "%d families", nf);
+    CHECK(nf == 12, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
