@@ -186,13 +186,14 @@ static int64_t reg_limit(int64_t B, int64_t K) {
     return limit > REG_MAX ? REG_MAX : limit;
 }
 
-/* 1 when R rows of C chunks (and Cw chunks of w) fit in reg_limit(B, K),
- * else 0 with a message: such a kernel spills, and a spilling copy is not a
+/* 1 when R rows of C chunks (and Cw chunks of w), and `extra` registers
+ * a family needs beyond the others' rule, fit in reg_limit(B, K), else 0
+ * with a message: such a kernel spills, and a spilling copy is not a
  * contender. */
-static int fits_regs_rows(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int64_t Cw, int64_t K,
-                          char *err, size_t errlen) {
+static int fits_regs_extra(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int64_t Cw,
+                           int64_t K, int64_t extra, char *err, size_t errlen) {
     int64_t limit = reg_limit(B, K);
-    int64_t need = data_words(d, C, R, Cw) + REG_BASE + REG_PER_CHUNK * C * R;
+    int64_t need = data_words(d, C, R, Cw) + REG_BASE + REG_PER_CHUNK * C * R + extra;
     if (need > limit) {
         snprintf(err, errlen, "chunks=%lld%s need ~%lld registers per thread, block=%lld k=%lld "
                  "leave %lld (would spill)", (long long)C, R > 1 ? " of each row" : "",
@@ -200,6 +201,12 @@ static int fits_regs_rows(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int6
         return 0;
     }
     return 1;
+}
+
+/* fits_regs_extra with nothing extra. */
+static int fits_regs_rows(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int64_t Cw, int64_t K,
+                          char *err, size_t errlen) {
+    return fits_regs_extra(d, B, C, R, Cw, K, 0, err, errlen);
 }
 
 /* fits_regs_rows for one row. */
@@ -654,16 +661,11 @@ static int wstage_check(const nt_params *p, const nt_problem *pr, const nt_devin
         snprintf(err, errlen, "wstage needs tpr a power of two in [1, 32] and stages in [2, 8]");
         return -1;
     }
-    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, T, C, err, errlen)) return -1;
     /* warp's row data and WSTAGE_REGS more (the walk's 64-bit counters and
      * ring addresses): fewer spilled 20 to 48 bytes at chunks 1 and 4 */
-    int64_t need = data_words(&d, C, 1, C) + REG_BASE + REG_PER_CHUNK * C + WSTAGE_REGS;
-    if (need > reg_limit(B, K)) {
-        snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread, block=%lld k=%lld "
-                 "leave %lld (would spill)", (long long)C, (long long)need, (long long)B,
-                 (long long)K, (long long)reg_limit(B, K));
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, T, C, err, errlen) ||
+        !fits_regs_extra(&d, B, C, 1, C, K, WSTAGE_REGS, err, errlen))
         return -1;
-    }
     return check_dev(dev, B, K, S * C * B * 16, err, errlen);
 }
 
