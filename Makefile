@@ -28,9 +28,14 @@ LUA_A = $(firstword $(wildcard /usr/lib/*/liblua5.4.a /usr/lib/liblua5.4.a /usr/
 LDLIBS = $(LUA_A) -lsqlite3 -L$(CUDA)/lib64 -lcudart_static -lnvrtc \
     -Wl,-rpath,$(CUDA)/lib64 -lpthread -ldl -lrt -lm
 
+# The runner's own device code, not of any family (not in their hashes):
+# the validation and yardstick kernels, the seeded fill, the ops' float64
+# references on the device.
+DREF_SRC := $(sort $(wildcard kernels/*/dref.cuh))
+CHECK_SRC := kernels/check.cuh kernels/traffic.h kernels/fill.h kernels/dref.h $(DREF_SRC)
 # The device sources NVRTC sees, in hash order (the library hashes the same list).
-KSRC := kernels/nt_args.h $(sort $(filter-out kernels/check.cuh,$(wildcard kernels/*.cuh kernels/*/*.cuh \
-    kernels/*/tensors.h)))
+KSRC := kernels/nt_args.h $(sort $(filter-out kernels/check.cuh $(DREF_SRC),$(wildcard kernels/*.cuh \
+    kernels/*/*.cuh kernels/*/tensors.h)))
 CORE_SRC := $(filter-out tuner/main.c tuner/embed.c tuner/famhash.c kernels/%/test_op.c, \
     $(wildcard kernels/*.c kernels/*/*.c search/*.c db/*.c lua/*.c tuner/*.c))
 CORE_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC)) $(B)/obj/gen/embedded.o
@@ -103,10 +108,10 @@ $(B)/embed: tuner/embed.c
 	$(Q)$(CC) -std=c11 $(WARN) -O2 -o $@ $<
 
 # Kernel sources and the schema, embedded into the binary.
-$(B)/gen/embedded.c: $(B)/embed $(KSRC) kernels/check.cuh kernels/traffic.h db/schema.sql
+$(B)/gen/embedded.c: $(B)/embed $(KSRC) $(CHECK_SRC) db/schema.sql
 	@mkdir -p $(B)/gen
 	$(call msg,GEN,$@)
-	$(Q){ $(B)/embed nt_kernel $(KSRC); $(B)/embed nt_check kernels/check.cuh kernels/traffic.h; \
+	$(Q){ $(B)/embed nt_kernel $(KSRC); $(B)/embed nt_check $(CHECK_SRC); \
 	  $(B)/embed store_schema db/schema.sql; } > $@.tmp && mv $@.tmp $@
 
 $(B)/obj/gen/embedded.o: $(B)/gen/embedded.c

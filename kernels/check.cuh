@@ -8,10 +8,13 @@
  *   host adds the blocks in order, so the figure is the same every time.
  * nt_check_diff: the number of 32-bit words in which two buffers differ
  *   (integer atomics: the count does not depend on the order).
- * nt_traffic: the per-problem yardstick (below). */
+ * nt_traffic: the per-problem yardstick (below).
+ * nt_fill_dev: a seeded input drawn on the device, the bits the host's
+ *   nt_fill draws (fill.h). */
 
 #include "nt_args.h"
 #include "traffic.h"
+#include "fill.h"
 
 /* Element i of an output of dtype dt, as float (exact). */
 __device__ __forceinline__ float nt_check_get(const void *out, int dt, long long i) {
@@ -44,6 +47,24 @@ nt_check_err(const void *out, int dt, const double *ref, long long n, double *pa
         __syncthreads();
     }
     if (threadIdx.x < 3) part[3 * blockIdx.x + threadIdx.x] = s[threadIdx.x][0];
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+nt_fill_dev(void *a, int dt, long long n, double lo, double hi, unsigned long long seed) {
+    for (long long i = blockIdx.x * 256LL + threadIdx.x; i < n; i += 256LL * gridDim.x) {
+        const float v = nt_fill_value(seed, (unsigned long long)i, lo, hi);
+        if (dt == 2) {
+            ((float *)a)[i] = v;
+        } else if (dt == 0) {                /* bf16: to nearest, ties to even */
+            const unsigned u = __float_as_uint(v);
+            ((unsigned short *)a)[i] = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+        } else {                             /* fp16: to nearest, ties to even */
+            unsigned short h;
+            asm("{\n\t.reg .b16 t;\n\tcvt.rn.f16.f32 t, %1;\n\tmov.b16 %0, t;\n\t}"
+                : "=h"(h) : "f"(v));
+            ((unsigned short *)a)[i] = h;
+        }
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(256)

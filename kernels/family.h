@@ -127,6 +127,13 @@ typedef struct nt_op {
      * precision; the ops' tests check it.  NULL when p's dtypes are not
      * the op's. */
     const struct nt_family *(*fallback)(const nt_problem *p, char *params, size_t len);
+    /* The float64 reference on the device (kernels/dref.h), which the
+     * runner checks against ref: the embedded name of its source
+     * ("rmsnorm_bwd/dref.cuh") and its kernels in launch order, each
+     * __global__ void k(nt_dref_args), NULL-terminated (at most
+     * NT_MAX_LAUNCH). */
+    const char *dref;
+    const char *const *dref_kernels;
 } nt_op;
 
 extern const nt_op *const nt_ops[];        /* NULL-terminated (kernels/ops.c) */

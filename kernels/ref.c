@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "kernels/family.h"
+#include "kernels/fill.h"
 #include "kernels/ref.h"
 
 
@@ -75,46 +76,36 @@ uint16_t nt_f32_to_f16(float f) {
     return sign | (uint16_t)h;
 }
 
-/* splitmix64: a small, well-mixed, seedable generator. */
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 void nt_fill_uniform(uint16_t *a, size_t n, double lo, double hi, uint64_t seed) {
     nt_fill(NT_BF16, a, n, lo, hi, seed);
 }
 
 /* The value of one draw, rounded to dtype and stored as a[i]. */
-static void put(int dtype, void *a, size_t i, double v) {
+static void put(int dtype, void *a, size_t i, float v) {
     if (dtype == NT_F32)
-        ((float *)a)[i] = (float)v;
+        ((float *)a)[i] = v;
     else if (dtype == NT_F16)
-        ((uint16_t *)a)[i] = nt_f32_to_f16((float)v);
+        ((uint16_t *)a)[i] = nt_f32_to_f16(v);
     else
-        ((uint16_t *)a)[i] = nt_f32_to_bf16((float)v);
+        ((uint16_t *)a)[i] = nt_f32_to_bf16(v);
 }
 
-/* Elements [i0, i1) of a fill: splitmix's state after i draws is seed +
- * i * its increment, so any range starts where the sequential walk would
- * be, and the values never depend on how the range is cut. */
+/* Elements [i0, i1) of a fill, stored at a[i0 .. i1), drawn as elements
+ * start + i of the seeded stream (kernels/fill.h): each is a function of
+ * its index alone, so the values never depend on how the range is cut. */
 typedef struct fill_job {
     int dtype;
     void *a;
     size_t i0, i1;
     double lo, hi;
     uint64_t seed;
+    uint64_t start;
 } fill_job;
 
 static void *fill_range(void *arg) {
     const fill_job *j = arg;
-    uint64_t s = j->seed + (uint64_t)j->i0 * 0x9e3779b97f4a7c15ULL;
-    for (size_t i = j->i0; i < j->i1; i++) {
-        double u = (double)(splitmix(&s) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
-        put(j->dtype, j->a, i, j->lo + (j->hi - j->lo) * u);
-    }
+    for (size_t i = j->i0; i < j->i1; i++)
+        put(j->dtype, j->a, i, nt_fill_value(j->seed, j->start + i, j->lo, j->hi));
     return NULL;
 }
 
@@ -147,20 +138,13 @@ static void split_run(void *(*fn)(void *), const fill_job *job, size_t n, size_t
 }
 
 void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed) {
-    fill_job j = {dtype, a, 0, 0, lo, hi, seed};
+    nt_fill_at(dtype, a, n, 0, lo, hi, seed);
+}
+
+void nt_fill_at(int dtype, void *a, size_t n, uint64_t start, double lo, double hi,
+                uint64_t seed) {
+    fill_job j = {dtype, a, 0, 0, lo, hi, seed, start};
     split_run(fill_range, &j, n, FILL_PER_THREAD);
-}
-
-/* One thread's share of nt_touch: bytes [i0, i1). */
-static void *touch_range(void *arg) {
-    const fill_job *j = arg;
-    memset((char *)j->a + j->i0, 0, j->i1 - j->i0);
-    return NULL;
-}
-
-void nt_touch(void *a, size_t bytes) {
-    fill_job j = {0, a, 0, 0, 0, 0, 0};
-    split_run(touch_range, &j, bytes, (size_t)4 << 20);
 }
 
 void nt_to_f64(int dtype, const void *src, size_t n, double *dst) {

@@ -31,9 +31,10 @@ void nt_fill_uniform(uint16_t *a, size_t n, double lo, double hi, uint64_t seed)
  * rounded to the dtype. */
 void nt_fill(int dtype, void *a, size_t n, double lo, double hi, uint64_t seed);
 
-/* Write zeros over bytes of a, over threads: the first touch of fresh
- * pages, which the kernel serves one fault at a time per thread. */
-void nt_touch(void *a, size_t bytes);
+/* Elements start .. start + n - 1 of that fill into a[0 .. n): a row of a
+ * tensor alone, the same bits nt_fill writes there (kernels/fill.h). */
+void nt_fill_at(int dtype, void *a, size_t n, uint64_t start, double lo, double hi,
+                uint64_t seed);
 
 /* n elements of dtype at src, converted exactly to double into dst. */
 void nt_to_f64(int dtype, const void *src, size_t n, double *dst);

@@ -375,36 +375,84 @@ TEST(pool_out_of_order_and_stop) {
     nt_pool_stop(NULL, 0);
 }
 
-/* The runner's validation kernels and both yardsticks (kernels/check.cuh)
- * compile for sm_90a, each an unmangled kernel with registers and no spill. */
+/* The cubin c of s has exactly the nwant kernels want[], in order, each
+ * unmangled, with registers and no spill (what: for messages). */
+static void compiled_clean(const nt_csrc *s, const nt_cubin *c, const char *const *want, int nwant,
+                           const char *what) {
+    CHECK(c->nkern == nwant, "%s: %d kernels", what, c->nkern);
+    for (int k = 0; k < c->nkern && k < nwant; k++) {
+        CHECK(!strcmp(s->expr[k], want[k]), "%s names %s, not %s", what, s->expr[k], want[k]);
+        CHECK(!strcmp(c->lowered[k], s->expr[k]), "%s lowered to %s", s->expr[k], c->lowered[k]);
+        CHECK(c->regs[k] > 0, "%s has %d registers", s->expr[k], c->regs[k]);
+        CHECK(c->spill[k] == 0, "%s spills %d bytes", s->expr[k], c->spill[k]);
+    }
+    CHECK(c->max_spill == 0, "%s spill %d bytes", what, c->max_spill);
+}
+
+/* The runner's validation kernels, both yardsticks and the device fill
+ * (kernels/check.cuh) compile for sm_90a, each an unmangled kernel with
+ * registers and no spill. */
 TEST(check_kernels_compile) {
     static const char *const want[2][4] = {
         {"nt_check_err", "nt_check_diff", "nt_traffic", "nt_traffic_nc"},
-        {"nt_traffic_flat", "nt_traffic_flat_nc"}};
+        {"nt_traffic_flat", "nt_traffic_flat_nc", "nt_fill_dev"}};
     for (int part = 0; part < 2; part++) {
         nt_csrc s;
         nt_cubin c;
         char err[4096] = "";
-        int nwant = part ? 2 : 4;
+        int nwant = part ? 3 : 4;
         nt_check_source(&s, "sm_90a", part);
-        CHECK(s.nexpr == nwant && s.nhdr == 2 && s.hdr_texts[0] != NULL && s.hdr_texts[1] != NULL,
-              "part %d: %d names, %d headers, nt_args.h %s, traffic.h %s", part, s.nexpr, s.nhdr,
-              s.hdr_texts[0] ? "found" : "missing",
-              s.nhdr > 1 && s.hdr_texts[1] ? "found" : "missing");
+        CHECK(s.nexpr == nwant && s.nhdr == 3, "part %d: %d names, %d headers", part, s.nexpr,
+              s.nhdr);
+        for (int h = 0; h < s.nhdr; h++)
+            CHECK(s.hdr_names[h] && s.hdr_texts[h], "part %d: header %d missing", part, h);
         int rc = nt_compile_src(&s, &c, err, sizeof err);
         CHECK(rc == 0, "%s", err);
         if (rc) continue;
-        CHECK(c.nkern == nwant, "%d kernels", c.nkern);
-        for (int k = 0; k < c.nkern && k < nwant; k++) {
-            CHECK(!strcmp(s.expr[k], want[part][k]), "part %d names %s, not %s", part, s.expr[k],
-                  want[part][k]);
-            CHECK(!strcmp(c.lowered[k], s.expr[k]), "%s lowered to %s", s.expr[k], c.lowered[k]);
-            CHECK(c.regs[k] > 0, "%s has %d registers", s.expr[k], c.regs[k]);
-            CHECK(c.spill[k] == 0, "%s spills %d bytes", s.expr[k], c.spill[k]);
-        }
-        CHECK(c.max_spill == 0, "the check kernels spill %d bytes", c.max_spill);
+        compiled_clean(&s, &c, want[part], nwant, "the check kernels");
         nt_cubin_free(&c);
     }
+}
+
+/* Every op's float64 reference on the device (kernels/<op>/dref.cuh)
+ * compiles for sm_90a: the kernels its table lists, in that order, each
+ * with registers and no spill; an op that names none, or a source that is
+ * not embedded, is refused with a message. */
+TEST(device_references_compile) {
+    int ops = 0;
+    for (int o = 0; nt_ops[o]; o++, ops++) {
+        nt_csrc s;
+        nt_cubin c;
+        char err[4096] = "";
+        const char *want[NT_MAX_LAUNCH] = {0};
+        int nwant = 0;
+        while (nt_ops[o]->dref_kernels && nt_ops[o]->dref_kernels[nwant] && nwant < NT_MAX_LAUNCH)
+            want[nwant] = nt_ops[o]->dref_kernels[nwant], nwant++;
+        CHECK(nwant > 0, "op %s lists no device reference kernels", nt_ops[o]->name);
+        int rc = nt_dref_source(&s, nt_ops[o], "sm_90a", err, sizeof err);
+        CHECK(rc == 0, "op %s: %s", nt_ops[o]->name, err);
+        if (rc) continue;
+        CHECK(s.nexpr == nwant && s.nhdr == 3, "op %s: %d names, %d headers", nt_ops[o]->name,
+              s.nexpr, s.nhdr);
+        rc = nt_compile_src(&s, &c, err, sizeof err);
+        CHECK(rc == 0, "op %s: %s", nt_ops[o]->name, err);
+        if (rc) continue;
+        compiled_clean(&s, &c, want, nwant, nt_ops[o]->name);
+        nt_cubin_free(&c);
+    }
+    CHECK(ops >= 2, "%d ops", ops);
+    /* an op without one */
+    nt_op bare = *nt_ops[0];
+    nt_csrc s;
+    char err[256] = "";
+    bare.dref = "nope/dref.cuh";
+    CHECK(nt_dref_source(&s, &bare, "sm_90a", err, sizeof err) == -1 && strstr(err, "nope/dref.cuh"),
+          "an op with a missing source: %s", err);
+    bare.dref = nt_ops[0]->dref;
+    bare.dref_kernels = NULL;
+    err[0] = 0;
+    CHECK(nt_dref_source(&s, &bare, "sm_90a", err, sizeof err) == -1 && strstr(err, "no device"),
+          "an op with no kernels: %s", err);
 }
 
 /* One plan of every registered family (every_family_compiles checks that
@@ -649,5 +697,6 @@ int main(void) {
     RUN(family_sources_closed);
     RUN(pdl_launches_wait_first);
     RUN(check_kernels_compile);
+    RUN(device_references_compile);
     T_END();
 }

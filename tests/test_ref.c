@@ -6,6 +6,8 @@
  * (kernels/<op>/test_op.c). */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernels/family.h"
 #include "kernels/ref.h"
@@ -180,20 +182,96 @@ TEST(fill_threads_give_the_sequential_values) {
     free(fb);
 }
 
-/* nt_touch writes zeros over every byte it is given, across the cuts
- * between its threads (4 MiB a thread at least), and nothing beyond. */
-TEST(touch_zeroes_every_byte) {
-    size_t n = (size_t)9 << 20;           /* cut between two or three threads */
-    unsigned char *a = malloc(n + 2);
-    CHECK(a != NULL, "malloc");
-    if (!a) return;
-    memset(a, 0xa5, n + 2);
-    nt_touch(a + 1, n);
-    size_t nonzero = 0;
-    for (size_t i = 1; i <= n; i++) nonzero += a[i] != 0;
-    CHECK(nonzero == 0, "%zu bytes not zeroed", nonzero);
-    CHECK(a[0] == 0xa5 && a[n + 1] == 0xa5, "a byte outside was written");
-    free(a);
+/* nt_fill_at draws any window of a fill, in every dtype: the bits nt_fill
+ * writes there, whatever the window's start and length. */
+TEST(fill_at_gives_the_window) {
+    size_t n = 300007;
+    static const size_t at[][2] = {{0, 1}, {0, 1000}, {1, 7}, {65535, 3}, {65536, 70000},
+                                   {150000, 150007}, {299999, 8}};
+    for (int dt = 0; dt < NT_NDTYPES; dt++) {
+        size_t es = (size_t)nt_dtypes[dt].size;
+        unsigned char *all = malloc(n * es), *win = malloc(n * es);
+        CHECK(all && win, "out of memory");
+        if (!all || !win) return;
+        nt_fill(dt, all, n, -2, 2, 77);
+        for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+            memset(win, 0xa5, n * es);
+            nt_fill_at(dt, win, at[k][1], at[k][0], -2, 2, 77);
+            CHECK(!memcmp(win, all + at[k][0] * es, at[k][1] * es), "%s: window %zu+%zu differs",
+                  nt_dtypes[dt].name, at[k][0], at[k][1]);
+            CHECK(win[at[k][1] * es] == 0xa5, "%s: window %zu+%zu wrote past its end",
+                  nt_dtypes[dt].name, at[k][0], at[k][1]);
+        }
+        free(all);
+        free(win);
+    }
+}
+
+/* What the runner's check of the device reference rests on (tuner/runner.c,
+ * ref_crosscheck): for every op and dtype combination, the host reference
+ * of a problem made of some rows alone (drawn with nt_fill_at where the
+ * whole problem has them) gives, for every output of M rows, exactly those
+ * rows of the whole problem's reference. */
+TEST(reference_rows_stand_alone) {
+    static const int64_t rows[] = {0, 3, 17, 38};
+    const int64_t M = 39, N = 72;
+    for (int o = 0; nt_ops[o]; o++) {
+        const nt_op *op = nt_ops[o];
+        for (int x = 0; x < NT_NDTYPES; x++)
+            for (int w = 0; w < NT_NDTYPES; w++) {
+                nt_problem p, sub;
+                char err[256];
+                nt_problem_init(&p, op, M, N);
+                p.dtype[0] = x;
+                if (op->nslots > 1) p.dtype[1] = w;
+                if (nt_problem_check(&p, err, sizeof err)) continue;
+                sub = p;
+                sub.M = 4;
+                void *in[NT_MAX_TENSORS] = {0}, *sin[NT_MAX_TENSORS] = {0};
+                double *out[NT_MAX_TENSORS] = {0}, *sout[NT_MAX_TENSORS] = {0};
+                for (int i = 0; i < op->ntensors; i++) {
+                    const nt_tensor_def *t = &op->tensors[i];
+                    int dt = nt_tensor_dtype(&p, i);
+                    size_t es = (size_t)nt_dtypes[dt].size, n = (size_t)nt_tensor_elems(&p, i);
+                    size_t cols = n / (t->rows == NT_DIM_M ? (size_t)M : 1);
+                    size_t sn = (t->rows == NT_DIM_M ? 4 : 1) * cols;
+                    if (t->role == NT_OUT) {
+                        out[i] = calloc(n, sizeof(double));
+                        sout[i] = calloc(sn, sizeof(double));
+                        continue;
+                    }
+                    in[i] = malloc(n * es);
+                    sin[i] = malloc(sn * es);
+                    nt_fill(dt, in[i], n, t->lo, t->hi, 1000 + (uint64_t)i);
+                    for (int j = 0; j < (t->rows == NT_DIM_M ? 4 : 1); j++)
+                        nt_fill_at(dt, (char *)sin[i] + (size_t)j * cols * es, cols,
+                                   (uint64_t)(t->rows == NT_DIM_M ? rows[j] : 0) * cols, t->lo,
+                                   t->hi, 1000 + (uint64_t)i);
+                }
+                CHECK(op->ref(&p, (const void *const *)in, out, 1e-6, 0) == 0 &&
+                          op->ref(&sub, (const void *const *)sin, sout, 1e-6, 0) == 0,
+                      "%s: reference failed", op->name);
+                int checked = 0;
+                for (int i = 0; i < op->ntensors; i++) {
+                    const nt_tensor_def *t = &op->tensors[i];
+                    if (t->role != NT_OUT || t->rows != NT_DIM_M) continue;
+                    size_t cols = (size_t)nt_tensor_elems(&p, i) / (size_t)M;
+                    for (int j = 0; j < 4; j++)
+                        CHECK(!memcmp(sout[i] + (size_t)j * cols, out[i] + (size_t)rows[j] * cols,
+                                      cols * sizeof(double)),
+                              "%s x=%s w=%s: row %lld of %s differs alone", op->name,
+                              nt_dtypes[x].name, nt_dtypes[w].name, (long long)rows[j], t->name);
+                    checked++;
+                }
+                CHECK(checked > 0, "%s: no output of M rows", op->name);
+                for (int i = 0; i < NT_MAX_TENSORS; i++) {
+                    free(in[i]);
+                    free(sin[i]);
+                    free(out[i]);
+                    free(sout[i]);
+                }
+            }
+    }
 }
 
 int main(void) {
@@ -201,7 +279,8 @@ int main(void) {
     RUN(f16_round_trip_and_rounding);
     RUN(fill_every_dtype);
     RUN(fill_threads_give_the_sequential_values);
-    RUN(touch_zeroes_every_byte);
+    RUN(fill_at_gives_the_window);
+    RUN(reference_rows_stand_alone);
     RUN(fill_uniform_seeded);
     RUN(rel_l2);
     T_END();

@@ -1,7 +1,8 @@
 /* test_shape_mem.c -- the runner's memory plan for a problem (no GPU
  * needed): sizes are the products of the op's tensor table and dtypes, and
  * shapes whose sizes overflow size_t are refused with a message instead of
- * wrapping (M = 2^61, N = 8 used to give a zero-byte tensor). */
+ * wrapping (M = 2^61, N = 8 used to give a zero-byte tensor); the host
+ * holds only the rows it recomputes to check the device's reference. */
 #include "tests/t.h"
 #include "tuner/runner.h"
 
@@ -26,11 +27,27 @@ TEST(sizes_of_a_normal_shape) {
           m.tbytes[4]);
     /* 3 tensors of 8 MiB a set, >= 3x a 60 MiB L2: 8 sets */
     CHECK(m.set_bytes == 3 * t && m.sets == 8, "set %zu sets %d", m.set_bytes, m.sets);
-    /* host: x, w, dy; double references of dx, dw */
-    CHECK(m.host == 2 * t + 2048 + 8 * 4096u * 1024u + 8 * 1024, "host %zu", m.host);
-    /* device: 8 sets, w, dw, references, copies of dx and dw */
-    CHECK(m.device == 8 * 3 * t + 2048 + 4096 + 8 * 4096u * 1024u + 8 * 1024 + t + 4096,
+    /* host: the 8 rows it recomputes of x and dy, w, and both references
+     * (the host's and the device's) of those rows of dx and of dw */
+    CHECK(m.host == 2 * 8 * 2048 + 2048 + 16 * 8 * 1024 + 16 * 1024, "host %zu", m.host);
+    /* device: 8 sets, w, dw, references, the reference's scratch (a
+     * double a row, 256 a column), copies of dx and dw */
+    CHECK(m.device == 8 * 3 * t + 2048 + 4096 + 8 * 4096u * 1024u + 8 * 1024 +
+                          8 * (4096u + 256u * 1024u) + t + 4096,
           "device %zu", m.device);
+}
+
+TEST(small_problems_are_recomputed_whole) {
+    /* M x N <= 2^20: the host recomputes every row (and so dw) */
+    nt_problem s = prob("rmsnorm_bwd", NULL, 1024, 1024);
+    nt_shape_mem m;
+    char err[256] = "";
+    size_t t = 2u * 1024u * 1024u;
+    CHECK(nt_shape_mem_plan(&s, 60 << 20, &m, err, sizeof err) == 0, "%s", err);
+    CHECK(m.host == 2 * t + 2048 + 16 * 1024u * 1024u + 16 * 1024, "host %zu", m.host);
+    s.M = 1025;               /* one row more: 8 rows */
+    CHECK(nt_shape_mem_plan(&s, 60 << 20, &m, err, sizeof err) == 0, "%s", err);
+    CHECK(m.host == 2 * 8 * 2048 + 2048 + 16 * 8 * 1024 + 16 * 1024, "host %zu", m.host);
 }
 
 TEST(sizes_follow_the_dtypes) {
@@ -76,6 +93,7 @@ TEST(one_set_when_a_set_exceeds_the_l2) {
 
 int main(void) {
     RUN(sizes_of_a_normal_shape);
+    RUN(small_problems_are_recomputed_whole);
     RUN(sizes_follow_the_dtypes);
     RUN(overflowing_shapes_are_refused);
     RUN(one_set_when_a_set_exceeds_the_l2);

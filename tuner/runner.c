@@ -6,11 +6,15 @@
  *
  * Per problem (kept while consecutive evaluations share it): every input
  * tensor of the op filled with seeded random values in the range its
- * tensor table gives, in its dtype; the M-row tensors in R rotating sets
- * (which together hold >= 3x the L2); the float64 reference of set 0 from
- * the op, computed while the inputs upload.  The host side of all this
- * lives in one arena kept from problem to problem, sized once for the
- * sweep's largest problem and page-locked.  Per variant: plan, compile
+ * tensor table gives, in its dtype, drawn on the GPU by the host's own
+ * formula (kernels/fill.h); the M-row tensors in R rotating sets (which
+ * together hold >= 3x the L2); the float64 reference of set 0, computed on
+ * the GPU by the op's reference kernels (kernels/<op>/dref.cuh) and
+ * checked against the op's host reference (kernels/<op>/ref.c) on sampled
+ * rows, or whole where the problem is small (ref_crosscheck).  Nothing of
+ * a problem's size crosses the bus or is computed on the host: an H200's
+ * cold make tune spent 118 of its 255 s filling, uploading and computing
+ * references on the host before.  Per variant: plan, compile
  * (prefetched by the pool), load, size the persistent grid, poison every
  * output and the workspace with NaN, run, validate every element of every
  * output against the reference (a named error per output, checked against
@@ -26,10 +30,10 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <sys/mman.h>
 
 #include <cuda_runtime.h>
 
+#include "kernels/dref.h"
 #include "kernels/launch.h"
 #include "kernels/nt_args.h"
 #include "kernels/ref.h"
@@ -48,8 +52,13 @@
 #define CHK_BLOCKS 1024       /* blocks of the validation kernels */
 #define SAMPLE_US 200.0       /* a timing sample lasts at least this long */
 #define MAX_REPS 64           /* chain runs per sample, at most */
-#define ARENA_ALIGN ((size_t)2 << 20) /* the host arena: whole huge pages */
+#define FILL_BLOCKS 2048       /* blocks of the device fill */
+#define XCHECK_ROWS 8          /* rows of a large problem the host recomputes */
+#define XCHECK_FULL (1 << 20)  /* M x N up to which it recomputes every output whole */
+#define XCHECK_TOL 1e-10       /* relative L2 allowed between the two float64 references */
+#define MAX_OPS 8              /* ops of nt_ops[] whose device references are loaded */
 
+extern const char *const nt_check_names[];
 extern const char *const nt_check_texts[];
 
 typedef struct pending {
@@ -86,15 +95,14 @@ struct nt_runner {
     double traffic_gbps;      /* the current problem's yardstick, 0: not yet */
     double *d_part, *h_part;  /* CHK_BLOCKS x 3 error terms */
     unsigned long long *d_count, *h_count;
+    cudaKernel_t k_fill;      /* nt_fill_dev */
+    /* the ops' float64 references on the device (kernels/<op>/dref.cuh), by
+     * the op's place in nt_ops[] */
+    cudaLibrary_t dref_lib[MAX_OPS];
+    cudaKernel_t k_dref[MAX_OPS][NT_MAX_LAUNCH];
+    int ndref[MAX_OPS];
+    double *d_scratch;        /* the current problem's NT_DREF_SCRATCH */
     double phase_s[NT_RUNNER_NPHASES];  /* wall seconds per phase of eval() */
-    /* host memory of a problem's inputs (set by set) and references, kept
-     * from problem to problem and grown when one needs more: page-locked
-     * when the driver allows, so uploads run at the bus's speed and no
-     * problem pays for faulting fresh pages in again */
-    void *arena;
-    size_t arena_size;
-    int arena_pinned;
-    size_t arena_expect;      /* the most an expected problem needs (expect()) */
 };
 
 /* Record a CUDA error into err; mark the runner broken when the error is
@@ -144,17 +152,26 @@ static void driver_version(char *buf, size_t len) {
 static const char *const traffic_names[4] = {"nt_traffic", "nt_traffic_nc", "nt_traffic_flat",
                                              "nt_traffic_flat_nc"};
 
-void nt_check_source(nt_csrc *src, const char *arch, int part) {
-    /* nt_check: check.cuh, then traffic.h (the Makefile's embed) */
-    static const char *const hn[] = {"nt_args.h", "traffic.h"};
-    static const char *ht[2];
+/* The embedded text called name: of the runner's own sources (nt_check)
+ * or the families' (nt_kernel); *key gets the name as stored.  NULL when
+ * neither has it. */
+static const char *embedded(const char *name, const char **key) {
+    for (int i = 0; nt_check_names[i]; i++)
+        if (!strcmp(nt_check_names[i], name)) return *key = nt_check_names[i], nt_check_texts[i];
     for (int i = 0; i < nt_kernel_count; i++)
-        if (!strcmp(nt_kernel_names[i], hn[0])) ht[0] = nt_kernel_texts[i];
-    ht[1] = nt_check_texts[1];
+        if (!strcmp(nt_kernel_names[i], name)) return *key = nt_kernel_names[i], nt_kernel_texts[i];
+    return NULL;
+}
+
+void nt_check_source(nt_csrc *src, const char *arch, int part) {
+    /* nt_check: check.cuh and the headers it includes (the Makefile's embed) */
+    static const char *const want[] = {"nt_args.h", "traffic.h", "fill.h"};
+    static const char *hn[3], *ht[3];
+    for (int i = 0; i < 3; i++) ht[i] = embedded(want[i], &hn[i]);
     memset(src, 0, sizeof *src);
+    src->text = embedded("check.cuh", &src->name);
     src->name = "check.cu";
-    src->text = nt_check_texts[0];
-    src->nhdr = 2;
+    src->nhdr = 3;
     src->hdr_names = hn;
     src->hdr_texts = ht;
     if (part == 0) {
@@ -164,11 +181,76 @@ void nt_check_source(nt_csrc *src, const char *arch, int part) {
         src->expr[2] = traffic_names[0];
         src->expr[3] = traffic_names[1];
     } else {
-        src->nexpr = 2;
+        src->nexpr = 3;
         src->expr[0] = traffic_names[2];
         src->expr[1] = traffic_names[3];
+        src->expr[2] = "nt_fill_dev";
     }
     src->arch = arch;
+}
+
+int nt_dref_source(nt_csrc *src, const nt_op *op, const char *arch, char *err, size_t errlen) {
+    char th[NT_NAME_LEN + 16];
+    const char *hn[3] = {"nt_args.h", "dref.h", th}, *key;
+    memset(src, 0, sizeof *src);
+    snprintf(th, sizeof th, "%s/tensors.h", op->name);
+    if (!op->dref || !(src->text = embedded(op->dref, &src->name))) {
+        snprintf(err, errlen, "op %s: its device reference %s is not embedded", op->name,
+                 op->dref ? op->dref : "(none)");
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!(src->hdrbuf[1][i] = embedded(hn[i], &key))) {
+            snprintf(err, errlen, "op %s: %s is not embedded", op->name, hn[i]);
+            return -1;
+        }
+        src->hdrbuf[0][i] = key;
+    }
+    src->nhdr = 3;
+    src->hdr_names = src->hdrbuf[0];
+    src->hdr_texts = src->hdrbuf[1];
+    for (int i = 0; op->dref_kernels && op->dref_kernels[i]; i++) {
+        if (i == NT_MAX_LAUNCH) {
+            snprintf(err, errlen, "op %s: more than %d device reference kernels", op->name,
+                     NT_MAX_LAUNCH);
+            return -1;
+        }
+        src->expr[src->nexpr++] = op->dref_kernels[i];
+    }
+    if (!src->nexpr) {
+        snprintf(err, errlen, "op %s: no device reference kernels", op->name);
+        return -1;
+    }
+    src->arch = arch;
+    return 0;
+}
+
+/* Compile and load every op's device reference. */
+static int dref_setup(nt_runner *r, char *err, size_t errlen) {
+    for (int o = 0; nt_ops[o]; o++) {
+        nt_csrc src;
+        nt_cubin cb;
+        char why[NT_MSG_LEN];
+        memset(&cb, 0, sizeof cb);
+        if (o == MAX_OPS) {
+            snprintf(err, errlen, "more than %d ops: raise MAX_OPS in tuner/runner.c", MAX_OPS);
+            return -1;
+        }
+        if (nt_dref_source(&src, nt_ops[o], r->arch, err, errlen)) return -1;
+        if (nt_compile_src_cached(&src, r->o.use_cache, &cb, why, sizeof why)) {
+            nt_cubin_free(&cb);
+            snprintf(err, errlen, "op %s: its device reference does not compile: %s",
+                     nt_ops[o]->name, why);
+            return -1;
+        }
+        cudaError_t e = cudaLibraryLoadData(&r->dref_lib[o], cb.data, NULL, NULL, 0, NULL, NULL, 0);
+        nt_cubin_free(&cb);
+        CK(e, "load a device reference");
+        for (int k = 0; k < src.nexpr; k++)
+            CK(cudaLibraryGetKernel(&r->k_dref[o][k], r->dref_lib[o], src.expr[k]), src.expr[k]);
+        r->ndref[o] = src.nexpr;
+    }
+    return 0;
 }
 
 /* Compile and load the validation kernels and their buffers. */
@@ -188,12 +270,13 @@ static int check_setup(nt_runner *r, char *err, size_t errlen) {
     CK(cudaLibraryGetKernel(&r->k_diff, r->chk_lib, "nt_check_diff"), "nt_check_diff");
     for (int i = 0; i < 4; i++)
         CK(cudaLibraryGetKernel(&r->k_traffic[i], r->chk_lib, traffic_names[i]), traffic_names[i]);
+    CK(cudaLibraryGetKernel(&r->k_fill, r->chk_lib, "nt_fill_dev"), "nt_fill_dev");
     CK(cudaMalloc((void **)&r->d_desc, sizeof(nt_traffic_desc)), "cudaMalloc");
     CK(cudaMalloc((void **)&r->d_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMalloc");
     CK(cudaMallocHost((void **)&r->h_part, CHK_BLOCKS * 3 * sizeof(double)), "cudaMallocHost");
     CK(cudaMalloc((void **)&r->d_count, sizeof *r->d_count), "cudaMalloc");
     CK(cudaMallocHost((void **)&r->h_count, sizeof *r->h_count), "cudaMallocHost");
-    return 0;
+    return dref_setup(r, err, errlen);
 }
 
 #define NO_GPU_WORKS "; 'normtune list', 'compile', 'query', 'report', 'export', " \
@@ -322,38 +405,11 @@ static void shape_free(nt_runner *r) {
         r->first[i] = NULL;
         r->bytes[i] = 0;
     }
+    cudaFree(r->d_scratch);
+    r->d_scratch = NULL;
     r->nsets = 0;
     r->traffic_gbps = 0;
     memset(&r->prob, 0, sizeof r->prob);
-}
-
-/* Give the host arena back. */
-static void arena_free(nt_runner *r) {
-    if (r->arena_pinned && !r->broken) cudaHostUnregister(r->arena);
-    if (r->arena) munmap(r->arena, r->arena_size);
-    r->arena = NULL;
-    r->arena_size = 0;
-    r->arena_pinned = 0;
-}
-
-/* Make the host arena at least `need` bytes: fresh anonymous memory in huge
- * pages where the kernel has them, faulted in over threads, then
- * page-locked for the driver when it allows (plain memory otherwise).
- * Done so, 16 GiB take about a second on an H200's host, where
- * cudaHostAlloc took ten.  0, or -1 when there is no memory. */
-static int arena_reserve(nt_runner *r, size_t need) {
-    if (need <= r->arena_size) return 0;
-    arena_free(r);
-    size_t len = (need + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return -1;
-    madvise(p, len, MADV_HUGEPAGE);   /* advice: fewer faults where it is taken */
-    nt_touch(p, len);
-    r->arena = p;
-    r->arena_size = len;
-    r->arena_pinned = cudaHostRegister(p, len, cudaHostRegisterDefault) == cudaSuccess;
-    if (!r->arena_pinned) cudaGetLastError();   /* not sticky: plain memory will do */
-    return 0;
 }
 
 void nt_runner_close(nt_runner *r) {
@@ -368,11 +424,12 @@ void nt_runner_close(nt_runner *r) {
         cudaFreeHost(r->h_part);
         cudaFreeHost(r->h_count);
         if (r->chk_lib) cudaLibraryUnload(r->chk_lib);
+        for (int o = 0; o < MAX_OPS; o++)
+            if (r->dref_lib[o]) cudaLibraryUnload(r->dref_lib[o]);
         for (int i = 0; i <= BATCH; i++) cudaEventDestroy(r->ev[i]);
         cudaStreamDestroy(r->st);
         nt_gate_free(r->gate);  /* (a broken stream may still hold it) */
     }
-    arena_free(r);
     free(r);
 }
 
@@ -449,9 +506,15 @@ static int mul_add(size_t a, size_t b, size_t c, size_t *out) {
     return __builtin_mul_overflow(a, b, out) || __builtin_add_overflow(*out, c, out);
 }
 
+/* The rows of problem s the host recomputes (ref_crosscheck): every row
+ * when M x N <= XCHECK_FULL, else XCHECK_ROWS of them. */
+static int64_t xcheck_rows(const nt_problem *s) {
+    return s->M <= XCHECK_FULL / s->N ? s->M : s->M < XCHECK_ROWS ? s->M : XCHECK_ROWS;
+}
+
 int nt_shape_mem_plan(const nt_problem *s, int64_t l2_bytes, nt_shape_mem *m, char *err,
                       size_t errlen) {
-    size_t per_set = 0, fixed = 0, outs = 0, refs = 0, ins = 0, l2 = l2_bytes > 0 ? (size_t)l2_bytes : 0;
+    size_t per_set = 0, fixed = 0, outs = 0, refs = 0, host = 0, l2 = l2_bytes > 0 ? (size_t)l2_bytes : 0;
     int bad = 0;
     memset(m, 0, sizeof *m);
     if (s->M < 1 || s->N < 1 || (uint64_t)s->M > SIZE_MAX || (uint64_t)s->N > SIZE_MAX)
@@ -469,15 +532,22 @@ int nt_shape_mem_plan(const nt_problem *s, int64_t l2_bytes, nt_shape_mem *m, ch
                                    : __builtin_add_overflow(fixed, b, &fixed);
         if (t->role == NT_OUT)      /* its reference (double) and first-run copy */
             bad |= mul_add(n, 8, refs, &refs) || __builtin_add_overflow(outs, b, &outs);
-        else                        /* set 0's inputs stay on the host */
-            bad |= __builtin_add_overflow(ins, b, &ins);
+        /* host: the rows it recomputes, each tensor in its dtype, each
+         * output in double twice (the host's and the device's) */
+        size_t hr = t->rows == NT_DIM_M ? (size_t)xcheck_rows(s) : 1, hb;
+        bad |= mul_add(hr, cols, 0, &hb) ||
+               mul_add(hb, t->role == NT_OUT ? 16 : (size_t)nt_dtypes[nt_tensor_dtype(s, i)].size,
+                       host, &host);
     }
-    /* host: set 0's inputs and the float64 reference of every output */
-    if (bad || __builtin_add_overflow(ins, refs, &m->host)) {
+    /* the device reference's scratch: NT_DREF_SCRATCH doubles */
+    size_t sc = 0;
+    if (bad || mul_add((size_t)s->N, NT_DREF_SLICES, (size_t)s->M, &sc) ||
+        mul_add(sc, 8, refs, &refs)) {
         snprintf(err, errlen, "shape M=%lld N=%lld is too large: its sizes overflow %zu-bit "
                  "arithmetic", (long long)s->M, (long long)s->N, sizeof(size_t) * 8);
         return -1;
     }
+    m->host = host;
     m->set_bytes = per_set;
     m->sets = per_set ? (int)((L2_FACTOR * l2 + per_set - 1) / per_set) : 1;
     if (m->sets < 1) m->sets = 1;
@@ -493,83 +563,128 @@ int nt_shape_mem_plan(const nt_problem *s, int64_t l2_bytes, nt_shape_mem *m, ch
     return 0;
 }
 
-/* Host memory the kernel says is available (MemAvailable), in bytes, or
- * SIZE_MAX when it cannot be read. */
-static size_t host_available(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    int found = 0;
-    if (!f) return SIZE_MAX;
-    while (!found && fgets(line, sizeof line, f))
-        found = sscanf(line, "MemAvailable: %llu kB", &kb) == 1;
-    fclose(f);
-    return found && kb < SIZE_MAX / 1024 ? (size_t)kb * 1024 : SIZE_MAX;
-}
-
-/* The host arena's layout for problem s planned as m: each input, then
- * each output's float64 reference, 4 KiB aligned; off[i] per tensor.
- * Returns the bytes in all. */
-static size_t arena_layout(const nt_problem *s, const nt_shape_mem *m, size_t *off) {
-    size_t need = 0;
-    for (int i = 0; i < s->op->ntensors; i++) {
-        size_t b = s->op->tensors[i].role == NT_IN ? m->tbytes[i] : m->elems[i] * sizeof(double);
-        if (off) off[i] = need;
-        need += (b + 4095) / 4096 * 4096;
-    }
-    return need ? need : 4096;
-}
-
-/* Host memory a problem may take: the arena (ours to reuse) and three
- * quarters of what else is available (the rest is left to everything
- * else); SIZE_MAX when the kernel does not say. */
-static size_t host_allowed(const nt_runner *r) {
-    size_t avail = host_available();
-    return avail == SIZE_MAX ? SIZE_MAX : (avail + r->arena_size) / 4 * 3;
-}
-
-/* The evaluator's expect(): the arena is reserved once for the largest
- * problem that fits in the host memory shape_setup allows, so that a
- * sweep whose shapes grow does not map, fault in and register memory
- * again and again. */
-static void expect(void *ctx, const nt_problem *s) {
-    nt_runner *r = ctx;
-    nt_shape_mem m;
-    char err[NT_MSG_LEN];
-    if (nt_shape_mem_plan(s, r->dev.l2_bytes, &m, err, sizeof err) || m.host > host_allowed(r))
-        return;
-    size_t need = arena_layout(s, &m, NULL);
-    if (need > r->arena_expect) r->arena_expect = need;
-}
-
 /* 1 when a and b are the same problem. */
 static int same_problem(const nt_problem *a, const nt_problem *b) {
     return a->op == b->op && a->M == b->M && a->N == b->N &&
            !memcmp(a->dtype, b->dtype, sizeof a->dtype);
 }
 
+/* The rows ref_crosscheck recomputes on the host: every row, or
+ * XCHECK_ROWS of them (the first two, the last two, those where the
+ * reference kernels' grid wraps and the middle), ascending, no repeats.
+ * Returns how many. */
+static int64_t xcheck_pick(const nt_problem *s, int64_t *rows) {
+    int64_t n = xcheck_rows(s), k = 0;
+    if (n == s->M) {
+        for (int64_t i = 0; i < n; i++) rows[i] = i;
+        return n;
+    }
+    const int64_t want[XCHECK_ROWS] = {0, 1, NT_DREF_GRID - 1, NT_DREF_GRID, s->M / 2,
+                                       s->M - 2, s->M - 1, s->M / 3};
+    for (int i = 0; i < XCHECK_ROWS; i++) {
+        int64_t v = want[i] < s->M ? want[i] : s->M - 1, j = k;
+        while (j > 0 && rows[j - 1] > v) j--;
+        if (j > 0 && rows[j - 1] == v) continue;
+        memmove(rows + j + 1, rows + j, (size_t)(k - j) * sizeof *rows);
+        rows[j] = v;
+        k++;
+    }
+    return k;
+}
+
+/* The host's float64 reference (op->ref) of the rows xcheck_pick names,
+ * against the device's: the host draws those rows of set 0's inputs
+ * (nt_fill_at: the bits the GPU drew), runs the reference on them as a
+ * problem of those rows alone (an output of M rows depends on its row's
+ * inputs and the one-row inputs only), and compares each output's rows;
+ * an output of one row (a sum over all rows, such as dw) is compared when
+ * every row was recomputed.  0; 1 with a message when they disagree or
+ * host memory is short; -1 on a CUDA error. */
+static int ref_crosscheck(nt_runner *r, const nt_problem *s, char *err, size_t errlen) {
+    const nt_op *op = s->op;
+    nt_problem sub = *s;
+    void *in[NT_MAX_TENSORS] = {0};
+    double *out[NT_MAX_TENSORS] = {0}, *dev = NULL;
+    int64_t *rows = malloc((size_t)xcheck_rows(s) * sizeof *rows);
+    int rc = 1;
+    size_t most = 0;
+    if (!rows) goto nomem;
+    sub.M = xcheck_pick(s, rows);
+    for (int i = 0; i < op->ntensors; i++) {
+        const nt_tensor_def *t = &op->tensors[i];
+        size_t cols = (size_t)nt_tensor_elems(s, i) / (t->rows == NT_DIM_M ? (size_t)s->M : 1);
+        size_t n = (t->rows == NT_DIM_M ? (size_t)sub.M : 1) * cols;
+        int dt = nt_tensor_dtype(s, i);
+        if (n > most) most = n;
+        if (t->role == NT_OUT) {
+            if (!(out[i] = malloc(n * sizeof(double)))) goto nomem;
+            continue;
+        }
+        if (!(in[i] = malloc(n * (size_t)nt_dtypes[dt].size))) goto nomem;
+        for (int64_t j = 0; j < (t->rows == NT_DIM_M ? sub.M : 1); j++)
+            nt_fill_at(dt, (char *)in[i] + (size_t)j * cols * (size_t)nt_dtypes[dt].size, cols,
+                       (uint64_t)(t->rows == NT_DIM_M ? rows[j] : 0) * cols, t->lo, t->hi,
+                       shape_seed(r, s, 0, i));
+    }
+    if (!(dev = malloc(most * sizeof *dev))) goto nomem;
+    if (op->ref(&sub, (const void *const *)in, out, r->o.eps, 0)) goto nomem;
+    rc = 0;
+    for (int i = 0; rc == 0 && i < op->ntensors; i++) {
+        const nt_tensor_def *t = &op->tensors[i];
+        if (t->role != NT_OUT || (t->rows != NT_DIM_M && sub.M != s->M)) continue;
+        size_t cols = (size_t)nt_tensor_elems(s, i) / (t->rows == NT_DIM_M ? (size_t)s->M : 1);
+        int64_t nr = t->rows == NT_DIM_M ? sub.M : 1;
+        cudaError_t e = cudaSuccess;
+        for (int64_t j = 0; e == cudaSuccess && j < nr; j++)
+            e = cudaMemcpyAsync(dev + (size_t)j * cols,
+                                r->d_ref[i] + (size_t)(t->rows == NT_DIM_M ? rows[j] : 0) * cols,
+                                cols * sizeof *dev, cudaMemcpyDeviceToHost, r->st);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(r->st);
+        if (e != cudaSuccess) {
+            rc = cuda_fail(r, e, "download the device reference", err, errlen);
+            break;
+        }
+        double d = nt_rel_l2(out[i], dev, (size_t)nr * cols);
+        if (!(d <= XCHECK_TOL)) {
+            snprintf(err, errlen, "the float64 references of %s disagree at M=%lld N=%lld: the "
+                     "device's (%s) and the host's differ by %.3g (relative L2, %lld rows); a "
+                     "bug in one of them", t->name, (long long)s->M, (long long)s->N, op->dref,
+                     d, (long long)nr);
+            rc = 1;
+        }
+    }
+    goto done;
+nomem:
+    snprintf(err, errlen, "out of host memory for the reference check of M=%lld N=%lld",
+             (long long)s->M, (long long)s->N);
+done:
+    for (int i = 0; i < NT_MAX_TENSORS; i++) {
+        free(in[i]);
+        free(out[i]);
+    }
+    free(dev);
+    free(rows);
+    return rc;
+}
+
 /* Make problem s current: inputs, rotating sets, reference.  0; 1 when
- * this problem cannot be set up here (too large, out of host or device
- * memory: a result with a status, message in err, the sweep goes on); -1
- * when the runner is broken.  The wall time goes to NT_PHASE_INPUTS (the
- * buffers, the fills, the uploads of the inputs) and NT_PHASE_REFERENCE
- * (the float64 reference and its upload); the reference is computed while
- * the last inputs upload. */
+ * this problem cannot be set up here (too large, out of device memory, or
+ * the two references disagree: a result with a status, message in err,
+ * the sweep goes on); -1 when the runner is broken.  The wall time goes to
+ * NT_PHASE_INPUTS (the buffers and the device fills) and
+ * NT_PHASE_REFERENCE (the device reference and the host's check of it). */
 static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errlen) {
     nt_shape_mem m;
-    size_t avail_dev = 0, total_dev = 0, allowed, need = 0;
+    size_t avail_dev = 0, total_dev = 0;
     const nt_op *op = s->op;
-    void *host[NT_MAX_TENSORS] = {0};
-    double *ref[NT_MAX_TENSORS] = {0};
-    int rc = 1;
+    int rc = 1, o = 0;
     double t0 = (nt_now_ms() / 1e3), t1;
     if (r->prob.op && same_problem(&r->prob, s)) return 0;
     shape_free(r);
     if (nt_shape_mem_plan(s, r->dev.l2_bytes, &m, err, errlen)) return 1;
-    if (m.host > (allowed = host_allowed(r))) {
-        snprintf(err, errlen, "shape M=%lld N=%lld needs %.1f GB of host memory, %.1f GB may be "
-                 "used (three quarters of what is available)", (long long)s->M, (long long)s->N,
-                 m.host / 1e9, allowed / 1e9);
+    while (nt_ops[o] && nt_ops[o] != op) o++;
+    if (!nt_ops[o] || o >= MAX_OPS || !r->ndref[o]) {
+        snprintf(err, errlen, "op %s has no device reference loaded", op->name);
         return 1;
     }
     if (cudaMemGetInfo(&avail_dev, &total_dev) == cudaSuccess &&
@@ -577,19 +692,6 @@ static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errl
         snprintf(err, errlen, "shape M=%lld N=%lld needs %.1f GB of GPU memory, %.1f GB are "
                  "free", (long long)s->M, (long long)s->N, m.device / 1e9, avail_dev / 1e9);
         return 1;
-    }
-    size_t off[NT_MAX_TENSORS];
-    need = arena_layout(s, &m, off);
-    if (need > r->arena_size && r->arena_expect > need && arena_reserve(r, r->arena_expect))
-        r->arena_expect = 0;          /* not to be had: from now on, what each needs */
-    if (arena_reserve(r, need)) {
-        snprintf(err, errlen, "out of host memory for M=%lld N=%lld", (long long)s->M,
-                 (long long)s->N);
-        return 1;
-    }
-    for (int i = 0; i < op->ntensors; i++) {
-        if (op->tensors[i].role == NT_IN) host[i] = (char *)r->arena + off[i];
-        else ref[i] = (double *)(void *)((char *)r->arena + off[i]);
     }
     r->prob = *s;
     for (int i = 0; i < op->ntensors; i++) r->bytes[i] = m.tbytes[i];
@@ -604,8 +706,6 @@ static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errl
         }                                                                \
     } while (0)
     for (int set = 0; set < m.sets; set++) {
-        /* the host buffers are refilled: the last set's uploads are done */
-        if (set > 0) CK(cudaStreamSynchronize(r->st), "upload");
         for (int i = 0; i < op->ntensors; i++) {
             const nt_tensor_def *t = &op->tensors[i];
             if (set > 0 && !rotates(r, i)) {
@@ -614,46 +714,55 @@ static int shape_setup(nt_runner *r, const nt_problem *s, char *err, size_t errl
             }
             CK(cudaMalloc(&r->t[set][i], m.tbytes[i]), "cudaMalloc a tensor");
             if (t->role != NT_IN) continue;
-            /* set `set`'s values; set 0's stay on the host for the reference */
-            nt_fill(nt_tensor_dtype(s, i), host[i], m.elems[i], t->lo, t->hi, shape_seed(r, s, set, i));
-            CK(cudaMemcpyAsync(r->t[set][i], host[i], m.tbytes[i], cudaMemcpyHostToDevice, r->st),
-               "upload");
+            /* set `set`'s values, drawn where they are used (kernels/fill.h) */
+            int dt = nt_tensor_dtype(s, i);
+            long long n = (long long)m.elems[i];
+            unsigned long long seed = shape_seed(r, s, set, i);
+            void *args[] = {&r->t[set][i], &dt, &n, (void *)&t->lo, (void *)&t->hi, &seed};
+            CK(cudaLaunchKernel((const void *)r->k_fill, (dim3){FILL_BLOCKS, 1, 1},
+                                (dim3){256, 1, 1}, args, 0, r->st), "fill an input");
         }
         r->nsets = set + 1;
     }
-    if (m.sets > 1) {
-        CK(cudaStreamSynchronize(r->st), "upload");
-        for (int i = 0; i < op->ntensors; i++)
-            if (op->tensors[i].role == NT_IN && rotates(r, i))
-                nt_fill(nt_tensor_dtype(s, i), host[i], m.elems[i], op->tensors[i].lo,
-                        op->tensors[i].hi, shape_seed(r, s, 0, i));
-    }
+    CK(cudaStreamSynchronize(r->st), "fill the inputs");
     r->phase_s[NT_PHASE_INPUTS] += (t1 = (nt_now_ms() / 1e3)) - t0;
-    if (op->ref(s, (const void *const *)host, ref, r->o.eps, 0)) {
-        snprintf(err, errlen, "float64 reference failed");
-        rc = 1;
-        goto out;
-    }
-    /* every output is checked on the device against this copy */
+    /* the float64 reference of every output, from set 0 */
+    nt_dref_args da;
+    memset(&da, 0, sizeof da);
     for (int i = 0; i < op->ntensors; i++) {
-        if (op->tensors[i].role != NT_OUT) continue;
+        da.dt[i] = nt_tensor_dtype(s, i);
+        if (op->tensors[i].role == NT_IN) {
+            da.t[i] = r->t[0][i];
+            continue;
+        }
         CK(cudaMalloc((void **)&r->d_ref[i], m.elems[i] * sizeof(double)), "cudaMalloc reference");
         CK(cudaMalloc(&r->first[i], m.tbytes[i]), "cudaMalloc output copy");
-        CK(cudaMemcpyAsync(r->d_ref[i], ref[i], m.elems[i] * sizeof(double),
-                           cudaMemcpyHostToDevice, r->st), "upload reference");
+        da.ref[i] = r->d_ref[i];
     }
-    CK(cudaStreamSynchronize(r->st), "upload reference");
+    CK(cudaMalloc((void **)&r->d_scratch,
+                  (size_t)NT_DREF_SCRATCH((size_t)s->M, (size_t)s->N) * sizeof(double)),
+       "cudaMalloc reference scratch");
+    da.scratch = r->d_scratch;
+    da.M = s->M;
+    da.N = s->N;
+    da.eps = r->o.eps;
+    for (int k = 0; k < r->ndref[o]; k++) {
+        void *args[] = {&da};
+        CK(cudaLaunchKernel((const void *)r->k_dref[o][k], (dim3){NT_DREF_GRID, 1, 1},
+                            (dim3){NT_DREF_BLOCK, 1, 1}, args, 0, r->st), "reference kernel");
+    }
+    CK(cudaStreamSynchronize(r->st), "reference kernels");
 #undef CK
 #define CK(call, what)                                                     \
     do {                                                                   \
         cudaError_t e_ = (call);                                           \
         if (e_ != cudaSuccess) return cuda_fail(r, e_, what, err, errlen); \
     } while (0)
-    rc = 0;
+    rc = ref_crosscheck(r, s, err, errlen);
     r->phase_s[NT_PHASE_REFERENCE] += (nt_now_ms() / 1e3) - t1;
 out:
     if (rc) {
-        cudaStreamSynchronize(r->st);  /* no upload may still read the arena */
+        cudaStreamSynchronize(r->st);
         shape_free(r);
     }
     return rc;
@@ -1206,7 +1315,6 @@ void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev) {
     ev->ctx = r;
     ev->eval = eval;
     ev->prefetch = prefetch;
-    ev->expect = expect;
     ev->rematch = rematch;
     ev->dev = r->dev;
     snprintf(ev->arch, sizeof ev->arch, "%s", r->arch);

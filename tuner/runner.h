@@ -41,10 +41,16 @@ void nt_runner_close(nt_runner *r);
 /* The source of the validation kernels and the yardsticks (kernels/
  * check.cuh with nt_args.h and traffic.h) for arch, as the runner compiles
  * it, with the name expressions of part 0 (nt_check_err, nt_check_diff,
- * nt_traffic, nt_traffic_nc) or 1 (nt_traffic_flat, nt_traffic_flat_nc):
- * a source names at most NT_MAX_LAUNCH, and the cubin of either holds all
- * six (extern "C"). */
+ * nt_traffic, nt_traffic_nc) or 1 (nt_traffic_flat, nt_traffic_flat_nc,
+ * nt_fill_dev): a source names at most NT_MAX_LAUNCH, and the cubin of
+ * either holds all seven (extern "C"). */
 void nt_check_source(nt_csrc *src, const char *arch, int part);
+
+/* The source of op's float64 reference on the device (its dref.cuh with
+ * nt_args.h, dref.h and its tensors.h) for arch, with its kernels' names
+ * in launch order.  0, or -1 with a message when the op names none or a
+ * source is not embedded. */
+int nt_dref_source(nt_csrc *src, const nt_op *op, const char *arch, char *err, size_t errlen);
 
 /* Measure device-to-device copy bandwidth (bytes read + written per second,
  * in GB/s) with a 1 GiB copy, median of 20 after warm-up.  First keep the
@@ -58,10 +64,11 @@ void nt_runner_evaluator(nt_runner *r, nt_evaluator *ev);
 /* The memory one problem needs: elements and bytes per tensor, the bytes of
  * one rotating set (the tensors with M rows), how many sets (together >= 3x
  * the L2, at most 64), and host and device bytes in all (inputs, outputs,
- * the float64 reference of every output, a copy of every output for the
- * bitwise check).  Every product is overflow-checked.  0, or -1 with a
- * message naming the shape when a size does not fit in size_t.  No GPU
- * needed (tested in make test). */
+ * the float64 reference of every output and its scratch, a copy of every
+ * output for the bitwise check; on the host, the rows it recomputes).
+ * Every product is overflow-checked.  0, or -1 with a message naming the
+ * shape when a size does not fit in size_t.  No GPU needed (tested in
+ * make test). */
 typedef struct nt_shape_mem {
     size_t elems[NT_MAX_TENSORS], tbytes[NT_MAX_TENSORS]; /* per tensor */
     size_t set_bytes;         /* one rotating set */
@@ -73,8 +80,9 @@ int nt_shape_mem_plan(const nt_problem *s, int64_t l2_bytes, nt_shape_mem *m, ch
 
 /* Where the evaluator's wall time went, in seconds per phase since the
  * runner was opened: waiting for a compile (or a cache read); once per
- * problem, its inputs (filled and uploaded), its float64 reference
- * (computed and uploaded) and its yardstick; loading the cubin; the
+ * problem, its inputs (drawn on the device), its float64 reference
+ * (computed on the device, checked on the host) and its yardstick;
+ * loading the cubin; the
  * validation and determinism runs; the timed runs.  Indexed by
  * NT_PHASE_*. */
 enum { NT_PHASE_COMPILE, NT_PHASE_INPUTS, NT_PHASE_REFERENCE, NT_PHASE_YARDSTICK,

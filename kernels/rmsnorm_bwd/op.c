@@ -103,6 +103,10 @@ static const nt_family *fallback(const nt_problem *p, char *params, size_t len) 
     return &nt_rmsnorm_bwd_loop;
 }
 
+/* The device reference's kernels (dref.cuh), in launch order. */
+static const char *const dref_kernels[] = {"nt_rmsnorm_bwd_dref_rows", "nt_rmsnorm_bwd_dref_dw",
+                                           "nt_rmsnorm_bwd_dref_dwsum", NULL};
+
 const nt_op nt_op_rmsnorm_bwd = {
     .name = "rmsnorm_bwd",
     .doc = "RMSNorm backward: dx and dw from x, w, dy",
@@ -114,4 +118,6 @@ const nt_op nt_op_rmsnorm_bwd = {
     .ref = nt_rmsnorm_bwd_ref,
     .families = families,
     .fallback = fallback,
+    .dref = "rmsnorm_bwd/dref.cuh",
+    .dref_kernels = dref_kernels,
 };

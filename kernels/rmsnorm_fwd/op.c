@@ -97,6 +97,9 @@ static const nt_family *fwd_fallback(const nt_problem *p, char *params, size_t l
     return &nt_rmsnorm_fwd_loop;
 }
 
+/* The device reference's kernel (dref.cuh). */
+static const char *const fwd_dref_kernels[] = {"nt_rmsnorm_fwd_dref", NULL};
+
 const nt_op nt_op_rmsnorm_fwd = {
     "rmsnorm_fwd",
     "RMSNorm forward: y = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps) per row",
@@ -106,4 +109,6 @@ const nt_op nt_op_rmsnorm_fwd = {
     fwd_ref,
     fwd_families,
     fwd_fallback,
+    "rmsnorm_fwd/dref.cuh",
+    fwd_dref_kernels,
 };
