@@ -129,7 +129,8 @@ static const char *const top_fields[] = {"op", "dtype", "dtypes", "shapes", "fam
                                          "search", "timing", "eps", NULL};
 static const char *const fam_fields[] = {"params", "where", NULL};
 static const char *const shape_fields[] = {"M", "N", NULL};
-static const char *const search_fields[] = {"strategy", "budget", "seed", "race", NULL};
+static const char *const search_fields[] = {"strategy", "budget", "budget_stored", "seed", "race",
+                                            NULL};
 static const char *const timing_fields[] = {"warmup", "min_samples", "max_samples",
                                             "rel_ci", NULL};
 
@@ -1013,6 +1014,22 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
         lua_Integer b = get_int(k, bk, "search.budget");
         if (b < 1) chk_fail(k, bk, "search.budget must be a positive integer, got %lld", (long long)b);
         sw->search.budget = (uint64_t)b;
+    }
+    lua_pop(L, 1);
+    /* warm's budget when it starts from stored results (drive.c, plan()) */
+    sw->search.budget_stored = 0;
+    if (lua_getfield(L, idx, "budget_stored") != LUA_TNIL) {
+        const char *const bk[] = {"search", "budget_stored", NULL};
+        lua_Integer b = get_int(k, bk, "search.budget_stored");
+        if (b < 1)
+            chk_fail(k, bk, "search.budget_stored must be a positive integer, got %lld",
+                     (long long)b);
+        if (strcmp(sw->search.strategy, "warm"))
+            chk_fail(k, bk, "search.budget_stored is a budget of strategy warm, not of %s",
+                     sw->search.strategy);
+        if (!sw->search.budget)
+            chk_fail(k, bk, "search.budget_stored needs search.budget (the cold campaign's)");
+        sw->search.budget_stored = (uint64_t)b;
     }
     lua_pop(L, 1);
     if (lua_getfield(L, idx, "seed") != LUA_TNIL) {

@@ -39,6 +39,9 @@ void search_space_point(const search_space *s, uint64_t i, int *idx);
 typedef struct search_cfg {
     char strategy[16];        /* a strategy of search/tune.h */
     uint64_t budget;          /* most proposals per problem (0 = no limit) */
+    uint64_t budget_stored;   /* warm: the budget per problem when the search
+                                 starts from stored results of the model at
+                                 other shapes (not a cold campaign); 0 = budget */
     uint64_t seed;            /* mixed with each problem */
     int race;                 /* `run`: stop sampling a variant once it cannot
                                  be the best (kernels/nt.h, NT_RACE) */

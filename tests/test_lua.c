@@ -225,13 +225,45 @@ TEST(t_defaults_and_hash) {
     nt_dtypes_canon(&sw.dts[0], dt, sizeof dt);
     CHECK(!strcmp(sw.op->name, "rmsnorm_bwd") && sw.ndt == 1 && !strcmp(dt, "x=bf16,w=bf16,dw=f32"),
           "op %s, %d dtypes, %s", sw.op->name, sw.ndt, dt);
-    CHECK(!strcmp(sw.search.strategy, "exhaustive") && sw.search.budget == 0, "search default");
+    CHECK(!strcmp(sw.search.strategy, "exhaustive") && sw.search.budget == 0 &&
+              sw.search.budget_stored == 0, "search default");
     CHECK(sw.timing.warmup == 10 && sw.timing.min_samples == 20 && sw.timing.max_samples == 200 &&
               sw.timing.rel_ci == 0.01, "timing defaults %d %d %d %g", sw.timing.warmup,
           sw.timing.min_samples, sw.timing.max_samples, sw.timing.rel_ci);
     CHECK(sw.eps == 1e-6, "eps %g", sw.eps);
     CHECK(sw.nfam == 1 && sw.fam[0].where_ref < 0, "one family without where");
     CHECK(strstr(sw.path, "minimal.lua") != NULL, "path %s", sw.path);
+    ntl_free(&sw);
+}
+
+/* warm's budget_stored: read as given; absent, 0 (the budget). */
+TEST(t_budget_stored) {
+    nt_sweep sw;
+    char err[1024];
+    static const char with[] =
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", budget = 13, budget_stored = 5},\n"
+        "}\n";
+    static const char without[] =
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", budget = 13},\n"
+        "}\n";
+    int rc = ntl_load(script("bstored.lua", with), &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    CHECK(!strcmp(sw.search.strategy, "warm") && sw.search.budget == 13 &&
+              sw.search.budget_stored == 5, "search %s %llu %llu", sw.search.strategy,
+          (unsigned long long)sw.search.budget, (unsigned long long)sw.search.budget_stored);
+    ntl_free(&sw);
+    rc = ntl_load(script("bstored0.lua", without), &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    CHECK(sw.search.budget == 13 && sw.search.budget_stored == 0, "without: %llu %llu",
+          (unsigned long long)sw.search.budget, (unsigned long long)sw.search.budget_stored);
     ntl_free(&sw);
 }
 
@@ -310,7 +342,7 @@ TEST(t_unknown_names) {
         "  search = {strategy = \"random\",\n"
         "            budjet = 10},\n"
         "}\n",
-        "unknown field 'budjet'", "allowed: strategy, budget, seed");
+        "unknown field 'budjet'", "allowed: strategy, budget, budget_stored, seed");
     BAD("strategy.lua", 4,
         "return normtune.sweep {\n"
         "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
@@ -435,6 +467,48 @@ TEST(t_types_and_values) {
         "  search = {strategy = \"random\", budget = 0},\n"
         "}\n",
         "search.budget must be a positive integer");
+    BAD("budget_stored.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", budget = 8, budget_stored = 0},\n"
+        "}\n",
+        "search.budget_stored must be a positive integer, got 0");
+    BAD("budget_stored_frac.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", budget = 8, budget_stored = 2.5},\n"
+        "}\n",
+        "search.budget_stored: expected an integer, got number with a fraction");
+    BAD("budget_stored_str.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", budget = 8, budget_stored = \"5\"},\n"
+        "}\n",
+        "search.budget_stored: expected an integer, got string");
+    BAD("budget_stored_random.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"random\", budget = 8, budget_stored = 5},\n"
+        "}\n",
+        "search.budget_stored is a budget of strategy warm, not of random");
+    BAD("budget_stored_exh.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {budget_stored = 5},\n"
+        "}\n",
+        "search.budget_stored is a budget of strategy warm, not of exhaustive");
+    BAD("budget_stored_alone.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", budget_stored = 5},\n"
+        "}\n",
+        "search.budget_stored needs search.budget");
     BAD("dtype.lua", 2,
         "return normtune.sweep {\n"
         "  op = \"rmsnorm_bwd\", dtype = \"fp8\", shapes = {{M = 1, N = 8}},\n"
@@ -1118,6 +1192,7 @@ int main(void) {
     RUN(t_space_and_params);
     RUN(t_random_strategy);
     RUN(t_defaults_and_hash);
+    RUN(t_budget_stored);
     RUN(t_lua_errors);
     RUN(t_unknown_names);
     RUN(t_types_and_values);

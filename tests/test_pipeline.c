@@ -443,6 +443,84 @@ TEST(warm_tries_every_family_at_a_new_shape) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* warm's budget_stored: with stored results (hints at other shapes) each
+ * problem has budget_stored, not the budget, and the run's first line says
+ * so; with nothing stored (a cold campaign) the budget holds as before,
+ * and so it does with stored results where budget_stored is 0. */
+TEST(warm_budget_stored) {
+    char saved[sizeof path_db], err[512], path_err[600];
+    search_cfg keep = sw.search;
+    int f = -1, np = nt_sweep_nproblems(&sw);
+    for (int i = 0; i < sw.nfam; i++)
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) f = i;
+    int64_t p1 = pers_pt(f, 256, 1, 2, 0), p2 = pers_pt(f, 128, 1, 2, 0);
+    CHECK(f >= 0 && p1 >= 0 && p2 >= 0 && np == 3, "test setup");
+    if (f < 0 || p1 < 0 || p2 < 0 || np != 3) return;
+    /* at shapes of the sweep's N, none of its own */
+    nt_hist h[4] = {
+        {0, 500, 1024, {f, (uint64_t)p1}, 5.0, 1, 1.0}, {0, 500, 1024, {f, (uint64_t)p2}, 5.5, 1, 1.0},
+        {0, 2500, 2048, {f, (uint64_t)p1}, 45.0, 1, 1.0}, {0, 2500, 2048, {f, (uint64_t)p2}, 49.5, 1, 1.0},
+    };
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.seed = 1;
+    /* k = 0: stored, budget_stored 2; 1: stored, no budget_stored; 2: cold */
+    for (int k = 0; k < 3; k++) {
+        store *db = NULL;
+        nt_run_opts o = {0};
+        nt_run_stats st;
+        uint64_t total = 0, most = 0;
+        sw.search.budget = 6;
+        sw.search.budget_stored = k == 1 ? 0 : 2;
+        o.hist = k < 2 ? h : NULL;
+        o.nhist = k < 2 ? 4 : 0;
+        snprintf(path_db, sizeof path_db, "%s/bstored%d.db", t_tmpdir(), k);
+        snprintf(path_err, sizeof path_err, "%s/bstored%d.err", t_tmpdir(), k);
+        fflush(stderr);
+        int fd = dup(2);
+        FILE *ef = fopen(path_err, "w");
+        CHECK(fd >= 0 && ef, "capture stderr");
+        if (fd < 0 || !ef) return;
+        dup2(fileno(ef), 2);
+        int rc = store_open(&db, path_db, STORE_CREATE, err, sizeof err) ||
+                 nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err);
+        fflush(stderr);
+        dup2(fd, 2);
+        close(fd);
+        fclose(ef);
+        store_close(db);
+        CHECK(rc == 0, "k=%d: run: %s", k, err);
+        if (rc) continue;
+        for (int q = 0; q < np; q++) {
+            total += st.spent[q];
+            if (st.spent[q] > most) most = st.spent[q];
+        }
+        FILE *in = fopen(path_err, "r");
+        char line[1024], first[1024] = "";
+        if (in && fgets(line, sizeof line, in)) snprintf(first, sizeof first, "%s", line);
+        if (in) fclose(in);
+        if (k == 0) {
+            for (int q = 0; q < np; q++)
+                CHECK(st.spent[q] == 2, "stored, budget_stored 2: problem %d spent %llu", q,
+                      (unsigned long long)st.spent[q]);
+            CHECK(strstr(first, "budget 2 per problem (stored results at other shapes; 6 cold)"),
+                  "first line: %s", first);
+        } else if (k == 1) {
+            CHECK(most > 2 && most <= 6, "stored, no budget_stored: at most %llu a problem",
+                  (unsigned long long)most);
+            CHECK(strstr(first, "budget 6 per problem\n"), "first line: %s", first);
+        } else {
+            CHECK(most > 2 && total <= 6 * 3, "cold: %llu in all, at most %llu a problem",
+                  (unsigned long long)total, (unsigned long long)most);
+            CHECK(strstr(first, "budget 6 per problem on average (a cold campaign)"),
+                  "first line: %s", first);
+        }
+        nt_run_stats_free(&st);
+    }
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 /* Progress on a long run: a line per problem finished, "[k/n] <problem>
  * done (...); T s, about R s left", k counting 1..n in the order tuned;
  * with progress on (a terminal), the live line is redrawn in place (\r and
@@ -829,6 +907,7 @@ int main(void) {
     RUN(export_picks_the_fastest);
     RUN(warm_hints_cover_the_neighbours);
     RUN(warm_tries_every_family_at_a_new_shape);
+    RUN(warm_budget_stored);
     RUN(progress_lines);
     RUN(expect_names_every_problem_first);
     RUN(model_pools_gpus);

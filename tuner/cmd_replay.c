@@ -53,7 +53,8 @@ static void usage(FILE *f) {
                "the worst pick, then the line\n"
                "  replay: S spent P%% of the sweep, S%% of shapes within 2%%, worst X.XXx\n\n"
                "  --strategy S  exhaustive, random, hillclimb or warm\n"
-               "  --budget B    variants per shape (the script's budget)\n"
+               "  --budget B    variants per shape (the script's budget, and its\n"
+               "                budget_stored: B from stored results too)\n"
                "  --seeds K     campaigns, seeds 0..K-1 (1)\n"
                "  --stored W    none: start from nothing stored (the default);\n"
                "                neighbours: from the stored results of the device's model\n"
@@ -287,7 +288,8 @@ int cmd_replay(int argc, char **argv) {
         return NT_EXIT_FAIL;
     }
     snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
-    if (budget) sw.search.budget = (uint64_t)budget;
+    /* --budget B: B per shape, cold or from stored results */
+    if (budget) sw.search.budget = (uint64_t)budget, sw.search.budget_stored = 0;
     x.sw = &sw;
     x.pool = !model_too;        /* --stored model: one GPU against the others */
     int np = nt_sweep_nproblems(&sw);
@@ -379,8 +381,11 @@ int cmd_replay(int argc, char **argv) {
         }
         nt_run_stats_free(&st);
     }
-    printf("# %s on %s (%s, device %" PRId64 "), strategy %s, budget %" PRIu64 ", %lld seed%s, "
-           "stored %s\n", sw.path, dbpath, x.model.device, x.dev, strategy, sw.search.budget,
+    char bud[64] = "";
+    if (nhist && !strcmp(strategy, "warm") && sw.search.budget && sw.search.budget_stored)
+        snprintf(bud, sizeof bud, ", budget_stored %" PRIu64, sw.search.budget_stored);
+    printf("# %s on %s (%s, device %" PRId64 "), strategy %s, budget %" PRIu64 "%s, %lld seed%s, "
+           "stored %s\n", sw.path, dbpath, x.model.device, x.dev, strategy, sw.search.budget, bud,
            seeds, seeds == 1 ? "" : "s", stored);
     printf("%-44s %9s %9s %8s %7s\n", "problem", "variants", "spent", "within", "worst");
     for (int q = 0; q < np; q++) {

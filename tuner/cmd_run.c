@@ -74,6 +74,7 @@ static void run_usage(FILE *f) {
                "                instead of the script's: exhaustive measures every\n"
                "                variant, to check what warm picks\n"
                "  --budget B    variants per shape instead of the script's budget\n"
+               "                (and its budget_stored)\n"
                "  --no-cache    do not use the compiled-kernel cache\n"
                "  --verbose     one line per result\n");
 }
@@ -242,7 +243,8 @@ int cmd_run(int argc, char **argv) {
         return NT_EXIT_FAIL;
     }
     if (strategy) snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
-    if (budget) sw.search.budget = (uint64_t)budget;
+    /* --budget B: B per shape, cold or from stored results */
+    if (budget) sw.search.budget = (uint64_t)budget, sw.search.budget_stored = 0;
     /* where() deterministic and within budget, every shape with a variant:
      * known before the GPU is touched (for an exhaustive sweep: a search
      * with a budget never walks the whole space) */
