@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_unrunnable.sh -- a shape that cannot be set up on this machine (its
-# tensors do not fit in GPU or host memory) is a stored result with status
+# tensors do not fit in GPU memory) is a stored result with status
 # "resources" and a reason, and the sweep goes on to the next shape; a rerun
 # reuses it instead of trying again.
 NAME=unrunnable

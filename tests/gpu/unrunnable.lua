@@ -1,5 +1,5 @@
 -- unrunnable.lua -- the sweep tests/gpu/test_unrunnable.sh runs: a shape in
--- the middle whose tensors need far more memory than any GPU or host has
+-- the middle whose tensors need far more memory than any GPU has
 -- (2^30 x 16384 bf16 is 32 TiB a tensor), between two small shapes.
 return normtune.sweep {
   op = "rmsnorm_bwd",
