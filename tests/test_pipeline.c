@@ -443,6 +443,32 @@ TEST(warm_tries_every_family_at_a_new_shape) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* Run sw with o into a new database at path_db, stderr captured into
+ * path_err: 0, 1 with a message in err when the run fails, -1 when stderr
+ * cannot be captured (a failed check). */
+static int run_capturing(const char *path_err, const nt_run_opts *o, nt_run_stats *st, char *err,
+                         size_t errlen) {
+    store *db = NULL;
+    fflush(stderr);
+    int fd = dup(2);
+    FILE *ef = fopen(path_err, "w");
+    CHECK(fd >= 0 && ef, "capture stderr");
+    if (fd < 0 || !ef) {
+        if (fd >= 0) close(fd);
+        if (ef) fclose(ef);
+        return -1;
+    }
+    dup2(fileno(ef), 2);
+    int rc = store_open(&db, path_db, STORE_CREATE, err, errlen) ||
+             nt_sweep_run(&sw, db, &ev, o, st, err, errlen);
+    fflush(stderr);
+    dup2(fd, 2);
+    close(fd);
+    fclose(ef);
+    store_close(db);
+    return rc ? 1 : 0;
+}
+
 /* warm's budget_stored: with stored results (hints at other shapes) each
  * problem has budget_stored, not the budget, and the run's first line says
  * so; with nothing stored (a cold campaign) the budget holds as before,
@@ -466,7 +492,6 @@ TEST(warm_budget_stored) {
     sw.search.seed = 1;
     /* k = 0: stored, budget_stored 2; 1: stored, no budget_stored; 2: cold */
     for (int k = 0; k < 3; k++) {
-        store *db = NULL;
         nt_run_opts o = {0};
         nt_run_stats st;
         uint64_t total = 0, most = 0;
@@ -476,19 +501,8 @@ TEST(warm_budget_stored) {
         o.nhist = k < 2 ? 4 : 0;
         snprintf(path_db, sizeof path_db, "%s/bstored%d.db", t_tmpdir(), k);
         snprintf(path_err, sizeof path_err, "%s/bstored%d.err", t_tmpdir(), k);
-        fflush(stderr);
-        int fd = dup(2);
-        FILE *ef = fopen(path_err, "w");
-        CHECK(fd >= 0 && ef, "capture stderr");
-        if (fd < 0 || !ef) return;
-        dup2(fileno(ef), 2);
-        int rc = store_open(&db, path_db, STORE_CREATE, err, sizeof err) ||
-                 nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err);
-        fflush(stderr);
-        dup2(fd, 2);
-        close(fd);
-        fclose(ef);
-        store_close(db);
+        int rc = run_capturing(path_err, &o, &st, err, sizeof err);
+        if (rc < 0) return;
         CHECK(rc == 0, "k=%d: run: %s", k, err);
         if (rc) continue;
         for (int q = 0; q < np; q++) {
@@ -533,27 +547,15 @@ TEST(progress_lines) {
     snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
     sw.search.budget = 3;
     for (int live = 0; live <= 1; live++) {
-        store *db = NULL;
         nt_run_opts o = {0};
         nt_run_stats st;
         o.progress = live;
         snprintf(path_db, sizeof path_db, "%s/progress%d.db", t_tmpdir(), live);
         snprintf(path_err, sizeof path_err, "%s/progress%d.err", t_tmpdir(), live);
-        fflush(stderr);
-        int fd = dup(2);
-        FILE *ef = fopen(path_err, "w");
-        CHECK(fd >= 0 && ef, "capture stderr");
-        if (fd < 0 || !ef) return;
-        dup2(fileno(ef), 2);
-        int rc = store_open(&db, path_db, STORE_CREATE, err, sizeof err) ||
-                 nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err);
-        fflush(stderr);
-        dup2(fd, 2);
-        close(fd);
-        fclose(ef);
+        int rc = run_capturing(path_err, &o, &st, err, sizeof err);
+        if (rc < 0) return;
         CHECK(rc == 0, "run: %s", err);
         if (!rc) nt_run_stats_free(&st);
-        store_close(db);
         FILE *in = fopen(path_err, "r");
         char line[1024];
         int next = 1, live_seen = 0, last_left = -1;
