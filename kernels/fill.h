@@ -11,8 +11,9 @@
  * test-gpu checks them bit for bit (tests/gpu/test_dref.c).
  *
  * Plain C shared with NVRTC: no includes, and the double arithmetic is
- * spelled with round-to-nearest intrinsics on the device so that no
- * multiply-add is contracted there (the host's x86-64 code has none). */
+ * spelled so that no multiply-add is contracted on either side: with
+ * round-to-nearest intrinsics on the device, through a volatile product
+ * on the host. */
 #ifndef NT_FILL_H
 #define NT_FILL_H
 
@@ -22,7 +23,15 @@
 #define NT_FILL_DADD(a, b) __dadd_rn((a), (b))
 #else
 #define NT_FILL_FN static inline
-#define NT_FILL_DMUL(a, b) ((a) * (b))
+/* the product rounded on its own: a compiler allowed to contract (GCC's
+ * default for GNU C where the target has FMA, -march=native) would fuse
+ * it with the add below, and the host's bits would part from the
+ * device's */
+static inline double nt_fill_dmul(double a, double b) {
+    volatile double p = a * b;
+    return p;
+}
+#define NT_FILL_DMUL(a, b) nt_fill_dmul((a), (b))
 #define NT_FILL_DADD(a, b) ((a) + (b))
 #endif
 
