@@ -392,6 +392,26 @@ TEST(warm_hints_cover_the_neighbours) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* Stored results of two persistent points (256 and 128 threads of one
+ * chunk, 2 stages, k 0; the second 1.1x slower) at M = ma, N = 1024 (the
+ * first taking ta us) and M = mb, N = 2048 (tb us), into h[4].  0, or -1
+ * (h[0].p.fam -1) when the sweep has no such points. */
+static int stored_persistent(nt_hist *h, int64_t ma, double ta, int64_t mb, double tb) {
+    int f = -1;
+    for (int i = 0; i < sw.nfam; i++)
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) f = i;
+    int64_t p1 = pers_pt(f, 256, 1, 2, 0), p2 = pers_pt(f, 128, 1, 2, 0);
+    memset(h, 0, 4 * sizeof *h);
+    h[0].p.fam = -1;
+    if (f < 0 || p1 < 0 || p2 < 0) return -1;
+    const nt_hist v[4] = {
+        {0, ma, 1024, {f, (uint64_t)p1}, ta, 1, 1.0}, {0, ma, 1024, {f, (uint64_t)p2}, ta * 1.1, 1, 1.0},
+        {0, mb, 2048, {f, (uint64_t)p1}, tb, 1, 1.0}, {0, mb, 2048, {f, (uint64_t)p2}, tb * 1.1, 1, 1.0},
+    };
+    memcpy(h, v, sizeof v);
+    return 0;
+}
+
 /* A shape the stored results never saw, next to shapes they did: warm
  * tries every family there once.  The stored results hold only persistent
  * points (at M = 1000 and 5000), so by their standings naive would never
@@ -400,16 +420,10 @@ TEST(warm_hints_cover_the_neighbours) {
 TEST(warm_tries_every_family_at_a_new_shape) {
     char saved[sizeof path_db], err[512];
     search_cfg keep = sw.search;
-    int f = -1, np = nt_sweep_nproblems(&sw);
-    for (int i = 0; i < sw.nfam; i++)
-        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) f = i;
-    int64_t p1 = pers_pt(f, 256, 1, 2, 0), p2 = pers_pt(f, 128, 1, 2, 0);
-    CHECK(f >= 0 && p1 >= 0 && p2 >= 0 && np == 3, "test setup");
-    if (f < 0 || p1 < 0 || p2 < 0 || np != 3) return;
-    nt_hist h[4] = {
-        {0, 1000, 1024, {f, (uint64_t)p1}, 10.0, 1, 1.0}, {0, 1000, 1024, {f, (uint64_t)p2}, 11.0, 1, 1.0},
-        {0, 5000, 2048, {f, (uint64_t)p1}, 90.0, 1, 1.0}, {0, 5000, 2048, {f, (uint64_t)p2}, 99.0, 1, 1.0},
-    };
+    int np = nt_sweep_nproblems(&sw);
+    nt_hist h[4];
+    CHECK(stored_persistent(h, 1000, 10.0, 5000, 90.0) == 0 && np == 3, "test setup");
+    if (np != 3 || h[0].p.fam < 0) return;
     unsigned char stored[3];
     for (int q = 0; q < np; q++) {
         nt_problem pr;
@@ -476,17 +490,10 @@ static int run_capturing(const char *path_err, const nt_run_opts *o, nt_run_stat
 TEST(warm_budget_stored) {
     char saved[sizeof path_db], err[512], path_err[600];
     search_cfg keep = sw.search;
-    int f = -1, np = nt_sweep_nproblems(&sw);
-    for (int i = 0; i < sw.nfam; i++)
-        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) f = i;
-    int64_t p1 = pers_pt(f, 256, 1, 2, 0), p2 = pers_pt(f, 128, 1, 2, 0);
-    CHECK(f >= 0 && p1 >= 0 && p2 >= 0 && np == 3, "test setup");
-    if (f < 0 || p1 < 0 || p2 < 0 || np != 3) return;
-    /* at shapes of the sweep's N, none of its own */
-    nt_hist h[4] = {
-        {0, 500, 1024, {f, (uint64_t)p1}, 5.0, 1, 1.0}, {0, 500, 1024, {f, (uint64_t)p2}, 5.5, 1, 1.0},
-        {0, 2500, 2048, {f, (uint64_t)p1}, 45.0, 1, 1.0}, {0, 2500, 2048, {f, (uint64_t)p2}, 49.5, 1, 1.0},
-    };
+    int np = nt_sweep_nproblems(&sw);
+    nt_hist h[4];          /* at shapes of the sweep's N, none of its own */
+    CHECK(stored_persistent(h, 500, 5.0, 2500, 45.0) == 0 && np == 3, "test setup");
+    if (np != 3 || h[0].p.fam < 0) return;
     memcpy(saved, path_db, sizeof saved);
     snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
     sw.search.seed = 1;
