@@ -4,7 +4,10 @@
 # the PATH answers each run.  Every family `normtune --help` lists gets a
 # memcheck and a racecheck line of its own; a run that hangs past
 # SANITIZE_TIMEOUT is a FAIL that says so, and one that reports errors a
-# FAIL with its summary; the others pass.
+# FAIL with its summary; the others pass.  Runs go up to SANITIZE_JOBS at
+# once (the first two memcheck runs each wait for the other to start), and
+# the lines keep their fixed order; a SANITIZE_JOBS that is not a positive
+# integer is refused.
 # Needs NORMTUNE and NT_TMP; prints PASS/FAIL lines and "RESULT passed failed".
 NAME=test_sanitize_script
 . "$(dirname "$0")/lib.sh"
@@ -17,13 +20,20 @@ cat >"$T/bin/compute-sanitizer" <<'EOS'
 #!/bin/sh
 case "$*" in
 *racecheck*rmsnorm_bwd.warp*) exec sleep 300 ;;
+*memcheck*rmsnorm_bwd.naive*|*memcheck*rmsnorm_bwd.persistent*)
+    # each of the two waits (up to a minute) for the other to have started
+    me=${*##*family }; me=${me%% *}; touch "$MARKS/$me"
+    other=rmsnorm_bwd.naive; [ "$me" = "$other" ] && other=rmsnorm_bwd.persistent
+    i=0; while [ ! -e "$MARKS/$other" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -e "$MARKS/$other" ] || { echo "========= ERROR SUMMARY: ran alone"; exit 3; } ;;
 *memcheck*rmsnorm_fwd.rows*) echo "========= ERROR SUMMARY: 1 error"; echo "RESULT 1 1"; exit 3 ;;
 esac
 echo "========= ERROR SUMMARY: 0 errors"
 echo "RESULT 2 0"
 EOS
 chmod +x "$T/bin/compute-sanitizer"
-PATH="$T/bin:$PATH" SANITIZE_TIMEOUT=5 sh "$root/tests/gpu/sanitize.sh" /bin/true >"$T/out" 2>&1
+mkdir -p "$T/marks"
+MARKS=$T/marks PATH="$T/bin:$PATH" SANITIZE_TIMEOUT=5 SANITIZE_JOBS=4 sh "$root/tests/gpu/sanitize.sh" /bin/true >"$T/out" 2>&1
 nfam=$("$NORMTUNE" --help | awk '/^ops / { on = 1; next } on && /^   / { sub(/;.*/, ""); n += split($0, a, ",") } END { print n }')
 lines=$(grep -c '^\(PASS\|FAIL\) sanitize_' "$T/out")
 [ "$nfam" -gt 10 ] && [ "$lines" = $((2 * nfam)) ] && ok a_line_per_tool_and_family ||
@@ -32,4 +42,11 @@ has names_the_family "$T/out" "PASS sanitize_racecheck_rmsnorm_bwd.cstage: =====
 has hang_is_a_failure "$T/out" "FAIL sanitize_racecheck_rmsnorm_bwd.warp: no result within 5 s (hung, or too slow under racecheck)"
 has errors_fail "$T/out" "FAIL sanitize_memcheck_rmsnorm_fwd.rows (exit 3): ========= ERROR SUMMARY: 1 error"
 has result_counts "$T/out" "RESULT $((2 * nfam - 2)) 2"
+has runs_at_once "$T/out" "PASS sanitize_memcheck_rmsnorm_bwd.naive: ========= ERROR SUMMARY: 0 errors"
+# the lines in the fixed order: every memcheck line before the racecheck ones
+order=$(grep -o '^\(PASS\|FAIL\) sanitize_[a-z]*' "$T/out" | awk '{ print $2 }' | uniq | tr '\n' ' ')
+[ "$order" = "sanitize_memcheck sanitize_racecheck " ] && ok lines_in_order || bad lines_in_order "$order"
+SANITIZE_JOBS=x sh "$root/tests/gpu/sanitize.sh" /bin/true >"$T/out2" 2>&1
+[ $? = 2 ] && ok bad_jobs_refused || bad bad_jobs_refused "exit $?"
+has bad_jobs_says "$T/out2" "SANITIZE_JOBS must be a positive integer, not 'x'"
 finish

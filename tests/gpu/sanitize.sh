@@ -4,31 +4,56 @@
 # --family OP.FAMILY`, which adds each op's fallback), so that every family
 # gets its own PASS or FAIL line.  A run that gives no result within
 # SANITIZE_TIMEOUT seconds (600) is a FAIL that says so, rather than a
-# test-gpu that never ends.  The families are those `normtune --help` lists
+# test-gpu that never ends.  Up to SANITIZE_JOBS runs (default: half the
+# CPUs, at least 1) go at once on the one GPU: the sanitizers' cost is host
+# work (racecheck instruments every shared-memory access), so one after the
+# other the 46 runs outlast a 10-minute session; the lines are printed in
+# the fixed order (memcheck of every family, then racecheck) whatever order
+# the runs end in.  The families are those `normtune --help` lists
 # (NORMTUNE, else build/normtune); where it cannot say, one run covers them
 # all.  Prints PASS/FAIL lines and RESULT.
-bin=${1:-build/gpu/test_kernels}
-san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+#
+# `sanitize.sh --one BIN DIR TOOL FAMILY` is one run (used by the jobs):
+# its output to DIR/TOOL_FAMILY.out, its exit status to DIR/TOOL_FAMILY.rc.
 limit=${SANITIZE_TIMEOUT:-600}
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ "$1" = --one ]; then
+    bin=$2 dir=$3 tool=$4 fam=$5
+    if [ "$fam" = all ]; then set --; else set -- --family "$fam"; fi
+    timeout "$limit" "$san" --tool "$tool" --error-exitcode 3 "$bin" --small "$@" \
+        >"$dir/${tool}_$fam.out" 2>&1
+    echo $? >"$dir/${tool}_$fam.rc"
+    exit 0
+fi
+bin=${1:-build/gpu/test_kernels}
+cpus=$(nproc 2>/dev/null || echo 2)
+jobs=${SANITIZE_JOBS:-$(( cpus / 2 > 0 ? cpus / 2 : 1 ))}
+case "$jobs" in ''|*[!0-9]*|0) echo "sanitize.sh: SANITIZE_JOBS must be a positive integer, not '$jobs'" >&2; exit 2 ;; esac
 fams=$("${NORMTUNE:-build/normtune}" --help 2>/dev/null | awk '
     /^ops / { on = 1; next }
     on && /^  [a-z]/ { op = $1; next }
     on && /^   / { sub(/;.*/, ""); gsub(/,/, ""); for (i = 1; i <= NF; i++) print op "." $i }')
 [ -n "$fams" ] || fams=all
+dir=$(mktemp -d "${TMPDIR:-/tmp}/sanitize.XXXXXX") || exit 2
+trap 'rm -rf "$dir"' EXIT
+for tool in memcheck racecheck; do
+    for fam in $fams; do printf '%s %s\n' "$tool" "$fam"; done
+done | xargs -P "$jobs" -n 2 sh "$0" --one "$bin" "$dir"
 p=0; f=0
 for tool in memcheck racecheck; do
     for fam in $fams; do
-        if [ "$fam" = all ]; then name=$tool; set --; else name=${tool}_$fam; set -- --family "$fam"; fi
-        out=$(timeout "$limit" "$san" --tool $tool --error-exitcode 3 "$bin" --small "$@" 2>&1); rc=$?
-        summary=$(printf '%s\n' "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
-        if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "^RESULT [0-9]* 0$"; then
+        if [ "$fam" = all ]; then name=$tool; else name=${tool}_$fam; fi
+        out=$dir/${tool}_$fam.out
+        rc=$(cat "$dir/${tool}_$fam.rc" 2>/dev/null || echo none)
+        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out" 2>/dev/null | tail -1)
+        if [ "$rc" = 0 ] && grep -q "^RESULT [0-9]* 0$" "$out"; then
             echo "PASS sanitize_$name: $summary"; p=$((p + 1))
-        elif [ $rc = 124 ]; then
-            printf '%s\n' "$out" | tail -10
+        elif [ "$rc" = 124 ]; then
+            tail -10 "$out"
             echo "FAIL sanitize_$name: no result within $limit s (hung, or too slow under $tool)"
             f=$((f + 1))
         else
-            printf '%s\n' "$out" | tail -30
+            tail -30 "$out" 2>/dev/null
             echo "FAIL sanitize_$name (exit $rc): $summary"; f=$((f + 1))
         fi
     done
