@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <nvrtc.h>
 
@@ -375,6 +377,62 @@ TEST(pool_out_of_order_and_stop) {
     nt_pool_stop(NULL, 0);
 }
 
+/* The nice value of thread tid of this process (/proc/self/task/TID/stat,
+ * field 19), or -100 where it cannot be read. */
+static int task_nice(const char *tid) {
+    char path[128], buf[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", tid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -100;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *q = strrchr(buf, ')');          /* the name may hold spaces */
+    int field = 2, nice = -100;
+    for (char *t = q ? strtok(q + 1, " ") : NULL; t; t = strtok(NULL, " "))
+        if (++field == 19) nice = atoi(t);
+    return nice;
+}
+
+/* nt_pool_set_nice: the pool's threads take the value as they start a job
+ * (here the only thread of a one-thread pool, and no other), the caller's
+ * thread keeps its own; values out of 0 .. 19 are refused. */
+TEST(pool_nice) {
+    char err[256], self[32];
+    snprintf(self, sizeof self, "%ld", (long)syscall(SYS_gettid));
+    int n0 = task_nice(self);
+    if (n0 == -100 || n0 >= 19) {
+        printf("SKIP pool_nice: this thread's nice value is %d\n", n0);
+        return;
+    }
+    fresh_cache("c7");
+    nt_pool *p = nt_pool_start(1, 1, err, sizeof err);
+    CHECK(p != NULL, "%s", err);
+    if (!p) return;
+    CHECK(nt_pool_set_nice(p, -1) == -1 && nt_pool_set_nice(p, 20) == -1, "out of range accepted");
+    CHECK(nt_pool_set_nice(p, 19) == 0, "19 refused");
+    nt_job j;
+    memset(&j, 0, sizeof j);
+    j.src = tiny_src("tiny<8>", NULL);
+    long t = nt_pool_submit(p, &j);
+    nt_cubin c;
+    CHECK(nt_pool_wait(p, t, &c, err, sizeof err) == 0, "%s", err);
+    nt_cubin_free(&c);
+    int at19 = 0, others = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        int n = task_nice(e->d_name);
+        at19 += n == 19;
+        others += n != 19 && n != n0;
+    }
+    if (d) closedir(d);
+    CHECK(at19 == 1, "%d threads at nice 19, want the pool's one", at19);
+    CHECK(task_nice(self) == n0, "the caller's nice moved: %d, was %d", task_nice(self), n0);
+    CHECK(others == 0, "%d threads at another nice value", others);
+    nt_pool_stop(p, 0);
+}
+
 /* The cubin c of s has exactly the nwant kernels want[], in order, each
  * unmangled, with registers and no spill (what: for messages). */
 static void compiled_clean(const nt_csrc *s, const nt_cubin *c, const char *const *want, int nwant,
@@ -693,6 +751,7 @@ int main(void) {
     RUN(cache_dir_resolution);
     RUN(pool_in_order);
     RUN(pool_out_of_order_and_stop);
+    RUN(pool_nice);
     RUN(every_family_compiles);
     RUN(family_sources_closed);
     RUN(pdl_launches_wait_first);

@@ -34,6 +34,7 @@
 #define MAX_RESTARTS 8        /* self-restarts after a lost CUDA context */
 #define DEFAULT_SETTLE_S 15.0 /* run --settle: seconds of copies before measuring */
 #define PRECOMPILE_MAX (1u << 20) /* points of a sweep whose kernels are all queued */
+#define PRECOMPILE_NICE 10         /* nice value of the background compile threads */
 
 
 static volatile sig_atomic_t stop_flag;
@@ -191,6 +192,9 @@ static long precompile(precomp *c, nt_sweep *sw, const nt_evaluator *ev, const n
         c->seen = NULL;
         return -1;
     }
+    /* below the compiles the search waits for (the runner's own pool)
+     * and the thread that times */
+    nt_pool_set_nice(c->pool, PRECOMPILE_NICE);
     if (nt_enumerate(sw, NT_ENUM_EXHAUSTIVE, precompile_point, c, NULL, err, errlen)) return -1;
     return (long)c->n;
 }

@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -609,6 +611,7 @@ struct nt_pool {
     long base;                /* lowest ticket not taken */
     long want;                /* highest ticket a waiter asked for */
     int stop, drain;
+    int nice;                 /* nice value of the threads (nt_pool_set_nice) */
 };
 
 /* May a worker start job p->next now?  Called with the lock held. */
@@ -620,12 +623,17 @@ static int can_start(const nt_pool *p) {
 
 static void *worker(void *arg) {
     nt_pool *p = arg;
+    int nice = 0;             /* this thread's (a new thread's is the process's: 0 here) */
     pthread_mutex_lock(&p->mu);
     for (;;) {
         if (can_start(p)) {
             slot *s = p->s[p->next++];
+            int want = p->nice;
             s->state = JOB_RUNNING;
             pthread_mutex_unlock(&p->mu);
+            /* Linux: a nice value is a thread's own, set by its thread id */
+            if (want != nice && !setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), want))
+                nice = want;
             if (s->job.fam)
                 s->rc = nt_compile_cached(s->job.fam, &s->job.plan, s->job.arch,
                                           s->job.use_cache, &s->res, s->err, sizeof s->err);
@@ -674,6 +682,14 @@ nt_pool *nt_pool_start(int nthreads, int ahead, char *err, size_t errlen) {
 }
 
 int nt_pool_threads(const nt_pool *p) { return p->nth; }
+
+int nt_pool_set_nice(nt_pool *p, int nice) {
+    if (nice < 0 || nice > 19) return -1;
+    pthread_mutex_lock(&p->mu);
+    p->nice = nice;
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
 
 long nt_pool_submit(nt_pool *p, const nt_job *job) {
     long t = -1;

@@ -131,6 +131,12 @@ typedef struct nt_pool nt_pool;
  * (<= 0: 2 x nthreads).  Returns the pool, or NULL with a message. */
 nt_pool *nt_pool_start(int nthreads, int ahead, char *err, size_t errlen);
 
+/* Run the pool's compiles at nice value `nice` (0 .. 19, the higher the
+ * lower the priority), each thread setting its own as it starts its next
+ * job: a background compile then yields the CPUs to the compiles a search
+ * waits for, and to the thread that times.  0, or -1 (out of range). */
+int nt_pool_set_nice(nt_pool *p, int nice);
+
 /* Queue a job (copied).  Never blocks.  Returns its ticket (0, 1, 2, ... in
  * submission order), or -1 when the pool is stopping. */
 long nt_pool_submit(nt_pool *p, const nt_job *job);
