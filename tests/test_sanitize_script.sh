@@ -4,7 +4,8 @@
 # the PATH answers each run.  Every family `normtune --help` lists gets a
 # memcheck and a racecheck line of its own; a run that hangs past
 # SANITIZE_TIMEOUT is a FAIL that says so, and one that reports errors a
-# FAIL with its summary; the others pass.  Runs go up to SANITIZE_JOBS at
+# FAIL with its summary; the others pass.  A family's runs validate only
+# (--check-only); a timing run per tool times the fallbacks alone.  Runs go up to SANITIZE_JOBS at
 # once (the first two memcheck runs each wait for the other to start), and
 # the lines keep their fixed order; a SANITIZE_JOBS that is not a positive
 # integer is refused.
@@ -12,12 +13,13 @@
 NAME=test_sanitize_script
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$T/bin"
-# the stand-in: racecheck of rmsnorm_bwd.warp hangs (5 minutes, against a
+# the stand-in (it notes its arguments): racecheck of rmsnorm_bwd.warp hangs (5 minutes, against a
 # limit of 5 s), memcheck of rmsnorm_fwd.rows finds an error, every other
 # run is clean and ends at once (5 s is far for it, however loaded the
 # machine)
 cat >"$T/bin/compute-sanitizer" <<'EOS'
 #!/bin/sh
+echo "$*" >>"$MARKS/args"
 case "$*" in
 *racecheck*rmsnorm_bwd.warp*) exec sleep 300 ;;
 *memcheck*rmsnorm_bwd.naive*|*memcheck*rmsnorm_bwd.persistent*)
@@ -36,13 +38,19 @@ mkdir -p "$T/marks"
 MARKS=$T/marks PATH="$T/bin:$PATH" SANITIZE_TIMEOUT=5 SANITIZE_JOBS=4 sh "$root/tests/gpu/sanitize.sh" /bin/true >"$T/out" 2>&1
 nfam=$("$NORMTUNE" --help | awk '/^ops / { on = 1; next } on && /^   / { sub(/;.*/, ""); n += split($0, a, ",") } END { print n }')
 lines=$(grep -c '^\(PASS\|FAIL\) sanitize_' "$T/out")
-[ "$nfam" -gt 10 ] && [ "$lines" = $((2 * nfam)) ] && ok a_line_per_tool_and_family ||
-    bad a_line_per_tool_and_family "$lines lines for $nfam families"
-has names_the_family "$T/out" "PASS sanitize_racecheck_rmsnorm_bwd.cstage: ========= ERROR SUMMARY: 0 errors"
+[ "$nfam" -gt 10 ] && [ "$lines" = $((2 * nfam + 2)) ] && ok a_line_per_tool_and_family ||
+    bad a_line_per_tool_and_family "$lines lines for $nfam families (and a timing run per tool)"
+# a family's runs validate only; the timing runs time the fallbacks alone
+has family_runs_check_only "$T/marks/args" "--tool racecheck --error-exitcode 3 /bin/true --small --check-only --no-fallback --family rmsnorm_fwd.stage"
+has timing_run "$T/marks/args" "--tool memcheck --error-exitcode 3 /bin/true --small --family none"
+[ "$(grep -c -- '--check-only' "$T/marks/args")" = $((2 * nfam)) ] && ok only_timing_runs_time ||
+    bad only_timing_runs_time "$(grep -c -- '--check-only' "$T/marks/args") runs with --check-only"
+has timing_line "$T/out" "PASS sanitize_racecheck_timing: ========= ERROR SUMMARY: 0 errors ("
+has names_the_family "$T/out" "PASS sanitize_racecheck_rmsnorm_bwd.cstage: ========= ERROR SUMMARY: 0 errors ("
 has hang_is_a_failure "$T/out" "FAIL sanitize_racecheck_rmsnorm_bwd.warp: no result within 5 s (hung, or too slow under racecheck)"
-has errors_fail "$T/out" "FAIL sanitize_memcheck_rmsnorm_fwd.rows (exit 3): ========= ERROR SUMMARY: 1 error"
-has result_counts "$T/out" "RESULT $((2 * nfam - 2)) 2"
-has runs_at_once "$T/out" "PASS sanitize_memcheck_rmsnorm_bwd.naive: ========= ERROR SUMMARY: 0 errors"
+has errors_fail "$T/out" "FAIL sanitize_memcheck_rmsnorm_fwd.rows (exit 3): ========= ERROR SUMMARY: 1 error ("
+has result_counts "$T/out" "RESULT $((2 * nfam)) 2"
+has runs_at_once "$T/out" "PASS sanitize_memcheck_rmsnorm_bwd.naive: ========= ERROR SUMMARY: 0 errors ("
 # the lines in the fixed order: every memcheck line before the racecheck ones
 order=$(grep -o '^\(PASS\|FAIL\) sanitize_[a-z]*' "$T/out" | awk '{ print $2 }' | uniq | tr '\n' ' ')
 [ "$order" = "sanitize_memcheck sanitize_racecheck " ] && ok lines_in_order || bad lines_in_order "$order"

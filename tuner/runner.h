@@ -30,6 +30,12 @@ typedef struct nt_runner_opts {
     int jobs;                 /* compiler threads, <= 0: online CPUs */
     int use_cache;            /* NVRTC disk cache */
     double eps;               /* the ops' epsilon */
+    int check_only;           /* validate only: one set of inputs, no
+                                 yardstick, one run checked against the
+                                 float64 reference, neither the determinism
+                                 runs nor timing (a result's time is 0); for
+                                 the sanitizers, which slow every launch
+                                 (tests/gpu/sanitize.sh) */
 } nt_runner_opts;
 
 /* Open the device.  Returns 0, or -1 with a message when there is no usable

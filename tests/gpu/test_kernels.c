@@ -23,6 +23,13 @@
  *   build/gpu/test_kernels           full grid
  *   build/gpu/test_kernels --small   two dtype combinations per op, small
  *                                    shapes (for compute-sanitizer)
+ *   ... --check-only                 every variant run once and validated:
+ *                                    one set of inputs, no yardstick, no
+ *                                    determinism runs, nothing timed (the
+ *                                    runner's check_only, for the
+ *                                    sanitizers, which slow every launch)
+ *   ... --no-fallback                the ops' fallbacks left out (an op
+ *                                    with nothing left is passed over)
  *   ... --family NAME                only the families NAME names (a
  *                                    family, "op." for an op's, or a
  *                                    comma-separated list), plus each
@@ -44,6 +51,7 @@ static nt_runner *run;
 static nt_evaluator ev;
 static int small;
 static const char *only;        /* --family: names to keep, or NULL */
+static int no_fallback;         /* --no-fallback */
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
 /* splitmix64 */
@@ -224,7 +232,7 @@ TEST(every_op_dtype_family) {
                 pr.N = ns[s];
                 const nt_family *fb = op->fallback(&pr, params, sizeof params);
                 CHECK(fb != NULL, "%s: no fallback", op->name);
-                if (fb && njobs < MAX_JOBS) {
+                if (fb && !no_fallback && njobs < MAX_JOBS) {
                     jobs[njobs] = (job){fb, {0}, pr, 1};
                     nt_params_parse(params, &jobs[njobs].p);
                     njobs++;
@@ -237,6 +245,7 @@ TEST(every_op_dtype_family) {
         printf("  %s: %d dtype combinations, %d evaluations, %d (problem, family) pairs with "
                "no probed config\n", op->name, nd, njobs, missing);
         fflush(stdout);
+        if (!njobs && no_fallback) continue;    /* none of the families asked for */
         evaluate(&ok, &bad, &skip);
         printf("  %s: %d ok, %d failed, %d the device cannot hold (resources)\n", op->name, ok,
                bad, skip);
@@ -285,10 +294,14 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--small")) {
             small = 1;
+        } else if (!strcmp(argv[i], "--no-fallback")) {
+            no_fallback = 1;
+        } else if (!strcmp(argv[i], "--check-only")) {
+            o.check_only = 1;
         } else if (!strcmp(argv[i], "--family") && i + 1 < argc) {
             only = argv[++i];
         } else {
-            fprintf(stderr, "usage: %s [--small] [--family NAME[,NAME...]]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--small] [--check-only] [--no-fallback] [--family NAME[,NAME...]]\n", argv[0]);
             return 2;
         }
     }
