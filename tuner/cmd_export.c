@@ -106,7 +106,8 @@ int cmd_export(int argc, char **argv) {
     if (nt_export_unmeasured(&prov, stale, sizeof stale))
         fprintf(stderr, "note: no results of the current sources of %s on any %s of the "
                         "database, so the header does not use them; a sweep that lists them "
-                        "measures them (a resumed run skips what is stored)\n", stale,
+                        "measures them where its search proposes them (every point with "
+                        "--strategy exhaustive; a resumed run skips what is stored)\n", stale,
                 prov.device);
     rc = NT_EXIT_OK;
 done:
