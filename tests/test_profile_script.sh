@@ -2,8 +2,8 @@
 # test_profile_script.sh -- tests/gpu/profile.sh (one variant under Nsight
 # Compute) without a GPU: a stand-in ncu on the PATH prints its arguments
 # and the sweep script it is handed.  The script keeps exactly the variant
-# asked for, in the dtypes asked for, one launch after NCU_SKIP is
-# profiled with the sections named, and bad arguments, or a variant the
+# asked for, in the dtypes asked for, one launch after NCU_SKIP (or
+# NCU_COUNT in a row) is profiled with the sections named, and bad arguments, or a variant the
 # family refuses at the shape, exit 2 with a message before ncu runs.
 # Needs NORMTUNE and NT_TMP; prints PASS/FAIL lines and "RESULT passed failed".
 NAME=test_profile_script
@@ -30,6 +30,13 @@ NCU_SKIP=9 prof rmsnorm_fwd rows block=128,chunks=5,rows=2,k=0 16384 4104 'x = "
 has skip_set "$T/out" "--launch-skip 9 --launch-count 1"
 grep -q '^M=16384 N=4104 x=bf16,w=f32 *rmsnorm_fwd.rows *block=128,chunks=5,rows=2,k=0' "$T/out" &&
     ok dtypes_fields || bad dtypes_fields "$(grep M=16384 "$T/out")"
+NCU_COUNT=2 NCU_KERNEL='^nt_(bwd_|colsum)' prof rmsnorm_bwd persistent block=512,chunks=1,stages=3,k=1 1024 4096
+has count_set "$T/out" "--kernel-name regex:^nt_(bwd_|colsum) --launch-skip 4 --launch-count 2"
+NCU_COUNT=0 prof rmsnorm_bwd persistent block=512,chunks=1,stages=3,k=1 1024 4096
+[ $rc = 2 ] && ! grep -q '^ncu' "$T/out" && grep -q "NCU_COUNT must be 1 or more" "$T/err" && ok count_zero_refused ||
+    bad count_zero_refused "exit $rc"
+NCU_SKIP=x prof rmsnorm_bwd persistent block=512,chunks=1,stages=3,k=1 1024 4096
+[ $rc = 2 ] && grep -q "must be whole numbers" "$T/err" && ok skip_text_refused || bad skip_text_refused "exit $rc"
 
 # one chunk of 256 threads cannot cover 4104 columns: refused before ncu
 prof rmsnorm_bwd persistent block=256,chunks=1,stages=2,k=2 4096 4104

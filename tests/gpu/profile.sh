@@ -15,7 +15,9 @@
 # scratch database: one launch of the op's kernels (NCU_KERNEL, a regex
 # over kernel names: the families' kernels, not the yardsticks or the dw
 # column sums) after NCU_SKIP of them (4: past the correctness checks and
-# the warm-up), with the sections that say where a memory-bound kernel's
+# the warm-up), or NCU_COUNT launches in a row (a chain's kernels: 2 with
+# NCU_KERNEL='^nt_(bwd_|colsum)' for a backward and its dw column sum),
+# with the sections that say where a memory-bound kernel's
 # time goes (NCU_SECTIONS).  NORMTUNE and NCU name the binaries (default
 # build/normtune, and ncu on the PATH or under /usr/local/cuda/bin).
 # The report goes to stdout; the exit code is ncu's (2 for bad arguments).
@@ -32,6 +34,9 @@ case "$fam" in *[!a-z0-9_]*|'') echo "profile.sh: FAMILY must be a family's shor
 nt=${NORMTUNE:-build/normtune}
 ncu=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 skip=${NCU_SKIP:-4}
+count=${NCU_COUNT:-1}
+case "$skip$count" in *[!0-9]*) echo "profile.sh: NCU_SKIP and NCU_COUNT must be whole numbers" >&2; exit 2 ;; esac
+[ "$count" -ge 1 ] || { echo "profile.sh: NCU_COUNT must be 1 or more" >&2; exit 2; }
 kernel=${NCU_KERNEL:-'^nt_(bwd_|fwd_|persist|naive_row)'}
 sections=${NCU_SECTIONS:-SpeedOfLight MemoryWorkloadAnalysis MemoryWorkloadAnalysis_Tables Occupancy LaunchStats SchedulerStats WarpStateStats}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nt_profile.XXXXXX") || exit 1
@@ -57,6 +62,6 @@ if [ "$n" != 1 ]; then
 fi
 set --
 for s in $sections; do set -- "$@" --section "$s"; done
-echo "# $op.$fam $params at M=$M N=$N ($dt): ncu, kernels /$kernel/, launch $((skip + 1))"
-"$ncu" --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 "$@" \
+echo "# $op.$fam $params at M=$M N=$N ($dt): ncu, kernels /$kernel/, launches $((skip + 1)) to $((skip + count))"
+"$ncu" --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count "$count" "$@" \
     "$nt" run "$tmp/one.lua" --db "$tmp/one.db" --settle 0
