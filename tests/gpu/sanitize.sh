@@ -46,7 +46,12 @@ fams=$("${NORMTUNE:-build/normtune}" --help 2>/dev/null | awk '
     on && /^   / { sub(/;.*/, ""); gsub(/,/, ""); for (i = 1; i <= NF; i++) print op "." $i }')
 if [ -n "$fams" ]; then fams="$fams timing"; else fams=all; fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sanitize.XXXXXX") || exit 2
+runs=
 trap 'rm -rf "$dir"' EXIT
+# interrupted (Ctrl-C, a timeout): no more runs start, the scratch folder
+# goes; a run under way ends within its own SANITIZE_TIMEOUT
+trap '[ -n "$runs" ] && kill "$runs" 2>/dev/null; exit 130' INT
+trap '[ -n "$runs" ] && kill "$runs" 2>/dev/null; exit 143' TERM HUP
 for tool in memcheck racecheck; do
     for fam in $fams; do printf '%s %s\n' "$tool" "$fam"; done
 done | xargs -P "$jobs" -n 2 sh "$0" --one "$bin" "$dir" &
