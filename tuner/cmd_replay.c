@@ -22,7 +22,8 @@
  *
  * P: the proposals over the variants of the exhaustive sweep (`list
  * --count`'s total) times K; S: the (shape, seed) runs whose pick's stored
- * median is within 2% of the shape's stored best; X: the largest pick's
+ * median is within 2% of the shape's stored best (the fastest of the
+ * points the script keeps there: check() and where()); X: the largest pick's
  * stored median over that best.  Only problems whose every point has a
  * stored result (swept exhaustively) are scored (P, S and X): elsewhere
  * the best is not known.  The others are run, shown with "-", and counted
@@ -78,7 +79,7 @@ static int no_put(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *
 
 /* Reading the database: the simulated device, its rows, their samples. */
 typedef struct rd {
-    const nt_sweep *sw;
+    nt_sweep *sw;             /* (its where() runs on the rows) */
     int pass;                 /* 0: find the device; 1: keep its rows */
     int pool;                 /* 1: every GPU of the device's model */
     int64_t dev, newest;      /* the device, its newest sweep */
@@ -117,6 +118,17 @@ static int rd_row(void *ctx, const store_hist_row *r, char *err, size_t errlen) 
     if ((r->device_id != x->dev && !(x->pool && same_model_current(x, r))) ||
         nt_hist_of_row(x->sw, r, &h))
         return 0;
+    /* only points the sweep keeps at the row's shape: a result of another
+     * sweep (wider where()) is no best the search could find */
+    nt_problem pr;
+    nt_params p;
+    int keep = 0;
+    nt_problem_init(&pr, x->sw->op, r->M, r->N);
+    memcpy(pr.dtype, x->sw->dts[h.dt].dtype, sizeof pr.dtype);
+    if (nt_params_parse(r->params, &p) ||
+        nt_sweep_feasible(x->sw, h.p.fam, &p, &pr, &keep, err, errlen) < 0)
+        return -1;
+    if (!keep) return 0;
     snprintf(x->src[h.p.fam], sizeof x->src[h.p.fam], "%s", r->src_hash);
     if (x->n == x->cap) {
         size_t cap = x->cap ? 2 * x->cap : 4096;

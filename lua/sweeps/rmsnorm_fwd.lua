@@ -30,8 +30,8 @@ local BUDGET = 8
 -- results of the GPU model at the other shapes (not a cold campaign): they
 -- rank the points well enough for fewer.  Replayed from the neighbours on
 -- data/results.db, 5 spend 9.7% of the sweep and pick within 2% of the
--- best at 98.4% of the shapes (the worst 1.03x; the same over 5 and 20
--- seeds); BUDGET there spends 15.5% for 98.9% (1.03x).
+-- best at 98.9% of the shapes (the worst 1.02x; the same over 5 seeds);
+-- BUDGET there spends 15.5% for 99.5% (1.02x).
 local BUDGET_STORED = 5
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
