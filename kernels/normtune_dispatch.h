@@ -4,25 +4,27 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            11 of the model measured the tuned shapes (shapes, uuid):
+ *   GPUs            13 of the model measured the tuned shapes (shapes, uuid):
+ *                     160  GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6
  *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
- *                      70  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
+ *                      69  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
  *                      34  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
- *                      30  GPU-4e9258b5-bf19-b574-85e2-6b12ba8ce494
- *                      20  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
+ *                      20  GPU-4e9258b5-bf19-b574-85e2-6b12ba8ce494
+ *                      19  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
  *                      16  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
- *                      13  GPU-15145b46-feaa-e62b-91e3-5b97a4998c5e
+ *                      11  GPU-15145b46-feaa-e62b-91e3-5b97a4998c5e
+ *                      11  GPU-45f57829-985d-1c98-5065-2a680bfe085e
  *                       9  GPU-4282f2bd-09b4-825a-f035-424e61c03de6
  *                       6  GPU-93085d86-3eb1-3c50-eabc-62807b5f8c46
  *                       4  GPU-497fe2ad-20b6-76ef-b136-3816e697eb96
- *                       3  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
+ *                       1  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          16
- *   newest result   2026-12-03T06:25:43.911Z
- *   problems        12 (10 tuned), tuned shapes 332
- *   configs         420, kernels 423
+ *   sweeps          20
+ *   newest result   2026-12-03T13:49:03.956Z
+ *   problems        12 (10 tuned), tuned shapes 487
+ *   configs         503, kernels 506
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -38,14 +40,14 @@
 #define NORMTUNE_DISPATCH_VERSION 3
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
-#define NORMTUNE_DEVICE_UUID "GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5"
-#define NORMTUNE_DEVICE_NGPUS 11
+#define NORMTUNE_DEVICE_UUID "GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6"
+#define NORMTUNE_DEVICE_NGPUS 13
 #define NORMTUNE_NFAMILIES 16
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 420
-#define NORMTUNE_NCONFIG_KERNELS 604
-#define NORMTUNE_NKERNELS 423
-#define NORMTUNE_NENTRIES 332
+#define NORMTUNE_NCONFIGS 503
+#define NORMTUNE_NCONFIG_KERNELS 718
+#define NORMTUNE_NKERNELS 506
+#define NORMTUNE_NENTRIES 487
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
  * the family's results were measured with (a family only fallbacks use:
@@ -72,17 +74,17 @@
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
-    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 82) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 103, 82, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 126, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 127, 97, 15) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 148, 112, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 169, 127, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 184, 135, 84) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 288, 219, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 362, 294, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 387, 309, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 406, 324, 8)
+    X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 162) \
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 134, 162, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 157, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 158, 177, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 179, 192, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 200, 207, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 215, 215, 159) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 371, 374, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 445, 449, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 470, 464, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 489, 479, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -90,424 +92,507 @@
 #define NORMTUNE_CONFIGS(X) \
     X(0, 3, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
     X(1, 3, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
-    X(2, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=1,stages=4,k=2", 4, 2) \
-    X(3, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=2,rows=1,k=0", 6, 2) \
-    X(4, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=1,stages=3,k=2", 8, 2) \
-    X(5, 6, "x=bf16,w=bf16,dw=f32", "tpr=4,block=128,chunks=2,stages=3,k=2", 10, 2) \
-    X(6, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 12, 2) \
-    X(7, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=2,stages=3,k=2", 14, 2) \
-    X(8, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=1,stages=3,k=2", 16, 2) \
-    X(9, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 18, 2) \
-    X(10, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=2,stages=2,k=0", 20, 2) \
-    X(11, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=2,rows=1,k=0", 22, 2) \
-    X(12, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 24, 2) \
-    X(13, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=1,stages=3,k=8", 26, 2) \
-    X(14, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=4,k=2", 28, 2) \
-    X(15, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=2,k=2", 30, 2) \
-    X(16, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 32, 2) \
-    X(17, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=2", 34, 2) \
-    X(18, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 36, 2) \
-    X(19, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=4,rows=2,k=0", 38, 2) \
-    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 40, 2) \
-    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=3,k=4", 42, 2) \
-    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 44, 2) \
-    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 46, 2) \
+    X(2, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=1,stages=3,k=2", 4, 2) \
+    X(3, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 6, 2) \
+    X(4, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=2,stages=3,k=2", 8, 2) \
+    X(5, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=1,stages=3,k=2", 10, 2) \
+    X(6, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 12, 2) \
+    X(7, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=2,stages=2,k=0", 14, 2) \
+    X(8, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=1,stages=3,k=8", 16, 2) \
+    X(9, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=4,k=2", 18, 2) \
+    X(10, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=2,k=2", 20, 2) \
+    X(11, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 22, 2) \
+    X(12, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=2", 24, 2) \
+    X(13, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 26, 2) \
+    X(14, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 28, 2) \
+    X(15, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 30, 2) \
+    X(16, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=3,k=4", 32, 2) \
+    X(17, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=1", 34, 2) \
+    X(18, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=2", 36, 2) \
+    X(19, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 38, 2) \
+    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=3,k=4", 40, 2) \
+    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=3,k=1", 42, 2) \
+    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=2,k=2", 44, 2) \
+    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=3,k=2", 46, 2) \
     X(24, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 48, 2) \
     X(25, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 50, 2) \
-    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 52, 2) \
-    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 54, 2) \
-    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 56, 2) \
-    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 58, 2) \
-    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 60, 2) \
-    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 62, 2) \
-    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 64, 2) \
-    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 66, 2) \
-    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 68, 2) \
-    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 70, 2) \
-    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 72, 2) \
-    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 74, 2) \
-    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 76, 2) \
-    X(39, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 78, 2) \
-    X(40, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 80, 2) \
-    X(41, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 82, 2) \
-    X(42, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 84, 2) \
-    X(43, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 86, 2) \
-    X(44, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 88, 2) \
-    X(45, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 90, 2) \
-    X(46, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 92, 2) \
-    X(47, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 94, 2) \
-    X(48, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 96, 2) \
-    X(49, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 98, 2) \
-    X(50, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 100, 2) \
-    X(51, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=2,stages=4,k=2", 102, 2) \
-    X(52, 1, "x=bf16,w=bf16,dw=f32", "tpr=4,block=512,chunks=3,rows=1,k=0", 104, 2) \
-    X(53, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=2,stages=3,k=2", 106, 2) \
-    X(54, 6, "x=bf16,w=bf16,dw=f32", "tpr=4,block=128,chunks=3,stages=3,k=2", 108, 2) \
-    X(55, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 110, 2) \
-    X(56, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=3,stages=3,k=2", 112, 2) \
-    X(57, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=2,stages=3,k=2", 114, 2) \
-    X(58, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 116, 2) \
-    X(59, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,stages=2,k=0", 118, 2) \
-    X(60, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,rows=1,k=0", 120, 2) \
-    X(61, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 122, 2) \
-    X(62, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 124, 2) \
-    X(63, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=4,k=2", 126, 2) \
-    X(64, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 128, 2) \
-    X(65, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 130, 2) \
-    X(66, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 132, 2) \
-    X(67, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=2,k=0", 134, 2) \
-    X(68, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 136, 2) \
-    X(69, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 138, 2) \
-    X(70, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 140, 2) \
-    X(71, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 142, 2) \
-    X(72, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 144, 2) \
-    X(73, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 146, 2) \
-    X(74, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 148, 2) \
-    X(75, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 150, 2) \
-    X(76, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 152, 2) \
-    X(77, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 154, 2) \
-    X(78, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 156, 2) \
-    X(79, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 158, 2) \
-    X(80, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 160, 2) \
-    X(81, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 162, 2) \
-    X(82, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 164, 2) \
-    X(83, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 166, 2) \
-    X(84, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 168, 2) \
-    X(85, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 170, 2) \
-    X(86, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 172, 2) \
-    X(87, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 174, 2) \
-    X(88, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 176, 2) \
-    X(89, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 178, 2) \
-    X(90, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 180, 2) \
-    X(91, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 182, 2) \
-    X(92, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 184, 2) \
-    X(93, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 186, 2) \
-    X(94, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 188, 2) \
-    X(95, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 190, 2) \
-    X(96, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 192, 2) \
-    X(97, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 194, 2) \
-    X(98, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 196, 2) \
-    X(99, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 198, 2) \
-    X(100, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 200, 2) \
-    X(101, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 202, 2) \
-    X(102, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 204, 2) \
-    X(103, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 206, 2) \
-    X(104, 6, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 208, 2) \
-    X(105, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 210, 2) \
-    X(106, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 212, 2) \
-    X(107, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 214, 2) \
-    X(108, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 216, 2) \
-    X(109, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 218, 2) \
-    X(110, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 220, 2) \
-    X(111, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 222, 2) \
-    X(112, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 224, 2) \
-    X(113, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 226, 2) \
-    X(114, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 228, 2) \
-    X(115, 6, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 230, 2) \
-    X(116, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 232, 2) \
-    X(117, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 234, 2) \
-    X(118, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 236, 2) \
-    X(119, 5, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 238, 2) \
-    X(120, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 240, 2) \
-    X(121, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 242, 2) \
-    X(122, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 244, 2) \
-    X(123, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 246, 2) \
-    X(124, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 248, 2) \
-    X(125, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 250, 2) \
-    X(126, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 252, 2) \
-    X(127, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 254, 2) \
-    X(128, 6, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 256, 2) \
-    X(129, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 258, 2) \
-    X(130, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 260, 2) \
-    X(131, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 262, 2) \
-    X(132, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 264, 2) \
-    X(133, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 266, 2) \
-    X(134, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 268, 2) \
-    X(135, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 270, 2) \
-    X(136, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 272, 2) \
-    X(137, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 274, 2) \
-    X(138, 6, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 276, 2) \
-    X(139, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 278, 2) \
-    X(140, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 280, 2) \
-    X(141, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 282, 2) \
-    X(142, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 284, 2) \
-    X(143, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 286, 2) \
-    X(144, 5, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 288, 2) \
-    X(145, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 290, 2) \
-    X(146, 5, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 292, 2) \
-    X(147, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 294, 2) \
-    X(148, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 296, 2) \
-    X(149, 6, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 298, 2) \
-    X(150, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 300, 2) \
-    X(151, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 302, 2) \
-    X(152, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 304, 2) \
-    X(153, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 306, 2) \
-    X(154, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 308, 2) \
-    X(155, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 310, 2) \
-    X(156, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 312, 2) \
-    X(157, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 314, 2) \
-    X(158, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 316, 2) \
-    X(159, 6, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 318, 2) \
-    X(160, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 320, 2) \
-    X(161, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 322, 2) \
-    X(162, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 324, 2) \
-    X(163, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 326, 2) \
-    X(164, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 328, 2) \
-    X(165, 5, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 330, 2) \
-    X(166, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 332, 2) \
-    X(167, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 334, 2) \
-    X(168, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 336, 2) \
-    X(169, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 338, 2) \
-    X(170, 6, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 340, 2) \
-    X(171, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 342, 2) \
-    X(172, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 344, 2) \
-    X(173, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 346, 2) \
-    X(174, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 348, 2) \
-    X(175, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 350, 2) \
-    X(176, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 352, 2) \
-    X(177, 6, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 354, 2) \
-    X(178, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 356, 2) \
-    X(179, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 358, 2) \
-    X(180, 5, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 360, 2) \
-    X(181, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 362, 2) \
-    X(182, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 364, 2) \
-    X(183, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 366, 2) \
-    X(184, 13, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 368, 1) \
-    X(185, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 369, 1) \
-    X(186, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 370, 1) \
-    X(187, 8, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 371, 1) \
-    X(188, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 372, 1) \
-    X(189, 8, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 373, 1) \
-    X(190, 8, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 374, 1) \
-    X(191, 8, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 375, 1) \
-    X(192, 8, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 376, 1) \
-    X(193, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 377, 1) \
-    X(194, 8, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 378, 1) \
-    X(195, 10, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 379, 1) \
-    X(196, 7, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 380, 1) \
-    X(197, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 381, 1) \
-    X(198, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 382, 1) \
-    X(199, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 383, 1) \
-    X(200, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 384, 1) \
-    X(201, 7, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 385, 1) \
-    X(202, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 386, 1) \
-    X(203, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 387, 1) \
-    X(204, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 388, 1) \
-    X(205, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 389, 1) \
-    X(206, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 390, 1) \
-    X(207, 10, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 391, 1) \
-    X(208, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 392, 1) \
-    X(209, 10, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 393, 1) \
-    X(210, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 394, 1) \
-    X(211, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 395, 1) \
-    X(212, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 396, 1) \
-    X(213, 7, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 397, 1) \
-    X(214, 9, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 398, 1) \
-    X(215, 10, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 399, 1) \
-    X(216, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 400, 1) \
-    X(217, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 401, 1) \
-    X(218, 7, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 402, 1) \
-    X(219, 9, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 403, 1) \
-    X(220, 10, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 404, 1) \
-    X(221, 7, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 405, 1) \
-    X(222, 7, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 406, 1) \
-    X(223, 12, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 407, 1) \
-    X(224, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 408, 1) \
-    X(225, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 409, 1) \
-    X(226, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 410, 1) \
-    X(227, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 411, 1) \
-    X(228, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 412, 1) \
-    X(229, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 413, 1) \
-    X(230, 12, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 414, 1) \
-    X(231, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 415, 1) \
-    X(232, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 416, 1) \
-    X(233, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 417, 1) \
-    X(234, 7, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 418, 1) \
-    X(235, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 419, 1) \
-    X(236, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 420, 1) \
-    X(237, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 421, 1) \
-    X(238, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 422, 1) \
-    X(239, 12, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 423, 1) \
-    X(240, 12, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 424, 1) \
-    X(241, 12, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 425, 1) \
-    X(242, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 426, 1) \
-    X(243, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 427, 1) \
-    X(244, 14, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 428, 1) \
-    X(245, 14, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 429, 1) \
-    X(246, 14, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 430, 1) \
-    X(247, 14, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 431, 1) \
-    X(248, 14, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 432, 1) \
-    X(249, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 433, 1) \
-    X(250, 14, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 434, 1) \
-    X(251, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 435, 1) \
-    X(252, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 436, 1) \
-    X(253, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 437, 1) \
-    X(254, 15, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 438, 1) \
-    X(255, 10, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 439, 1) \
-    X(256, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 440, 1) \
-    X(257, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 441, 1) \
-    X(258, 15, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 442, 1) \
-    X(259, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 443, 1) \
-    X(260, 10, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 444, 1) \
-    X(261, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 445, 1) \
-    X(262, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 446, 1) \
-    X(263, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 447, 1) \
-    X(264, 15, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 448, 1) \
-    X(265, 10, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 449, 1) \
-    X(266, 9, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 450, 1) \
-    X(267, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 451, 1) \
-    X(268, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 452, 1) \
-    X(269, 15, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 453, 1) \
-    X(270, 10, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 454, 1) \
-    X(271, 15, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 455, 1) \
-    X(272, 15, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 456, 1) \
-    X(273, 12, "x=bf16,w=bf16", "block=288,chunks=4,k=2,wg=0", 457, 1) \
-    X(274, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 458, 1) \
-    X(275, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 459, 1) \
-    X(276, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 460, 1) \
-    X(277, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 461, 1) \
-    X(278, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 462, 1) \
-    X(279, 12, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 463, 1) \
-    X(280, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 464, 1) \
-    X(281, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 465, 1) \
-    X(282, 15, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 466, 1) \
-    X(283, 12, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 467, 1) \
-    X(284, 12, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 468, 1) \
-    X(285, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 469, 1) \
-    X(286, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 470, 1) \
-    X(287, 12, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 471, 1) \
-    X(288, 13, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 472, 1) \
-    X(289, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 473, 1) \
-    X(290, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 474, 1) \
-    X(291, 8, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 475, 1) \
-    X(292, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 476, 1) \
-    X(293, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 477, 1) \
-    X(294, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 478, 1) \
-    X(295, 8, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 479, 1) \
-    X(296, 8, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 480, 1) \
-    X(297, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 481, 1) \
-    X(298, 10, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 482, 1) \
-    X(299, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 483, 1) \
-    X(300, 7, "x=bf16,w=f32", "block=128,chunks=2,k=4", 484, 1) \
-    X(301, 10, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 485, 1) \
-    X(302, 10, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 486, 1) \
-    X(303, 7, "x=bf16,w=f32", "block=64,chunks=4,k=0", 487, 1) \
-    X(304, 7, "x=bf16,w=f32", "block=128,chunks=3,k=4", 488, 1) \
-    X(305, 9, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 489, 1) \
-    X(306, 10, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 490, 1) \
-    X(307, 10, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 491, 1) \
-    X(308, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 492, 1) \
-    X(309, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 493, 1) \
-    X(310, 7, "x=bf16,w=f32", "block=128,chunks=4,k=4", 494, 1) \
-    X(311, 9, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 495, 1) \
-    X(312, 10, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 496, 1) \
-    X(313, 10, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 497, 1) \
-    X(314, 10, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 498, 1) \
-    X(315, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 499, 1) \
-    X(316, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 500, 1) \
-    X(317, 9, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 501, 1) \
-    X(318, 10, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 502, 1) \
-    X(319, 7, "x=bf16,w=f32", "block=128,chunks=7,k=0", 503, 1) \
-    X(320, 12, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 504, 1) \
-    X(321, 10, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 505, 1) \
-    X(322, 12, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 506, 1) \
-    X(323, 12, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 507, 1) \
-    X(324, 12, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 508, 1) \
-    X(325, 12, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 509, 1) \
-    X(326, 9, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 510, 1) \
-    X(327, 12, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 511, 1) \
-    X(328, 11, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 512, 1) \
-    X(329, 12, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 513, 1) \
-    X(330, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 514, 1) \
-    X(331, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 515, 1) \
-    X(332, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 516, 1) \
-    X(333, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 517, 1) \
-    X(334, 14, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 518, 1) \
-    X(335, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 519, 1) \
-    X(336, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 520, 1) \
-    X(337, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 521, 1) \
-    X(338, 14, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 522, 1) \
-    X(339, 14, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 523, 1) \
-    X(340, 10, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 524, 1) \
-    X(341, 10, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 525, 1) \
-    X(342, 15, "x=bf16,w=f32", "block=160,chunks=2,k=4", 526, 1) \
-    X(343, 10, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 527, 1) \
-    X(344, 15, "x=bf16,w=f32", "block=96,chunks=4,k=0", 528, 1) \
-    X(345, 15, "x=bf16,w=f32", "block=160,chunks=3,k=4", 529, 1) \
-    X(346, 10, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 530, 1) \
-    X(347, 10, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 531, 1) \
-    X(348, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 532, 1) \
-    X(349, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 533, 1) \
-    X(350, 15, "x=bf16,w=f32", "block=160,chunks=4,k=4", 534, 1) \
-    X(351, 10, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 535, 1) \
-    X(352, 10, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 536, 1) \
-    X(353, 10, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 537, 1) \
-    X(354, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 538, 1) \
-    X(355, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 539, 1) \
-    X(356, 10, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 540, 1) \
-    X(357, 15, "x=bf16,w=f32", "block=160,chunks=7,k=0", 541, 1) \
-    X(358, 9, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 542, 1) \
-    X(359, 10, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 543, 1) \
-    X(360, 12, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 544, 1) \
-    X(361, 12, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 545, 1) \
-    X(362, 13, "x=f16,w=f16", "block=1024,chunks=2,k=0", 546, 1) \
-    X(363, 8, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 547, 1) \
-    X(364, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 548, 1) \
-    X(365, 7, "x=f16,w=f16", "block=64,chunks=2,k=8", 549, 1) \
-    X(366, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 550, 1) \
-    X(367, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 551, 1) \
-    X(368, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 552, 1) \
-    X(369, 7, "x=f16,w=f16", "block=128,chunks=4,k=8", 553, 1) \
-    X(370, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 554, 1) \
-    X(371, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 555, 1) \
-    X(372, 12, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 556, 1) \
-    X(373, 12, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 557, 1) \
-    X(374, 7, "x=f16,w=f16", "block=512,chunks=4,k=2", 558, 1) \
-    X(375, 7, "x=f16,w=f16", "block=256,chunks=8,k=2", 559, 1) \
-    X(376, 12, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 560, 1) \
-    X(377, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 561, 1) \
-    X(378, 15, "x=f16,w=f16", "block=96,chunks=2,k=8", 562, 1) \
-    X(379, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 563, 1) \
-    X(380, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 564, 1) \
-    X(381, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 565, 1) \
-    X(382, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 566, 1) \
-    X(383, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 567, 1) \
-    X(384, 12, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 568, 1) \
-    X(385, 15, "x=f16,w=f16", "block=256,chunks=9,k=2", 569, 1) \
-    X(386, 12, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 570, 1) \
-    X(387, 13, "x=f16,w=f32", "block=1024,chunks=2,k=0", 571, 1) \
-    X(388, 8, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 572, 1) \
-    X(389, 8, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 573, 1) \
-    X(390, 7, "x=f16,w=f32", "block=64,chunks=2,k=0", 574, 1) \
-    X(391, 10, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 575, 1) \
-    X(392, 10, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 576, 1) \
-    X(393, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 577, 1) \
-    X(394, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 578, 1) \
-    X(395, 7, "x=f16,w=f32", "block=128,chunks=4,k=0", 579, 1) \
-    X(396, 12, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 580, 1) \
-    X(397, 12, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 581, 1) \
-    X(398, 14, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 582, 1) \
-    X(399, 14, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 583, 1) \
-    X(400, 15, "x=f16,w=f32", "block=96,chunks=2,k=0", 584, 1) \
-    X(401, 10, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 585, 1) \
-    X(402, 10, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 586, 1) \
-    X(403, 10, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 587, 1) \
-    X(404, 15, "x=f16,w=f32", "block=160,chunks=4,k=0", 588, 1) \
-    X(405, 12, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 589, 1) \
-    X(406, 13, "x=f32,w=f32", "block=1024,chunks=4,k=0", 590, 1) \
-    X(407, 8, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 591, 1) \
-    X(408, 10, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 592, 1) \
-    X(409, 7, "x=f32,w=f32", "block=128,chunks=2,k=8", 593, 1) \
-    X(410, 10, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 594, 1) \
-    X(411, 10, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 595, 1) \
-    X(412, 12, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 596, 1) \
-    X(413, 12, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 597, 1) \
-    X(414, 12, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 598, 1) \
-    X(415, 14, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 599, 1) \
-    X(416, 15, "x=f32,w=f32", "block=160,chunks=2,k=8", 600, 1) \
-    X(417, 10, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 601, 1) \
-    X(418, 10, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 602, 1) \
-    X(419, 12, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 603, 1)
+    X(26, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=1", 52, 2) \
+    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 54, 2) \
+    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=0", 56, 2) \
+    X(29, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=4,k=2", 58, 2) \
+    X(30, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=1", 60, 2) \
+    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 62, 2) \
+    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=3,k=2", 64, 2) \
+    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 66, 2) \
+    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=3,k=1", 68, 2) \
+    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=2", 70, 2) \
+    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 72, 2) \
+    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 74, 2) \
+    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 76, 2) \
+    X(39, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 78, 2) \
+    X(40, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 80, 2) \
+    X(41, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 82, 2) \
+    X(42, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 84, 2) \
+    X(43, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 86, 2) \
+    X(44, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,stages=2,k=1", 88, 2) \
+    X(45, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=1", 90, 2) \
+    X(46, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 92, 2) \
+    X(47, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=0", 94, 2) \
+    X(48, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=0", 96, 2) \
+    X(49, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 98, 2) \
+    X(50, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 100, 2) \
+    X(51, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=0", 102, 2) \
+    X(52, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=7,stages=2,k=0", 104, 2) \
+    X(53, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=7,stages=2,k=1", 106, 2) \
+    X(54, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 108, 2) \
+    X(55, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 110, 2) \
+    X(56, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 112, 2) \
+    X(57, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 114, 2) \
+    X(58, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 116, 2) \
+    X(59, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 118, 2) \
+    X(60, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 120, 2) \
+    X(61, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 122, 2) \
+    X(62, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 124, 2) \
+    X(63, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 126, 2) \
+    X(64, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=2,stages=3,k=2", 128, 2) \
+    X(65, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 130, 2) \
+    X(66, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=3,stages=3,k=2", 132, 2) \
+    X(67, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=2,stages=3,k=2", 134, 2) \
+    X(68, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 136, 2) \
+    X(69, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,stages=2,k=0", 138, 2) \
+    X(70, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 140, 2) \
+    X(71, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=4,k=2", 142, 2) \
+    X(72, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 144, 2) \
+    X(73, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=2", 146, 2) \
+    X(74, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=5,rows=1,k=0", 148, 2) \
+    X(75, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 150, 2) \
+    X(76, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=4,k=4", 152, 2) \
+    X(77, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=2,stages=3,k=4", 154, 2) \
+    X(78, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=1", 156, 2) \
+    X(79, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=2", 158, 2) \
+    X(80, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 160, 2) \
+    X(81, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=3,k=4", 162, 2) \
+    X(82, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=3,k=1", 164, 2) \
+    X(83, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=2,k=2", 166, 2) \
+    X(84, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=3,k=2", 168, 2) \
+    X(85, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=1,stages=4,k=2", 170, 2) \
+    X(86, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=4,stages=2,k=4", 172, 2) \
+    X(87, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=1", 174, 2) \
+    X(88, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 176, 2) \
+    X(89, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=0", 178, 2) \
+    X(90, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=4,k=2", 180, 2) \
+    X(91, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=1", 182, 2) \
+    X(92, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 184, 2) \
+    X(93, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=3,k=2", 186, 2) \
+    X(94, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 188, 2) \
+    X(95, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=2,k=1", 190, 2) \
+    X(96, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=3,k=1", 192, 2) \
+    X(97, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=2,stages=4,k=2", 194, 2) \
+    X(98, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=1,stages=4,k=1", 196, 2) \
+    X(99, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 198, 2) \
+    X(100, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 200, 2) \
+    X(101, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 202, 2) \
+    X(102, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=3,stages=3,k=1", 204, 2) \
+    X(103, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 206, 2) \
+    X(104, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 208, 2) \
+    X(105, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 210, 2) \
+    X(106, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 212, 2) \
+    X(107, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=2,stages=2,k=1", 214, 2) \
+    X(108, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=4,stages=3,k=1", 216, 2) \
+    X(109, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 218, 2) \
+    X(110, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=1", 220, 2) \
+    X(111, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=0", 222, 2) \
+    X(112, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=0", 224, 2) \
+    X(113, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 226, 2) \
+    X(114, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=6,stages=2,k=1", 228, 2) \
+    X(115, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=1", 230, 2) \
+    X(116, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=3,stages=2,k=0", 232, 2) \
+    X(117, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=0", 234, 2) \
+    X(118, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=7,stages=2,k=0", 236, 2) \
+    X(119, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=7,stages=2,k=1", 238, 2) \
+    X(120, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 240, 2) \
+    X(121, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=96,chunks=4,k=0", 242, 2) \
+    X(122, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 244, 2) \
+    X(123, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=0", 246, 2) \
+    X(124, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=8,stages=2,k=1", 248, 2) \
+    X(125, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=4,stages=2,k=1", 250, 2) \
+    X(126, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=3,stages=2,k=0", 252, 2) \
+    X(127, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 254, 2) \
+    X(128, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 256, 2) \
+    X(129, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 258, 2) \
+    X(130, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 260, 2) \
+    X(131, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 262, 2) \
+    X(132, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 264, 2) \
+    X(133, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 266, 2) \
+    X(134, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 268, 2) \
+    X(135, 6, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 270, 2) \
+    X(136, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 272, 2) \
+    X(137, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 274, 2) \
+    X(138, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 276, 2) \
+    X(139, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 278, 2) \
+    X(140, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 280, 2) \
+    X(141, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 282, 2) \
+    X(142, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 284, 2) \
+    X(143, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 286, 2) \
+    X(144, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 288, 2) \
+    X(145, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 290, 2) \
+    X(146, 6, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 292, 2) \
+    X(147, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 294, 2) \
+    X(148, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 296, 2) \
+    X(149, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 298, 2) \
+    X(150, 5, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 300, 2) \
+    X(151, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 302, 2) \
+    X(152, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 304, 2) \
+    X(153, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 306, 2) \
+    X(154, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 308, 2) \
+    X(155, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 310, 2) \
+    X(156, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 312, 2) \
+    X(157, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 314, 2) \
+    X(158, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 316, 2) \
+    X(159, 6, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 318, 2) \
+    X(160, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 320, 2) \
+    X(161, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 322, 2) \
+    X(162, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 324, 2) \
+    X(163, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=2,k=2", 326, 2) \
+    X(164, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 328, 2) \
+    X(165, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 330, 2) \
+    X(166, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 332, 2) \
+    X(167, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 334, 2) \
+    X(168, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 336, 2) \
+    X(169, 6, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 338, 2) \
+    X(170, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 340, 2) \
+    X(171, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 342, 2) \
+    X(172, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 344, 2) \
+    X(173, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=2,k=2", 346, 2) \
+    X(174, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 348, 2) \
+    X(175, 5, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 350, 2) \
+    X(176, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 352, 2) \
+    X(177, 5, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 354, 2) \
+    X(178, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 356, 2) \
+    X(179, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 358, 2) \
+    X(180, 6, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 360, 2) \
+    X(181, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 362, 2) \
+    X(182, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 364, 2) \
+    X(183, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 366, 2) \
+    X(184, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=3,k=1", 368, 2) \
+    X(185, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 370, 2) \
+    X(186, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 372, 2) \
+    X(187, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 374, 2) \
+    X(188, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 376, 2) \
+    X(189, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 378, 2) \
+    X(190, 6, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 380, 2) \
+    X(191, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 382, 2) \
+    X(192, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 384, 2) \
+    X(193, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 386, 2) \
+    X(194, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=3,k=1", 388, 2) \
+    X(195, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 390, 2) \
+    X(196, 5, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 392, 2) \
+    X(197, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 394, 2) \
+    X(198, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 396, 2) \
+    X(199, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 398, 2) \
+    X(200, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 400, 2) \
+    X(201, 6, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 402, 2) \
+    X(202, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 404, 2) \
+    X(203, 0, "x=f32,w=f32,dw=f32", "block=256,chunks=4,stages=2,k=1", 406, 2) \
+    X(204, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 408, 2) \
+    X(205, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 410, 2) \
+    X(206, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 412, 2) \
+    X(207, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 414, 2) \
+    X(208, 6, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 416, 2) \
+    X(209, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 418, 2) \
+    X(210, 5, "x=f32,w=f32,dw=f32", "block=288,chunks=4,stages=2,k=1", 420, 2) \
+    X(211, 5, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 422, 2) \
+    X(212, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 424, 2) \
+    X(213, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 426, 2) \
+    X(214, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 428, 2) \
+    X(215, 13, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 430, 1) \
+    X(216, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 431, 1) \
+    X(217, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 432, 1) \
+    X(218, 8, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 433, 1) \
+    X(219, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 434, 1) \
+    X(220, 8, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 435, 1) \
+    X(221, 8, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 436, 1) \
+    X(222, 8, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 437, 1) \
+    X(223, 8, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 438, 1) \
+    X(224, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 439, 1) \
+    X(225, 8, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 440, 1) \
+    X(226, 10, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 441, 1) \
+    X(227, 7, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 442, 1) \
+    X(228, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 443, 1) \
+    X(229, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 444, 1) \
+    X(230, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 445, 1) \
+    X(231, 7, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 446, 1) \
+    X(232, 7, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 447, 1) \
+    X(233, 7, "x=bf16,w=bf16", "block=64,chunks=3,k=8", 448, 1) \
+    X(234, 10, "x=bf16,w=bf16", "block=64,chunks=3,rows=2,k=8", 449, 1) \
+    X(235, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 450, 1) \
+    X(236, 7, "x=bf16,w=bf16", "block=256,chunks=1,k=8", 451, 1) \
+    X(237, 7, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 452, 1) \
+    X(238, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=16", 453, 1) \
+    X(239, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 454, 1) \
+    X(240, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 455, 1) \
+    X(241, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 456, 1) \
+    X(242, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 457, 1) \
+    X(243, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=8", 458, 1) \
+    X(244, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 459, 1) \
+    X(245, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 460, 1) \
+    X(246, 7, "x=bf16,w=bf16", "block=32,chunks=10,k=16", 461, 1) \
+    X(247, 10, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 462, 1) \
+    X(248, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 463, 1) \
+    X(249, 7, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 464, 1) \
+    X(250, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 465, 1) \
+    X(251, 9, "x=bf16,w=bf16", "block=256,chunks=2,stages=2,k=4", 466, 1) \
+    X(252, 10, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 467, 1) \
+    X(253, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 468, 1) \
+    X(254, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 469, 1) \
+    X(255, 7, "x=bf16,w=bf16", "block=256,chunks=2,k=4", 470, 1) \
+    X(256, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 471, 1) \
+    X(257, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 472, 1) \
+    X(258, 7, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 473, 1) \
+    X(259, 7, "x=bf16,w=bf16", "block=256,chunks=3,k=0", 474, 1) \
+    X(260, 9, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 475, 1) \
+    X(261, 10, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 476, 1) \
+    X(262, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 477, 1) \
+    X(263, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 478, 1) \
+    X(264, 7, "x=bf16,w=bf16", "block=256,chunks=3,k=2", 479, 1) \
+    X(265, 7, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 480, 1) \
+    X(266, 7, "x=bf16,w=bf16", "block=128,chunks=6,k=0", 481, 1) \
+    X(267, 9, "x=bf16,w=bf16", "block=512,chunks=2,stages=2,k=2", 482, 1) \
+    X(268, 9, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 483, 1) \
+    X(269, 10, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 484, 1) \
+    X(270, 7, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 485, 1) \
+    X(271, 7, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 486, 1) \
+    X(272, 7, "x=bf16,w=bf16", "block=128,chunks=7,k=0", 487, 1) \
+    X(273, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=0", 488, 1) \
+    X(274, 12, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 489, 1) \
+    X(275, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 490, 1) \
+    X(276, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 491, 1) \
+    X(277, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 492, 1) \
+    X(278, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=2,wg=1", 493, 1) \
+    X(279, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 494, 1) \
+    X(280, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 495, 1) \
+    X(281, 12, "x=bf16,w=bf16", "block=256,chunks=6,k=2,wg=0", 496, 1) \
+    X(282, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 497, 1) \
+    X(283, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 498, 1) \
+    X(284, 12, "x=bf16,w=bf16", "block=256,chunks=7,k=0,wg=0", 499, 1) \
+    X(285, 12, "x=bf16,w=bf16", "block=256,chunks=7,k=2,wg=0", 500, 1) \
+    X(286, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=0", 501, 1) \
+    X(287, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=2", 502, 1) \
+    X(288, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=1", 503, 1) \
+    X(289, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=1", 504, 1) \
+    X(290, 12, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 505, 1) \
+    X(291, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 506, 1) \
+    X(292, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 507, 1) \
+    X(293, 7, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 508, 1) \
+    X(294, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 509, 1) \
+    X(295, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 510, 1) \
+    X(296, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 511, 1) \
+    X(297, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 512, 1) \
+    X(298, 12, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 513, 1) \
+    X(299, 12, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 514, 1) \
+    X(300, 12, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 515, 1) \
+    X(301, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 516, 1) \
+    X(302, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 517, 1) \
+    X(303, 14, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 518, 1) \
+    X(304, 14, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 519, 1) \
+    X(305, 14, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 520, 1) \
+    X(306, 14, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 521, 1) \
+    X(307, 14, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 522, 1) \
+    X(308, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 523, 1) \
+    X(309, 14, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 524, 1) \
+    X(310, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 525, 1) \
+    X(311, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 526, 1) \
+    X(312, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 527, 1) \
+    X(313, 15, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 528, 1) \
+    X(314, 15, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 529, 1) \
+    X(315, 15, "x=bf16,w=bf16", "block=96,chunks=3,k=8", 530, 1) \
+    X(316, 10, "x=bf16,w=bf16", "block=96,chunks=3,rows=2,k=8", 531, 1) \
+    X(317, 15, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 532, 1) \
+    X(318, 10, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 533, 1) \
+    X(319, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 534, 1) \
+    X(320, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 535, 1) \
+    X(321, 15, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 536, 1) \
+    X(322, 15, "x=bf16,w=bf16", "block=96,chunks=4,k=8", 537, 1) \
+    X(323, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 538, 1) \
+    X(324, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 539, 1) \
+    X(325, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 540, 1) \
+    X(326, 15, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 541, 1) \
+    X(327, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 542, 1) \
+    X(328, 10, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 543, 1) \
+    X(329, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 544, 1) \
+    X(330, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 545, 1) \
+    X(331, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 546, 1) \
+    X(332, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 547, 1) \
+    X(333, 15, "x=bf16,w=bf16", "block=288,chunks=2,k=4", 548, 1) \
+    X(334, 9, "x=bf16,w=bf16", "block=288,chunks=2,stages=2,k=4", 549, 1) \
+    X(335, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 550, 1) \
+    X(336, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 551, 1) \
+    X(337, 15, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 552, 1) \
+    X(338, 15, "x=bf16,w=bf16", "block=256,chunks=3,k=0", 553, 1) \
+    X(339, 10, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 554, 1) \
+    X(340, 15, "x=bf16,w=bf16", "block=288,chunks=3,k=2", 555, 1) \
+    X(341, 9, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 556, 1) \
+    X(342, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 557, 1) \
+    X(343, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 558, 1) \
+    X(344, 15, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 559, 1) \
+    X(345, 15, "x=bf16,w=bf16", "block=160,chunks=6,k=0", 560, 1) \
+    X(346, 10, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 561, 1) \
+    X(347, 15, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 562, 1) \
+    X(348, 15, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 563, 1) \
+    X(349, 15, "x=bf16,w=bf16", "block=160,chunks=7,k=0", 564, 1) \
+    X(350, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=0", 565, 1) \
+    X(351, 12, "x=bf16,w=bf16", "block=288,chunks=4,k=2,wg=0", 566, 1) \
+    X(352, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 567, 1) \
+    X(353, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 568, 1) \
+    X(354, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 569, 1) \
+    X(355, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=2,wg=1", 570, 1) \
+    X(356, 12, "x=bf16,w=bf16", "block=288,chunks=6,k=2,wg=0", 571, 1) \
+    X(357, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 572, 1) \
+    X(358, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 573, 1) \
+    X(359, 15, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 574, 1) \
+    X(360, 12, "x=bf16,w=bf16", "block=288,chunks=7,k=0,wg=0", 575, 1) \
+    X(361, 12, "x=bf16,w=bf16", "block=288,chunks=7,k=2,wg=0", 576, 1) \
+    X(362, 12, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 577, 1) \
+    X(363, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 578, 1) \
+    X(364, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 579, 1) \
+    X(365, 15, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 580, 1) \
+    X(366, 12, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 581, 1) \
+    X(367, 12, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 582, 1) \
+    X(368, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 583, 1) \
+    X(369, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 584, 1) \
+    X(370, 12, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 585, 1) \
+    X(371, 13, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 586, 1) \
+    X(372, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 587, 1) \
+    X(373, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 588, 1) \
+    X(374, 8, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 589, 1) \
+    X(375, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 590, 1) \
+    X(376, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 591, 1) \
+    X(377, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 592, 1) \
+    X(378, 8, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 593, 1) \
+    X(379, 8, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 594, 1) \
+    X(380, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 595, 1) \
+    X(381, 10, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 596, 1) \
+    X(382, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 597, 1) \
+    X(383, 7, "x=bf16,w=f32", "block=128,chunks=2,k=4", 598, 1) \
+    X(384, 10, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 599, 1) \
+    X(385, 10, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 600, 1) \
+    X(386, 7, "x=bf16,w=f32", "block=64,chunks=4,k=0", 601, 1) \
+    X(387, 7, "x=bf16,w=f32", "block=128,chunks=3,k=4", 602, 1) \
+    X(388, 9, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 603, 1) \
+    X(389, 10, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 604, 1) \
+    X(390, 10, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 605, 1) \
+    X(391, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 606, 1) \
+    X(392, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 607, 1) \
+    X(393, 7, "x=bf16,w=f32", "block=128,chunks=4,k=4", 608, 1) \
+    X(394, 9, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 609, 1) \
+    X(395, 10, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 610, 1) \
+    X(396, 10, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 611, 1) \
+    X(397, 10, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 612, 1) \
+    X(398, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 613, 1) \
+    X(399, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 614, 1) \
+    X(400, 9, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 615, 1) \
+    X(401, 10, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 616, 1) \
+    X(402, 7, "x=bf16,w=f32", "block=128,chunks=7,k=0", 617, 1) \
+    X(403, 12, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 618, 1) \
+    X(404, 10, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 619, 1) \
+    X(405, 12, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 620, 1) \
+    X(406, 12, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 621, 1) \
+    X(407, 12, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 622, 1) \
+    X(408, 12, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 623, 1) \
+    X(409, 9, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 624, 1) \
+    X(410, 12, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 625, 1) \
+    X(411, 11, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 626, 1) \
+    X(412, 12, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 627, 1) \
+    X(413, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 628, 1) \
+    X(414, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 629, 1) \
+    X(415, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 630, 1) \
+    X(416, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 631, 1) \
+    X(417, 14, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 632, 1) \
+    X(418, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 633, 1) \
+    X(419, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 634, 1) \
+    X(420, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 635, 1) \
+    X(421, 14, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 636, 1) \
+    X(422, 14, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 637, 1) \
+    X(423, 10, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 638, 1) \
+    X(424, 10, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 639, 1) \
+    X(425, 15, "x=bf16,w=f32", "block=160,chunks=2,k=4", 640, 1) \
+    X(426, 10, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 641, 1) \
+    X(427, 15, "x=bf16,w=f32", "block=96,chunks=4,k=0", 642, 1) \
+    X(428, 15, "x=bf16,w=f32", "block=160,chunks=3,k=4", 643, 1) \
+    X(429, 10, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 644, 1) \
+    X(430, 10, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 645, 1) \
+    X(431, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 646, 1) \
+    X(432, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 647, 1) \
+    X(433, 15, "x=bf16,w=f32", "block=160,chunks=4,k=4", 648, 1) \
+    X(434, 10, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 649, 1) \
+    X(435, 10, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 650, 1) \
+    X(436, 10, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 651, 1) \
+    X(437, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 652, 1) \
+    X(438, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 653, 1) \
+    X(439, 10, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 654, 1) \
+    X(440, 15, "x=bf16,w=f32", "block=160,chunks=7,k=0", 655, 1) \
+    X(441, 9, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 656, 1) \
+    X(442, 10, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 657, 1) \
+    X(443, 12, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 658, 1) \
+    X(444, 12, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 659, 1) \
+    X(445, 13, "x=f16,w=f16", "block=1024,chunks=2,k=0", 660, 1) \
+    X(446, 8, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 661, 1) \
+    X(447, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 662, 1) \
+    X(448, 7, "x=f16,w=f16", "block=64,chunks=2,k=8", 663, 1) \
+    X(449, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 664, 1) \
+    X(450, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 665, 1) \
+    X(451, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 666, 1) \
+    X(452, 7, "x=f16,w=f16", "block=128,chunks=4,k=8", 667, 1) \
+    X(453, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 668, 1) \
+    X(454, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 669, 1) \
+    X(455, 12, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 670, 1) \
+    X(456, 12, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 671, 1) \
+    X(457, 7, "x=f16,w=f16", "block=512,chunks=4,k=2", 672, 1) \
+    X(458, 7, "x=f16,w=f16", "block=256,chunks=8,k=2", 673, 1) \
+    X(459, 12, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 674, 1) \
+    X(460, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 675, 1) \
+    X(461, 15, "x=f16,w=f16", "block=96,chunks=2,k=8", 676, 1) \
+    X(462, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 677, 1) \
+    X(463, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 678, 1) \
+    X(464, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 679, 1) \
+    X(465, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 680, 1) \
+    X(466, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 681, 1) \
+    X(467, 12, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 682, 1) \
+    X(468, 15, "x=f16,w=f16", "block=256,chunks=9,k=2", 683, 1) \
+    X(469, 12, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 684, 1) \
+    X(470, 13, "x=f16,w=f32", "block=1024,chunks=2,k=0", 685, 1) \
+    X(471, 8, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 686, 1) \
+    X(472, 8, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 687, 1) \
+    X(473, 7, "x=f16,w=f32", "block=64,chunks=2,k=0", 688, 1) \
+    X(474, 10, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 689, 1) \
+    X(475, 10, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 690, 1) \
+    X(476, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 691, 1) \
+    X(477, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 692, 1) \
+    X(478, 7, "x=f16,w=f32", "block=128,chunks=4,k=0", 693, 1) \
+    X(479, 12, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 694, 1) \
+    X(480, 12, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 695, 1) \
+    X(481, 14, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 696, 1) \
+    X(482, 14, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 697, 1) \
+    X(483, 15, "x=f16,w=f32", "block=96,chunks=2,k=0", 698, 1) \
+    X(484, 10, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 699, 1) \
+    X(485, 10, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 700, 1) \
+    X(486, 10, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 701, 1) \
+    X(487, 15, "x=f16,w=f32", "block=160,chunks=4,k=0", 702, 1) \
+    X(488, 12, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 703, 1) \
+    X(489, 13, "x=f32,w=f32", "block=1024,chunks=4,k=0", 704, 1) \
+    X(490, 8, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 705, 1) \
+    X(491, 10, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 706, 1) \
+    X(492, 7, "x=f32,w=f32", "block=128,chunks=2,k=8", 707, 1) \
+    X(493, 10, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 708, 1) \
+    X(494, 10, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 709, 1) \
+    X(495, 12, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 710, 1) \
+    X(496, 12, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 711, 1) \
+    X(497, 12, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 712, 1) \
+    X(498, 14, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 713, 1) \
+    X(499, 15, "x=f32,w=f32", "block=160,chunks=2,k=8", 714, 1) \
+    X(500, 10, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 715, 1) \
+    X(501, 10, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 716, 1) \
+    X(502, 12, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 717, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
@@ -524,418 +609,501 @@
     X(8, "nt_bwd_aligned<nt_bf16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, float, float, 544, 1, 3, 1>) \
     X(9, "nt_bwd_aligned<nt_bf16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, float, float, 544, 1, 4, 1>) \
     X(10, "nt_bwd_aligned<nt_bf16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_bf16, float, float, 544, 4, 2, 0>) \
-    X(11, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(12, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
-    X(13, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(14, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
-    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
-    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
-    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
-    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
-    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
-    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
-    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
-    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
-    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
-    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
-    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
-    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
-    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
-    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
-    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
-    X(41, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
-    X(42, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
-    X(43, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
-    X(44, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
-    X(45, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>) \
-    X(46, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>) \
-    X(47, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
-    X(48, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
-    X(49, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
-    X(50, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
-    X(51, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
-    X(52, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
-    X(53, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
-    X(54, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(55, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
-    X(56, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
-    X(57, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
-    X(58, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
-    X(59, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
-    X(60, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
-    X(61, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
-    X(62, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
-    X(63, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
-    X(64, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
-    X(65, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
-    X(66, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
-    X(67, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
-    X(68, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
-    X(69, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
-    X(70, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
-    X(71, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
-    X(72, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(73, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(74, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(75, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(76, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(77, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(78, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(79, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
-    X(80, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
-    X(81, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
-    X(82, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
-    X(83, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>) \
-    X(84, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>) \
-    X(85, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>) \
-    X(86, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>) \
-    X(87, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>) \
-    X(88, "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>) \
-    X(89, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
-    X(90, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
-    X(91, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
-    X(92, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
-    X(93, "nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>) \
-    X(94, "nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>) \
-    X(95, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>) \
-    X(96, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>) \
-    X(97, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>) \
-    X(98, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>) \
-    X(99, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>) \
-    X(100, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>) \
-    X(101, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>) \
-    X(102, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>) \
-    X(103, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>) \
-    X(104, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>) \
-    X(105, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 2, 3, 2>) \
-    X(106, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>) \
-    X(107, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 3, 2>) \
-    X(108, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>) \
-    X(109, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>) \
-    X(110, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>) \
-    X(111, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 5, 2, 2>) \
-    X(112, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>) \
-    X(113, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>) \
-    X(114, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>) \
-    X(115, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>) \
-    X(116, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 2, 3, 2>) \
-    X(117, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 3, 3, 2>) \
-    X(118, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>) \
-    X(119, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>) \
-    X(120, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>) \
-    X(121, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 4, 2>) \
-    X(122, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>) \
-    X(123, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 4, 2>) \
-    X(124, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>) \
-    X(125, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>) \
-    X(126, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>) \
-    X(127, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>) \
-    X(128, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>) \
-    X(129, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>) \
-    X(130, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>) \
-    X(131, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>) \
-    X(132, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>) \
-    X(133, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>) \
-    X(134, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>) \
-    X(135, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>) \
-    X(136, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(137, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(138, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(139, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
-    X(140, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
-    X(141, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
-    X(142, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
-    X(143, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
-    X(144, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
-    X(145, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>) \
-    X(146, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>) \
-    X(147, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>) \
-    X(148, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>) \
-    X(149, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>) \
-    X(150, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(151, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>) \
-    X(152, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>) \
-    X(153, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>) \
-    X(154, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
-    X(155, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
-    X(156, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
-    X(157, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
-    X(158, "nt_fwd_awarp<float, float, 16, 512, 3, 0>", nt_fwd_awarp<float, float, 16, 512, 3, 0>) \
-    X(159, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(160, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(161, "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>) \
-    X(162, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(163, "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>) \
-    X(164, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(165, "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>) \
-    X(166, "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>) \
-    X(167, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
-    X(168, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
-    X(169, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(170, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(171, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
-    X(172, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
-    X(173, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(174, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
-    X(175, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
-    X(176, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
-    X(177, "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>) \
-    X(178, "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>) \
-    X(179, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>) \
-    X(180, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(181, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(182, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(183, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(184, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(185, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(186, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(187, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(188, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(189, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(190, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(191, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(192, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(193, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
-    X(194, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(195, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(196, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(197, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(198, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(199, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(200, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(201, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(202, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(203, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(204, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(205, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(206, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(207, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(208, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(209, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(210, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(211, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(212, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(213, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(214, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(215, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(216, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(217, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(218, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(219, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(220, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(221, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(222, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(223, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(224, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(225, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(226, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(227, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(228, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(229, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(230, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(231, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(232, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(233, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(234, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(235, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(236, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(237, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(238, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(239, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(240, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(241, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(242, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(243, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(244, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(245, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(246, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(247, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(248, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(249, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(250, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(251, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(252, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(253, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(254, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(255, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(256, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
-    X(257, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(258, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
-    X(259, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(260, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(261, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
-    X(262, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
-    X(263, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
-    X(264, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
-    X(265, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
-    X(266, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
-    X(267, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(268, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(269, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(270, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(271, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(272, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(273, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
-    X(274, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
-    X(275, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
-    X(276, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(277, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
-    X(278, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
-    X(279, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(280, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(281, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
-    X(282, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(283, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(284, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(285, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(286, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(287, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(288, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(289, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(290, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(291, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(292, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(293, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(294, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(295, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(296, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(297, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(298, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(299, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(300, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(301, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(302, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(303, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(304, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(305, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(306, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(307, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(308, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(309, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(310, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(311, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(312, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
-    X(313, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(314, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(315, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(316, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>) \
-    X(317, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
-    X(318, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(319, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(320, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(321, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(322, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(323, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(324, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(325, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(326, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(327, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(328, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(329, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(330, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(331, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
-    X(332, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
-    X(333, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
-    X(334, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
-    X(335, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
-    X(336, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
-    X(337, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
-    X(338, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(339, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(340, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(341, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(342, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(343, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(344, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(345, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(346, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(347, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(348, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(349, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(350, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(351, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(352, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(353, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(354, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(355, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(356, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(357, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(358, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(359, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(360, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(361, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(362, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(363, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
-    X(364, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(365, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(366, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(367, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(368, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(369, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(370, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(371, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(372, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(373, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(374, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(375, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(376, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(377, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(378, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(379, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(380, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(381, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(382, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(383, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(384, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(385, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(386, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(387, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(388, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
-    X(389, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(390, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(391, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(392, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(393, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(394, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(395, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(396, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(397, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(398, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(399, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(400, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(401, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(402, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(403, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(404, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(405, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(406, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(407, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(408, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(409, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(410, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(411, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(412, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(413, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(414, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(415, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(416, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(417, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(418, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(419, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(420, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(421, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(422, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(11, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>) \
+    X(12, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(13, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 0>) \
+    X(14, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>) \
+    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 1>) \
+    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
+    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
+    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 3, 4>) \
+    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 3, 2>) \
+    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 4, 2>) \
+    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
+    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 1>) \
+    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 4, 1>) \
+    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 0>) \
+    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>) \
+    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 3, 1>) \
+    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 3, 2>) \
+    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>) \
+    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>) \
+    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 4, 2>) \
+    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>) \
+    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>) \
+    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>) \
+    X(41, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 0>) \
+    X(42, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 1>) \
+    X(43, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>) \
+    X(44, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(45, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(46, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(47, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(48, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(49, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 1>) \
+    X(50, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 0>) \
+    X(51, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(52, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(53, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(54, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>) \
+    X(55, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>) \
+    X(56, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>) \
+    X(57, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>) \
+    X(58, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 1>) \
+    X(59, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 0>) \
+    X(60, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>) \
+    X(61, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
+    X(62, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
+    X(63, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
+    X(64, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 3, 4>) \
+    X(65, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 2, 4, 4>) \
+    X(66, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 4, 2, 4>) \
+    X(67, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
+    X(68, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 3, 1>) \
+    X(69, "nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 1, 4, 1>) \
+    X(70, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
+    X(71, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
+    X(72, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
+    X(73, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 2, 2>) \
+    X(74, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
+    X(75, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
+    X(76, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
+    X(77, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
+    X(78, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 96, 4, 0>) \
+    X(79, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
+    X(80, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
+    X(81, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
+    X(82, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
+    X(83, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
+    X(84, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
+    X(85, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
+    X(86, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
+    X(87, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
+    X(88, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
+    X(89, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
+    X(90, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
+    X(91, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
+    X(92, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
+    X(93, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
+    X(94, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
+    X(95, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(96, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(97, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(98, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(99, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(100, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(101, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(102, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(103, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
+    X(104, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(105, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>) \
+    X(106, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
+    X(107, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>) \
+    X(108, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(109, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
+    X(110, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(111, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
+    X(112, "nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>) \
+    X(113, "nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>) \
+    X(114, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>) \
+    X(115, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>) \
+    X(116, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>) \
+    X(117, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>) \
+    X(118, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>) \
+    X(119, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>) \
+    X(120, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>) \
+    X(121, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>) \
+    X(122, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>) \
+    X(123, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>) \
+    X(124, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>) \
+    X(125, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>) \
+    X(126, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>) \
+    X(127, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>) \
+    X(128, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 5, 2, 2>) \
+    X(129, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>) \
+    X(130, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>) \
+    X(131, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>) \
+    X(132, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>) \
+    X(133, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>) \
+    X(134, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>) \
+    X(135, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>) \
+    X(136, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>) \
+    X(137, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>) \
+    X(138, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>) \
+    X(139, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>) \
+    X(140, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>) \
+    X(141, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>) \
+    X(142, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>) \
+    X(143, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>) \
+    X(144, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>) \
+    X(145, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>) \
+    X(146, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>) \
+    X(147, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>) \
+    X(148, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>) \
+    X(149, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(150, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(151, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(152, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
+    X(153, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
+    X(154, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
+    X(155, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
+    X(156, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
+    X(157, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
+    X(158, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 2, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 2, 0>) \
+    X(159, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(160, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 4>) \
+    X(161, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(162, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 0>) \
+    X(163, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 4>) \
+    X(164, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(165, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>) \
+    X(166, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>) \
+    X(167, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>) \
+    X(168, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 0>) \
+    X(169, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>) \
+    X(170, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 0>) \
+    X(171, "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>) \
+    X(172, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 1, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 1, 2>) \
+    X(173, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 3, 0>) \
+    X(174, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(175, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 2, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 2, 4>) \
+    X(176, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 3, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 3, 2>) \
+    X(177, "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>) \
+    X(178, "nt_fwd_arow<nt_bf16, nt_bf16, 512, 1, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 512, 1, 4>) \
+    X(179, "nt_fwd_arow<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(180, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>) \
+    X(181, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 3, 8>) \
+    X(182, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>) \
+    X(183, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 8>) \
+    X(184, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
+    X(185, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
+    X(186, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
+    X(187, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
+    X(188, "nt_fwd_awarp<float, float, 16, 512, 3, 0>", nt_fwd_awarp<float, float, 16, 512, 3, 0>) \
+    X(189, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(190, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(191, "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>) \
+    X(192, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(193, "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>) \
+    X(194, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(195, "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>) \
+    X(196, "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>) \
+    X(197, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
+    X(198, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
+    X(199, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(200, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(201, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
+    X(202, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
+    X(203, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(204, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
+    X(205, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
+    X(206, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
+    X(207, "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>) \
+    X(208, "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>) \
+    X(209, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>) \
+    X(210, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(211, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(212, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(213, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(214, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(215, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(216, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(217, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(218, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(219, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(220, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(221, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(222, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(223, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(224, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(225, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(226, "nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>", nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>) \
+    X(227, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(228, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(229, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(230, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(231, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(232, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(233, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(234, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>) \
+    X(235, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(236, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(237, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>) \
+    X(238, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(239, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>) \
+    X(240, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>) \
+    X(241, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(242, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>) \
+    X(243, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(244, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>) \
+    X(245, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(246, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>) \
+    X(247, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>) \
+    X(248, "nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>) \
+    X(249, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>) \
+    X(250, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>) \
+    X(251, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(252, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(253, "nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>", nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>) \
+    X(254, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(255, "nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>", nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>) \
+    X(256, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(257, "nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>) \
+    X(258, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(259, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>) \
+    X(260, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>) \
+    X(261, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(262, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(263, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(264, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(265, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(266, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(267, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(268, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(269, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(270, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(271, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(272, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(273, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(274, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(275, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(276, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(277, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(278, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(279, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(280, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(281, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(282, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(283, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(284, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(285, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(286, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(287, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(288, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(289, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(290, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(291, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(292, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(293, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(294, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(295, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(296, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
+    X(297, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(298, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(299, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(300, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(301, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(302, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(303, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(304, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(305, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
+    X(306, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(307, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
+    X(308, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(309, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(310, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(311, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(312, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(313, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(314, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(315, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(316, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(317, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(318, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(319, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(320, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(321, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(322, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(323, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(324, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(325, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(326, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(327, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(328, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
+    X(329, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>) \
+    X(330, "nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>) \
+    X(331, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
+    X(332, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
+    X(333, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(334, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(335, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(336, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(337, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(338, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(339, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(340, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(341, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(342, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(343, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(344, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(345, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(346, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(347, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(348, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(349, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(350, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(351, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(352, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(353, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(354, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(355, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(356, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(357, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(358, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(359, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(360, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(361, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(362, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(363, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
+    X(364, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>) \
+    X(365, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>) \
+    X(366, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>) \
+    X(367, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(368, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(369, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(370, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>) \
+    X(371, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 6, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 6, 2, 0>) \
+    X(372, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>) \
+    X(373, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>) \
+    X(374, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(375, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(376, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(377, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>) \
+    X(378, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(379, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>) \
+    X(380, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(381, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(382, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(383, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(384, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(385, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(386, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(387, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>) \
+    X(388, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>) \
+    X(389, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>) \
+    X(390, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>) \
+    X(391, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(392, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(393, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(394, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 0>) \
+    X(395, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(396, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 2, 1>) \
+    X(397, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(398, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(399, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(400, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(401, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(402, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(403, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(404, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(405, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(406, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(407, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(408, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(409, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(410, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(411, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(412, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(413, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(414, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
+    X(415, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(416, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(417, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
+    X(418, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(419, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
+    X(420, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(421, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
+    X(422, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
+    X(423, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
+    X(424, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
+    X(425, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(426, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(427, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
+    X(428, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
+    X(429, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(430, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
+    X(431, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
+    X(432, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
+    X(433, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
+    X(434, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
+    X(435, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
+    X(436, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
+    X(437, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(438, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
+    X(439, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(440, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(441, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(442, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(443, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(444, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(445, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(446, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(447, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(448, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(449, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(450, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(451, "nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>) \
+    X(452, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>) \
+    X(453, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(454, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(455, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>) \
+    X(456, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
+    X(457, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
+    X(458, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>) \
+    X(459, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>) \
+    X(460, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>) \
+    X(461, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(462, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>) \
+    X(463, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>) \
+    X(464, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(465, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
+    X(466, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(467, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(468, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>) \
+    X(469, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(470, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>) \
+    X(471, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>) \
+    X(472, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(473, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(474, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>) \
+    X(475, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(476, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>) \
+    X(477, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>) \
+    X(478, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(479, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(480, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(481, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(482, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(483, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(484, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(485, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(486, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(487, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>) \
+    X(488, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>) \
+    X(489, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(490, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(491, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(492, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(493, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(494, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(495, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(496, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(497, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(498, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(499, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(500, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(501, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(502, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(503, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(504, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(505, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -956,32 +1124,55 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_aligned<nt_bf16, float, float, 544, 1, 3, 1>",
     "nt_bwd_aligned<nt_bf16, float, float, 544, 1, 4, 1>",
     "nt_bwd_aligned<nt_bf16, float, float, 544, 4, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 3, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 3, 4>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 3, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 4, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 4, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 3, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 2, 2>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 3, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 3, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 1, 4, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 2, 4, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 3, 3, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 4, 3, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 6, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 8, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 4, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 3, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 1, 4, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 2, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 0>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 3, 2, 1>",
+    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 4, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>",
@@ -1028,12 +1219,8 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>",
     "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 5, 1, 2>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 2, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 2, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 2, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 512, 3, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 2, 1, 0>",
-    "nt_bwd_warp<nt_bf16, nt_bf16, float, 4, 512, 3, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>",
+    "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>",
     "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>",
     "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>",
@@ -1050,9 +1237,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>",
-    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 2, 3, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>",
-    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 3, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>",
@@ -1061,14 +1246,10 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>",
-    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 2, 3, 2>",
-    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 4, 128, 3, 3, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>",
-    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 4, 2>",
     "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>",
-    "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 4, 2>",
     "nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>",
     "nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>",
     "nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>",
@@ -1090,15 +1271,32 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_arow<nt_bf16, float, 160, 4, 4>",
     "nt_fwd_arow<nt_bf16, float, 160, 7, 0>",
     "nt_fwd_arow<nt_bf16, float, 96, 4, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 128, 2, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 8>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 8>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 160, 2, 4>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 0>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 160, 3, 8>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 0>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 160, 6, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 0>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 160, 7, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 256, 1, 2>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 256, 3, 0>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 288, 2, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 288, 3, 2>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 288, 8, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 512, 1, 4>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 512, 4, 2>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 64, 16, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 96, 3, 8>",
     "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 0>",
+    "nt_fwd_arow<nt_bf16, nt_bf16, 96, 4, 8>",
     "nt_fwd_arow<nt_f16, float, 160, 4, 0>",
     "nt_fwd_arow<nt_f16, float, 96, 2, 0>",
     "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>",
@@ -1136,9 +1334,12 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>",
     "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>",
+    "nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>",
+    "nt_fwd_persist<nt_bf16, nt_bf16, 288, 2, 2, 4>",
     "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>",
+    "nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>",
     "nt_fwd_row<float, float, 128, 2, 8>",
     "nt_fwd_row<nt_bf16, float, 128, 2, 4>",
     "nt_fwd_row<nt_bf16, float, 128, 3, 4>",
@@ -1146,17 +1347,33 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_row<nt_bf16, float, 128, 7, 0>",
     "nt_fwd_row<nt_bf16, float, 64, 4, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>",
     "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>",
     "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>",
     "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>",
     "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>",
     "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>",
+    "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>",
     "nt_fwd_row<nt_f16, float, 128, 4, 0>",
     "nt_fwd_row<nt_f16, float, 64, 2, 0>",
     "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>",
@@ -1225,6 +1442,8 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>",
+    "nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>",
     "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>",
     "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>",
     "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>",
@@ -1258,14 +1477,22 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 288, 6, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>",
@@ -1273,10 +1500,16 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>",
+    "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 2, 1>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>",
     "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>",
@@ -1331,17 +1564,33 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>",
     "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>",
     "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>",
+    "nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
+    "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>",
+    "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>",
+    "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>",
+    "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>",
+    "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>",
@@ -1351,6 +1600,8 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>",
+    "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>",
+    "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>",
@@ -1373,426 +1624,509 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    75, 137, /* 0 */
-    74, 136, /* 1 */
-    121, 136, /* 2 */
-    87, 136, /* 3 */
-    120, 136, /* 4 */
-    116, 136, /* 5 */
-    103, 136, /* 6 */
-    118, 136, /* 7 */
-    112, 136, /* 8 */
-    101, 136, /* 9 */
-    114, 136, /* 10 */
-    85, 136, /* 11 */
-    105, 136, /* 12 */
-    136, 409, /* 13 */
-    108, 136, /* 14 */
-    106, 136, /* 15 */
-    136, 387, /* 16 */
-    81, 136, /* 17 */
-    109, 136, /* 18 */
-    83, 136, /* 19 */
-    136, 411, /* 20 */
-    136, 410, /* 21 */
-    136, 388, /* 22 */
-    136, 389, /* 23 */
-    136, 390, /* 24 */
-    136, 412, /* 25 */
-    136, 392, /* 26 */
-    136, 393, /* 27 */
-    136, 391, /* 28 */
-    136, 398, /* 29 */
-    136, 399, /* 30 */
-    136, 394, /* 31 */
-    136, 403, /* 32 */
-    136, 404, /* 33 */
-    136, 402, /* 34 */
-    136, 401, /* 35 */
-    136, 395, /* 36 */
-    136, 400, /* 37 */
-    136, 386, /* 38 */
-    136, 396, /* 39 */
-    136, 405, /* 40 */
-    54, 136, /* 41 */
-    136, 397, /* 42 */
-    136, 406, /* 43 */
-    136, 408, /* 44 */
-    136, 407, /* 45 */
-    64, 136, /* 46 */
-    62, 136, /* 47 */
-    60, 136, /* 48 */
-    67, 136, /* 49 */
-    66, 136, /* 50 */
-    123, 136, /* 51 */
-    88, 136, /* 52 */
-    122, 136, /* 53 */
-    117, 136, /* 54 */
-    104, 136, /* 55 */
-    119, 136, /* 56 */
-    113, 136, /* 57 */
-    102, 136, /* 58 */
-    115, 136, /* 59 */
-    86, 136, /* 60 */
-    107, 136, /* 61 */
-    40, 136, /* 62 */
-    110, 136, /* 63 */
-    13, 136, /* 64 */
-    82, 136, /* 65 */
-    111, 136, /* 66 */
-    84, 136, /* 67 */
-    42, 136, /* 68 */
-    41, 136, /* 69 */
-    14, 136, /* 70 */
-    19, 136, /* 71 */
-    20, 136, /* 72 */
-    43, 136, /* 73 */
-    15, 136, /* 74 */
-    16, 136, /* 75 */
-    21, 136, /* 76 */
-    33, 136, /* 77 */
-    34, 136, /* 78 */
-    17, 136, /* 79 */
-    29, 136, /* 80 */
-    30, 136, /* 81 */
-    22, 136, /* 82 */
-    28, 136, /* 83 */
-    27, 136, /* 84 */
-    18, 136, /* 85 */
-    26, 136, /* 86 */
-    35, 136, /* 87 */
-    23, 136, /* 88 */
-    11, 136, /* 89 */
-    24, 136, /* 90 */
-    36, 136, /* 91 */
-    55, 136, /* 92 */
-    12, 136, /* 93 */
-    25, 136, /* 94 */
-    37, 136, /* 95 */
-    32, 136, /* 96 */
-    31, 136, /* 97 */
-    38, 136, /* 98 */
-    39, 136, /* 99 */
-    65, 136, /* 100 */
-    63, 136, /* 101 */
-    61, 136, /* 102 */
-    73, 136, /* 103 */
-    95, 136, /* 104 */
-    97, 136, /* 105 */
-    79, 136, /* 106 */
-    99, 136, /* 107 */
-    136, 382, /* 108 */
-    136, 383, /* 109 */
-    136, 384, /* 110 */
-    136, 385, /* 111 */
-    136, 380, /* 112 */
-    136, 381, /* 113 */
-    58, 136, /* 114 */
-    96, 136, /* 115 */
-    98, 136, /* 116 */
-    80, 136, /* 117 */
-    100, 136, /* 118 */
-    7, 136, /* 119 */
-    8, 136, /* 120 */
-    9, 136, /* 121 */
-    10, 136, /* 122 */
-    5, 136, /* 123 */
-    6, 136, /* 124 */
-    59, 136, /* 125 */
-    78, 138, /* 126 */
-    77, 136, /* 127 */
-    130, 136, /* 128 */
-    132, 136, /* 129 */
-    91, 136, /* 130 */
-    134, 136, /* 131 */
-    136, 419, /* 132 */
-    136, 420, /* 133 */
-    136, 418, /* 134 */
-    136, 421, /* 135 */
-    136, 422, /* 136 */
-    70, 136, /* 137 */
-    131, 136, /* 138 */
-    133, 136, /* 139 */
-    92, 136, /* 140 */
-    135, 136, /* 141 */
-    50, 136, /* 142 */
-    51, 136, /* 143 */
-    49, 136, /* 144 */
-    52, 136, /* 145 */
-    53, 136, /* 146 */
-    71, 136, /* 147 */
-    76, 136, /* 148 */
-    124, 136, /* 149 */
-    126, 136, /* 150 */
-    89, 136, /* 151 */
-    128, 136, /* 152 */
-    136, 414, /* 153 */
-    136, 415, /* 154 */
-    136, 413, /* 155 */
-    136, 416, /* 156 */
-    136, 417, /* 157 */
-    68, 136, /* 158 */
-    125, 136, /* 159 */
-    127, 136, /* 160 */
-    90, 136, /* 161 */
-    129, 136, /* 162 */
-    45, 136, /* 163 */
-    46, 136, /* 164 */
-    44, 136, /* 165 */
-    47, 136, /* 166 */
-    48, 136, /* 167 */
-    69, 136, /* 168 */
-    72, 136, /* 169 */
-    93, 136, /* 170 */
-    136, 376, /* 171 */
-    136, 377, /* 172 */
-    136, 375, /* 173 */
-    136, 378, /* 174 */
-    136, 379, /* 175 */
-    56, 136, /* 176 */
-    94, 136, /* 177 */
-    1, 136, /* 178 */
-    2, 136, /* 179 */
-    0, 136, /* 180 */
-    3, 136, /* 181 */
-    4, 136, /* 182 */
-    57, 136, /* 183 */
-    183, /* 184 */
-    364, /* 185 */
-    363, /* 186 */
-    366, /* 187 */
-    365, /* 188 */
-    368, /* 189 */
-    358, /* 190 */
-    367, /* 191 */
-    359, /* 192 */
-    361, /* 193 */
-    360, /* 194 */
-    279, /* 195 */
-    200, /* 196 */
-    362, /* 197 */
-    254, /* 198 */
-    253, /* 199 */
-    256, /* 200 */
-    201, /* 201 */
-    255, /* 202 */
-    267, /* 203 */
-    268, /* 204 */
-    211, /* 205 */
-    202, /* 206 */
-    257, /* 207 */
-    203, /* 208 */
-    258, /* 209 */
-    204, /* 210 */
-    269, /* 211 */
-    270, /* 212 */
-    209, /* 213 */
-    191, /* 214 */
-    259, /* 215 */
-    272, /* 216 */
-    271, /* 217 */
-    205, /* 218 */
-    192, /* 219 */
-    260, /* 220 */
-    207, /* 221 */
-    206, /* 222 */
-    312, /* 223 */
-    321, /* 224 */
-    322, /* 225 */
-    320, /* 226 */
-    325, /* 227 */
-    324, /* 228 */
-    323, /* 229 */
-    313, /* 230 */
-    327, /* 231 */
-    326, /* 232 */
-    210, /* 233 */
-    208, /* 234 */
-    315, /* 235 */
-    328, /* 236 */
-    314, /* 237 */
-    329, /* 238 */
-    311, /* 239 */
-    330, /* 240 */
-    319, /* 241 */
-    173, /* 242 */
-    172, /* 243 */
-    174, /* 244 */
-    176, /* 245 */
-    167, /* 246 */
-    175, /* 247 */
-    168, /* 248 */
-    170, /* 249 */
-    169, /* 250 */
-    171, /* 251 */
-    262, /* 252 */
-    261, /* 253 */
-    145, /* 254 */
-    263, /* 255 */
-    273, /* 256 */
-    274, /* 257 */
-    153, /* 258 */
-    146, /* 259 */
-    264, /* 260 */
-    147, /* 261 */
-    275, /* 262 */
-    276, /* 263 */
-    152, /* 264 */
-    265, /* 265 */
-    193, /* 266 */
-    278, /* 267 */
-    277, /* 268 */
-    148, /* 269 */
-    266, /* 270 */
-    150, /* 271 */
-    149, /* 272 */
-    316, /* 273 */
-    332, /* 274 */
-    333, /* 275 */
-    331, /* 276 */
-    335, /* 277 */
-    334, /* 278 */
-    317, /* 279 */
-    337, /* 280 */
-    336, /* 281 */
-    151, /* 282 */
-    310, /* 283 */
-    318, /* 284 */
-    338, /* 285 */
-    339, /* 286 */
-    340, /* 287 */
-    182, /* 288 */
-    355, /* 289 */
-    356, /* 290 */
-    357, /* 291 */
-    351, /* 292 */
-    350, /* 293 */
-    353, /* 294 */
-    352, /* 295 */
-    354, /* 296 */
-    247, /* 297 */
-    223, /* 298 */
-    248, /* 299 */
-    195, /* 300 */
-    224, /* 301 */
-    234, /* 302 */
-    199, /* 303 */
-    196, /* 304 */
-    187, /* 305 */
-    225, /* 306 */
-    249, /* 307 */
-    235, /* 308 */
-    236, /* 309 */
-    197, /* 310 */
-    188, /* 311 */
-    226, /* 312 */
-    246, /* 313 */
-    227, /* 314 */
-    237, /* 315 */
-    238, /* 316 */
-    189, /* 317 */
-    228, /* 318 */
-    198, /* 319 */
-    307, /* 320 */
-    244, /* 321 */
-    305, /* 322 */
-    302, /* 323 */
-    308, /* 324 */
-    306, /* 325 */
-    186, /* 326 */
-    304, /* 327 */
-    374, /* 328 */
-    299, /* 329 */
-    301, /* 330 */
-    300, /* 331 */
-    164, /* 332 */
-    165, /* 333 */
-    166, /* 334 */
-    160, /* 335 */
-    159, /* 336 */
-    162, /* 337 */
-    161, /* 338 */
-    163, /* 339 */
-    229, /* 340 */
-    251, /* 341 */
-    140, /* 342 */
-    239, /* 343 */
-    144, /* 344 */
-    141, /* 345 */
-    230, /* 346 */
-    252, /* 347 */
-    240, /* 348 */
-    241, /* 349 */
-    142, /* 350 */
-    231, /* 351 */
-    250, /* 352 */
-    232, /* 353 */
-    242, /* 354 */
-    243, /* 355 */
-    233, /* 356 */
-    143, /* 357 */
-    190, /* 358 */
-    245, /* 359 */
-    303, /* 360 */
-    309, /* 361 */
-    185, /* 362 */
-    373, /* 363 */
-    371, /* 364 */
-    217, /* 365 */
-    372, /* 366 */
-    288, /* 367 */
-    287, /* 368 */
-    214, /* 369 */
-    292, /* 370 */
-    291, /* 371 */
-    345, /* 372 */
-    344, /* 373 */
-    216, /* 374 */
-    215, /* 375 */
-    346, /* 376 */
-    179, /* 377 */
-    157, /* 378 */
-    180, /* 379 */
-    290, /* 380 */
-    289, /* 381 */
-    294, /* 382 */
-    293, /* 383 */
-    347, /* 384 */
-    156, /* 385 */
-    348, /* 386 */
-    184, /* 387 */
-    370, /* 388 */
-    369, /* 389 */
-    213, /* 390 */
-    285, /* 391 */
-    280, /* 392 */
-    283, /* 393 */
-    282, /* 394 */
-    212, /* 395 */
-    342, /* 396 */
-    341, /* 397 */
-    178, /* 398 */
-    177, /* 399 */
-    155, /* 400 */
-    286, /* 401 */
-    281, /* 402 */
-    284, /* 403 */
-    154, /* 404 */
-    343, /* 405 */
-    181, /* 406 */
-    349, /* 407 */
-    218, /* 408 */
-    194, /* 409 */
-    219, /* 410 */
-    221, /* 411 */
-    295, /* 412 */
-    297, /* 413 */
-    296, /* 414 */
-    158, /* 415 */
-    139, /* 416 */
-    220, /* 417 */
-    222, /* 418 */
-    298, /* 419 */
+    98, 150, /* 0 */
+    97, 149, /* 1 */
+    135, 149, /* 2 */
+    122, 149, /* 3 */
+    133, 149, /* 4 */
+    129, 149, /* 5 */
+    120, 149, /* 6 */
+    131, 149, /* 7 */
+    149, 492, /* 8 */
+    125, 149, /* 9 */
+    124, 149, /* 10 */
+    149, 454, /* 11 */
+    104, 149, /* 12 */
+    106, 149, /* 13 */
+    126, 149, /* 14 */
+    149, 494, /* 15 */
+    149, 493, /* 16 */
+    149, 455, /* 17 */
+    149, 456, /* 18 */
+    149, 457, /* 19 */
+    149, 458, /* 20 */
+    149, 462, /* 21 */
+    149, 461, /* 22 */
+    149, 463, /* 23 */
+    149, 464, /* 24 */
+    149, 495, /* 25 */
+    149, 470, /* 26 */
+    149, 467, /* 27 */
+    149, 465, /* 28 */
+    149, 460, /* 29 */
+    149, 468, /* 30 */
+    149, 469, /* 31 */
+    149, 459, /* 32 */
+    149, 466, /* 33 */
+    149, 479, /* 34 */
+    149, 471, /* 35 */
+    149, 480, /* 36 */
+    149, 484, /* 37 */
+    149, 472, /* 38 */
+    149, 485, /* 39 */
+    149, 483, /* 40 */
+    149, 482, /* 41 */
+    149, 473, /* 42 */
+    149, 481, /* 43 */
+    149, 451, /* 44 */
+    149, 487, /* 45 */
+    149, 453, /* 46 */
+    149, 452, /* 47 */
+    149, 474, /* 48 */
+    149, 475, /* 49 */
+    149, 486, /* 50 */
+    149, 488, /* 51 */
+    149, 476, /* 52 */
+    149, 477, /* 53 */
+    149, 489, /* 54 */
+    77, 149, /* 55 */
+    149, 478, /* 56 */
+    149, 491, /* 57 */
+    149, 490, /* 58 */
+    87, 149, /* 59 */
+    85, 149, /* 60 */
+    83, 149, /* 61 */
+    90, 149, /* 62 */
+    89, 149, /* 63 */
+    136, 149, /* 64 */
+    123, 149, /* 65 */
+    134, 149, /* 66 */
+    130, 149, /* 67 */
+    121, 149, /* 68 */
+    132, 149, /* 69 */
+    63, 149, /* 70 */
+    127, 149, /* 71 */
+    15, 149, /* 72 */
+    105, 149, /* 73 */
+    107, 149, /* 74 */
+    128, 149, /* 75 */
+    65, 149, /* 76 */
+    64, 149, /* 77 */
+    16, 149, /* 78 */
+    17, 149, /* 79 */
+    18, 149, /* 80 */
+    19, 149, /* 81 */
+    33, 149, /* 82 */
+    32, 149, /* 83 */
+    34, 149, /* 84 */
+    35, 149, /* 85 */
+    66, 149, /* 86 */
+    27, 149, /* 87 */
+    24, 149, /* 88 */
+    22, 149, /* 89 */
+    21, 149, /* 90 */
+    25, 149, /* 91 */
+    26, 149, /* 92 */
+    20, 149, /* 93 */
+    23, 149, /* 94 */
+    36, 149, /* 95 */
+    54, 149, /* 96 */
+    37, 149, /* 97 */
+    55, 149, /* 98 */
+    47, 149, /* 99 */
+    28, 149, /* 100 */
+    48, 149, /* 101 */
+    38, 149, /* 102 */
+    46, 149, /* 103 */
+    45, 149, /* 104 */
+    29, 149, /* 105 */
+    44, 149, /* 106 */
+    56, 149, /* 107 */
+    39, 149, /* 108 */
+    12, 149, /* 109 */
+    49, 149, /* 110 */
+    11, 149, /* 111 */
+    30, 149, /* 112 */
+    31, 149, /* 113 */
+    40, 149, /* 114 */
+    58, 149, /* 115 */
+    57, 149, /* 116 */
+    50, 149, /* 117 */
+    41, 149, /* 118 */
+    42, 149, /* 119 */
+    51, 149, /* 120 */
+    78, 149, /* 121 */
+    14, 149, /* 122 */
+    59, 149, /* 123 */
+    43, 149, /* 124 */
+    60, 149, /* 125 */
+    13, 149, /* 126 */
+    53, 149, /* 127 */
+    52, 149, /* 128 */
+    61, 149, /* 129 */
+    62, 149, /* 130 */
+    88, 149, /* 131 */
+    86, 149, /* 132 */
+    84, 149, /* 133 */
+    96, 149, /* 134 */
+    114, 149, /* 135 */
+    116, 149, /* 136 */
+    102, 149, /* 137 */
+    118, 149, /* 138 */
+    149, 447, /* 139 */
+    149, 448, /* 140 */
+    149, 449, /* 141 */
+    149, 450, /* 142 */
+    149, 445, /* 143 */
+    149, 446, /* 144 */
+    81, 149, /* 145 */
+    115, 149, /* 146 */
+    117, 149, /* 147 */
+    103, 149, /* 148 */
+    119, 149, /* 149 */
+    7, 149, /* 150 */
+    8, 149, /* 151 */
+    9, 149, /* 152 */
+    10, 149, /* 153 */
+    5, 149, /* 154 */
+    6, 149, /* 155 */
+    82, 149, /* 156 */
+    101, 151, /* 157 */
+    100, 149, /* 158 */
+    143, 149, /* 159 */
+    145, 149, /* 160 */
+    110, 149, /* 161 */
+    147, 149, /* 162 */
+    149, 502, /* 163 */
+    149, 503, /* 164 */
+    149, 501, /* 165 */
+    149, 504, /* 166 */
+    149, 505, /* 167 */
+    93, 149, /* 168 */
+    144, 149, /* 169 */
+    146, 149, /* 170 */
+    111, 149, /* 171 */
+    148, 149, /* 172 */
+    73, 149, /* 173 */
+    74, 149, /* 174 */
+    72, 149, /* 175 */
+    75, 149, /* 176 */
+    76, 149, /* 177 */
+    94, 149, /* 178 */
+    99, 149, /* 179 */
+    137, 149, /* 180 */
+    139, 149, /* 181 */
+    108, 149, /* 182 */
+    141, 149, /* 183 */
+    149, 497, /* 184 */
+    149, 498, /* 185 */
+    149, 496, /* 186 */
+    149, 499, /* 187 */
+    149, 500, /* 188 */
+    91, 149, /* 189 */
+    138, 149, /* 190 */
+    140, 149, /* 191 */
+    109, 149, /* 192 */
+    142, 149, /* 193 */
+    68, 149, /* 194 */
+    69, 149, /* 195 */
+    67, 149, /* 196 */
+    70, 149, /* 197 */
+    71, 149, /* 198 */
+    92, 149, /* 199 */
+    95, 149, /* 200 */
+    112, 149, /* 201 */
+    149, 441, /* 202 */
+    149, 442, /* 203 */
+    149, 440, /* 204 */
+    149, 443, /* 205 */
+    149, 444, /* 206 */
+    79, 149, /* 207 */
+    113, 149, /* 208 */
+    1, 149, /* 209 */
+    2, 149, /* 210 */
+    0, 149, /* 211 */
+    3, 149, /* 212 */
+    4, 149, /* 213 */
+    80, 149, /* 214 */
+    213, /* 215 */
+    429, /* 216 */
+    428, /* 217 */
+    431, /* 218 */
+    430, /* 219 */
+    433, /* 220 */
+    423, /* 221 */
+    432, /* 222 */
+    424, /* 223 */
+    426, /* 224 */
+    425, /* 225 */
+    328, /* 226 */
+    233, /* 227 */
+    427, /* 228 */
+    303, /* 229 */
+    302, /* 230 */
+    246, /* 231 */
+    234, /* 232 */
+    257, /* 233 */
+    329, /* 234 */
+    305, /* 235 */
+    247, /* 236 */
+    235, /* 237 */
+    259, /* 238 */
+    304, /* 239 */
+    316, /* 240 */
+    317, /* 241 */
+    258, /* 242 */
+    260, /* 243 */
+    236, /* 244 */
+    237, /* 245 */
+    253, /* 246 */
+    306, /* 247 */
+    238, /* 248 */
+    255, /* 249 */
+    241, /* 250 */
+    221, /* 251 */
+    307, /* 252 */
+    240, /* 253 */
+    239, /* 254 */
+    248, /* 255 */
+    318, /* 256 */
+    319, /* 257 */
+    254, /* 258 */
+    249, /* 259 */
+    222, /* 260 */
+    308, /* 261 */
+    321, /* 262 */
+    320, /* 263 */
+    250, /* 264 */
+    243, /* 265 */
+    242, /* 266 */
+    226, /* 267 */
+    223, /* 268 */
+    309, /* 269 */
+    251, /* 270 */
+    245, /* 271 */
+    244, /* 272 */
+    377, /* 273 */
+    363, /* 274 */
+    380, /* 275 */
+    381, /* 276 */
+    378, /* 277 */
+    379, /* 278 */
+    384, /* 279 */
+    383, /* 280 */
+    364, /* 281 */
+    382, /* 282 */
+    256, /* 283 */
+    365, /* 284 */
+    366, /* 285 */
+    388, /* 286 */
+    390, /* 287 */
+    387, /* 288 */
+    389, /* 289 */
+    367, /* 290 */
+    386, /* 291 */
+    385, /* 292 */
+    252, /* 293 */
+    369, /* 294 */
+    391, /* 295 */
+    368, /* 296 */
+    392, /* 297 */
+    362, /* 298 */
+    393, /* 299 */
+    376, /* 300 */
+    203, /* 301 */
+    202, /* 302 */
+    204, /* 303 */
+    206, /* 304 */
+    197, /* 305 */
+    205, /* 306 */
+    198, /* 307 */
+    200, /* 308 */
+    199, /* 309 */
+    201, /* 310 */
+    311, /* 311 */
+    310, /* 312 */
+    172, /* 313 */
+    158, /* 314 */
+    181, /* 315 */
+    330, /* 316 */
+    165, /* 317 */
+    312, /* 318 */
+    322, /* 319 */
+    323, /* 320 */
+    182, /* 321 */
+    183, /* 322 */
+    159, /* 323 */
+    160, /* 324 */
+    161, /* 325 */
+    178, /* 326 */
+    166, /* 327 */
+    313, /* 328 */
+    167, /* 329 */
+    164, /* 330 */
+    163, /* 331 */
+    162, /* 332 */
+    175, /* 333 */
+    224, /* 334 */
+    324, /* 335 */
+    325, /* 336 */
+    180, /* 337 */
+    173, /* 338 */
+    314, /* 339 */
+    176, /* 340 */
+    225, /* 341 */
+    327, /* 342 */
+    326, /* 343 */
+    169, /* 344 */
+    168, /* 345 */
+    315, /* 346 */
+    174, /* 347 */
+    171, /* 348 */
+    170, /* 349 */
+    394, /* 350 */
+    370, /* 351 */
+    397, /* 352 */
+    398, /* 353 */
+    395, /* 354 */
+    396, /* 355 */
+    371, /* 356 */
+    400, /* 357 */
+    399, /* 358 */
+    179, /* 359 */
+    372, /* 360 */
+    373, /* 361 */
+    374, /* 362 */
+    402, /* 363 */
+    401, /* 364 */
+    177, /* 365 */
+    361, /* 366 */
+    375, /* 367 */
+    403, /* 368 */
+    404, /* 369 */
+    405, /* 370 */
+    212, /* 371 */
+    420, /* 372 */
+    421, /* 373 */
+    422, /* 374 */
+    416, /* 375 */
+    415, /* 376 */
+    418, /* 377 */
+    417, /* 378 */
+    419, /* 379 */
+    296, /* 380 */
+    272, /* 381 */
+    297, /* 382 */
+    228, /* 383 */
+    273, /* 384 */
+    283, /* 385 */
+    232, /* 386 */
+    229, /* 387 */
+    217, /* 388 */
+    274, /* 389 */
+    298, /* 390 */
+    284, /* 391 */
+    285, /* 392 */
+    230, /* 393 */
+    218, /* 394 */
+    275, /* 395 */
+    295, /* 396 */
+    276, /* 397 */
+    286, /* 398 */
+    287, /* 399 */
+    219, /* 400 */
+    277, /* 401 */
+    231, /* 402 */
+    358, /* 403 */
+    293, /* 404 */
+    356, /* 405 */
+    353, /* 406 */
+    359, /* 407 */
+    357, /* 408 */
+    216, /* 409 */
+    355, /* 410 */
+    439, /* 411 */
+    350, /* 412 */
+    352, /* 413 */
+    351, /* 414 */
+    194, /* 415 */
+    195, /* 416 */
+    196, /* 417 */
+    190, /* 418 */
+    189, /* 419 */
+    192, /* 420 */
+    191, /* 421 */
+    193, /* 422 */
+    278, /* 423 */
+    300, /* 424 */
+    153, /* 425 */
+    288, /* 426 */
+    157, /* 427 */
+    154, /* 428 */
+    279, /* 429 */
+    301, /* 430 */
+    289, /* 431 */
+    290, /* 432 */
+    155, /* 433 */
+    280, /* 434 */
+    299, /* 435 */
+    281, /* 436 */
+    291, /* 437 */
+    292, /* 438 */
+    282, /* 439 */
+    156, /* 440 */
+    220, /* 441 */
+    294, /* 442 */
+    354, /* 443 */
+    360, /* 444 */
+    215, /* 445 */
+    438, /* 446 */
+    436, /* 447 */
+    266, /* 448 */
+    437, /* 449 */
+    339, /* 450 */
+    338, /* 451 */
+    263, /* 452 */
+    343, /* 453 */
+    342, /* 454 */
+    410, /* 455 */
+    409, /* 456 */
+    265, /* 457 */
+    264, /* 458 */
+    411, /* 459 */
+    209, /* 460 */
+    187, /* 461 */
+    210, /* 462 */
+    341, /* 463 */
+    340, /* 464 */
+    345, /* 465 */
+    344, /* 466 */
+    412, /* 467 */
+    186, /* 468 */
+    413, /* 469 */
+    214, /* 470 */
+    435, /* 471 */
+    434, /* 472 */
+    262, /* 473 */
+    336, /* 474 */
+    331, /* 475 */
+    334, /* 476 */
+    333, /* 477 */
+    261, /* 478 */
+    407, /* 479 */
+    406, /* 480 */
+    208, /* 481 */
+    207, /* 482 */
+    185, /* 483 */
+    337, /* 484 */
+    332, /* 485 */
+    335, /* 486 */
+    184, /* 487 */
+    408, /* 488 */
+    211, /* 489 */
+    414, /* 490 */
+    267, /* 491 */
+    227, /* 492 */
+    268, /* 493 */
+    270, /* 494 */
+    346, /* 495 */
+    348, /* 496 */
+    347, /* 497 */
+    188, /* 498 */
+    152, /* 499 */
+    269, /* 500 */
+    271, /* 501 */
+    349, /* 502 */
     -1
 };
 
@@ -1831,347 +2165,502 @@ NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 
 /* Tuned shapes, problem after problem, each sorted by (N, M). */
 NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] = {
     /* 1: rmsnorm_bwd x=bf16,w=bf16,dw=f32 */
-    {64LL, 65536LL, 2, 10.616, 2370.6, 51},
-    {64LL, 131072LL, 3, 18.004, 2795.5, 52},
-    {64LL, 262144LL, 4, 28.810, 3494.1, 53},
-    {64LL, 1048576LL, 5, 102.920, 3912.3, 54},
-    {128LL, 65536LL, 6, 16.933, 2972.4, 55},
-    {128LL, 262144LL, 6, 52.872, 3807.8, 55},
-    {128LL, 1048576LL, 7, 198.952, 4047.7, 56},
-    {256LL, 65536LL, 8, 29.541, 3407.7, 57},
-    {256LL, 262144LL, 9, 100.600, 4002.5, 58},
-    {256LL, 1048576LL, 9, 386.448, 4167.7, 58},
-    {512LL, 8192LL, 10, 10.928, 2303.2, 59},
-    {512LL, 32768LL, 11, 31.417, 3204.2, 60},
-    {512LL, 65536LL, 12, 54.068, 3723.6, 61},
-    {512LL, 262144LL, 13, 203.264, 3961.9, 62},
-    {768LL, 8192LL, 14, 14.830, 2545.8, 63},
-    {768LL, 65536LL, 15, 78.197, 3862.0, 18},
-    {768LL, 262144LL, 16, 302.400, 3994.6, 64},
-    {1024LL, 1024LL, 17, 6.261, 1005.8, 65},
-    {1024LL, 4096LL, 18, 11.964, 2103.9, 66},
-    {1024LL, 8192LL, 19, 18.833, 2672.8, 67},
-    {1024LL, 16384LL, 18, 30.494, 3301.3, 66},
-    {1024LL, 65536LL, 20, 101.680, 3960.1, 68},
-    {1024LL, 262144LL, 21, 398.976, 4036.9, 69},
-    {1536LL, 32768LL, 22, 80.016, 3774.2, 70},
-    {2048LL, 1024LL, 23, 8.671, 1452.6, 71},
-    {2048LL, 4096LL, 24, 18.285, 2753.3, 72},
-    {2048LL, 16384LL, 24, 53.672, 3751.3, 72},
-    {2048LL, 65536LL, 25, 195.432, 4120.7, 73},
-    {3072LL, 1024LL, 26, 10.455, 1807.1, 74},
-    {3072LL, 4096LL, 27, 24.251, 3114.0, 75},
-    {3072LL, 16384LL, 27, 78.779, 3833.6, 75},
-    {3072LL, 65536LL, 27, 299.936, 4027.5, 75},
-    {3584LL, 8192LL, 26, 48.112, 3661.9, 74},
-    {4096LL, 256LL, 28, 7.211, 875.8, 76},
-    {4096LL, 1024LL, 29, 12.160, 2071.6, 77},
-    {4096LL, 4096LL, 30, 30.674, 3282.5, 78},
-    {4096LL, 16384LL, 30, 100.648, 4000.9, 78},
-    {4096LL, 65536LL, 30, 379.296, 4246.4, 78},
-    {4096LL, 131072LL, 30, 755.216, 4265.3, 78},
-    {5120LL, 1024LL, 31, 14.313, 2199.9, 79},
-    {5120LL, 4096LL, 32, 37.155, 3387.5, 80},
-    {5120LL, 16384LL, 33, 124.584, 4040.2, 81},
-    {5120LL, 65536LL, 32, 472.928, 4257.1, 80},
-    {6144LL, 1024LL, 31, 15.842, 2385.1, 82},
-    {6144LL, 4096LL, 34, 42.070, 3590.0, 83},
-    {6144LL, 16384LL, 34, 148.432, 4069.3, 83},
-    {6144LL, 65536LL, 35, 573.264, 4214.4, 84},
-    {7168LL, 1024LL, 36, 17.283, 2550.7, 85},
-    {7168LL, 4096LL, 36, 49.558, 3555.5, 85},
-    {7168LL, 16384LL, 37, 178.944, 3938.0, 86},
-    {7168LL, 65536LL, 37, 690.928, 4079.5, 86},
-    {8192LL, 256LL, 37, 10.351, 1220.4, 87},
-    {8192LL, 1024LL, 36, 19.446, 2590.8, 88},
-    {8192LL, 2048LL, 37, 31.490, 3198.2, 87},
-    {8192LL, 4096LL, 37, 54.996, 3661.6, 87},
-    {8192LL, 16384LL, 37, 197.800, 4071.6, 87},
-    {8192LL, 65536LL, 37, 770.288, 4181.9, 87},
-    {12288LL, 1024LL, 38, 27.540, 2744.1, 89},
-    {12288LL, 4096LL, 39, 82.773, 3649.3, 90},
-    {12288LL, 16384LL, 40, 305.104, 3959.4, 91},
-    {12288LL, 65536LL, 40, 1174.352, 4114.5, 91},
-    {16384LL, 256LL, 41, 16.199, 1559.6, 92},
-    {16384LL, 1024LL, 38, 35.443, 2842.9, 93},
-    {16384LL, 4096LL, 42, 112.120, 3592.1, 94},
-    {16384LL, 8192LL, 43, 214.336, 3757.7, 95},
-    {16384LL, 16384LL, 43, 398.832, 4038.6, 95},
-    {16384LL, 65536LL, 43, 1567.488, 4110.1, 95},
-    {18432LL, 1024LL, 44, 39.976, 2835.6, 96},
-    {18432LL, 4096LL, 44, 128.000, 3539.8, 96},
-    {18432LL, 16384LL, 45, 451.904, 4009.8, 97},
-    {20480LL, 1024LL, 45, 43.667, 2884.4, 98},
-    {20480LL, 4096LL, 44, 142.336, 3537.0, 99},
-    {20480LL, 16384LL, 45, 501.936, 4011.2, 98},
-    {24576LL, 1024LL, 46, 52.444, 2882.0, 100},
-    {24576LL, 4096LL, 46, 164.320, 3676.5, 100},
-    {24576LL, 16384LL, 46, 637.568, 3789.5, 100},
-    {32768LL, 1024LL, 47, 65.024, 3099.2, 101},
-    {32768LL, 4096LL, 47, 214.176, 3760.9, 101},
-    {32768LL, 16384LL, 48, 832.512, 3869.5, 102},
-    {65536LL, 1024LL, 49, 118.696, 3395.6, -1},
-    {65536LL, 4096LL, 49, 428.464, 3760.0, -1},
-    {65536LL, 16384LL, 50, 1718.384, 3749.4, -1},
+    {64LL, 65536LL, 2, 10.545, 2386.6, 64},
+    {64LL, 131072LL, 2, 16.716, 3011.0, 64},
+    {64LL, 262144LL, 2, 28.810, 3494.1, 64},
+    {64LL, 1048576LL, 2, 102.560, 3926.0, 64},
+    {128LL, 65536LL, 3, 16.933, 2972.4, 65},
+    {128LL, 262144LL, 3, 52.820, 3811.6, 65},
+    {128LL, 1048576LL, 4, 198.952, 4047.7, 66},
+    {256LL, 65536LL, 5, 29.367, 3427.8, 67},
+    {256LL, 262144LL, 5, 100.192, 4018.8, 67},
+    {256LL, 1048576LL, 6, 383.296, 4202.0, 68},
+    {512LL, 8192LL, 7, 10.928, 2303.2, 69},
+    {512LL, 32768LL, 7, 29.991, 3356.6, 69},
+    {512LL, 65536LL, 7, 53.524, 3761.5, 69},
+    {512LL, 262144LL, 8, 203.264, 3961.9, 70},
+    {768LL, 8192LL, 9, 14.754, 2558.8, 71},
+    {768LL, 65536LL, 10, 78.197, 3862.0, 14},
+    {768LL, 262144LL, 11, 302.400, 3994.6, 72},
+    {1024LL, 256LL, 12, 4.152, 380.3, 73},
+    {1024LL, 1024LL, 12, 6.261, 1005.8, 73},
+    {1024LL, 2048LL, 13, 8.176, 1539.8, 74},
+    {1024LL, 4096LL, 14, 11.951, 2106.3, 75},
+    {1024LL, 8192LL, 14, 18.157, 2772.3, 75},
+    {1024LL, 16384LL, 14, 30.361, 3315.7, 75},
+    {1024LL, 65536LL, 15, 100.464, 4008.0, 76},
+    {1024LL, 131072LL, 15, 196.256, 4103.4, 76},
+    {1024LL, 262144LL, 16, 398.976, 4036.9, 77},
+    {1536LL, 256LL, 17, 5.268, 449.6, 78},
+    {1536LL, 1024LL, 18, 7.991, 1182.2, 79},
+    {1536LL, 2048LL, 19, 11.113, 1699.3, 80},
+    {1536LL, 4096LL, 20, 15.505, 2435.2, 81},
+    {1536LL, 8192LL, 20, 24.812, 3043.1, 81},
+    {1536LL, 16384LL, 20, 43.533, 3468.7, 81},
+    {1536LL, 32768LL, 19, 80.016, 3774.2, 80},
+    {1536LL, 65536LL, 19, 153.408, 3937.1, 80},
+    {1536LL, 131072LL, 19, 300.592, 4018.6, 80},
+    {2048LL, 256LL, 21, 5.518, 572.3, 82},
+    {2048LL, 1024LL, 22, 8.671, 1452.6, 83},
+    {2048LL, 2048LL, 23, 11.840, 2126.5, 84},
+    {2048LL, 4096LL, 24, 18.285, 2753.3, 85},
+    {2048LL, 8192LL, 24, 30.123, 3342.1, 85},
+    {2048LL, 16384LL, 24, 53.672, 3751.3, 85},
+    {2048LL, 65536LL, 25, 195.432, 4120.7, 86},
+    {2048LL, 131072LL, 25, 382.864, 4206.8, 86},
+    {2560LL, 256LL, 26, 5.970, 661.2, 87},
+    {2560LL, 1024LL, 27, 9.825, 1602.5, 88},
+    {2560LL, 2048LL, 28, 13.699, 2297.4, 89},
+    {2560LL, 4096LL, 28, 21.352, 2947.3, 89},
+    {2560LL, 8192LL, 28, 36.344, 3462.6, 89},
+    {2560LL, 16384LL, 28, 65.552, 3839.3, 89},
+    {2560LL, 65536LL, 28, 244.864, 4111.1, 89},
+    {2560LL, 131072LL, 29, 481.088, 4184.9, 90},
+    {2880LL, 256LL, 30, 6.265, 708.9, 91},
+    {2880LL, 1024LL, 27, 10.397, 1703.6, 88},
+    {2880LL, 2048LL, 28, 14.917, 2373.7, 89},
+    {2880LL, 4096LL, 28, 23.666, 2991.5, 89},
+    {2880LL, 8192LL, 31, 40.144, 3526.7, 92},
+    {2880LL, 16384LL, 32, 73.440, 3855.3, 93},
+    {2880LL, 65536LL, 32, 271.536, 4170.6, 93},
+    {2880LL, 131072LL, 32, 536.368, 4222.7, 93},
+    {3072LL, 256LL, 33, 6.301, 751.7, 94},
+    {3072LL, 1024LL, 27, 10.455, 1807.1, 88},
+    {3072LL, 2048LL, 31, 15.431, 2447.4, 92},
+    {3072LL, 4096LL, 31, 24.251, 3114.0, 92},
+    {3072LL, 8192LL, 31, 42.768, 3531.0, 92},
+    {3072LL, 16384LL, 31, 78.779, 3833.6, 92},
+    {3072LL, 65536LL, 31, 299.936, 4027.5, 92},
+    {3072LL, 131072LL, 31, 590.048, 4094.5, 92},
+    {3584LL, 256LL, 26, 6.607, 836.5, 87},
+    {3584LL, 1024LL, 27, 11.017, 2000.7, 88},
+    {3584LL, 2048LL, 27, 16.813, 2620.6, 88},
+    {3584LL, 4096LL, 27, 27.218, 3236.9, 88},
+    {3584LL, 8192LL, 27, 48.112, 3661.9, 88},
+    {3584LL, 16384LL, 27, 89.941, 3917.5, 88},
+    {3584LL, 65536LL, 27, 339.280, 4153.8, 88},
+    {3584LL, 131072LL, 27, 674.736, 4177.3, 88},
+    {4096LL, 256LL, 33, 7.031, 898.3, 95},
+    {4096LL, 1024LL, 34, 12.160, 2071.6, 96},
+    {4096LL, 2048LL, 35, 18.653, 2699.6, 97},
+    {4096LL, 4096LL, 36, 30.674, 3282.5, 98},
+    {4096LL, 8192LL, 36, 54.064, 3724.3, 98},
+    {4096LL, 16384LL, 36, 100.648, 4000.9, 98},
+    {4096LL, 65536LL, 36, 379.296, 4246.4, 98},
+    {4096LL, 131072LL, 36, 755.216, 4265.3, 98},
+    {5120LL, 256LL, 37, 7.839, 1007.2, 99},
+    {5120LL, 1024LL, 38, 14.313, 2199.9, 100},
+    {5120LL, 2048LL, 38, 22.194, 2836.2, 100},
+    {5120LL, 4096LL, 37, 37.155, 3387.5, 99},
+    {5120LL, 8192LL, 39, 66.040, 3811.2, 101},
+    {5120LL, 16384LL, 39, 124.584, 4040.2, 101},
+    {5120LL, 65536LL, 37, 472.928, 4257.1, 99},
+    {5120LL, 131072LL, 37, 936.752, 4298.4, 99},
+    {6144LL, 256LL, 39, 8.432, 1123.6, 101},
+    {6144LL, 1024LL, 38, 15.842, 2385.1, 102},
+    {6144LL, 2048LL, 39, 24.982, 3023.6, 101},
+    {6144LL, 4096LL, 40, 42.070, 3590.0, 103},
+    {6144LL, 8192LL, 41, 76.864, 3929.4, 104},
+    {6144LL, 16384LL, 40, 148.432, 4069.3, 103},
+    {6144LL, 65536LL, 41, 573.264, 4214.4, 104},
+    {6144LL, 131072LL, 40, 1146.800, 4213.4, 103},
+    {7168LL, 256LL, 42, 9.294, 1189.2, 105},
+    {7168LL, 1024LL, 42, 17.283, 2550.7, 105},
+    {7168LL, 2048LL, 42, 28.594, 3081.9, 105},
+    {7168LL, 4096LL, 42, 49.558, 3555.5, 105},
+    {7168LL, 8192LL, 43, 93.088, 3785.3, 106},
+    {7168LL, 16384LL, 43, 178.944, 3938.0, 106},
+    {7168LL, 65536LL, 43, 690.928, 4079.5, 106},
+    {7168LL, 131072LL, 42, 1365.760, 4127.5, 105},
+    {8192LL, 256LL, 43, 10.234, 1234.3, 107},
+    {8192LL, 1024LL, 42, 19.446, 2590.8, 108},
+    {8192LL, 2048LL, 43, 31.490, 3198.2, 107},
+    {8192LL, 4096LL, 43, 54.996, 3661.6, 107},
+    {8192LL, 8192LL, 43, 102.968, 3910.9, 107},
+    {8192LL, 16384LL, 43, 197.800, 4071.6, 107},
+    {8192LL, 65536LL, 43, 770.288, 4181.9, 107},
+    {8192LL, 131072LL, 44, 1534.560, 4198.3, 109},
+    {11008LL, 256LL, 45, 12.314, 1378.5, 110},
+    {11008LL, 1024LL, 46, 24.786, 2731.4, 109},
+    {11008LL, 2048LL, 45, 41.344, 3273.3, 110},
+    {11008LL, 4096LL, 47, 73.323, 3690.5, 111},
+    {11008LL, 8192LL, 48, 137.432, 3937.4, 112},
+    {11008LL, 16384LL, 49, 269.168, 4020.5, 113},
+    {11008LL, 65536LL, 48, 1040.240, 4161.1, 112},
+    {11008LL, 131072LL, 49, 2070.048, 4182.1, 113},
+    {12288LL, 256LL, 47, 13.798, 1373.2, 111},
+    {12288LL, 1024LL, 46, 27.540, 2744.1, 109},
+    {12288LL, 2048LL, 46, 46.000, 3284.1, 109},
+    {12288LL, 4096LL, 49, 82.773, 3649.3, 114},
+    {12288LL, 8192LL, 45, 160.400, 3765.9, 115},
+    {12288LL, 16384LL, 50, 305.104, 3959.4, 116},
+    {12288LL, 65536LL, 50, 1174.352, 4114.5, 116},
+    {12288LL, 131072LL, 45, 2331.904, 4144.1, 115},
+    {14336LL, 256LL, 51, 15.102, 1463.8, 117},
+    {14336LL, 1024LL, 47, 31.241, 2822.1, 111},
+    {14336LL, 2048LL, 47, 52.616, 3349.7, 111},
+    {14336LL, 4096LL, 52, 99.515, 3541.3, 118},
+    {14336LL, 8192LL, 53, 185.224, 3804.7, 119},
+    {14336LL, 16384LL, 54, 354.864, 3971.6, 120},
+    {14336LL, 65536LL, 54, 1354.128, 4163.0, 120},
+    {14336LL, 131072LL, 51, 2697.584, 4179.4, 117},
+    {16384LL, 256LL, 55, 16.199, 1559.6, 121},
+    {16384LL, 1024LL, 46, 35.443, 2842.9, 122},
+    {16384LL, 2048LL, 51, 59.852, 3365.4, 123},
+    {16384LL, 4096LL, 56, 112.120, 3592.1, 124},
+    {16384LL, 8192LL, 54, 214.336, 3757.7, 125},
+    {16384LL, 16384LL, 54, 398.832, 4038.6, 125},
+    {16384LL, 65536LL, 54, 1567.488, 4110.1, 125},
+    {16384LL, 131072LL, 47, 3114.640, 4136.9, 126},
+    {18432LL, 1024LL, 57, 39.976, 2835.6, 127},
+    {18432LL, 4096LL, 57, 128.000, 3539.8, 127},
+    {18432LL, 16384LL, 58, 451.904, 4009.8, 128},
+    {20480LL, 1024LL, 58, 43.667, 2884.4, 129},
+    {20480LL, 4096LL, 57, 142.336, 3537.0, 130},
+    {20480LL, 16384LL, 58, 501.936, 4011.2, 129},
+    {24576LL, 1024LL, 59, 52.444, 2882.0, 131},
+    {24576LL, 4096LL, 59, 164.320, 3676.5, 131},
+    {24576LL, 16384LL, 59, 637.568, 3789.5, 131},
+    {32768LL, 1024LL, 60, 65.024, 3099.2, 132},
+    {32768LL, 4096LL, 60, 214.176, 3760.9, 132},
+    {32768LL, 16384LL, 61, 832.512, 3869.5, 133},
+    {65536LL, 1024LL, 62, 118.696, 3395.6, -1},
+    {65536LL, 4096LL, 62, 428.464, 3760.0, -1},
+    {65536LL, 16384LL, 63, 1718.384, 3749.4, -1},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 104, 53.104, 3791.2, 115},
-    {512LL, 65536LL, 105, 53.980, 3729.7, 116},
-    {1024LL, 1024LL, 106, 6.160, 1022.7, 117},
-    {1024LL, 4096LL, 107, 11.731, 2146.0, 118},
-    {1024LL, 16384LL, 107, 30.517, 3298.9, 118},
-    {1024LL, 65536LL, 108, 105.408, 3820.0, 119},
-    {4096LL, 1024LL, 109, 12.308, 2047.3, 120},
-    {4096LL, 4096LL, 110, 30.777, 3271.8, 121},
-    {4096LL, 16384LL, 110, 101.512, 3966.9, 121},
-    {4096LL, 65536LL, 110, 378.944, 4250.4, 121},
-    {16384LL, 1024LL, 111, 35.859, 2810.9, 122},
-    {16384LL, 4096LL, 111, 115.184, 3496.9, 122},
-    {16384LL, 16384LL, 112, 401.136, 4015.5, 123},
-    {16384LL, 65536LL, 113, 1569.312, 4105.4, 124},
-    {32768LL, 4096LL, 114, 218.720, 3683.1, 125},
+    {128LL, 262144LL, 135, 53.104, 3791.2, 146},
+    {512LL, 65536LL, 136, 53.980, 3729.7, 147},
+    {1024LL, 1024LL, 137, 6.160, 1022.7, 148},
+    {1024LL, 4096LL, 138, 11.731, 2146.0, 149},
+    {1024LL, 16384LL, 138, 30.517, 3298.9, 149},
+    {1024LL, 65536LL, 139, 105.408, 3820.0, 150},
+    {4096LL, 1024LL, 140, 12.308, 2047.3, 151},
+    {4096LL, 4096LL, 141, 30.777, 3271.8, 152},
+    {4096LL, 16384LL, 141, 101.512, 3966.9, 152},
+    {4096LL, 65536LL, 141, 378.944, 4250.4, 152},
+    {16384LL, 1024LL, 142, 35.859, 2810.9, 153},
+    {16384LL, 4096LL, 142, 115.184, 3496.9, 153},
+    {16384LL, 16384LL, 143, 401.136, 4015.5, 154},
+    {16384LL, 65536LL, 144, 1569.312, 4105.4, 155},
+    {32768LL, 4096LL, 145, 218.720, 3683.1, 156},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 128, 53.316, 3776.1, 138},
-    {512LL, 65536LL, 129, 54.340, 3705.0, 139},
-    {1024LL, 1024LL, 130, 6.259, 1006.1, 140},
-    {1024LL, 4096LL, 131, 11.868, 2121.0, 141},
-    {1024LL, 16384LL, 131, 30.482, 3302.6, 141},
-    {1024LL, 65536LL, 131, 103.680, 3883.7, 141},
-    {4096LL, 1024LL, 132, 12.401, 2031.3, 142},
-    {4096LL, 4096LL, 133, 30.368, 3315.6, 143},
-    {4096LL, 16384LL, 133, 99.216, 4058.6, 143},
-    {4096LL, 65536LL, 133, 377.472, 4266.9, 143},
-    {16384LL, 1024LL, 134, 34.896, 2887.5, 144},
-    {16384LL, 4096LL, 135, 114.400, 3520.6, 145},
-    {16384LL, 16384LL, 134, 400.864, 4018.1, 144},
-    {16384LL, 65536LL, 136, 1565.472, 4115.4, 146},
-    {32768LL, 4096LL, 137, 215.872, 3731.4, 147},
+    {128LL, 262144LL, 159, 53.316, 3776.1, 169},
+    {512LL, 65536LL, 160, 54.340, 3705.0, 170},
+    {1024LL, 1024LL, 161, 6.259, 1006.1, 171},
+    {1024LL, 4096LL, 162, 11.868, 2121.0, 172},
+    {1024LL, 16384LL, 162, 30.482, 3302.6, 172},
+    {1024LL, 65536LL, 162, 103.680, 3883.7, 172},
+    {4096LL, 1024LL, 163, 12.401, 2031.3, 173},
+    {4096LL, 4096LL, 164, 30.368, 3315.6, 174},
+    {4096LL, 16384LL, 164, 99.216, 4058.6, 174},
+    {4096LL, 65536LL, 164, 377.472, 4266.9, 174},
+    {16384LL, 1024LL, 165, 34.896, 2887.5, 175},
+    {16384LL, 4096LL, 166, 114.400, 3520.6, 176},
+    {16384LL, 16384LL, 165, 400.864, 4018.1, 175},
+    {16384LL, 65536LL, 167, 1565.472, 4115.4, 177},
+    {32768LL, 4096LL, 168, 215.872, 3731.4, 178},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 149, 53.472, 3765.1, 159},
-    {512LL, 65536LL, 150, 54.252, 3711.0, 160},
-    {1024LL, 1024LL, 151, 6.174, 1020.3, 161},
-    {1024LL, 4096LL, 152, 11.810, 2131.6, 162},
-    {1024LL, 16384LL, 152, 30.681, 3281.2, 162},
-    {1024LL, 65536LL, 152, 107.336, 3751.4, 162},
-    {4096LL, 1024LL, 153, 12.333, 2043.2, 163},
-    {4096LL, 4096LL, 154, 30.594, 3291.3, 164},
-    {4096LL, 16384LL, 154, 100.432, 4009.5, 164},
-    {4096LL, 65536LL, 154, 378.848, 4251.4, 164},
-    {16384LL, 1024LL, 155, 35.573, 2833.4, 165},
-    {16384LL, 4096LL, 155, 114.816, 3508.1, 165},
-    {16384LL, 16384LL, 156, 401.488, 4011.9, 166},
-    {16384LL, 65536LL, 157, 1568.768, 4106.8, 167},
-    {32768LL, 4096LL, 158, 218.416, 3688.2, 168},
+    {128LL, 262144LL, 180, 53.472, 3765.1, 190},
+    {512LL, 65536LL, 181, 54.252, 3711.0, 191},
+    {1024LL, 1024LL, 182, 6.174, 1020.3, 192},
+    {1024LL, 4096LL, 183, 11.810, 2131.6, 193},
+    {1024LL, 16384LL, 183, 30.681, 3281.2, 193},
+    {1024LL, 65536LL, 183, 107.336, 3751.4, 193},
+    {4096LL, 1024LL, 184, 12.333, 2043.2, 194},
+    {4096LL, 4096LL, 185, 30.594, 3291.3, 195},
+    {4096LL, 16384LL, 185, 100.432, 4009.5, 195},
+    {4096LL, 65536LL, 185, 378.848, 4251.4, 195},
+    {16384LL, 1024LL, 186, 35.573, 2833.4, 196},
+    {16384LL, 4096LL, 186, 114.816, 3508.1, 196},
+    {16384LL, 16384LL, 187, 401.488, 4011.9, 197},
+    {16384LL, 65536LL, 188, 1568.768, 4106.8, 198},
+    {32768LL, 4096LL, 189, 218.416, 3688.2, 199},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 170, 101.448, 3969.1, 177},
-    {1024LL, 4096LL, 171, 17.281, 2913.0, 178},
-    {1024LL, 65536LL, 171, 194.880, 4132.4, 178},
-    {4096LL, 4096LL, 172, 53.056, 3795.2, 179},
-    {4096LL, 65536LL, 173, 769.184, 4187.9, 180},
-    {16384LL, 4096LL, 174, 233.152, 3454.6, 181},
-    {16384LL, 65536LL, 175, 3508.176, 3672.9, 182},
-    {32768LL, 4096LL, 176, 412.448, 3905.6, 183},
+    {128LL, 262144LL, 201, 101.448, 3969.1, 208},
+    {1024LL, 4096LL, 202, 17.281, 2913.0, 209},
+    {1024LL, 65536LL, 202, 194.880, 4132.4, 209},
+    {4096LL, 4096LL, 203, 53.056, 3795.2, 210},
+    {4096LL, 65536LL, 204, 769.184, 4187.9, 211},
+    {16384LL, 4096LL, 205, 233.152, 3454.6, 212},
+    {16384LL, 65536LL, 206, 3508.176, 3672.9, 213},
+    {32768LL, 4096LL, 207, 412.448, 3905.6, 214},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 185, 5.955, 2861.5, 242},
-    {64LL, 131072LL, 186, 10.093, 3376.6, 243},
-    {64LL, 262144LL, 187, 18.086, 3768.6, 244},
-    {64LL, 1048576LL, 185, 65.888, 4137.8, 242},
-    {128LL, 65536LL, 188, 10.304, 3281.9, -1},
-    {128LL, 262144LL, 189, 34.800, 3887.0, 245},
-    {128LL, 1048576LL, 189, 131.776, 4105.9, 245},
-    {256LL, 65536LL, 190, 18.412, 3659.2, 246},
-    {256LL, 262144LL, 190, 66.852, 4031.1, 246},
-    {256LL, 1048576LL, 191, 258.928, 4163.1, 247},
-    {512LL, 8192LL, 192, 5.780, 2908.5, 248},
-    {512LL, 32768LL, 193, 18.358, 3662.8, 249},
-    {512LL, 65536LL, 193, 34.616, 3884.9, 249},
-    {512LL, 262144LL, 193, 131.280, 4097.5, 249},
-    {768LL, 8192LL, 194, 7.995, 3152.0, 250},
-    {768LL, 65536LL, 195, 50.170, 4018.2, -1},
-    {768LL, 262144LL, 195, 193.224, 4173.2, -1},
-    {1024LL, 1024LL, 196, 2.785, 1508.2, -1},
-    {1024LL, 4096LL, 197, 5.839, 2876.4, 251},
-    {1024LL, 8192LL, 198, 10.034, 3347.7, 252},
-    {1024LL, 16384LL, 199, 18.041, 3723.5, 253},
-    {1024LL, 65536LL, 199, 65.824, 4082.1, 253},
-    {1024LL, 262144LL, 198, 254.992, 4215.0, 252},
-    {1536LL, 32768LL, 200, 50.016, 4027.9, -1},
-    {2048LL, 1024LL, 201, 3.892, 2157.2, 254},
-    {2048LL, 4096LL, 202, 10.055, 3339.2, 255},
-    {2048LL, 8192LL, 203, 18.248, 3679.6, 256},
-    {2048LL, 16384LL, 204, 34.448, 3898.3, 257},
-    {2048LL, 65536LL, 205, 129.752, 4139.7, 258},
-    {3072LL, 1024LL, 206, 4.820, 2612.4, 259},
-    {3072LL, 4096LL, 207, 14.278, 3526.6, 260},
-    {3072LL, 8192LL, 207, 26.378, 3817.7, 260},
-    {3072LL, 16384LL, 207, 50.736, 3969.5, 260},
-    {3072LL, 65536LL, 208, 192.504, 4184.7, 261},
-    {3584LL, 8192LL, 209, 30.318, 3875.0, -1},
-    {4096LL, 1024LL, 210, 5.823, 2883.1, -1},
-    {4096LL, 4096LL, 211, 18.375, 3653.5, 262},
-    {4096LL, 8192LL, 211, 34.683, 3871.1, 262},
-    {4096LL, 16384LL, 212, 66.644, 4029.0, 263},
-    {4096LL, 65536LL, 213, 258.400, 4156.4, 264},
-    {4096LL, 131072LL, 213, 511.376, 4200.5, 264},
-    {5120LL, 1024LL, 214, 6.844, 3066.4, -1},
-    {5120LL, 4096LL, 215, 22.587, 3715.1, 265},
-    {5120LL, 8192LL, 216, 42.528, 3946.0, -1},
-    {5120LL, 16384LL, 216, 81.867, 4099.6, -1},
-    {5120LL, 65536LL, 217, 319.104, 4206.9, -1},
-    {6144LL, 1024LL, 214, 7.926, 3177.3, 266},
-    {6144LL, 4096LL, 216, 26.438, 3808.6, 267},
-    {6144LL, 8192LL, 217, 51.080, 3942.3, 268},
-    {6144LL, 16384LL, 218, 98.352, 4094.8, 269},
-    {6144LL, 65536LL, 218, 386.624, 4166.5, 269},
-    {7168LL, 1024LL, 219, 8.854, 3318.0, -1},
-    {7168LL, 4096LL, 220, 30.784, 3816.0, 270},
-    {7168LL, 8192LL, 221, 58.848, 3992.1, 271},
-    {7168LL, 16384LL, 221, 114.624, 4099.0, 271},
-    {7168LL, 65536LL, 222, 444.512, 4227.8, 272},
-    {8192LL, 1024LL, 219, 9.821, 3418.8, -1},
-    {8192LL, 2048LL, 223, 18.127, 3703.6, 273},
-    {8192LL, 4096LL, 224, 34.392, 3903.5, 274},
-    {8192LL, 8192LL, 224, 66.060, 4064.3, 274},
-    {8192LL, 16384LL, 225, 130.880, 4102.6, 275},
-    {8192LL, 65536LL, 226, 507.056, 4235.7, 276},
-    {12288LL, 1024LL, 227, 14.331, 3514.0, -1},
-    {12288LL, 4096LL, 228, 50.760, 3967.1, 277},
-    {12288LL, 8192LL, 229, 97.856, 4115.3, 278},
-    {12288LL, 16384LL, 229, 193.632, 4159.4, 278},
-    {12288LL, 65536LL, 229, 763.120, 4221.5, 278},
-    {16384LL, 1024LL, 230, 18.499, 3629.7, 279},
-    {16384LL, 4096LL, 231, 66.760, 4021.6, 280},
-    {16384LL, 8192LL, 232, 131.488, 4083.5, 281},
-    {16384LL, 16384LL, 233, 257.888, 4164.0, -1},
-    {16384LL, 65536LL, 234, 1012.592, 4241.8, 282},
-    {18432LL, 1024LL, 235, 20.744, 3641.5, 283},
-    {18432LL, 4096LL, 236, 74.171, 4072.3, -1},
-    {18432LL, 16384LL, 237, 288.864, 4182.1, 284},
-    {20480LL, 1024LL, 236, 22.875, 3669.2, 285},
-    {20480LL, 4096LL, 236, 82.581, 4063.9, 285},
-    {20480LL, 16384LL, 238, 320.288, 4190.9, 286},
-    {32768LL, 1024LL, 239, 35.619, 3770.1, -1},
-    {32768LL, 4096LL, 239, 132.696, 4046.5, -1},
-    {32768LL, 16384LL, 240, 512.048, 4194.2, 287},
-    {65536LL, 1024LL, 241, 71.909, 3734.9, -1},
-    {65536LL, 4096LL, 241, 264.224, 4064.3, -1},
-    {65536LL, 16384LL, 241, 1027.712, 4179.3, -1},
+    {64LL, 65536LL, 216, 5.955, 2861.5, 301},
+    {64LL, 131072LL, 217, 10.093, 3376.6, 302},
+    {64LL, 262144LL, 218, 18.086, 3768.6, 303},
+    {64LL, 1048576LL, 216, 65.888, 4137.8, 301},
+    {128LL, 65536LL, 219, 10.304, 3281.9, -1},
+    {128LL, 262144LL, 220, 34.800, 3887.0, 304},
+    {128LL, 1048576LL, 220, 131.776, 4105.9, 304},
+    {256LL, 65536LL, 221, 18.412, 3659.2, 305},
+    {256LL, 262144LL, 221, 66.852, 4031.1, 305},
+    {256LL, 1048576LL, 222, 258.928, 4163.1, 306},
+    {512LL, 8192LL, 223, 5.780, 2908.5, 307},
+    {512LL, 32768LL, 224, 18.358, 3662.8, 308},
+    {512LL, 65536LL, 224, 34.616, 3884.9, 308},
+    {512LL, 262144LL, 224, 131.280, 4097.5, 308},
+    {768LL, 8192LL, 225, 7.995, 3152.0, 309},
+    {768LL, 65536LL, 226, 50.170, 4018.2, -1},
+    {768LL, 262144LL, 226, 193.224, 4173.2, -1},
+    {1024LL, 256LL, 227, 2.110, 498.4, -1},
+    {1024LL, 1024LL, 227, 2.785, 1508.2, -1},
+    {1024LL, 2048LL, 227, 3.958, 2121.8, -1},
+    {1024LL, 4096LL, 228, 5.839, 2876.4, 310},
+    {1024LL, 8192LL, 229, 10.034, 3347.7, 311},
+    {1024LL, 16384LL, 230, 18.041, 3723.5, 312},
+    {1024LL, 65536LL, 230, 65.824, 4082.1, 312},
+    {1024LL, 131072LL, 229, 130.264, 4125.4, 311},
+    {1024LL, 262144LL, 229, 254.992, 4215.0, 311},
+    {1536LL, 256LL, 231, 2.258, 698.4, 313},
+    {1536LL, 1024LL, 232, 3.439, 1831.4, 314},
+    {1536LL, 2048LL, 233, 4.933, 2553.2, 315},
+    {1536LL, 4096LL, 234, 8.164, 3084.9, 316},
+    {1536LL, 8192LL, 235, 14.287, 3525.4, -1},
+    {1536LL, 16384LL, 235, 26.420, 3812.7, -1},
+    {1536LL, 32768LL, 235, 50.016, 4027.9, -1},
+    {1536LL, 65536LL, 235, 98.032, 4110.1, -1},
+    {1536LL, 131072LL, 235, 192.808, 4179.5, -1},
+    {2048LL, 256LL, 236, 2.353, 893.3, -1},
+    {2048LL, 1024LL, 237, 3.892, 2157.2, 317},
+    {2048LL, 2048LL, 238, 5.857, 2866.6, -1},
+    {2048LL, 4096LL, 239, 10.055, 3339.2, 318},
+    {2048LL, 8192LL, 240, 18.248, 3679.6, 319},
+    {2048LL, 16384LL, 241, 34.448, 3898.3, 320},
+    {2048LL, 65536LL, 242, 129.752, 4139.7, 321},
+    {2048LL, 131072LL, 243, 257.008, 4179.9, 322},
+    {2560LL, 256LL, 244, 2.578, 1019.2, 323},
+    {2560LL, 1024LL, 245, 4.388, 2391.8, 324},
+    {2560LL, 2048LL, 246, 6.946, 3021.1, -1},
+    {2560LL, 4096LL, 247, 12.397, 3385.1, -1},
+    {2560LL, 8192LL, 247, 22.461, 3736.5, -1},
+    {2560LL, 16384LL, 247, 42.672, 3933.3, -1},
+    {2560LL, 65536LL, 245, 161.808, 4149.1, 324},
+    {2560LL, 131072LL, 244, 318.784, 4212.0, 323},
+    {2880LL, 256LL, 245, 2.675, 1104.9, 324},
+    {2880LL, 1024LL, 244, 4.712, 2505.4, 323},
+    {2880LL, 2048LL, 247, 7.845, 3009.2, -1},
+    {2880LL, 4096LL, 247, 13.740, 3435.9, -1},
+    {2880LL, 8192LL, 247, 24.996, 3777.1, -1},
+    {2880LL, 16384LL, 247, 47.722, 3956.6, -1},
+    {2880LL, 65536LL, 248, 182.472, 4139.0, 325},
+    {2880LL, 131072LL, 248, 359.664, 4199.7, 325},
+    {3072LL, 256LL, 249, 2.682, 1175.5, 326},
+    {3072LL, 1024LL, 244, 4.820, 2612.4, 327},
+    {3072LL, 2048LL, 247, 8.079, 3116.9, 328},
+    {3072LL, 4096LL, 247, 14.278, 3526.6, 328},
+    {3072LL, 8192LL, 247, 26.378, 3817.7, 328},
+    {3072LL, 16384LL, 247, 50.736, 3969.5, 328},
+    {3072LL, 65536LL, 248, 192.504, 4184.7, 329},
+    {3072LL, 131072LL, 248, 384.944, 4185.4, 329},
+    {3584LL, 256LL, 249, 2.817, 1305.8, 326},
+    {3584LL, 1024LL, 250, 5.389, 2726.4, 330},
+    {3584LL, 2048LL, 251, 9.138, 3214.6, -1},
+    {3584LL, 4096LL, 252, 16.564, 3546.5, -1},
+    {3584LL, 8192LL, 252, 30.318, 3875.0, -1},
+    {3584LL, 16384LL, 253, 58.860, 3991.7, 331},
+    {3584LL, 65536LL, 253, 226.560, 4148.1, 331},
+    {3584LL, 131072LL, 254, 443.888, 4234.4, 332},
+    {4096LL, 256LL, 255, 2.939, 1430.0, 333},
+    {4096LL, 1024LL, 250, 5.823, 2883.1, -1},
+    {4096LL, 2048LL, 251, 10.147, 3308.4, 334},
+    {4096LL, 4096LL, 256, 18.375, 3653.5, 335},
+    {4096LL, 8192LL, 256, 34.683, 3871.1, 335},
+    {4096LL, 16384LL, 257, 66.644, 4029.0, 336},
+    {4096LL, 65536LL, 258, 258.400, 4156.4, 337},
+    {4096LL, 131072LL, 258, 511.376, 4200.5, 337},
+    {5120LL, 256LL, 259, 3.243, 1620.1, 338},
+    {5120LL, 1024LL, 260, 6.844, 3066.4, -1},
+    {5120LL, 2048LL, 260, 12.237, 3429.0, -1},
+    {5120LL, 4096LL, 261, 22.587, 3715.1, 339},
+    {5120LL, 8192LL, 262, 42.528, 3946.0, -1},
+    {5120LL, 16384LL, 262, 81.867, 4099.6, -1},
+    {5120LL, 65536LL, 263, 319.104, 4206.9, -1},
+    {5120LL, 131072LL, 263, 634.112, 4234.1, -1},
+    {6144LL, 256LL, 264, 3.509, 1796.5, 340},
+    {6144LL, 1024LL, 260, 7.926, 3177.3, 341},
+    {6144LL, 2048LL, 260, 14.454, 3483.7, 341},
+    {6144LL, 4096LL, 262, 26.438, 3808.6, 342},
+    {6144LL, 8192LL, 263, 51.080, 3942.3, 343},
+    {6144LL, 16384LL, 265, 98.352, 4094.8, 344},
+    {6144LL, 65536LL, 265, 386.624, 4166.5, 344},
+    {6144LL, 131072LL, 266, 769.744, 4185.5, 345},
+    {7168LL, 256LL, 267, 3.867, 1902.3, -1},
+    {7168LL, 1024LL, 268, 8.854, 3318.0, -1},
+    {7168LL, 2048LL, 268, 16.716, 3514.2, -1},
+    {7168LL, 4096LL, 269, 30.784, 3816.0, 346},
+    {7168LL, 8192LL, 270, 58.848, 3992.1, 347},
+    {7168LL, 16384LL, 270, 114.624, 4099.0, 347},
+    {7168LL, 65536LL, 271, 444.512, 4227.8, 348},
+    {7168LL, 131072LL, 272, 886.384, 4240.4, 349},
+    {8192LL, 256LL, 273, 4.076, 2062.2, 350},
+    {8192LL, 1024LL, 268, 9.821, 3418.8, -1},
+    {8192LL, 2048LL, 274, 18.127, 3703.6, 351},
+    {8192LL, 4096LL, 275, 34.392, 3903.5, 352},
+    {8192LL, 8192LL, 275, 66.060, 4064.3, 352},
+    {8192LL, 16384LL, 276, 130.880, 4102.6, 353},
+    {8192LL, 65536LL, 277, 507.056, 4235.7, 354},
+    {8192LL, 131072LL, 278, 1029.552, 4172.2, 355},
+    {11008LL, 256LL, 279, 4.828, 2339.8, -1},
+    {11008LL, 1024LL, 279, 13.171, 3425.3, -1},
+    {11008LL, 2048LL, 280, 23.904, 3773.8, -1},
+    {11008LL, 4096LL, 280, 45.507, 3964.1, -1},
+    {11008LL, 8192LL, 280, 88.341, 4083.8, -1},
+    {11008LL, 16384LL, 280, 173.152, 4166.9, -1},
+    {11008LL, 65536LL, 280, 684.752, 4214.6, -1},
+    {11008LL, 131072LL, 280, 1367.344, 4221.3, -1},
+    {12288LL, 256LL, 279, 5.120, 2462.8, -1},
+    {12288LL, 1024LL, 279, 14.331, 3514.0, -1},
+    {12288LL, 2048LL, 281, 26.718, 3768.8, 356},
+    {12288LL, 4096LL, 280, 50.760, 3967.1, 357},
+    {12288LL, 8192LL, 282, 97.856, 4115.3, 358},
+    {12288LL, 16384LL, 282, 193.632, 4159.4, 358},
+    {12288LL, 65536LL, 282, 763.120, 4221.5, 358},
+    {12288LL, 131072LL, 282, 1533.120, 4202.5, 358},
+    {14336LL, 256LL, 283, 5.673, 2592.8, 359},
+    {14336LL, 1024LL, 284, 16.476, 3565.9, 360},
+    {14336LL, 2048LL, 285, 30.757, 3819.6, 361},
+    {14336LL, 4096LL, 286, 59.136, 3972.6, -1},
+    {14336LL, 8192LL, 287, 115.352, 4073.0, -1},
+    {14336LL, 16384LL, 288, 226.336, 4151.4, -1},
+    {14336LL, 65536LL, 288, 896.992, 4190.0, -1},
+    {14336LL, 131072LL, 289, 1780.784, 4221.0, -1},
+    {16384LL, 256LL, 283, 6.177, 2721.6, -1},
+    {16384LL, 1024LL, 290, 18.499, 3629.7, 362},
+    {16384LL, 2048LL, 290, 34.987, 3837.4, 362},
+    {16384LL, 4096LL, 291, 66.760, 4021.6, 363},
+    {16384LL, 8192LL, 292, 131.488, 4083.5, 364},
+    {16384LL, 16384LL, 283, 257.888, 4164.0, -1},
+    {16384LL, 65536LL, 293, 1012.592, 4241.8, 365},
+    {16384LL, 131072LL, 283, 2030.832, 4230.0, -1},
+    {18432LL, 1024LL, 294, 20.744, 3641.5, 366},
+    {18432LL, 4096LL, 295, 74.171, 4072.3, -1},
+    {18432LL, 16384LL, 296, 288.864, 4182.1, 367},
+    {20480LL, 1024LL, 295, 22.875, 3669.2, 368},
+    {20480LL, 4096LL, 295, 82.581, 4063.9, 368},
+    {20480LL, 16384LL, 297, 320.288, 4190.9, 369},
+    {32768LL, 1024LL, 298, 35.619, 3770.1, -1},
+    {32768LL, 4096LL, 298, 132.696, 4046.5, -1},
+    {32768LL, 16384LL, 299, 512.048, 4194.2, 370},
+    {65536LL, 1024LL, 300, 71.909, 3734.9, -1},
+    {65536LL, 4096LL, 300, 264.224, 4064.3, -1},
+    {65536LL, 16384LL, 300, 1027.712, 4179.3, -1},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 289, 5.874, 2900.9, 332},
-    {64LL, 262144LL, 289, 17.905, 3806.6, 332},
-    {64LL, 1048576LL, 289, 65.748, 4146.6, 332},
-    {128LL, 65536LL, 290, 10.202, 3314.6, 333},
-    {128LL, 262144LL, 290, 34.149, 3961.0, 333},
-    {128LL, 1048576LL, 291, 130.168, 4156.7, 334},
-    {256LL, 65536LL, 292, 18.427, 3656.2, 335},
-    {256LL, 262144LL, 293, 67.172, 4011.9, 336},
-    {256LL, 1048576LL, 293, 260.208, 4142.6, 336},
-    {512LL, 8192LL, 294, 5.987, 2808.3, 337},
-    {512LL, 65536LL, 295, 34.531, 3894.6, 338},
-    {768LL, 8192LL, 296, 7.979, 3158.6, 339},
-    {768LL, 65536LL, 297, 50.106, 4023.3, -1},
-    {1024LL, 1024LL, 298, 2.838, 1480.9, 340},
-    {1024LL, 4096LL, 299, 5.971, 2813.3, 341},
-    {1024LL, 8192LL, 298, 10.012, 3355.0, 340},
-    {1024LL, 16384LL, 298, 18.128, 3705.8, 340},
-    {1024LL, 65536LL, 298, 65.928, 4075.7, 340},
-    {2048LL, 1024LL, 300, 3.881, 2164.7, 342},
-    {2048LL, 4096LL, 301, 10.014, 3353.3, -1},
-    {2048LL, 8192LL, 302, 18.163, 3697.1, 343},
-    {2048LL, 16384LL, 302, 34.331, 3911.7, 343},
-    {2048LL, 65536LL, 303, 130.320, 4121.7, 344},
-    {3072LL, 1024LL, 304, 4.870, 2586.9, 345},
-    {3072LL, 4096LL, 305, 14.354, 3508.4, -1},
-    {3072LL, 8192LL, 306, 26.532, 3795.7, 346},
-    {3072LL, 16384LL, 307, 50.924, 3955.0, 347},
-    {3072LL, 65536LL, 304, 192.376, 4187.5, 345},
-    {4096LL, 1024LL, 308, 6.044, 2779.1, 348},
-    {4096LL, 4096LL, 309, 18.180, 3693.2, 349},
-    {4096LL, 8192LL, 309, 34.443, 3898.3, 349},
-    {4096LL, 16384LL, 308, 66.264, 4052.2, 348},
-    {4096LL, 65536LL, 310, 257.136, 4176.9, 350},
-    {5120LL, 1024LL, 311, 7.055, 2976.1, -1},
-    {5120LL, 4096LL, 312, 22.576, 3717.4, 351},
-    {5120LL, 8192LL, 312, 42.758, 3925.0, 351},
-    {5120LL, 16384LL, 312, 82.784, 4054.3, 351},
-    {5120LL, 65536LL, 313, 319.328, 4204.0, 352},
-    {6144LL, 1024LL, 311, 7.996, 3150.8, -1},
-    {6144LL, 4096LL, 314, 26.458, 3806.2, 353},
-    {6144LL, 8192LL, 315, 51.016, 3947.5, 354},
-    {6144LL, 16384LL, 316, 98.416, 4092.3, 355},
-    {6144LL, 65536LL, 316, 389.536, 4135.4, 355},
-    {7168LL, 1024LL, 317, 9.138, 3216.5, -1},
-    {7168LL, 4096LL, 318, 30.688, 3828.4, 356},
-    {7168LL, 8192LL, 318, 58.928, 3986.9, 356},
-    {7168LL, 16384LL, 318, 115.120, 4081.4, 356},
-    {7168LL, 65536LL, 319, 450.672, 4170.1, 357},
-    {8192LL, 1024LL, 317, 10.217, 3287.7, 358},
-    {8192LL, 4096LL, 320, 34.283, 3916.5, -1},
-    {8192LL, 8192LL, 320, 66.056, 4064.7, -1},
-    {8192LL, 16384LL, 321, 130.520, 4114.1, 359},
-    {8192LL, 65536LL, 321, 507.312, 4233.6, 359},
-    {12288LL, 1024LL, 322, 14.534, 3466.8, -1},
-    {12288LL, 4096LL, 322, 50.952, 3952.6, -1},
-    {12288LL, 8192LL, 322, 98.336, 4095.5, -1},
-    {12288LL, 16384LL, 322, 194.664, 4137.5, -1},
-    {12288LL, 65536LL, 323, 763.264, 4220.7, 360},
-    {16384LL, 1024LL, 324, 18.871, 3559.8, 361},
-    {16384LL, 4096LL, 324, 67.016, 4006.8, 361},
-    {16384LL, 8192LL, 324, 130.976, 4099.8, 361},
-    {16384LL, 16384LL, 324, 257.376, 4172.4, 361},
-    {16384LL, 65536LL, 324, 1009.936, 4253.0, 361},
-    {18432LL, 1024LL, 325, 21.302, 3547.7, 327},
-    {18432LL, 4096LL, 325, 74.960, 4029.9, 327},
-    {18432LL, 16384LL, 325, 288.992, 4180.4, 327},
-    {20480LL, 1024LL, 326, 23.570, 3562.7, -1},
-    {20480LL, 4096LL, 327, 84.171, 3987.6, -1},
-    {20480LL, 16384LL, 328, 322.640, 4160.4, -1},
-    {32768LL, 1024LL, 329, 39.960, 3362.2, -1},
-    {32768LL, 4096LL, 329, 136.832, 3924.7, -1},
-    {32768LL, 16384LL, 329, 518.352, 4143.3, -1},
-    {65536LL, 1024LL, 330, 81.776, 3285.8, -1},
-    {65536LL, 4096LL, 330, 293.504, 3659.3, -1},
-    {65536LL, 16384LL, 331, 1137.600, 3775.8, -1},
+    {64LL, 65536LL, 372, 5.874, 2900.9, 415},
+    {64LL, 262144LL, 372, 17.905, 3806.6, 415},
+    {64LL, 1048576LL, 372, 65.748, 4146.6, 415},
+    {128LL, 65536LL, 373, 10.202, 3314.6, 416},
+    {128LL, 262144LL, 373, 34.149, 3961.0, 416},
+    {128LL, 1048576LL, 374, 130.168, 4156.7, 417},
+    {256LL, 65536LL, 375, 18.427, 3656.2, 418},
+    {256LL, 262144LL, 376, 67.172, 4011.9, 419},
+    {256LL, 1048576LL, 376, 260.208, 4142.6, 419},
+    {512LL, 8192LL, 377, 5.987, 2808.3, 420},
+    {512LL, 65536LL, 378, 34.531, 3894.6, 421},
+    {768LL, 8192LL, 379, 7.979, 3158.6, 422},
+    {768LL, 65536LL, 380, 50.106, 4023.3, -1},
+    {1024LL, 1024LL, 381, 2.838, 1480.9, 423},
+    {1024LL, 4096LL, 382, 5.971, 2813.3, 424},
+    {1024LL, 8192LL, 381, 10.012, 3355.0, 423},
+    {1024LL, 16384LL, 381, 18.128, 3705.8, 423},
+    {1024LL, 65536LL, 381, 65.928, 4075.7, 423},
+    {2048LL, 1024LL, 383, 3.881, 2164.7, 425},
+    {2048LL, 4096LL, 384, 10.014, 3353.3, -1},
+    {2048LL, 8192LL, 385, 18.163, 3697.1, 426},
+    {2048LL, 16384LL, 385, 34.331, 3911.7, 426},
+    {2048LL, 65536LL, 386, 130.320, 4121.7, 427},
+    {3072LL, 1024LL, 387, 4.870, 2586.9, 428},
+    {3072LL, 4096LL, 388, 14.354, 3508.4, -1},
+    {3072LL, 8192LL, 389, 26.532, 3795.7, 429},
+    {3072LL, 16384LL, 390, 50.924, 3955.0, 430},
+    {3072LL, 65536LL, 387, 192.376, 4187.5, 428},
+    {4096LL, 1024LL, 391, 6.044, 2779.1, 431},
+    {4096LL, 4096LL, 392, 18.180, 3693.2, 432},
+    {4096LL, 8192LL, 392, 34.443, 3898.3, 432},
+    {4096LL, 16384LL, 391, 66.264, 4052.2, 431},
+    {4096LL, 65536LL, 393, 257.136, 4176.9, 433},
+    {5120LL, 1024LL, 394, 7.055, 2976.1, -1},
+    {5120LL, 4096LL, 395, 22.576, 3717.4, 434},
+    {5120LL, 8192LL, 395, 42.758, 3925.0, 434},
+    {5120LL, 16384LL, 395, 82.784, 4054.3, 434},
+    {5120LL, 65536LL, 396, 319.328, 4204.0, 435},
+    {6144LL, 1024LL, 394, 7.996, 3150.8, -1},
+    {6144LL, 4096LL, 397, 26.458, 3806.2, 436},
+    {6144LL, 8192LL, 398, 51.016, 3947.5, 437},
+    {6144LL, 16384LL, 399, 98.416, 4092.3, 438},
+    {6144LL, 65536LL, 399, 389.536, 4135.4, 438},
+    {7168LL, 1024LL, 400, 9.138, 3216.5, -1},
+    {7168LL, 4096LL, 401, 30.688, 3828.4, 439},
+    {7168LL, 8192LL, 401, 58.928, 3986.9, 439},
+    {7168LL, 16384LL, 401, 115.120, 4081.4, 439},
+    {7168LL, 65536LL, 402, 450.672, 4170.1, 440},
+    {8192LL, 1024LL, 400, 10.217, 3287.7, 441},
+    {8192LL, 4096LL, 403, 34.283, 3916.5, -1},
+    {8192LL, 8192LL, 403, 66.056, 4064.7, -1},
+    {8192LL, 16384LL, 404, 130.520, 4114.1, 442},
+    {8192LL, 65536LL, 404, 507.312, 4233.6, 442},
+    {12288LL, 1024LL, 405, 14.534, 3466.8, -1},
+    {12288LL, 4096LL, 405, 50.952, 3952.6, -1},
+    {12288LL, 8192LL, 405, 98.336, 4095.5, -1},
+    {12288LL, 16384LL, 405, 194.664, 4137.5, -1},
+    {12288LL, 65536LL, 406, 763.264, 4220.7, 443},
+    {16384LL, 1024LL, 407, 18.871, 3559.8, 444},
+    {16384LL, 4096LL, 407, 67.016, 4006.8, 444},
+    {16384LL, 8192LL, 407, 130.976, 4099.8, 444},
+    {16384LL, 16384LL, 407, 257.376, 4172.4, 444},
+    {16384LL, 65536LL, 407, 1009.936, 4253.0, 444},
+    {18432LL, 1024LL, 408, 21.302, 3547.7, 410},
+    {18432LL, 4096LL, 408, 74.960, 4029.9, 410},
+    {18432LL, 16384LL, 408, 288.992, 4180.4, 410},
+    {20480LL, 1024LL, 409, 23.570, 3562.7, -1},
+    {20480LL, 4096LL, 410, 84.171, 3987.6, -1},
+    {20480LL, 16384LL, 411, 322.640, 4160.4, -1},
+    {32768LL, 1024LL, 412, 39.960, 3362.2, -1},
+    {32768LL, 4096LL, 412, 136.832, 3924.7, -1},
+    {32768LL, 16384LL, 412, 518.352, 4143.3, -1},
+    {65536LL, 1024LL, 413, 81.776, 3285.8, -1},
+    {65536LL, 4096LL, 413, 293.504, 3659.3, -1},
+    {65536LL, 16384LL, 414, 1137.600, 3775.8, -1},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 363, 34.827, 3884.0, -1},
-    {512LL, 65536LL, 364, 34.619, 3884.6, 377},
-    {1024LL, 1024LL, 365, 2.799, 1501.0, 378},
-    {1024LL, 4096LL, 366, 5.806, 2892.7, 379},
-    {1024LL, 16384LL, 367, 18.033, 3725.1, 380},
-    {1024LL, 65536LL, 368, 65.868, 4079.4, 381},
-    {4096LL, 1024LL, 369, 5.815, 2887.5, -1},
-    {4096LL, 4096LL, 370, 18.294, 3669.7, 382},
-    {4096LL, 16384LL, 371, 66.640, 4029.2, 383},
-    {4096LL, 65536LL, 370, 260.032, 4130.3, 382},
-    {16384LL, 1024LL, 372, 18.524, 3624.9, -1},
-    {16384LL, 4096LL, 373, 66.744, 4022.6, 384},
-    {16384LL, 16384LL, 374, 257.632, 4168.1, -1},
-    {16384LL, 65536LL, 375, 1012.304, 4243.1, 385},
-    {32768LL, 4096LL, 376, 132.536, 4051.4, 386},
+    {128LL, 262144LL, 446, 34.827, 3884.0, -1},
+    {512LL, 65536LL, 447, 34.619, 3884.6, 460},
+    {1024LL, 1024LL, 448, 2.799, 1501.0, 461},
+    {1024LL, 4096LL, 449, 5.806, 2892.7, 462},
+    {1024LL, 16384LL, 450, 18.033, 3725.1, 463},
+    {1024LL, 65536LL, 451, 65.868, 4079.4, 464},
+    {4096LL, 1024LL, 452, 5.815, 2887.5, -1},
+    {4096LL, 4096LL, 453, 18.294, 3669.7, 465},
+    {4096LL, 16384LL, 454, 66.640, 4029.2, 466},
+    {4096LL, 65536LL, 453, 260.032, 4130.3, 465},
+    {16384LL, 1024LL, 455, 18.524, 3624.9, -1},
+    {16384LL, 4096LL, 456, 66.744, 4022.6, 467},
+    {16384LL, 16384LL, 457, 257.632, 4168.1, -1},
+    {16384LL, 65536LL, 458, 1012.304, 4243.1, 468},
+    {32768LL, 4096LL, 459, 132.536, 4051.4, 469},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 388, 34.200, 3955.2, 398},
-    {512LL, 65536LL, 389, 34.541, 3893.4, 399},
-    {1024LL, 1024LL, 390, 2.803, 1499.1, 400},
-    {1024LL, 4096LL, 391, 5.958, 2819.2, 401},
-    {1024LL, 16384LL, 392, 18.120, 3707.4, 402},
-    {1024LL, 65536LL, 392, 65.920, 4076.2, 402},
-    {4096LL, 1024LL, 393, 5.949, 2823.6, -1},
-    {4096LL, 4096LL, 394, 18.176, 3694.0, 403},
-    {4096LL, 16384LL, 394, 66.284, 4051.0, 403},
-    {4096LL, 65536LL, 395, 257.792, 4166.2, 404},
-    {16384LL, 1024LL, 396, 18.895, 3555.4, 405},
-    {16384LL, 4096LL, 396, 66.864, 4015.9, 405},
-    {16384LL, 16384LL, 396, 256.576, 4185.4, 405},
-    {16384LL, 65536LL, 396, 1011.632, 4245.9, 405},
-    {32768LL, 4096LL, 397, 136.448, 3935.7, -1},
+    {128LL, 262144LL, 471, 34.200, 3955.2, 481},
+    {512LL, 65536LL, 472, 34.541, 3893.4, 482},
+    {1024LL, 1024LL, 473, 2.803, 1499.1, 483},
+    {1024LL, 4096LL, 474, 5.958, 2819.2, 484},
+    {1024LL, 16384LL, 475, 18.120, 3707.4, 485},
+    {1024LL, 65536LL, 475, 65.920, 4076.2, 485},
+    {4096LL, 1024LL, 476, 5.949, 2823.6, -1},
+    {4096LL, 4096LL, 477, 18.176, 3694.0, 486},
+    {4096LL, 16384LL, 477, 66.284, 4051.0, 486},
+    {4096LL, 65536LL, 478, 257.792, 4166.2, 487},
+    {16384LL, 1024LL, 479, 18.895, 3555.4, 488},
+    {16384LL, 4096LL, 479, 66.864, 4015.9, 488},
+    {16384LL, 16384LL, 479, 256.576, 4185.4, 488},
+    {16384LL, 65536LL, 479, 1011.632, 4245.9, 488},
+    {32768LL, 4096LL, 480, 136.448, 3935.7, -1},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 407, 66.884, 4029.1, 415},
-    {1024LL, 4096LL, 408, 10.141, 3310.9, -1},
-    {1024LL, 65536LL, 409, 129.552, 4146.1, 416},
-    {4096LL, 4096LL, 410, 34.488, 3892.7, 417},
-    {4096LL, 65536LL, 411, 508.720, 4221.9, 418},
-    {16384LL, 4096LL, 412, 132.680, 4047.0, -1},
-    {16384LL, 65536LL, 413, 2030.128, 4231.4, 419},
-    {32768LL, 4096LL, 414, 262.800, 4086.3, -1},
+    {128LL, 262144LL, 490, 66.884, 4029.1, 498},
+    {1024LL, 4096LL, 491, 10.141, 3310.9, -1},
+    {1024LL, 65536LL, 492, 129.552, 4146.1, 499},
+    {4096LL, 4096LL, 493, 34.488, 3892.7, 500},
+    {4096LL, 65536LL, 494, 508.720, 4221.9, 501},
+    {16384LL, 4096LL, 495, 132.680, 4047.0, -1},
+    {16384LL, 65536LL, 496, 2030.128, 4231.4, 502},
+    {32768LL, 4096LL, 497, 262.800, 4086.3, -1},
     {0LL, 0LL, -1, 0.0, 0.0, -1}
 };
 
