@@ -46,7 +46,7 @@ summary warm_neighbours_within_2pct '$1 == 11.1 && $2 >= 97 && $3 <= 1.03'
 # the backward from its neighbours at 5 per shape, 5 seeds: at most 10% of
 # the sweep, 97% of the shapes within 2%, no pick worse than 1.04x (9.3%,
 # 99.2% and 1.04x here).  The goal is 1.03x: it held (1.02x) until the
-# short rows were measured again on one GPU (data/grid-h200/same_gpu.lua,
+# short rows were measured again on one GPU (data/grid-h200/same_gpu.txt,
 # 2026-12-03); at 65536 x 768 one wstage config (128 threads, 2 stages,
 # k 2) is 4% ahead of every other point, its siblings 8-10% behind, and 5
 # proposals reach warp's best (at 4 per shape, 7.4%, 95.8% and 1.09x
@@ -92,7 +92,7 @@ grep -q '^M=65536 N=128 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *[0-9]*%  *[0-9
 # sweep, 90% of the shapes within 2% of the stored best, no pick worse
 # than 1.08x (21.7%, 94.2% and 1.08x here: 1048576 x 64 and 65536 x 1024;
 # the goal is 1.05x, met (95.3%) until the short rows and N = 1024 were
-# measured again on one GPU, data/grid-h200/same_gpu.lua; 20 seeds 95.3%
+# measured again on one GPU, data/grid-h200/same_gpu.txt; 20 seeds 95.3%
 # and 1.08x, against 95.0% and 1.09x before; before the sweep took
 # wstage, whose standings against warp's at short rows are close, 21.9%,
 # 98.0% and 1.05x at 10 per shape; 1.06x with the portfolio's 1% floor of
