@@ -125,9 +125,10 @@ static int rd_row(void *ctx, const store_hist_row *r, char *err, size_t errlen) 
     int keep = 0;
     nt_problem_init(&pr, x->sw->op, r->M, r->N);
     memcpy(pr.dtype, x->sw->dts[h.dt].dtype, sizeof pr.dtype);
-    if (nt_params_parse(r->params, &p) ||
-        nt_sweep_feasible(x->sw, h.p.fam, &p, &pr, &keep, err, errlen) < 0)
-        return -1;
+    if (nt_params_parse(r->params, &p))      /* parsed once already (nt_hist_of_row) */
+        return snprintf(err, errlen, "result %" PRId64 ": bad params '%s'", r->result_id,
+                        r->params), -1;
+    if (nt_sweep_feasible(x->sw, h.p.fam, &p, &pr, &keep, err, errlen) < 0) return -1;
     if (!keep) return 0;
     snprintf(x->src[h.p.fam], sizeof x->src[h.p.fam], "%s", r->src_hash);
     if (x->n == x->cap) {
