@@ -1,4 +1,4 @@
--- schema.sql -- the normtune results database, schema version 6.
+-- schema.sql -- the normtune results database, schema version 7.
 --
 -- Embedded into the binary at build time (store_schema_texts[0]) and run
 -- by db/store.c, inside one transaction, on a new or empty file.  A later
@@ -11,7 +11,7 @@
 -- microseconds; bandwidths GB/s (1e9 bytes per second).
 
 PRAGMA application_id = 1314145346;   -- 0x4e544442, "NTDB": a normtune file
-PRAGMA user_version = 6;              -- STORE_SCHEMA_VERSION
+PRAGMA user_version = 7;              -- STORE_SCHEMA_VERSION
 
 -- A GPU.  Identified by its uuid; a device without one (uuid NULL) by name.
 CREATE TABLE device (
@@ -129,7 +129,8 @@ CREATE TABLE error (
 -- interleaved median over the fastest interleaved one: the results keep
 -- the best median among them and take the re-measure's order.  `best`
 -- ranks a result by the rank_us of its newest row, else by its median.  A
--- result stored again (the same key) drops its rows.
+-- result stored again (the same key) drops its rows.  A resumed search
+-- reuses a re-measure of the method it asks for only.
 CREATE TABLE rematch (
     id        INTEGER PRIMARY KEY,
     grp       INTEGER NOT NULL,              -- the re-measure (its first row's id)
@@ -139,7 +140,10 @@ CREATE TABLE rematch (
     median_us REAL    NOT NULL,              -- median of its interleaved samples
     n_samples INTEGER NOT NULL,
     rank_us   REAL    NOT NULL,              -- what `best` ranks it by
-    created   TEXT    NOT NULL
+    created   TEXT    NOT NULL,
+    method    TEXT    NOT NULL DEFAULT 'chain'   -- 'chain': timed back to back as the
+              CHECK (method IN ('chain', 'alone')) -- results; 'alone': each run alone
+                                                   -- after an L2 flush (schema 7)
 );
 CREATE INDEX rematch_result ON rematch (result_id);
 

@@ -99,6 +99,10 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "created TEXT NOT NULL);"
     "CREATE INDEX rematch_result ON rematch (result_id);"
     "DROP VIEW best;",
+    /* 6 -> 7: how a re-measure was timed (chains back to back, or each
+     * alone after an L2 flush); the older ones were chains */
+    "ALTER TABLE rematch ADD COLUMN method TEXT NOT NULL DEFAULT 'chain' "
+    "CHECK (method IN ('chain', 'alone'));",
 };
 
 /* Every statement of the store, prepared lazily and cached per store. */
@@ -286,12 +290,12 @@ static const char *const q_sql[Q_COUNT] = {
                      "WHERE r.sweep_id = s.id AND r.status = 'ok') FROM sweep s "
                      "JOIN device d ON d.id = s.device_id ORDER BY s.started, s.id",
     [Q_RM_INS] = "INSERT INTO rematch(grp, sweep_id, device_id, result_id, median_us, "
-                 "n_samples, rank_us, created) VALUES (coalesce(:grp, 0), :sweep, :dev, "
-                 ":res, :median, :n, :rank, :now)",
+                 "n_samples, rank_us, created, method) VALUES (coalesce(:grp, 0), :sweep, "
+                 ":dev, :res, :median, :n, :rank, :now, :method)",
     [Q_RM_GRP] = "UPDATE rematch SET grp = id WHERE id = :id",
     /* the re-measures by a GPU that hold a result, newest first */
     [Q_RM_GRPS] = "SELECT DISTINCT grp FROM rematch WHERE result_id = :res AND "
-                  "device_id = :dev ORDER BY grp DESC",
+                  "device_id = :dev AND method = :method ORDER BY grp DESC",
     [Q_RM_ROWS] = "SELECT result_id, median_us FROM rematch WHERE grp = :grp",
 };
 
@@ -1538,8 +1542,8 @@ static const char merge_copy[] =
      * of its results that were inserted), each named again by its first
      * row: its grp negated while it is copied */
     "INSERT INTO main.rematch(grp, sweep_id, device_id, result_id, median_us, n_samples,"
-    " rank_us, created) SELECT -x.grp, w.dst, d.dst, mr.dst, x.median_us, x.n_samples,"
-    " x.rank_us, x.created FROM src.rematch x JOIN temp.map_res mr ON mr.src = x.result_id"
+    " rank_us, created, method) SELECT -x.grp, w.dst, d.dst, mr.dst, x.median_us,"
+    " x.n_samples, x.rank_us, x.created, x.method FROM src.rematch x JOIN temp.map_res mr ON mr.src = x.result_id"
     " JOIN temp.map_sweep w ON w.src = x.sweep_id JOIN temp.map_dev d ON d.src = x.device_id"
     " ORDER BY x.id;"
     "DELETE FROM temp.map_grp;"
@@ -1916,8 +1920,13 @@ static int result_of(store *db, const store_key *k, int64_t *id, double *median,
     return STORE_OK;
 }
 
-int store_rematch_put(store *db, int64_t sweep, int n, const store_key *ks, const double *us,
-                      const int *ns, char *err, size_t errlen) {
+/* The method column's text of a re-measure (db/schema.sql). */
+static const char *method_name(int method) {
+    return method == STORE_ALONE ? "alone" : "chain";
+}
+
+int store_rematch_put(store *db, int64_t sweep, int method, int n, const store_key *ks,
+                      const double *us, const int *ns, char *err, size_t errlen) {
     int64_t id[STORE_REMATCH_MAX], grp = 0;
     double med[STORE_REMATCH_MAX], lo_med = INFINITY, lo_us = INFINITY;
     char now[32];
@@ -1948,7 +1957,8 @@ int store_rematch_put(store *db, int64_t sweep, int n, const store_key *ks, cons
         if ((grp ? bind_i(st, ":grp", grp) : bind_null(st, ":grp")) | bind_i(st, ":sweep", sweep) |
             bind_i(st, ":dev", ks[0].device) | bind_i(st, ":res", id[i]) |
             bind_d(st, ":median", us[i]) | bind_i(st, ":n", ns[i]) |
-            bind_d(st, ":rank", lo_med * (us[i] / lo_us)) | bind_t(st, ":now", now)) {
+            bind_d(st, ":rank", lo_med * (us[i] / lo_us)) | bind_t(st, ":now", now) |
+            bind_t(st, ":method", method_name(method))) {
             stmt_done(st);
             dberr(db, err, errlen, "binding a re-measure");
             goto fail;
@@ -1971,8 +1981,8 @@ fail:
     return STORE_ERR;
 }
 
-int store_rematch_get(store *db, int n, const store_key *ks, int *found, double *us, char *err,
-                      size_t errlen) {
+int store_rematch_get(store *db, int method, int n, const store_key *ks, int *found, double *us,
+                      char *err, size_t errlen) {
     int64_t id[STORE_REMATCH_MAX], grps[64];
     double med;
     int ng = 0, rc;
@@ -1985,7 +1995,8 @@ int store_rematch_get(store *db, int n, const store_key *ks, int *found, double 
         if (!id[i]) return STORE_OK;        /* a result not stored: none */
     }
     if (!(st = stmt(db, Q_RM_GRPS, err, errlen))) return STORE_ERR;
-    if (bind_i(st, ":res", id[0]) | bind_i(st, ":dev", ks[0].device)) {
+    if (bind_i(st, ":res", id[0]) | bind_i(st, ":dev", ks[0].device) |
+        bind_t(st, ":method", method_name(method))) {
         stmt_done(st);
         return dberr(db, err, errlen, "binding a re-measure");
     }

@@ -15,7 +15,7 @@
 
 #define STORE_OK 0
 #define STORE_ERR (-1)
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 typedef struct store store;
 
@@ -123,16 +123,19 @@ int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
  * stores one, under sweep: the n (2..STORE_REMATCH_MAX) results stored
  * under keys ks (all of ks[0].device, each an ok result a lookup finds),
  * us[i] and ns[i] the median and sample count of ks[i]'s interleaved
- * samples; `best` then ranks them in that order (their rank_us).
- * store_rematch_get finds the newest re-measure by ks[0].device whose
- * results are exactly those of ks: *found 1 and us[] in the keys' order,
- * else *found 0 (also when a key has no result).  How a resumed sweep
- * makes the same choice without measuring again. */
+ * samples, timed by method (STORE_CHAIN, or STORE_ALONE: each run alone
+ * after an L2 flush); `best` then ranks them in that order (their
+ * rank_us).  store_rematch_get finds the newest re-measure by ks[0].device
+ * with that method whose results are exactly those of ks: *found 1 and
+ * us[] in the keys' order, else *found 0 (also when a key has no result).
+ * How a resumed sweep makes the same choice without measuring again. */
 #define STORE_REMATCH_MAX NT_REMATCH_MAX
-int store_rematch_put(store *db, int64_t sweep, int n, const store_key *ks, const double *us,
-                      const int *ns, char *err, size_t errlen);
-int store_rematch_get(store *db, int n, const store_key *ks, int *found, double *us, char *err,
-                      size_t errlen);
+#define STORE_CHAIN 0
+#define STORE_ALONE 1
+int store_rematch_put(store *db, int64_t sweep, int method, int n, const store_key *ks,
+                      const double *us, const int *ns, char *err, size_t errlen);
+int store_rematch_get(store *db, int method, int n, const store_key *ks, int *found, double *us,
+                      char *err, size_t errlen);
 
 /* What a merge did, counted in results. */
 typedef struct store_merge_counts {

@@ -34,7 +34,7 @@ typedef struct nt_timing {
 } nt_timing;
 
 #define NT_RACE 0.02          /* racing: a variant this much slower cannot win */
-#define NT_REMATCH_MAX 3      /* variants re-measured together, at most */
+#define NT_REMATCH_MAX 6      /* variants re-measured together, at most */
 #define NT_REMATCH_ROUNDS 8   /* rounds of an interleaved re-measure */
 #define NT_REMATCH_SAMPLES 6  /* samples of each variant per round */
 
@@ -129,10 +129,14 @@ typedef struct nt_evaluator {
      * samples of each in turn (the first of a round moving on by one each
      * round), so that what drifts while they are timed touches all of
      * them alike.  us[i] gets the median of variant i's samples, ns[i]
-     * their number.  0, or -1 with a message (the evaluator broke; a
-     * variant that fails now is an error too). */
+     * their number.  alone: each sample one run of the chain alone between
+     * two events after the L2 is flushed (as `make bench` times a call),
+     * else a sample is as eval's (chains back to back).  0, or -1 with a
+     * message (the evaluator broke; a variant that fails now is an error
+     * too). */
     int (*rematch)(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
-                   const nt_problem *pr, double *us, int *ns, char *msg, size_t msglen);
+                   const nt_problem *pr, int alone, double *us, int *ns, char *msg,
+                   size_t msglen);
     nt_device dev;            /* the device results are recorded under */
     double copy_gbps;         /* measured copy bandwidth, 0 if none */
     char arch[16];            /* "sm_90a" */

@@ -130,7 +130,7 @@ static const char *const top_fields[] = {"op", "dtype", "dtypes", "shapes", "fam
 static const char *const fam_fields[] = {"params", "where", NULL};
 static const char *const shape_fields[] = {"M", "N", NULL};
 static const char *const search_fields[] = {"strategy", "budget", "budget_stored", "seed", "race",
-                                            NULL};
+                                            "remeasure", NULL};
 static const char *const timing_fields[] = {"warmup", "min_samples", "max_samples",
                                             "rel_ci", NULL};
 
@@ -998,6 +998,7 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
     char list[256];
     snprintf(sw->search.strategy, sizeof sw->search.strategy, "exhaustive");
     sw->search.race = 0;
+    sw->search.remeasure_alone = 0;
     if (lua_isnil(L, idx)) return;
     check_keys(k, idx, search_fields, keys, "search", "field");
     if (get_field(k, idx, "strategy", LUA_TSTRING, 1, keys, "search") == LUA_TSTRING) {
@@ -1044,6 +1045,18 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
     if (get_field(k, idx, "race", LUA_TBOOLEAN, 1, (const char *[]){"search", NULL}, "search") ==
         LUA_TBOOLEAN)
         sw->search.race = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    /* how warm's last step re-measures the closest points (drive.c) */
+    if (get_field(k, idx, "remeasure", LUA_TSTRING, 1, keys, "search") == LUA_TSTRING) {
+        const char *const rk[] = {"search", "remeasure", NULL};
+        const char *m = lua_tostring(L, -1);
+        if (strcmp(m, "chain") && strcmp(m, "alone"))
+            chk_fail(k, rk, "search.remeasure: unknown method '%s' (allowed: chain, alone)", m);
+        if (strcmp(sw->search.strategy, "warm"))
+            chk_fail(k, rk, "search.remeasure is a step of strategy warm, not of %s",
+                     sw->search.strategy);
+        sw->search.remeasure_alone = !strcmp(m, "alone");
+    }
     lua_pop(L, 1);
 }
 

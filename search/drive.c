@@ -584,7 +584,8 @@ static double cost_of_result(const nt_result *r) {
 /* Note result r of point p: stats, the first failure, a known row. */
 static int note(drive *d, tune_pt p, const nt_result *r, int now) {
     nt_run_stats *st = d->st;
-    nt_hist h = {d->dt, d->pr.M, d->pr.N, p, cost_of_result(r), 0, 1.0};
+    nt_hist h = {d->dt, d->pr.M, d->pr.N, p, cost_of_result(r), 0, 1.0,
+                 r->status == NT_RACED};
     if (now) {
         st->measured++;
         st->ok += r->status == NT_OK;
@@ -741,12 +742,14 @@ static int by_us(const void *a, const void *b) {
 /* warm's last step at problem q (the problem at hand), at the end of its
  * search and again in the cross pass where the pass changes the pick (the
  * evaluator holds the problem's inputs then: setting them up again costs
- * more than the re-measure): the points measured in this run within
+ * more than the re-measure): the ok points measured in this run within
  * NT_REMATCH_SPAN of the fastest there (noise can
  * order those either way: a variant's median moves by about 0.3% between
- * runs, and the sweep's drift more), the fastest NT_REMATCH_MAX of them,
+ * runs, and the sweep's drift more), the fastest NT_REMATCH_N of them,
  * are measured again interleaved (the evaluator's rematch) and the fastest
- * there becomes the pick.  The re-measure is stored (the store's
+ * there becomes the pick.  With search.remeasure "alone", those within
+ * NT_REMATCH_ALONE_SPAN, the fastest NT_REMATCH_ALONE_N, each chain timed
+ * alone after an L2 flush.  The re-measure is stored (the store's
  * rematch_put; `best` then ranks them in its order), and a stored one of
  * the same points is told instead of measuring again, so a resumed run
  * makes the same choice.  Nothing happens without an evaluator that can
@@ -758,6 +761,9 @@ static int rematch_one(drive *d, int q) {
     const nt_family *fam[NT_REMATCH_MAX];
     int fi[NT_REMATCH_MAX], ns[NT_REMATCH_MAX];
     double us[NT_REMATCH_MAX];
+    const int alone = d->sw->search.remeasure_alone;
+    const double span = alone ? NT_REMATCH_ALONE_SPAN : NT_REMATCH_SPAN;
+    const int most = alone ? NT_REMATCH_ALONE_N : NT_REMATCH_N;
     if (!d->ev->rematch || d->st->pick[q].fam < 0) return 0;
     for (size_t s = 0; s < d->k.ns; s++) {
         const kshape *ks = &d->k.s[s];
@@ -765,15 +771,14 @@ static int rematch_one(drive *d, int q) {
         for (size_t i = 0; i < ks->n; i++) {
             const nt_hist *h = &d->k.v[ks->row[i]];
             int dup = 0;
-            /* within the span of the shape's fastest median: a raced result
-             * (its CI more than NT_RACE above a median at least that fast)
-             * never is, so every candidate is an ok result */
-            if (!(h->us <= (1 + NT_REMATCH_SPAN) * ks->best)) continue;
+            /* within the span of the shape's fastest median, an ok result
+             * (a raced one has no full set of samples) */
+            if (h->raced || !(h->us <= (1 + span) * ks->best)) continue;
             for (int j = 0; j < n; j++) dup |= key_eq(c[j].p, h->p);
             if (dup) continue;
             c[n++] = *h;
             qsort(c, (size_t)n, sizeof *c, by_us);
-            if (n > NT_REMATCH_MAX) n = NT_REMATCH_MAX;
+            if (n > most) n = most;
         }
     }
     if (n < 2) return 0;
@@ -791,7 +796,7 @@ static int rematch_one(drive *d, int q) {
             d->st->interrupted = 1;
             return 0;
         }
-        if (d->ev->rematch(d->ev->ctx, n, fam, par, &d->pr, us, ns, msg, sizeof msg)) {
+        if (d->ev->rematch(d->ev->ctx, n, fam, par, &d->pr, alone, us, ns, msg, sizeof msg)) {
             /* the pick stands: the re-measure only refines it (a broken
              * device fails the next measurement, which the run reports) */
             if (!d->o->quiet) {

@@ -37,8 +37,14 @@
 
 #define NT_DRIVE_BATCH 48     /* points asked at once: the compile look-ahead */
 #define NT_REMATCH_SPAN 0.02  /* warm re-measures the points this much slower than
-                                 the fastest at their problem, or less; at most
-                                 NT_RACE, so that no raced result is one */
+                                 the fastest at their problem, or less */
+#define NT_REMATCH_N 3        /* ... the fastest this many of them */
+/* search.remeasure = "alone": the points this much slower, the fastest this
+ * many: a pick timed back to back can be several percent behind alone
+ * (data/alone-h200/: within 6% and 6 of them held the best alone at 16
+ * of 16 shapes, within 2% and 3 at 11) */
+#define NT_REMATCH_ALONE_SPAN 0.06
+#define NT_REMATCH_ALONE_N NT_REMATCH_MAX
 
 /* What the driver stores and finds stored.  lookup: the result stored for
  * point params of family f at problem q: *found (0: none; 1: stored by
@@ -73,6 +79,8 @@ typedef struct nt_hist {
                                  ratios are taken within a group; 0 = this run */
     double w;                 /* weight of the row (kernel sources that are
                                  not the ones measured now weigh less) */
+    int raced;                /* its sampling was stopped (NT_RACED): no ok
+                                 result to re-measure */
 } nt_hist;
 
 typedef struct nt_run_opts {

@@ -167,10 +167,14 @@ static int replay_eval(void *ctx, const nt_family *fam, const nt_params *p, cons
 
 /* rematch() of the replay: for each variant the median of the samples an
  * interleaved re-measure takes, drawn as eval() draws them (the stored
- * samples hold no drift for the interleaving to cancel). */
+ * samples hold no drift for the interleaving to cancel).  A re-measure
+ * alone is drawn the same way: the store holds back-to-back samples only,
+ * so a replay does not tell the two methods apart. */
 static int replay_rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
-                          const nt_problem *pr, double *us, int *ns, char *msg, size_t msglen) {
+                          const nt_problem *pr, int alone, double *us, int *ns, char *msg,
+                          size_t msglen) {
     nt_replay *r = ctx;
+    (void)alone;              /* only back-to-back samples are stored to draw from */
     double buf[NT_REMATCH_ROUNDS * NT_REMATCH_SAMPLES];
     for (int i = 0; i < n; i++) {
         const rent *e = entry_of(r, fam[i], &p[i], pr);

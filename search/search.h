@@ -45,6 +45,9 @@ typedef struct search_cfg {
     uint64_t seed;            /* mixed with each problem */
     int race;                 /* `run`: stop sampling a variant once it cannot
                                  be the best (kernels/nt.h, NT_RACE) */
+    int remeasure_alone;      /* warm's re-measure times each chain alone after
+                                 an L2 flush ("alone"), not back to back
+                                 ("chain", 0) */
 } search_cfg;
 
 /* Names of the strategies of search/tune.h, NULL-terminated (for

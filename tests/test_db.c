@@ -518,12 +518,13 @@ TEST(refuse_foreign_files) {
     store_close(db);
     const char *newer = tpath("newer.db");
     CHECK(sqlite3_open(newer, &s) == SQLITE_OK, "sqlite3_open");
-    CHECK(sqlite3_exec(s, "PRAGMA journal_mode = DELETE; PRAGMA user_version = 7", NULL,
-                       NULL, NULL) == SQLITE_OK, "exec");
+    char set[96], want[128];
+    snprintf(set, sizeof set, "PRAGMA journal_mode = DELETE; PRAGMA user_version = %d",
+             STORE_SCHEMA_VERSION + 1);
+    CHECK(sqlite3_exec(s, set, NULL, NULL, NULL) == SQLITE_OK, "exec");
     sqlite3_close(s);
-    char want[128];
-    snprintf(want, sizeof want, "written by a newer normtune (schema 7, this build knows %d)",
-             STORE_SCHEMA_VERSION);
+    snprintf(want, sizeof want, "written by a newer normtune (schema %d, this build knows %d)",
+             STORE_SCHEMA_VERSION + 1, STORE_SCHEMA_VERSION);
     refused(newer, want);
 
     /* a missing file is an error unless creating */
@@ -1168,7 +1169,7 @@ TEST(cli_report_runner_up_after_rematch) {
     double us[2] = {10.4, 10.2};
     int ns[2] = {48, 48};
     CHECK(put(db, sweep, &k[0], NT_OK, 10.0, 4) == 0 && put(db, sweep, &k[1], NT_OK, 10.1, 4) == 0 &&
-              store_rematch_put(db, sweep, 2, k, us, ns, err, sizeof err) == 0, "results: %s", err);
+              store_rematch_put(db, sweep, STORE_CHAIN, 2, k, us, ns, err, sizeof err) == 0, "results: %s", err);
     store_close(db);
     char *dbp = (char *)tpath("rr.db"), *out = (char *)tpath("rr.out");
     char *rargv[] = {"report", "--db", dbp, "--format", "csv", NULL};
@@ -1450,11 +1451,11 @@ TEST(rematch) {
     CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
               !strcmp(rows[0].params, "nsplit=64,partial=f32"), "best before: %s", err);
     free(rows);
-    CHECK(store_rematch_get(db, 2, k, &found, got, err, sizeof err) == 0 && found == 0,
+    CHECK(store_rematch_get(db, STORE_CHAIN, 2, k, &found, got, err, sizeof err) == 0 && found == 0,
           "none yet: %s", err);
     us[0] = 10.4;
     us[1] = 10.2;
-    CHECK(store_rematch_put(db, sweep, 2, k, us, ns, err, sizeof err) == 0, "put: %s", err);
+    CHECK(store_rematch_put(db, sweep, STORE_CHAIN, 2, k, us, ns, err, sizeof err) == 0, "put: %s", err);
     CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
               !strcmp(rows[0].params, "nsplit=128,partial=f32") && rows[0].median_us == 10.1,
           "best after: %s %s", err, n ? rows[0].params : "");
@@ -1471,23 +1472,23 @@ TEST(rematch) {
                   strstr(r->row[2], "|12.00|-|"),
               "'%s' '%s' '%s' '%s'", r->hdr, r->row[0], r->row[1], r->row[2]);
     free(r);
-    CHECK(store_rematch_get(db, 2, k, &found, got, err, sizeof err) == 0 && found == 1 &&
+    CHECK(store_rematch_get(db, STORE_CHAIN, 2, k, &found, got, err, sizeof err) == 0 && found == 1 &&
               got[0] == 10.4 && got[1] == 10.2, "found: %s %g %g", err, got[0], got[1]);
     store_key kr[2] = {k[1], k[0]};    /* the keys' order is the caller's */
-    CHECK(store_rematch_get(db, 2, kr, &found, got, err, sizeof err) == 0 && found == 1 &&
+    CHECK(store_rematch_get(db, STORE_CHAIN, 2, kr, &found, got, err, sizeof err) == 0 && found == 1 &&
               got[0] == 10.2 && got[1] == 10.4, "reordered");
-    CHECK(store_rematch_get(db, 3, k, &found, got, err, sizeof err) == 0 && found == 0,
+    CHECK(store_rematch_get(db, STORE_CHAIN, 3, k, &found, got, err, sizeof err) == 0 && found == 0,
           "another set of results is another re-measure");
     /* refused: one result twice, a bad median, a result not stored */
     store_key twice[2] = {k[0], k[0]}, none[2] = {k[0], k[2]};
     none[1].params = "nsplit=256,partial=f32";
-    CHECK(store_rematch_put(db, sweep, 2, twice, us, ns, err, sizeof err) != 0 && strstr(err, "twice"),
+    CHECK(store_rematch_put(db, sweep, STORE_CHAIN, 2, twice, us, ns, err, sizeof err) != 0 && strstr(err, "twice"),
           "twice: %s", err);
     us[1] = 0;
-    CHECK(store_rematch_put(db, sweep, 2, k, us, ns, err, sizeof err) != 0 && strstr(err, "median"),
+    CHECK(store_rematch_put(db, sweep, STORE_CHAIN, 2, k, us, ns, err, sizeof err) != 0 && strstr(err, "median"),
           "median: %s", err);
     us[1] = 10.2;
-    CHECK(store_rematch_put(db, sweep, 2, none, us, ns, err, sizeof err) != 0 &&
+    CHECK(store_rematch_put(db, sweep, STORE_CHAIN, 2, none, us, ns, err, sizeof err) != 0 &&
               strstr(err, "no ok result"), "not stored: %s", err);
     CHECK(count_live(tpath("rm.db"), "SELECT count(*) FROM rematch") == 2, "nothing more stored");
     store_close(db);
@@ -1514,8 +1515,45 @@ TEST(rematch) {
     CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
               !strcmp(rows[0].params, "nsplit=64,partial=f32"), "best by median again");
     free(rows);
-    CHECK(store_rematch_get(db, 2, k, &found, got, err, sizeof err) == 0 && found == 0,
+    CHECK(store_rematch_get(db, STORE_CHAIN, 2, k, &found, got, err, sizeof err) == 0 && found == 0,
           "a re-measure of a replaced result is not found");
+    store_close(db);
+}
+
+/* A re-measure records how it was timed: one of chains back to back does
+ * not answer for one of runs alone, nor the other way round; each is found
+ * for its own method, and `best` takes the newest one's order. */
+TEST(rematch_method) {
+    nt_device h = mkdev("NVIDIA H200", "GPU-2222");
+    int64_t dev, sweep;
+    store *db = mkstore("rmm.db", &h, &dev, &sweep);
+    CHECK(db != NULL, "store");
+    if (!db) return;
+    store_key k[2] = {mkkey(dev, "rmsnorm_bwd.naive", "nsplit=64,partial=f32", 2048, 1024),
+                      mkkey(dev, "rmsnorm_bwd.naive", "nsplit=128,partial=f32", 2048, 1024)};
+    CHECK(put(db, sweep, &k[0], NT_OK, 10.0, 4) == 0 && put(db, sweep, &k[1], NT_OK, 10.1, 4) == 0,
+          "results");
+    int found = -1, ns[2] = {48, 48};
+    double chain_us[2] = {10.4, 10.2}, alone_us[2] = {13.0, 13.5}, got[2] = {0};
+    CHECK(store_rematch_put(db, sweep, STORE_CHAIN, 2, k, chain_us, ns, err, sizeof err) == 0,
+          "chain put: %s", err);
+    CHECK(store_rematch_get(db, STORE_ALONE, 2, k, &found, got, err, sizeof err) == 0 && found == 0,
+          "a chain re-measure answered an alone one: %s", err);
+    CHECK(store_rematch_put(db, sweep, STORE_ALONE, 2, k, alone_us, ns, err, sizeof err) == 0,
+          "alone put: %s", err);
+    CHECK(store_rematch_get(db, STORE_ALONE, 2, k, &found, got, err, sizeof err) == 0 && found == 1 &&
+              got[0] == 13.0 && got[1] == 13.5, "alone: %s %g %g", err, got[0], got[1]);
+    CHECK(store_rematch_get(db, STORE_CHAIN, 2, k, &found, got, err, sizeof err) == 0 && found == 1 &&
+              got[0] == 10.4 && got[1] == 10.2, "chain: %s %g %g", err, got[0], got[1]);
+    CHECK(count_live(tpath("rmm.db"), "SELECT count(*) FROM rematch WHERE method = 'alone'") == 2 &&
+              count_live(tpath("rmm.db"), "SELECT count(*) FROM rematch WHERE method = 'chain'") == 2,
+          "the method column");
+    store_best_row *rows = NULL;
+    int n = 0;
+    CHECK(store_best(db, NULL, 0, &rows, &n, NULL, err, sizeof err) == 0 && n == 1 &&
+              !strcmp(rows[0].params, "nsplit=64,partial=f32"), "best by the newest (alone): %s %s",
+          err, n ? rows[0].params : "");
+    free(rows);
     store_close(db);
 }
 
@@ -1543,5 +1581,6 @@ int main(void) {
     RUN(close_checkpoints);
     RUN(writers_check_first);
     RUN(rematch);
+    RUN(rematch_method);
     T_END();
 }

@@ -32,10 +32,11 @@ sqlite3 "$T/base.db" "DELETE FROM sample WHERE result_id % 16 NOT IN (0, 1);
     DELETE FROM error WHERE result_id % 16 NOT IN (0, 1);
     DELETE FROM result WHERE id % 16 NOT IN (0, 1); VACUUM" || bad shrink_copy
 # (the shipped file is at the current schema; a schema-3 copy is made from
-# it: schema 6's re-measures dropped, schema 5's dtype slots back to one
-# dtype, the required tolerances dropped, then the named dx/dw errors back
-# into the columns err_dx/err_dw)
-if [ "$(sqlite3 "$T/base.db" "PRAGMA user_version")" = 6 ]; then
+# it: schema 6's re-measures (with schema 7's method) dropped, schema 5's
+# dtype slots back to one dtype, the required tolerances dropped, then the
+# named dx/dw errors back into the columns err_dx/err_dw)
+v=$(sqlite3 "$T/base.db" "PRAGMA user_version")
+if [ "$v" = 6 ] || [ "$v" = 7 ]; then
     sqlite3 "$T/base.db" "DROP VIEW best; DROP TABLE rematch;
         CREATE VIEW best AS SELECT * FROM result; PRAGMA user_version = 5"
 fi

@@ -264,7 +264,33 @@ TEST(t_budget_stored) {
     if (rc) return;
     CHECK(sw.search.budget == 13 && sw.search.budget_stored == 0, "without: %llu %llu",
           (unsigned long long)sw.search.budget, (unsigned long long)sw.search.budget_stored);
+    CHECK(sw.search.remeasure_alone == 0, "the re-measure is chain by default");
     ntl_free(&sw);
+}
+
+/* warm's re-measure method: "chain" (the default) or "alone". */
+TEST(t_remeasure) {
+    nt_sweep sw;
+    char err[1024];
+    static const char *const text[] = {
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", budget = 4, remeasure = \"alone\"},\n"
+        "}\n",
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", remeasure = \"chain\"},\n"
+        "}\n"};
+    for (int i = 0; i < 2; i++) {
+        int rc = ntl_load(script(i ? "rm_chain.lua" : "rm_alone.lua", text[i]), &sw, err, sizeof err);
+        CHECK(rc == 0, "load: %s", err);
+        if (rc) return;
+        CHECK(sw.search.remeasure_alone == !i, "script %d: remeasure_alone %d", i,
+              sw.search.remeasure_alone);
+        ntl_free(&sw);
+    }
 }
 
 /* Lua's own errors: syntax, runtime, a script that returns something else,
@@ -467,6 +493,27 @@ TEST(t_types_and_values) {
         "  search = {strategy = \"random\", budget = 0},\n"
         "}\n",
         "search.budget must be a positive integer");
+    BAD("remeasure.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", remeasure = \"iso\"},\n"
+        "}\n",
+        "search.remeasure: unknown method 'iso' (allowed: chain, alone)");
+    BAD("remeasure_strategy.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"random\", budget = 3, remeasure = \"alone\"},\n"
+        "}\n",
+        "search.remeasure is a step of strategy warm, not of random");
+    BAD("remeasure_type.lua", 4,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", remeasure = true},\n"
+        "}\n",
+        "search.remeasure: expected string, got boolean");
     BAD("budget_stored.lua", 4,
         "return normtune.sweep {\n"
         "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
@@ -1193,6 +1240,7 @@ int main(void) {
     RUN(t_random_strategy);
     RUN(t_defaults_and_hash);
     RUN(t_budget_stored);
+    RUN(t_remeasure);
     RUN(t_lua_errors);
     RUN(t_unknown_names);
     RUN(t_types_and_values);

@@ -366,8 +366,8 @@ TEST(warm_hints_cover_the_neighbours) {
     const double at_a[4] = {10.0, 10.01, 10.02, 12.0}, at_b[4] = {10.5, 10.5, 10.5, 10.0};
     nt_hist h[8];
     for (int i = 0; i < 4; i++) {
-        h[i] = (nt_hist){0, 1000, 724, {f, (uint64_t)pt[i]}, at_a[i], 1, 1.0};
-        h[4 + i] = (nt_hist){0, 1000, 1448, {f, (uint64_t)pt[i]}, at_b[i], 1, 1.0};
+        h[i] = (nt_hist){0, 1000, 724, {f, (uint64_t)pt[i]}, at_a[i], 1, 1.0, 0};
+        h[4 + i] = (nt_hist){0, 1000, 1448, {f, (uint64_t)pt[i]}, at_b[i], 1, 1.0, 0};
     }
     memcpy(saved, path_db, sizeof saved);
     snprintf(path_db, sizeof path_db, "%s/portfolio.db", t_tmpdir());
@@ -405,8 +405,8 @@ static int stored_persistent(nt_hist *h, int64_t ma, double ta, int64_t mb, doub
     h[0].p.fam = -1;
     if (f < 0 || p1 < 0 || p2 < 0) return -1;
     const nt_hist v[4] = {
-        {0, ma, 1024, {f, (uint64_t)p1}, ta, 1, 1.0}, {0, ma, 1024, {f, (uint64_t)p2}, ta * 1.1, 1, 1.0},
-        {0, mb, 2048, {f, (uint64_t)p1}, tb, 1, 1.0}, {0, mb, 2048, {f, (uint64_t)p2}, tb * 1.1, 1, 1.0},
+        {0, ma, 1024, {f, (uint64_t)p1}, ta, 1, 1.0, 0}, {0, ma, 1024, {f, (uint64_t)p2}, ta * 1.1, 1, 1.0, 0},
+        {0, mb, 2048, {f, (uint64_t)p1}, tb, 1, 1.0, 0}, {0, mb, 2048, {f, (uint64_t)p2}, tb * 1.1, 1, 1.0, 0},
     };
     memcpy(h, v, sizeof v);
     return 0;
@@ -790,13 +790,16 @@ TEST(expect_names_every_problem_first) {
 
 /* The fixture's re-measure: the stored order but for k = 1, 3% faster
  * when measured in turn with its neighbours. */
-static int rematch_calls;
+static int rematch_calls, rematch_alone, rematch_most;
 static int fix_rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
-                       const nt_problem *s, double *us, int *ns, char *msg, size_t msglen) {
+                       const nt_problem *s, int alone, double *us, int *ns, char *msg,
+                       size_t msglen) {
     (void)ctx;
     (void)msg;
     (void)msglen;
     rematch_calls++;
+    rematch_alone += alone;
+    if (n > rematch_most) rematch_most = n;
     for (int i = 0; i < n; i++) {
         us[i] = fake_us(fam[i], &p[i], s) * (nt_params_int(&p[i], "k", NULL) == 1 ? 0.97 : 1.0);
         ns[i] = 48;
@@ -806,8 +809,9 @@ static int fix_rematch(void *ctx, int n, const nt_family *const *fam, const nt_p
 
 /* A re-measure that fails: the run goes on with the search's picks. */
 static int fail_rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
-                        const nt_problem *s, double *us, int *ns, char *msg, size_t msglen) {
-    (void)ctx, (void)n, (void)fam, (void)p, (void)s, (void)us, (void)ns;
+                        const nt_problem *s, int alone, double *us, int *ns, char *msg,
+                        size_t msglen) {
+    (void)ctx, (void)n, (void)fam, (void)p, (void)s, (void)alone, (void)us, (void)ns;
     rematch_calls++;
     snprintf(msg, msglen, "fixture: no re-measure");
     return -1;
@@ -831,11 +835,13 @@ TEST(warm_rematch) {
     snprintf(path_db, sizeof path_db, "%s/rematch_none.db", t_tmpdir());
     CHECK(run_sweep(&c, 0) == 0 && c.rematched == 0, "without a re-measure");
     ev.rematch = fix_rematch;
-    rematch_calls = 0;
+    rematch_calls = rematch_alone = rematch_most = 0;
     snprintf(path_db, sizeof path_db, "%s/rematch.db", t_tmpdir());
     CHECK(run_sweep(&a, 0) == 0, "first run");
     CHECK(rematch_calls >= 2 && a.rematched == (uint64_t)rematch_calls, "re-measured %d "
           "problems (%llu)", rematch_calls, (unsigned long long)a.rematched);
+    CHECK(rematch_alone == 0 && rematch_most <= NT_REMATCH_N, "chain: %d alone, up to %d "
+          "points", rematch_alone, rematch_most);
     int k1 = 0, best_k1 = 0;
     for (int q = 0; q < np; q++) {
         nt_params pa, pc;
@@ -890,6 +896,49 @@ TEST(warm_rematch) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* search.remeasure = "alone": the re-measure is asked alone, of the points
+ * within NT_REMATCH_ALONE_SPAN (more of them than a chain re-measure
+ * takes), and stored as such: over the same database a chain re-measure
+ * is not answered by it (it measures again), a second alone one is (it
+ * measures nothing), and the picks are the same. */
+TEST(warm_rematch_alone) {
+    char saved[sizeof path_db];
+    search_cfg keep = sw.search;
+    nt_run_stats a, b, c;
+    int np = nt_sweep_nproblems(&sw);
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.budget = 0;
+    picks = 1;
+    ev.rematch = fix_rematch;
+    snprintf(path_db, sizeof path_db, "%s/rematch_alone.db", t_tmpdir());
+    sw.search.remeasure_alone = 1;
+    rematch_calls = rematch_alone = rematch_most = 0;
+    CHECK(run_sweep(&a, 0) == 0 && rematch_calls >= 2 && rematch_alone == rematch_calls,
+          "alone: %d re-measures, %d alone", rematch_calls, rematch_alone);
+    CHECK(rematch_most > NT_REMATCH_N && rematch_most <= NT_REMATCH_ALONE_N,
+          "alone: up to %d points re-measured together", rematch_most);
+    sw.search.remeasure_alone = 0;
+    rematch_calls = rematch_alone = 0;
+    CHECK(run_sweep(&b, 0) == 0 && b.measured == 0 && rematch_calls >= 2 && rematch_alone == 0,
+          "chain after alone: %d re-measures (%d alone), %llu measured", rematch_calls,
+          rematch_alone, (unsigned long long)b.measured);
+    sw.search.remeasure_alone = 1;
+    rematch_calls = 0;
+    CHECK(run_sweep(&c, 0) == 0 && c.measured == 0 && rematch_calls == 0,
+          "alone again: %d re-measures", rematch_calls);
+    for (int q = 0; q < np; q++)
+        CHECK(a.pick[q].fam == c.pick[q].fam && a.pick[q].pt == c.pick[q].pt,
+              "problem %d: the resumed alone run picks another point", q);
+    nt_run_stats_free(&a);
+    nt_run_stats_free(&b);
+    nt_run_stats_free(&c);
+    ev.rematch = NULL;
+    picks = 0;
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 int main(void) {
     char err[512];
     snprintf(path_script, sizeof path_script, "%s/sweep.lua", t_tmpdir());
@@ -922,6 +971,7 @@ int main(void) {
     RUN(model_pools_gpus);
     RUN(kill_9_then_resume);
     RUN(warm_rematch);
+    RUN(warm_rematch_alone);
     ntl_free(&sw);
     T_END();
 }

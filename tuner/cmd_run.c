@@ -328,8 +328,10 @@ int cmd_run(int argc, char **argv) {
             st.ok, st.reused, st.reused_other, nt_now_s() - t0);
     if (st.rematched)
         fprintf(stderr, "normtune run: at %" PRIu64 " problem%s the variants within %.0f%% of "
-                        "the pick measured again, in turn, and the fastest picked\n", st.rematched,
-                st.rematched == 1 ? "" : "s", 100 * NT_REMATCH_SPAN);
+                        "the pick measured again, in turn%s, and the fastest picked\n",
+                st.rematched, st.rematched == 1 ? "" : "s",
+                100 * (sw.search.remeasure_alone ? NT_REMATCH_ALONE_SPAN : NT_REMATCH_SPAN),
+                sw.search.remeasure_alone ? ", each run alone after an L2 flush" : "");
     if (st.interrupted) {
         fprintf(stderr, "normtune run: interrupted; every finished result is stored, run the "
                         "same command again to resume\n");

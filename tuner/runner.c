@@ -85,6 +85,10 @@ struct nt_runner {
     void *t[MAX_SETS][NT_MAX_TENSORS];  /* per set; tensors of one row (w,
                                            dw) live in set 0 and are shared */
     void *ws;                 /* workspace, wsize bytes */
+    void *flush;              /* rematch alone: written between samples to
+                                 flush the L2 (flush_bytes; made on first use) */
+    size_t flush_bytes;
+    cudaEvent_t fa[NT_REMATCH_SAMPLES], fb[NT_REMATCH_SAMPLES]; /* around each alone run */
     size_t wsize;
     double *d_ref[NT_MAX_TENSORS];      /* outputs: float64 reference of set 0 */
     void *first[NT_MAX_TENSORS];        /* outputs: of the validation run */
@@ -418,6 +422,13 @@ void nt_runner_close(nt_runner *r) {
     if (!r->broken) {
         shape_free(r);
         cudaFree(r->ws);
+        if (r->flush) {
+            cudaFree(r->flush);
+            for (int i = 0; i < NT_REMATCH_SAMPLES; i++) {
+                cudaEventDestroy(r->fa[i]);
+                cudaEventDestroy(r->fb[i]);
+            }
+        }
         cudaFree(r->d_part);
         cudaFree(r->d_desc);
         cudaFree(r->d_count);
@@ -1229,14 +1240,60 @@ done:
     return rc;
 }
 
+/* The flush buffer and events of an alone re-measure, made on first use:
+ * FLUSH_L2 times the L2 (FLUSH_MIN at least).  0, or -1 with a message. */
+#define FLUSH_L2 4
+#define FLUSH_MIN ((size_t)256 << 20)
+static int alone_setup(nt_runner *r, char *msg, size_t msglen) {
+    if (r->flush) return 0;
+    size_t b = (size_t)(r->dev.l2_bytes > 0 ? r->dev.l2_bytes : 0) * FLUSH_L2;
+    if (b < FLUSH_MIN) b = FLUSH_MIN;
+    cudaError_t e = cudaMalloc(&r->flush, b);
+    if (e != cudaSuccess) {
+        r->flush = NULL;
+        return snprintf(msg, msglen, "the L2 flush buffer (%zu MB): %s", b >> 20,
+                        cudaGetErrorString(e)), -1;
+    }
+    r->flush_bytes = b;
+    for (int i = 0; i < NT_REMATCH_SAMPLES; i++) {
+        cudaEventCreate(&r->fa[i]);
+        cudaEventCreate(&r->fb[i]);
+    }
+    return 0;
+}
+
+/* k samples of variant v, each one chain alone between two events after
+ * the L2 is flushed (written over), into smp.  0, or -1 with a message. */
+static int alone_samples(nt_runner *r, variant *v, int k, int *set, double *smp, char *msg,
+                         size_t msglen) {
+    static int fill;
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < k && e == cudaSuccess; i++) {
+        e = cudaMemsetAsync(r->flush, ++fill & 0xff, r->flush_bytes, r->st);
+        if (e == cudaSuccess) e = cudaEventRecord(r->fa[i], r->st);
+        if (e == cudaSuccess) e = chain(r, v, (*set)++ % r->nsets);
+        if (e == cudaSuccess) e = cudaEventRecord(r->fb[i], r->st);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(r->st);
+    for (int i = 0; i < k && e == cudaSuccess; i++) {
+        float ms;
+        e = cudaEventElapsedTime(&ms, r->fa[i], r->fb[i]);
+        smp[i] = ms * 1e3;
+    }
+    if (e != cudaSuccess) return cuda_fail(r, e, "re-measure alone", msg, msglen);
+    return 0;
+}
+
 /* rematch() of the runner (nt_evaluator): load the n variants at problem
  * s (compiled and checked when they were measured; from the cache now),
  * size each one's samples as time_variant does, then NT_REMATCH_ROUNDS
  * rounds in which each variant in turn, the first moving on by one each
- * round, runs two untimed chains and NT_REMATCH_SAMPLES timed samples.
+ * round, runs two untimed chains and NT_REMATCH_SAMPLES timed samples;
+ * alone, each sample one chain after an L2 flush (alone_samples).
  * The wall time goes to NT_PHASE_TIME.  0, or -1 with a message. */
 static int rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
-                   const nt_problem *s, double *us, int *ns, char *msg, size_t msglen) {
+                   const nt_problem *s, int alone, double *us, int *ns, char *msg,
+                   size_t msglen) {
     nt_runner *r = ctx;
     variant v[NT_REMATCH_MAX];
     nt_cubin cb[NT_REMATCH_MAX];
@@ -1251,6 +1308,7 @@ static int rematch(void *ctx, int n, const nt_family *const *fam, const nt_param
     if (n < 2 || n > NT_REMATCH_MAX) return snprintf(msg, msglen, "%d variants", n), -1;
     if (r->broken) return snprintf(msg, msglen, "CUDA context is broken"), -1;
     if (shape_setup(r, s, msg, msglen)) return -1;    /* its phases count it */
+    if (alone && alone_setup(r, msg, msglen)) return -1;
     t0 = nt_now_ms() / 1e3;
     for (int i = 0; i < n; i++) {
         if (fam[i]->check(&p[i], s, &r->di, msg, msglen) ||
@@ -1285,6 +1343,12 @@ static int rematch(void *ctx, int n, const nt_family *const *fam, const nt_param
             fit = NT_GATE_MAX_LAUNCHES / x->plan.nlaunch;
             if (timed_batch(r, x, 2 < fit ? 2 : fit, 2 < fit ? 2 : fit, &set, msg, msglen))
                 goto done;
+            if (alone) {
+                if (alone_samples(r, x, NT_REMATCH_SAMPLES, &set, smp[i] + ns[i], msg, msglen))
+                    goto done;
+                ns[i] += NT_REMATCH_SAMPLES;
+                continue;
+            }
             while (got < NT_REMATCH_SAMPLES) {
                 int b = NT_REMATCH_SAMPLES - got;
                 if (b > fit / reps[i]) b = fit / reps[i];

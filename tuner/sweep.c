@@ -122,7 +122,9 @@ static int rs_rematch_get(void *ctx, const nt_sweep *sw, int q, int n, const int
     store_key k[STORE_REMATCH_MAX];
     keybuf kb[STORE_REMATCH_MAX];
     if (rs_rematch(ctx, sw, q, n, f, p, k, kb, err, errlen)) return -1;
-    return store_rematch_get(((run_store *)ctx)->db, n, k, found, us, err, errlen);
+    return store_rematch_get(((run_store *)ctx)->db,
+                             sw->search.remeasure_alone ? STORE_ALONE : STORE_CHAIN, n, k, found,
+                             us, err, errlen);
 }
 
 static int rs_rematch_put(void *ctx, const nt_sweep *sw, int q, int n, const int *f,
@@ -132,7 +134,9 @@ static int rs_rematch_put(void *ctx, const nt_sweep *sw, int q, int n, const int
     store_key k[STORE_REMATCH_MAX];
     keybuf kb[STORE_REMATCH_MAX];
     if (rs_rematch(rs, sw, q, n, f, p, k, kb, err, errlen)) return -1;
-    return store_rematch_put(rs->db, rs->sweep, n, k, us, ns, err, errlen);
+    return store_rematch_put(rs->db, rs->sweep,
+                             sw->search.remeasure_alone ? STORE_ALONE : STORE_CHAIN, n, k, us, ns,
+                             err, errlen);
 }
 
 int nt_hist_of_row(const nt_sweep *sw, const store_hist_row *r, nt_hist *h) {
@@ -158,6 +162,7 @@ int nt_hist_of_row(const nt_sweep *sw, const store_hist_row *r, nt_hist *h) {
     h->us = r->status == NT_OK && r->median_us > 0 ? r->median_us : INFINITY;
     h->grp = r->device_id;
     h->w = 1.0;
+    h->raced = r->status == NT_RACED;
     return 0;
 }
 

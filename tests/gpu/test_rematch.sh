@@ -4,6 +4,10 @@
 # each with NT_REMATCH_ROUNDS x NT_REMATCH_SAMPLES samples; the re-measure
 # is stored (table rematch), `best` names one of them, and a second run of
 # the same sweep finds it stored: nothing measured, nothing re-measured.
+# Then the same sweep with search.remeasure = "alone" over that database:
+# the three measured again, each run alone after an L2 flush (method
+# 'alone', each median above the chain one: alone, a run carries its
+# launch, which a chain overlaps), and a run after it re-measures nothing.
 NAME=rematch
 . "$(dirname "$0")/../lib.sh"
 NORMTUNE=${NORMTUNE:-build/normtune}
@@ -25,4 +29,16 @@ expect second 0 run "$script" --settle 0 --db "$T/a.db"
 has nothing_measured "$T/err" "0 measured"
 grep -qF "measured again, in turn" "$T/err" && bad not_again || ok not_again
 [ "$(q 'SELECT count(*) FROM rematch')" = 3 ] && ok still_three || bad still_three
+sed 's/search = {strategy = "warm"}/search = {strategy = "warm", remeasure = "alone"}/' \
+    "$script" >"$T/alone.lua"
+grep -q 'remeasure = "alone"' "$T/alone.lua" && ok alone_script || bad alone_script
+expect alone 0 run "$T/alone.lua" --settle 0 --db "$T/a.db"
+has alone_says_so "$T/err" "measured again, in turn, each run alone after an L2 flush"
+[ "$(q "SELECT count(*) FROM rematch WHERE method = 'alone' AND n_samples = $((per * smp))")" = 3 ] &&
+    ok three_alone_rows || bad three_alone_rows "$(q "SELECT count(*) FROM rematch WHERE method = 'alone'")"
+[ "$(q "SELECT count(*) FROM rematch a JOIN rematch c ON c.result_id = a.result_id AND c.method = 'chain' WHERE a.method = 'alone' AND a.median_us > c.median_us")" = 3 ] &&
+    ok alone_slower_than_chain || bad alone_slower_than_chain
+expect alone_again 0 run "$T/alone.lua" --settle 0 --db "$T/a.db"
+grep -qF "measured again, in turn" "$T/err" && bad alone_not_again || ok alone_not_again
+[ "$(q 'SELECT count(*) FROM rematch')" = 6 ] && ok six_rows || bad six_rows
 finish
