@@ -61,7 +61,7 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
 #define BUSY_MS 10000              /* wait this long for another writer */
 #define CLOSE_BUSY_MS 2000         /* ... and this long to checkpoint at close */
 #define MAX_CHECK_ERRS 5           /* integrity_check lines in a message */
-#define MAX_COLS 18                /* columns of a canned report */
+#define MAX_COLS 20                /* columns of a canned report */
 
 /* Migration steps: migrations[v] turns schema version v into v + 1 (run in
  * one transaction, after which user_version is set to v + 1).  Entry 0 is
@@ -259,7 +259,7 @@ static const char *const q_sql[Q_COUNT] = {
     [Q_REP_SHAPE] =
         "SELECT CASE WHEN status = 'ok' THEN row_number() OVER ("
         "PARTITION BY op, dtype ORDER BY status <> 'ok', rank_us, family, "
-        "params, id) END, op, dtype, family, params, status, median_us, rm_us, "
+        "params, id) END, op, dtype, family, params, status, median_us, rm_us, rm_by, "
         "p10_us, p90_us, n_samples, gbps, pct_copy, 100.0 * gbps / traffic_gbps, "
         "CASE WHEN status = 'ok' THEN "
         "100.0 * (min(CASE WHEN status = 'ok' THEN rank_us END) OVER "
@@ -267,6 +267,8 @@ static const char *const q_sql[Q_COUNT] = {
         "SELECT r.id, s.op, s.dtype, v.family, v.params, r.status, r.median_us, "
         "(SELECT m.median_us FROM rematch m WHERE m.result_id = r.id "
         "ORDER BY m.id DESC LIMIT 1) AS rm_us, "
+        "(SELECT m.method FROM rematch m WHERE m.result_id = r.id "
+        "ORDER BY m.id DESC LIMIT 1) AS rm_by, "
         "coalesce((SELECT m.rank_us FROM rematch m WHERE m.result_id = r.id "
         "ORDER BY m.id DESC LIMIT 1), r.median_us) AS rank_us, "
         "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, "
@@ -2314,7 +2316,8 @@ int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen) {
     static const col cols[] = {
         {"rank", 'i'}, {"op", 's'}, {"dtype", 's'}, {"family", 's'},
-        {"params", 's'}, {"status", 's'}, {"us", '2'}, {"rematch us", '2'}, {"p10 us", '2'},
+        {"params", 's'}, {"status", 's'}, {"us", '2'}, {"rematch us", '2'}, {"rematch by", 's'},
+        {"p10 us", '2'},
         {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'}, {"% op", '1'},
         {"% of best", '1'}, {"gpu", 's'}, {"result", 'i'}, {"message", 's'},
     };

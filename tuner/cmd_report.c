@@ -61,7 +61,8 @@ typedef struct famtime {
     char fam[MAX_FAM][64];         /* family names seen */
     double us[MAX_FAM];            /* their best result's median us */
     double rm[MAX_FAM];            /* and its re-measured median, 0: none */
-    int c_op, c_dtype, c_fam, c_status, c_us, c_rm; /* column indices, -1 = unknown */
+    char rm_by[MAX_FAM][8];        /* how that re-measure was timed ("chain", "alone") */
+    int c_op, c_dtype, c_fam, c_status, c_us, c_rm, c_rm_by; /* column indices, -1 = unknown */
 } famtime;
 
 static int col_index(int ncol, const char *const *cell, const char *name) {
@@ -80,6 +81,7 @@ static void famtime_row(void *ctx, int header, int ncol, const char *const *cell
         ft->c_status = col_index(ncol, cell, "status");
         ft->c_us = col_index(ncol, cell, "us");
         ft->c_rm = col_index(ncol, cell, "rematch us");
+        ft->c_rm_by = col_index(ncol, cell, "rematch by");
         return;
     }
     if (ft->c_op < 0 || ft->c_dtype < 0 || ft->c_fam < 0 || ft->c_status < 0 || ft->c_us < 0)
@@ -94,6 +96,7 @@ static void famtime_row(void *ctx, int header, int ncol, const char *const *cell
     snprintf(ft->fam[ft->n], sizeof ft->fam[0], "%s", cell[ft->c_fam]);
     ft->us[ft->n] = us;
     ft->rm[ft->n] = ft->c_rm >= 0 ? strtod(cell[ft->c_rm], NULL) : 0;   /* "-": 0 */
+    snprintf(ft->rm_by[ft->n], sizeof ft->rm_by[0], "%s", ft->c_rm_by >= 0 ? cell[ft->c_rm_by] : "-");
     ft->n++;
 }
 
@@ -113,9 +116,11 @@ static int runner_up(const famtime *ft, const char *winner) {
 }
 
 /* The runner-up's time over the winner's (best_us: the winner's median):
- * their re-measured medians where both have one, else their medians. */
+ * their re-measured medians where both have one timed the same way, else
+ * their medians. */
 static double runner_ratio(const famtime *ft, int next, int win, double best_us) {
-    if (win >= 0 && ft->rm[win] > 0 && ft->rm[next] > 0) return ft->rm[next] / ft->rm[win];
+    if (win >= 0 && ft->rm[win] > 0 && ft->rm[next] > 0 && !strcmp(ft->rm_by[win], ft->rm_by[next]))
+        return ft->rm[next] / ft->rm[win];
     return ft->us[next] / best_us;
 }
 
