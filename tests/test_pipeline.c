@@ -817,6 +817,30 @@ static int fail_rematch(void *ctx, int n, const nt_family *const *fam, const nt_
     return -1;
 }
 
+/* The re-measure tests: warm without a budget, picks reported; saved and
+ * keep hold what warm_end() puts back. */
+static void warm_begin(char *saved, search_cfg *keep) {
+    memcpy(saved, path_db, sizeof path_db);
+    *keep = sw.search;
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.budget = 0;
+    picks = 1;
+}
+
+static void warm_end(const char *saved, const search_cfg *keep) {
+    ev.rematch = NULL;
+    picks = 0;
+    sw.search = *keep;
+    memcpy(path_db, saved, sizeof path_db);
+}
+
+/* Every problem picked the same point in runs x and y. */
+static void same_picks(const nt_run_stats *x, const nt_run_stats *y, const char *what) {
+    for (int q = 0; q < nt_sweep_nproblems(&sw); q++)
+        CHECK(x->pick[q].fam == y->pick[q].fam && x->pick[q].pt == y->pick[q].pt,
+              "problem %d: %s", q, what);
+}
+
 /* warm's last step: the points within 2% of a problem's pick measured
  * again in turn; the fastest there is the pick (k = 1, which the medians
  * put 1% behind k = 0), the store's best and the export follow it, and a
@@ -825,13 +849,10 @@ static int fail_rematch(void *ctx, int n, const nt_family *const *fam, const nt_
  * re-measure, the medians pick k = 0. */
 TEST(warm_rematch) {
     char saved[sizeof path_db], err[512];
-    search_cfg keep = sw.search;
+    search_cfg keep;
     nt_run_stats a, b, c;
     int np = nt_sweep_nproblems(&sw);
-    memcpy(saved, path_db, sizeof saved);
-    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
-    sw.search.budget = 0;
-    picks = 1;
+    warm_begin(saved, &keep);
     snprintf(path_db, sizeof path_db, "%s/rematch_none.db", t_tmpdir());
     CHECK(run_sweep(&c, 0) == 0 && c.rematched == 0, "without a re-measure");
     ev.rematch = fix_rematch;
@@ -873,9 +894,7 @@ TEST(warm_rematch) {
     CHECK(run_sweep(&b, 0) == 0 && b.measured == 0 && rematch_calls == 0 && b.rematched == 0,
           "second run: %llu measured, %d re-measures", (unsigned long long)b.measured,
           rematch_calls);
-    for (int q = 0; q < np; q++)
-        CHECK(a.pick[q].fam == b.pick[q].fam && a.pick[q].pt == b.pick[q].pt,
-              "problem %d: the second run picks another point", q);
+    same_picks(&a, &b, "the second run picks another point");
     /* a re-measure that fails leaves the medians' picks, and the run goes on */
     nt_run_stats e;
     ev.rematch = fail_rematch;
@@ -883,17 +902,12 @@ TEST(warm_rematch) {
     snprintf(path_db, sizeof path_db, "%s/rematch_fails.db", t_tmpdir());
     CHECK(run_sweep(&e, 0) == 0 && rematch_calls > 0 && e.rematched == 0, "failing re-measures: "
           "%d calls", rematch_calls);
-    for (int q = 0; q < np; q++)
-        CHECK(e.pick[q].fam == c.pick[q].fam && e.pick[q].pt == c.pick[q].pt,
-              "problem %d: a failed re-measure changed the pick", q);
+    same_picks(&e, &c, "a failed re-measure changed the pick");
     nt_run_stats_free(&e);
     nt_run_stats_free(&a);
     nt_run_stats_free(&b);
     nt_run_stats_free(&c);
-    ev.rematch = NULL;
-    picks = 0;
-    sw.search = keep;
-    memcpy(path_db, saved, sizeof saved);
+    warm_end(saved, &keep);
 }
 
 /* search.remeasure = "alone": the re-measure is asked alone, of the points
@@ -903,13 +917,9 @@ TEST(warm_rematch) {
  * measures nothing), and the picks are the same. */
 TEST(warm_rematch_alone) {
     char saved[sizeof path_db];
-    search_cfg keep = sw.search;
+    search_cfg keep;
     nt_run_stats a, b, c;
-    int np = nt_sweep_nproblems(&sw);
-    memcpy(saved, path_db, sizeof saved);
-    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
-    sw.search.budget = 0;
-    picks = 1;
+    warm_begin(saved, &keep);
     ev.rematch = fix_rematch;
     snprintf(path_db, sizeof path_db, "%s/rematch_alone.db", t_tmpdir());
     sw.search.remeasure_alone = 1;
@@ -927,16 +937,11 @@ TEST(warm_rematch_alone) {
     rematch_calls = 0;
     CHECK(run_sweep(&c, 0) == 0 && c.measured == 0 && rematch_calls == 0,
           "alone again: %d re-measures", rematch_calls);
-    for (int q = 0; q < np; q++)
-        CHECK(a.pick[q].fam == c.pick[q].fam && a.pick[q].pt == c.pick[q].pt,
-              "problem %d: the resumed alone run picks another point", q);
+    same_picks(&a, &c, "the resumed alone run picks another point");
     nt_run_stats_free(&a);
     nt_run_stats_free(&b);
     nt_run_stats_free(&c);
-    ev.rematch = NULL;
-    picks = 0;
-    sw.search = keep;
-    memcpy(path_db, saved, sizeof saved);
+    warm_end(saved, &keep);
 }
 
 int main(void) {
