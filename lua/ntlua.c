@@ -998,7 +998,7 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
     char list[256];
     snprintf(sw->search.strategy, sizeof sw->search.strategy, "exhaustive");
     sw->search.race = 0;
-    sw->search.remeasure_alone = 0;
+    sw->search.remeasure_alone = sw->search.remeasure_set = 0;
     if (lua_isnil(L, idx)) return;
     check_keys(k, idx, search_fields, keys, "search", "field");
     if (get_field(k, idx, "strategy", LUA_TSTRING, 1, keys, "search") == LUA_TSTRING) {
@@ -1052,10 +1052,11 @@ static void read_search(const ntl_chk *k, int idx, nt_sweep *sw) {
         const char *m = lua_tostring(L, -1);
         if (strcmp(m, "chain") && strcmp(m, "alone"))
             chk_fail(k, rk, "search.remeasure: unknown method '%s' (allowed: chain, alone)", m);
-        if (strcmp(sw->search.strategy, "warm"))
-            chk_fail(k, rk, "search.remeasure is a step of strategy warm, not of %s",
-                     sw->search.strategy);
+        if (!search_remeasures(sw->search.strategy))
+            chk_fail(k, rk, "search.remeasure is a step of strategies warm and exhaustive, not "
+                     "of %s", sw->search.strategy);
         sw->search.remeasure_alone = !strcmp(m, "alone");
+        sw->search.remeasure_set = 1;
     }
     lua_pop(L, 1);
 }

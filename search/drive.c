@@ -888,7 +888,9 @@ static int run_problem(drive *d, int q, nt_result *res) {
     if (tune_best(t, &d->st->pick[q], &d->st->pick_us[q])) d->st->pick[q].fam = -1;
     /* warm re-measures the closest points now, while the evaluator holds
      * the problem's inputs (the cross pass again where it changes the pick) */
-    if (!strcmp(d->sw->search.strategy, "warm") && !d->st->interrupted && rematch_one(d, q))
+    if ((!strcmp(d->sw->search.strategy, "warm") ||
+         (d->sw->search.remeasure_set && search_remeasures(d->sw->search.strategy))) &&
+        !d->st->interrupted && rematch_one(d, q))
         goto out;
     if (!d->o->quiet && !d->o->verbose) {
         char ptxt[200], canon[160] = "";

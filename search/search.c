@@ -227,3 +227,7 @@ uint64_t search_mix(uint64_t x) {
 }
 
 const char *const search_strategies[] = {"exhaustive", "random", "hillclimb", "warm", NULL};
+
+int search_remeasures(const char *strategy) {
+    return !strcmp(strategy, "warm") || !strcmp(strategy, "exhaustive");
+}

@@ -45,14 +45,22 @@ typedef struct search_cfg {
     uint64_t seed;            /* mixed with each problem */
     int race;                 /* `run`: stop sampling a variant once it cannot
                                  be the best (kernels/nt.h, NT_RACE) */
-    int remeasure_alone;      /* warm's re-measure times each chain alone after
+    int remeasure_alone;      /* the re-measure times each chain alone after
                                  an L2 flush ("alone"), not back to back
                                  ("chain", 0) */
+    int remeasure_set;        /* the script or `run --remeasure` named the
+                                 method: an exhaustive sweep re-measures too
+                                 (warm always does) */
 } search_cfg;
 
 /* Names of the strategies of search/tune.h, NULL-terminated (for
  * messages and docs). */
 extern const char *const search_strategies[];
+
+/* 1 when a search with this strategy may end each problem with the
+ * re-measure of its closest points (search/drive.c): warm always does,
+ * exhaustive when search.remeasure names a method. */
+int search_remeasures(const char *strategy);
 
 /* splitmix64: the one PRNG of normtune's search (state *s advances). */
 uint64_t search_rand(uint64_t *s);

@@ -281,14 +281,21 @@ TEST(t_remeasure) {
         "return normtune.sweep {\n"
         "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
         "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
-        "  search = {strategy = \"warm\", remeasure = \"chain\"},\n"
+        "  search = {strategy = \"exhaustive\", remeasure = \"chain\"},\n"
+        "}\n",
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\"},\n"
         "}\n"};
-    for (int i = 0; i < 2; i++) {
-        int rc = ntl_load(script(i ? "rm_chain.lua" : "rm_alone.lua", text[i]), &sw, err, sizeof err);
+    for (int i = 0; i < 3; i++) {
+        static const char *const name[] = {"rm_alone.lua", "rm_chain.lua", "rm_none.lua"};
+        int rc = ntl_load(script(name[i], text[i]), &sw, err, sizeof err);
         CHECK(rc == 0, "load: %s", err);
         if (rc) return;
-        CHECK(sw.search.remeasure_alone == !i, "script %d: remeasure_alone %d", i,
-              sw.search.remeasure_alone);
+        CHECK(sw.search.remeasure_alone == (i == 0) && sw.search.remeasure_set == (i < 2),
+              "script %d: remeasure_alone %d, set %d", i, sw.search.remeasure_alone,
+              sw.search.remeasure_set);
         ntl_free(&sw);
     }
 }
@@ -506,7 +513,7 @@ TEST(t_types_and_values) {
         "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
         "  search = {strategy = \"random\", budget = 3, remeasure = \"alone\"},\n"
         "}\n",
-        "search.remeasure is a step of strategy warm, not of random");
+        "search.remeasure is a step of strategies warm and exhaustive, not of random");
     BAD("remeasure_type.lua", 4,
         "return normtune.sweep {\n"
         "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"

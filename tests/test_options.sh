@@ -45,6 +45,15 @@ for c in compile run; do
     line_is "${c}_jobs_zero_message" "normtune $c: --jobs needs a positive integer, got '0'"
 done
 
+# run --remeasure: chain or alone, and only for a strategy that re-measures
+expect run_remeasure_bad 2 run "$root/lua/sweeps/rmsnorm_bwd.lua" --remeasure fast
+line_is run_remeasure_bad_message "normtune run: unknown --remeasure 'fast' (allowed: chain, alone)"
+expect run_remeasure_random 2 run "$root/lua/sweeps/rmsnorm_bwd.lua" --remeasure alone \
+    --strategy random --db "$T/none.db"
+line_is run_remeasure_random_message \
+    "normtune run: --remeasure is a step of strategies warm and exhaustive, not of random"
+[ ! -e "$T/none.db" ] && ok run_remeasure_random_no_db || bad run_remeasure_random_no_db
+
 # --NAME=VALUE and an unambiguous prefix are GNU's, in every command
 expect export_eq_prefix 1 export --dev=x --db="$T/none.db" -o "$T/x.h"
 has export_eq_prefix_reads_db "$T/err" "none.db"

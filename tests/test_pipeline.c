@@ -944,6 +944,32 @@ TEST(warm_rematch_alone) {
     warm_end(saved, &keep);
 }
 
+/* An exhaustive sweep re-measures only when the script (or `run
+ * --remeasure`) names a method: without, no re-measure; with "alone", one
+ * per problem that has two points within the span, asked alone. */
+TEST(exhaustive_rematch) {
+    char saved[sizeof path_db];
+    search_cfg keep = sw.search;
+    nt_run_stats a, b;
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "exhaustive");
+    sw.search.budget = 0;
+    ev.rematch = fix_rematch;
+    snprintf(path_db, sizeof path_db, "%s/rematch_exh.db", t_tmpdir());
+    rematch_calls = rematch_alone = 0;
+    CHECK(run_sweep(&a, 0) == 0 && rematch_calls == 0 && a.rematched == 0,
+          "exhaustive without a method: %d re-measures", rematch_calls);
+    sw.search.remeasure_set = sw.search.remeasure_alone = 1;
+    CHECK(run_sweep(&b, 0) == 0 && b.measured == 0 && rematch_calls >= 2 &&
+              rematch_alone == rematch_calls && b.rematched == (uint64_t)rematch_calls,
+          "exhaustive, alone: %d re-measures, %d alone", rematch_calls, rematch_alone);
+    nt_run_stats_free(&a);
+    nt_run_stats_free(&b);
+    ev.rematch = NULL;
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 int main(void) {
     char err[512];
     snprintf(path_script, sizeof path_script, "%s/sweep.lua", t_tmpdir());
@@ -977,6 +1003,7 @@ int main(void) {
     RUN(kill_9_then_resume);
     RUN(warm_rematch);
     RUN(warm_rematch_alone);
+    RUN(exhaustive_rematch);
     ntl_free(&sw);
     T_END();
 }

@@ -55,7 +55,7 @@ static void on_sigint(int sig) {
 static void run_usage(FILE *f) {
     fprintf(f, "usage: normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]\n"
                "                    [--jobs N] [--settle SECONDS] [--strategy S] [--budget B]\n"
-               "                    [--no-cache] [--verbose]\n\n"
+               "                    [--remeasure chain|alone] [--no-cache] [--verbose]\n\n"
                "Search the sweep script's space on the GPU with its strategy (every\n"
                "variant when it is exhaustive) into FILE (default results.db);\n"
                "variants already measured there on a GPU of the\n"
@@ -76,6 +76,10 @@ static void run_usage(FILE *f) {
                "                variant, to check what warm picks\n"
                "  --budget B    variants per shape instead of the script's budget\n"
                "                (and its budget_stored)\n"
+               "  --remeasure M end each problem by measuring its closest results\n"
+               "                again, in turn: chain (back to back, as measured) or\n"
+               "                alone (each run alone after an L2 flush, as make\n"
+               "                bench times a call); warm and exhaustive only\n"
                "  --no-cache    do not use the compiled-kernel cache\n"
                "  --verbose     one line per result\n");
 }
@@ -211,7 +215,7 @@ int cmd_run(int argc, char **argv) {
     nt_run_opts o = {0};
     double settle = DEFAULT_SETTLE_S;
     long long seed = 0, jobs = 0, budget = 0;
-    const char *strategy = NULL;
+    const char *strategy = NULL, *remeasure = NULL;
     int no_cache = 0, rc;
     const nt_opt opts[] = {
         {"db", 0, NT_OPT_STR, &dbpath, NULL},
@@ -224,6 +228,7 @@ int cmd_run(int argc, char **argv) {
         {"gpu", 0, NT_OPT_FN, &ro.device, opt_gpu},
         {"strategy", 0, NT_OPT_FN, &strategy, nt_opt_strategy},
         {"budget", 0, NT_OPT_POS, &budget, NULL},
+        {"remeasure", 0, NT_OPT_STR, &remeasure, NULL},
     };
     if ((rc = nt_parse_opts("run", argc, argv, opts, NT_NOPTS(opts), run_usage)) >= 0) return rc;
     if (seed) ro.seed = (uint64_t)seed;
@@ -232,6 +237,10 @@ int cmd_run(int argc, char **argv) {
     if (optind != argc - 1) {
         nt_errorf("run", "expected one SCRIPT argument");
         run_usage(stderr);
+        return NT_EXIT_USAGE;
+    }
+    if (remeasure && strcmp(remeasure, "chain") && strcmp(remeasure, "alone")) {
+        nt_errorf("run", "unknown --remeasure '%s' (allowed: chain, alone)", remeasure);
         return NT_EXIT_USAGE;
     }
     char err[2048];
@@ -249,6 +258,16 @@ int cmd_run(int argc, char **argv) {
     if (strategy) snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
     /* --budget B: B per shape, cold or from stored results */
     if (budget) sw.search.budget = (uint64_t)budget, sw.search.budget_stored = 0;
+    if (remeasure) {
+        if (!search_remeasures(sw.search.strategy)) {
+            nt_errorf("run", "--remeasure is a step of strategies warm and exhaustive, not of %s",
+                      sw.search.strategy);
+            ntl_free(&sw);
+            return NT_EXIT_USAGE;
+        }
+        sw.search.remeasure_alone = !strcmp(remeasure, "alone");
+        sw.search.remeasure_set = 1;
+    }
     /* where() deterministic and within budget, every shape with a variant:
      * known before the GPU is touched (for an exhaustive sweep: a search
      * with a budget never walks the whole space) */
