@@ -8,6 +8,8 @@
 # the three measured again, each run alone after an L2 flush (method
 # 'alone', each median above the chain one: alone, a run carries its
 # launch, which a chain overlaps), and a run after it re-measures nothing.
+# Last, `run --strategy exhaustive --remeasure alone` into a new database:
+# every variant measured, then the three re-measured alone.
 NAME=rematch
 . "$(dirname "$0")/../lib.sh"
 NORMTUNE=${NORMTUNE:-build/normtune}
@@ -41,4 +43,10 @@ has alone_says_so "$T/err" "measured again, in turn, each run alone after an L2 
 expect alone_again 0 run "$T/alone.lua" --settle 0 --db "$T/a.db"
 grep -qF "measured again, in turn" "$T/err" && bad alone_not_again || ok alone_not_again
 [ "$(q 'SELECT count(*) FROM rematch')" = 6 ] && ok six_rows || bad six_rows
+expect exhaustive_alone 0 run "$script" --settle 0 --db "$T/e.db" --strategy exhaustive \
+    --remeasure alone
+qe() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$T/e.db" "$1"; }
+[ "$(qe "SELECT count(*) FROM rematch WHERE method = 'alone'")" = 3 ] &&
+    [ "$(qe 'SELECT count(*) FROM result')" = 3 ] && ok exhaustive_three_alone ||
+    bad exhaustive_three_alone "$(qe 'SELECT count(*) FROM rematch')"
 finish
