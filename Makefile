@@ -412,7 +412,10 @@ $(B)/gpu/test_lib: tests/gpu/test_lib.c tests/t.h kernels/family.c kernels/ops.c
 # tests/gpu/bench_run.sh runs them in turn and writes everything under
 # BENCH_OUT: bench.txt, bench.csv, bench_pct.csv, bench.svg (normtune
 # plot, when gnuplot is there), peers_fwd.{txt,md}, peers_bwd.{txt,md}.
-# BENCH_PEERS=0 leaves the peers scripts out.  Without a GPU the bench
+# PEERS_REPEAT (5) is the passes of each shape the peers scripts make (their
+# --repeat): each cell the median of the passes, and each verdict against
+# the fastest peer with the passes normtune won.  BENCH_PEERS=0 leaves the
+# peers scripts out.  Without a GPU the bench
 # says so and make bench fails.  NOBUILD=1 runs what build/ holds (built
 # elsewhere, carried over).
 BENCH_OUT ?= $(B)/bench
@@ -421,6 +424,7 @@ BENCH := $(B)/gpu/bench
 PYTHON ?= python3
 PEERS_FWD_ARGS ?= --no-compile
 BENCH_PEERS ?= 1
+PEERS_REPEAT ?= 5
 
 .PHONY: bench bench-build
 bench-build: $(BENCH) $(BIN) $(B)/libnormtune.so
@@ -442,5 +446,5 @@ $(BENCH): tests/gpu/bench.c tests/gpu/bench_add.h $(B)/gpu/bench_add.o kernels/f
 bench: $(if $(filter 1,$(NOBUILD)),,bench-build)
 	@BENCH=$(abspath $(BENCH)) NORMTUNE=$(abspath $(BIN)) BENCH_SHAPES=$(BENCH_SHAPES) \
 	  BENCH_OUT=$(BENCH_OUT) PYTHON="$(PYTHON)" NT_LIB=$(abspath $(B)/libnormtune.so) \
-	  NT_DISPATCH=$(abspath $(DISPATCH)) PEERS_FWD_ARGS="$(PEERS_FWD_ARGS)" \
+	  NT_DISPATCH=$(abspath $(DISPATCH)) PEERS_FWD_ARGS="$(PEERS_FWD_ARGS)" PEERS_REPEAT=$(PEERS_REPEAT) \
 	  BENCH_PEERS=$(BENCH_PEERS) sh tests/gpu/bench_run.sh

@@ -68,6 +68,34 @@ from peers_common import bench_shapes
 bench_shapes(sys.argv[1])' "$T/bad.txt" >"$T/py.out" 2>&1
 grep -q 'bad.txt:3: want "M N"' "$T/py.out" && ok python_bad_line || bad python_bad_line "$(tail -2 "$T/py.out")"
 
+# the peers scripts' passes (--repeat) and their verdict against the
+# fastest peer: medians over passes, ranges, the passes won
+if PYTHONPATH="$T/py:$root/tests/gpu" python3 -c '
+from peers_common import time_passes, versus
+seq = iter([[10.0, 9.0, 12.0, 13.0], [10.0, 11.0, 8.0, 13.0], [12.0, 9.5, 12.5, 9.4]])
+passes, med, spread = time_passes(lambda: next(seq), ["add", "normtune", "QuACK", "Liger"], 3)
+assert med == {"add": 10.0, "normtune": 9.5, "QuACK": 12.0, "Liger": 13.0}, med
+assert spread["normtune"] == (9.0, 11.0) and spread["add"] == (10.0, 12.0), spread
+r = versus(passes, "normtune", ["QuACK", "Liger"])
+assert r[1] == "QuACK" and abs(r[0] - 12.0 / 9.5) < 1e-12, r
+assert r[2:] == (1, 3), r      # lost pass 2 to QuACK (8) and pass 3 to Liger (9.4)
+assert versus(passes, "normtune", "QuACK")[2:] == (2, 3)
+assert versus([{"normtune": 1.0}], "normtune", ["QuACK"]) is None
+assert versus([{"QuACK": 1.0}], "normtune", ["QuACK"]) is None
+_, m1, s1 = time_passes(lambda: [1.0, 2.0], ["a", "b"], 1)
+assert m1 == {"a": 1.0, "b": 2.0} and s1 == {}
+print("ok")' >"$T/py.out" 2>&1 && grep -qx ok "$T/py.out"; then
+    ok python_passes_versus
+else
+    bad python_passes_versus "$(tail -c 300 "$T/py.out")"
+fi
+PYTHONPATH="$T/py:$root/tests/gpu" python3 -c '
+from peers_common import parser, check_repeat
+ap = parser("x")
+check_repeat(ap, ap.parse_args(["--repeat", "0"]))' >"$T/py.out" 2>&1; rc=$?
+[ "$rc" = 2 ] && grep -q -- '--repeat must be between 1 and 100, not 0' "$T/py.out" \
+    && ok python_bad_repeat || bad python_bad_repeat "exit $rc: $(tail -c 300 "$T/py.out")"
+
 # ---- bad input: exit 2 and what is wrong
 "$BENCH" --list-shapes --shapes "$T/bad.txt" >"$T/out" 2>"$T/err"; rc=$?
 [ "$rc" = 2 ] && grep -q 'bad.txt:3: want "M N"' "$T/err" && ok bad_shape_line \

@@ -11,6 +11,7 @@
 #   NT_LIB          the shared library they load (build/libnormtune.so)
 #   NT_DISPATCH     the dispatch header the library was built from
 #   PEERS_FWD_ARGS  extra arguments of peers_fwd.py
+#   PEERS_REPEAT    passes of each shape in both peers scripts (--repeat; 5)
 #   BENCH_PEERS     0: leave the peers scripts out (default 1)
 #
 # Written: bench.txt (the bench's output), bench.csv, bench_pct.csv,
@@ -73,9 +74,11 @@ if [ "${BENCH_PEERS:-1}" = 0 ]; then
 elif "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
     # shellcheck disable=SC2086  # PEERS_FWD_ARGS: several words
     run peers_fwd.py "$BENCH_OUT/peers_fwd.txt" "$PYTHON" tests/gpu/peers_fwd.py --lib "$NT_LIB" \
-        --header "$NT_DISPATCH" --out "$BENCH_OUT/peers_fwd.md" $PEERS_FWD_ARGS
+        --header "$NT_DISPATCH" --out "$BENCH_OUT/peers_fwd.md" --repeat "${PEERS_REPEAT:-5}" \
+        $PEERS_FWD_ARGS
     run peers_bwd.py "$BENCH_OUT/peers_bwd.txt" "$PYTHON" tests/gpu/peers_bwd.py --lib "$NT_LIB" \
-        --header "$NT_DISPATCH" --shapes "$BENCH_SHAPES" --out "$BENCH_OUT/peers_bwd.md"
+        --header "$NT_DISPATCH" --shapes "$BENCH_SHAPES" --out "$BENCH_OUT/peers_bwd.md" \
+        --repeat "${PEERS_REPEAT:-5}"
 else
     echo "make bench: note: $PYTHON cannot import torch, so the peers scripts" \
          "(tests/gpu/peers_fwd.py, peers_bwd.py) were not run"

@@ -6,7 +6,7 @@ python3 can import torch; not part of `make test`):
 
     python3 tests/gpu/peers_bwd.py [--out FILE.md] [--lib build/libnormtune.so]
                                    [--header kernels/normtune_dispatch.h]
-                                   [--shapes tests/gpu/bench_shapes.txt]
+                                   [--shapes tests/gpu/bench_shapes.txt] [--repeat K]
 
 from the repository root, with build/libnormtune.so built (`make lib`) from
 --header (checked as peers_fwd.py does: the run stops when the library's
@@ -38,9 +38,13 @@ their outputs per call, as their users get them.
 Timing (tests/gpu/peers_common.py time_iso): every call alone between two
 CUDA events after a 256 MB L2 flush, the median of 40 after 10 warm-ups,
 the contenders of a shape (the add included) interleaved in rounds, the
-order rotated every round.  Each contender is reported as % of the add
-(add time / its time) with its time; then normtune against the fastest
-peer: that peer's time over normtune's (above 1: normtune faster).  Before
+order rotated every round.  --repeat K (1 by default; `make bench` passes
+PEERS_REPEAT, 5) makes K such passes of each shape in a row; each cell is
+then the median of the passes, with their range.  Each contender is
+reported as % of the add (add time / its time) with its time; then
+normtune against the fastest peer: that peer's median time over normtune's
+(above 1: normtune faster), and in how many passes normtune beat every
+peer of the pass (peers_common.py versus).  Before
 timing, every contender's dx and dw are checked against a float64
 reference (relative L2 error); normtune's above 1e-2 is a failure (exit
 status 1, after the tables are written).
@@ -59,7 +63,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_common import (BF16, DEFAULT_SHAPES, EPS,  # noqa: E402
                           F32, FLUSH_BYTES, ITERS, WARMUP, bench_shapes, cell,
                           finish_report, parser, start, init_flush, load_liger, load_quack, log, rstd64,
-                          time_iso)
+                          time_iso, time_passes, versus, check_repeat)
 
 NT_TOL = 1e-2  # normtune's dx and dw must be this close to float64
 PEERS = ["torch eager", "Liger", "QuACK"]
@@ -120,6 +124,7 @@ def main():
     ap.add_argument("--shapes", default=str(DEFAULT_SHAPES),
                     help="the shape file (default: tests/gpu/bench_shapes.txt, make bench's)")
     args = ap.parse_args()
+    check_repeat(ap, args)
     try:
         shapes = bench_shapes(args.shapes)
     except (OSError, ValueError) as e:
@@ -207,18 +212,21 @@ def main():
                                      if name in err else ""))
                     log(f"FAIL: {failures[-1]}")
 
+        names = ["add"] + timed_names
         try:
-            us = time_iso([lambda: torch.add(x, dy, out=c)] + timed_fns)
+            passes, med, spread = time_passes(
+                lambda: time_iso([lambda: torch.add(x, dy, out=c)] + timed_fns), names,
+                args.repeat)
         except Exception as e:
             log(f"timing FAILED: {type(e).__name__}: {e}")
             traceback.print_exc(file=sys.stdout)
             sys.exit(f"peers_bwd.py: {tag}: timing failed")
-        add_us = us[0]
+        add_us = med["add"]
         log(f"add          {add_us:9.1f} us  {3 * M * N * 2 / add_us / 1e6:.2f} TB/s")
-        for name, t in zip(timed_names, us[1:]):
-            res[name] = t
+        for name in timed_names:
+            res[name] = t = med[name]
             log(f"{name:12s} {t:9.1f} us  {100 * add_us / t:5.1f}% of add")
-        rows.append((tag, add_us, res))
+        rows.append((tag, add_us, res, spread, versus(passes, "normtune", PEERS)))
         errs.append((tag, err))
         del x, dy, w, c, cands, timed_fns
         torch.cuda.empty_cache()
@@ -237,20 +245,23 @@ def main():
            "add included, interleaved in rounds, the order rotated every round",
            "- add = torch.add(x, dy, out=c), 3*M*N*2 bytes; each contender as % of the add "
            "(add time / its time) and its median time",
-           "- vs best peer: the fastest peer's time over normtune's (above 1: normtune faster)",
+           *([f"- {args.repeat} passes of each shape in a row: each cell is the median of "
+              "the passes (the add's too), with the range of the contender's time"]
+             if args.repeat > 1 else []),
+           "- vs best peer: the fastest peer's median time over normtune's (above 1: "
+           "normtune faster), which peer, and in how many passes normtune beat every peer "
+           "of the pass",
            "", "| M x N | add | " + " | ".join(COLUMNS) + " | vs best peer |",
            "|---" * (3 + len(COLUMNS)) + "|"]
     ahead = total = 0
-    for tag, add_us, res in rows:
-        cells = [cell(add_us, res[k]) if isinstance(res.get(k), float) else res.get(k, "-")
-                 for k in COLUMNS]
-        peers = [(res[k], k) for k in PEERS if isinstance(res.get(k), float)]
+    for tag, add_us, res, spread, v in rows:
+        cells = [cell(add_us, res[k], spread.get(k)) if isinstance(res.get(k), float)
+                 else res.get(k, "-") for k in COLUMNS]
         vs = "-"
-        if peers and isinstance(res.get("normtune"), float):
-            best, who = min(peers)
-            vs = f"{best / res['normtune']:.3f} ({who})"
+        if v is not None:
+            vs = f"{v[0]:.3f} ({v[1]}; {v[2]} of {v[3]})"
             total += 1
-            ahead += best > res["normtune"]
+            ahead += v[0] > 1
         out.append(f"| {tag} | {add_us:.1f} us | " + " | ".join(cells) + f" | {vs} |")
     out += ["", f"normtune faster than the best peer at {ahead} of {total} shapes."]
     finish_report(out, "dx / dw", COLUMNS, errs, configs, failures, args.out, t0)

@@ -279,6 +279,50 @@ def time_iso(fns):
     return [statistics.median(a.elapsed_time(b) * 1e3 for a, b in e) for e in ev]
 
 
+def time_passes(time_pass, names, repeat):
+    """Run time_pass() (one pass: a list of us, one per name) `repeat`
+    times in a row and return (the passes as {name: us}, the median of
+    each name over them, the (lowest, highest) of each when repeat > 1).
+    Each pass is a whole interleaved measurement of every contender, so a
+    contender's median is the median of its pass medians."""
+    passes = []
+    for k in range(repeat):
+        passes.append(dict(zip(names, time_pass())))
+        if repeat > 1:
+            log(f"pass {k + 1}/{repeat}: " +
+                ", ".join(f"{n} {t:.1f}" for n, t in passes[-1].items()) + " us")
+    med = {n: statistics.median(p[n] for p in passes) for n in names}
+    spread = ({n: (min(p[n] for p in passes), max(p[n] for p in passes)) for n in names}
+              if repeat > 1 else {})
+    return passes, med, spread
+
+
+def versus(passes, ours, theirs):
+    """normtune against peers from one shape's passes ({column: us} each):
+    theirs is a column or a list of them (then the fastest of them in each
+    pass, and on the medians).  Returns (the peers' median over ours: above
+    1 is normtune faster; the name of the fastest peer on the medians; the
+    passes in which ours beat every one of them; the passes), or None when
+    a pass lacks a time of ours or of every peer."""
+    theirs = [theirs] if isinstance(theirs, str) else list(theirs)
+    pairs, meds = [], {}
+    for p in passes:
+        a = p.get(ours)
+        bs = [p[t] for t in theirs if isinstance(p.get(t), float)]
+        if not isinstance(a, float) or not bs:
+            return None
+        pairs.append((a, min(bs)))
+    for t in theirs:
+        ts = [p[t] for p in passes if isinstance(p.get(t), float)]
+        if len(ts) == len(passes):
+            meds[t] = statistics.median(ts)
+    if not meds:
+        return None
+    best = min(meds, key=meds.get)
+    med_a = statistics.median(a for a, _ in pairs)
+    return meds[best] / med_a, best, sum(1 for a, b in pairs if a < b), len(pairs)
+
+
 def rel_l2(out, ref_fn, x):
     """Relative L2 error of out (M x N, or M) against ref_fn(x rows) in float64,
     chunked over rows so the float64 copies stay small."""
@@ -354,7 +398,7 @@ def start(name, lib, header):
 
 def parser(doc):
     """An argument parser with the options both peers scripts take: --out,
-    --lib and --header."""
+    --lib, --header and --repeat (check it with check_repeat)."""
     import argparse
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--out", help="also write the Markdown tables to this file")
@@ -363,4 +407,13 @@ def parser(doc):
     ap.add_argument("--header", default=str(DEFAULT_HEADER),
                     help="the dispatch header the library must be built from (default: the "
                          "shipped kernels/normtune_dispatch.h)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="K",
+                    help="time each shape K times in a row (whole interleaved passes) and "
+                         "report the median of the passes with their range (default 1)")
     return ap
+
+
+def check_repeat(ap, args):
+    """Refuse a --repeat outside 1..100 (the parser's error: exit 2)."""
+    if not 1 <= args.repeat <= 100:
+        ap.error(f"--repeat must be between 1 and 100, not {args.repeat}")

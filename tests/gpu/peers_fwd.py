@@ -58,16 +58,19 @@ Methods (--method):
           >= 3x the L2 (so each call starts from a dirty, cold L2); the
           median over 15 such batches of the time per call
 
---repeat K (1 by default) times each shape K times in a row, each a whole
-pass of the method above, and reports per cell the median of the K
-passes with their range ("133.3 us, 133.1-134.0"); the copy of each pass
-is the yardstick of that pass.  Alone after a flush, one contender's
-median moved by up to 1.6% between runs of the script on one GPU
-(data/peers-fwd-h200.md, seventh run), more than some of the margins
-compared, so a verdict on one pass can be noise.  With QuACK measured,
-the tables are followed by normtune against QuACK per shape, y and
-y+rstd: the ratio of the medians (QuACK's time over normtune's; above 1:
-normtune faster) and in how many of the K passes normtune was faster.
+--repeat K (1 by default; `make bench` passes PEERS_REPEAT, 5) times each
+shape K times in a row, each a whole interleaved pass of the method above,
+and reports per cell the median of the K passes with their range ("133.3
+us, 133.1-134.0"); the copy's cell is its median over the passes too.
+Alone after a flush, one contender's median moved by up to 1.6% between
+runs of the script on one GPU (data/peers-fwd-h200.md, seventh run), more
+than some of the margins compared, so a verdict on one pass can be noise.
+With a peer measured, the tables are followed by normtune against the
+fastest peer per shape, y and y+rstd (y against every peer, y+rstd
+against the peers that write rstd: QuACK's and Liger's): the ratio of the
+medians (the peer's time over normtune's; above 1: normtune faster), the
+peer, and in how many of the K passes normtune beat every peer of the
+pass (peers_common.py versus).
 
 The contenders of a shape (the copy included) are timed interleaved, in
 rounds of one timed call (iso) or one batch (b2b) of each, the order
@@ -99,7 +102,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_common import (BF16, EPS, F32, FLUSH_BYTES,  # noqa: E402
                           ITERS, WARMUP, cell, dname, events,
                           init_flush, load_liger, load_quack, log, rel_l2, rotated,
-                          rstd64, time_iso, finish_report, parser, start)
+                          rstd64, time_iso, time_passes, versus, check_repeat,
+                          finish_report, parser, start)
 
 NT_Y_TOL = 1e-2  # normtune's y must be this close to float64 (bf16)
 
@@ -122,6 +126,9 @@ COMPILE_AT = {(16384, 4096), (8192, 16384)}  # torch.compile shapes (bf16/bf16)
 
 COLUMNS = ["normtune y", "normtune y+rstd", "QuACK y", "QuACK y+rstd",
            "Liger y+rstd", "torch eager", "torch.compile"]
+# the peers each of normtune's outputs is held against: for y every peer (one
+# that also writes rstd gives y all the same), for y+rstd those that write it
+RIVALS = {"y": COLUMNS[2:], "y+rstd": ["QuACK y+rstd", "Liger y+rstd"]}
 
 
 def quack_fn(qr, x, w, y, rstd):
@@ -183,32 +190,15 @@ def check_output(fn, x, w, y, rstd):
     return ey, er
 
 
-def versus(runs, ours, theirs):
-    """normtune against QuACK from one shape's passes: runs is a list of
-    {column: us}; returns (ratio of the medians, theirs / ours: above 1 is
-    normtune faster; passes where ours was faster; passes with both), or
-    None when either column has no time in some pass."""
-    pairs = [(r.get(ours), r.get(theirs)) for r in runs]
-    if not pairs or any(not isinstance(a, float) or not isinstance(b, float) for a, b in pairs):
-        return None
-    med_a = statistics.median(a for a, _ in pairs)
-    med_b = statistics.median(b for _, b in pairs)
-    return med_b / med_a, sum(1 for a, b in pairs if a < b), len(pairs)
-
-
 def main():
     ap = parser(__doc__)
     ap.add_argument("--method", choices=("iso", "b2b"), default="iso",
                     help="iso: each call alone after an L2 flush (default); b2b: back to "
                          "back over sets >= 3x the L2, as the tuner times")
-    ap.add_argument("--repeat", type=int, default=1, metavar="K",
-                    help="time each shape K times (whole passes of the method) and report "
-                         "the median of the passes with their range (default 1)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--no-big", action="store_true", help="skip 65536 x 16384")
     args = ap.parse_args()
-    if not 1 <= args.repeat <= 100:
-        ap.error(f"--repeat must be between 1 and 100, not {args.repeat}")
+    check_repeat(ap, args)
     warnings.filterwarnings("ignore", message=".*Mismatch dtype.*")
 
     nt, dev, t0 = start("peers_fwd.py", args.lib, args.header)
@@ -304,35 +294,28 @@ def main():
 
         # then all of them together, interleaved (see the file comment),
         # in --repeat whole passes
-        passes = []
-        for k in range(args.repeat):
-            try:
-                if args.method == "b2b":
-                    us = time_b2b([[make(a, b, r if with_rstd else None) for a, b, r in sets]
-                                   for _, make, with_rstd in timed])
-                else:
-                    us = time_iso([make(x, y, rstd if with_rstd else None)
-                                   for _, make, with_rstd in timed])
-            except Exception as e:
-                log(f"timing FAILED: {type(e).__name__}: {e}")
-                traceback.print_exc(file=sys.stdout)
-                sys.exit(f"peers_fwd.py: {tag}: timing failed")
-            passes.append(dict(zip(["copy"] + [name for name, _, _ in timed[1:]], us)))
-            if args.repeat > 1:
-                log(f"pass {k + 1}/{args.repeat}: " +
-                    ", ".join(f"{n} {t:.1f}" for n, t in passes[-1].items()) + " us")
-        copy_us = statistics.median(p["copy"] for p in passes)
-        spread = {}
+        names = ["copy"] + [name for name, _, _ in timed[1:]]
+
+        def one_pass():
+            if args.method == "b2b":
+                return time_b2b([[make(a, b, r if with_rstd else None) for a, b, r in sets]
+                                 for _, make, with_rstd in timed])
+            return time_iso([make(x, y, rstd if with_rstd else None)
+                             for _, make, with_rstd in timed])
+        try:
+            passes, res_med, spread = time_passes(one_pass, names, args.repeat)
+        except Exception as e:
+            log(f"timing FAILED: {type(e).__name__}: {e}")
+            traceback.print_exc(file=sys.stdout)
+            sys.exit(f"peers_fwd.py: {tag}: timing failed")
+        copy_us = res_med["copy"]
         log(f"copy            {copy_us:9.1f} us  {nbytes / copy_us / 1e6:.2f} TB/s")
-        for name, _, _ in timed[1:]:
-            ts = [p[name] for p in passes]
-            res[name] = t = statistics.median(ts)
-            if args.repeat > 1:
-                spread[name] = (min(ts), max(ts))
+        for name in names[1:]:
+            res[name] = t = res_med[name]
             log(f"{name:15s} {t:9.1f} us  {100 * copy_us / t:5.1f}% of copy")
 
         rows.append((tag, copy_us, nbytes / copy_us / 1e6, res, spread))
-        vs.append((tag, [versus(passes, f"normtune {c}", f"QuACK {c}") for c in ("y", "y+rstd")]))
+        vs.append((tag, [versus(passes, f"normtune {c}", RIVALS[c]) for c in ("y", "y+rstd")]))
         errs.append((tag, err))
         del x, w, y, rstd, contenders, sets
         torch.cuda.empty_cache()
@@ -363,10 +346,12 @@ def main():
         cells = [cell(copy_us, res[c], spread.get(c)) if isinstance(res.get(c), float)
                  else res.get(c, "-") for c in COLUMNS]
         out.append(f"| {tag} | {tbs:.2f} TB/s ({copy_us:.1f} us) | " + " | ".join(cells) + " |")
-    if qr is not None:
-        out += ["", "normtune against QuACK: QuACK's median time over normtune's (above "
-                "1: normtune faster), and the passes in which normtune was faster:", "",
-                "| M x N, dtypes | y | y+rstd |", "|---|---|---|"]
+    if any(v is not None for _, pair in vs for v in pair):
+        out += ["", "normtune against the fastest peer: that peer's median time over "
+                "normtune's (above 1: normtune faster), which peer, and in how many passes "
+                "normtune beat every peer of the pass.  y is held against every peer, "
+                "y+rstd against those that write rstd (" + ", ".join(RIVALS["y+rstd"]) + "):",
+                "", "| M x N, dtypes | y | y+rstd |", "|---|---|---|"]
         ahead = total = 0
         for tag, pair in vs:
             cells = []
@@ -376,9 +361,10 @@ def main():
                     continue
                 total += 1
                 ahead += v[0] > 1
-                cells.append(f"{v[0]:.3f} ({v[1]} of {v[2]})")
+                cells.append(f"{v[0]:.3f} ({v[1]}; {v[2]} of {v[3]})")
             out.append(f"| {tag} | " + " | ".join(cells) + " |")
-        out += ["", f"normtune faster on the median at {ahead} of {total} (shape, output) pairs."]
+        out += ["", f"normtune faster than the fastest peer on the median at {ahead} of "
+                f"{total} (shape, output) pairs."]
     finish_report(out, "y / rstd", COLUMNS, errs, configs, failures, args.out, t0)
 
 
