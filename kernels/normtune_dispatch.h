@@ -4,27 +4,28 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            13 of the model measured the tuned shapes (shapes, uuid):
- *                     160  GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6
- *                     127  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
+ *   GPUs            14 of the model measured the tuned shapes (shapes, uuid):
+ *                     159  GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6
+ *                     121  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
  *                      69  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
- *                      34  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
+ *                      42  GPU-26a7b51d-6a7b-b48a-7e70-17d5668c5872
  *                      20  GPU-4e9258b5-bf19-b574-85e2-6b12ba8ce494
- *                      19  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
- *                      16  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
- *                      11  GPU-15145b46-feaa-e62b-91e3-5b97a4998c5e
+ *                      16  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
+ *                      15  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
  *                      11  GPU-45f57829-985d-1c98-5065-2a680bfe085e
+ *                       9  GPU-15145b46-feaa-e62b-91e3-5b97a4998c5e
  *                       9  GPU-4282f2bd-09b4-825a-f035-424e61c03de6
  *                       6  GPU-93085d86-3eb1-3c50-eabc-62807b5f8c46
+ *                       5  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
  *                       4  GPU-497fe2ad-20b6-76ef-b136-3816e697eb96
  *                       1  GPU-10cca8ee-0b56-117d-313e-b2cba65021d8
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          20
- *   newest result   2026-12-03T13:49:03.956Z
+ *   sweeps          21
+ *   newest result   2026-12-03T18:59:50.471Z
  *   problems        12 (10 tuned), tuned shapes 487
- *   configs         503, kernels 506
+ *   configs         519, kernels 522
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -41,12 +42,12 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6"
-#define NORMTUNE_DEVICE_NGPUS 13
+#define NORMTUNE_DEVICE_NGPUS 14
 #define NORMTUNE_NFAMILIES 16
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 503
-#define NORMTUNE_NCONFIG_KERNELS 718
-#define NORMTUNE_NKERNELS 506
+#define NORMTUNE_NCONFIGS 519
+#define NORMTUNE_NCONFIG_KERNELS 734
+#define NORMTUNE_NKERNELS 522
 #define NORMTUNE_NENTRIES 487
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
@@ -61,7 +62,7 @@
     X(5, "rmsnorm_bwd.aligned", "434fe0cb40100eba") \
     X(6, "rmsnorm_bwd.wstage", "7089a7428da25143") \
     X(7, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
-    X(8, "rmsnorm_fwd.warp", "d8e446f79b0ff0a9") \
+    X(8, "rmsnorm_fwd.warp", "18b8e4fe03b0ffb2") \
     X(9, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
     X(10, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
     X(11, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
@@ -81,10 +82,10 @@
     X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 179, 192, 15) \
     X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 200, 207, 8) \
     X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 215, 215, 159) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 371, 374, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 445, 449, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 470, 464, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 489, 479, 8)
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 379, 374, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 458, 449, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 484, 464, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 505, 479, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
@@ -306,293 +307,309 @@
     X(213, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 426, 2) \
     X(214, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 428, 2) \
     X(215, 13, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 430, 1) \
-    X(216, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 431, 1) \
-    X(217, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 432, 1) \
-    X(218, 8, "x=bf16,w=bf16", "tpr=4,block=256,chunks=2,k=0", 433, 1) \
-    X(219, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=4,k=8", 434, 1) \
-    X(220, 8, "x=bf16,w=bf16", "tpr=8,block=512,chunks=2,k=0", 435, 1) \
-    X(221, 8, "x=bf16,w=bf16", "tpr=16,block=512,chunks=2,k=0", 436, 1) \
-    X(222, 8, "x=bf16,w=bf16", "tpr=4,block=256,chunks=8,k=0", 437, 1) \
-    X(223, 8, "x=bf16,w=bf16", "tpr=16,block=512,chunks=4,k=0", 438, 1) \
-    X(224, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 439, 1) \
-    X(225, 8, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 440, 1) \
-    X(226, 10, "x=bf16,w=bf16", "block=64,chunks=2,rows=2,k=4", 441, 1) \
-    X(227, 7, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 442, 1) \
-    X(228, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=4,k=0", 443, 1) \
-    X(229, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 444, 1) \
-    X(230, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 445, 1) \
-    X(231, 7, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 446, 1) \
-    X(232, 7, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 447, 1) \
-    X(233, 7, "x=bf16,w=bf16", "block=64,chunks=3,k=8", 448, 1) \
-    X(234, 10, "x=bf16,w=bf16", "block=64,chunks=3,rows=2,k=8", 449, 1) \
-    X(235, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 450, 1) \
-    X(236, 7, "x=bf16,w=bf16", "block=256,chunks=1,k=8", 451, 1) \
-    X(237, 7, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 452, 1) \
-    X(238, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=16", 453, 1) \
-    X(239, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 454, 1) \
-    X(240, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 455, 1) \
-    X(241, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 456, 1) \
-    X(242, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 457, 1) \
-    X(243, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=8", 458, 1) \
-    X(244, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 459, 1) \
-    X(245, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 460, 1) \
-    X(246, 7, "x=bf16,w=bf16", "block=32,chunks=10,k=16", 461, 1) \
-    X(247, 10, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 462, 1) \
-    X(248, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 463, 1) \
-    X(249, 7, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 464, 1) \
-    X(250, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 465, 1) \
-    X(251, 9, "x=bf16,w=bf16", "block=256,chunks=2,stages=2,k=4", 466, 1) \
-    X(252, 10, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 467, 1) \
-    X(253, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 468, 1) \
-    X(254, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 469, 1) \
-    X(255, 7, "x=bf16,w=bf16", "block=256,chunks=2,k=4", 470, 1) \
-    X(256, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 471, 1) \
-    X(257, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 472, 1) \
-    X(258, 7, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 473, 1) \
-    X(259, 7, "x=bf16,w=bf16", "block=256,chunks=3,k=0", 474, 1) \
-    X(260, 9, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 475, 1) \
-    X(261, 10, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 476, 1) \
-    X(262, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 477, 1) \
-    X(263, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 478, 1) \
-    X(264, 7, "x=bf16,w=bf16", "block=256,chunks=3,k=2", 479, 1) \
-    X(265, 7, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 480, 1) \
-    X(266, 7, "x=bf16,w=bf16", "block=128,chunks=6,k=0", 481, 1) \
-    X(267, 9, "x=bf16,w=bf16", "block=512,chunks=2,stages=2,k=2", 482, 1) \
-    X(268, 9, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 483, 1) \
-    X(269, 10, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 484, 1) \
-    X(270, 7, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 485, 1) \
-    X(271, 7, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 486, 1) \
-    X(272, 7, "x=bf16,w=bf16", "block=128,chunks=7,k=0", 487, 1) \
-    X(273, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=0", 488, 1) \
-    X(274, 12, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 489, 1) \
-    X(275, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 490, 1) \
-    X(276, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 491, 1) \
-    X(277, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 492, 1) \
-    X(278, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=2,wg=1", 493, 1) \
-    X(279, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 494, 1) \
-    X(280, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 495, 1) \
-    X(281, 12, "x=bf16,w=bf16", "block=256,chunks=6,k=2,wg=0", 496, 1) \
-    X(282, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 497, 1) \
-    X(283, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 498, 1) \
-    X(284, 12, "x=bf16,w=bf16", "block=256,chunks=7,k=0,wg=0", 499, 1) \
-    X(285, 12, "x=bf16,w=bf16", "block=256,chunks=7,k=2,wg=0", 500, 1) \
-    X(286, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=0", 501, 1) \
-    X(287, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=2", 502, 1) \
-    X(288, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=1", 503, 1) \
-    X(289, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=1", 504, 1) \
-    X(290, 12, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 505, 1) \
-    X(291, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 506, 1) \
-    X(292, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 507, 1) \
-    X(293, 7, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 508, 1) \
-    X(294, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 509, 1) \
-    X(295, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 510, 1) \
-    X(296, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 511, 1) \
-    X(297, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 512, 1) \
-    X(298, 12, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 513, 1) \
-    X(299, 12, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 514, 1) \
-    X(300, 12, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 515, 1) \
-    X(301, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 516, 1) \
-    X(302, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 517, 1) \
-    X(303, 14, "x=bf16,w=bf16", "tpr=4,block=256,chunks=3,k=0", 518, 1) \
-    X(304, 14, "x=bf16,w=bf16", "tpr=8,block=512,chunks=3,k=0", 519, 1) \
-    X(305, 14, "x=bf16,w=bf16", "tpr=16,block=512,chunks=3,k=0", 520, 1) \
-    X(306, 14, "x=bf16,w=bf16", "tpr=4,block=256,chunks=9,k=0", 521, 1) \
-    X(307, 14, "x=bf16,w=bf16", "tpr=16,block=512,chunks=5,k=0", 522, 1) \
-    X(308, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 523, 1) \
-    X(309, 14, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 524, 1) \
-    X(310, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=5,k=0", 525, 1) \
-    X(311, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 526, 1) \
-    X(312, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 527, 1) \
-    X(313, 15, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 528, 1) \
-    X(314, 15, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 529, 1) \
-    X(315, 15, "x=bf16,w=bf16", "block=96,chunks=3,k=8", 530, 1) \
-    X(316, 10, "x=bf16,w=bf16", "block=96,chunks=3,rows=2,k=8", 531, 1) \
-    X(317, 15, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 532, 1) \
-    X(318, 10, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 533, 1) \
-    X(319, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 534, 1) \
-    X(320, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 535, 1) \
-    X(321, 15, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 536, 1) \
-    X(322, 15, "x=bf16,w=bf16", "block=96,chunks=4,k=8", 537, 1) \
-    X(323, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 538, 1) \
-    X(324, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 539, 1) \
-    X(325, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 540, 1) \
-    X(326, 15, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 541, 1) \
-    X(327, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 542, 1) \
-    X(328, 10, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 543, 1) \
-    X(329, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 544, 1) \
-    X(330, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 545, 1) \
-    X(331, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 546, 1) \
-    X(332, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 547, 1) \
-    X(333, 15, "x=bf16,w=bf16", "block=288,chunks=2,k=4", 548, 1) \
-    X(334, 9, "x=bf16,w=bf16", "block=288,chunks=2,stages=2,k=4", 549, 1) \
-    X(335, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 550, 1) \
-    X(336, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 551, 1) \
-    X(337, 15, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 552, 1) \
-    X(338, 15, "x=bf16,w=bf16", "block=256,chunks=3,k=0", 553, 1) \
-    X(339, 10, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 554, 1) \
-    X(340, 15, "x=bf16,w=bf16", "block=288,chunks=3,k=2", 555, 1) \
-    X(341, 9, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 556, 1) \
-    X(342, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 557, 1) \
-    X(343, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 558, 1) \
-    X(344, 15, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 559, 1) \
-    X(345, 15, "x=bf16,w=bf16", "block=160,chunks=6,k=0", 560, 1) \
-    X(346, 10, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 561, 1) \
-    X(347, 15, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 562, 1) \
-    X(348, 15, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 563, 1) \
-    X(349, 15, "x=bf16,w=bf16", "block=160,chunks=7,k=0", 564, 1) \
-    X(350, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=0", 565, 1) \
-    X(351, 12, "x=bf16,w=bf16", "block=288,chunks=4,k=2,wg=0", 566, 1) \
-    X(352, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 567, 1) \
-    X(353, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 568, 1) \
-    X(354, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 569, 1) \
-    X(355, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=2,wg=1", 570, 1) \
-    X(356, 12, "x=bf16,w=bf16", "block=288,chunks=6,k=2,wg=0", 571, 1) \
-    X(357, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 572, 1) \
-    X(358, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 573, 1) \
-    X(359, 15, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 574, 1) \
-    X(360, 12, "x=bf16,w=bf16", "block=288,chunks=7,k=0,wg=0", 575, 1) \
-    X(361, 12, "x=bf16,w=bf16", "block=288,chunks=7,k=2,wg=0", 576, 1) \
-    X(362, 12, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 577, 1) \
-    X(363, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 578, 1) \
-    X(364, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 579, 1) \
-    X(365, 15, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 580, 1) \
-    X(366, 12, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 581, 1) \
-    X(367, 12, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 582, 1) \
-    X(368, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 583, 1) \
-    X(369, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 584, 1) \
-    X(370, 12, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 585, 1) \
-    X(371, 13, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 586, 1) \
-    X(372, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 587, 1) \
-    X(373, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=4,k=0", 588, 1) \
-    X(374, 8, "x=bf16,w=f32", "tpr=4,block=256,chunks=4,k=0", 589, 1) \
-    X(375, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 590, 1) \
-    X(376, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 591, 1) \
-    X(377, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 592, 1) \
-    X(378, 8, "x=bf16,w=f32", "tpr=16,block=256,chunks=4,k=0", 593, 1) \
-    X(379, 8, "x=bf16,w=f32", "tpr=32,block=256,chunks=3,k=0", 594, 1) \
-    X(380, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=0", 595, 1) \
-    X(381, 10, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 596, 1) \
-    X(382, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 597, 1) \
-    X(383, 7, "x=bf16,w=f32", "block=128,chunks=2,k=4", 598, 1) \
-    X(384, 10, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 599, 1) \
-    X(385, 10, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 600, 1) \
-    X(386, 7, "x=bf16,w=f32", "block=64,chunks=4,k=0", 601, 1) \
-    X(387, 7, "x=bf16,w=f32", "block=128,chunks=3,k=4", 602, 1) \
-    X(388, 9, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 603, 1) \
-    X(389, 10, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 604, 1) \
-    X(390, 10, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 605, 1) \
-    X(391, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 606, 1) \
-    X(392, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 607, 1) \
-    X(393, 7, "x=bf16,w=f32", "block=128,chunks=4,k=4", 608, 1) \
-    X(394, 9, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 609, 1) \
-    X(395, 10, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 610, 1) \
-    X(396, 10, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 611, 1) \
-    X(397, 10, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 612, 1) \
-    X(398, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 613, 1) \
-    X(399, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 614, 1) \
-    X(400, 9, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 615, 1) \
-    X(401, 10, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 616, 1) \
-    X(402, 7, "x=bf16,w=f32", "block=128,chunks=7,k=0", 617, 1) \
-    X(403, 12, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 618, 1) \
-    X(404, 10, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 619, 1) \
-    X(405, 12, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 620, 1) \
-    X(406, 12, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 621, 1) \
-    X(407, 12, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 622, 1) \
-    X(408, 12, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 623, 1) \
-    X(409, 9, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 624, 1) \
-    X(410, 12, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 625, 1) \
-    X(411, 11, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 626, 1) \
-    X(412, 12, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 627, 1) \
-    X(413, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 628, 1) \
-    X(414, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 629, 1) \
-    X(415, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 630, 1) \
-    X(416, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=5,k=0", 631, 1) \
-    X(417, 14, "x=bf16,w=f32", "tpr=4,block=256,chunks=5,k=0", 632, 1) \
-    X(418, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 633, 1) \
-    X(419, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 634, 1) \
-    X(420, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 635, 1) \
-    X(421, 14, "x=bf16,w=f32", "tpr=16,block=256,chunks=5,k=0", 636, 1) \
-    X(422, 14, "x=bf16,w=f32", "tpr=32,block=256,chunks=4,k=0", 637, 1) \
-    X(423, 10, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 638, 1) \
-    X(424, 10, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 639, 1) \
-    X(425, 15, "x=bf16,w=f32", "block=160,chunks=2,k=4", 640, 1) \
-    X(426, 10, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 641, 1) \
-    X(427, 15, "x=bf16,w=f32", "block=96,chunks=4,k=0", 642, 1) \
-    X(428, 15, "x=bf16,w=f32", "block=160,chunks=3,k=4", 643, 1) \
-    X(429, 10, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 644, 1) \
-    X(430, 10, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 645, 1) \
-    X(431, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 646, 1) \
-    X(432, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 647, 1) \
-    X(433, 15, "x=bf16,w=f32", "block=160,chunks=4,k=4", 648, 1) \
-    X(434, 10, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 649, 1) \
-    X(435, 10, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 650, 1) \
-    X(436, 10, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 651, 1) \
-    X(437, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 652, 1) \
-    X(438, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 653, 1) \
-    X(439, 10, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 654, 1) \
-    X(440, 15, "x=bf16,w=f32", "block=160,chunks=7,k=0", 655, 1) \
-    X(441, 9, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 656, 1) \
-    X(442, 10, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 657, 1) \
-    X(443, 12, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 658, 1) \
-    X(444, 12, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 659, 1) \
-    X(445, 13, "x=f16,w=f16", "block=1024,chunks=2,k=0", 660, 1) \
-    X(446, 8, "x=f16,w=f16", "tpr=4,block=128,chunks=4,k=8", 661, 1) \
-    X(447, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=2,k=0", 662, 1) \
-    X(448, 7, "x=f16,w=f16", "block=64,chunks=2,k=8", 663, 1) \
-    X(449, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 664, 1) \
-    X(450, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 665, 1) \
-    X(451, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 666, 1) \
-    X(452, 7, "x=f16,w=f16", "block=128,chunks=4,k=8", 667, 1) \
-    X(453, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 668, 1) \
-    X(454, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 669, 1) \
-    X(455, 12, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 670, 1) \
-    X(456, 12, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 671, 1) \
-    X(457, 7, "x=f16,w=f16", "block=512,chunks=4,k=2", 672, 1) \
-    X(458, 7, "x=f16,w=f16", "block=256,chunks=8,k=2", 673, 1) \
-    X(459, 12, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 674, 1) \
-    X(460, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=3,k=0", 675, 1) \
-    X(461, 15, "x=f16,w=f16", "block=96,chunks=2,k=8", 676, 1) \
-    X(462, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 677, 1) \
-    X(463, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 678, 1) \
-    X(464, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 679, 1) \
-    X(465, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 680, 1) \
-    X(466, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 681, 1) \
-    X(467, 12, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 682, 1) \
-    X(468, 15, "x=f16,w=f16", "block=256,chunks=9,k=2", 683, 1) \
-    X(469, 12, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 684, 1) \
-    X(470, 13, "x=f16,w=f32", "block=1024,chunks=2,k=0", 685, 1) \
-    X(471, 8, "x=f16,w=f32", "tpr=4,block=128,chunks=4,k=0", 686, 1) \
-    X(472, 8, "x=f16,w=f32", "tpr=16,block=256,chunks=4,k=0", 687, 1) \
-    X(473, 7, "x=f16,w=f32", "block=64,chunks=2,k=0", 688, 1) \
-    X(474, 10, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 689, 1) \
-    X(475, 10, "x=f16,w=f32", "block=128,chunks=1,rows=2,k=8", 690, 1) \
-    X(476, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 691, 1) \
-    X(477, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 692, 1) \
-    X(478, 7, "x=f16,w=f32", "block=128,chunks=4,k=0", 693, 1) \
-    X(479, 12, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 694, 1) \
-    X(480, 12, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 695, 1) \
-    X(481, 14, "x=f16,w=f32", "tpr=4,block=128,chunks=5,k=0", 696, 1) \
-    X(482, 14, "x=f16,w=f32", "tpr=16,block=256,chunks=5,k=0", 697, 1) \
-    X(483, 15, "x=f16,w=f32", "block=96,chunks=2,k=0", 698, 1) \
-    X(484, 10, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 699, 1) \
-    X(485, 10, "x=f16,w=f32", "block=160,chunks=1,rows=2,k=8", 700, 1) \
-    X(486, 10, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 701, 1) \
-    X(487, 15, "x=f16,w=f32", "block=160,chunks=4,k=0", 702, 1) \
-    X(488, 12, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 703, 1) \
-    X(489, 13, "x=f32,w=f32", "block=1024,chunks=4,k=0", 704, 1) \
-    X(490, 8, "x=f32,w=f32", "tpr=16,block=512,chunks=2,k=0", 705, 1) \
-    X(491, 10, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 706, 1) \
-    X(492, 7, "x=f32,w=f32", "block=128,chunks=2,k=8", 707, 1) \
-    X(493, 10, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 708, 1) \
-    X(494, 10, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 709, 1) \
-    X(495, 12, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 710, 1) \
-    X(496, 12, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 711, 1) \
-    X(497, 12, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 712, 1) \
-    X(498, 14, "x=f32,w=f32", "tpr=16,block=512,chunks=3,k=0", 713, 1) \
-    X(499, 15, "x=f32,w=f32", "block=160,chunks=2,k=8", 714, 1) \
-    X(500, 10, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 715, 1) \
-    X(501, 10, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 716, 1) \
-    X(502, 12, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 717, 1)
+    X(216, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=4", 431, 1) \
+    X(217, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 432, 1) \
+    X(218, 8, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 433, 1) \
+    X(219, 8, "x=bf16,w=bf16", "tpr=16,block=128,chunks=1,k=4", 434, 1) \
+    X(220, 8, "x=bf16,w=bf16", "tpr=8,block=128,chunks=2,k=0", 435, 1) \
+    X(221, 8, "x=bf16,w=bf16", "tpr=8,block=128,chunks=2,k=4", 436, 1) \
+    X(222, 8, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=0", 437, 1) \
+    X(223, 8, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=8", 438, 1) \
+    X(224, 8, "x=bf16,w=bf16", "tpr=16,block=128,chunks=4,k=0", 439, 1) \
+    X(225, 8, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 440, 1) \
+    X(226, 8, "x=bf16,w=bf16", "tpr=32,block=128,chunks=2,k=0", 441, 1) \
+    X(227, 8, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 442, 1) \
+    X(228, 8, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=4", 443, 1) \
+    X(229, 7, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 444, 1) \
+    X(230, 8, "x=bf16,w=bf16", "tpr=32,block=128,chunks=4,k=0", 445, 1) \
+    X(231, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 446, 1) \
+    X(232, 10, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 447, 1) \
+    X(233, 7, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 448, 1) \
+    X(234, 7, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 449, 1) \
+    X(235, 7, "x=bf16,w=bf16", "block=64,chunks=3,k=8", 450, 1) \
+    X(236, 10, "x=bf16,w=bf16", "block=64,chunks=3,rows=2,k=8", 451, 1) \
+    X(237, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 452, 1) \
+    X(238, 8, "x=bf16,w=bf16", "tpr=32,block=128,chunks=6,k=0", 453, 1) \
+    X(239, 7, "x=bf16,w=bf16", "block=256,chunks=1,k=8", 454, 1) \
+    X(240, 7, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 455, 1) \
+    X(241, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=16", 456, 1) \
+    X(242, 10, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 457, 1) \
+    X(243, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 458, 1) \
+    X(244, 10, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 459, 1) \
+    X(245, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 460, 1) \
+    X(246, 7, "x=bf16,w=bf16", "block=64,chunks=4,k=8", 461, 1) \
+    X(247, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 462, 1) \
+    X(248, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 463, 1) \
+    X(249, 7, "x=bf16,w=bf16", "block=32,chunks=10,k=16", 464, 1) \
+    X(250, 10, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 465, 1) \
+    X(251, 7, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 466, 1) \
+    X(252, 7, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 467, 1) \
+    X(253, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 468, 1) \
+    X(254, 9, "x=bf16,w=bf16", "block=256,chunks=2,stages=2,k=4", 469, 1) \
+    X(255, 10, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 470, 1) \
+    X(256, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 471, 1) \
+    X(257, 7, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 472, 1) \
+    X(258, 7, "x=bf16,w=bf16", "block=256,chunks=2,k=4", 473, 1) \
+    X(259, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 474, 1) \
+    X(260, 10, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 475, 1) \
+    X(261, 7, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 476, 1) \
+    X(262, 7, "x=bf16,w=bf16", "block=256,chunks=3,k=0", 477, 1) \
+    X(263, 9, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 478, 1) \
+    X(264, 10, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 479, 1) \
+    X(265, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 480, 1) \
+    X(266, 10, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 481, 1) \
+    X(267, 7, "x=bf16,w=bf16", "block=256,chunks=3,k=2", 482, 1) \
+    X(268, 7, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 483, 1) \
+    X(269, 7, "x=bf16,w=bf16", "block=128,chunks=6,k=0", 484, 1) \
+    X(270, 9, "x=bf16,w=bf16", "block=512,chunks=2,stages=2,k=2", 485, 1) \
+    X(271, 9, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 486, 1) \
+    X(272, 10, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 487, 1) \
+    X(273, 7, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 488, 1) \
+    X(274, 7, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 489, 1) \
+    X(275, 7, "x=bf16,w=bf16", "block=128,chunks=7,k=0", 490, 1) \
+    X(276, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=0", 491, 1) \
+    X(277, 12, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 492, 1) \
+    X(278, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 493, 1) \
+    X(279, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 494, 1) \
+    X(280, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 495, 1) \
+    X(281, 12, "x=bf16,w=bf16", "block=512,chunks=2,k=2,wg=1", 496, 1) \
+    X(282, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 497, 1) \
+    X(283, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 498, 1) \
+    X(284, 12, "x=bf16,w=bf16", "block=256,chunks=6,k=2,wg=0", 499, 1) \
+    X(285, 12, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 500, 1) \
+    X(286, 7, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 501, 1) \
+    X(287, 12, "x=bf16,w=bf16", "block=256,chunks=7,k=0,wg=0", 502, 1) \
+    X(288, 12, "x=bf16,w=bf16", "block=256,chunks=7,k=2,wg=0", 503, 1) \
+    X(289, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=0", 504, 1) \
+    X(290, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=2", 505, 1) \
+    X(291, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=1", 506, 1) \
+    X(292, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=1", 507, 1) \
+    X(293, 12, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 508, 1) \
+    X(294, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 509, 1) \
+    X(295, 12, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 510, 1) \
+    X(296, 7, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 511, 1) \
+    X(297, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 512, 1) \
+    X(298, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 513, 1) \
+    X(299, 12, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 514, 1) \
+    X(300, 12, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 515, 1) \
+    X(301, 12, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 516, 1) \
+    X(302, 12, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 517, 1) \
+    X(303, 12, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 518, 1) \
+    X(304, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=4", 519, 1) \
+    X(305, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 520, 1) \
+    X(306, 14, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 521, 1) \
+    X(307, 14, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=4", 522, 1) \
+    X(308, 14, "x=bf16,w=bf16", "tpr=8,block=128,chunks=3,k=0", 523, 1) \
+    X(309, 14, "x=bf16,w=bf16", "tpr=8,block=128,chunks=3,k=4", 524, 1) \
+    X(310, 14, "x=bf16,w=bf16", "tpr=16,block=128,chunks=3,k=0", 525, 1) \
+    X(311, 14, "x=bf16,w=bf16", "tpr=16,block=128,chunks=3,k=8", 526, 1) \
+    X(312, 14, "x=bf16,w=bf16", "tpr=16,block=128,chunks=5,k=0", 527, 1) \
+    X(313, 14, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 528, 1) \
+    X(314, 14, "x=bf16,w=bf16", "tpr=32,block=128,chunks=3,k=0", 529, 1) \
+    X(315, 14, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 530, 1) \
+    X(316, 14, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=4", 531, 1) \
+    X(317, 14, "x=bf16,w=bf16", "tpr=32,block=128,chunks=5,k=0", 532, 1) \
+    X(318, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=4", 533, 1) \
+    X(319, 10, "x=bf16,w=bf16", "block=160,chunks=1,rows=2,k=0", 534, 1) \
+    X(320, 15, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 535, 1) \
+    X(321, 15, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 536, 1) \
+    X(322, 15, "x=bf16,w=bf16", "block=96,chunks=3,k=8", 537, 1) \
+    X(323, 10, "x=bf16,w=bf16", "block=96,chunks=3,rows=2,k=8", 538, 1) \
+    X(324, 14, "x=bf16,w=bf16", "tpr=32,block=128,chunks=7,k=0", 539, 1) \
+    X(325, 15, "x=bf16,w=bf16", "block=160,chunks=2,k=4", 540, 1) \
+    X(326, 10, "x=bf16,w=bf16", "block=160,chunks=2,rows=2,k=0", 541, 1) \
+    X(327, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=0", 542, 1) \
+    X(328, 10, "x=bf16,w=bf16", "block=288,chunks=1,rows=2,k=4", 543, 1) \
+    X(329, 15, "x=bf16,w=bf16", "block=96,chunks=4,k=0", 544, 1) \
+    X(330, 15, "x=bf16,w=bf16", "block=96,chunks=4,k=8", 545, 1) \
+    X(331, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 546, 1) \
+    X(332, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 547, 1) \
+    X(333, 15, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 548, 1) \
+    X(334, 15, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 549, 1) \
+    X(335, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=0", 550, 1) \
+    X(336, 10, "x=bf16,w=bf16", "block=160,chunks=3,rows=2,k=4", 551, 1) \
+    X(337, 15, "x=bf16,w=bf16", "block=160,chunks=3,k=8", 552, 1) \
+    X(338, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 553, 1) \
+    X(339, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 554, 1) \
+    X(340, 15, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 555, 1) \
+    X(341, 15, "x=bf16,w=bf16", "block=288,chunks=2,k=4", 556, 1) \
+    X(342, 9, "x=bf16,w=bf16", "block=288,chunks=2,stages=2,k=4", 557, 1) \
+    X(343, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=2", 558, 1) \
+    X(344, 10, "x=bf16,w=bf16", "block=288,chunks=2,rows=2,k=4", 559, 1) \
+    X(345, 15, "x=bf16,w=bf16", "block=64,chunks=16,k=0", 560, 1) \
+    X(346, 15, "x=bf16,w=bf16", "block=256,chunks=3,k=0", 561, 1) \
+    X(347, 10, "x=bf16,w=bf16", "block=160,chunks=5,rows=2,k=0", 562, 1) \
+    X(348, 15, "x=bf16,w=bf16", "block=288,chunks=3,k=2", 563, 1) \
+    X(349, 9, "x=bf16,w=bf16", "block=288,chunks=3,stages=2,k=4", 564, 1) \
+    X(350, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=2", 565, 1) \
+    X(351, 10, "x=bf16,w=bf16", "block=288,chunks=3,rows=2,k=0", 566, 1) \
+    X(352, 15, "x=bf16,w=bf16", "block=160,chunks=6,k=4", 567, 1) \
+    X(353, 15, "x=bf16,w=bf16", "block=160,chunks=6,k=0", 568, 1) \
+    X(354, 10, "x=bf16,w=bf16", "block=160,chunks=7,rows=2,k=0", 569, 1) \
+    X(355, 15, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 570, 1) \
+    X(356, 15, "x=bf16,w=bf16", "block=160,chunks=7,k=4", 571, 1) \
+    X(357, 15, "x=bf16,w=bf16", "block=160,chunks=7,k=0", 572, 1) \
+    X(358, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=0", 573, 1) \
+    X(359, 12, "x=bf16,w=bf16", "block=288,chunks=4,k=2,wg=0", 574, 1) \
+    X(360, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=0", 575, 1) \
+    X(361, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=4,wg=2", 576, 1) \
+    X(362, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=0,wg=1", 577, 1) \
+    X(363, 12, "x=bf16,w=bf16", "block=544,chunks=2,k=2,wg=1", 578, 1) \
+    X(364, 12, "x=bf16,w=bf16", "block=288,chunks=6,k=2,wg=0", 579, 1) \
+    X(365, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=3,wg=0", 580, 1) \
+    X(366, 12, "x=bf16,w=bf16", "block=544,chunks=3,k=0,wg=1", 581, 1) \
+    X(367, 15, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 582, 1) \
+    X(368, 12, "x=bf16,w=bf16", "block=288,chunks=7,k=0,wg=0", 583, 1) \
+    X(369, 12, "x=bf16,w=bf16", "block=288,chunks=7,k=2,wg=0", 584, 1) \
+    X(370, 12, "x=bf16,w=bf16", "block=288,chunks=8,k=2,wg=0", 585, 1) \
+    X(371, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=2,wg=0", 586, 1) \
+    X(372, 12, "x=bf16,w=bf16", "block=544,chunks=4,k=0,wg=0", 587, 1) \
+    X(373, 15, "x=bf16,w=bf16", "block=288,chunks=8,k=0", 588, 1) \
+    X(374, 12, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 589, 1) \
+    X(375, 12, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 590, 1) \
+    X(376, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 591, 1) \
+    X(377, 12, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 592, 1) \
+    X(378, 12, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 593, 1) \
+    X(379, 13, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 594, 1) \
+    X(380, 8, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 595, 1) \
+    X(381, 8, "x=bf16,w=f32", "tpr=8,block=128,chunks=2,k=8", 596, 1) \
+    X(382, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 597, 1) \
+    X(383, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=0", 598, 1) \
+    X(384, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 599, 1) \
+    X(385, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 600, 1) \
+    X(386, 8, "x=bf16,w=f32", "tpr=16,block=128,chunks=4,k=4", 601, 1) \
+    X(387, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=4", 602, 1) \
+    X(388, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=0", 603, 1) \
+    X(389, 10, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 604, 1) \
+    X(390, 10, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 605, 1) \
+    X(391, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=4", 606, 1) \
+    X(392, 8, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=0", 607, 1) \
+    X(393, 7, "x=bf16,w=f32", "block=128,chunks=2,k=4", 608, 1) \
+    X(394, 10, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 609, 1) \
+    X(395, 10, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 610, 1) \
+    X(396, 7, "x=bf16,w=f32", "block=64,chunks=4,k=0", 611, 1) \
+    X(397, 7, "x=bf16,w=f32", "block=128,chunks=3,k=4", 612, 1) \
+    X(398, 9, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 613, 1) \
+    X(399, 10, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 614, 1) \
+    X(400, 10, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 615, 1) \
+    X(401, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 616, 1) \
+    X(402, 10, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 617, 1) \
+    X(403, 7, "x=bf16,w=f32", "block=128,chunks=4,k=4", 618, 1) \
+    X(404, 9, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 619, 1) \
+    X(405, 10, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 620, 1) \
+    X(406, 10, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 621, 1) \
+    X(407, 10, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 622, 1) \
+    X(408, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 623, 1) \
+    X(409, 10, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 624, 1) \
+    X(410, 9, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 625, 1) \
+    X(411, 10, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 626, 1) \
+    X(412, 7, "x=bf16,w=f32", "block=128,chunks=7,k=0", 627, 1) \
+    X(413, 12, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 628, 1) \
+    X(414, 10, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 629, 1) \
+    X(415, 12, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 630, 1) \
+    X(416, 12, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 631, 1) \
+    X(417, 12, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 632, 1) \
+    X(418, 12, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 633, 1) \
+    X(419, 9, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 634, 1) \
+    X(420, 12, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 635, 1) \
+    X(421, 11, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 636, 1) \
+    X(422, 12, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 637, 1) \
+    X(423, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 638, 1) \
+    X(424, 12, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 639, 1) \
+    X(425, 14, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 640, 1) \
+    X(426, 14, "x=bf16,w=f32", "tpr=8,block=128,chunks=3,k=8", 641, 1) \
+    X(427, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 642, 1) \
+    X(428, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=0", 643, 1) \
+    X(429, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 644, 1) \
+    X(430, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 645, 1) \
+    X(431, 14, "x=bf16,w=f32", "tpr=16,block=128,chunks=5,k=4", 646, 1) \
+    X(432, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=4", 647, 1) \
+    X(433, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=0", 648, 1) \
+    X(434, 10, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 649, 1) \
+    X(435, 10, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 650, 1) \
+    X(436, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=5,k=4", 651, 1) \
+    X(437, 14, "x=bf16,w=f32", "tpr=32,block=128,chunks=5,k=0", 652, 1) \
+    X(438, 15, "x=bf16,w=f32", "block=160,chunks=2,k=4", 653, 1) \
+    X(439, 10, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 654, 1) \
+    X(440, 15, "x=bf16,w=f32", "block=96,chunks=4,k=0", 655, 1) \
+    X(441, 15, "x=bf16,w=f32", "block=160,chunks=3,k=4", 656, 1) \
+    X(442, 10, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 657, 1) \
+    X(443, 10, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 658, 1) \
+    X(444, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 659, 1) \
+    X(445, 10, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 660, 1) \
+    X(446, 15, "x=bf16,w=f32", "block=160,chunks=4,k=4", 661, 1) \
+    X(447, 10, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 662, 1) \
+    X(448, 10, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 663, 1) \
+    X(449, 10, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 664, 1) \
+    X(450, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 665, 1) \
+    X(451, 10, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 666, 1) \
+    X(452, 10, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 667, 1) \
+    X(453, 15, "x=bf16,w=f32", "block=160,chunks=7,k=0", 668, 1) \
+    X(454, 9, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 669, 1) \
+    X(455, 10, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 670, 1) \
+    X(456, 12, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 671, 1) \
+    X(457, 12, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 672, 1) \
+    X(458, 13, "x=f16,w=f16", "block=1024,chunks=2,k=0", 673, 1) \
+    X(459, 8, "x=f16,w=f16", "tpr=16,block=128,chunks=1,k=8", 674, 1) \
+    X(460, 8, "x=f16,w=f16", "tpr=32,block=128,chunks=2,k=8", 675, 1) \
+    X(461, 7, "x=f16,w=f16", "block=64,chunks=2,k=8", 676, 1) \
+    X(462, 8, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 677, 1) \
+    X(463, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 678, 1) \
+    X(464, 10, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 679, 1) \
+    X(465, 7, "x=f16,w=f16", "block=128,chunks=4,k=8", 680, 1) \
+    X(466, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 681, 1) \
+    X(467, 10, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 682, 1) \
+    X(468, 12, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 683, 1) \
+    X(469, 12, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 684, 1) \
+    X(470, 7, "x=f16,w=f16", "block=512,chunks=4,k=2", 685, 1) \
+    X(471, 7, "x=f16,w=f16", "block=256,chunks=8,k=2", 686, 1) \
+    X(472, 12, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 687, 1) \
+    X(473, 14, "x=f16,w=f16", "tpr=16,block=128,chunks=2,k=8", 688, 1) \
+    X(474, 14, "x=f16,w=f16", "tpr=32,block=128,chunks=3,k=8", 689, 1) \
+    X(475, 15, "x=f16,w=f16", "block=96,chunks=2,k=8", 690, 1) \
+    X(476, 14, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 691, 1) \
+    X(477, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 692, 1) \
+    X(478, 10, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 693, 1) \
+    X(479, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 694, 1) \
+    X(480, 10, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 695, 1) \
+    X(481, 12, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 696, 1) \
+    X(482, 15, "x=f16,w=f16", "block=256,chunks=9,k=2", 697, 1) \
+    X(483, 12, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 698, 1) \
+    X(484, 13, "x=f16,w=f32", "block=1024,chunks=2,k=0", 699, 1) \
+    X(485, 8, "x=f16,w=f32", "tpr=8,block=128,chunks=2,k=8", 700, 1) \
+    X(486, 8, "x=f16,w=f32", "tpr=16,block=128,chunks=4,k=4", 701, 1) \
+    X(487, 7, "x=f16,w=f32", "block=64,chunks=2,k=0", 702, 1) \
+    X(488, 10, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 703, 1) \
+    X(489, 8, "x=f16,w=f32", "tpr=32,block=128,chunks=4,k=0", 704, 1) \
+    X(490, 8, "x=f16,w=f32", "tpr=32,block=128,chunks=4,k=4", 705, 1) \
+    X(491, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 706, 1) \
+    X(492, 10, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 707, 1) \
+    X(493, 7, "x=f16,w=f32", "block=128,chunks=4,k=0", 708, 1) \
+    X(494, 12, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 709, 1) \
+    X(495, 12, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 710, 1) \
+    X(496, 14, "x=f16,w=f32", "tpr=8,block=128,chunks=3,k=8", 711, 1) \
+    X(497, 14, "x=f16,w=f32", "tpr=16,block=128,chunks=5,k=4", 712, 1) \
+    X(498, 15, "x=f16,w=f32", "block=96,chunks=2,k=0", 713, 1) \
+    X(499, 10, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 714, 1) \
+    X(500, 14, "x=f16,w=f32", "tpr=32,block=128,chunks=5,k=0", 715, 1) \
+    X(501, 14, "x=f16,w=f32", "tpr=32,block=128,chunks=5,k=4", 716, 1) \
+    X(502, 10, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 717, 1) \
+    X(503, 15, "x=f16,w=f32", "block=160,chunks=4,k=0", 718, 1) \
+    X(504, 12, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 719, 1) \
+    X(505, 13, "x=f32,w=f32", "block=1024,chunks=4,k=0", 720, 1) \
+    X(506, 8, "x=f32,w=f32", "tpr=16,block=128,chunks=2,k=0", 721, 1) \
+    X(507, 10, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 722, 1) \
+    X(508, 7, "x=f32,w=f32", "block=128,chunks=2,k=8", 723, 1) \
+    X(509, 10, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 724, 1) \
+    X(510, 10, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 725, 1) \
+    X(511, 12, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 726, 1) \
+    X(512, 12, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 727, 1) \
+    X(513, 12, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 728, 1) \
+    X(514, 14, "x=f32,w=f32", "tpr=16,block=128,chunks=3,k=0", 729, 1) \
+    X(515, 15, "x=f32,w=f32", "block=160,chunks=2,k=8", 730, 1) \
+    X(516, 10, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 731, 1) \
+    X(517, 10, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 732, 1) \
+    X(518, 12, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 733, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
@@ -786,324 +803,340 @@
     X(185, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
     X(186, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
     X(187, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
-    X(188, "nt_fwd_awarp<float, float, 16, 512, 3, 0>", nt_fwd_awarp<float, float, 16, 512, 3, 0>) \
-    X(189, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(190, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(191, "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>) \
-    X(192, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(193, "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>) \
-    X(194, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(195, "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>) \
-    X(196, "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>", nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>) \
-    X(197, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>) \
-    X(198, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>) \
-    X(199, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(200, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(201, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>) \
-    X(202, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
-    X(203, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(204, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>) \
-    X(205, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>) \
-    X(206, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>) \
-    X(207, "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>", nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>) \
-    X(208, "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>) \
-    X(209, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>) \
-    X(210, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(211, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(212, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(213, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(214, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(215, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(216, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(217, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(218, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(219, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(220, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(221, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(222, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(223, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(224, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(225, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
-    X(226, "nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>", nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>) \
-    X(227, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(228, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(229, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(230, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(231, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(232, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(233, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(234, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>) \
-    X(235, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(236, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(237, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>) \
-    X(238, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(239, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>) \
-    X(240, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>) \
-    X(241, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(242, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>) \
-    X(243, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(244, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>) \
-    X(245, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(246, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>) \
-    X(247, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>) \
-    X(248, "nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>) \
-    X(249, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>) \
-    X(250, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>) \
-    X(251, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(252, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(253, "nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>", nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>) \
-    X(254, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(255, "nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>", nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>) \
-    X(256, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(257, "nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>) \
-    X(258, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(259, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>) \
-    X(260, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>) \
-    X(261, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(262, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(263, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(264, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(265, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(266, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(267, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(268, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(269, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(270, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(271, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(272, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(273, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(274, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(275, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(276, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(277, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(278, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(279, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(280, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(281, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(282, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(283, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(284, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(285, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(286, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(287, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(288, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(289, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(290, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(291, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(292, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(293, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(294, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(295, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(296, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>) \
-    X(297, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(298, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(299, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(300, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(301, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(302, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(303, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(304, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(305, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
-    X(306, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(307, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
-    X(308, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(309, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(310, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
-    X(311, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
-    X(312, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
-    X(313, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
-    X(314, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
-    X(315, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
-    X(316, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(317, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(318, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(319, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(320, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(321, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(322, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
-    X(323, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
-    X(324, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
-    X(325, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
-    X(326, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
-    X(327, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
-    X(328, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>) \
-    X(329, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>) \
-    X(330, "nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>) \
-    X(331, "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>) \
-    X(332, "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>) \
-    X(333, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(334, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(335, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(336, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(337, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(338, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(339, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(340, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(341, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(342, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(343, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(344, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(345, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(346, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(347, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(348, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(349, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(350, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(351, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(352, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(353, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(354, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(355, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(356, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(357, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(358, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(359, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(360, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(361, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(362, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(363, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
-    X(364, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>) \
-    X(365, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>) \
-    X(366, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>) \
-    X(367, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(368, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(369, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(370, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>) \
-    X(371, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 6, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 6, 2, 0>) \
-    X(372, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>) \
-    X(373, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>) \
-    X(374, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
-    X(375, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(376, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(377, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>) \
-    X(378, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(379, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>) \
-    X(380, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(381, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(382, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(383, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(384, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(385, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(386, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(387, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>) \
-    X(388, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>) \
-    X(389, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>) \
-    X(390, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>) \
-    X(391, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(392, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(393, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(394, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 0>) \
-    X(395, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
-    X(396, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 2, 1>) \
-    X(397, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
-    X(398, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
-    X(399, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
-    X(400, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
-    X(401, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
-    X(402, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
-    X(403, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(404, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(405, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(406, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(407, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(408, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(409, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(410, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(411, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(412, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(413, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(414, "nt_fwd_warp<float, float, 16, 512, 2, 0>", nt_fwd_warp<float, float, 16, 512, 2, 0>) \
-    X(415, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(416, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(417, "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>) \
-    X(418, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(419, "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>) \
-    X(420, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(421, "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>) \
-    X(422, "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>", nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>) \
-    X(423, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>) \
-    X(424, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>) \
-    X(425, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(426, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(427, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>) \
-    X(428, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
-    X(429, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(430, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>) \
-    X(431, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>) \
-    X(432, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>) \
-    X(433, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>) \
-    X(434, "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>", nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>) \
-    X(435, "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>) \
-    X(436, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>) \
-    X(437, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(438, "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>", nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>) \
-    X(439, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(440, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(441, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
-    X(442, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
-    X(443, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(444, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(445, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(446, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(447, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(448, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
-    X(449, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(450, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(451, "nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>) \
-    X(452, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>) \
-    X(453, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(454, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(455, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>) \
-    X(456, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
-    X(457, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
-    X(458, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>) \
-    X(459, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>) \
-    X(460, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>) \
-    X(461, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
-    X(462, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>) \
-    X(463, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>) \
-    X(464, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(465, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
-    X(466, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(467, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(468, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>) \
-    X(469, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(470, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>) \
-    X(471, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>) \
-    X(472, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(473, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(474, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>) \
-    X(475, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(476, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>) \
-    X(477, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>) \
-    X(478, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(479, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
-    X(480, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(481, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(482, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(483, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(484, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(485, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(486, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(487, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>) \
-    X(488, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>) \
-    X(489, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(490, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(491, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(492, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(493, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(494, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(495, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(496, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(497, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
-    X(498, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(499, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(500, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(501, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(502, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
-    X(503, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(504, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(505, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
+    X(188, "nt_fwd_awarp<float, float, 16, 128, 3, 0>", nt_fwd_awarp<float, float, 16, 128, 3, 0>) \
+    X(189, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 0>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 0>) \
+    X(190, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(191, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(192, "nt_fwd_awarp<nt_bf16, float, 16, 128, 5, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 5, 4>) \
+    X(193, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(194, "nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 0>) \
+    X(195, "nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 4>", nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 4>) \
+    X(196, "nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 0>) \
+    X(197, "nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 4>", nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 4>) \
+    X(198, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(199, "nt_fwd_awarp<nt_bf16, float, 8, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 8, 128, 3, 8>) \
+    X(200, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 2, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 2, 4>) \
+    X(201, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 0>) \
+    X(202, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 8>) \
+    X(203, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 5, 0>) \
+    X(204, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 3, 0>) \
+    X(205, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 0>) \
+    X(206, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 7, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 7, 0>) \
+    X(207, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(208, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 4>) \
+    X(209, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(210, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
+    X(211, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 4>) \
+    X(212, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(213, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 0>) \
+    X(214, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 4>) \
+    X(215, "nt_fwd_awarp<nt_f16, float, 16, 128, 5, 4>", nt_fwd_awarp<nt_f16, float, 16, 128, 5, 4>) \
+    X(216, "nt_fwd_awarp<nt_f16, float, 32, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 32, 128, 5, 0>) \
+    X(217, "nt_fwd_awarp<nt_f16, float, 32, 128, 5, 4>", nt_fwd_awarp<nt_f16, float, 32, 128, 5, 4>) \
+    X(218, "nt_fwd_awarp<nt_f16, float, 8, 128, 3, 8>", nt_fwd_awarp<nt_f16, float, 8, 128, 3, 8>) \
+    X(219, "nt_fwd_awarp<nt_f16, nt_f16, 16, 128, 2, 8>", nt_fwd_awarp<nt_f16, nt_f16, 16, 128, 2, 8>) \
+    X(220, "nt_fwd_awarp<nt_f16, nt_f16, 32, 128, 3, 8>", nt_fwd_awarp<nt_f16, nt_f16, 32, 128, 3, 8>) \
+    X(221, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(222, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(223, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(224, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(225, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(226, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(227, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(228, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(229, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(230, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(231, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(232, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(233, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(234, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(235, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(236, "nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 288, 3, 2, 4>) \
+    X(237, "nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>", nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>) \
+    X(238, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(239, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(240, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(241, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(242, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(243, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(244, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(245, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>) \
+    X(246, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(247, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(248, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>) \
+    X(249, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(250, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>) \
+    X(251, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>) \
+    X(252, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(253, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>) \
+    X(254, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(255, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>) \
+    X(256, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(257, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>) \
+    X(258, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>) \
+    X(259, "nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>) \
+    X(260, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>) \
+    X(261, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>) \
+    X(262, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(263, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(264, "nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>", nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>) \
+    X(265, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(266, "nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>", nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>) \
+    X(267, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(268, "nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>) \
+    X(269, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(270, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>) \
+    X(271, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>) \
+    X(272, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(273, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(274, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(275, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(276, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(277, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(278, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(279, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(280, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(281, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(282, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(283, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(284, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(285, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(286, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(287, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(288, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(289, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(290, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(291, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(292, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(293, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(294, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(295, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(296, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(297, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(298, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(299, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(300, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(301, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(302, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(303, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(304, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(305, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(306, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(307, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(308, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(309, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(310, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(311, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(312, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(313, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(314, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(315, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
+    X(316, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(317, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
+    X(318, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(319, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(320, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 0>) \
+    X(321, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 1, 2, 4>) \
+    X(322, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 2, 2, 0>) \
+    X(323, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 3, 2, 4>) \
+    X(324, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 5, 2, 0>) \
+    X(325, "nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 160, 7, 2, 0>) \
+    X(326, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(327, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(328, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(329, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(330, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(331, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(332, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 0>) \
+    X(333, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 1, 2, 4>) \
+    X(334, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 2>) \
+    X(335, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>) \
+    X(336, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>) \
+    X(337, "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>) \
+    X(338, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>) \
+    X(339, "nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>) \
+    X(340, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(341, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(342, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(343, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(344, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(345, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(346, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(347, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(348, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(349, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(350, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(351, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(352, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(353, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(354, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(355, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(356, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(357, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(358, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(359, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(360, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(361, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(362, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(363, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(364, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(365, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(366, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(367, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(368, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(369, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(370, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
+    X(371, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>) \
+    X(372, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>) \
+    X(373, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>) \
+    X(374, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(375, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(376, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(377, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 4, 2, 0>) \
+    X(378, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 6, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 6, 2, 0>) \
+    X(379, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>) \
+    X(380, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>) \
+    X(381, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 8, 2, 0>) \
+    X(382, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(383, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(384, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>) \
+    X(385, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(386, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>) \
+    X(387, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(388, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(389, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(390, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(391, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(392, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(393, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(394, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>) \
+    X(395, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>) \
+    X(396, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>) \
+    X(397, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>) \
+    X(398, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(399, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(400, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(401, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 0>) \
+    X(402, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 0, 1>) \
+    X(403, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 2, 1>) \
+    X(404, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 0>) \
+    X(405, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 2, 4, 2>) \
+    X(406, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 0, 1>) \
+    X(407, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 3, 3, 0>) \
+    X(408, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 0, 0>) \
+    X(409, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 4, 2, 0>) \
+    X(410, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(411, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(412, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(413, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(414, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(415, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(416, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(417, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(418, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(419, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(420, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(421, "nt_fwd_warp<float, float, 16, 128, 2, 0>", nt_fwd_warp<float, float, 16, 128, 2, 0>) \
+    X(422, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 0>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 0>) \
+    X(423, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(424, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(425, "nt_fwd_warp<nt_bf16, float, 16, 128, 4, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 4, 4>) \
+    X(426, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(427, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 0>) \
+    X(428, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 4>) \
+    X(429, "nt_fwd_warp<nt_bf16, float, 32, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 128, 4, 0>) \
+    X(430, "nt_fwd_warp<nt_bf16, float, 32, 128, 4, 4>", nt_fwd_warp<nt_bf16, float, 32, 128, 4, 4>) \
+    X(431, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(432, "nt_fwd_warp<nt_bf16, float, 8, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 8, 128, 2, 8>) \
+    X(433, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 1, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 1, 4>) \
+    X(434, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 0>) \
+    X(435, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 8>) \
+    X(436, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 4, 0>) \
+    X(437, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 2, 0>) \
+    X(438, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 4, 0>) \
+    X(439, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 6, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 6, 0>) \
+    X(440, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(441, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 4>) \
+    X(442, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(443, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
+    X(444, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 4>) \
+    X(445, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(446, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 0>) \
+    X(447, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 4>) \
+    X(448, "nt_fwd_warp<nt_f16, float, 16, 128, 4, 4>", nt_fwd_warp<nt_f16, float, 16, 128, 4, 4>) \
+    X(449, "nt_fwd_warp<nt_f16, float, 32, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 32, 128, 4, 0>) \
+    X(450, "nt_fwd_warp<nt_f16, float, 32, 128, 4, 4>", nt_fwd_warp<nt_f16, float, 32, 128, 4, 4>) \
+    X(451, "nt_fwd_warp<nt_f16, float, 8, 128, 2, 8>", nt_fwd_warp<nt_f16, float, 8, 128, 2, 8>) \
+    X(452, "nt_fwd_warp<nt_f16, nt_f16, 16, 128, 1, 8>", nt_fwd_warp<nt_f16, nt_f16, 16, 128, 1, 8>) \
+    X(453, "nt_fwd_warp<nt_f16, nt_f16, 32, 128, 2, 8>", nt_fwd_warp<nt_f16, nt_f16, 32, 128, 2, 8>) \
+    X(454, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(455, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(456, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(457, "nt_persist<float, float, float, 256, 1, 3, 2>", nt_persist<float, float, float, 256, 1, 3, 2>) \
+    X(458, "nt_persist<float, float, float, 256, 4, 2, 1>", nt_persist<float, float, float, 256, 4, 2, 1>) \
+    X(459, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(460, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(461, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(462, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(463, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(464, "nt_persist<nt_bf16, float, float, 512, 1, 3, 1>", nt_persist<nt_bf16, float, float, 512, 1, 3, 1>) \
+    X(465, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(466, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(467, "nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>) \
+    X(468, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>) \
+    X(469, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(470, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(471, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>) \
+    X(472, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
+    X(473, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
+    X(474, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>) \
+    X(475, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>) \
+    X(476, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>) \
+    X(477, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 2, 2>) \
+    X(478, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>) \
+    X(479, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>) \
+    X(480, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(481, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
+    X(482, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
+    X(483, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(484, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>) \
+    X(485, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(486, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>) \
+    X(487, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>) \
+    X(488, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(489, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(490, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>) \
+    X(491, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(492, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>) \
+    X(493, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>) \
+    X(494, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(495, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 3, 1>) \
+    X(496, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(497, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(498, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(499, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(500, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(501, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(502, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(503, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>) \
+    X(504, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>) \
+    X(505, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(506, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(507, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(508, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(509, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(510, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(511, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(512, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(513, "nt_persist<nt_f16, float, float, 512, 1, 3, 1>", nt_persist<nt_f16, float, float, 512, 1, 3, 1>) \
+    X(514, "nt_persist<nt_f16, float, float, 512, 1, 4, 1>", nt_persist<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(515, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(516, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(517, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(518, "nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>", nt_persist<nt_f16, nt_f16, float, 256, 2, 2, 2>) \
+    X(519, "nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(520, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(521, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -1301,28 +1334,39 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_arow<nt_f16, float, 96, 2, 0>",
     "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>",
     "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>",
-    "nt_fwd_awarp<float, float, 16, 512, 3, 0>",
+    "nt_fwd_awarp<float, float, 16, 128, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 0>",
     "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>",
     "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>",
-    "nt_fwd_awarp<nt_bf16, float, 16, 256, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 16, 128, 5, 4>",
     "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>",
-    "nt_fwd_awarp<nt_bf16, float, 32, 256, 4, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 4>",
+    "nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 4>",
     "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>",
-    "nt_fwd_awarp<nt_bf16, float, 4, 128, 5, 0>",
-    "nt_fwd_awarp<nt_bf16, float, 4, 256, 5, 0>",
-    "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 3, 0>",
-    "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 512, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, float, 8, 128, 3, 8>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 2, 4>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 8>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 7, 0>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 4>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>",
-    "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 5, 0>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 4>",
     "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>",
-    "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 3, 0>",
-    "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 256, 9, 0>",
-    "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 512, 3, 0>",
-    "nt_fwd_awarp<nt_f16, float, 16, 256, 5, 0>",
-    "nt_fwd_awarp<nt_f16, float, 4, 128, 5, 0>",
-    "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 0>",
+    "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 4>",
+    "nt_fwd_awarp<nt_f16, float, 16, 128, 5, 4>",
+    "nt_fwd_awarp<nt_f16, float, 32, 128, 5, 0>",
+    "nt_fwd_awarp<nt_f16, float, 32, 128, 5, 4>",
+    "nt_fwd_awarp<nt_f16, float, 8, 128, 3, 8>",
+    "nt_fwd_awarp<nt_f16, nt_f16, 16, 128, 2, 8>",
+    "nt_fwd_awarp<nt_f16, nt_f16, 32, 128, 3, 8>",
     "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>",
     "nt_fwd_loop<float, float, 1024, 4, 0>",
     "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>",
@@ -1409,7 +1453,6 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>",
-    "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>",
     "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>",
     "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>",
@@ -1441,11 +1484,8 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_rows<nt_bf16, nt_bf16, 288, 2, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 0>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 288, 3, 2, 2>",
-    "nt_fwd_rows<nt_bf16, nt_bf16, 64, 2, 2, 4>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>",
     "nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>",
-    "nt_fwd_rows<nt_f16, float, 128, 1, 2, 8>",
-    "nt_fwd_rows<nt_f16, float, 160, 1, 2, 8>",
     "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>",
     "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>",
     "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>",
@@ -1527,31 +1567,40 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>",
     "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>",
     "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>",
-    "nt_fwd_warp<float, float, 16, 512, 2, 0>",
+    "nt_fwd_warp<float, float, 16, 128, 2, 0>",
+    "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 0>",
     "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>",
     "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>",
-    "nt_fwd_warp<nt_bf16, float, 16, 256, 4, 0>",
+    "nt_fwd_warp<nt_bf16, float, 16, 128, 4, 4>",
     "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>",
-    "nt_fwd_warp<nt_bf16, float, 32, 256, 3, 0>",
+    "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 0>",
+    "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 4>",
+    "nt_fwd_warp<nt_bf16, float, 32, 128, 4, 0>",
+    "nt_fwd_warp<nt_bf16, float, 32, 128, 4, 4>",
     "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>",
-    "nt_fwd_warp<nt_bf16, float, 4, 128, 4, 0>",
-    "nt_fwd_warp<nt_bf16, float, 4, 256, 4, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 2, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 512, 4, 0>",
+    "nt_fwd_warp<nt_bf16, float, 8, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 1, 4>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 8>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 4, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 4, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 6, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 4>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 4, 0>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 4>",
     "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 4, 8>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 2, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 4, 256, 8, 0>",
-    "nt_fwd_warp<nt_bf16, nt_bf16, 8, 512, 2, 0>",
-    "nt_fwd_warp<nt_f16, float, 16, 256, 4, 0>",
-    "nt_fwd_warp<nt_f16, float, 4, 128, 4, 0>",
-    "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 0>",
+    "nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 4>",
+    "nt_fwd_warp<nt_f16, float, 16, 128, 4, 4>",
+    "nt_fwd_warp<nt_f16, float, 32, 128, 4, 0>",
+    "nt_fwd_warp<nt_f16, float, 32, 128, 4, 4>",
+    "nt_fwd_warp<nt_f16, float, 8, 128, 2, 8>",
+    "nt_fwd_warp<nt_f16, nt_f16, 16, 128, 1, 8>",
+    "nt_fwd_warp<nt_f16, nt_f16, 32, 128, 2, 8>",
     "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>",
-    "nt_fwd_warp<nt_f16, nt_f16, 4, 128, 4, 8>",
     "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>",
     "nt_persist<float, float, float, 1024, 1, 2, 1>",
     "nt_persist<float, float, float, 256, 1, 3, 2>",
@@ -1632,57 +1681,57 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     129, 149, /* 5 */
     120, 149, /* 6 */
     131, 149, /* 7 */
-    149, 492, /* 8 */
+    149, 508, /* 8 */
     125, 149, /* 9 */
     124, 149, /* 10 */
-    149, 454, /* 11 */
+    149, 470, /* 11 */
     104, 149, /* 12 */
     106, 149, /* 13 */
     126, 149, /* 14 */
-    149, 494, /* 15 */
-    149, 493, /* 16 */
-    149, 455, /* 17 */
-    149, 456, /* 18 */
-    149, 457, /* 19 */
-    149, 458, /* 20 */
-    149, 462, /* 21 */
-    149, 461, /* 22 */
-    149, 463, /* 23 */
-    149, 464, /* 24 */
-    149, 495, /* 25 */
-    149, 470, /* 26 */
-    149, 467, /* 27 */
-    149, 465, /* 28 */
-    149, 460, /* 29 */
-    149, 468, /* 30 */
-    149, 469, /* 31 */
-    149, 459, /* 32 */
-    149, 466, /* 33 */
-    149, 479, /* 34 */
-    149, 471, /* 35 */
-    149, 480, /* 36 */
-    149, 484, /* 37 */
-    149, 472, /* 38 */
-    149, 485, /* 39 */
-    149, 483, /* 40 */
-    149, 482, /* 41 */
-    149, 473, /* 42 */
-    149, 481, /* 43 */
-    149, 451, /* 44 */
-    149, 487, /* 45 */
-    149, 453, /* 46 */
-    149, 452, /* 47 */
-    149, 474, /* 48 */
-    149, 475, /* 49 */
-    149, 486, /* 50 */
-    149, 488, /* 51 */
-    149, 476, /* 52 */
-    149, 477, /* 53 */
-    149, 489, /* 54 */
+    149, 510, /* 15 */
+    149, 509, /* 16 */
+    149, 471, /* 17 */
+    149, 472, /* 18 */
+    149, 473, /* 19 */
+    149, 474, /* 20 */
+    149, 478, /* 21 */
+    149, 477, /* 22 */
+    149, 479, /* 23 */
+    149, 480, /* 24 */
+    149, 511, /* 25 */
+    149, 486, /* 26 */
+    149, 483, /* 27 */
+    149, 481, /* 28 */
+    149, 476, /* 29 */
+    149, 484, /* 30 */
+    149, 485, /* 31 */
+    149, 475, /* 32 */
+    149, 482, /* 33 */
+    149, 495, /* 34 */
+    149, 487, /* 35 */
+    149, 496, /* 36 */
+    149, 500, /* 37 */
+    149, 488, /* 38 */
+    149, 501, /* 39 */
+    149, 499, /* 40 */
+    149, 498, /* 41 */
+    149, 489, /* 42 */
+    149, 497, /* 43 */
+    149, 467, /* 44 */
+    149, 503, /* 45 */
+    149, 469, /* 46 */
+    149, 468, /* 47 */
+    149, 490, /* 48 */
+    149, 491, /* 49 */
+    149, 502, /* 50 */
+    149, 504, /* 51 */
+    149, 492, /* 52 */
+    149, 493, /* 53 */
+    149, 505, /* 54 */
     77, 149, /* 55 */
-    149, 478, /* 56 */
-    149, 491, /* 57 */
-    149, 490, /* 58 */
+    149, 494, /* 56 */
+    149, 507, /* 57 */
+    149, 506, /* 58 */
     87, 149, /* 59 */
     85, 149, /* 60 */
     83, 149, /* 61 */
@@ -1763,12 +1812,12 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     116, 149, /* 136 */
     102, 149, /* 137 */
     118, 149, /* 138 */
-    149, 447, /* 139 */
-    149, 448, /* 140 */
-    149, 449, /* 141 */
-    149, 450, /* 142 */
-    149, 445, /* 143 */
-    149, 446, /* 144 */
+    149, 463, /* 139 */
+    149, 464, /* 140 */
+    149, 465, /* 141 */
+    149, 466, /* 142 */
+    149, 461, /* 143 */
+    149, 462, /* 144 */
     81, 149, /* 145 */
     115, 149, /* 146 */
     117, 149, /* 147 */
@@ -1787,11 +1836,11 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     145, 149, /* 160 */
     110, 149, /* 161 */
     147, 149, /* 162 */
-    149, 502, /* 163 */
-    149, 503, /* 164 */
-    149, 501, /* 165 */
-    149, 504, /* 166 */
-    149, 505, /* 167 */
+    149, 518, /* 163 */
+    149, 519, /* 164 */
+    149, 517, /* 165 */
+    149, 520, /* 166 */
+    149, 521, /* 167 */
     93, 149, /* 168 */
     144, 149, /* 169 */
     146, 149, /* 170 */
@@ -1808,11 +1857,11 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     139, 149, /* 181 */
     108, 149, /* 182 */
     141, 149, /* 183 */
-    149, 497, /* 184 */
-    149, 498, /* 185 */
-    149, 496, /* 186 */
-    149, 499, /* 187 */
-    149, 500, /* 188 */
+    149, 513, /* 184 */
+    149, 514, /* 185 */
+    149, 512, /* 186 */
+    149, 515, /* 187 */
+    149, 516, /* 188 */
     91, 149, /* 189 */
     138, 149, /* 190 */
     140, 149, /* 191 */
@@ -1826,11 +1875,11 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     92, 149, /* 199 */
     95, 149, /* 200 */
     112, 149, /* 201 */
-    149, 441, /* 202 */
-    149, 442, /* 203 */
-    149, 440, /* 204 */
-    149, 443, /* 205 */
-    149, 444, /* 206 */
+    149, 457, /* 202 */
+    149, 458, /* 203 */
+    149, 456, /* 204 */
+    149, 459, /* 205 */
+    149, 460, /* 206 */
     79, 149, /* 207 */
     113, 149, /* 208 */
     1, 149, /* 209 */
@@ -1839,294 +1888,310 @@ NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS 
     3, 149, /* 212 */
     4, 149, /* 213 */
     80, 149, /* 214 */
-    213, /* 215 */
-    429, /* 216 */
-    428, /* 217 */
-    431, /* 218 */
-    430, /* 219 */
-    433, /* 220 */
-    423, /* 221 */
-    432, /* 222 */
-    424, /* 223 */
-    426, /* 224 */
-    425, /* 225 */
-    328, /* 226 */
-    233, /* 227 */
-    427, /* 228 */
-    303, /* 229 */
-    302, /* 230 */
-    246, /* 231 */
-    234, /* 232 */
+    224, /* 215 */
+    444, /* 216 */
+    445, /* 217 */
+    443, /* 218 */
+    433, /* 219 */
+    446, /* 220 */
+    447, /* 221 */
+    434, /* 222 */
+    435, /* 223 */
+    436, /* 224 */
+    442, /* 225 */
+    437, /* 226 */
+    440, /* 227 */
+    441, /* 228 */
+    244, /* 229 */
+    438, /* 230 */
+    313, /* 231 */
+    312, /* 232 */
     257, /* 233 */
-    329, /* 234 */
-    305, /* 235 */
-    247, /* 236 */
-    235, /* 237 */
-    259, /* 238 */
-    304, /* 239 */
-    316, /* 240 */
-    317, /* 241 */
-    258, /* 242 */
-    260, /* 243 */
-    236, /* 244 */
-    237, /* 245 */
-    253, /* 246 */
-    306, /* 247 */
-    238, /* 248 */
-    255, /* 249 */
-    241, /* 250 */
-    221, /* 251 */
-    307, /* 252 */
-    240, /* 253 */
-    239, /* 254 */
-    248, /* 255 */
-    318, /* 256 */
-    319, /* 257 */
-    254, /* 258 */
-    249, /* 259 */
-    222, /* 260 */
-    308, /* 261 */
-    321, /* 262 */
-    320, /* 263 */
-    250, /* 264 */
-    243, /* 265 */
-    242, /* 266 */
-    226, /* 267 */
-    223, /* 268 */
-    309, /* 269 */
-    251, /* 270 */
-    245, /* 271 */
-    244, /* 272 */
-    377, /* 273 */
-    363, /* 274 */
-    380, /* 275 */
-    381, /* 276 */
-    378, /* 277 */
-    379, /* 278 */
-    384, /* 279 */
-    383, /* 280 */
-    364, /* 281 */
-    382, /* 282 */
-    256, /* 283 */
-    365, /* 284 */
-    366, /* 285 */
-    388, /* 286 */
-    390, /* 287 */
-    387, /* 288 */
-    389, /* 289 */
-    367, /* 290 */
-    386, /* 291 */
-    385, /* 292 */
-    252, /* 293 */
-    369, /* 294 */
-    391, /* 295 */
-    368, /* 296 */
-    392, /* 297 */
-    362, /* 298 */
-    393, /* 299 */
-    376, /* 300 */
-    203, /* 301 */
-    202, /* 302 */
-    204, /* 303 */
-    206, /* 304 */
-    197, /* 305 */
-    205, /* 306 */
-    198, /* 307 */
-    200, /* 308 */
-    199, /* 309 */
+    245, /* 234 */
+    268, /* 235 */
+    338, /* 236 */
+    315, /* 237 */
+    439, /* 238 */
+    258, /* 239 */
+    246, /* 240 */
+    270, /* 241 */
+    314, /* 242 */
+    326, /* 243 */
+    327, /* 244 */
+    269, /* 245 */
+    271, /* 246 */
+    247, /* 247 */
+    248, /* 248 */
+    264, /* 249 */
+    316, /* 250 */
+    249, /* 251 */
+    266, /* 252 */
+    252, /* 253 */
+    232, /* 254 */
+    317, /* 255 */
+    251, /* 256 */
+    250, /* 257 */
+    259, /* 258 */
+    328, /* 259 */
+    329, /* 260 */
+    265, /* 261 */
+    260, /* 262 */
+    233, /* 263 */
+    318, /* 264 */
+    331, /* 265 */
+    330, /* 266 */
+    261, /* 267 */
+    254, /* 268 */
+    253, /* 269 */
+    237, /* 270 */
+    234, /* 271 */
+    319, /* 272 */
+    262, /* 273 */
+    256, /* 274 */
+    255, /* 275 */
+    384, /* 276 */
+    370, /* 277 */
+    387, /* 278 */
+    388, /* 279 */
+    385, /* 280 */
+    386, /* 281 */
+    391, /* 282 */
+    390, /* 283 */
+    371, /* 284 */
+    389, /* 285 */
+    267, /* 286 */
+    372, /* 287 */
+    373, /* 288 */
+    395, /* 289 */
+    397, /* 290 */
+    394, /* 291 */
+    396, /* 292 */
+    374, /* 293 */
+    393, /* 294 */
+    392, /* 295 */
+    263, /* 296 */
+    376, /* 297 */
+    398, /* 298 */
+    375, /* 299 */
+    399, /* 300 */
+    369, /* 301 */
+    400, /* 302 */
+    383, /* 303 */
+    211, /* 304 */
+    212, /* 305 */
+    210, /* 306 */
+    200, /* 307 */
+    213, /* 308 */
+    214, /* 309 */
     201, /* 310 */
-    311, /* 311 */
-    310, /* 312 */
-    172, /* 313 */
-    158, /* 314 */
-    181, /* 315 */
-    330, /* 316 */
-    165, /* 317 */
-    312, /* 318 */
-    322, /* 319 */
-    323, /* 320 */
-    182, /* 321 */
-    183, /* 322 */
-    159, /* 323 */
-    160, /* 324 */
-    161, /* 325 */
-    178, /* 326 */
-    166, /* 327 */
-    313, /* 328 */
-    167, /* 329 */
-    164, /* 330 */
-    163, /* 331 */
-    162, /* 332 */
-    175, /* 333 */
-    224, /* 334 */
-    324, /* 335 */
-    325, /* 336 */
-    180, /* 337 */
-    173, /* 338 */
-    314, /* 339 */
-    176, /* 340 */
-    225, /* 341 */
-    327, /* 342 */
-    326, /* 343 */
-    169, /* 344 */
-    168, /* 345 */
-    315, /* 346 */
-    174, /* 347 */
-    171, /* 348 */
-    170, /* 349 */
-    394, /* 350 */
-    370, /* 351 */
-    397, /* 352 */
-    398, /* 353 */
-    395, /* 354 */
-    396, /* 355 */
-    371, /* 356 */
-    400, /* 357 */
-    399, /* 358 */
-    179, /* 359 */
-    372, /* 360 */
-    373, /* 361 */
-    374, /* 362 */
-    402, /* 363 */
-    401, /* 364 */
-    177, /* 365 */
-    361, /* 366 */
-    375, /* 367 */
-    403, /* 368 */
-    404, /* 369 */
-    405, /* 370 */
-    212, /* 371 */
-    420, /* 372 */
-    421, /* 373 */
-    422, /* 374 */
-    416, /* 375 */
-    415, /* 376 */
-    418, /* 377 */
-    417, /* 378 */
-    419, /* 379 */
-    296, /* 380 */
-    272, /* 381 */
-    297, /* 382 */
-    228, /* 383 */
-    273, /* 384 */
-    283, /* 385 */
-    232, /* 386 */
-    229, /* 387 */
-    217, /* 388 */
-    274, /* 389 */
-    298, /* 390 */
-    284, /* 391 */
-    285, /* 392 */
-    230, /* 393 */
-    218, /* 394 */
-    275, /* 395 */
-    295, /* 396 */
-    276, /* 397 */
-    286, /* 398 */
-    287, /* 399 */
-    219, /* 400 */
-    277, /* 401 */
-    231, /* 402 */
-    358, /* 403 */
-    293, /* 404 */
-    356, /* 405 */
-    353, /* 406 */
-    359, /* 407 */
-    357, /* 408 */
-    216, /* 409 */
-    355, /* 410 */
-    439, /* 411 */
-    350, /* 412 */
-    352, /* 413 */
-    351, /* 414 */
-    194, /* 415 */
-    195, /* 416 */
-    196, /* 417 */
-    190, /* 418 */
-    189, /* 419 */
-    192, /* 420 */
-    191, /* 421 */
-    193, /* 422 */
-    278, /* 423 */
-    300, /* 424 */
-    153, /* 425 */
-    288, /* 426 */
-    157, /* 427 */
-    154, /* 428 */
-    279, /* 429 */
-    301, /* 430 */
-    289, /* 431 */
-    290, /* 432 */
-    155, /* 433 */
-    280, /* 434 */
-    299, /* 435 */
-    281, /* 436 */
-    291, /* 437 */
-    292, /* 438 */
-    282, /* 439 */
-    156, /* 440 */
-    220, /* 441 */
-    294, /* 442 */
-    354, /* 443 */
-    360, /* 444 */
-    215, /* 445 */
-    438, /* 446 */
-    436, /* 447 */
-    266, /* 448 */
-    437, /* 449 */
-    339, /* 450 */
-    338, /* 451 */
-    263, /* 452 */
-    343, /* 453 */
-    342, /* 454 */
-    410, /* 455 */
-    409, /* 456 */
-    265, /* 457 */
-    264, /* 458 */
-    411, /* 459 */
-    209, /* 460 */
-    187, /* 461 */
-    210, /* 462 */
-    341, /* 463 */
-    340, /* 464 */
-    345, /* 465 */
-    344, /* 466 */
-    412, /* 467 */
-    186, /* 468 */
-    413, /* 469 */
-    214, /* 470 */
-    435, /* 471 */
-    434, /* 472 */
-    262, /* 473 */
-    336, /* 474 */
-    331, /* 475 */
-    334, /* 476 */
-    333, /* 477 */
-    261, /* 478 */
-    407, /* 479 */
-    406, /* 480 */
-    208, /* 481 */
-    207, /* 482 */
-    185, /* 483 */
-    337, /* 484 */
-    332, /* 485 */
-    335, /* 486 */
-    184, /* 487 */
-    408, /* 488 */
-    211, /* 489 */
-    414, /* 490 */
-    267, /* 491 */
-    227, /* 492 */
-    268, /* 493 */
-    270, /* 494 */
-    346, /* 495 */
-    348, /* 496 */
-    347, /* 497 */
-    188, /* 498 */
-    152, /* 499 */
-    269, /* 500 */
-    271, /* 501 */
-    349, /* 502 */
+    202, /* 311 */
+    203, /* 312 */
+    209, /* 313 */
+    204, /* 314 */
+    207, /* 315 */
+    208, /* 316 */
+    205, /* 317 */
+    321, /* 318 */
+    320, /* 319 */
+    172, /* 320 */
+    158, /* 321 */
+    181, /* 322 */
+    339, /* 323 */
+    206, /* 324 */
+    165, /* 325 */
+    322, /* 326 */
+    332, /* 327 */
+    333, /* 328 */
+    182, /* 329 */
+    183, /* 330 */
+    159, /* 331 */
+    160, /* 332 */
+    161, /* 333 */
+    178, /* 334 */
+    166, /* 335 */
+    323, /* 336 */
+    167, /* 337 */
+    164, /* 338 */
+    163, /* 339 */
+    162, /* 340 */
+    175, /* 341 */
+    235, /* 342 */
+    334, /* 343 */
+    335, /* 344 */
+    180, /* 345 */
+    173, /* 346 */
+    324, /* 347 */
+    176, /* 348 */
+    236, /* 349 */
+    337, /* 350 */
+    336, /* 351 */
+    169, /* 352 */
+    168, /* 353 */
+    325, /* 354 */
+    174, /* 355 */
+    171, /* 356 */
+    170, /* 357 */
+    401, /* 358 */
+    377, /* 359 */
+    404, /* 360 */
+    405, /* 361 */
+    402, /* 362 */
+    403, /* 363 */
+    378, /* 364 */
+    407, /* 365 */
+    406, /* 366 */
+    179, /* 367 */
+    379, /* 368 */
+    380, /* 369 */
+    381, /* 370 */
+    409, /* 371 */
+    408, /* 372 */
+    177, /* 373 */
+    368, /* 374 */
+    382, /* 375 */
+    410, /* 376 */
+    411, /* 377 */
+    412, /* 378 */
+    223, /* 379 */
+    431, /* 380 */
+    432, /* 381 */
+    424, /* 382 */
+    422, /* 383 */
+    423, /* 384 */
+    426, /* 385 */
+    425, /* 386 */
+    428, /* 387 */
+    427, /* 388 */
+    283, /* 389 */
+    307, /* 390 */
+    430, /* 391 */
+    429, /* 392 */
+    239, /* 393 */
+    284, /* 394 */
+    294, /* 395 */
+    243, /* 396 */
+    240, /* 397 */
+    228, /* 398 */
+    285, /* 399 */
+    308, /* 400 */
+    295, /* 401 */
+    296, /* 402 */
+    241, /* 403 */
+    229, /* 404 */
+    286, /* 405 */
+    306, /* 406 */
+    287, /* 407 */
+    297, /* 408 */
+    298, /* 409 */
+    230, /* 410 */
+    288, /* 411 */
+    242, /* 412 */
+    365, /* 413 */
+    304, /* 414 */
+    363, /* 415 */
+    360, /* 416 */
+    366, /* 417 */
+    364, /* 418 */
+    227, /* 419 */
+    362, /* 420 */
+    455, /* 421 */
+    357, /* 422 */
+    359, /* 423 */
+    358, /* 424 */
+    198, /* 425 */
+    199, /* 426 */
+    191, /* 427 */
+    189, /* 428 */
+    190, /* 429 */
+    193, /* 430 */
+    192, /* 431 */
+    195, /* 432 */
+    194, /* 433 */
+    289, /* 434 */
+    310, /* 435 */
+    197, /* 436 */
+    196, /* 437 */
+    153, /* 438 */
+    299, /* 439 */
+    157, /* 440 */
+    154, /* 441 */
+    290, /* 442 */
+    311, /* 443 */
+    300, /* 444 */
+    301, /* 445 */
+    155, /* 446 */
+    291, /* 447 */
+    309, /* 448 */
+    292, /* 449 */
+    302, /* 450 */
+    303, /* 451 */
+    293, /* 452 */
+    156, /* 453 */
+    231, /* 454 */
+    305, /* 455 */
+    361, /* 456 */
+    367, /* 457 */
+    226, /* 458 */
+    452, /* 459 */
+    453, /* 460 */
+    277, /* 461 */
+    454, /* 462 */
+    346, /* 463 */
+    345, /* 464 */
+    274, /* 465 */
+    350, /* 466 */
+    349, /* 467 */
+    417, /* 468 */
+    416, /* 469 */
+    276, /* 470 */
+    275, /* 471 */
+    418, /* 472 */
+    219, /* 473 */
+    220, /* 474 */
+    187, /* 475 */
+    221, /* 476 */
+    348, /* 477 */
+    347, /* 478 */
+    352, /* 479 */
+    351, /* 480 */
+    419, /* 481 */
+    186, /* 482 */
+    420, /* 483 */
+    225, /* 484 */
+    451, /* 485 */
+    448, /* 486 */
+    273, /* 487 */
+    343, /* 488 */
+    449, /* 489 */
+    450, /* 490 */
+    341, /* 491 */
+    340, /* 492 */
+    272, /* 493 */
+    414, /* 494 */
+    413, /* 495 */
+    218, /* 496 */
+    215, /* 497 */
+    185, /* 498 */
+    344, /* 499 */
+    216, /* 500 */
+    217, /* 501 */
+    342, /* 502 */
+    184, /* 503 */
+    415, /* 504 */
+    222, /* 505 */
+    421, /* 506 */
+    278, /* 507 */
+    238, /* 508 */
+    279, /* 509 */
+    281, /* 510 */
+    353, /* 511 */
+    355, /* 512 */
+    354, /* 513 */
+    188, /* 514 */
+    152, /* 515 */
+    280, /* 516 */
+    282, /* 517 */
+    356, /* 518 */
     -1
 };
 
@@ -2385,282 +2450,282 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {16384LL, 65536LL, 206, 3508.176, 3672.9, 213},
     {32768LL, 4096LL, 207, 412.448, 3905.6, 214},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 216, 5.955, 2861.5, 301},
-    {64LL, 131072LL, 217, 10.093, 3376.6, 302},
-    {64LL, 262144LL, 218, 18.086, 3768.6, 303},
-    {64LL, 1048576LL, 216, 65.888, 4137.8, 301},
-    {128LL, 65536LL, 219, 10.304, 3281.9, -1},
-    {128LL, 262144LL, 220, 34.800, 3887.0, 304},
-    {128LL, 1048576LL, 220, 131.776, 4105.9, 304},
-    {256LL, 65536LL, 221, 18.412, 3659.2, 305},
-    {256LL, 262144LL, 221, 66.852, 4031.1, 305},
-    {256LL, 1048576LL, 222, 258.928, 4163.1, 306},
-    {512LL, 8192LL, 223, 5.780, 2908.5, 307},
-    {512LL, 32768LL, 224, 18.358, 3662.8, 308},
-    {512LL, 65536LL, 224, 34.616, 3884.9, 308},
-    {512LL, 262144LL, 224, 131.280, 4097.5, 308},
-    {768LL, 8192LL, 225, 7.995, 3152.0, 309},
-    {768LL, 65536LL, 226, 50.170, 4018.2, -1},
-    {768LL, 262144LL, 226, 193.224, 4173.2, -1},
-    {1024LL, 256LL, 227, 2.110, 498.4, -1},
-    {1024LL, 1024LL, 227, 2.785, 1508.2, -1},
-    {1024LL, 2048LL, 227, 3.958, 2121.8, -1},
-    {1024LL, 4096LL, 228, 5.839, 2876.4, 310},
-    {1024LL, 8192LL, 229, 10.034, 3347.7, 311},
-    {1024LL, 16384LL, 230, 18.041, 3723.5, 312},
-    {1024LL, 65536LL, 230, 65.824, 4082.1, 312},
-    {1024LL, 131072LL, 229, 130.264, 4125.4, 311},
-    {1024LL, 262144LL, 229, 254.992, 4215.0, 311},
-    {1536LL, 256LL, 231, 2.258, 698.4, 313},
-    {1536LL, 1024LL, 232, 3.439, 1831.4, 314},
-    {1536LL, 2048LL, 233, 4.933, 2553.2, 315},
-    {1536LL, 4096LL, 234, 8.164, 3084.9, 316},
-    {1536LL, 8192LL, 235, 14.287, 3525.4, -1},
-    {1536LL, 16384LL, 235, 26.420, 3812.7, -1},
-    {1536LL, 32768LL, 235, 50.016, 4027.9, -1},
-    {1536LL, 65536LL, 235, 98.032, 4110.1, -1},
-    {1536LL, 131072LL, 235, 192.808, 4179.5, -1},
-    {2048LL, 256LL, 236, 2.353, 893.3, -1},
-    {2048LL, 1024LL, 237, 3.892, 2157.2, 317},
-    {2048LL, 2048LL, 238, 5.857, 2866.6, -1},
-    {2048LL, 4096LL, 239, 10.055, 3339.2, 318},
-    {2048LL, 8192LL, 240, 18.248, 3679.6, 319},
-    {2048LL, 16384LL, 241, 34.448, 3898.3, 320},
-    {2048LL, 65536LL, 242, 129.752, 4139.7, 321},
-    {2048LL, 131072LL, 243, 257.008, 4179.9, 322},
-    {2560LL, 256LL, 244, 2.578, 1019.2, 323},
-    {2560LL, 1024LL, 245, 4.388, 2391.8, 324},
-    {2560LL, 2048LL, 246, 6.946, 3021.1, -1},
-    {2560LL, 4096LL, 247, 12.397, 3385.1, -1},
-    {2560LL, 8192LL, 247, 22.461, 3736.5, -1},
-    {2560LL, 16384LL, 247, 42.672, 3933.3, -1},
-    {2560LL, 65536LL, 245, 161.808, 4149.1, 324},
-    {2560LL, 131072LL, 244, 318.784, 4212.0, 323},
-    {2880LL, 256LL, 245, 2.675, 1104.9, 324},
-    {2880LL, 1024LL, 244, 4.712, 2505.4, 323},
-    {2880LL, 2048LL, 247, 7.845, 3009.2, -1},
-    {2880LL, 4096LL, 247, 13.740, 3435.9, -1},
-    {2880LL, 8192LL, 247, 24.996, 3777.1, -1},
-    {2880LL, 16384LL, 247, 47.722, 3956.6, -1},
-    {2880LL, 65536LL, 248, 182.472, 4139.0, 325},
-    {2880LL, 131072LL, 248, 359.664, 4199.7, 325},
-    {3072LL, 256LL, 249, 2.682, 1175.5, 326},
-    {3072LL, 1024LL, 244, 4.820, 2612.4, 327},
-    {3072LL, 2048LL, 247, 8.079, 3116.9, 328},
-    {3072LL, 4096LL, 247, 14.278, 3526.6, 328},
-    {3072LL, 8192LL, 247, 26.378, 3817.7, 328},
-    {3072LL, 16384LL, 247, 50.736, 3969.5, 328},
-    {3072LL, 65536LL, 248, 192.504, 4184.7, 329},
-    {3072LL, 131072LL, 248, 384.944, 4185.4, 329},
-    {3584LL, 256LL, 249, 2.817, 1305.8, 326},
-    {3584LL, 1024LL, 250, 5.389, 2726.4, 330},
-    {3584LL, 2048LL, 251, 9.138, 3214.6, -1},
-    {3584LL, 4096LL, 252, 16.564, 3546.5, -1},
-    {3584LL, 8192LL, 252, 30.318, 3875.0, -1},
-    {3584LL, 16384LL, 253, 58.860, 3991.7, 331},
-    {3584LL, 65536LL, 253, 226.560, 4148.1, 331},
-    {3584LL, 131072LL, 254, 443.888, 4234.4, 332},
-    {4096LL, 256LL, 255, 2.939, 1430.0, 333},
-    {4096LL, 1024LL, 250, 5.823, 2883.1, -1},
-    {4096LL, 2048LL, 251, 10.147, 3308.4, 334},
-    {4096LL, 4096LL, 256, 18.375, 3653.5, 335},
-    {4096LL, 8192LL, 256, 34.683, 3871.1, 335},
-    {4096LL, 16384LL, 257, 66.644, 4029.0, 336},
-    {4096LL, 65536LL, 258, 258.400, 4156.4, 337},
-    {4096LL, 131072LL, 258, 511.376, 4200.5, 337},
-    {5120LL, 256LL, 259, 3.243, 1620.1, 338},
-    {5120LL, 1024LL, 260, 6.844, 3066.4, -1},
-    {5120LL, 2048LL, 260, 12.237, 3429.0, -1},
-    {5120LL, 4096LL, 261, 22.587, 3715.1, 339},
-    {5120LL, 8192LL, 262, 42.528, 3946.0, -1},
-    {5120LL, 16384LL, 262, 81.867, 4099.6, -1},
-    {5120LL, 65536LL, 263, 319.104, 4206.9, -1},
-    {5120LL, 131072LL, 263, 634.112, 4234.1, -1},
-    {6144LL, 256LL, 264, 3.509, 1796.5, 340},
-    {6144LL, 1024LL, 260, 7.926, 3177.3, 341},
-    {6144LL, 2048LL, 260, 14.454, 3483.7, 341},
-    {6144LL, 4096LL, 262, 26.438, 3808.6, 342},
-    {6144LL, 8192LL, 263, 51.080, 3942.3, 343},
-    {6144LL, 16384LL, 265, 98.352, 4094.8, 344},
-    {6144LL, 65536LL, 265, 386.624, 4166.5, 344},
-    {6144LL, 131072LL, 266, 769.744, 4185.5, 345},
-    {7168LL, 256LL, 267, 3.867, 1902.3, -1},
-    {7168LL, 1024LL, 268, 8.854, 3318.0, -1},
-    {7168LL, 2048LL, 268, 16.716, 3514.2, -1},
-    {7168LL, 4096LL, 269, 30.784, 3816.0, 346},
-    {7168LL, 8192LL, 270, 58.848, 3992.1, 347},
-    {7168LL, 16384LL, 270, 114.624, 4099.0, 347},
-    {7168LL, 65536LL, 271, 444.512, 4227.8, 348},
-    {7168LL, 131072LL, 272, 886.384, 4240.4, 349},
-    {8192LL, 256LL, 273, 4.076, 2062.2, 350},
-    {8192LL, 1024LL, 268, 9.821, 3418.8, -1},
-    {8192LL, 2048LL, 274, 18.127, 3703.6, 351},
-    {8192LL, 4096LL, 275, 34.392, 3903.5, 352},
-    {8192LL, 8192LL, 275, 66.060, 4064.3, 352},
-    {8192LL, 16384LL, 276, 130.880, 4102.6, 353},
-    {8192LL, 65536LL, 277, 507.056, 4235.7, 354},
-    {8192LL, 131072LL, 278, 1029.552, 4172.2, 355},
-    {11008LL, 256LL, 279, 4.828, 2339.8, -1},
-    {11008LL, 1024LL, 279, 13.171, 3425.3, -1},
-    {11008LL, 2048LL, 280, 23.904, 3773.8, -1},
-    {11008LL, 4096LL, 280, 45.507, 3964.1, -1},
-    {11008LL, 8192LL, 280, 88.341, 4083.8, -1},
-    {11008LL, 16384LL, 280, 173.152, 4166.9, -1},
-    {11008LL, 65536LL, 280, 684.752, 4214.6, -1},
-    {11008LL, 131072LL, 280, 1367.344, 4221.3, -1},
-    {12288LL, 256LL, 279, 5.120, 2462.8, -1},
-    {12288LL, 1024LL, 279, 14.331, 3514.0, -1},
-    {12288LL, 2048LL, 281, 26.718, 3768.8, 356},
-    {12288LL, 4096LL, 280, 50.760, 3967.1, 357},
-    {12288LL, 8192LL, 282, 97.856, 4115.3, 358},
-    {12288LL, 16384LL, 282, 193.632, 4159.4, 358},
-    {12288LL, 65536LL, 282, 763.120, 4221.5, 358},
-    {12288LL, 131072LL, 282, 1533.120, 4202.5, 358},
-    {14336LL, 256LL, 283, 5.673, 2592.8, 359},
-    {14336LL, 1024LL, 284, 16.476, 3565.9, 360},
-    {14336LL, 2048LL, 285, 30.757, 3819.6, 361},
-    {14336LL, 4096LL, 286, 59.136, 3972.6, -1},
-    {14336LL, 8192LL, 287, 115.352, 4073.0, -1},
-    {14336LL, 16384LL, 288, 226.336, 4151.4, -1},
-    {14336LL, 65536LL, 288, 896.992, 4190.0, -1},
-    {14336LL, 131072LL, 289, 1780.784, 4221.0, -1},
-    {16384LL, 256LL, 283, 6.177, 2721.6, -1},
-    {16384LL, 1024LL, 290, 18.499, 3629.7, 362},
-    {16384LL, 2048LL, 290, 34.987, 3837.4, 362},
-    {16384LL, 4096LL, 291, 66.760, 4021.6, 363},
-    {16384LL, 8192LL, 292, 131.488, 4083.5, 364},
-    {16384LL, 16384LL, 283, 257.888, 4164.0, -1},
-    {16384LL, 65536LL, 293, 1012.592, 4241.8, 365},
-    {16384LL, 131072LL, 283, 2030.832, 4230.0, -1},
-    {18432LL, 1024LL, 294, 20.744, 3641.5, 366},
-    {18432LL, 4096LL, 295, 74.171, 4072.3, -1},
-    {18432LL, 16384LL, 296, 288.864, 4182.1, 367},
-    {20480LL, 1024LL, 295, 22.875, 3669.2, 368},
-    {20480LL, 4096LL, 295, 82.581, 4063.9, 368},
-    {20480LL, 16384LL, 297, 320.288, 4190.9, 369},
-    {32768LL, 1024LL, 298, 35.619, 3770.1, -1},
-    {32768LL, 4096LL, 298, 132.696, 4046.5, -1},
-    {32768LL, 16384LL, 299, 512.048, 4194.2, 370},
-    {65536LL, 1024LL, 300, 71.909, 3734.9, -1},
-    {65536LL, 4096LL, 300, 264.224, 4064.3, -1},
-    {65536LL, 16384LL, 300, 1027.712, 4179.3, -1},
+    {64LL, 65536LL, 216, 5.920, 2878.3, 304},
+    {64LL, 131072LL, 217, 9.994, 3409.8, 305},
+    {64LL, 262144LL, 218, 17.831, 3822.5, 306},
+    {64LL, 1048576LL, 217, 64.940, 4198.2, 305},
+    {128LL, 65536LL, 219, 10.109, 3345.3, 307},
+    {128LL, 262144LL, 220, 34.211, 3953.9, 308},
+    {128LL, 1048576LL, 221, 129.256, 4186.0, 309},
+    {256LL, 65536LL, 222, 18.035, 3735.7, 310},
+    {256LL, 262144LL, 223, 65.728, 4100.0, 311},
+    {256LL, 1048576LL, 222, 255.328, 4221.8, 310},
+    {512LL, 8192LL, 224, 5.836, 2880.4, 312},
+    {512LL, 32768LL, 225, 18.127, 3709.5, 313},
+    {512LL, 65536LL, 226, 34.192, 3933.1, 314},
+    {512LL, 262144LL, 226, 129.200, 4163.5, 314},
+    {768LL, 8192LL, 227, 8.000, 3150.0, 315},
+    {768LL, 65536LL, 228, 49.990, 4032.6, 316},
+    {768LL, 262144LL, 228, 192.912, 4179.9, 316},
+    {1024LL, 256LL, 229, 2.110, 498.4, -1},
+    {1024LL, 1024LL, 229, 2.785, 1508.2, -1},
+    {1024LL, 2048LL, 229, 3.958, 2121.8, -1},
+    {1024LL, 4096LL, 230, 5.858, 2867.2, 317},
+    {1024LL, 8192LL, 231, 10.034, 3347.7, 318},
+    {1024LL, 16384LL, 232, 18.041, 3723.5, 319},
+    {1024LL, 65536LL, 232, 65.824, 4082.1, 319},
+    {1024LL, 131072LL, 231, 130.264, 4125.4, 318},
+    {1024LL, 262144LL, 231, 254.992, 4215.0, 318},
+    {1536LL, 256LL, 233, 2.258, 698.4, 320},
+    {1536LL, 1024LL, 234, 3.439, 1831.4, 321},
+    {1536LL, 2048LL, 235, 4.933, 2553.2, 322},
+    {1536LL, 4096LL, 236, 8.164, 3084.9, 323},
+    {1536LL, 8192LL, 237, 14.287, 3525.4, -1},
+    {1536LL, 16384LL, 238, 26.284, 3832.4, 324},
+    {1536LL, 32768LL, 237, 50.016, 4027.9, -1},
+    {1536LL, 65536LL, 237, 98.032, 4110.1, -1},
+    {1536LL, 131072LL, 237, 192.808, 4179.5, -1},
+    {2048LL, 256LL, 239, 2.353, 893.3, -1},
+    {2048LL, 1024LL, 240, 3.892, 2157.2, 325},
+    {2048LL, 2048LL, 241, 5.857, 2866.6, -1},
+    {2048LL, 4096LL, 242, 10.055, 3339.2, 326},
+    {2048LL, 8192LL, 243, 18.248, 3679.6, 327},
+    {2048LL, 16384LL, 244, 34.448, 3898.3, 328},
+    {2048LL, 65536LL, 245, 129.752, 4139.7, 329},
+    {2048LL, 131072LL, 246, 257.008, 4179.9, 330},
+    {2560LL, 256LL, 247, 2.578, 1019.2, 331},
+    {2560LL, 1024LL, 248, 4.388, 2391.8, 332},
+    {2560LL, 2048LL, 249, 6.946, 3021.1, -1},
+    {2560LL, 4096LL, 250, 12.397, 3385.1, -1},
+    {2560LL, 8192LL, 250, 22.461, 3736.5, -1},
+    {2560LL, 16384LL, 250, 42.672, 3933.3, -1},
+    {2560LL, 65536LL, 248, 161.808, 4149.1, 332},
+    {2560LL, 131072LL, 247, 318.784, 4212.0, 331},
+    {2880LL, 256LL, 248, 2.675, 1104.9, 332},
+    {2880LL, 1024LL, 247, 4.712, 2505.4, 331},
+    {2880LL, 2048LL, 250, 7.845, 3009.2, -1},
+    {2880LL, 4096LL, 250, 13.740, 3435.9, -1},
+    {2880LL, 8192LL, 250, 24.996, 3777.1, -1},
+    {2880LL, 16384LL, 250, 47.722, 3956.6, -1},
+    {2880LL, 65536LL, 251, 182.472, 4139.0, 333},
+    {2880LL, 131072LL, 251, 359.664, 4199.7, 333},
+    {3072LL, 256LL, 252, 2.682, 1175.5, 334},
+    {3072LL, 1024LL, 247, 4.820, 2612.4, 335},
+    {3072LL, 2048LL, 250, 8.079, 3116.9, 336},
+    {3072LL, 4096LL, 250, 14.278, 3526.6, 336},
+    {3072LL, 8192LL, 250, 26.378, 3817.7, 336},
+    {3072LL, 16384LL, 250, 50.736, 3969.5, 336},
+    {3072LL, 65536LL, 251, 192.504, 4184.7, 337},
+    {3072LL, 131072LL, 251, 384.944, 4185.4, 337},
+    {3584LL, 256LL, 252, 2.817, 1305.8, 334},
+    {3584LL, 1024LL, 253, 5.389, 2726.4, 338},
+    {3584LL, 2048LL, 254, 9.138, 3214.6, -1},
+    {3584LL, 4096LL, 255, 16.564, 3546.5, -1},
+    {3584LL, 8192LL, 255, 30.318, 3875.0, -1},
+    {3584LL, 16384LL, 256, 58.860, 3991.7, 339},
+    {3584LL, 65536LL, 256, 226.560, 4148.1, 339},
+    {3584LL, 131072LL, 257, 443.888, 4234.4, 340},
+    {4096LL, 256LL, 258, 2.939, 1430.0, 341},
+    {4096LL, 1024LL, 253, 5.823, 2883.1, -1},
+    {4096LL, 2048LL, 254, 10.147, 3308.4, 342},
+    {4096LL, 4096LL, 259, 18.375, 3653.5, 343},
+    {4096LL, 8192LL, 259, 34.683, 3871.1, 343},
+    {4096LL, 16384LL, 260, 66.644, 4029.0, 344},
+    {4096LL, 65536LL, 261, 258.400, 4156.4, 345},
+    {4096LL, 131072LL, 261, 511.376, 4200.5, 345},
+    {5120LL, 256LL, 262, 3.243, 1620.1, 346},
+    {5120LL, 1024LL, 263, 6.844, 3066.4, -1},
+    {5120LL, 2048LL, 263, 12.237, 3429.0, -1},
+    {5120LL, 4096LL, 264, 22.587, 3715.1, 347},
+    {5120LL, 8192LL, 265, 42.528, 3946.0, -1},
+    {5120LL, 16384LL, 265, 81.867, 4099.6, -1},
+    {5120LL, 65536LL, 266, 319.104, 4206.9, -1},
+    {5120LL, 131072LL, 266, 634.112, 4234.1, -1},
+    {6144LL, 256LL, 267, 3.509, 1796.5, 348},
+    {6144LL, 1024LL, 263, 7.926, 3177.3, 349},
+    {6144LL, 2048LL, 263, 14.454, 3483.7, 349},
+    {6144LL, 4096LL, 265, 26.438, 3808.6, 350},
+    {6144LL, 8192LL, 266, 51.080, 3942.3, 351},
+    {6144LL, 16384LL, 268, 98.352, 4094.8, 352},
+    {6144LL, 65536LL, 268, 386.624, 4166.5, 352},
+    {6144LL, 131072LL, 269, 769.744, 4185.5, 353},
+    {7168LL, 256LL, 270, 3.867, 1902.3, -1},
+    {7168LL, 1024LL, 271, 8.854, 3318.0, -1},
+    {7168LL, 2048LL, 271, 16.716, 3514.2, -1},
+    {7168LL, 4096LL, 272, 30.784, 3816.0, 354},
+    {7168LL, 8192LL, 273, 58.848, 3992.1, 355},
+    {7168LL, 16384LL, 273, 114.624, 4099.0, 355},
+    {7168LL, 65536LL, 274, 444.512, 4227.8, 356},
+    {7168LL, 131072LL, 275, 886.384, 4240.4, 357},
+    {8192LL, 256LL, 276, 4.076, 2062.2, 358},
+    {8192LL, 1024LL, 271, 9.821, 3418.8, -1},
+    {8192LL, 2048LL, 277, 18.127, 3703.6, 359},
+    {8192LL, 4096LL, 278, 34.392, 3903.5, 360},
+    {8192LL, 8192LL, 278, 66.060, 4064.3, 360},
+    {8192LL, 16384LL, 279, 130.880, 4102.6, 361},
+    {8192LL, 65536LL, 280, 507.056, 4235.7, 362},
+    {8192LL, 131072LL, 281, 1029.552, 4172.2, 363},
+    {11008LL, 256LL, 282, 4.828, 2339.8, -1},
+    {11008LL, 1024LL, 282, 13.171, 3425.3, -1},
+    {11008LL, 2048LL, 283, 23.904, 3773.8, -1},
+    {11008LL, 4096LL, 283, 45.507, 3964.1, -1},
+    {11008LL, 8192LL, 283, 88.341, 4083.8, -1},
+    {11008LL, 16384LL, 283, 173.152, 4166.9, -1},
+    {11008LL, 65536LL, 283, 684.752, 4214.6, -1},
+    {11008LL, 131072LL, 283, 1367.344, 4221.3, -1},
+    {12288LL, 256LL, 282, 5.120, 2462.8, -1},
+    {12288LL, 1024LL, 282, 14.331, 3514.0, -1},
+    {12288LL, 2048LL, 284, 26.718, 3768.8, 364},
+    {12288LL, 4096LL, 283, 50.760, 3967.1, 365},
+    {12288LL, 8192LL, 285, 97.856, 4115.3, 366},
+    {12288LL, 16384LL, 285, 193.632, 4159.4, 366},
+    {12288LL, 65536LL, 285, 763.120, 4221.5, 366},
+    {12288LL, 131072LL, 285, 1533.120, 4202.5, 366},
+    {14336LL, 256LL, 286, 5.673, 2592.8, 367},
+    {14336LL, 1024LL, 287, 16.476, 3565.9, 368},
+    {14336LL, 2048LL, 288, 30.757, 3819.6, 369},
+    {14336LL, 4096LL, 289, 59.136, 3972.6, -1},
+    {14336LL, 8192LL, 290, 115.352, 4073.0, -1},
+    {14336LL, 16384LL, 291, 226.336, 4151.4, -1},
+    {14336LL, 65536LL, 291, 896.992, 4190.0, -1},
+    {14336LL, 131072LL, 292, 1780.784, 4221.0, -1},
+    {16384LL, 256LL, 286, 6.177, 2721.6, -1},
+    {16384LL, 1024LL, 293, 18.499, 3629.7, 370},
+    {16384LL, 2048LL, 293, 34.987, 3837.4, 370},
+    {16384LL, 4096LL, 294, 66.760, 4021.6, 371},
+    {16384LL, 8192LL, 295, 131.488, 4083.5, 372},
+    {16384LL, 16384LL, 286, 257.888, 4164.0, -1},
+    {16384LL, 65536LL, 296, 1012.592, 4241.8, 373},
+    {16384LL, 131072LL, 286, 2030.832, 4230.0, -1},
+    {18432LL, 1024LL, 297, 20.744, 3641.5, 374},
+    {18432LL, 4096LL, 298, 74.171, 4072.3, -1},
+    {18432LL, 16384LL, 299, 288.864, 4182.1, 375},
+    {20480LL, 1024LL, 298, 22.875, 3669.2, 376},
+    {20480LL, 4096LL, 298, 82.581, 4063.9, 376},
+    {20480LL, 16384LL, 300, 320.288, 4190.9, 377},
+    {32768LL, 1024LL, 301, 35.619, 3770.1, -1},
+    {32768LL, 4096LL, 301, 132.696, 4046.5, -1},
+    {32768LL, 16384LL, 302, 512.048, 4194.2, 378},
+    {65536LL, 1024LL, 303, 71.909, 3734.9, -1},
+    {65536LL, 4096LL, 303, 264.224, 4064.3, -1},
+    {65536LL, 16384LL, 303, 1027.712, 4179.3, -1},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 372, 5.874, 2900.9, 415},
-    {64LL, 262144LL, 372, 17.905, 3806.6, 415},
-    {64LL, 1048576LL, 372, 65.748, 4146.6, 415},
-    {128LL, 65536LL, 373, 10.202, 3314.6, 416},
-    {128LL, 262144LL, 373, 34.149, 3961.0, 416},
-    {128LL, 1048576LL, 374, 130.168, 4156.7, 417},
-    {256LL, 65536LL, 375, 18.427, 3656.2, 418},
-    {256LL, 262144LL, 376, 67.172, 4011.9, 419},
-    {256LL, 1048576LL, 376, 260.208, 4142.6, 419},
-    {512LL, 8192LL, 377, 5.987, 2808.3, 420},
-    {512LL, 65536LL, 378, 34.531, 3894.6, 421},
-    {768LL, 8192LL, 379, 7.979, 3158.6, 422},
-    {768LL, 65536LL, 380, 50.106, 4023.3, -1},
-    {1024LL, 1024LL, 381, 2.838, 1480.9, 423},
-    {1024LL, 4096LL, 382, 5.971, 2813.3, 424},
-    {1024LL, 8192LL, 381, 10.012, 3355.0, 423},
-    {1024LL, 16384LL, 381, 18.128, 3705.8, 423},
-    {1024LL, 65536LL, 381, 65.928, 4075.7, 423},
-    {2048LL, 1024LL, 383, 3.881, 2164.7, 425},
-    {2048LL, 4096LL, 384, 10.014, 3353.3, -1},
-    {2048LL, 8192LL, 385, 18.163, 3697.1, 426},
-    {2048LL, 16384LL, 385, 34.331, 3911.7, 426},
-    {2048LL, 65536LL, 386, 130.320, 4121.7, 427},
-    {3072LL, 1024LL, 387, 4.870, 2586.9, 428},
-    {3072LL, 4096LL, 388, 14.354, 3508.4, -1},
-    {3072LL, 8192LL, 389, 26.532, 3795.7, 429},
-    {3072LL, 16384LL, 390, 50.924, 3955.0, 430},
-    {3072LL, 65536LL, 387, 192.376, 4187.5, 428},
-    {4096LL, 1024LL, 391, 6.044, 2779.1, 431},
-    {4096LL, 4096LL, 392, 18.180, 3693.2, 432},
-    {4096LL, 8192LL, 392, 34.443, 3898.3, 432},
-    {4096LL, 16384LL, 391, 66.264, 4052.2, 431},
-    {4096LL, 65536LL, 393, 257.136, 4176.9, 433},
-    {5120LL, 1024LL, 394, 7.055, 2976.1, -1},
-    {5120LL, 4096LL, 395, 22.576, 3717.4, 434},
-    {5120LL, 8192LL, 395, 42.758, 3925.0, 434},
-    {5120LL, 16384LL, 395, 82.784, 4054.3, 434},
-    {5120LL, 65536LL, 396, 319.328, 4204.0, 435},
-    {6144LL, 1024LL, 394, 7.996, 3150.8, -1},
-    {6144LL, 4096LL, 397, 26.458, 3806.2, 436},
-    {6144LL, 8192LL, 398, 51.016, 3947.5, 437},
-    {6144LL, 16384LL, 399, 98.416, 4092.3, 438},
-    {6144LL, 65536LL, 399, 389.536, 4135.4, 438},
-    {7168LL, 1024LL, 400, 9.138, 3216.5, -1},
-    {7168LL, 4096LL, 401, 30.688, 3828.4, 439},
-    {7168LL, 8192LL, 401, 58.928, 3986.9, 439},
-    {7168LL, 16384LL, 401, 115.120, 4081.4, 439},
-    {7168LL, 65536LL, 402, 450.672, 4170.1, 440},
-    {8192LL, 1024LL, 400, 10.217, 3287.7, 441},
-    {8192LL, 4096LL, 403, 34.283, 3916.5, -1},
-    {8192LL, 8192LL, 403, 66.056, 4064.7, -1},
-    {8192LL, 16384LL, 404, 130.520, 4114.1, 442},
-    {8192LL, 65536LL, 404, 507.312, 4233.6, 442},
-    {12288LL, 1024LL, 405, 14.534, 3466.8, -1},
-    {12288LL, 4096LL, 405, 50.952, 3952.6, -1},
-    {12288LL, 8192LL, 405, 98.336, 4095.5, -1},
-    {12288LL, 16384LL, 405, 194.664, 4137.5, -1},
-    {12288LL, 65536LL, 406, 763.264, 4220.7, 443},
-    {16384LL, 1024LL, 407, 18.871, 3559.8, 444},
-    {16384LL, 4096LL, 407, 67.016, 4006.8, 444},
-    {16384LL, 8192LL, 407, 130.976, 4099.8, 444},
-    {16384LL, 16384LL, 407, 257.376, 4172.4, 444},
-    {16384LL, 65536LL, 407, 1009.936, 4253.0, 444},
-    {18432LL, 1024LL, 408, 21.302, 3547.7, 410},
-    {18432LL, 4096LL, 408, 74.960, 4029.9, 410},
-    {18432LL, 16384LL, 408, 288.992, 4180.4, 410},
-    {20480LL, 1024LL, 409, 23.570, 3562.7, -1},
-    {20480LL, 4096LL, 410, 84.171, 3987.6, -1},
-    {20480LL, 16384LL, 411, 322.640, 4160.4, -1},
-    {32768LL, 1024LL, 412, 39.960, 3362.2, -1},
-    {32768LL, 4096LL, 412, 136.832, 3924.7, -1},
-    {32768LL, 16384LL, 412, 518.352, 4143.3, -1},
-    {65536LL, 1024LL, 413, 81.776, 3285.8, -1},
-    {65536LL, 4096LL, 413, 293.504, 3659.3, -1},
-    {65536LL, 16384LL, 414, 1137.600, 3775.8, -1},
+    {64LL, 65536LL, 380, 5.907, 2884.6, 425},
+    {64LL, 262144LL, 380, 17.639, 3864.1, 425},
+    {64LL, 1048576LL, 380, 64.564, 4222.6, 425},
+    {128LL, 65536LL, 381, 10.035, 3369.8, 426},
+    {128LL, 262144LL, 381, 33.976, 3981.2, 426},
+    {128LL, 1048576LL, 381, 129.720, 4171.0, 426},
+    {256LL, 65536LL, 382, 17.876, 3768.9, 427},
+    {256LL, 262144LL, 383, 65.320, 4125.6, 428},
+    {256LL, 1048576LL, 384, 255.936, 4211.7, 429},
+    {512LL, 8192LL, 385, 6.041, 2783.2, 430},
+    {512LL, 65536LL, 386, 33.936, 3962.8, 431},
+    {768LL, 8192LL, 387, 7.950, 3170.0, 432},
+    {768LL, 65536LL, 388, 49.837, 4045.0, 433},
+    {1024LL, 1024LL, 389, 2.838, 1480.9, 434},
+    {1024LL, 4096LL, 390, 5.971, 2813.3, 435},
+    {1024LL, 8192LL, 389, 10.012, 3355.0, 434},
+    {1024LL, 16384LL, 391, 18.005, 3731.0, 436},
+    {1024LL, 65536LL, 392, 65.892, 4077.9, 437},
+    {2048LL, 1024LL, 393, 3.881, 2164.7, 438},
+    {2048LL, 4096LL, 394, 10.014, 3353.3, -1},
+    {2048LL, 8192LL, 395, 18.163, 3697.1, 439},
+    {2048LL, 16384LL, 395, 34.331, 3911.7, 439},
+    {2048LL, 65536LL, 396, 130.320, 4121.7, 440},
+    {3072LL, 1024LL, 397, 4.870, 2586.9, 441},
+    {3072LL, 4096LL, 398, 14.354, 3508.4, -1},
+    {3072LL, 8192LL, 399, 26.532, 3795.7, 442},
+    {3072LL, 16384LL, 400, 50.924, 3955.0, 443},
+    {3072LL, 65536LL, 397, 192.376, 4187.5, 441},
+    {4096LL, 1024LL, 401, 6.044, 2779.1, 444},
+    {4096LL, 4096LL, 402, 18.180, 3693.2, 445},
+    {4096LL, 8192LL, 402, 34.443, 3898.3, 445},
+    {4096LL, 16384LL, 401, 66.264, 4052.2, 444},
+    {4096LL, 65536LL, 403, 257.136, 4176.9, 446},
+    {5120LL, 1024LL, 404, 7.055, 2976.1, -1},
+    {5120LL, 4096LL, 405, 22.576, 3717.4, 447},
+    {5120LL, 8192LL, 405, 42.758, 3925.0, 447},
+    {5120LL, 16384LL, 405, 82.784, 4054.3, 447},
+    {5120LL, 65536LL, 406, 319.328, 4204.0, 448},
+    {6144LL, 1024LL, 404, 7.996, 3150.8, -1},
+    {6144LL, 4096LL, 407, 26.458, 3806.2, 449},
+    {6144LL, 8192LL, 408, 51.016, 3947.5, 450},
+    {6144LL, 16384LL, 409, 98.416, 4092.3, 451},
+    {6144LL, 65536LL, 409, 389.536, 4135.4, 451},
+    {7168LL, 1024LL, 410, 9.138, 3216.5, -1},
+    {7168LL, 4096LL, 411, 30.688, 3828.4, 452},
+    {7168LL, 8192LL, 411, 58.928, 3986.9, 452},
+    {7168LL, 16384LL, 411, 115.120, 4081.4, 452},
+    {7168LL, 65536LL, 412, 450.672, 4170.1, 453},
+    {8192LL, 1024LL, 410, 10.217, 3287.7, 454},
+    {8192LL, 4096LL, 413, 34.283, 3916.5, -1},
+    {8192LL, 8192LL, 413, 66.056, 4064.7, -1},
+    {8192LL, 16384LL, 414, 130.520, 4114.1, 455},
+    {8192LL, 65536LL, 414, 507.312, 4233.6, 455},
+    {12288LL, 1024LL, 415, 14.534, 3466.8, -1},
+    {12288LL, 4096LL, 415, 50.952, 3952.6, -1},
+    {12288LL, 8192LL, 415, 98.336, 4095.5, -1},
+    {12288LL, 16384LL, 415, 194.664, 4137.5, -1},
+    {12288LL, 65536LL, 416, 763.264, 4220.7, 456},
+    {16384LL, 1024LL, 417, 18.871, 3559.8, 457},
+    {16384LL, 4096LL, 417, 67.016, 4006.8, 457},
+    {16384LL, 8192LL, 417, 130.976, 4099.8, 457},
+    {16384LL, 16384LL, 417, 257.376, 4172.4, 457},
+    {16384LL, 65536LL, 417, 1009.936, 4253.0, 457},
+    {18432LL, 1024LL, 418, 21.302, 3547.7, 420},
+    {18432LL, 4096LL, 418, 74.960, 4029.9, 420},
+    {18432LL, 16384LL, 418, 288.992, 4180.4, 420},
+    {20480LL, 1024LL, 419, 23.570, 3562.7, -1},
+    {20480LL, 4096LL, 420, 84.171, 3987.6, -1},
+    {20480LL, 16384LL, 421, 322.640, 4160.4, -1},
+    {32768LL, 1024LL, 422, 39.960, 3362.2, -1},
+    {32768LL, 4096LL, 422, 136.832, 3924.7, -1},
+    {32768LL, 16384LL, 422, 518.352, 4143.3, -1},
+    {65536LL, 1024LL, 423, 81.776, 3285.8, -1},
+    {65536LL, 4096LL, 423, 293.504, 3659.3, -1},
+    {65536LL, 16384LL, 424, 1137.600, 3775.8, -1},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 446, 34.827, 3884.0, -1},
-    {512LL, 65536LL, 447, 34.619, 3884.6, 460},
-    {1024LL, 1024LL, 448, 2.799, 1501.0, 461},
-    {1024LL, 4096LL, 449, 5.806, 2892.7, 462},
-    {1024LL, 16384LL, 450, 18.033, 3725.1, 463},
-    {1024LL, 65536LL, 451, 65.868, 4079.4, 464},
-    {4096LL, 1024LL, 452, 5.815, 2887.5, -1},
-    {4096LL, 4096LL, 453, 18.294, 3669.7, 465},
-    {4096LL, 16384LL, 454, 66.640, 4029.2, 466},
-    {4096LL, 65536LL, 453, 260.032, 4130.3, 465},
-    {16384LL, 1024LL, 455, 18.524, 3624.9, -1},
-    {16384LL, 4096LL, 456, 66.744, 4022.6, 467},
-    {16384LL, 16384LL, 457, 257.632, 4168.1, -1},
-    {16384LL, 65536LL, 458, 1012.304, 4243.1, 468},
-    {32768LL, 4096LL, 459, 132.536, 4051.4, 469},
+    {128LL, 262144LL, 459, 34.253, 3949.0, 473},
+    {512LL, 65536LL, 460, 34.197, 3932.5, 474},
+    {1024LL, 1024LL, 461, 2.799, 1501.0, 475},
+    {1024LL, 4096LL, 462, 5.871, 2860.5, 476},
+    {1024LL, 16384LL, 463, 18.033, 3725.1, 477},
+    {1024LL, 65536LL, 464, 65.868, 4079.4, 478},
+    {4096LL, 1024LL, 465, 5.815, 2887.5, -1},
+    {4096LL, 4096LL, 466, 18.294, 3669.7, 479},
+    {4096LL, 16384LL, 467, 66.640, 4029.2, 480},
+    {4096LL, 65536LL, 466, 260.032, 4130.3, 479},
+    {16384LL, 1024LL, 468, 18.524, 3624.9, -1},
+    {16384LL, 4096LL, 469, 66.744, 4022.6, 481},
+    {16384LL, 16384LL, 470, 257.632, 4168.1, -1},
+    {16384LL, 65536LL, 471, 1012.304, 4243.1, 482},
+    {32768LL, 4096LL, 472, 132.536, 4051.4, 483},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 471, 34.200, 3955.2, 481},
-    {512LL, 65536LL, 472, 34.541, 3893.4, 482},
-    {1024LL, 1024LL, 473, 2.803, 1499.1, 483},
-    {1024LL, 4096LL, 474, 5.958, 2819.2, 484},
-    {1024LL, 16384LL, 475, 18.120, 3707.4, 485},
-    {1024LL, 65536LL, 475, 65.920, 4076.2, 485},
-    {4096LL, 1024LL, 476, 5.949, 2823.6, -1},
-    {4096LL, 4096LL, 477, 18.176, 3694.0, 486},
-    {4096LL, 16384LL, 477, 66.284, 4051.0, 486},
-    {4096LL, 65536LL, 478, 257.792, 4166.2, 487},
-    {16384LL, 1024LL, 479, 18.895, 3555.4, 488},
-    {16384LL, 4096LL, 479, 66.864, 4015.9, 488},
-    {16384LL, 16384LL, 479, 256.576, 4185.4, 488},
-    {16384LL, 65536LL, 479, 1011.632, 4245.9, 488},
-    {32768LL, 4096LL, 480, 136.448, 3935.7, -1},
+    {128LL, 262144LL, 485, 34.051, 3972.5, 496},
+    {512LL, 65536LL, 486, 33.944, 3961.9, 497},
+    {1024LL, 1024LL, 487, 2.803, 1499.1, 498},
+    {1024LL, 4096LL, 488, 5.958, 2819.2, 499},
+    {1024LL, 16384LL, 489, 18.041, 3723.6, 500},
+    {1024LL, 65536LL, 490, 65.888, 4078.2, 501},
+    {4096LL, 1024LL, 491, 5.949, 2823.6, -1},
+    {4096LL, 4096LL, 492, 18.176, 3694.0, 502},
+    {4096LL, 16384LL, 492, 66.284, 4051.0, 502},
+    {4096LL, 65536LL, 493, 257.792, 4166.2, 503},
+    {16384LL, 1024LL, 494, 18.895, 3555.4, 504},
+    {16384LL, 4096LL, 494, 66.864, 4015.9, 504},
+    {16384LL, 16384LL, 494, 256.576, 4185.4, 504},
+    {16384LL, 65536LL, 494, 1011.632, 4245.9, 504},
+    {32768LL, 4096LL, 495, 136.448, 3935.7, -1},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 490, 66.884, 4029.1, 498},
-    {1024LL, 4096LL, 491, 10.141, 3310.9, -1},
-    {1024LL, 65536LL, 492, 129.552, 4146.1, 499},
-    {4096LL, 4096LL, 493, 34.488, 3892.7, 500},
-    {4096LL, 65536LL, 494, 508.720, 4221.9, 501},
-    {16384LL, 4096LL, 495, 132.680, 4047.0, -1},
-    {16384LL, 65536LL, 496, 2030.128, 4231.4, 502},
-    {32768LL, 4096LL, 497, 262.800, 4086.3, -1},
+    {128LL, 262144LL, 506, 65.476, 4115.8, 514},
+    {1024LL, 4096LL, 507, 10.141, 3310.9, -1},
+    {1024LL, 65536LL, 508, 129.552, 4146.1, 515},
+    {4096LL, 4096LL, 509, 34.488, 3892.7, 516},
+    {4096LL, 65536LL, 510, 508.720, 4221.9, 517},
+    {16384LL, 4096LL, 511, 132.680, 4047.0, -1},
+    {16384LL, 65536LL, 512, 2030.128, 4231.4, 518},
+    {32768LL, 4096LL, 513, 262.800, 4086.3, -1},
     {0LL, 0LL, -1, 0.0, 0.0, -1}
 };
 
