@@ -542,6 +542,7 @@ static const struct {
     {"rmsnorm_bwd", "rmsnorm_bwd.cols", "block=256,cc=8,rows=4,k=2", 8192},
     {"rmsnorm_bwd", "rmsnorm_bwd.wstage", "tpr=32,block=256,chunks=3,stages=3,k=0", 768},
     {"rmsnorm_fwd", "rmsnorm_fwd.wstage", "tpr=8,block=256,chunks=2,stages=3,k=0", 128},
+    {"rmsnorm_fwd", "rmsnorm_fwd.cstage", "cluster=4,block=256,chunks=4,stages=3,k=0", 32768},
 };
 
 /* The plan of one_plan[i] at M = 4096 and its N into *pl; returns its family, or

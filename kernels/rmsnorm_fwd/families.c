@@ -29,6 +29,16 @@
  *                      distributed shared memory.  Few, long rows: a row
  *                      is read by several SMs at once, and the grid ends in
  *                      smaller steps.
+ * rmsnorm_fwd.cstage   cluster's split rows in a resident grid of clusters
+ *                      (sm_90+), each block's slice of the next `stages` - 1
+ *                      rows copied into a shared-memory ring with cp.async
+ *                      while a row is summed and written, the cluster
+ *                      barrier split so that its wait hides behind the next
+ *                      row's sum.  Few, long rows.  Not in the default
+ *                      sweep: on an H200 its best was 7-22% slower than
+ *                      stage's at every row of N = 16384 .. 65536 tried,
+ *                      its SMs waiting at each row's cluster barrier
+ *                      (data/fcstage-h200/, docs/guide.md).
  * rmsnorm_fwd.awarp, rmsnorm_fwd.arow
  *                      warp and row with each row read and written in a
  *                      frame shifted onto the 128-byte line it starts in
@@ -110,6 +120,8 @@ static const char *const arow_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh",
                                            "rmsnorm_fwd/arow.cuh", NULL};
 static const char *const tma_sources[] = {FWD_SOURCES, "rmsnorm_fwd/tma.cuh", NULL};
 static const char *const wstage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/wstage.cuh", NULL};
+static const char *const cstage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/cluster.cuh",
+                                             "rmsnorm_fwd/cstage.cuh", NULL};
 
 /* the shifted families, the grown families of the others (below) */
 extern const nt_family nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow;
@@ -687,6 +699,77 @@ const nt_family nt_rmsnorm_fwd_wstage = {
     "rmsnorm_fwd.wstage", &nt_op_rmsnorm_fwd,
     "warp's rows walked by a resident grid, the next steps copied ahead into shared memory",
     5, wstage_params, wstage_check, wstage_plan, wstage_sources, NULL,
+};
+
+/* ---- cstage ----------------------------------------------------------- */
+
+static const nt_param_def cstage_params[] = {
+    {"cluster", NT_PARAM_INT, NULL, 2, 8, "blocks per cluster, sharing each row: 2, 4 or 8"},
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block, a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread per row"},
+    {"stages", NT_PARAM_INT, NULL, 2, 4, "rows in flight per block (cp.async ring)"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many clusters as can be resident"},
+};
+
+#define CSTAGE_REGS 10        /* registers cstage needs beyond stage's (the walk's
+                                 64-bit counters, ring and cluster addresses):
+                                 fitted to `normtune compile`, sm_90a, of the
+                                 bf16 configs of data/fcstage-h200/cstage.lua,
+                                 where 8 let 4 spill 8 bytes (block 1024, k 2,
+                                 chunks 2, stages 3 and 4: 32 registers) */
+#define CSTAGE_SLOTS 16       /* static shared memory beyond the reduction: 4 slots */
+
+/* Dynamic shared memory of the ring: stages x C*B 16-byte slots. */
+static int64_t cstage_smem(int64_t B, int64_t C, int64_t P) { return P * C * B * 16; }
+
+/* The row in shared memory (a slice of 1/cluster, stages of it), w's C
+ * chunks in registers as stage with wg = 0 holds them. */
+static int cstage_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                        char *err, size_t errlen) {
+    int ok = 1;
+    int64_t S = nt_params_int(p, "cluster", &ok), B = nt_params_int(p, "block", &ok);
+    int64_t C = nt_params_int(p, "chunks", &ok), P = nt_params_int(p, "stages", &ok);
+    int64_t K = nt_params_int(p, "k", &ok);
+    fwd_dt d;
+    if (check_bck("cstage", B, C, K, ok, err, errlen)) return -1;
+    if ((S != 2 && S != 4 && S != 8) || P < 2 || P > 4) {
+        snprintf(err, errlen, "cstage needs cluster 2, 4 or 8 and stages in [2, 4]");
+        return -1;
+    }
+    if (dev && dev->cc_major < 9) {
+        snprintf(err, errlen, "cstage needs thread block clusters (compute capability 9.0 or "
+                 "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
+        return -1;
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, S * B, C, err, errlen)) return -1;
+    const int64_t need = stage_regs(&d, C, 0) + CSTAGE_REGS;
+    if (reg_limit(B, K) < need) {
+        snprintf(err, errlen, "block=%lld k=%lld leave %lld registers per thread, chunks=%lld "
+                 "need ~%lld (would spill)", (long long)B, (long long)K,
+                 (long long)reg_limit(B, K), (long long)C, (long long)need);
+        return -1;
+    }
+    return check_dev(dev, B, K, cstage_smem(B, C, P) + RED_SMEM + CSTAGE_SLOTS, err, errlen);
+}
+
+static int cstage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                       nt_plan *pl, char *err, size_t errlen) {
+    if (cstage_check(p, pr, dev, err, errlen)) return -1;
+    int64_t S = nt_params_int(p, "cluster", NULL), B = nt_params_int(p, "block", NULL);
+    int64_t C = nt_params_int(p, "chunks", NULL), P = nt_params_int(p, "stages", NULL);
+    /* grid 0: the launcher sizes it, whole clusters, k blocks per SM (or as
+     * many clusters as can be resident), at most M clusters */
+    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_cstage", pr, p, cstage_params, 5);
+    l->smem = (unsigned)cstage_smem(B, C, P);
+    l->blocks_per_sm = (int)nt_params_int(p, "k", NULL);
+    l->cluster = (unsigned)S;
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_cstage = {
+    "rmsnorm_fwd.cstage", &nt_op_rmsnorm_fwd,
+    "a resident grid of clusters splitting each row, the next rows copied ahead into shared memory",
+    5, cstage_params, cstage_check, cstage_plan, cstage_sources, NULL,
 };
 
 /* ---- cluster ---------------------------------------------------------- */

@@ -22,7 +22,8 @@
 extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
     nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster,
-    nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow, nt_rmsnorm_fwd_tma;
+    nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow, nt_rmsnorm_fwd_tma,
+    nt_rmsnorm_fwd_cstage;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -90,7 +91,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 12, "%d families", nf);
+    CHECK(nf == 13, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -546,6 +547,51 @@ TEST(tma_plan_and_limits) {
               strstr(err, "stages in [1, 4]"), "stages 5: '%s'", err);
 }
 
+/* cstage: a resident grid of clusters (grid 0, cluster size and k set), the
+ * ring in dynamic shared memory, refused below sm_90, past the register
+ * rule and where the ring does not fit */
+TEST(cstage_plan_and_limits) {
+    nt_problem pr;
+    nt_params p;
+    nt_plan pl;
+    char err[256] = "";
+    problem(&pr, NT_BF16, NT_BF16, 1024, 65536);
+    CHECK(nt_params_parse("cluster=8,block=128,chunks=8,stages=3,k=0", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_cstage.plan(&p, &pr, &h200, &pl, err, sizeof err) == 0 &&
+              pl.nlaunch == 1 && pl.l[0].grid == 0 && pl.l[0].cluster == 8 &&
+              pl.l[0].blocks_per_sm == 0 && pl.l[0].block == 128 &&
+              pl.l[0].smem == 3u * 8 * 128 * 16 && pl.l[0].pdl &&
+              !strcmp(pl.l[0].name, "nt_fwd_cstage<nt_bf16, nt_bf16, 8, 128, 8, 3, 0>"),
+          "%s grid %u cluster %u smem %u: %s", pl.l[0].name, pl.l[0].grid, pl.l[0].cluster,
+          pl.l[0].smem, err);
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, &a100, err, sizeof err) == -1 &&
+              strstr(err, "compute capability 9.0"), "sm_80: '%s'", err);
+    /* 8 x 128 x 7 chunks of 8 cover 57344 < 65536 */
+    CHECK(nt_params_parse("cluster=8,block=128,chunks=7,stages=3,k=0", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "exceeds"), "short: '%s'", err);
+    /* block 1024 at k 2 leaves 32 registers: chunks 1 fit, chunks 2 would spill */
+    problem(&pr, NT_BF16, NT_BF16, 1024, 32768);
+    CHECK(nt_params_parse("cluster=2,block=1024,chunks=2,stages=3,k=2", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "spill"), "spill: '%s'", err);
+    CHECK(nt_params_parse("cluster=4,block=1024,chunks=1,stages=3,k=2", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, &h200, err, sizeof err) == 0, "fits: %s", err);
+    /* four stages of 256 threads x 16 chunks (256 KB) fit no SM */
+    CHECK(nt_params_parse("cluster=2,block=256,chunks=16,stages=4,k=0", &p) == 0, "params");
+    problem(&pr, NT_BF16, NT_BF16, 1024, 65536);
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, &h200, err, sizeof err) == -1 &&
+              strstr(err, "shared memory"), "ring: '%s'", err);
+    CHECK(nt_params_parse("cluster=3,block=128,chunks=8,stages=3,k=0", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "cluster 2, 4 or 8"), "cluster 3: '%s'", err);
+}
+
 int main(void) {
     RUN(table_is_consistent);
     RUN(check_accepts_the_right_dtypes);
@@ -558,5 +604,6 @@ int main(void) {
     RUN(loop_limits_and_names);
     RUN(shifted_families_are_their_bases);
     RUN(tma_plan_and_limits);
+    RUN(cstage_plan_and_limits);
     T_END();
 }
