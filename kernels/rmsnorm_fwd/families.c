@@ -267,6 +267,23 @@ static int check_dev(const nt_devinfo *dev, int64_t B, int64_t K, int64_t smem, 
     return 0;
 }
 
+/* Thread block clusters on dev (NULL: nothing to check): compute
+ * capability 9.0 or newer, else -1 with why (fam: the family's name). */
+static int check_clusters(const char *fam, const nt_devinfo *dev, char *err, size_t errlen) {
+    if (dev && dev->cc_major < 9) {
+        snprintf(err, errlen, "%s needs thread block clusters (compute capability 9.0 or "
+                 "newer), the device has %d.%d", fam, dev->cc_major, dev->cc_minor);
+        return -1;
+    }
+    return 0;
+}
+
+/* stage's register rule (and cstage's, with `extra` more): -1 with why
+ * when the registers block=B k=K leave are fewer than C chunks and wg=G
+ * need (the kernel would spill). */
+static int check_stage_regs(const fwd_dt *d, int64_t B, int64_t C, int64_t G, int64_t K,
+                            int64_t extra, char *err, size_t errlen);
+
 /* The grid that covers `units` (rows or row groups), capped at the 1-D limit. */
 static unsigned grid_for(int64_t units) { return (unsigned)(units < GRID_MAX ? units : GRID_MAX); }
 
@@ -505,6 +522,16 @@ static int64_t stage_regs(const fwd_dt *d, int64_t C, int64_t G) {
     return STAGE_REG_BASE + REG_PER_CHUNK * C + data_words(d, 0, 0, G ? G : C);
 }
 
+static int check_stage_regs(const fwd_dt *d, int64_t B, int64_t C, int64_t G, int64_t K,
+                            int64_t extra, char *err, size_t errlen) {
+    const int64_t need = stage_regs(d, C, G) + extra;
+    if (reg_limit(B, K) >= need) return 0;
+    snprintf(err, errlen, "block=%lld k=%lld leave %lld registers per thread, chunks=%lld "
+             "wg=%lld need ~%lld (would spill)", (long long)B, (long long)K,
+             (long long)reg_limit(B, K), (long long)C, (long long)G, (long long)need);
+    return -1;
+}
+
 /* Dynamic shared memory of the staged row: C*B 16-byte slots. */
 static int64_t stage_smem(int64_t B, int64_t C) { return C * B * 16; }
 
@@ -519,14 +546,9 @@ static int stage_check(const nt_params *p, const nt_problem *pr, const nt_devinf
         snprintf(err, errlen, "stage needs wg 0 or a divisor of chunks=%lld", (long long)C);
         return -1;
     }
-    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen)) return -1;
-    if (reg_limit(B, K) < stage_regs(&d, C, G)) {
-        snprintf(err, errlen, "block=%lld k=%lld leave %lld registers per thread, chunks=%lld "
-                 "wg=%lld need ~%lld (would spill)", (long long)B, (long long)K,
-                 (long long)reg_limit(B, K), (long long)C, (long long)G,
-                 (long long)stage_regs(&d, C, G));
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
+        check_stage_regs(&d, B, C, G, K, 0, err, errlen))
         return -1;
-    }
     return check_dev(dev, B, K, stage_smem(B, C) + RED_SMEM, err, errlen);
 }
 
@@ -736,19 +758,11 @@ static int cstage_check(const nt_params *p, const nt_problem *pr, const nt_devin
         snprintf(err, errlen, "cstage needs cluster 2, 4 or 8 and stages in [2, 4]");
         return -1;
     }
-    if (dev && dev->cc_major < 9) {
-        snprintf(err, errlen, "cstage needs thread block clusters (compute capability 9.0 or "
-                 "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
+    /* w's C chunks held as stage's with wg = 0 */
+    if (check_clusters("cstage", dev, err, errlen) || get_dt(pr, &d, err, errlen) ||
+        check_cover(pr, &d, S * B, C, err, errlen) ||
+        check_stage_regs(&d, B, C, 0, K, CSTAGE_REGS, err, errlen))
         return -1;
-    }
-    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, S * B, C, err, errlen)) return -1;
-    const int64_t need = stage_regs(&d, C, 0) + CSTAGE_REGS;
-    if (reg_limit(B, K) < need) {
-        snprintf(err, errlen, "block=%lld k=%lld leave %lld registers per thread, chunks=%lld "
-                 "need ~%lld (would spill)", (long long)B, (long long)K,
-                 (long long)reg_limit(B, K), (long long)C, (long long)need);
-        return -1;
-    }
     return check_dev(dev, B, K, cstage_smem(B, C, P) + RED_SMEM + CSTAGE_SLOTS, err, errlen);
 }
 
@@ -792,12 +806,8 @@ static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devi
         snprintf(err, errlen, "cluster needs cluster 2, 4 or 8 (blocks per row)");
         return -1;
     }
-    if (dev && dev->cc_major < 9) {
-        snprintf(err, errlen, "cluster needs thread block clusters (compute capability 9.0 or "
-                 "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
-        return -1;
-    }
-    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, S * B, C, err, errlen) ||
+    if (check_clusters("cluster", dev, err, errlen) || get_dt(pr, &d, err, errlen) ||
+        check_cover(pr, &d, S * B, C, err, errlen) ||
         !fits_regs(&d, B, C, K, err, errlen))
         return -1;
     return check_dev(dev, B, K, RED_SMEM + 8, err, errlen);
