@@ -739,6 +739,10 @@ static const nt_param_def cstage_params[] = {
                                  bf16 configs of data/fcstage-h200/cstage.lua,
                                  where 8 let 4 spill 8 bytes (block 1024, k 2,
                                  chunks 2, stages 3 and 4: 32 registers) */
+#define CSTAGE_AHEAD_REGS 6   /* and with three stages or more (the next row's
+                                 sum before the barrier's wait): at a cap of 80
+                                 registers (cstage_k.lua, k 3 and 6) chunks 8
+                                 spilled 16 bytes at stages 3 and 4 only */
 #define CSTAGE_SLOTS 16       /* static shared memory beyond the reduction: 4 slots */
 
 /* Dynamic shared memory of the ring: stages x C*B 16-byte slots. */
@@ -761,7 +765,8 @@ static int cstage_check(const nt_params *p, const nt_problem *pr, const nt_devin
     /* w's C chunks held as stage's with wg = 0 */
     if (check_clusters("cstage", dev, err, errlen) || get_dt(pr, &d, err, errlen) ||
         check_cover(pr, &d, S * B, C, err, errlen) ||
-        check_stage_regs(&d, B, C, 0, K, CSTAGE_REGS, err, errlen))
+        check_stage_regs(&d, B, C, 0, K, CSTAGE_REGS + (P >= 3 ? CSTAGE_AHEAD_REGS : 0), err,
+                         errlen))
         return -1;
     return check_dev(dev, B, K, cstage_smem(B, C, P) + RED_SMEM + CSTAGE_SLOTS, err, errlen);
 }

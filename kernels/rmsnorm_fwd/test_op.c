@@ -572,14 +572,19 @@ TEST(cstage_plan_and_limits) {
     err[0] = 0;
     CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, NULL, err, sizeof err) == -1 &&
               strstr(err, "exceeds"), "short: '%s'", err);
-    /* block 1024 at k 2 leaves 32 registers: chunks 1 fit, chunks 2 would spill */
+    /* block 1024 at k 2 leaves 32 registers: chunks 1 fit with two stages,
+     * not with three (the next row's sum ahead), chunks 2 would spill */
     problem(&pr, NT_BF16, NT_BF16, 1024, 32768);
     CHECK(nt_params_parse("cluster=2,block=1024,chunks=2,stages=3,k=2", &p) == 0, "params");
     err[0] = 0;
     CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, NULL, err, sizeof err) == -1 &&
               strstr(err, "spill"), "spill: '%s'", err);
-    CHECK(nt_params_parse("cluster=4,block=1024,chunks=1,stages=3,k=2", &p) == 0, "params");
+    CHECK(nt_params_parse("cluster=4,block=1024,chunks=1,stages=2,k=2", &p) == 0, "params");
     CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, &h200, err, sizeof err) == 0, "fits: %s", err);
+    CHECK(nt_params_parse("cluster=4,block=1024,chunks=1,stages=3,k=2", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_cstage.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "spill"), "ahead: '%s'", err);
     /* four stages of 256 threads x 16 chunks (256 KB) fit no SM */
     CHECK(nt_params_parse("cluster=2,block=256,chunks=16,stages=4,k=0", &p) == 0, "params");
     problem(&pr, NT_BF16, NT_BF16, 1024, 65536);
