@@ -46,6 +46,13 @@
 #define AGREE 2               /* results of other dtype combinations at the problem's
                                  shape that must name one point their best for it
                                  to go second */
+#define TRANSLATE 1.02        /* from stored results, a hint that cannot run here
+                                 within this of the first hint's score stands for
+                                 the nearest point that can (start_problem) */
+#define CLIMB 1               /* a cold campaign's search keeps this many proposals
+                                 of its budget for the climb (start_problem) */
+#define CROSS_NEAR 0.05       /* the cross pass tries the picks of shapes at least
+                                 this near (the hints' weights; cross_pass()) */
 
 double nt_now_s(void) {
     struct timespec t;
@@ -711,6 +718,58 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
         if (n < 0) return snprintf(d->err, d->errlen, "out of memory"), -1;
         env.hint = hint;
         env.nhint = n;
+        /* from stored results, a hint within TRANSLATE of the first one's
+         * score that cannot run here (its chunks cover another N) stands
+         * for the nearest point that can, as the best hint of a family not
+         * tried yet does: at a hidden size between the stored ones the
+         * hints that rank highest are those of the N on either side, and
+         * this N's points, known at another M only, are shrunk far below
+         * them (at 65536 x 768 of the backward, wstage with 128 threads,
+         * 3 chunks, 2 stages and k 2 is 4% ahead of every other point and
+         * 27th among the hints; its 4-chunk sibling of N = 1024 is 4th,
+         * 1.6% behind the first).  Replay from the neighbours at the
+         * scripts' budget_stored (5), 1, 5 and 20 seeds: the backward
+         * 99.2%, 99.2% and 99.1% of shapes within 2%, worst 1.04x each ->
+         * 100%, 1.02x each; the forward 100% and 1.02x unchanged.  5 seeds
+         * at other budgets: the backward at 4 97.8% -> 99.7% (1.06x both),
+         * at 3 94.2% -> 95.3%, worst 1.10x -> 1.21x, at 6 100%, 1.01x ->
+         * 1.02x; the forward at 3 98.4% -> 98.8% (1.06x both), at 4, 6 and
+         * 7 unchanged.  Within 1.04 to 1.08: the same at 5 (1.03: 99.8% over
+         * 5 seeds), but the forward at 4 99.1% and 1.06x (1.05); within
+         * PROBE_SPAN (1.10), or every hint that cannot run: the backward
+         * over 20 seeds 100% but 1.06x (at 1024 x 32768 a cluster hint of
+         * N = 20480, 3 chunks away, took the proposal the best cstage
+         * point was next for).  Not in a cold campaign, whose main-effects
+         * model scores the runnable points next to an unrunnable hint
+         * already: the backward cold over 5 and 20 seeds 95.9% -> 93.7%,
+         * 95.3% -> 93.5% */
+        if (d->stored_hints) env.translate = TRANSLATE;
+        /* in a cold campaign the last CLIMB proposals of a search are the
+         * climb's (the anchors and the second shapes, exploring, keep half
+         * the budget for it; below): one step from the best point measured
+         * to its best-hinted neighbour.  The hints there are the
+         * main-effects model over the few points the campaign measured,
+         * and it learns a parameter's value only where one was measured:
+         * at N = 4096 of the backward, persistent with k 1 and 3 or 4
+         * stages wins at every M, and the anchor's 25 proposals tried k 1
+         * twice, with another block and stages, so the hints of every
+         * other shape of that N ranked k 2 first (the best was 19th of the
+         * runnable points at 16384 x 4096).  The climb's steps measure
+         * such values next to the best, and the later shapes' hints follow
+         * (f16 at 16384 x 4096 now finds it from a hint).  Replay cold at
+         * the scripts' budgets, 1, 5 and 20 seeds: the backward 89.8%,
+         * 94.2%, 95.3% of shapes within 2% -> 94.1%, 95.9%, 95.3%, worst
+         * 1.05x, 1.08x, 1.08x -> 1.05x, 1.05x, 1.08x (at 1 seed the misses
+         * at N = 4096, 8 of the 12, -> 3 of 7); the forward 98.4%, 96.7%,
+         * 97.3% -> 98.9%, 99.0%, 98.0%, worst 1.03x, 1.08x, 1.08x ->
+         * 1.03x, 1.06x, 1.08x.  CLIMB 2: the backward 94.9%, 95.3%, 94.6%,
+         * the forward over 20 seeds 97.2% and 1.11x; half the budget for
+         * the climb: the backward over 20 seeds 92.1% and 1.21x.  Not from
+         * stored results, which rank the points well enough that every
+         * proposal is best spent on the hints (from the neighbours at 4 a
+         * shape, 5 seeds: the backward 99.7% -> 96.3%, worst 1.06x ->
+         * 1.21x; the forward 99.8% -> 98.4%, 1.03x -> 1.06x) */
+        if (!d->stored_hints && env.budget > CLIMB) env.hint_quota = (int)(env.budget - CLIMB);
         /* an anchor of a cold campaign tries every family, and keeps half
          * its budget for the climb; so does a shape the stored results
          * never saw: standings at other shapes say little where the
@@ -1062,6 +1121,15 @@ static int known_here(const drive *d, tune_pt p) {
  * hands back what the later ones found (replay of a cold campaign of the
  * default backward, 12 seeds: 96.5% of shapes within 2% and the worst
  * 1.06x, against 95.0% and 1.20x without it, for 1.9% less of the sweep).
+ * Only the picks of shapes of weight CROSS_NEAR or more (at the same M,
+ * the same combination within about 1.7 in log2 N, another within 1.2):
+ * a pick of a shape farther away seldom wins (replay cold, 20
+ * seeds: of the forward's 545 such tries one took a shape to within 2%,
+ * of the backward's 140 none; of those of weight 0.5 or more 43 and 23
+ * did), and what it costs is measured, not spent on a better bet: the
+ * forward cold spends 15.1% -> 14.8% of the sweep at 1, 5 and 20 seeds,
+ * the backward 22.0%, 21.7%, 21.8% -> 21.8%, 21.6%, 21.6%, shapes within
+ * 2% and the worst unchanged (0.1: the forward 14.7%, the same picks).
  * Stored results are told as in the search, so a resumed run makes the
  * same choices.  0, or -1 with a message. */
 static int cross_pass(drive *d, nt_result *res) {
@@ -1093,6 +1161,7 @@ static int cross_pass(drive *d, nt_result *res) {
         for (int i = 0; i < nc && taken < quota && !d->st->interrupted; i++) {
             int dup = 0, found = 0;
             for (int j = 0; j < i; j++) dup |= key_eq(c[j].p, c[i].p);
+            if (c[i].w < CROSS_NEAR) break;      /* the rest are farther */
             if (dup || known_here(d, c[i].p)) continue;
             int ok = feasible(d, c[i].p);
             if (ok < 0) goto out;

@@ -371,7 +371,9 @@ static int hill_next(tune *t, tune_pt *p) {
 /* The next hint not looked at yet: 1, 0 (none left), -1.  A hint that
  * cannot run at this shape (measured at others: its chunks cover another
  * N) is translated to the nearest point that can (nearest_runnable), when
- * that one is new. */
+ * that one is new: when exploring, when it is the best hint of a family
+ * not proposed yet (within PROBE_SPAN of the first hint), or when its
+ * score is within env.translate of the first hint's. */
 static int next_hint(tune *t, tune_pt *p) {
     while (t->hint_i < t->env.nhint) {
         double score = t->env.hint[t->hint_i].score;
@@ -380,8 +382,10 @@ static int next_hint(tune *t, tune_pt *p) {
             c.pt >= search_space_size(t->env.space[c.fam]))
             continue;
         int seen = find(t, c) != NULL, r = fresh(t, c);
-        if (!r && !seen && (t->env.explore || (!(t->famseen & (1u << c.fam)) &&
-                                               score <= t->env.hint[0].score * PROBE_SPAN))) {
+        double first = t->env.hint[0].score;
+        if (!r && !seen &&
+            (t->env.explore || (t->env.translate > 0 && score <= first * t->env.translate) ||
+             (!(t->famseen & (1u << c.fam)) && score <= first * PROBE_SPAN))) {
             const search_space *sp = t->env.space[c.fam];
             int idx[SEARCH_MAX_DIMS], isnew = 0;
             search_space_point(sp, c.pt, idx);

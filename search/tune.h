@@ -14,8 +14,9 @@
  *               random point when no neighbour improves.
  *   warm        the hints first (points ranked by what is known of other
  *               shapes: search/drive.c; one that cannot run here, when
- *               exploring or among a new family's best, becomes the
- *               nearest point that can), with explore every family once,
+ *               exploring, among a new family's best or within translate
+ *               of the first hint's score, becomes the nearest point that
+ *               can), with explore every family once,
  *               then a climb from the best (its neighbours in the order
  *               of their hints' scores); without a budget, every hint
  *               and the climb to a local optimum.
@@ -59,6 +60,10 @@ typedef struct tune_env {
     int explore;              /* warm: try every family once (its best hint,
                                  or a random point of it) before the climb */
     unsigned skip_fam;        /* warm, explore: bit f, family f is not tried */
+    double translate;         /* warm: a hint that cannot run here whose score is
+                                 within this factor of the first hint's becomes
+                                 the nearest point that can; 0 = only when
+                                 exploring or a new family's best */
     uint64_t budget;          /* most proposals; 0 = no limit */
     uint64_t seed;            /* mixed with the problem by the caller */
 } tune_env;

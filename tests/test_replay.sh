@@ -39,40 +39,47 @@ has table_names_a_shape "$T/out" "M=65536 N=16384 x=f32,w=f32,dw=f32"
 # warm from the other shapes of the model: 6 per shape is 11.1% of the
 # default backward sweep (every problem of it is stored whole: swept
 # exhaustively on H200s), and picks within 2% of the stored best at 97% of
-# the shapes or more, none worse than 1.03x (99.2% and 1.02x here; 100%
-# and 1.01x, 14.4% of the sweep, before the sweep took wstage)
+# the shapes or more, none worse than 1.03x (100% and 1.02x here, 1.01x
+# before hints that cannot run here stood for their nearest runnable
+# point, search/drive.c TRANSLATE; 100% and 1.01x, 14.4% of the sweep,
+# before the sweep took wstage)
 expect warm_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 6 --stored neighbours
 summary warm_neighbours_within_2pct '$1 == 11.1 && $2 >= 97 && $3 <= 1.03'
 # the backward from its neighbours at 5 per shape, 5 seeds: at most 10% of
-# the sweep, 97% of the shapes within 2%, no pick worse than 1.04x (9.3%,
-# 99.2% and 1.04x here).  The goal is 1.03x: it held (1.02x) until the
-# short rows were measured again on one GPU (data/grid-h200/same_gpu.txt,
-# 2026-12-03); at 65536 x 768 one wstage config (128 threads, 2 stages,
-# k 2) is 4% ahead of every other point, its siblings 8-10% behind, and 5
-# proposals reach warp's best (at 4 per shape, 7.4%, 95.8% and 1.09x
-# since the sweep took wstage, 9.6%, 98.3% and 1.03x before; 97.5% and
-# 1.04x before the best of the other dtype combinations at the same shape
-# went second: at 4096 x 1024 bf16 warp with 256 threads a block wins in
-# every combination with 16-bit x, and the hints from bf16's other M
-# ranked it 14th)
+# the sweep, 97% of the shapes within 2%, no pick worse than 1.03x (9.3%,
+# 100% and 1.02x here, also over 20 seeds).  The goal held (1.02x) until
+# the short rows were measured again on one GPU
+# (data/grid-h200/same_gpu.txt, 2026-12-03): at 65536 x 768 one wstage
+# config (128 threads, 3 chunks, 2 stages, k 2) is 4% ahead of every other
+# point, its siblings 8-10% behind, and 5 proposals reached only warp's
+# best (99.2% and 1.04x) until the hints that cannot run here, within 2%
+# of the first one's score, stood for their nearest runnable point (its
+# 4-chunk sibling of N = 1024 is 4th; search/drive.c TRANSLATE).  At 4 per
+# shape, 7.4%, 99.7% and 1.06x (97.8% before; 95.8% and 1.09x since the
+# sweep took wstage, 9.6%, 98.3% and 1.03x before; 97.5% and 1.04x before
+# the best of the other dtype combinations at the same shape went second:
+# at 4096 x 1024 bf16 warp with 256 threads a block wins in every
+# combination with 16-bit x, and the hints from bf16's other M ranked it
+# 14th)
 expect bwd_neighbours_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 5 --stored neighbours --seeds 5
-summary bwd_neighbours_goal '$1 <= 10 && $2 >= 97 && $3 <= 1.04'
+summary bwd_neighbours_goal '$1 <= 10 && $2 >= 97 && $3 <= 1.03'
 grep -q '^M=4096 N=1024 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *100%  *[0-9.]*x$' "$T/out" &&
     ok bwd_neighbours_agreed_best ||
     bad bwd_neighbours_agreed_best "$(grep '^M=4096 N=1024 x=bf16,w=bf16,' "$T/out")"
 # the forward from its neighbours at 5 per shape: under 10% of the sweep,
-# 97% of the shapes within 2% or more and none worse than 1.03x (98.9% and
+# 97% of the shapes within 2% or more and none worse than 1.03x (100% and
 # 1.02x here; the hints follow each point's trend over the nearby shapes:
 # by its mean ratio alone, 94.7%)
 expect fwd_neighbours_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --budget 5 --stored neighbours
 summary fwd_neighbours_trend '$1 <= 10 && $2 >= 97 && $3 <= 1.03'
 # the default scripts as they are (no --budget): from the neighbours their
 # budget_stored (5) holds, not their cold campaign's budget (13 and 8), so
-# the goal is met at the scripts' own settings but for the backward's
-# worst (9.3%, 99.2% and 1.04x here, above; 23.1% of the sweep at 13,
-# 100% and 1.01x; the forward 9.7%, 98.9% and 1.02x, 15.5% at 8)
+# the goal is met at the scripts' own settings (the backward 9.3%, 100%
+# and 1.02x here, above, 99.2% and 1.04x before TRANSLATE; 23.1% of the
+# sweep at 13, 100% and 1.01x; the forward 9.7%, 100% and 1.02x, 15.5% at
+# 8)
 expect bwd_default_neighbours_runs 0 replay --db "$db" "$bwd" --strategy warm --stored neighbours
-summary bwd_default_neighbours_goal '$1 <= 10 && $2 >= 97 && $3 <= 1.04'
+summary bwd_default_neighbours_goal '$1 <= 10 && $2 >= 97 && $3 <= 1.03'
 has bwd_default_names_budget_stored "$T/out" "strategy warm, budget 13, budget_stored 5, 1 seed"
 expect fwd_default_neighbours_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --stored neighbours
 summary fwd_default_neighbours_goal '$1 <= 10 && $2 >= 97 && $3 <= 1.03'
@@ -87,23 +94,26 @@ grep -q '^M=65536 N=1032 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *-  *-$' "$T/o
 grep -q '^M=65536 N=128 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *[0-9]*%  *[0-9.]*x$' "$T/out" &&
     ok scored_row || bad scored_row "$(grep '^M=65536 N=128 ' "$T/out")"
 
-# a cold campaign (nothing stored) of the default backward, at the
-# script's budget (13 per shape on average), 5 seeds: at most 25% of the
-# sweep, 90% of the shapes within 2% of the stored best, no pick worse
-# than 1.08x (21.7%, 94.2% and 1.08x here: 1048576 x 64 and 65536 x 1024;
-# the goal is 1.05x, met (95.3%) until the short rows and N = 1024 were
-# measured again on one GPU, data/grid-h200/same_gpu.txt; 20 seeds 95.3%
-# and 1.08x, against 95.0% and 1.09x before; before the sweep took
-# wstage, whose standings against warp's at short rows are close, 21.9%,
-# 98.0% and 1.05x at 10 per shape; 1.06x with the portfolio's 1% floor of
-# the runs from stored results, 1.13x with the anchors at the middle M, no
-# cross pass and the climb's neighbours in the space's order).  The
-# anchors (twice the budget, about 26 a shape against the others' 11, the
-# cross pass's one included) are the smallest M of each N of bf16, the
-# dtype combination with the most shapes; the other combinations follow
-# its results
+# a cold campaign (nothing stored) of the default backward, at the script's
+# budget (13 per shape on average), 5 seeds: at most 25% of the sweep, 90%
+# of the shapes within 2% of the stored best, no pick worse than 1.05x
+# (21.6%, 95.9% and 1.05x here: 262144 x 128 f32 and 65536 x 1024; the
+# default seed 21.8%, 94.1% and 1.05x; 20 seeds 95.3% and 1.08x, 65536 x
+# 64).  The goal of 1.05x was met (95.3%) until the short rows and N = 1024
+# were measured again on one GPU, data/grid-h200/same_gpu.txt (94.2% and
+# 1.08x then, 89.8% at the default seed), and is met again since the last
+# proposal of each search that does not explore is the climb's
+# (search/drive.c CLIMB: the model learns k 1 at N = 4096); before the sweep
+# took wstage, whose standings against warp's at short rows are close,
+# 21.9%, 98.0% and 1.05x at 10 per shape; 1.06x with the portfolio's 1%
+# floor of the runs from stored results, 1.13x with the anchors at the
+# middle M, no cross pass and the climb's neighbours in the space's order.
+# The anchors (twice the budget, about 26 a shape against the others' 11,
+# the cross pass's one included) are the smallest M of each N of bf16, the
+# dtype combination with the most shapes; the other combinations follow its
+# results
 expect cold_runs 0 replay --db "$db" "$bwd" --strategy warm --stored none --seeds 5
-summary cold_within_budget '$1 <= 25 && $2 >= 90 && $3 <= 1.08'
+summary cold_within_budget '$1 <= 25 && $2 >= 90 && $3 <= 1.05'
 anchors=$(awk '$1 ~ /^M=/ && $5 + 0 >= 15 && $3 ~ /^x=bf16,w=bf16,/' "$T/out" | wc -l)
 others=$(awk '$1 ~ /^M=/ && $5 + 0 >= 15 && $3 !~ /^x=bf16,w=bf16,/' "$T/out" | wc -l)
 nN=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ { print $2 }' "$T/out" | sort -u | wc -l)
@@ -116,12 +126,15 @@ notmin=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ {
 [ "$anchors" = "$nN" ] && [ "$others" = 0 ] && [ "$notmin" = 0 ] && ok cold_anchors_smallest_m_in_bf16 ||
     bad cold_anchors_smallest_m_in_bf16 "$anchors anchors for $nN hidden sizes, $others outside bf16, $notmin not at the smallest M"
 # the forward's cold campaign at its budget (8): within 15% of the sweep,
-# 96.5% of the shapes within 2%, the worst 1.08x (15.0%, 96.7% and 1.08x
-# here over these 5 seeds, 97.3% over 20, since warp's results were
-# measured again with its L2 policies; 98.5% and 96.9% before; the goal of
-# 1.05x is not met: docs/lua-api.md says what limits it and what was tried)
+# 98.5% of the shapes within 2%, the worst 1.06x (14.8%, 99.0% and 1.06x
+# here over these 5 seeds, 98.0% and 1.08x over 20; 15.0%, 96.7% and
+# 1.08x, 97.3% over 20, before the climb's last proposal and the cross
+# pass's CROSS_NEAR, search/drive.c; 98.5% and 96.9% before warp's results
+# were measured again with its L2 policies; the goal of 1.05x is not met
+# over 5 seeds (the default seed: 14.8%, 98.9% and 1.03x):
+# docs/lua-api.md says what limits it and what was tried)
 expect fwd_cold_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --stored none --seeds 5
-summary fwd_cold_within_budget '$1 <= 15 && $2 >= 96.5 && $3 <= 1.08'
+summary fwd_cold_within_budget '$1 <= 15 && $2 >= 98.5 && $3 <= 1.06'
 
 # the stored best is over the points the script keeps: a result of a point
 # its where() refuses (stored by another sweep) is no best its search could

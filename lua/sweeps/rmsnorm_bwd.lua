@@ -16,16 +16,18 @@
 
 -- Variants measured per shape, on average over the sweep (13 of its 54):
 -- replayed cold on data/results.db, 13 spend 22% of the sweep and pick
--- within 2% of the best at 90% of the shapes (the worst 1.05x; 94% and
--- 1.08x over 5 seeds), 10 at 82%.  Before wstage joined warp at the short rows, 10
--- of 42 picked within 2% at 98%.
+-- within 2% of the best at 94% of the shapes (the worst 1.05x; 96% and
+-- 1.05x over 5 seeds, 95% and 1.08x over 20; the search of 2026-12-04,
+-- docs/lua-api.md), 10 at 82% (before it).  Before wstage joined warp at
+-- the short rows, 10 of 42 picked within 2% at 98%.
 local BUDGET = 13
 -- Variants measured per shape when the search starts from the stored
 -- results of the GPU model at the other shapes (not a cold campaign): they
 -- rank the points well enough for fewer.  Replayed from the neighbours on
 -- data/results.db, 5 spend 9.3% of the sweep and pick within 2% of the
--- best at 99.2% of the shapes (the worst 1.04x, at 65536 x 768; the same
--- over 5 seeds); BUDGET there spends 23.1% for 100% (1.01x).
+-- best at every shape (the worst 1.02x; the same over 5 and 20 seeds;
+-- 99.2% and 1.04x, at 65536 x 768, before the search of 2026-12-04);
+-- BUDGET there spends 23.1% for 100% (1.01x, before it).
 local BUDGET_STORED = 5
 
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}

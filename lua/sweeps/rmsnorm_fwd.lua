@@ -22,9 +22,10 @@
 -- on data/results.db (docs/lua-api.md) gives the numbers.
 
 -- Variants measured per shape, on average over the sweep (8 of its 73):
--- replayed cold on data/results.db, 8 spend 15% of the sweep and pick
--- within 2% of the best at 98% of the shapes (the worst 1.03x at seed 0,
--- 1.08x over 20 seeds); 10 spend 17.5% for 96% (the worst 1.08x).
+-- replayed cold on data/results.db, 8 spend 14.8% of the sweep and pick
+-- within 2% of the best at 99% of the shapes (the worst 1.03x at seed 0,
+-- 1.06x over 5 seeds, 1.08x over 20; the search of 2026-12-04); 10
+-- spent 17.5% for 96% before it (the worst 1.08x).
 local BUDGET = 8
 -- Variants measured per shape when the search starts from the stored
 -- results of the GPU model at the other shapes (not a cold campaign): they
