@@ -46,9 +46,12 @@ TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c)) \
 TEST_SH := $(wildcard tests/test_*.sh)
 GPU_BIN := $(patsubst tests/gpu/%.c,$(B)/gpu/%,$(wildcard tests/gpu/test_*.c))
 BIN := $(B)/normtune
-# The default sweeps: lua/sweeps/<op>.lua of every op folder kernels/<op>/
-# (make tune runs them in turn into one DB; other scripts are not default).
-SWEEP ?= $(filter $(patsubst kernels/%/,lua/sweeps/%.lua,$(wildcard kernels/*/)),$(sort $(wildcard lua/sweeps/*.lua)))
+# The default sweeps: lua/sweeps/<op>.lua of every op folder kernels/<op>/,
+# each followed by its lua/sweeps/<op>_n8.lua where there is one (rows of an
+# odd number of 16-byte chunks); make tune runs them in turn into one DB;
+# other scripts are not default.
+OPS := $(patsubst kernels/%/,%,$(wildcard kernels/*/))
+SWEEP ?= $(filter $(foreach o,$(OPS),lua/sweeps/$(o).lua lua/sweeps/$(o)_n8.lua),$(sort $(wildcard lua/sweeps/*.lua)))
 DB ?= results.db
 HEADER ?= normtune_dispatch.h
 # make tune starts a DB that does not exist yet as a copy of SEED: the

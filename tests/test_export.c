@@ -315,7 +315,9 @@ static int expect_configs(const eprob *e, int ne, int tuned, const store_best_ro
         for (int i = 0; q == tuned && i < n; i++) {
             char par[TXT];
             const char *sf = NULL;
-            row_str[i] = expect_stretch(&s[i], &sf, par, sizeof par)
+            int tuned8 = 0;     /* a row at N + 8: no stretch */
+            for (int j = 0; j < n; j++) tuned8 |= s[j].N == s[i].N + 8;
+            row_str[i] = !tuned8 && expect_stretch(&s[i], &sf, par, sizeof par)
                              ? ecfg_add(ec, &nc, from, sf, DT, par)
                              : -1;
         }
@@ -873,6 +875,30 @@ static void check_launches(const char *a, const htab *h, int c, const nt_problem
 /* Every config's kernel list holds the kernels its plans launch: at every
  * tuned shape of the config, and for every problem's fallback at N = 8 and
  * NT_MAX_N (M = 1), parsed back from the header's text. */
+/* An entry of a problem that has a tuned N + 8 gets no stretch: the lookup
+ * serves N + 8 and every longer row from the entries of N + 8 first, so
+ * the stretch would be a config the library never chose.  The fixture's P2
+ * at 2048 x 4096 with aligned at 16384 x 4104 beside it: P2's stretch (P2S,
+ * no other entry's) leaves the header; P1's and P5's stay. */
+TEST(no_stretch_at_tuned_n8) {
+    store_best_row r[8];
+    store_prov p;
+    char err[512] = "", path[600];
+    int n = fixture(r, &p);
+    row(&r[n++], 16384, 4104, ALIG, "block=256,chunks=3,stages=2,k=2", 105.0);
+    snprintf(path, sizeof path, "%s/n8.h", t_tmpdir());
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == 0, "export: %s", err);
+    long la;
+    char *a = slurp(path, &la);
+    htab *h = a ? parse(a) : NULL;
+    CHECK(check_header(a, r, n, "N + 8 tuned") > 0, "header with N + 8 tuned");
+    CHECK(h && hcfg_id(h, ALIG, DT, P2S) == -1, "P2's stretch %s is still a config", P2S);
+    CHECK(h && hcfg_id(h, ALIG, DT, P1S) >= 0 && hcfg_id(h, ALIG, DT, P5S) >= 0,
+          "P1's or P5's stretch is gone");
+    free(h);
+    free(a);
+}
+
 TEST(kernel_lists) {
     long len = 0;
     char *a = slurp(hdr, &len);
@@ -1295,6 +1321,7 @@ int main(void) {
     RUN(write_deterministic);
     RUN(header_compiles_and_looks_up);
     RUN(kernel_lists);
+    RUN(no_stretch_at_tuned_n8);
     RUN(refusals);
     RUN(stale_note);
     RUN(gpus_banner);

@@ -613,6 +613,12 @@ static int build(xport *x, const store_best_row *rows, int n, char *err, size_t 
             const xcfg *g = &x->cfg[x->ent[e].cfg];
             const nt_family *sf;
             char grown[XTEXT];
+            /* none where the problem has a tuned N + 8: the lookup serves
+             * those rows, and every longer one, from its entries first */
+            int tuned8 = 0;
+            for (int o = x->prob[q].first; o < x->prob[q].first + x->prob[q].count; o++)
+                tuned8 |= x->ent[o].N == x->ent[e].N + 8;
+            if (tuned8) continue;
             if (stretch_params(x, g->f, g->params, q, x->ent[e].M, x->ent[e].N, &sf, grown,
                                sizeof grown) &&
                 (x->ent[e].stretch = cfg_index(x, sf, q, grown)) < 0)
