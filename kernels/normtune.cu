@@ -1,7 +1,7 @@
 /* normtune.cu -- the production library: the tuned kernels behind C calls.
  *
  * Built by `make lib` (nvcc, sm_90a plus sm_80 / sm_100a where the toolkit
- * has them) against a dispatch header (format 3), kernels/normtune_dispatch.h
+ * has them) against a dispatch header (format 4), kernels/normtune_dispatch.h
  * by default or DISPATCH=path, copied to build/lib/nt_dispatch.h after
  * `famhash --check` found every family's source hash current.  Nothing here
  * names a family, a kernel or an op: the ops' calls (section 4) are
@@ -57,8 +57,8 @@ extern "C" {
 #include "kernels/normtune.h"
 #include "nt_dispatch.h"        /* build/lib/: the checked copy of DISPATCH */
 
-#if !defined(NORMTUNE_DISPATCH_VERSION) || NORMTUNE_DISPATCH_VERSION != 3
-#error "normtune_dispatch.h: unsupported format version (want 3; export it again)"
+#if !defined(NORMTUNE_DISPATCH_VERSION) || NORMTUNE_DISPATCH_VERSION != 4
+#error "normtune_dispatch.h: unsupported format version (want 4; export it again)"
 #endif
 
 #define LIB_VERSION "2.0"
@@ -439,7 +439,8 @@ static normtune_status lib_run(const nt_op *op, long long M, long long N, const 
 #define LIB_VFAM(id, name, hash) " " name "@" hash
 
 extern "C" NORMTUNE_API const char *normtune_version(void) {
-    return "normtune " LIB_VERSION ", dispatch header format 3 tuned on " NORMTUNE_DEVICE ": "
+    return "normtune " LIB_VERSION ", dispatch header format " LIB_XS(NORMTUNE_DISPATCH_VERSION)
+           " tuned on " NORMTUNE_DEVICE ": "
            LIB_XS(NORMTUNE_NPROBLEMS) " problems, " LIB_XS(NORMTUNE_NENTRIES) " tuned shapes, "
            LIB_XS(NORMTUNE_NCONFIGS) " configs, " LIB_XS(NORMTUNE_NKERNELS) " kernels; "
            "families" NORMTUNE_FAMILIES(LIB_VFAM);

@@ -40,7 +40,7 @@
 #ifndef NORMTUNE_DISPATCH_H
 #define NORMTUNE_DISPATCH_H
 
-#define NORMTUNE_DISPATCH_VERSION 3
+#define NORMTUNE_DISPATCH_VERSION 4
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6"
@@ -2021,6 +2021,13 @@ NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 
     NORMTUNE_CONFIGS(NORMTUNE_PRIV_CONFIG) {-1, 0, 0, 0, 0}
 };
 
+/* Per problem, the elements of one row of its M x N tensors in a 128-byte
+ * line (0: none): rows of N a multiple of it start on lines; the lookup
+ * prefers tuned N of the same kind. */
+NORMTUNE_PRIV_STATIC const int normtune_problem_lines[NORMTUNE_NPROBLEMS + 1] = {
+    64, 64, 64, 64, 64, 64, 32, 64, 64, 64, 64, 32, 0
+};
+
 /* Tuned shapes, problem after problem, each sorted by (N, M). */
 NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] = {
     /* 1: rmsnorm_bwd x=bf16,w=bf16,dw=f32 */
@@ -2616,14 +2623,27 @@ static inline int normtune_priv_mcmp(long long M, long long a, long long b)
     }
 }
 
-/* 1 when entry i comes before entry j in the lookup order for (M, N):
- * nearer N (ties: the larger N), then nearer M by ratio (ties: the larger
- * M), then table position. */
-static inline int normtune_priv_before(long long M, long long N, int i, int j)
+/* How far tuned N e is from N for the lookup: |N - e|, plus N / 8 when
+ * one of them is a multiple of line (its rows start on 128-byte lines)
+ * and the other is not (line 0: never).  Rows of the other kind start at
+ * other offsets in their lines, which the configs tuned for them assume. */
+static inline long long normtune_priv_ndist(long long N, long long e, long long line)
+{
+    long long d = e > N ? e - N : N - e;
+    if (line > 0 && (N % line == 0) != (e % line == 0)) d += N / 8;
+    return d;
+}
+
+/* 1 when entry i comes before entry j in the lookup order for (M, N) of a
+ * problem whose rows take line elements a line: nearer N
+ * (normtune_priv_ndist; ties: the larger N), then nearer M by ratio
+ * (ties: the larger M), then table position. */
+static inline int normtune_priv_before(long long M, long long N, long long line, int i,
+                                       int j)
 {
     const normtune_entry *a = &normtune_entries[i], *b = &normtune_entries[j];
-    long long da = a->N > N ? a->N - N : N - a->N;
-    long long db = b->N > N ? b->N - N : N - b->N;
+    long long da = normtune_priv_ndist(N, a->N, line);
+    long long db = normtune_priv_ndist(N, b->N, line);
     int c;
     if (da != db) return da < db;
     if (a->N != b->N) return a->N > b->N;
@@ -2636,7 +2656,9 @@ static inline int normtune_priv_before(long long M, long long N, int i, int j)
 /* The config to run for M rows of N of problem p: the exact tuned shape
  * if can_run accepts its config, else the problem's tuned shapes in order
  * of preference (same N by nearest M, then the nearest N by nearest M,
- * and so on), the first whose config can_run(ctx, config, M, N) accepts
+ * and so on, where an N whose rows start on 128-byte lines when N's do
+ * not, or the reverse, is an eighth of N farther: normtune_priv_ndist),
+ * the first whose config can_run(ctx, config, M, N) accepts
  * (can_run NULL: every config can), where an entry of a shorter N than
  * N offers its stretch before its config; when none does, the problem's
  * fallback config (not asked to can_run).  -1 when p is not a problem or
@@ -2648,15 +2670,16 @@ static inline int normtune_lookup(int p, long long M, long long N,
                                   void *ctx)
 {
     int prev = -1, best, k, lo, hi;
-    long long m = M < 1 ? 1 : M;
+    long long m = M < 1 ? 1 : M, line;
     if (p < 0 || p >= NORMTUNE_NPROBLEMS) return -1;
+    line = normtune_problem_lines[p];
     lo = normtune_problems[p].first;
     hi = lo + normtune_problems[p].count;
     for (;;) {
         best = -1;
         for (k = lo; k < hi; k++) {
-            if (prev >= 0 && !normtune_priv_before(m, N, prev, k)) continue;
-            if (best < 0 || normtune_priv_before(m, N, k, best)) best = k;
+            if (prev >= 0 && !normtune_priv_before(m, N, line, prev, k)) continue;
+            if (best < 0 || normtune_priv_before(m, N, line, k, best)) best = k;
         }
         if (best < 0) return normtune_problems[p].fallback;
         if (normtune_entries[best].stretch >= 0 && normtune_entries[best].N < N &&

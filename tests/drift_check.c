@@ -140,11 +140,13 @@ static void check_stretch(int q, const normtune_entry *t) {
              hdr.problems[q].dtypes, t->M, t->N, err);
         return;
     }
-    /* the lookup asks the entries 8 columns away first: this one (its exact
-     * M), unless one of a longer N is as near */
-    int nearer = 0;
+    /* the lookup asks this entry (its exact M) first at N + 8, unless the
+     * entry of another N comes before it in the lookup's order (one as near,
+     * or one whose rows start at the offsets of N + 8's) */
+    int nearer = 0, self = (int)(t - normtune_entries);
     for (int o = hdr.problems[q].first; o < hdr.problems[q].first + hdr.problems[q].count; o++)
-        nearer |= normtune_entries[o].N > t->N && normtune_entries[o].N <= t->N + 16;
+        nearer |= normtune_entries[o].N != t->N &&
+                  normtune_priv_before(t->M, t->N + 8, normtune_problem_lines[q], o, self);
     int got = normtune_lookup(q, t->M, t->N + 8, can_run, &p);
     if (got < 0 || resolve(&hdr, got, &p, &ch, err, sizeof err))
         FAIL("%s %s M=%lld N=%lld + 8: lookup gives config %d, which does not resolve",

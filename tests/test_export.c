@@ -555,7 +555,7 @@ TEST(write_deterministic) {
     if (a) {
         CHECK(strstr(a, "DO NOT EDIT") != NULL, "no do-not-edit banner");
         CHECK(strstr(a, "#ifndef NORMTUNE_DISPATCH_H") != NULL, "no include guard");
-        CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 3\n") != NULL, "version macro");
+        CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 4\n") != NULL, "version macro");
         CHECK(strstr(a, "NVIDIA H200 (cc 9.0") != NULL, "device and cc not in banner");
         CHECK(strstr(a, "2024-05-06T07:08:09Z") != NULL, "newest result time not in banner");
         CHECK(strstr(a, "13.0") != NULL, "NVRTC version not in banner");
@@ -629,7 +629,7 @@ static const char lookup_prog[] =
     "    EXPECT(nk, NORMTUNE_NKERNELS);\n"
     "    EXPECT(NORMTUNE_NCONFIGS, T_NCONF);\n"
     "    EXPECT(NORMTUNE_NENTRIES, 6);\n"
-    "    EXPECT(NORMTUNE_DISPATCH_VERSION, 3);\n"
+    "    EXPECT(NORMTUNE_DISPATCH_VERSION, 4);\n"
     "    p = normtune_problem_index(OP, DT);\n"
     "    EXPECT(p, T_PROB);\n"
     "    pers = fam(PERS);\n"
@@ -897,6 +897,77 @@ TEST(no_stretch_at_tuned_n8) {
           "P1's or P5's stretch is gone");
     free(h);
     free(a);
+}
+
+/* The lookup's row lines: every problem's normtune_problem_lines[] is
+ * the elements of its rows in 128 bytes (64 for bf16 and fp16 rows, 32
+ * for fp32), and an N whose rows start on those lines when the tuned N's
+ * do not (or the reverse) is an eighth of N farther.  With 4096
+ * (persistent at M 2048, naive at 65536) and 4104 (aligned at 16384)
+ * tuned: 4088 goes to 4104 (16 away, both off the lines) rather than to
+ * 4096 (8 away, plus 511), where the plain nearest N would give 4096's
+ * persistent at M 2048; 4160 to 4096 (64 away) rather than to 4104 (56
+ * away, plus 520). */
+static const char lines_prog[] =
+    "#include <stdio.h>\n"
+    "#include <string.h>\n"
+    "#include \"normtune_dispatch.h\"\n"
+    "#define EXPECT(e, v) do { long long g_ = (e); if (g_ != (v)) { \\\n"
+    "    printf(\"line %d: %s is %lld, want %lld\\n\", __LINE__, #e, g_, (long long)(v)); \\\n"
+    "    fails++; } } while (0)\n"
+    "#define FAMNAME(id, name, hash) name,\n"
+    "static const char *const fams[] = { NORMTUNE_FAMILIES(FAMNAME) 0 };\n"
+    "static int cfg(const char *family, const char *params)\n"
+    "{\n"
+    "    int i, f = -1;\n"
+    "    for (i = 0; fams[i]; i++) if (!strcmp(fams[i], family)) f = i;\n"
+    "    for (i = 0; i < NORMTUNE_NCONFIGS; i++)\n"
+    "        if (normtune_configs[i].family == f && !strcmp(normtune_configs[i].dtypes, DT) &&\n"
+    "            !strcmp(normtune_configs[i].params, params)) return i;\n"
+    "    return -1;\n"
+    "}\n"
+    "int main(void)\n"
+    "{\n"
+    "    int fails = 0, i, p = normtune_problem_index(OP, DT);\n"
+    "    int alig = cfg(ALIG, A4104), n128 = cfg(NAIVE, N128), c2 = cfg(PERS, P2);\n"
+    "    for (i = 0; i < NORMTUNE_NPROBLEMS; i++)\n"
+    "        EXPECT(normtune_problem_lines[i], strncmp(normtune_problems[i].dtypes, \"x=f32\", 5) ? 64 : 32);\n"
+    "    EXPECT(normtune_problem_lines[NORMTUNE_NPROBLEMS], 0);\n"
+    "    EXPECT(alig >= 0 && n128 >= 0 && c2 >= 0 && alig != n128, 1);\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4104, 0, 0), alig);\n"
+    "    EXPECT(normtune_lookup(p, 2048, 4088, 0, 0), alig);   /* 16; 4096's 8 + 511 */\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4088, 0, 0), alig);\n"
+    "    EXPECT(normtune_lookup(p, 2048, 4160, 0, 0), c2);     /* 64; 4104's 56 + 520 */\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4160, 0, 0), n128);  /* 4096's, M 65536 */\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4112, 0, 0), alig);  /* both off: 4104 nearer */\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4608, 0, 0), n128);  /* 512; 4104's 504 + 576 */\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4616, 0, 0), alig);  /* 512; 4096's 520 + 577 */\n"
+    "    return fails ? 1 : 0;\n"
+    "}\n";
+
+TEST(lookup_row_lines) {
+    store_best_row r[8];
+    store_prov p;
+    char err[512] = "", path[600], cmd[1800], defs[600];
+    int n = fixture(r, &p);
+    row(&r[n++], 16384, 4104, ALIG, "block=256,chunks=3,stages=2,k=2", 105.0);
+    const char *d = t_tmpdir();
+    snprintf(path, sizeof path, "%s/lines/normtune_dispatch.h", d);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/lines'", d);
+    CHECK(sh(cmd) == 0, "mkdir");
+    CHECK(write_to(path, r, n, &p, err, sizeof err) == 0, "export: %s", err);
+    snprintf(defs, sizeof defs,
+             "#define OP \"%s\"\n#define DT \"%s\"\n#define PERS \"%s\"\n#define ALIG \"%s\"\n"
+             "#define NAIVE \"%s\"\n#define N128 \"%s\"\n#define P2 \"%s\"\n"
+             "#define A4104 \"block=256,chunks=3,stages=2,k=2\"\n",
+             OP, DT, PERS, ALIG, NAIVE, N128, P2);
+    snprintf(path, sizeof path, "%s/lines/lines.c", d);
+    spit2(path, defs, lines_prog);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/lines' && %s -std=c99 -Wall -Wextra -Werror -pedantic -o lines lines.c && ./lines",
+             d, cc());
+    int rc = sh(cmd);
+    CHECK(rc == 0, "row lines program failed (status %d): %s", rc, cmd);
 }
 
 TEST(kernel_lists) {
@@ -1322,6 +1393,7 @@ int main(void) {
     RUN(header_compiles_and_looks_up);
     RUN(kernel_lists);
     RUN(no_stretch_at_tuned_n8);
+    RUN(lookup_row_lines);
     RUN(refusals);
     RUN(stale_note);
     RUN(gpus_banner);

@@ -1,7 +1,7 @@
 /* export.c -- the dispatch header writer behind `normtune export`
  * (tuner/cmd_export.c): the best results of one device model (its GPUs'
  * results pooled) -> dispatch header
- * format 3 (docs/dispatch-header.md).
+ * format 4 (docs/dispatch-header.md).
  *
  * nt_export_write is the pure part.  From the best row per problem and
  * shape (store_best) and their provenance it derives, with no op, family
@@ -76,6 +76,7 @@ typedef struct xprob {
     char dt[XTEXT];           /* canonical dtypes */
     int fallback;             /* config id, -1: none */
     int first, count;         /* entries */
+    int line;                 /* elements of its rows in a 128-byte line, 0: none */
 } xprob;
 
 /* One config. */
@@ -504,6 +505,21 @@ static int stretch_params(const xport *x, const nt_family *f, const char *params
     return 0;
 }
 
+/* The elements of one row of problem p's M x N tensors in a 128-byte line
+ * (their narrowest dtype: 64 for bf16 and fp16, 32 for fp32): a row whose
+ * N is a multiple of it starts every row of every such tensor on a line.
+ * 0 when the op has no M x N tensor. */
+static int row_line(const nt_problem *p) {
+    int size = 0;
+    for (int t = 0; t < p->op->ntensors; t++) {
+        const nt_tensor_def *d = &p->op->tensors[t];
+        if (d->rows != NT_DIM_M || d->cols != NT_DIM_N) continue;
+        int s = nt_dtypes[d->slot >= 0 ? p->dtype[d->slot] : d->fixed].size;
+        if (s > 0 && (!size || s < size)) size = s;
+    }
+    return size ? 128 / size : 0;
+}
+
 static int build(xport *x, const store_best_row *rows, int n, char *err, size_t errlen) {
     char why[256], canon[XTEXT];
     if (n < 0 || (n > 0 && !rows)) {
@@ -556,6 +572,7 @@ static int build(xport *x, const store_best_row *rows, int n, char *err, size_t 
     for (int o = 0; nt_ops[o]; o++)
         if (add_combos(x, nt_ops[o])) goto oom;
     if (x->nprob) qsort(x->prob, (size_t)x->nprob, sizeof *x->prob, cmp_prob);
+    for (int q = 0; q < x->nprob; q++) x->prob[q].line = row_line(&x->prob[q].pr);
     for (int q = 0; q < x->nprob; q++)
         if (nt_dtypes_canon(&x->prob[q].pr, x->prob[q].dt, sizeof x->prob[q].dt) ||
             !safe_text(x->prob[q].dt)) {
@@ -703,14 +720,27 @@ static const char lookup_text[] =
     "    }\n"
     "}\n"
     "\n"
-    "/* 1 when entry i comes before entry j in the lookup order for (M, N):\n"
-    " * nearer N (ties: the larger N), then nearer M by ratio (ties: the larger\n"
-    " * M), then table position. */\n"
-    "static inline int normtune_priv_before(long long M, long long N, int i, int j)\n"
+    "/* How far tuned N e is from N for the lookup: |N - e|, plus N / 8 when\n"
+    " * one of them is a multiple of line (its rows start on 128-byte lines)\n"
+    " * and the other is not (line 0: never).  Rows of the other kind start at\n"
+    " * other offsets in their lines, which the configs tuned for them assume. */\n"
+    "static inline long long normtune_priv_ndist(long long N, long long e, long long line)\n"
+    "{\n"
+    "    long long d = e > N ? e - N : N - e;\n"
+    "    if (line > 0 && (N % line == 0) != (e % line == 0)) d += N / 8;\n"
+    "    return d;\n"
+    "}\n"
+    "\n"
+    "/* 1 when entry i comes before entry j in the lookup order for (M, N) of a\n"
+    " * problem whose rows take line elements a line: nearer N\n"
+    " * (normtune_priv_ndist; ties: the larger N), then nearer M by ratio\n"
+    " * (ties: the larger M), then table position. */\n"
+    "static inline int normtune_priv_before(long long M, long long N, long long line, int i,\n"
+    "                                       int j)\n"
     "{\n"
     "    const normtune_entry *a = &normtune_entries[i], *b = &normtune_entries[j];\n"
-    "    long long da = a->N > N ? a->N - N : N - a->N;\n"
-    "    long long db = b->N > N ? b->N - N : N - b->N;\n"
+    "    long long da = normtune_priv_ndist(N, a->N, line);\n"
+    "    long long db = normtune_priv_ndist(N, b->N, line);\n"
     "    int c;\n"
     "    if (da != db) return da < db;\n"
     "    if (a->N != b->N) return a->N > b->N;\n"
@@ -723,7 +753,9 @@ static const char lookup_text[] =
     "/* The config to run for M rows of N of problem p: the exact tuned shape\n"
     " * if can_run accepts its config, else the problem's tuned shapes in order\n"
     " * of preference (same N by nearest M, then the nearest N by nearest M,\n"
-    " * and so on), the first whose config can_run(ctx, config, M, N) accepts\n"
+    " * and so on, where an N whose rows start on 128-byte lines when N's do\n"
+    " * not, or the reverse, is an eighth of N farther: normtune_priv_ndist),\n"
+    " * the first whose config can_run(ctx, config, M, N) accepts\n"
     " * (can_run NULL: every config can), where an entry of a shorter N than\n"
     " * N offers its stretch before its config; when none does, the problem's\n"
     " * fallback config (not asked to can_run).  -1 when p is not a problem or\n"
@@ -735,15 +767,16 @@ static const char lookup_text[] =
     "                                  void *ctx)\n"
     "{\n"
     "    int prev = -1, best, k, lo, hi;\n"
-    "    long long m = M < 1 ? 1 : M;\n"
+    "    long long m = M < 1 ? 1 : M, line;\n"
     "    if (p < 0 || p >= NORMTUNE_NPROBLEMS) return -1;\n"
+    "    line = normtune_problem_lines[p];\n"
     "    lo = normtune_problems[p].first;\n"
     "    hi = lo + normtune_problems[p].count;\n"
     "    for (;;) {\n"
     "        best = -1;\n"
     "        for (k = lo; k < hi; k++) {\n"
-    "            if (prev >= 0 && !normtune_priv_before(m, N, prev, k)) continue;\n"
-    "            if (best < 0 || normtune_priv_before(m, N, k, best)) best = k;\n"
+    "            if (prev >= 0 && !normtune_priv_before(m, N, line, prev, k)) continue;\n"
+    "            if (best < 0 || normtune_priv_before(m, N, line, k, best)) best = k;\n"
     "        }\n"
     "        if (best < 0) return normtune_problems[p].fallback;\n"
     "        if (normtune_entries[best].stretch >= 0 && normtune_entries[best].N < N &&\n"
@@ -913,6 +946,13 @@ static void put_data(FILE *f, const xport *x) {
                "NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 1] "
                "= {\n"
                "    NORMTUNE_CONFIGS(NORMTUNE_PRIV_CONFIG) {-1, 0, 0, 0, 0}\n};\n\n"
+               "/* Per problem, the elements of one row of its M x N tensors in a 128-byte\n"
+               " * line (0: none): rows of N a multiple of it start on lines; the lookup\n"
+               " * prefers tuned N of the same kind. */\n"
+               "NORMTUNE_PRIV_STATIC const int normtune_problem_lines[NORMTUNE_NPROBLEMS + 1] = {\n"
+               "   ");
+    for (int q = 0; q < x->nprob; q++) fprintf(f, " %d,", x->prob[q].line);
+    fprintf(f, " 0\n};\n\n"
                "/* Tuned shapes, problem after problem, each sorted by (N, M). */\n"
                "NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] "
                "= {\n");
