@@ -6,8 +6,12 @@ before (format 3, old*.csv) and after (format 4, new*.csv) the lookup's
 row-line rule, alternated in one session.
 
     python3 data/lines-h200/gaps.py > data/lines-h200/gaps.txt
+    python3 data/lines-h200/gaps.py m > data/lines-h200/gaps_m.txt
 
-Also writes gap.csv beside it (one row per shape and op, the points below
+The argument is the prefix of the CSVs' names: none for old*.csv and
+new*.csv (bench_shapes.txt), m for mold*.csv and mnew*.csv
+(bench_shapes2.txt: N = 16 and 32 mod 64).  Also writes gap.csv
+(gap_m.csv) beside it (one row per shape and op, the points below
 the better tuned neighbour, for `normtune plot --csv gap.csv --x shape`).
 A gap is the untuned N's % minus the better of its two tuned neighbours'
 (the tuned hidden sizes on either side), at the same M, each the mean of
@@ -15,14 +19,16 @@ the passes."""
 import collections
 import csv
 import os
+import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+pre = sys.argv[1] if len(sys.argv) > 1 else ""
 TUNED = {1024, 1536, 2048, 2560, 2880, 3072, 3584, 4096, 5120, 6144, 7168, 8192,
          11008, 12288, 14336, 16384}
 pct = collections.defaultdict(list)
 for kind in ("old", "new"):
     for p in (1, 2):
-        with open(os.path.join(here, "bench", "%s%d.csv" % (kind, p))) as f:
+        with open(os.path.join(here, "bench", "%s%s%d.csv" % (pre, kind, p))) as f:
             for r in csv.DictReader(f):
                 if r["pct"] != "-":
                     pct[(kind, r["op"], r["contender"], int(r["M"]), int(r["N"]))].append(
@@ -61,7 +67,7 @@ for op, con, short in cols:
               % (short, name, s[0], s[len(s) // 2], sum(g >= -3 for g in s), len(s),
                  sum(g >= -2 for g in s)))
 names = ["%s_%s" % (c[2], k) for c in cols for k in ("old", "new")]
-with open(os.path.join(here, "gap.csv"), "w") as f:
+with open(os.path.join(here, "gap%s.csv" % ("_" + pre if pre else "")), "w") as f:
     f.write("shape," + ",".join(names) + "\n")
     for shape, v in rows.items():
         f.write(shape + "," + ",".join("%.2f" % v[n] for n in names) + "\n")
