@@ -134,6 +134,12 @@ typedef struct nt_op {
      * NT_MAX_LAUNCH). */
     const char *dref;
     const char *const *dref_kernels;
+    /* 1: where a shape is not tuned, the production library's lookup
+     * prefers tuned N whose rows start in their 128-byte lines as the
+     * asked rows do (the export's normtune_problem_lines[], nonzero only
+     * for such ops; docs/dispatch-header.md).  Set where it was measured
+     * to help (data/lines-h200/). */
+    int row_lines;
 } nt_op;
 
 extern const nt_op *const nt_ops[];        /* NULL-terminated (kernels/ops.c) */

@@ -2025,7 +2025,7 @@ NORMTUNE_PRIV_STATIC const normtune_config normtune_configs[NORMTUNE_NCONFIGS + 
  * line (0: none): rows of N a multiple of it start on lines; the lookup
  * prefers tuned N of the same kind. */
 NORMTUNE_PRIV_STATIC const int normtune_problem_lines[NORMTUNE_NPROBLEMS + 1] = {
-    64, 64, 64, 64, 64, 64, 32, 64, 64, 64, 64, 32, 0
+    64, 64, 64, 64, 64, 64, 32, 0, 0, 0, 0, 0, 0
 };
 
 /* Tuned shapes, problem after problem, each sorted by (N, M). */

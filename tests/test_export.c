@@ -901,7 +901,7 @@ TEST(no_stretch_at_tuned_n8) {
 
 /* The lookup's row lines: every problem's normtune_problem_lines[] is
  * the elements of its rows in 128 bytes (64 for bf16 and fp16 rows, 32
- * for fp32), and an N whose rows start on those lines when the tuned N's
+ * for fp32) where its op asks for them (nt_op row_lines), else 0, and an N whose rows start on those lines when the tuned N's
  * do not (or the reverse) is an eighth of N farther.  With 4096
  * (persistent at M 2048, naive at 65536) and 4104 (aligned at 16384)
  * tuned: 4088 goes to 4104 (16 away, both off the lines) rather than to
@@ -930,8 +930,9 @@ static const char lines_prog[] =
     "{\n"
     "    int fails = 0, i, p = normtune_problem_index(OP, DT);\n"
     "    int alig = cfg(ALIG, A4104), n128 = cfg(NAIVE, N128), c2 = cfg(PERS, P2);\n"
-    "    for (i = 0; i < NORMTUNE_NPROBLEMS; i++)\n"
-    "        EXPECT(normtune_problem_lines[i], strncmp(normtune_problems[i].dtypes, \"x=f32\", 5) ? 64 : 32);\n"
+    "    static const int want[] = WANT_LINES;\n"
+    "    EXPECT(sizeof want / sizeof want[0], NORMTUNE_NPROBLEMS + 1);\n"
+    "    for (i = 0; i < NORMTUNE_NPROBLEMS; i++) EXPECT(normtune_problem_lines[i], want[i]);\n"
     "    EXPECT(normtune_problem_lines[NORMTUNE_NPROBLEMS], 0);\n"
     "    EXPECT(alig >= 0 && n128 >= 0 && c2 >= 0 && alig != n128, 1);\n"
     "    EXPECT(normtune_lookup(p, 16384, 4104, 0, 0), alig);\n"
@@ -948,7 +949,7 @@ static const char lines_prog[] =
 TEST(lookup_row_lines) {
     store_best_row r[8];
     store_prov p;
-    char err[512] = "", path[600], cmd[1800], defs[600];
+    char err[512] = "", path[600], cmd[1800], defs[1400], want[600] = "{";
     int n = fixture(r, &p);
     row(&r[n++], 16384, 4104, ALIG, "block=256,chunks=3,stages=2,k=2", 105.0);
     const char *d = t_tmpdir();
@@ -956,11 +957,34 @@ TEST(lookup_row_lines) {
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/lines'", d);
     CHECK(sh(cmd) == 0, "mkdir");
     CHECK(write_to(path, r, n, &p, err, sizeof err) == 0, "export: %s", err);
+    /* the lines each problem should have, from the registry */
+    long la;
+    char *a = slurp(path, &la);
+    htab *h = a ? parse(a) : NULL;
+    CHECK(h && h->nprob > 1, "problems of the header");
+    int lined = 0, unlined = 0;
+    for (int q = 0; h && q < h->nprob; q++) {
+        nt_problem pr;
+        const nt_op *op = nt_op_find(h->prob[q].op);
+        CHECK(op != NULL, "op %s", h->prob[q].op);
+        if (!op) continue;
+        nt_problem_init(&pr, op, 1, 64);
+        CHECK(nt_dtypes_parse(&pr, h->prob[q].dt, err, sizeof err) == 0, "dtypes %s", h->prob[q].dt);
+        int w = !op->row_lines ? 0 : pr.dtype[0] == NT_F32 ? 32 : 64;
+        lined += w > 0;
+        unlined += w == 0;
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%d, ", w);
+    }
+    snprintf(want + strlen(want), sizeof want - strlen(want), "0}");
+    CHECK(lined > 0 && unlined > 0, "the ops ask for row lines %d times and not %d times (the "
+          "test wants both)", lined, unlined);
+    free(h);
+    free(a);
     snprintf(defs, sizeof defs,
              "#define OP \"%s\"\n#define DT \"%s\"\n#define PERS \"%s\"\n#define ALIG \"%s\"\n"
              "#define NAIVE \"%s\"\n#define N128 \"%s\"\n#define P2 \"%s\"\n"
-             "#define A4104 \"block=256,chunks=3,stages=2,k=2\"\n",
-             OP, DT, PERS, ALIG, NAIVE, N128, P2);
+             "#define A4104 \"block=256,chunks=3,stages=2,k=2\"\n#define WANT_LINES %s\n",
+             OP, DT, PERS, ALIG, NAIVE, N128, P2, want);
     snprintf(path, sizeof path, "%s/lines/lines.c", d);
     spit2(path, defs, lines_prog);
     snprintf(cmd, sizeof cmd,

@@ -508,9 +508,11 @@ static int stretch_params(const xport *x, const nt_family *f, const char *params
 /* The elements of one row of problem p's M x N tensors in a 128-byte line
  * (their narrowest dtype: 64 for bf16 and fp16, 32 for fp32): a row whose
  * N is a multiple of it starts every row of every such tensor on a line.
- * 0 when the op has no M x N tensor. */
+ * 0 when the op does not ask the lookup to tell rows by their start
+ * (nt_op row_lines) or has no M x N tensor. */
 static int row_line(const nt_problem *p) {
     int size = 0;
+    if (!p->op->row_lines) return 0;
     for (int t = 0; t < p->op->ntensors; t++) {
         const nt_tensor_def *d = &p->op->tensors[t];
         if (d->rows != NT_DIM_M || d->cols != NT_DIM_N) continue;

@@ -113,4 +113,7 @@ const nt_op nt_op_rmsnorm_fwd = {
     fwd_fallback,
     "rmsnorm_fwd/dref.cuh",
     fwd_dref_kernels,
+    /* row_lines: not measured to help the forward, whose small-N `rows`
+     * configs run rows of either start alike (data/lines-h200/) */
+    0,
 };
