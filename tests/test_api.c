@@ -57,7 +57,7 @@ static const nt_tensor_def fake_tensors[] = {
 };
 
 TEST(prototypes_follow_the_table) {
-    nt_op op = {"fake", "made up", 1, fake_slots, 3, fake_tensors, NULL, NULL, NULL, NULL, NULL, NULL};
+    nt_op op = {"fake", "made up", 1, fake_slots, 3, fake_tensors, NULL, NULL, NULL, NULL, NULL, NULL, 0};
     char buf[1024], err[512];
     static const char *const want[NT_API_NCALLS] = {
         "normtune_status normtune_fake(const void *a, float *b, const float *c, long long M, "
