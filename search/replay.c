@@ -105,16 +105,21 @@ uint64_t nt_replay_count(const nt_replay *r, int q) {
     return n;
 }
 
-double nt_replay_best(const nt_replay *r, int q) {
+double nt_replay_best_at(const nt_replay *r, int q, tune_pt *p) {
     int dt;
     nt_problem pr;
     double best = INFINITY;
     where_of(r, q, &dt, &pr);
+    if (p) p->fam = -1, p->pt = 0;
     for (size_t i = 0; i < r->n; i++)
-        if (r->v[i].dt == dt && r->v[i].M == pr.M && r->v[i].N == pr.N && r->v[i].median < best)
+        if (r->v[i].dt == dt && r->v[i].M == pr.M && r->v[i].N == pr.N && r->v[i].median < best) {
             best = r->v[i].median;
+            if (p) *p = r->v[i].p;
+        }
     return best;
 }
+
+double nt_replay_best(const nt_replay *r, int q) { return nt_replay_best_at(r, q, NULL); }
 
 static int by_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

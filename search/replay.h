@@ -28,6 +28,9 @@ void nt_replay_seal(nt_replay *r);
  * is not stored), and the best of problem q over every stored point. */
 double nt_replay_stored(const nt_replay *r, int q, tune_pt p);
 double nt_replay_best(const nt_replay *r, int q);
+/* The same, with the point that has it in *p (fam -1 when none; the first
+ * stored of the fastest, in point order, on a tie). */
+double nt_replay_best_at(const nt_replay *r, int q, tune_pt *p);
 
 /* The stored results (points) of problem q: one per point once the
  * caller has kept one result per point. */

@@ -46,7 +46,7 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: normtune replay --db FILE SCRIPT --strategy S [--budget B] [--seeds K]\n"
-               "                       [--stored none|neighbours]\n\n"
+               "                       [--stored none|neighbours|model] [--misses]\n\n"
                "Run the sweep's search against the stored results of the GPU of FILE with\n"
                "the newest sweep of the script's op, without a GPU: each measurement is a\n"
                "seeded draw among its stored samples.  Prints per shape the variants\n"
@@ -60,7 +60,10 @@ static void usage(FILE *f) {
                "  --stored W    none: start from nothing stored (the default);\n"
                "                neighbours: from the stored results of the device's model\n"
                "                at the other shapes; model: from those of the model's\n"
-               "                other GPUs at every shape\n");
+               "                other GPUs at every shape\n"
+               "  --misses      after the table, a line per (shape, seed) whose pick is\n"
+               "                more than 2%% behind: the pick and the stored best, each\n"
+               "                with its family, params and stored median\n");
 }
 
 /* The store seam of a replay: nothing stored, nothing kept. */
@@ -76,6 +79,27 @@ static int no_put(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *
     (void)ctx, (void)sw, (void)q, (void)f, (void)p, (void)r, (void)err, (void)errlen;
     return 0;
 }
+
+/* Point p of sw as "family k=v,k=v" into buf. */
+static void point_text(const nt_sweep *sw, tune_pt p, char *buf, size_t len) {
+    int idx[SEARCH_MAX_DIMS];
+    nt_params par;
+    size_t at;
+    search_space_point(&sw->fam[p.fam].space, p.pt, idx);
+    nt_sweep_point_params(sw, p.fam, idx, &par);
+    at = (size_t)snprintf(buf, len, "%s", sw->fam[p.fam].fam->name);
+    for (int i = 0; i < par.n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%c%s=%s", i ? ',' : ' ', par.kv[i].key,
+                               par.kv[i].val);
+}
+
+/* A (problem, seed) run whose pick is more than 2% behind (--misses). */
+typedef struct miss {
+    int q;
+    long long seed;
+    tune_pt pick;             /* fam -1: nothing it measured ran */
+    double us, ratio;
+} miss;
 
 /* Reading the database: the simulated device, its rows, their samples. */
 typedef struct rd {
@@ -267,12 +291,16 @@ static int load(store *db, const nt_sweep *sw, rd *x, char *err, size_t errlen) 
 int cmd_replay(int argc, char **argv) {
     const char *dbpath = NULL, *strategy = NULL, *stored = "none";
     long long budget = 0, seeds = 1;
+    int want_misses = 0;
+    miss *misses = NULL;
+    size_t nmiss = 0, capmiss = 0;
     const nt_opt opts[] = {
         {"db", 0, NT_OPT_STR, &dbpath, NULL},
         {"strategy", 0, NT_OPT_FN, &strategy, nt_opt_strategy},
         {"budget", 0, NT_OPT_POS, &budget, NULL},
         {"seeds", 0, NT_OPT_POS, &seeds, NULL},
         {"stored", 0, NT_OPT_STR, &stored, NULL},
+        {"misses", 0, NT_OPT_FLAG, &want_misses, NULL},
     };
     int rc;
     if ((rc = nt_parse_opts("replay", argc, argv, opts, NT_NOPTS(opts), usage)) >= 0) return rc;
@@ -391,6 +419,21 @@ int cmd_replay(int argc, char **argv) {
             runs++;
             ok_runs += ratio <= WITHIN;
             if (ratio > worst_all) worst_all = ratio;
+            if (want_misses && ratio > WITHIN) {
+                if (nmiss == capmiss) {
+                    size_t cap = capmiss ? 2 * capmiss : 64;
+                    miss *m = realloc(misses, cap * sizeof *m);
+                    if (!m) {
+                        nt_errorf("replay", "out of memory");
+                        nt_run_stats_free(&st);
+                        free(scored);
+                        goto out;
+                    }
+                    misses = m;
+                    capmiss = cap;
+                }
+                misses[nmiss++] = (miss){q, k, st.pick[q], got, ratio};
+            }
         }
         nt_run_stats_free(&st);
     }
@@ -416,6 +459,31 @@ int cmd_replay(int argc, char **argv) {
                    (double)spent[q] / (double)seeds, 100.0 * (double)within[q] / (double)seeds,
                    worst[q]);
     }
+    if (want_misses) {
+        printf("# misses: %zu (shape, seed) run%s whose pick is more than 2%% behind the stored "
+               "best\n", nmiss, nmiss == 1 ? "" : "s");
+        for (size_t i = 0; i < nmiss; i++) {
+            nt_problem pr;
+            tune_pt bp;
+            char pt[200], a[512], b[512];
+            double best = nt_replay_best_at(x.rp, misses[i].q, &bp);
+            nt_sweep_problem(&sw, misses[i].q, &pr);
+            nt_problem_text(&pr, pt, sizeof pt);
+            point_text(&sw, bp, b, sizeof b);
+            if (misses[i].pick.fam < 0)
+                printf("miss %s seed %lld: nothing it measured ran; best %s (%.2f us)\n", pt,
+                       misses[i].seed, b, best);
+            else {
+                point_text(&sw, misses[i].pick, a, sizeof a);
+                if (isfinite(misses[i].us))
+                    printf("miss %s seed %lld: %.3fx, picked %s (%.2f us); best %s (%.2f us)\n",
+                           pt, misses[i].seed, misses[i].ratio, a, misses[i].us, b, best);
+                else
+                    printf("miss %s seed %lld: picked %s (not stored as run); best %s (%.2f "
+                           "us)\n", pt, misses[i].seed, a, b, best);
+            }
+        }
+    }
     if (unscored)
         fprintf(stderr, "normtune replay: %d of %d problems are not stored whole (every point "
                         "of the space) in %s: left out of the summary (their rows say -)\n",
@@ -426,6 +494,7 @@ int cmd_replay(int argc, char **argv) {
            100.0 * (double)ok_runs / (double)runs, worst_all);
     rc = fflush(stdout) ? NT_EXIT_FAIL : NT_EXIT_OK;
 out:
+    free(misses);
     free(counts);
     free(spent);
     free(within);
