@@ -14,7 +14,8 @@
  * best-scored measured point leads them all: the main-effects model of a
  * cold campaign can score points never measured below it.  From stored
  * results, a point that is the best at the problem's very shape in other
- * dtype combinations (twice or more) comes second (agree_second()). */
+ * dtype combinations (twice or more) comes second (agree_second()), and a
+ * point a little behind at the stored M on either side third (bracket()). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +54,11 @@
                                  of its budget for the climb (start_problem) */
 #define CROSS_NEAR 0.05       /* the cross pass tries the picks of shapes at least
                                  this near (the hints' weights; cross_pass()) */
+#define BRACKET_AT 2          /* from stored results, the point least behind at the
+                                 stored M on either side goes this far down the
+                                 hints (0 = first; bracket()) */
+#define BRACKET_LIM 1.03      /* ... when it is within this of the best at both */
+#define BRACKET_SKIP 1.01     /* ... unless a hint before it is within this of it */
 
 double nt_now_s(void) {
     struct timespec t;
@@ -412,6 +418,93 @@ out:
     return rc;
 }
 
+/* Where the problem's M lies between two M of the stored results at its N
+ * and dtype combination (the nearest below and the nearest above), the
+ * point whose ratio to the best at the worse of those two shapes is the
+ * least (each shape's results group by group, as stored; a point measured
+ * at only one of them does not count) goes BRACKET_AT-th among the hints
+ * all[0..n), the first NHINT of them considered, when that ratio is within
+ * BRACKET_LIM, the point is further down, and no hint up to that place is
+ * within BRACKET_SKIP of it at the worse of the two.  The portfolio takes
+ * the points that win at either shape; a point a little behind at both can
+ * be the best between them, and neither rule ranks it (the hints' trend
+ * weighs the other N at the same M as well).  At 2048 x 1024 of the
+ * backward (bf16) the best, warp with 256 threads of 4 chunks, is 2.2% and
+ * 1.0% behind at M = 1024 and 4096; from the neighbours at 5 a shape it
+ * was never proposed, and the pick was 1.11x behind.  Replay from the
+ * neighbours of the default sweeps with the bf16 grid of "Kernels at every
+ * shape" (16 N by 8 M; docs/lua-api.md), 5 seeds: the backward 98.3% ->
+ * 99.0% of shapes within 2%, worst 1.11x -> 1.05x; the forward 99.2%, worst
+ * 1.04x -> 1.03x.  The default sweeps as they are, 5 seeds: at 5 and 6 a
+ * shape unchanged (100%, 1.02x both), at 4 unchanged but the forward 99.8%
+ * -> 99.7% (1.03x both), at 3 the backward 94.2% -> 96.8% and the forward
+ * 98.2% -> 98.4% (1.10x and 1.06x both).  Without the skip (the point moved
+ * whenever it is further down): the backward at 4 100% -> 98.6%, 1.02x ->
+ * 1.10x (at 4096 x 32768 it took the place of the point the other dtype
+ * combinations agree on, agree_second()); second rather than third: the
+ * same with the skip.  Not in a cold campaign: its shapes are tuned by
+ * rising M, so the M above has no results yet (replay: nothing changed).
+ * 0, or -1 (memory). */
+static int bracket(const known *k, int dt, const nt_problem *pr, tune_hint *all, size_t n) {
+    int64_t lo = -1, hi = -1;
+    for (size_t s = 0; s < k->ns; s++) {
+        const kshape *ks = &k->s[s];
+        if (ks->dt != dt || ks->N != pr->N || !isfinite(ks->best)) continue;
+        if (ks->M < pr->M && ks->M > lo) lo = ks->M;
+        if (ks->M > pr->M && (hi < 0 || ks->M < hi)) hi = ks->M;
+    }
+    size_t nc = n < NHINT ? n : NHINT;
+    if (lo < 0 || hi < 0 || nc <= BRACKET_AT + 1) return 0;
+    double *at = malloc(2 * nc * sizeof *at);  /* at[2c]: below, at[2c + 1]: above */
+    cand *ck = malloc(nc * sizeof *ck);
+    if (!at || !ck) {
+        free(at);
+        free(ck);
+        return -1;
+    }
+    for (size_t c = 0; c < nc; c++) {
+        ck[c] = (cand){((uint64_t)all[c].p.fam << 56) | all[c].p.pt, c};
+        at[2 * c] = at[2 * c + 1] = INFINITY;
+    }
+    qsort(ck, nc, sizeof *ck, by_cand);
+    for (size_t s = 0; s < k->ns; s++) {
+        const kshape *ks = &k->s[s];
+        if (ks->dt != dt || ks->N != pr->N || (ks->M != lo && ks->M != hi) || !isfinite(ks->best))
+            continue;
+        for (size_t r = 0; r < ks->n; r++) {
+            const nt_hist *h = &k->v[ks->row[r]];
+            cand key = {((uint64_t)h->p.fam << 56) | h->p.pt, 0};
+            const cand *f = bsearch(&key, ck, nc, sizeof *ck, by_cand);
+            double x = h->us / ks->best, *y;
+            if (!f || !isfinite(x)) continue;
+            y = &at[2 * f->c + (ks->M == hi)];
+            if (x < *y) *y = x;
+        }
+    }
+    size_t bc = nc;
+    double bv = INFINITY;
+    for (size_t c = 0; c < nc; c++) {
+        double v = at[2 * c] > at[2 * c + 1] ? at[2 * c] : at[2 * c + 1];
+        if (v < bv) {
+            bv = v;
+            bc = c;
+        }
+    }
+    int move = bc < nc && bc > BRACKET_AT && bv <= BRACKET_LIM;
+    for (size_t c = 0; move && c <= BRACKET_AT; c++) {
+        double v = at[2 * c] > at[2 * c + 1] ? at[2 * c] : at[2 * c + 1];
+        if (v <= bv * BRACKET_SKIP) move = 0;
+    }
+    if (move) {
+        tune_hint x = all[bc];
+        memmove(all + BRACKET_AT + 1, all + BRACKET_AT, (bc - BRACKET_AT) * sizeof *all);
+        all[BRACKET_AT] = x;
+    }
+    free(at);
+    free(ck);
+    return 0;
+}
+
 /* The hints for problem pr of dtype combination dt into hint[NHINT]:
  * their number, or -1 (memory).  A point measured at nearby shapes scores
  * the ratio its weighted trend over them predicts here (trend_ratio; else
@@ -420,7 +513,8 @@ out:
  * MODEL_MAX points also scores the prediction of the main-effects model
  * (main_effects), so that points never measured can be hints too, and the
  * portfolio has no floor (portfolio()'s good); without it, the best of
- * other dtype combinations at this shape may come second (agree_second). */
+ * other dtype combinations at this shape may come second (agree_second),
+ * and a point a little behind at the M on either side third (bracket). */
 static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_problem *pr, int own_ok,
                       int cold, tune_hint *hint) {
     size_t na = 0, nall = 0;
@@ -517,7 +611,7 @@ static int make_hints(const nt_sweep *sw, const known *k, int dt, const nt_probl
             all[0] = bestm;
             break;
         }
-    if (!cold && agree_second(k, ws, dt, pr, all, n)) goto out;
+    if (!cold && (agree_second(k, ws, dt, pr, all, n) || bracket(k, dt, pr, all, n))) goto out;
     rc = n < NHINT ? (int)n : NHINT;
     memcpy(hint, all, (size_t)rc * sizeof *hint);
 out:

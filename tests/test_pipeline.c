@@ -392,6 +392,64 @@ TEST(warm_hints_cover_the_neighbours) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* From stored results, a point a little behind at the M on either side
+ * goes third among the hints (search/drive.c, bracket()).  Known results
+ * at M = 500 and 2000 (N = 1024, the problem's N) and at N = 724 and 1448
+ * (M = 1000): P1 (128 threads) and its sibling P1a (k 1) win at M = 500
+ * and both N, 6-7% behind at M = 2000; P2 (one stage) wins at M = 2000 and
+ * is 6% behind elsewhere; P3 (256 threads, 2 stages: the fixture's best at
+ * 1000 x 1024) is 2% behind at both M and 8% at both N.  By the hints'
+ * scores and the portfolio the first three are P1, P2 and P1a, and the
+ * pick of a budget of 3 would be P2; with P3 third, P3 is the pick. */
+TEST(warm_bracket_hint_between_m) {
+    char saved[sizeof path_db], err[512];
+    search_cfg keep = sw.search;
+    int f = -1, q0 = -1;
+    for (int i = 0; i < sw.nfam; i++)
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) f = i;
+    for (int q = 0; q < nt_sweep_nproblems(&sw); q++) {
+        nt_problem pr;
+        nt_sweep_problem(&sw, q, &pr);
+        if (pr.M == 1000 && pr.N == 1024) q0 = q;
+    }
+    int64_t p1 = pers_pt(f, 128, 1, 2, 0), p1a = pers_pt(f, 128, 1, 2, 1),
+            p2 = pers_pt(f, 256, 1, 1, 0), p3 = pers_pt(f, 256, 1, 2, 0);
+    CHECK(f >= 0 && q0 >= 0 && p1 >= 0 && p1a >= 0 && p2 >= 0 && p3 >= 0, "test setup");
+    if (f < 0 || q0 < 0 || p1 < 0 || p1a < 0 || p2 < 0 || p3 < 0) return;
+    const int64_t pt[4] = {p1, p1a, p2, p3};
+    /* ratios at M = 500, at M = 2000, at each of N = 724 and 1448 */
+    const double at[4][3] = {{1.0, 1.06, 1.0}, {1.005, 1.07, 1.005}, {1.06, 1.0, 1.06},
+                             {1.02, 1.02, 1.08}};
+    const int64_t shape[4][2] = {{500, 1024}, {2000, 1024}, {1000, 724}, {1000, 1448}};
+    nt_hist h[16];
+    for (int i = 0; i < 4; i++)
+        for (int s = 0; s < 4; s++)
+            h[4 * s + i] = (nt_hist){0, shape[s][0], shape[s][1], {f, (uint64_t)pt[i]},
+                                     10.0 * at[i][s < 2 ? s : 2], 1, 1.0, 0};
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(path_db, sizeof path_db, "%s/bracket.db", t_tmpdir());
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.budget = 3;
+    sw.search.budget_stored = 0;
+    sw.search.seed = 1;
+    store *db = NULL;
+    nt_run_opts o = {0};
+    nt_run_stats st;
+    o.quiet = 1;
+    o.hist = h;
+    o.nhist = 16;
+    CHECK(store_open(&db, path_db, STORE_CREATE, err, sizeof err) == 0, "%s", err);
+    CHECK(db && nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err) == 0, "run: %s", err);
+    CHECK(st.spent[q0] == 3, "spent %llu", (unsigned long long)st.spent[q0]);
+    CHECK(st.pick[q0].fam == f && st.pick[q0].pt == (uint64_t)p3,
+          "pick %d/%llu, want P3 = %d/%lld (P2 = %lld)", st.pick[q0].fam,
+          (unsigned long long)st.pick[q0].pt, f, (long long)p3, (long long)p2);
+    nt_run_stats_free(&st);
+    store_close(db);
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 /* Stored results of two persistent points (256 and 128 threads of one
  * chunk, 2 stages, k 0; the second 1.1x slower) at M = ma, N = 1024 (the
  * first taking ta us) and M = mb, N = 2048 (tb us), into h[4].  0, or -1
@@ -995,6 +1053,7 @@ int main(void) {
     RUN(summary_names_failures);
     RUN(export_picks_the_fastest);
     RUN(warm_hints_cover_the_neighbours);
+    RUN(warm_bracket_hint_between_m);
     RUN(warm_tries_every_family_at_a_new_shape);
     RUN(warm_budget_stored);
     RUN(progress_lines);
