@@ -128,7 +128,7 @@ typedef struct ntl_chk {
 static const char *const top_fields[] = {"op", "dtype", "dtypes", "shapes", "families",
                                          "search", "timing", "eps", NULL};
 static const char *const fam_fields[] = {"params", "where", NULL};
-static const char *const shape_fields[] = {"M", "N", NULL};
+static const char *const shape_fields[] = {"M", "N", "budget", NULL};
 static const char *const search_fields[] = {"strategy", "budget", "budget_stored", "seed", "race",
                                             "remeasure", NULL};
 static const char *const timing_fields[] = {"warmup", "min_samples", "max_samples",
@@ -849,10 +849,11 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
  * string (the dtype of the first slot), over the op's defaults, checked
  * by the op; into *p.  what names it in messages. */
 static void read_shape_list(const ntl_chk *k, int idx, const char *const *keys, const char *pre,
-                            nt_shape **out, int *nout);
+                            nt_shape **out, uint64_t **bout, int *nout);
 
 static void read_dtype1(const ntl_chk *k, int idx, const char *const *keys, const char *what,
-                        const nt_op *op, nt_problem *p, nt_shape **shapes, int *nshape) {
+                        const nt_op *op, nt_problem *p, nt_shape **shapes, uint64_t **budgets,
+                        int *nshape) {
     lua_State *L = k->L;
     char text[256] = "", err[256];
     size_t u = 0;
@@ -873,7 +874,7 @@ static void read_dtype1(const ntl_chk *k, int idx, const char *const *keys, cons
                 if (!lua_istable(k->L, -1))
                     chk_fail(k, sk, "%s: expected a list of {M=, N=}, got %s", pre,
                              luaL_typename(k->L, -1));
-                read_shape_list(k, lua_gettop(k->L), sk, pre, shapes, nshape);
+                read_shape_list(k, lua_gettop(k->L), sk, pre, shapes, budgets, nshape);
             }
             lua_pop(k->L, 1);
         }
@@ -914,7 +915,7 @@ static void read_dtypes(const ntl_chk *k, ntl_box *box) {
             snprintf(what, sizeof what, "dtypes[%d]", i + 1);
             lua_rawgeti(L, -1, i + 1);
             read_dtype1(k, lua_gettop(L), dsk, what, sw->op, &sw->dts[i], &sw->dshapes[i],
-                        &sw->ndshape[i]);
+                        &sw->dbudgets[i], &sw->ndshape[i]);
             lua_pop(L, 1);
             nt_dtypes_canon(&sw->dts[i], a, sizeof a);
             for (int j = 0; j < i; j++)
@@ -923,7 +924,7 @@ static void read_dtypes(const ntl_chk *k, ntl_box *box) {
             sw->ndt = i + 1;
         }
     } else if (t1 != LUA_TNIL) {
-        read_dtype1(k, lua_gettop(L) - 1, dk, "dtype", sw->op, &sw->dts[0], NULL, NULL);
+        read_dtype1(k, lua_gettop(L) - 1, dk, "dtype", sw->op, &sw->dts[0], NULL, NULL, NULL);
         sw->ndt = 1;
     } else {
         nt_problem_init(&sw->dts[0], sw->op, 1, 8);
@@ -932,17 +933,19 @@ static void read_dtypes(const ntl_chk *k, ntl_box *box) {
     lua_pop(L, 2);
 }
 
-/* Read a shape list (at idx) into *out (malloc'd; stored at once, so that
- * the box frees it if a check fails) and *nout.  pre names the list in
- * messages and in the key path that finds its line ("shapes", or
- * "dtypes[2].shapes"); keys is that path. */
+/* Read a shape list (at idx) into *out and the shapes' own budgets into
+ * *bout (both malloc'd; stored at once, so that the box frees them if a
+ * check fails; *bout freed again and NULL when no shape has a budget) and
+ * *nout.  pre names the list in messages and in the key path that finds
+ * its line ("shapes", or "dtypes[2].shapes"); keys is that path. */
 static void read_shape_list(const ntl_chk *k, int idx, const char *const *keys, const char *pre,
-                            nt_shape **out, int *nout) {
+                            nt_shape **out, uint64_t **bout, int *nout) {
     lua_State *L = k->L;
-    int n = list_len(k, idx, keys, pre);
+    int n = list_len(k, idx, keys, pre), any = 0;
     if (n > NT_SWEEP_MAX_SHAPES) chk_fail(k, keys, "%s: %d shapes, at most %d", pre, n, NT_SWEEP_MAX_SHAPES);
     *out = calloc((size_t)n, sizeof **out);
-    if (!*out) chk_fail(k, keys, "out of memory");
+    *bout = calloc((size_t)(n ? n : 1), sizeof **bout);
+    if (!*out || !*bout) chk_fail(k, keys, "out of memory");
     nt_shape *sh = *out;
     for (int i = 0; i < n; i++) {
         char what[96];
@@ -980,15 +983,30 @@ static void read_shape_list(const ntl_chk *k, int idx, const char *const *keys, 
                          (long long)v[1], pre, j + 1);
         sh[i].M = v[0];
         sh[i].N = v[1];
+        /* a budget of its own: variants measured at this shape
+         * (drive.c, plan()) */
+        if (lua_getfield(L, st, "budget") != LUA_TNIL) {
+            char fw[112];
+            snprintf(fw, sizeof fw, "%s.budget", what);
+            lua_Integer b = get_int(k, okeys, fw);
+            if (b < 1) chk_fail(k, okeys, "%s must be a positive integer, got %lld", fw, (long long)b);
+            (*bout)[i] = (uint64_t)b;
+            any = 1;
+        }
+        lua_pop(L, 1);
         *nout = i + 1;
         lua_pop(L, 1);
+    }
+    if (!any) {
+        free(*bout);
+        *bout = NULL;
     }
 }
 
 /* Read the sweep's shapes (list at idx) into box->sw.shapes. */
 static void read_shapes(const ntl_chk *k, int idx, ntl_box *box) {
     const char *const keys[] = {"shapes", NULL};
-    read_shape_list(k, idx, keys, "shapes", &box->sw.shapes, &box->sw.nshape);
+    read_shape_list(k, idx, keys, "shapes", &box->sw.shapes, &box->sw.budgets, &box->sw.nshape);
 }
 
 /* Read the optional search table (at the top, or nil). */
@@ -1116,7 +1134,11 @@ static void box_release(lua_State *L, ntl_box *b) {
         if (b->sw.fam[i].where_ref >= 0) luaL_unref(L, LUA_REGISTRYINDEX, b->sw.fam[i].where_ref);
     }
     free(b->sw.shapes);
-    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) free(b->sw.dshapes[d]);
+    free(b->sw.budgets);
+    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) {
+        free(b->sw.dshapes[d]);
+        free(b->sw.dbudgets[d]);
+    }
     memset(&b->sw, 0, sizeof b->sw);   /* nothing left to hand over */
     b->owned = 0;
 }
@@ -1387,7 +1409,11 @@ static size_t skip_head(char *buf, size_t n) {
 static void sweep_release(nt_sweep *sw) {
     for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
     free(sw->shapes);
-    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) free(sw->dshapes[d]);
+    free(sw->budgets);
+    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) {
+        free(sw->dshapes[d]);
+        free(sw->dbudgets[d]);
+    }
     memset(sw, 0, sizeof *sw);
 }
 
@@ -1416,6 +1442,10 @@ static int sweep_diff(const nt_sweep *a, const nt_sweep *b, char *d, size_t n) {
         nt_problem x, y;
         nt_sweep_problem(a, q, &x);
         nt_sweep_problem(b, q, &y);
+        if (nt_sweep_problem_budget(a, q) != nt_sweep_problem_budget(b, q))
+            return snprintf(d, n, "problem %d has budget %llu, then %llu", q + 1,
+                            (unsigned long long)nt_sweep_problem_budget(a, q),
+                            (unsigned long long)nt_sweep_problem_budget(b, q)), 1;
         if (x.M != y.M || x.N != y.N)
             return snprintf(d, n, "problem %d is M=%lld N=%lld, then M=%lld N=%lld", q + 1,
                             (long long)x.M, (long long)x.N, (long long)y.M, (long long)y.N), 1;

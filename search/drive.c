@@ -1105,16 +1105,24 @@ static void reserve_cross(drive *d) {
  * dw reduction and the tail weigh most), and the larger M follow the
  * trend of the smallest and of the neighbouring N (replay of the default
  * backward on data/results.db, 12 seeds: 94.8% of shapes within 2% and
- * the worst 1.20x, against 91.1% and 1.26x from the middle M).
- * Otherwise problems keep the script's order and each has the budget;
+ * the worst 1.20x, against 91.1% and 1.26x from the middle M).  The
+ * shapes with a budget of their own (the script's shapes[i].budget) are
+ * neither anchors nor second shapes and share nothing of the pool: they
+ * come last, in the script's order, each with its own budget, and start
+ * from the results of all the others (shapes between the others: the
+ * bf16 grid of hidden sizes and rows in the default forward, whose
+ * standings at its new M and N its neighbours rank well; docs/lua-api.md).
+ * Otherwise problems keep the script's order and each has the budget (a
+ * shape's own where it has one);
  * warm with stored results (not a cold campaign) has the script's
  * budget_stored instead where it sets one: the model's results at the
  * other shapes rank the points well enough that fewer proposals find the
  * best (replay of the default sweeps on data/results.db from the
  * neighbours at 5 a shape: the backward 9.3% of the sweep, 99.2% of the
  * shapes within 2%, the worst 1.02x, against 23.1% at its budget of 13;
- * the forward 9.7%, 98.4%, 1.03x).  No share is kept for the cross pass
- * there: it takes what the search left. */
+ * the forward 9.7%, 98.4%, 1.03x), a shape's own budget no more than
+ * that.  No share is kept for the cross pass there: it takes what the
+ * search left. */
 static int plan(drive *d) {
     int np = nt_sweep_nproblems(d->sw), k = 0;
     uint64_t b = d->sw->search.budget;
@@ -1127,9 +1135,14 @@ static int plan(drive *d) {
     d->cross = calloc((size_t)np, sizeof *d->cross);
     if (!d->order || !d->budget || !d->anchor || !d->cross) return -1;
     d->second = d->anchor + np;
+    /* a shape's own budget (the script's `budget` of that shape) replaces
+     * the search's; from stored results it is at most budget_stored */
+    int nown = 0;
     for (int q = 0; q < np; q++) {
+        uint64_t own = nt_sweep_problem_budget(d->sw, q);
         d->order[q] = q;
-        d->budget[q] = b;
+        d->budget[q] = own && !(d->stored_hints && b && own > b) ? own : b;
+        nown += own > 0;
     }
     if (strcmp(d->sw->search.strategy, "warm") || d->stored_hints || !b) return 0;
     /* anchors only in the dtype combination with the most problems (the
@@ -1149,36 +1162,44 @@ static int plan(drive *d) {
             main_dt = t;
         }
     }
+    /* the shapes with a budget of their own take no part in the anchors,
+     * the second shapes or the pool (own()) */
+#define own(q) (nt_sweep_problem_budget(d->sw, (q)) > 0)
     int nanchor = 0;
     for (int q = 0; q < np; q++) {   /* the smallest M of each N */
         nt_problem p, o;
         int dt, sh, od, os, below = 0;
         nt_sweep_problem(d->sw, q, &p);
         nt_sweep_problem_at(d->sw, q, &dt, &sh);
-        if (dt != main_dt) continue;
+        if (dt != main_dt || own(q)) continue;
         for (int r = 0; r < np; r++) {
             nt_sweep_problem(d->sw, r, &o);
             nt_sweep_problem_at(d->sw, r, &od, &os);
-            if (r == q || od != dt || o.N != p.N) continue;
+            if (r == q || od != dt || o.N != p.N || own(r)) continue;
             below += o.M < p.M;
         }
         if (!below) d->anchor[q] = 1;
         d->second[q] = below == 1;
         nanchor += d->anchor[q];
     }
-    uint64_t pool = b * (uint64_t)np, ab = ANCHOR_X * b;
-    if (ab * (uint64_t)nanchor > pool) ab = pool / (uint64_t)nanchor;
-    uint64_t rest = pool - ab * (uint64_t)nanchor, nf = (uint64_t)(np - nanchor);
+    uint64_t pool = b * (uint64_t)(np - nown), ab = ANCHOR_X * b;
+    if (nanchor && ab * (uint64_t)nanchor > pool) ab = pool / (uint64_t)nanchor;
+    uint64_t rest = pool - ab * (uint64_t)nanchor, nf = (uint64_t)(np - nown - nanchor);
     for (int q = 0; q < np; q++)
         if (d->anchor[q]) {
             d->order[k++] = q;
             d->budget[q] = ab;
         }
     for (int q = 0; q < np; q++)
-        if (!d->anchor[q]) {
+        if (!d->anchor[q] && !own(q)) {
             d->order[k++] = q;
             d->budget[q] = nf ? (rest / nf > 0 ? rest / nf : 1) : b;
         }
+    /* then the shapes with their own budget, in the script's order: from
+     * the results of all the others */
+    for (int q = 0; q < np; q++)
+        if (own(q)) d->order[k++] = q;
+#undef own
     reserve_cross(d);
     return 0;
 }
@@ -1383,10 +1404,16 @@ int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_ru
                             "problem (stored results at other shapes; %" PRIu64 " cold)\n",
                     np, sw->search.strategy, sw->search.budget_stored, sw->search.budget);
         } else if (tune_adaptive(sw->search.strategy)) {
+            int nown = 0;
+            for (int q = 0; q < np; q++) nown += nt_sweep_problem_budget(sw, q) > 0;
             fprintf(stderr, "normtune run: %d problems, strategy %s, budget %" PRIu64 " per "
-                            "problem%s\n", np, sw->search.strategy, sw->search.budget,
+                            "problem%s", np, sw->search.strategy, sw->search.budget,
                     !sw->search.budget ? " (none)" : d.anchor && !d.stored_hints &&
                     warm ? " on average (a cold campaign)" : "");
+            if (nown && sw->search.budget)
+                fprintf(stderr, "; %d with a budget of their own%s", nown,
+                        d.anchor && !d.stored_hints && warm ? ", tuned last" : "");
+            fputc('\n', stderr);
         } else if (count_stored(&d, res)) {
             goto out;
         }

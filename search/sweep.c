@@ -49,6 +49,13 @@ void nt_sweep_problem(const nt_sweep *sw, int q, nt_problem *p) {
     p->N = s[i].N;
 }
 
+uint64_t nt_sweep_problem_budget(const nt_sweep *sw, int q) {
+    int d, i;
+    nt_sweep_problem_at(sw, q, &d, &i);
+    const uint64_t *b = sw->dshapes[d] ? sw->dbudgets[d] : sw->budgets;
+    return b ? b[i] : 0;
+}
+
 void nt_problem_text(const nt_problem *p, char *buf, size_t len) {
     char dt[128];
     if (nt_dtypes_canon(p, dt, sizeof dt)) dt[0] = 0;
@@ -94,7 +101,11 @@ uint64_t nt_sweep_seed(const nt_sweep *sw, int q, uint64_t run) {
 void nt_sweep_clear(nt_sweep *sw) {
     for (int i = 0; i < sw->nfam; i++) search_space_clear(&sw->fam[i].space);
     free(sw->shapes);
-    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) free(sw->dshapes[d]);
+    free(sw->budgets);
+    for (int d = 0; d < NT_SWEEP_MAX_DTYPES; d++) {
+        free(sw->dshapes[d]);
+        free(sw->dbudgets[d]);
+    }
     free(sw->ref_hash);
     free(sw->ref_count);
     free(sw->ref_strat);

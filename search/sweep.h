@@ -61,9 +61,13 @@ typedef struct nt_sweep {
     nt_problem dts[NT_SWEEP_MAX_DTYPES]; /* their dtypes (M and N unused) */
     nt_shape *dshapes[NT_SWEEP_MAX_DTYPES]; /* a combination's own shapes
                                  (owned), or NULL: the sweep's */
+    uint64_t *dbudgets[NT_SWEEP_MAX_DTYPES]; /* their own budgets (owned,
+                                 one per shape, 0: none), or NULL: none */
     int ndshape[NT_SWEEP_MAX_DTYPES];
     int nshape;
     nt_shape *shapes;         /* nshape shapes, owned */
+    uint64_t *budgets;        /* a shape's own budget (owned, one per shape;
+                                 0: the search's), or NULL: none has one */
     int nfam;
     nt_sweep_family fam[NT_SWEEP_MAX_FAMILIES];
     search_cfg search;        /* strategy, budget per problem, seed */
@@ -86,6 +90,10 @@ void nt_sweep_problem(const nt_sweep *sw, int q, nt_problem *p);
  * *shape in that combination's shapes; returns 1 when those are the
  * combination's own (dtypes[dt].shapes), 0 when the sweep's. */
 int nt_sweep_problem_at(const nt_sweep *sw, int q, int *dt, int *shape);
+
+/* Problem q's own budget (its shape's `budget` field in the script:
+ * variants measured there), or 0 when it has none (the search's). */
+uint64_t nt_sweep_problem_budget(const nt_sweep *sw, int q);
 
 /* A problem as text for messages: "M=4096 N=1024 x=bf16,w=bf16,dw=f32". */
 void nt_problem_text(const nt_problem *p, char *buf, size_t len);

@@ -765,6 +765,51 @@ TEST(t_error_lines) {
         "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
         "}\n",
         "shapes[2]: M=1 N=8 repeats shapes[1]");
+    BAD("budget0.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8},\n"
+        "                                 {M = 2, N = 8, budget = 0}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "}\n",
+        "shapes[2].budget must be a positive integer, got 0");
+    BAD("budgetstr.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", dtypes = {{x = \"bf16\", shapes = {{M = 1, N = 8},\n"
+        "                                                       {M = 2, N = 8,\n"
+        "                                                        budget = \"few\"}}}},\n"
+        "  shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "}\n",
+        "dtypes[1].shapes[2].budget");
+}
+
+/* A shape's own budget (shapes[i].budget, in the sweep's list and in a
+ * dtype combination's): read per problem, 0 where a shape has none; a list
+ * where no shape has one keeps no budgets at all. */
+TEST(t_shape_budgets) {
+    char err[1024];
+    nt_sweep sw;
+    const char *p = script("budgets.lua",
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\",\n"
+        "  dtypes = {\"bf16\", {x = \"f16\", shapes = {{M = 3, N = 8, budget = 7}, {M = 4, N = 8}}},\n"
+        "            {x = \"f32\", shapes = {{M = 5, N = 8}}}},\n"
+        "  shapes = {{M = 1, N = 8}, {M = 2, N = 16, budget = 4}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}}},\n"
+        "  search = {strategy = \"warm\", budget = 9},\n"
+        "}\n");
+    int rc = ntl_load(p, &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    static const uint64_t want[] = {0, 4, 7, 0, 0};
+    CHECK(nt_sweep_nproblems(&sw) == 5, "%d problems", nt_sweep_nproblems(&sw));
+    for (int q = 0; q < 5 && q < nt_sweep_nproblems(&sw); q++)
+        CHECK(nt_sweep_problem_budget(&sw, q) == want[q], "problem %d: budget %llu, want %llu", q,
+              (unsigned long long)nt_sweep_problem_budget(&sw, q), (unsigned long long)want[q]);
+    CHECK(sw.budgets && sw.dbudgets[1] && !sw.dbudgets[2] && !sw.dbudgets[0],
+          "budget lists: sweep %p, dtypes %p %p %p", (void *)sw.budgets, (void *)sw.dbudgets[0],
+          (void *)sw.dbudgets[1], (void *)sw.dbudgets[2]);
+    ntl_free(&sw);
 }
 
 /* ---- budgets, caps, determinism, BOM and #! ------------------------------ */
@@ -1242,6 +1287,7 @@ TEST(t_dtypes_errors) {
 
 int main(void) {
     RUN(t_counts);
+    RUN(t_shape_budgets);
     RUN(t_family_limits);
     RUN(t_space_and_params);
     RUN(t_random_strategy);

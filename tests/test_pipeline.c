@@ -600,6 +600,79 @@ TEST(warm_budget_stored) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* A shape with a budget of its own (shapes[i].budget; set here as the
+ * script loader would): a cold campaign tunes it after every other shape,
+ * with that budget, and gives it nothing of the pool (the run's first line
+ * says so); from stored results its budget is at most budget_stored. */
+TEST(warm_own_budget) {
+    char saved[sizeof path_db], err[512], path_err[600];
+    search_cfg keep = sw.search;
+    int np = nt_sweep_nproblems(&sw), q0 = -1;
+    nt_hist h[4];
+    CHECK(stored_persistent(h, 500, 5.0, 2500, 45.0) == 0 && np == 3 && !sw.budgets, "test setup");
+    if (np != 3 || h[0].p.fam < 0 || sw.budgets) return;
+    for (int q = 0; q < np; q++) {
+        nt_problem pr;
+        nt_sweep_problem(&sw, q, &pr);
+        if (pr.M == 1000 && pr.N == 1024) q0 = q;
+    }
+    uint64_t *own = calloc(3, sizeof *own);
+    CHECK(own && q0 == 0, "test setup");
+    if (!own || q0 != 0) {
+        free(own);
+        return;
+    }
+    own[0] = 3;               /* M = 1000, N = 1024: the script's first shape */
+    sw.budgets = own;
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.seed = 1;
+    sw.search.budget = 6;
+    /* k = 0: cold; 1: stored results, budget_stored 2 (below the own 3) */
+    for (int k = 0; k < 2; k++) {
+        nt_run_opts o = {0};
+        nt_run_stats st;
+        sw.search.budget_stored = k ? 2 : 0;
+        o.progress = 0;
+        o.hist = k ? h : NULL;
+        o.nhist = k ? 4 : 0;
+        snprintf(path_db, sizeof path_db, "%s/own%d.db", t_tmpdir(), k);
+        snprintf(path_err, sizeof path_err, "%s/own%d.err", t_tmpdir(), k);
+        int rc = run_capturing(path_err, &o, &st, err, sizeof err);
+        if (rc < 0) break;
+        CHECK(rc == 0, "k=%d: run: %s", k, err);
+        if (rc) continue;
+        FILE *in = fopen(path_err, "r");
+        char line[1024], first[1024] = "", last_done[1024] = "";
+        for (int i = 0; in && fgets(line, sizeof line, in); i++) {
+            if (!i) snprintf(first, sizeof first, "%s", line);
+            if (strstr(line, " done (")) snprintf(last_done, sizeof last_done, "%s", line);
+        }
+        if (in) fclose(in);
+        if (!k) {
+            uint64_t others = st.spent[1] + st.spent[2];
+            /* the cross pass keeps one of the own budget's proposals, and
+             * spends it only on a point not measured there yet */
+            CHECK(st.spent[0] >= 2 && st.spent[0] <= 3, "cold: own budget 3, spent %llu",
+                  (unsigned long long)st.spent[0]);
+            CHECK(others <= 6 * 2, "cold: the others spent %llu, their pool is 12",
+                  (unsigned long long)others);
+            CHECK(strstr(last_done, "[3/3] M=1000 N=1024 "), "cold: tuned last? %s", last_done);
+            CHECK(strstr(first, "budget 6 per problem on average (a cold campaign); 1 with a "
+                                "budget of their own, tuned last"), "first line: %s", first);
+        } else {
+            CHECK(st.spent[0] == 2, "stored: own budget 3, budget_stored 2, spent %llu",
+                  (unsigned long long)st.spent[0]);
+            CHECK(strstr(last_done, "[3/3] M=5000 N=2048 "), "stored: script order? %s", last_done);
+        }
+        nt_run_stats_free(&st);
+    }
+    sw.budgets = NULL;
+    free(own);
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 /* Progress on a long run: a line per problem finished, "[k/n] <problem>
  * done (...); T s, about R s left", k counting 1..n in the order tuned;
  * with progress on (a terminal), the live line is redrawn in place (\r and
@@ -1054,6 +1127,7 @@ int main(void) {
     RUN(export_picks_the_fastest);
     RUN(warm_hints_cover_the_neighbours);
     RUN(warm_bracket_hint_between_m);
+    RUN(warm_own_budget);
     RUN(warm_tries_every_family_at_a_new_shape);
     RUN(warm_budget_stored);
     RUN(progress_lines);
