@@ -17,6 +17,14 @@ export NORMTUNE_CACHE
 
 SPILL_OK="rmsnorm_bwd"
 NOSPILL="rmsnorm_bwd.loop rmsnorm_bwd.cstage"
+# Kernel sets known to spill in an op that is not in SPILL_OK ("family
+# dtypes params", as `compile` prints them): the register rules are fits
+# (kernels/<op>/families.c), and a point they accept can still spill a
+# little.  `stage` with 256 threads of 7 chunks, k 4, w whole (wg 0), bf16
+# (N = 14336, since the default forward took the grid): 4 bytes at the cap
+# of 64 registers; a rule that refuses it refuses 18 points that do not
+# spill (9 at any margin that does), several of them the best at a shape.
+SPILL_KNOWN="rmsnorm_fwd.stage x=bf16,w=bf16 block=256,chunks=7,k=4,wg=0"
 scripts=""
 for d in "$root"/kernels/*/; do
     op=$(basename "$d")
@@ -41,7 +49,10 @@ for pair in $scripts; do
         bad "${script}_every_variant_ok" "$nbad of $nall not ok"
     grep -q "failed 0" "$T/out" && ok "${script}_summary" || bad "${script}_summary" "$(tail -1 "$T/out")"
     # spills (column 6)
-    nspill=$(grep "^$op\." "$T/out" | awk '$4 == "ok" && $6 + 0 > 0' | wc -l)
+    nspill=$(grep "^$op\." "$T/out" | awk -v known="$SPILL_KNOWN" '
+        BEGIN { n = split(known, k, "\n"); for (i = 1; i <= n; i++) ok[k[i]] = 1 }
+        $4 == "ok" && $6 + 0 > 0 { if (($1 " " $2 " " $3) in ok) print "note: known spill: " $0 > "/dev/stderr"
+                                   else print }' | wc -l)
     if ! echo " $SPILL_OK " | grep -q " $op "; then
         [ "$nspill" = 0 ] && ok "${script}_no_variant_spills" ||
             bad "${script}_no_variant_spills" "$nspill spill: $(grep "^$op\." "$T/out" |

@@ -67,17 +67,18 @@ grep -q '^M=4096 N=1024 x=bf16,w=bf16,dw=f32  *[0-9]*  *[0-9.]*  *100%  *[0-9.]*
     ok bwd_neighbours_agreed_best ||
     bad bwd_neighbours_agreed_best "$(grep '^M=4096 N=1024 x=bf16,w=bf16,' "$T/out")"
 # the forward from its neighbours at 5 per shape: under 10% of the sweep,
-# 97% of the shapes within 2% or more and none worse than 1.03x (100% and
-# 1.02x here; the hints follow each point's trend over the nearby shapes:
-# by its mean ratio alone, 94.7%)
+# 97% of the shapes within 2% or more and none worse than 1.03x (99.2% and
+# 1.03x here since the sweep took the grid, 100% and 1.02x before; the
+# hints follow each point's trend over the nearby shapes: by its mean
+# ratio alone, 94.7%)
 expect fwd_neighbours_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --budget 5 --stored neighbours
 summary fwd_neighbours_trend '$1 <= 10 && $2 >= 97 && $3 <= 1.03'
 # the default scripts as they are (no --budget): from the neighbours their
 # budget_stored (5) holds, not their cold campaign's budget (13 and 8), so
 # the goal is met at the scripts' own settings (the backward 9.3%, 100%
 # and 1.02x here, above, 99.2% and 1.04x before TRANSLATE; 23.1% of the
-# sweep at 13, 100% and 1.01x; the forward 9.7%, 100% and 1.02x, 15.5% at
-# 8)
+# sweep at 13, 100% and 1.01x; the forward 9.9%, 99.2% and 1.03x, 9.7%,
+# 100% and 1.02x before the grid, 15.5% at 8)
 expect bwd_default_neighbours_runs 0 replay --db "$db" "$bwd" --strategy warm --stored neighbours
 summary bwd_default_neighbours_goal '$1 <= 10 && $2 >= 97 && $3 <= 1.03'
 has bwd_default_names_budget_stored "$T/out" "strategy warm, budget 13, budget_stored 5, 1 seed"
@@ -125,16 +126,15 @@ notmin=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ {
               END { for (n in am) if (am[n] != lo[n]) print n }' "$T/out" | wc -l)
 [ "$anchors" = "$nN" ] && [ "$others" = 0 ] && [ "$notmin" = 0 ] && ok cold_anchors_smallest_m_in_bf16 ||
     bad cold_anchors_smallest_m_in_bf16 "$anchors anchors for $nN hidden sizes, $others outside bf16, $notmin not at the smallest M"
-# the forward's cold campaign at its budget (8): within 15% of the sweep,
-# 98.5% of the shapes within 2%, the worst 1.06x (14.8%, 99.0% and 1.06x
-# here over these 5 seeds, 98.0% and 1.08x over 20; 15.0%, 96.7% and
-# 1.08x, 97.3% over 20, before the climb's last proposal and the cross
-# pass's CROSS_NEAR, search/drive.c; 98.5% and 96.9% before warp's results
-# were measured again with its L2 policies; the goal of 1.05x is not met
-# over 5 seeds (the default seed: 14.8%, 98.9% and 1.03x):
-# docs/lua-api.md says what limits it and what was tried)
+# the forward's cold campaign at its budgets (8 a core shape, 5 at each of
+# the grid's other shapes, tuned after the rest): within 15% of the sweep,
+# 96% of the shapes within 2%, the worst 1.05x (13.6%, 96.5% and 1.05x
+# here over these 5 seeds; the default seed 13.6%, 96.6% and 1.04x).
+# Before the grid (188 problems, 8 a shape): 14.8%, 99.0% and 1.06x here,
+# 98.0% and 1.08x over 20; with the grid at 8 a shape, 15.2%, 91.7% and
+# 1.11x (docs/lua-api.md)
 expect fwd_cold_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --stored none --seeds 5 --misses
-summary fwd_cold_within_budget '$1 <= 15 && $2 >= 98.5 && $3 <= 1.06'
+summary fwd_cold_within_budget '$1 <= 15 && $2 >= 96 && $3 <= 1.05'
 # --misses: a line per (shape, seed) run past 2%, as many as the table's
 # rows say (each row's share within 2% is of 5 seeds), the largest of a
 # shape's ratios its row's worst, each 1.020x or more (past 1.02, printed

@@ -2,43 +2,73 @@
 -- rstd * w, rstd in fp32), bf16 and fp16 activations with the weight in the
 -- activation dtype or fp32, and fp32 at fewer shapes.
 --
--- bf16, with the weight in bf16 or fp32 (mixed-precision training keeps
--- norm weights in fp32): 50 hidden sizes, N 1024 .. 16384 by M (rows)
--- 1024 .. 65536, 13 short rows (per-head norms: N = 64 .. 768, M up to
+-- bf16: the grid of the hidden sizes and rows people run, 16 N from 1024
+-- to 16384 by 8 M from 256 to 131072 (128 shapes; "Kernels at every
+-- shape", item 5), 13 short rows (per-head norms: N = 64 .. 768, M up to
 -- 2^20) and 12 rows past 16384 (N = 18432 .. 65536 by M = 1024, 4096,
--- 16384); fp16 with either weight the 12 shapes of N in {1024, 4096,
+-- 16384).  The bf16 input with an fp32 weight (mixed-precision training
+-- keeps norm weights in fp32): the grid's 50 core shapes (10 N by 5 M),
+-- the short and the long rows.  fp16 with either weight the 12 shapes of N in {1024, 4096,
 -- 16384} by M in {1024, 4096, 16384, 65536} plus two short rows and 4096 x
 -- 32768 (their own `shapes`), fp32 the 6 of those N by M in {4096, 65536}
 -- plus two.  A chunk is 16 bytes of x: E = 8 elements for bf16 and fp16, 4
 -- for fp32, so a row takes threads * chunks * E columns; where() keeps the
 -- chunk counts that cover N with at most one partly filled chunk per
 -- thread (the smallest that fits), which is where the fast points are.
--- The families' checks let 9696 of the points where() keeps run, over 188
--- problems; `normtune list lua/sweeps/rmsnorm_fwd.lua --count` prints
--- them per problem and family.  (Before the short and long rows: 6211 of
--- 130 problems, which one H200 measured exhaustively in about 5 minutes,
--- 2026-12-01.)
--- The search (`warm`) measures BUDGET of them per shape on average: replay
--- on data/results.db (docs/lua-api.md) gives the numbers.
+-- The families' checks let 13402 of the points where() keeps run, over
+-- 266 problems (9696 over 188 before the grid); `normtune list
+-- lua/sweeps/rmsnorm_fwd.lua --count` prints them per problem and family.
+-- (Before the short and long rows: 6211 of 130 problems, which one H200
+-- measured exhaustively in about 5 minutes, 2026-12-01.)
+-- The search (`warm`) measures BUDGET of them per core shape on average,
+-- and LATER at each of the grid's 78 other shapes: replay on
+-- data/results.db (docs/lua-api.md) gives the numbers.
 
--- Variants measured per shape, on average over the sweep (8 of its 73):
--- replayed cold on data/results.db, 8 spend 14.8% of the sweep and pick
--- within 2% of the best at 99% of the shapes (the worst 1.03x at seed 0,
--- 1.06x over 5 seeds, 1.08x over 20; the search of 2026-12-04); 10
--- spent 17.5% for 96% before it (the worst 1.08x).
+-- Variants measured per core shape, on average (8 of their 52): replayed
+-- cold on data/results.db, 8 there and LATER at the grid's other shapes
+-- spend 13.6% of the sweep and pick within 2% of the best at 96.6% of the
+-- shapes (the worst 1.04x at seed 0; 96.5% and 1.05x over 5 seeds).
+-- Before the grid, 8 spent 14.8% for 99% of the shapes (the worst 1.03x
+-- at seed 0, 1.06x over 5 seeds, 1.08x over 20; the search of
+-- 2026-12-04); with the grid and 8 at every shape, 15.2% for 92.5% (1.06x;
+-- 91.7% and 1.11x over 5 seeds).
 local BUDGET = 8
+-- Variants measured at each of the grid's shapes outside its core (the new
+-- hidden sizes 1536, 2560, 2880, 3584, 11008, 14336 and the new M 256,
+-- 2048, 131072): a budget of their own (shapes[i].budget), so that a cold
+-- campaign tunes them after every other shape, starting from those
+-- results (search/drive.c, plan()); from stored results BUDGET_STORED.
+local LATER = 5
 -- Variants measured per shape when the search starts from the stored
 -- results of the GPU model at the other shapes (not a cold campaign): they
 -- rank the points well enough for fewer.  Replayed from the neighbours on
--- data/results.db, 5 spend 9.7% of the sweep and pick within 2% of the
--- best at every shape (the worst 1.02x; the same over 5 seeds); BUDGET
--- there spends 15.5% for the same (1.01x).
+-- data/results.db, 5 spend 9.9% of the sweep and pick within 2% of the
+-- best at 99.2% of the shapes (the worst 1.03x; the same over 5 seeds;
+-- before the grid 9.7%, every shape, 1.02x; BUDGET there spent 15.5% for
+-- the same, 1.01x).
 local BUDGET_STORED = 5
 
+-- The grid's core, tuned first in a cold campaign, and the whole grid.
 local Ns = {1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384}
 local Ms = {1024, 4096, 8192, 16384, 65536}
+local GNs = {1024, 1536, 2048, 2560, 2880, 3072, 3584, 4096, 5120, 6144, 7168, 8192, 11008,
+             12288, 14336, 16384}
+local GMs = {256, 1024, 2048, 4096, 8192, 16384, 65536, 131072}
 
 local join = normtune.join
+
+local core = normtune.grid(Ns, Ms)
+-- The grid, N outer as the core (from stored results the search takes the
+-- shapes in this order: by N, each N's M on either side of a shape tuned
+-- before it), its shapes outside the core with a budget of their own.
+local grid = {}
+do
+  local incore = {}
+  for _, s in ipairs(core) do incore[s.M .. "x" .. s.N] = true end
+  for _, s in ipairs(normtune.grid(GNs, GMs)) do
+    grid[#grid + 1] = incore[s.M .. "x" .. s.N] and s or {M = s.M, N = s.N, budget = LATER}
+  end
+end
 
 -- Short rows: per-head norms (QK-norm: N is the head dimension, M tokens x
 -- heads) and small hidden sizes.
@@ -68,12 +98,12 @@ return normtune.sweep {
   op = "rmsnorm_fwd",
   dtypes = {
     "bf16",
-    {x = "bf16", w = "f32"},
+    {x = "bf16", w = "f32", shapes = join(core, short, long)},
     {x = "f16", shapes = few},
     {x = "f16", w = "f32", shapes = few},
     {x = "f32", shapes = fp32},
   },
-  shapes = join(normtune.grid(Ns, Ms), short, long),
+  shapes = join(grid, short, long),
   families = {
     -- one row per block, the row in registers
     row = {
