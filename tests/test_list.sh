@@ -78,6 +78,15 @@ EOF2
 expect small 0 list "$T/small.lua"
 [ "$(awk '$1 == "total" {print $NF}' "$T/out")" = 11 ] && ok small_total || bad small_total "$(tail -1 "$T/out")"
 [ "$(grep -c '^M=8 N=512 x=bf16,w=bf16,dw=f32 rmsnorm_bwd.persistent' "$T/out")" = 1 ] && ok small_persistent || bad small_persistent
+grep -q '^problem .* total$' "$T/out" && ok small_no_budget_column || bad small_no_budget_column "$(grep '^problem' "$T/out")"
+# a shape with a budget of its own: the counts get a column "budget", the
+# shape's own there and - for the others; the total row stays the total
+sed 's/{M = 8, N = 512}}/{M = 8, N = 512, budget = 3}}/' "$T/small.lua" >"$T/own.lua"
+expect own_budget 0 list --count "$T/own.lua"
+grep -q '^problem .* total  *budget$' "$T/out" && ok own_budget_header || bad own_budget_header "$(grep '^problem' "$T/out")"
+[ "$(awk '$1 == "M=8" && $2 == "N=512" {print $NF}' "$T/out")" = 3 ] &&
+    [ "$(awk '$1 == "M=8" && $2 == "N=1024" {print $NF}' "$T/out")" = - ] &&
+    [ "$(awk '$1 == "total" {print $NF}' "$T/out")" = 11 ] && ok own_budget_rows || bad own_budget_rows "$(cat "$T/out")"
 
 # random strategy: at most budget variants per shape, over the families
 sed 's/^  },$/  }, search = {strategy = "random", budget = 3, seed = 1},/' "$T/small.lua" >"$T/random.lua"

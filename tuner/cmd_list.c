@@ -43,9 +43,10 @@ static const char *short_name(const nt_sweep *sw, int f) {
     return sw->fam[f].fam->name + strlen(sw->op->name) + 1;
 }
 
-/* The counts table: a row per problem, a column per family, totals. */
+/* The counts table: a row per problem, a column per family, totals; and a
+ * last column "budget" (the shape's own, or -) when a shape has one. */
 static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
-    int w[NT_SWEEP_MAX_FAMILIES], lw = 24;
+    int w[NT_SWEEP_MAX_FAMILIES], lw = 24, own = 0;
     uint64_t coltot[NT_SWEEP_MAX_FAMILIES] = {0}, all = 0;
     char label[200];
     for (int s = 0; s < nt_sweep_nproblems(sw); s++) {
@@ -53,6 +54,7 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
         nt_sweep_problem(sw, s, &pr);
         nt_problem_text(&pr, label, sizeof label);
         if ((int)strlen(label) > lw) lw = (int)strlen(label);
+        own |= nt_sweep_problem_budget(sw, s) > 0;
     }
     printf("# %s (hash %s): %s, %d problems (%d dtype combination%s), %d families, "
            "strategy %s\n", sw->path, sw->hash, sw->op->name, nt_sweep_nproblems(sw), sw->ndt,
@@ -63,7 +65,7 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
         if (w[f] < 10) w[f] = 10;
         printf(" %*s", w[f], short_name(sw, f));
     }
-    printf(" %10s\n", "total");
+    printf(" %10s%s\n", "total", own ? "     budget" : "");
     for (int s = 0; s < nt_sweep_nproblems(sw); s++) {
         nt_problem pr;
         uint64_t row = 0;
@@ -76,7 +78,12 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
             row += c;
             coltot[f] += c;
         }
-        printf(" %10" PRIu64 "\n", row);
+        printf(" %10" PRIu64, row);
+        if (own && nt_sweep_problem_budget(sw, s))
+            printf(" %10" PRIu64, nt_sweep_problem_budget(sw, s));
+        else if (own)
+            printf(" %10s", "-");
+        printf("\n");
         all += row;
     }
     printf("%-*s", lw, "total");
@@ -91,7 +98,8 @@ static void usage(FILE *f) {
             "search would visit after the families' where() constraints, one line\n"
             "per variant:\n"
             "  M=4096 N=1024 <dtypes: x=bf16,...> <op>.<family> <params: block=128,...>\n"
-            "then the number of variants per problem and family, and the total.\n"
+            "then the number of variants per problem and family, and the total\n"
+            "(and a shape's own budget, where the script gives one).\n"
             "Nothing is compiled or run.\n\n"
             "options:\n"
             "  -c, --count   print only the counts\n"
