@@ -4,7 +4,8 @@
 # families, params and where() (normtune list gives, at a shape of the
 # default sweep, exactly the default's bf16 points there), takes the shapes
 # file's shapes and bf16 alone, searches exhaustively; bad arguments and a
-# file that is no sweep are refused.
+# file that is no sweep are refused.  And data/grid-h200/grid_sweep.sh,
+# the recipe for the replays of a default sweep with the bf16 grid.
 NAME=test_derive
 . "$(dirname "$0")/lib.sh"
 d="$root/data/grid-h200/derive.sh"
@@ -32,4 +33,28 @@ has bad_shape_message "$T/err" "not \"M N\": 1024"
 sh "$d" "$root/README.md" "$T/shapes.txt" > /dev/null 2> "$T/err"; rc=$?
 [ "$rc" = 1 ] && ok not_a_sweep_exit_1 || bad not_a_sweep_exit_1 "exit $rc"
 has not_a_sweep_message "$T/err" "no dtypes, shapes or search field"
+
+# data/grid-h200/grid_sweep.sh: the default backward with the bf16 grid
+# (16 N by 8 M) in place of its 10 by 4, the other lists as they are: 206
+# problems, the sweep's own points at a core shape; with LATER, the 88
+# shapes beyond the core have that budget of their own (list's column)
+g="$root/data/grid-h200/grid_sweep.sh"
+if sh "$g" "$bwd" > "$T/grid.lua" 2> "$T/gerr"; then ok grid_writes; else bad grid_writes "$(cat "$T/gerr")"; fi
+expect grid_lists 0 list "$T/grid.lua" --count
+has grid_problems "$T/out" "rmsnorm_bwd, 206 problems (5 dtype combinations)"
+has grid_new_shape "$T/out" "M=131072 N=14336 x=bf16,w=bf16,dw=f32"
+expect grid_points 0 list "$T/grid.lua"
+grep '^M=65536  *N=768  *x=bf16,w=bf16,dw=f32 ' "$T/out" | tr -s ' ' | sort > "$T/ggot"
+if [ -s "$T/want" ] && cmp -s "$T/want" "$T/ggot"; then ok grid_same_points_as_default
+else bad grid_same_points_as_default "$(wc -l < "$T/want") points in the default, $(wc -l < "$T/ggot") in the grid's"; fi
+sh "$g" "$bwd" 9 > "$T/grid9.lua" 2> "$T/gerr" && ok grid_later_writes || bad grid_later_writes "$(cat "$T/gerr")"
+expect grid_later_lists 0 list "$T/grid9.lua" --count
+n9=$(awk '$1 ~ /^M=/ && $NF == 9' "$T/out" | wc -l)
+nd=$(awk '$1 ~ /^M=/ && $NF == "-"' "$T/out" | wc -l)
+[ "$n9" = 88 ] && [ "$nd" = 118 ] && ok grid_later_budgets || bad grid_later_budgets "$n9 with 9, $nd without"
+sh "$g" "$bwd" 0 > /dev/null 2> "$T/err"; rc=$?
+[ "$rc" = 2 ] && ok grid_bad_later_exit_2 || bad grid_bad_later_exit_2 "exit $rc"
+has grid_bad_later_message "$T/err" "LATER must be a positive integer, got '0'"
+sh "$g" "$root/README.md" > "$T/none.lua" 2> "$T/err"; rc=$?
+[ "$rc" = 1 ] && [ ! -s "$T/none.lua" ] && ok grid_not_a_sweep_exit_1 || bad grid_not_a_sweep_exit_1 "exit $rc"
 finish
