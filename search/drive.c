@@ -1163,19 +1163,18 @@ static int plan(drive *d) {
         }
     }
     /* the shapes with a budget of their own take no part in the anchors,
-     * the second shapes or the pool (own()) */
-#define own(q) (nt_sweep_problem_budget(d->sw, (q)) > 0)
+     * the second shapes or the pool */
     int nanchor = 0;
     for (int q = 0; q < np; q++) {   /* the smallest M of each N */
         nt_problem p, o;
         int dt, sh, od, os, below = 0;
         nt_sweep_problem(d->sw, q, &p);
         nt_sweep_problem_at(d->sw, q, &dt, &sh);
-        if (dt != main_dt || own(q)) continue;
+        if (dt != main_dt || nt_sweep_problem_budget(d->sw, q)) continue;
         for (int r = 0; r < np; r++) {
             nt_sweep_problem(d->sw, r, &o);
             nt_sweep_problem_at(d->sw, r, &od, &os);
-            if (r == q || od != dt || o.N != p.N || own(r)) continue;
+            if (r == q || od != dt || o.N != p.N || nt_sweep_problem_budget(d->sw, r)) continue;
             below += o.M < p.M;
         }
         if (!below) d->anchor[q] = 1;
@@ -1191,15 +1190,14 @@ static int plan(drive *d) {
             d->budget[q] = ab;
         }
     for (int q = 0; q < np; q++)
-        if (!d->anchor[q] && !own(q)) {
+        if (!d->anchor[q] && !nt_sweep_problem_budget(d->sw, q)) {
             d->order[k++] = q;
             d->budget[q] = nf ? (rest / nf > 0 ? rest / nf : 1) : b;
         }
     /* then the shapes with their own budget, in the script's order: from
      * the results of all the others */
     for (int q = 0; q < np; q++)
-        if (own(q)) d->order[k++] = q;
-#undef own
+        if (nt_sweep_problem_budget(d->sw, q)) d->order[k++] = q;
     reserve_cross(d);
     return 0;
 }

@@ -80,17 +80,16 @@ static int no_put(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *
     return 0;
 }
 
-/* Point p of sw as "family k=v,k=v" into buf. */
+/* Point p of sw as "family k=v,k=v" (its canonical params) into buf. */
 static void point_text(const nt_sweep *sw, tune_pt p, char *buf, size_t len) {
     int idx[SEARCH_MAX_DIMS];
     nt_params par;
-    size_t at;
+    char canon[160];
+    const nt_family *f = sw->fam[p.fam].fam;
     search_space_point(&sw->fam[p.fam].space, p.pt, idx);
     nt_sweep_point_params(sw, p.fam, idx, &par);
-    at = (size_t)snprintf(buf, len, "%s", sw->fam[p.fam].fam->name);
-    for (int i = 0; i < par.n && at < len; i++)
-        at += (size_t)snprintf(buf + at, len - at, "%c%s=%s", i ? ',' : ' ', par.kv[i].key,
-                               par.kv[i].val);
+    if (nt_params_canon(f, &par, canon, sizeof canon)) canon[0] = 0;
+    snprintf(buf, len, "%s %s", f->name, canon);
 }
 
 /* A (problem, seed) run whose pick is more than 2% behind (--misses). */
