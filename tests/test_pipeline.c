@@ -340,6 +340,50 @@ static int64_t pers_pt(int f, int block, int chunks, int stages, int k) {
     return nt_sweep_point_of(&sw, f, &p);
 }
 
+/* The fixture's persistent family (its index in sw) into *f and the
+ * problem M = 1000, N = 1024 into *q0, each -1 when missing. */
+static void persistent_at_1000(int *f, int *q0) {
+    *f = *q0 = -1;
+    for (int i = 0; i < sw.nfam; i++)
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) *f = i;
+    for (int q = 0; q < nt_sweep_nproblems(&sw); q++) {
+        nt_problem pr;
+        nt_sweep_problem(&sw, q, &pr);
+        if (pr.M == 1000 && pr.N == 1024) *q0 = q;
+    }
+}
+
+/* Run warm over sw at a budget of `budget` (seed 1, no budget_stored) from
+ * the known results h[0..nh) into a new database t_tmpdir()/name, the
+ * sweep's search and path_db as they were after.  0 with *st the caller's
+ * to free, or -1 after a failed check. */
+static int warm_from(const char *name, uint64_t budget, const nt_hist *h, size_t nh,
+                     nt_run_stats *st) {
+    char saved[sizeof path_db], err[512];
+    search_cfg keep = sw.search;
+    store *db = NULL;
+    nt_run_opts o = {0};
+    int rc = -1;
+    memset(st, 0, sizeof *st);
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(path_db, sizeof path_db, "%s/%s", t_tmpdir(), name);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.budget = budget;
+    sw.search.budget_stored = 0;
+    sw.search.seed = 1;
+    o.quiet = 1;
+    o.hist = h;
+    o.nhist = nh;
+    CHECK(store_open(&db, path_db, STORE_CREATE, err, sizeof err) == 0, "%s", err);
+    if (db && nt_sweep_run(&sw, db, &ev, &o, st, err, sizeof err) == 0) rc = 0;
+    CHECK(rc == 0, "run: %s", err);
+    if (rc) nt_run_stats_free(st);
+    store_close(db);
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+    return rc;
+}
+
 /* warm's first hints are a portfolio.  Known results at two shapes on
  * either side of N = 1024 (M = 1000): P1 and two points nearly as good as
  * it win at the one, and are 5% behind at the other, where P2 wins; P2 is
@@ -348,16 +392,8 @@ static int64_t pers_pt(int f, int block, int chunks, int stages, int k) {
  * measures P1 and then P2, the point that covers the other shape, and P2
  * (the fixture's best at M = 1000, N = 1024) is the pick. */
 TEST(warm_hints_cover_the_neighbours) {
-    char saved[sizeof path_db], err[512];
-    search_cfg keep = sw.search;
-    int f = -1, q0 = -1;
-    for (int i = 0; i < sw.nfam; i++)
-        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) f = i;
-    for (int q = 0; q < nt_sweep_nproblems(&sw); q++) {
-        nt_problem pr;
-        nt_sweep_problem(&sw, q, &pr);
-        if (pr.M == 1000 && pr.N == 1024) q0 = q;
-    }
+    int f, q0;
+    persistent_at_1000(&f, &q0);
     int64_t p1 = pers_pt(f, 128, 1, 1, 0), p1a = pers_pt(f, 128, 1, 1, 1),
             p1b = pers_pt(f, 128, 2, 1, 0), p2 = pers_pt(f, 256, 1, 2, 0);
     CHECK(f >= 0 && q0 >= 0 && p1 >= 0 && p1a >= 0 && p1b >= 0 && p2 >= 0, "test setup");
@@ -369,27 +405,13 @@ TEST(warm_hints_cover_the_neighbours) {
         h[i] = (nt_hist){0, 1000, 724, {f, (uint64_t)pt[i]}, at_a[i], 1, 1.0, 0};
         h[4 + i] = (nt_hist){0, 1000, 1448, {f, (uint64_t)pt[i]}, at_b[i], 1, 1.0, 0};
     }
-    memcpy(saved, path_db, sizeof saved);
-    snprintf(path_db, sizeof path_db, "%s/portfolio.db", t_tmpdir());
-    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
-    sw.search.budget = 2;
-    sw.search.seed = 1;
-    store *db = NULL;
-    nt_run_opts o = {0};
     nt_run_stats st;
-    o.quiet = 1;
-    o.hist = h;
-    o.nhist = 8;
-    CHECK(store_open(&db, path_db, STORE_CREATE, err, sizeof err) == 0, "%s", err);
-    CHECK(db && nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err) == 0, "run: %s", err);
+    if (warm_from("portfolio.db", 2, h, 8, &st)) return;
     CHECK(st.spent[q0] == 2, "spent %llu", (unsigned long long)st.spent[q0]);
     CHECK(st.pick[q0].fam == f && st.pick[q0].pt == (uint64_t)p2,
           "pick %d/%llu, want P2 = %d/%lld", st.pick[q0].fam,
           (unsigned long long)st.pick[q0].pt, f, (long long)p2);
     nt_run_stats_free(&st);
-    store_close(db);
-    sw.search = keep;
-    memcpy(path_db, saved, sizeof saved);
 }
 
 /* From stored results, a point a little behind at the M on either side
@@ -402,16 +424,8 @@ TEST(warm_hints_cover_the_neighbours) {
  * scores and the portfolio the first three are P1, P2 and P1a, and the
  * pick of a budget of 3 would be P2; with P3 third, P3 is the pick. */
 TEST(warm_bracket_hint_between_m) {
-    char saved[sizeof path_db], err[512];
-    search_cfg keep = sw.search;
-    int f = -1, q0 = -1;
-    for (int i = 0; i < sw.nfam; i++)
-        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) f = i;
-    for (int q = 0; q < nt_sweep_nproblems(&sw); q++) {
-        nt_problem pr;
-        nt_sweep_problem(&sw, q, &pr);
-        if (pr.M == 1000 && pr.N == 1024) q0 = q;
-    }
+    int f, q0;
+    persistent_at_1000(&f, &q0);
     int64_t p1 = pers_pt(f, 128, 1, 2, 0), p1a = pers_pt(f, 128, 1, 2, 1),
             p2 = pers_pt(f, 256, 1, 1, 0), p3 = pers_pt(f, 256, 1, 2, 0);
     CHECK(f >= 0 && q0 >= 0 && p1 >= 0 && p1a >= 0 && p2 >= 0 && p3 >= 0, "test setup");
@@ -426,28 +440,13 @@ TEST(warm_bracket_hint_between_m) {
         for (int s = 0; s < 4; s++)
             h[4 * s + i] = (nt_hist){0, shape[s][0], shape[s][1], {f, (uint64_t)pt[i]},
                                      10.0 * at[i][s < 2 ? s : 2], 1, 1.0, 0};
-    memcpy(saved, path_db, sizeof saved);
-    snprintf(path_db, sizeof path_db, "%s/bracket.db", t_tmpdir());
-    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
-    sw.search.budget = 3;
-    sw.search.budget_stored = 0;
-    sw.search.seed = 1;
-    store *db = NULL;
-    nt_run_opts o = {0};
     nt_run_stats st;
-    o.quiet = 1;
-    o.hist = h;
-    o.nhist = 16;
-    CHECK(store_open(&db, path_db, STORE_CREATE, err, sizeof err) == 0, "%s", err);
-    CHECK(db && nt_sweep_run(&sw, db, &ev, &o, &st, err, sizeof err) == 0, "run: %s", err);
+    if (warm_from("bracket.db", 3, h, 16, &st)) return;
     CHECK(st.spent[q0] == 3, "spent %llu", (unsigned long long)st.spent[q0]);
     CHECK(st.pick[q0].fam == f && st.pick[q0].pt == (uint64_t)p3,
           "pick %d/%llu, want P3 = %d/%lld (P2 = %lld)", st.pick[q0].fam,
           (unsigned long long)st.pick[q0].pt, f, (long long)p3, (long long)p2);
     nt_run_stats_free(&st);
-    store_close(db);
-    sw.search = keep;
-    memcpy(path_db, saved, sizeof saved);
 }
 
 /* Stored results of two persistent points (256 and 128 threads of one
