@@ -36,8 +36,16 @@ static const char *script =
     "  timing = {warmup = 1, min_samples = 3, max_samples = 5, rel_ci = 0.05},\n"
     "}\n";
 
+/* What the fixture evaluated, when log is set: one "M N family params"
+ * line per call. */
+typedef struct evlog {
+    char (*line)[128];
+    int n, cap;
+} evlog;
+
 typedef struct fixture {
     int calls;
+    evlog *log;               /* NULL: no log */
     int sleep_us;             /* make each evaluation this slow */
     int stop_after;           /* set *stop after this many calls (0 = never) */
     volatile sig_atomic_t *stop;
@@ -63,6 +71,12 @@ static int fix_eval(void *ctx, const nt_family *f, const nt_params *p, const nt_
     out->bytes = nt_problem_bytes(s);
     if (++fx->calls == fx->stop_after && fx->stop) *fx->stop = 1;
     fx->naive64 += !strcmp(f->name, "rmsnorm_bwd.naive") && s->M == 64;
+    if (fx->log && fx->log->n < fx->log->cap) {
+        char canon[96];
+        if (nt_params_canon(f, p, canon, sizeof canon)) canon[0] = 0;
+        snprintf(fx->log->line[fx->log->n++], sizeof fx->log->line[0], "%lld %lld %s %s",
+                 (long long)s->M, (long long)s->N, f->name, canon);
+    }
     if (fx->sleep_us) {
         struct timespec ts = {0, fx->sleep_us * 1000L};
         nanosleep(&ts, NULL);
@@ -672,6 +686,73 @@ TEST(warm_own_budget) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+/* A cold campaign tunes a shape with a budget of its own last, as from
+ * stored results (search/drive.c, start_problem): from the points the
+ * campaign measured at the other shapes (ranked by how they did there), each
+ * proposal one of them, rather than from the main-effects model's guesses
+ * and a climb.  At M = 1000, N = 1024 (own budget 6, the search's 6), every
+ * point measured is one the campaign measured at N = 2048 first; searched
+ * cold, 3 of its 5 were new there, 128 threads of 1 or 2 chunks (tried). */
+TEST(warm_late_shape_from_the_campaign) {
+    char saved[sizeof path_db], err[512], path_err[600];
+    search_cfg keep = sw.search;
+    int f, q0;
+    persistent_at_1000(&f, &q0);
+    uint64_t *own = calloc(3, sizeof *own);
+    evlog log = {calloc(256, sizeof *log.line), 0, 256};
+    CHECK(f >= 0 && q0 == 0 && own && log.line && !sw.budgets &&
+              nt_sweep_nproblems(&sw) == 3, "test setup");
+    if (f < 0 || q0 != 0 || !own || !log.line || sw.budgets || nt_sweep_nproblems(&sw) != 3) {
+        free(own);
+        free(log.line);
+        return;
+    }
+    own[0] = 6;
+    sw.budgets = own;
+    memcpy(saved, path_db, sizeof saved);
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
+    sw.search.seed = 1;
+    sw.search.budget = 6;
+    sw.search.budget_stored = 0;
+    nt_run_opts o = {0};
+    nt_run_stats st;
+    snprintf(path_db, sizeof path_db, "%s/late.db", t_tmpdir());
+    snprintf(path_err, sizeof path_err, "%s/late.err", t_tmpdir());
+    fx.log = &log;
+    int rc = run_capturing(path_err, &o, &st, err, sizeof err);
+    fx.log = NULL;
+    CHECK(rc == 0, "run: %s", err);
+    if (rc == 0) {
+        int late = 0, before = 0;
+        for (int i = 0; i < log.n; i++) {
+            long long M, N;
+            char fam[64], par[96] = "";
+            if (sscanf(log.line[i], "%lld %lld %63s %95s", &M, &N, fam, par) < 3) continue;
+            if (M != 1000 || N != 1024) continue;
+            late++;
+            int seen = 0;          /* measured at N = 2048 before this call */
+            for (int j = 0; j < i && !seen; j++) {
+                char want[128];
+                snprintf(want, sizeof want, " 2048 %s %s", fam, par);
+                seen = strstr(log.line[j], want) != NULL;
+            }
+            before += seen;
+            CHECK(seen, "the late shape measured %s %s, which no other shape had", fam, par);
+        }
+        CHECK(late >= 2 && late == before, "late shape: %d evaluations, %d of points measured "
+              "before", late, before);
+        /* the cross pass keeps one of the six (warm_own_budget) */
+        CHECK(st.spent[0] >= 5 && st.spent[0] <= 6, "own budget 6, spent %llu",
+              (unsigned long long)st.spent[0]);
+        nt_run_stats_free(&st);
+    }
+    sw.budgets = NULL;
+    free(own);
+    free(log.line);
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
 /* Progress on a long run: a line per problem finished, "[k/n] <problem>
  * done (...); T s, about R s left", k counting 1..n in the order tuned;
  * with progress on (a terminal), the live line is redrawn in place (\r and
@@ -1127,6 +1208,7 @@ int main(void) {
     RUN(warm_hints_cover_the_neighbours);
     RUN(warm_bracket_hint_between_m);
     RUN(warm_own_budget);
+    RUN(warm_late_shape_from_the_campaign);
     RUN(warm_tries_every_family_at_a_new_shape);
     RUN(warm_budget_stored);
     RUN(progress_lines);

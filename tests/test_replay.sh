@@ -127,14 +127,16 @@ notmin=$(awk '$1 ~ /^M=/ && $3 ~ /^x=bf16,w=bf16,/ {
 [ "$anchors" = "$nN" ] && [ "$others" = 0 ] && [ "$notmin" = 0 ] && ok cold_anchors_smallest_m_in_bf16 ||
     bad cold_anchors_smallest_m_in_bf16 "$anchors anchors for $nN hidden sizes, $others outside bf16, $notmin not at the smallest M"
 # the forward's cold campaign at its budgets (8 a core shape, 5 at each of
-# the grid's other shapes, tuned after the rest): within 15% of the sweep,
-# 96% of the shapes within 2%, the worst 1.05x (13.6%, 96.5% and 1.05x
-# here over these 5 seeds; the default seed 13.6%, 96.6% and 1.04x).
+# the grid's other shapes, tuned after the rest, as from stored results):
+# within 15% of the sweep, 97% of the shapes within 2%, the worst 1.05x
+# (13.7%, 97.8% and 1.05x here over these 5 seeds; the default seed
+# 13.6%, 98.1% and 1.04x; searched cold, those shapes gave 96.5% and
+# 96.6%).
 # Before the grid (188 problems, 8 a shape): 14.8%, 99.0% and 1.06x here,
 # 98.0% and 1.08x over 20; with the grid at 8 a shape, 15.2%, 91.7% and
 # 1.11x (docs/lua-api.md)
 expect fwd_cold_runs 0 replay --db "$db" "$root/lua/sweeps/rmsnorm_fwd.lua" --strategy warm --stored none --seeds 5 --misses
-summary fwd_cold_within_budget '$1 <= 15 && $2 >= 96 && $3 <= 1.05'
+summary fwd_cold_within_budget '$1 <= 15 && $2 >= 97 && $3 <= 1.05'
 # --misses: a line per (shape, seed) run past 2%, as many as the table's
 # rows say (each row's share within 2% is of 5 seeds), the largest of a
 # shape's ratios its row's worst, each 1.020x or more (past 1.02, printed

@@ -26,8 +26,10 @@
 
 -- Variants measured per core shape, on average (8 of their 52): replayed
 -- cold on data/results.db, 8 there and LATER at the grid's other shapes
--- spend 13.6% of the sweep and pick within 2% of the best at 96.6% of the
--- shapes (the worst 1.04x at seed 0; 96.5% and 1.05x over 5 seeds).
+-- spend 13.6% of the sweep and pick within 2% of the best at 98.1% of the
+-- shapes (the worst 1.04x at seed 0; 97.8% and 1.05x over 5 seeds, 96.4%
+-- and 1.08x over 20), since those shapes are searched as from stored
+-- results (2026-12-05; 96.6%, 96.5% and 95.6% before).
 -- Before the grid, 8 spent 14.8% for 99% of the shapes (the worst 1.03x
 -- at seed 0, 1.06x over 5 seeds, 1.08x over 20; the search of
 -- 2026-12-04); with the grid and 8 at every shape, 15.2% for 92.5% (1.06x;
