@@ -127,7 +127,8 @@ typedef struct ntl_chk {
 
 static const char *const top_fields[] = {"op", "dtype", "dtypes", "shapes", "families",
                                          "search", "timing", "eps", NULL};
-static const char *const fam_fields[] = {"params", "where", NULL};
+static const char *const fam_fields[] = {"params", "where", "search", NULL};
+static const char *const fam_search_fields[] = {"strategy", "budget", NULL};
 static const char *const shape_fields[] = {"M", "N", "budget", NULL};
 static const char *const search_fields[] = {"strategy", "budget", "budget_stored", "seed", "race",
                                             "remeasure", NULL};
@@ -745,6 +746,41 @@ static void read_space(const ntl_chk *k, int idx, const nt_family *f, const nt_p
 }
 
 /* Read families (table at idx) into box->sw.fam, in the op's order. */
+/* A family's own search (the table at idx, families.<sn>.search): its
+ * strategy (required) and budget per problem (optional, not with
+ * exhaustive, which measures every point) into sf. */
+static void read_family_search(const ntl_chk *k, int idx, const char *sn, nt_sweep_family *sf) {
+    lua_State *L = k->L;
+    const char *const keys[] = {"families", sn, "search", NULL};
+    const char *const sk[] = {"families", sn, "search", "strategy", NULL};
+    const char *const bk[] = {"families", sn, "search", "budget", NULL};
+    char what[96], list[256];
+    snprintf(what, sizeof what, "families.%s.search", sn);
+    check_keys(k, idx, fam_search_fields, keys, what, "field");
+    if (get_field(k, idx, "strategy", LUA_TSTRING, 1, keys, what) != LUA_TSTRING)
+        chk_fail(k, keys, "%s: missing field 'strategy' (allowed: %s)", what,
+                 join(search_strategies, list, sizeof list));
+    const char *st = lua_tostring(L, -1);
+    if (!in_list(search_strategies, st) || strlen(st) >= sizeof sf->strategy)
+        chk_fail(k, sk, "%s.strategy: unknown strategy '%s' (allowed: %s)", what, st,
+                 join(search_strategies, list, sizeof list));
+    snprintf(sf->strategy, sizeof sf->strategy, "%s", st);
+    lua_pop(L, 1);
+    sf->budget = 0;
+    if (lua_getfield(L, idx, "budget") != LUA_TNIL) {
+        char bwhat[128];
+        snprintf(bwhat, sizeof bwhat, "%s.budget", what);
+        lua_Integer b = get_int(k, bk, bwhat);
+        if (b < 1) chk_fail(k, bk, "%s must be a positive integer, got %lld", bwhat, (long long)b);
+        if (!strcmp(sf->strategy, "exhaustive"))
+            chk_fail(k, bk, "%s: strategy exhaustive measures every point, it takes no budget",
+                     bwhat);
+        sf->budget = (uint64_t)b;
+    }
+    lua_pop(L, 1);
+    sf->own = 1;
+}
+
 static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
     lua_State *L = k->L;
     nt_sweep *sw = &box->sw;
@@ -838,6 +874,9 @@ static void read_families(const ntl_chk *k, int idx, ntl_box *box) {
             sf->where_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         else
             lua_pop(L, 1);
+        if (get_field(k, ft, "search", LUA_TTABLE, 1, keys, what) == LUA_TTABLE)
+            read_family_search(k, lua_gettop(L), sn, sf);
+        lua_pop(L, 1);
         lua_pop(L, 1);        /* the family table */
     }
     if (sw->nfam == 0)
@@ -1458,6 +1497,9 @@ static int sweep_diff(const nt_sweep *a, const nt_sweep *b, char *d, size_t n) {
             return snprintf(d, n, "family %s, then %s", name, b->fam[f].fam->name), 1;
         if ((a->fam[f].where_ref < 0) != (b->fam[f].where_ref < 0))
             return snprintf(d, n, "family %s has a where() only in one run", name), 1;
+        if (a->fam[f].own != b->fam[f].own || a->fam[f].budget != b->fam[f].budget ||
+            (a->fam[f].own && strcmp(a->fam[f].strategy, b->fam[f].strategy)))
+            return snprintf(d, n, "family %s: its own search differs", name), 1;
         for (int j = 0; j < x->ndim; j++) {
             if (x->dim[j].nval != y->dim[j].nval)
                 return snprintf(d, n, "%s %s has %d values, then %d", name, x->dim[j].name,

@@ -646,6 +646,8 @@ typedef struct drive {
     uint64_t *budget;         /* per problem: its budget */
     unsigned char *anchor;    /* per problem: an anchor of a cold campaign */
     int *cross;               /* per problem: the cross pass's budget */
+    uint64_t *ospent;         /* per problem: proposals of the families' own
+                                 searches (nt_sweep_pass) */
     unsigned char *second;    /* per problem: the second shape of its N in the anchors'
                                  dtype combination (a cold campaign; in anchor's
                                  allocation, after it) */
@@ -794,22 +796,37 @@ static int second_skip(const drive *d, unsigned *skip) {
     return left;
 }
 
-/* Start problem q's search into *t.  0, or -1 with a message. */
-static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
-    int shape;
+/* Start pass `pass` of problem q's search into *t (nt_sweep_pass: a
+ * family's own search over it alone, or the sweep's over the others, with
+ * the cold campaign's budgets and rules).  0, or -1 with a message. */
+static int start_problem(drive *d, int q, int pass, tune **t, tune_hint *hint) {
+    int shape, only;
+    const char *strategy;
+    uint64_t budget;
     tune_env env;
     char msg[256];
     memset(&env, 0, sizeof env);
     d->q = q;
     nt_sweep_problem(d->sw, q, &d->pr);
     nt_sweep_problem_at(d->sw, q, &d->dt, &shape);
+    nt_sweep_pass(d->sw, pass, &only, &strategy, &budget);
     env.nfam = d->sw->nfam;
-    for (int f = 0; f < env.nfam; f++) env.space[f] = &d->sw->fam[f].space;
+    nt_sweep_pass_spaces(d->sw, only, env.space);
     env.feasible = feasible;
     env.ctx = d;
-    env.budget = d->budget[q];
-    env.seed = nt_sweep_seed(d->sw, q, d->o->seed);
-    if (!strcmp(d->sw->search.strategy, "warm")) {
+    env.budget = only < 0 ? d->budget[q] : budget;
+    env.seed = nt_sweep_pass_seed(d->sw, q, d->o->seed, only);
+    if (only >= 0 && !strcmp(strategy, "warm")) {
+        /* a family's own warm search: the hints of its points, and (in a
+         * cold campaign) its last proposal for the climb */
+        int n = make_hints(d->sw, &d->k, d->dt, &d->pr, d->o->hist_same_shape, !d->stored_hints,
+                           hint);
+        if (n < 0) return snprintf(d->err, d->errlen, "out of memory"), -1;
+        env.hint = hint;
+        env.nhint = n;
+        if (d->stored_hints) env.translate = TRANSLATE;
+        else if (env.budget > CLIMB) env.hint_quota = (int)(env.budget - CLIMB);
+    } else if (only < 0 && !strcmp(strategy, "warm")) {
         /* a cold campaign tunes the shapes with a budget of their own
          * after every other shape (plan()); by then its own results cover
          * their neighbourhood as stored ones would, so they are searched
@@ -903,7 +920,7 @@ static int start_problem(drive *d, int q, tune **t, tune_hint *hint) {
             env.explore = 1;
         }
     }
-    if (tune_start(t, d->sw->search.strategy, &env, msg, sizeof msg))
+    if (tune_start(t, strategy, &env, msg, sizeof msg))
         return snprintf(d->err, d->errlen, "%s: %s", d->sw->path, msg), -1;
     return 0;
 }
@@ -1012,16 +1029,18 @@ static int rematch_one(drive *d, int q) {
     return 0;
 }
 
-/* Ask, look up, measure and tell until problem q's search is over.
- * 0, or -1 with a message. */
-static int run_problem(drive *d, int q, nt_result *res) {
+/* Ask, look up, measure and tell until pass `pass` of problem q's search
+ * is over (nt_sweep_pass); its proposals added to *spent, its pick, where
+ * faster than *best (fam -1: none yet), into *best and *best_us.  0, or -1
+ * with a message (an interrupt: 0 with st->interrupted set). */
+static int run_pass(drive *d, int q, int pass, nt_result *res, uint64_t *spent, tune_pt *best,
+                    double *best_us) {
     tune *t = NULL;
-    tune_pt pts[NT_DRIVE_BATCH];
+    tune_pt pts[NT_DRIVE_BATCH], b;
+    double bu;
     int todo[NT_DRIVE_BATCH];
-    tune_hint *hint = d->hint;
-    uint64_t before = d->st->measured, reused = d->st->reused;
     int n, rc = -1;
-    if (start_problem(d, q, &t, hint)) return -1;
+    if (start_problem(d, q, pass, &t, d->hint)) return -1;
     while ((n = tune_ask(t, pts, NT_DRIVE_BATCH)) > 0) {
         int ntodo = 0;
         for (int i = 0; i < n; i++) {
@@ -1061,14 +1080,43 @@ static int run_problem(drive *d, int q, nt_result *res) {
         if (!d->failed) snprintf(d->err, d->errlen, "out of memory");
         goto out;
     }
-    d->st->spent[q] = tune_spent(t);
-    if (tune_best(t, &d->st->pick[q], &d->st->pick_us[q])) d->st->pick[q].fam = -1;
+    rc = 0;
+out:
+    if (t) {
+        *spent += tune_spent(t);
+        if (!tune_best(t, &b, &bu) && (best->fam < 0 || bu < *best_us)) {
+            *best = b;
+            *best_us = bu;
+        }
+    }
+    tune_free(t);
+    return rc;
+}
+
+/* Problem q's search, pass after pass (nt_sweep_pass), then warm's
+ * re-measure of the closest points.  0, or -1 with a message. */
+static int run_problem(drive *d, int q, nt_result *res) {
+    uint64_t before = d->st->measured, reused = d->st->reused;
+    int np = nt_sweep_npasses(d->sw);
+    d->st->spent[q] = 0;
+    d->st->pick[q].fam = -1;
+    for (int i = 0; i < np && !d->st->interrupted; i++) {
+        uint64_t was = d->st->spent[q];
+        int only;
+        const char *strategy;
+        uint64_t budget;
+        if (run_pass(d, q, i, res, &d->st->spent[q], &d->st->pick[q], &d->st->pick_us[q]))
+            return -1;
+        nt_sweep_pass(d->sw, i, &only, &strategy, &budget);
+        if (only >= 0) d->ospent[q] += d->st->spent[q] - was;
+    }
+    if (d->st->interrupted) return 0;
     /* warm re-measures the closest points now, while the evaluator holds
      * the problem's inputs (the cross pass again where it changes the pick) */
-    if ((!strcmp(d->sw->search.strategy, "warm") ||
+    if ((nt_sweep_uses(d->sw, "warm") ||
          (d->sw->search.remeasure_set && search_remeasures(d->sw->search.strategy))) &&
-        !d->st->interrupted && rematch_one(d, q))
-        goto out;
+        rematch_one(d, q))
+        return -1;
     if (!d->o->quiet && !d->o->verbose) {
         char ptxt[200], canon[160] = "";
         nt_problem_text(&d->pr, ptxt, sizeof ptxt);
@@ -1078,18 +1126,15 @@ static int run_problem(drive *d, int q, nt_result *res) {
             nt_params_canon(d->sw->fam[d->st->pick[q].fam].fam, &par, canon, sizeof canon);
         }
         /* what is left, at the pace of the problems done so far */
-        int np = nt_sweep_nproblems(d->sw), done = d->pos + 1;
+        int nq = nt_sweep_nproblems(d->sw), done = d->pos + 1;
         double el = nt_now_s() - d->t0;
         fprintf(stderr, "%s[%d/%d] %s done (%" PRIu64 " measured, %" PRIu64 " reused; best %s %s); "
-                        "%.0f s, about %.0f s left\n", d->o->progress ? "\r\033[K" : "", done, np,
+                        "%.0f s, about %.0f s left\n", d->o->progress ? "\r\033[K" : "", done, nq,
                 ptxt, d->st->measured - before, d->st->reused - reused,
                 d->st->pick[q].fam >= 0 ? d->sw->fam[d->st->pick[q].fam].fam->name : "none",
-                canon, el, el / done * (np - done));
+                canon, el, el / done * (nq - done));
     }
-    rc = 0;
-out:
-    tune_free(t);
-    return rc;
+    return 0;
 }
 
 /* The cross pass's share of each warm problem's budget: CROSS of it
@@ -1157,7 +1202,8 @@ static int plan(drive *d) {
     d->budget = malloc((size_t)np * sizeof *d->budget);
     d->anchor = calloc(2 * (size_t)np, 1);
     d->cross = calloc((size_t)np, sizeof *d->cross);
-    if (!d->order || !d->budget || !d->anchor || !d->cross) return -1;
+    d->ospent = calloc((size_t)np, sizeof *d->ospent);
+    if (!d->order || !d->budget || !d->anchor || !d->cross || !d->ospent) return -1;
     d->second = d->anchor + np;
     /* a shape's own budget (the script's `budget` of that shape) replaces
      * the search's; from stored results it is at most budget_stored */
@@ -1291,15 +1337,16 @@ static int cross_pass(drive *d, nt_result *res) {
             c[nc++] = (xcand){dto == d->dt ? w : w * OTHER_DT, d->st->pick[o]};
         }
         qsort(c, (size_t)nc, sizeof *c, by_nearness);
-        uint64_t own = d->budget[q] + (uint64_t)d->cross[q];
-        int quota = !d->sw->search.budget ? CROSS
-                    : own > d->st->spent[q] ? (int)(own - d->st->spent[q]) : 0;
+        /* the sweep's pass only: a family with a search of its own keeps
+         * to it (nt_sweep_pass) */
+        uint64_t own = d->budget[q] + (uint64_t)d->cross[q], sp = d->st->spent[q] - d->ospent[q];
+        int quota = !d->sw->search.budget ? CROSS : own > sp ? (int)(own - sp) : 0;
         if (quota > CROSS) quota = CROSS;
         for (int i = 0; i < nc && taken < quota && !d->st->interrupted; i++) {
             int dup = 0, found = 0;
             for (int j = 0; j < i; j++) dup |= key_eq(c[j].p, c[i].p);
             if (c[i].w < CROSS_NEAR) break;      /* the rest are farther */
-            if (dup || known_here(d, c[i].p)) continue;
+            if (dup || d->sw->fam[c[i].p.fam].own || known_here(d, c[i].p)) continue;
             int ok = feasible(d, c[i].p);
             if (ok < 0) goto out;
             if (!ok) continue;
@@ -1346,33 +1393,39 @@ out:
 }
 
 /* For strategies that do not steer by time: count the variants and how
- * many are stored, as one line, before anything is measured. */
+ * many are stored, as one line, before anything is measured (the passes
+ * of families whose own search steers by time left out). */
 static int count_stored(drive *d, nt_result *res) {
     uint64_t total = 0, stored = 0, other = 0;
     tune_pt pts[NT_DRIVE_BATCH];
-    tune_hint *hint = d->hint;
     for (int q = 0; q < nt_sweep_nproblems(d->sw); q++) {
-        tune *t = NULL;
-        int n;
-        if (start_problem(d, q, &t, hint)) return -1;
-        while ((n = tune_ask(t, pts, NT_DRIVE_BATCH)) > 0)
-            for (int i = 0; i < n; i++) {
-                nt_params par;
-                int found = 0;
-                params_of(d->sw, pts[i], &par);
-                if (d->so->lookup(d->so->ctx, d->sw, q, pts[i].fam, &par, &found, res, d->err,
-                                  d->errlen)) {
-                    tune_free(t);
-                    return -1;
+        for (int pass = 0; pass < nt_sweep_npasses(d->sw); pass++) {
+            tune *t = NULL;
+            int n, only;
+            const char *strategy;
+            uint64_t budget;
+            nt_sweep_pass(d->sw, pass, &only, &strategy, &budget);
+            if (tune_adaptive(strategy)) continue;
+            if (start_problem(d, q, pass, &t, d->hint)) return -1;
+            while ((n = tune_ask(t, pts, NT_DRIVE_BATCH)) > 0)
+                for (int i = 0; i < n; i++) {
+                    nt_params par;
+                    int found = 0;
+                    params_of(d->sw, pts[i], &par);
+                    if (d->so->lookup(d->so->ctx, d->sw, q, pts[i].fam, &par, &found, res, d->err,
+                                      d->errlen)) {
+                        tune_free(t);
+                        return -1;
+                    }
+                    total++;
+                    stored += found != 0;
+                    other += found == 2;
                 }
-                total++;
-                stored += found != 0;
-                other += found == 2;
+            tune_free(t);
+            if (n < 0) {
+                if (!d->failed) snprintf(d->err, d->errlen, "out of memory");
+                return -1;
             }
-        tune_free(t);
-        if (n < 0) {
-            if (!d->failed) snprintf(d->err, d->errlen, "out of memory");
-            return -1;
         }
     }
     fprintf(stderr, "normtune run: %" PRIu64 " variants, %" PRIu64 " already measured, %" PRIu64
@@ -1456,6 +1509,7 @@ out:
     free(d.budget);
     free(d.anchor);
     free(d.cross);
+    free(d.ospent);
     known_free(&d.k);
     free(res);
     return rc;

@@ -154,11 +154,36 @@ static int twalk_feasible(void *ctx, tune_pt p) {
     return acc;
 }
 
-/* The points the script's strategy (random: no costs needed) proposes for
- * problem s over all families, as `run` draws them (search/drive.c: the
- * same seed, budget and feasibility): fn for each, the accepted ones per
- * family added to n[f], the visits' hashes to *h.  0 or -1. */
+static int walk_random(walker *w, int s, int only, uint64_t budget, nt_enum_fn fn, uint64_t *n,
+                       uint64_t *h);
+
+/* The points the script's random searches (no costs needed) propose for
+ * problem s, as `run` draws them (search/drive.c: the same passes, seeds,
+ * budgets and feasibility), and every point of the families searched
+ * otherwise (an adaptive search may visit any, an exhaustive one visits
+ * all): fn for each, the accepted ones per family added to n[f], the
+ * visits' hashes to *h.  0 or -1. */
 static int walk_strategy(walker *w, int s, nt_enum_fn fn, uint64_t *n, uint64_t *h) {
+    nt_sweep *sw = w->sw;
+    for (int i = 0; i < nt_sweep_npasses(sw); i++) {
+        int only;
+        const char *strategy;
+        uint64_t budget;
+        nt_sweep_pass(sw, i, &only, &strategy, &budget);
+        if (!strcmp(strategy, "random")) {
+            if (walk_random(w, s, only, budget, fn, n, h)) return -1;
+            continue;
+        }
+        for (int f = 0; f < sw->nfam; f++)
+            if ((only < 0 ? !sw->fam[f].own : f == only) && walk_space(w, s, f, 0, fn, &n[f], h))
+                return -1;
+    }
+    return 0;
+}
+
+/* The random draws of pass `only` of problem s (walk_strategy). */
+static int walk_random(walker *w, int s, int only, uint64_t budget, nt_enum_fn fn, uint64_t *n,
+                       uint64_t *h) {
     nt_sweep *sw = w->sw;
     twalk c = {w, s, h};
     tune_env env;
@@ -168,12 +193,12 @@ static int walk_strategy(walker *w, int s, nt_enum_fn fn, uint64_t *n, uint64_t 
     int k, rc = 0;
     memset(&env, 0, sizeof env);
     env.nfam = sw->nfam;
-    for (int f = 0; f < sw->nfam; f++) env.space[f] = &sw->fam[f].space;
+    nt_sweep_pass_spaces(sw, only, env.space);
     env.feasible = twalk_feasible;
     env.ctx = &c;
-    env.budget = sw->search.budget;
-    env.seed = nt_sweep_seed(sw, s, 0);
-    if (tune_start(&t, sw->search.strategy, &env, msg, sizeof msg)) {
+    env.budget = budget;
+    env.seed = nt_sweep_pass_seed(sw, s, 0, only);
+    if (tune_start(&t, "random", &env, msg, sizeof msg)) {
         snprintf(w->err, w->errlen, "%s: %s", sw->path, msg);
         return -1;
     }
@@ -200,8 +225,9 @@ static uint64_t walk_size(const nt_sweep *sw, int mode) {
     uint64_t n = 0;
     for (int f = 0; f < sw->nfam; f++) {
         uint64_t size = search_space_size(&sw->fam[f].space);
-        if (mode == NT_ENUM_STRATEGY && sw->search.budget && sw->search.budget < size)
-            size = sw->search.budget;   /* about: the budget is per problem */
+        uint64_t b = sw->fam[f].own ? sw->fam[f].budget : sw->search.budget;
+        if (mode == NT_ENUM_STRATEGY && b && b < size)
+            size = b;                   /* about: the budget is per problem */
         n += size;
     }
     return n * (uint64_t)nt_sweep_nproblems(sw);

@@ -96,6 +96,53 @@ uint64_t nt_sweep_seed(const nt_sweep *sw, int q, uint64_t run) {
     return search_mix(h ^ ((uint64_t)p.N << 1));
 }
 
+int nt_sweep_npasses(const nt_sweep *sw) {
+    int n = 0, rest = 0;
+    for (int f = 0; f < sw->nfam; f++) {
+        n += sw->fam[f].own != 0;
+        rest += !sw->fam[f].own;
+    }
+    return n + (rest > 0);
+}
+
+void nt_sweep_pass(const nt_sweep *sw, int i, int *only, const char **strategy,
+                   uint64_t *budget) {
+    for (int f = 0; f < sw->nfam; f++)
+        if (sw->fam[f].own && i-- == 0) {
+            *only = f;
+            *strategy = sw->fam[f].strategy;
+            *budget = sw->fam[f].budget;
+            return;
+        }
+    *only = -1;
+    *strategy = sw->search.strategy;
+    *budget = sw->search.budget;
+}
+
+uint64_t nt_sweep_pass_seed(const nt_sweep *sw, int q, uint64_t run, int only) {
+    uint64_t h = nt_sweep_seed(sw, q, run);
+    return only < 0 ? h : search_mix(h ^ (uint64_t)(only + 1));
+}
+
+void nt_sweep_pass_spaces(const nt_sweep *sw, int only, const search_space **space) {
+    static const search_space none;   /* no dimension: no point */
+    for (int f = 0; f < sw->nfam; f++)
+        space[f] = (only < 0 ? !sw->fam[f].own : f == only) ? &sw->fam[f].space : &none;
+}
+
+int nt_sweep_uses(const nt_sweep *sw, const char *name) {
+    int rest = 0;
+    for (int f = 0; f < sw->nfam; f++) {
+        if (sw->fam[f].own && !strcmp(sw->fam[f].strategy, name)) return 1;
+        rest += !sw->fam[f].own;
+    }
+    return rest && !strcmp(sw->search.strategy, name);
+}
+
+void nt_sweep_drop_own(nt_sweep *sw) {
+    for (int f = 0; f < sw->nfam; f++) sw->fam[f].own = 0;
+}
+
 /* Free the spaces, shapes and reference hashes; the struct stays the
  * caller's (zeroed). */
 void nt_sweep_clear(nt_sweep *sw) {

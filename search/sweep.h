@@ -51,6 +51,11 @@ typedef struct nt_sweep_family {
     const nt_family *fam;     /* the family descriptor */
     search_space space;       /* its parameter space, dims in declared order */
     int where_ref;            /* the loader's handle of where(), or -1: none */
+    /* a search of its own (the script's families.X.search): own 1, its
+     * strategy and budget per problem (0 = no limit); 0: the sweep's */
+    int own;
+    char strategy[16];
+    uint64_t budget;
 } nt_sweep_family;
 
 typedef struct nt_sweep {
@@ -116,6 +121,27 @@ int nt_sweep_feasible(nt_sweep *sw, int f, const nt_params *p, const nt_problem 
  * seed; 0 for `run` and `list`) mixed with the problem's dtype combination
  * and shape. */
 uint64_t nt_sweep_seed(const nt_sweep *sw, int q, uint64_t run);
+
+/* The passes of each problem's search: first one per family with a search
+ * of its own (sw->fam[f].own), in the script's order, each over that
+ * family alone with its strategy and budget; then the sweep's search
+ * (sw->search) over the other families, when there are any.  Their
+ * number; pass i's family into *only (-1: the sweep's pass over the
+ * others), its strategy and budget (the sweep's pass: sw->search's). */
+int nt_sweep_npasses(const nt_sweep *sw);
+void nt_sweep_pass(const nt_sweep *sw, int i, int *only, const char **strategy,
+                   uint64_t *budget);
+/* The seed of pass `only` (nt_sweep_pass) of problem q: nt_sweep_seed's,
+ * mixed with the family for a family's own search. */
+uint64_t nt_sweep_pass_seed(const nt_sweep *sw, int q, uint64_t run, int only);
+/* The spaces a pass searches into space[nfam]: its families' own, an
+ * empty space (no point) for the others. */
+void nt_sweep_pass_spaces(const nt_sweep *sw, int only, const search_space **space);
+/* 1 when the sweep's search or a family's own one is strategy name. */
+int nt_sweep_uses(const nt_sweep *sw, const char *name);
+/* The whole sweep searched by the sweep's strategy: every family's own
+ * search dropped (a command line's --strategy). */
+void nt_sweep_drop_own(nt_sweep *sw);
 
 /* Free what search/ keeps in a sweep (the walks' reference hashes, the
  * spaces, the shapes); the loader frees its state first. */

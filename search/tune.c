@@ -423,7 +423,8 @@ static int warm_next(tune *t, tune_pt *p) {
      * random point of it */
     while (t->env.explore && t->probe_f < t->env.nfam) {
         int f = t->probe_f++, r = 0, known = 0;
-        if ((t->famseen | t->env.skip_fam) & (1u << f)) continue;
+        if ((t->famseen | t->env.skip_fam) & (1u << f) || !search_space_size(t->env.space[f]))
+            continue;         /* (an empty space: a family this search leaves out) */
         for (int i = 0; i < t->env.nhint && !r; i++) {
             if (t->env.hint[i].p.fam != f) continue;
             known = 1;          /* a family known to be far behind is skipped */

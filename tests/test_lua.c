@@ -268,6 +268,86 @@ TEST(t_budget_stored) {
     ntl_free(&sw);
 }
 
+/* A family's own search (families.X.search): its strategy and budget,
+ * the passes the driver runs in that order (search/sweep.h), and the
+ * sweep's search for the others; bad ones refused with their line. */
+TEST(t_family_search) {
+    nt_sweep sw;
+    char err[1024];
+    static const char text[] =
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 1024}},\n"
+        "  families = {naive = {params = {nsplit = {1, 2}, partial = {\"f32\"}},\n"
+        "                       search = {strategy = \"exhaustive\"}},\n"
+        "              persistent = {params = {block = {128, 256}, chunks = {4}, stages = {1},\n"
+        "                                      k = {0}}, search = {strategy = \"random\",\n"
+        "                                                         budget = 1}},\n"
+        "              warp = {params = {tpr = {32}, block = {128}, chunks = {4}, rows = {1},\n"
+        "                                k = {0}}}},\n"
+        "  search = {strategy = \"warm\", budget = 3},\n"
+        "}\n";
+    int rc = ntl_load(script("famsearch.lua", text), &sw, err, sizeof err);
+    CHECK(rc == 0, "load: %s", err);
+    if (rc) return;
+    int only[4] = {9, 9, 9, 9}, np = nt_sweep_npasses(&sw);
+    const char *st[4] = {""};
+    uint64_t b[4] = {0};
+    for (int i = 0; i < np && i < 4; i++) nt_sweep_pass(&sw, i, &only[i], &st[i], &b[i]);
+    CHECK(np == 3, "%d passes", np);
+    CHECK(np == 3 && !strcmp(sw.fam[only[0]].fam->name, "rmsnorm_bwd.naive") &&
+              !strcmp(st[0], "exhaustive") && b[0] == 0, "pass 1: %d %s %llu", only[0], st[0],
+          (unsigned long long)b[0]);
+    CHECK(np == 3 && !strcmp(sw.fam[only[1]].fam->name, "rmsnorm_bwd.persistent") &&
+              !strcmp(st[1], "random") && b[1] == 1, "pass 2: %d %s %llu", only[1], st[1],
+          (unsigned long long)b[1]);
+    CHECK(np == 3 && only[2] == -1 && !strcmp(st[2], "warm") && b[2] == 3, "pass 3: %d %s %llu",
+          only[2], st[2], (unsigned long long)b[2]);
+    CHECK(nt_sweep_uses(&sw, "random") && nt_sweep_uses(&sw, "exhaustive") &&
+              nt_sweep_uses(&sw, "warm") && !nt_sweep_uses(&sw, "hillclimb"), "uses");
+    nt_sweep_drop_own(&sw);
+    CHECK(nt_sweep_npasses(&sw) == 1 && !nt_sweep_uses(&sw, "random"), "dropped: %d passes",
+          nt_sweep_npasses(&sw));
+    ntl_free(&sw);
+    BAD("famsearch_strategy.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}, search = {strategy = \"best\"}}},\n"
+        "}\n",
+        "families.naive.search.strategy: unknown strategy 'best' (allowed: exhaustive, random, "
+        "hillclimb, warm)");
+    BAD("famsearch_none.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}, search = {budget = 2}}},\n"
+        "}\n",
+        "families.naive.search: missing field 'strategy'");
+    BAD("famsearch_budget.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}, search = {strategy = \"random\", budget = 0}}},\n"
+        "}\n",
+        "families.naive.search.budget must be a positive integer, got 0");
+    BAD("famsearch_exh.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}, search = {strategy = \"exhaustive\", budget = 2}}},\n"
+        "}\n",
+        "families.naive.search.budget: strategy exhaustive measures every point, it takes no "
+        "budget");
+    BAD("famsearch_field.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}, search = {strategy = \"random\", seed = 2}}},\n"
+        "}\n",
+        "unknown field 'seed'", "allowed: strategy, budget");
+    BAD("famsearch_type.lua", 3,
+        "return normtune.sweep {\n"
+        "  op = \"rmsnorm_bwd\", shapes = {{M = 1, N = 8}},\n"
+        "  families = {naive = {params = {nsplit = {1}, partial = {\"f32\"}}, search = \"random\"}},\n"
+        "}\n",
+        "families.naive.search: expected table, got string");
+}
+
 /* warm's re-measure method: "chain" (the default) or "alone". */
 TEST(t_remeasure) {
     nt_sweep sw;
@@ -1294,6 +1374,7 @@ int main(void) {
     RUN(t_defaults_and_hash);
     RUN(t_budget_stored);
     RUN(t_remeasure);
+    RUN(t_family_search);
     RUN(t_lua_errors);
     RUN(t_unknown_names);
     RUN(t_types_and_values);

@@ -367,6 +367,15 @@ static void persistent_at_1000(int *f, int *q0) {
     }
 }
 
+/* The sweep's search: strategy at budget per problem, seed 1, no
+ * budget_stored (the caller restores sw.search). */
+static void set_search(const char *strategy, uint64_t budget) {
+    snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
+    sw.search.budget = budget;
+    sw.search.budget_stored = 0;
+    sw.search.seed = 1;
+}
+
 /* Run warm over sw at a budget of `budget` (seed 1, no budget_stored) from
  * the known results h[0..nh) into a new database t_tmpdir()/name, the
  * sweep's search and path_db as they were after.  0 with *st the caller's
@@ -381,10 +390,7 @@ static int warm_from(const char *name, uint64_t budget, const nt_hist *h, size_t
     memset(st, 0, sizeof *st);
     memcpy(saved, path_db, sizeof saved);
     snprintf(path_db, sizeof path_db, "%s/%s", t_tmpdir(), name);
-    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
-    sw.search.budget = budget;
-    sw.search.budget_stored = 0;
-    sw.search.seed = 1;
+    set_search("warm", budget);
     o.quiet = 1;
     o.hist = h;
     o.nhist = nh;
@@ -638,9 +644,7 @@ TEST(warm_own_budget) {
     own[0] = 3;               /* M = 1000, N = 1024: the script's first shape */
     sw.budgets = own;
     memcpy(saved, path_db, sizeof saved);
-    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
-    sw.search.seed = 1;
-    sw.search.budget = 6;
+    set_search("warm", 6);
     /* k = 0: cold; 1: stored results, budget_stored 2 (below the own 3) */
     for (int k = 0; k < 2; k++) {
         nt_run_opts o = {0};
@@ -710,10 +714,7 @@ TEST(warm_late_shape_from_the_campaign) {
     own[0] = 6;
     sw.budgets = own;
     memcpy(saved, path_db, sizeof saved);
-    snprintf(sw.search.strategy, sizeof sw.search.strategy, "warm");
-    sw.search.seed = 1;
-    sw.search.budget = 6;
-    sw.search.budget_stored = 0;
+    set_search("warm", 6);
     nt_run_opts o = {0};
     nt_run_stats st;
     snprintf(path_db, sizeof path_db, "%s/late.db", t_tmpdir());
@@ -749,6 +750,75 @@ TEST(warm_late_shape_from_the_campaign) {
     sw.budgets = NULL;
     free(own);
     free(log.line);
+    sw.search = keep;
+    memcpy(path_db, saved, sizeof saved);
+}
+
+/* A family's own search (families.X.search): at each problem the naive
+ * family searched alone, exhaustively (both its points), then the sweep's
+ * random search with a budget of 3 over persistent alone; the pick the
+ * best of both passes (persistent's, faster in the fixture), the spent
+ * count both passes' proposals, and a second run the same points. */
+TEST(family_own_search) {
+    char saved[sizeof path_db], err[512], path_err[600];
+    search_cfg keep = sw.search;
+    int fn = -1, fp = -1, np = nt_sweep_nproblems(&sw);
+    for (int i = 0; i < sw.nfam; i++) {
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.naive")) fn = i;
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) fp = i;
+    }
+    evlog log[2] = {{calloc(256, sizeof *log[0].line), 0, 256},
+                    {calloc(256, sizeof *log[1].line), 0, 256}};
+    CHECK(fn >= 0 && fp >= 0 && log[0].line && log[1].line && np == 3, "test setup");
+    if (fn < 0 || fp < 0 || !log[0].line || !log[1].line || np != 3) {
+        free(log[0].line);
+        free(log[1].line);
+        return;
+    }
+    memcpy(saved, path_db, sizeof saved);
+    sw.fam[fn].own = 1;
+    snprintf(sw.fam[fn].strategy, sizeof sw.fam[fn].strategy, "exhaustive");
+    sw.fam[fn].budget = 0;
+    set_search("random", 3);
+    for (int run = 0; run < 2; run++) {
+        nt_run_opts o = {0};
+        nt_run_stats st;
+        snprintf(path_db, sizeof path_db, "%s/own_search%d.db", t_tmpdir(), run);
+        snprintf(path_err, sizeof path_err, "%s/own_search%d.err", t_tmpdir(), run);
+        fx.log = &log[run];
+        picks = 1;
+        int rc = run_capturing(path_err, &o, &st, err, sizeof err);
+        picks = 0;
+        fx.log = NULL;
+        CHECK(rc == 0, "run %d: %s", run, err);
+        if (rc) continue;
+        for (int q = 0; q < np; q++) {
+            nt_problem pr;
+            char at[64];
+            int naive = 0, pers = 0;
+            nt_sweep_problem(&sw, q, &pr);
+            snprintf(at, sizeof at, "%lld %lld ", (long long)pr.M, (long long)pr.N);
+            for (int i = 0; i < log[run].n; i++) {
+                if (strncmp(log[run].line[i], at, strlen(at))) continue;
+                naive += strstr(log[run].line[i], " rmsnorm_bwd.naive ") != NULL;
+                pers += strstr(log[run].line[i], " rmsnorm_bwd.persistent ") != NULL;
+            }
+            CHECK(naive == 2 && pers == 3, "%s: %d naive (want both), %d persistent (want 3)", at,
+                  naive, pers);
+            CHECK(st.spent[q] == 5, "%s: spent %llu, want 2 + 3", at,
+                  (unsigned long long)st.spent[q]);
+            CHECK(st.pick[q].fam == fp, "%s: pick of family %d, want persistent (%d)", at,
+                  st.pick[q].fam, fp);
+        }
+        nt_run_stats_free(&st);
+    }
+    CHECK(log[0].n == log[1].n, "runs: %d and %d evaluations", log[0].n, log[1].n);
+    for (int i = 0; i < log[0].n && i < log[1].n; i++)
+        CHECK(!strcmp(log[0].line[i], log[1].line[i]), "evaluation %d: %s, then %s", i,
+              log[0].line[i], log[1].line[i]);
+    sw.fam[fn].own = 0;
+    free(log[0].line);
+    free(log[1].line);
     sw.search = keep;
     memcpy(path_db, saved, sizeof saved);
 }
@@ -1209,6 +1279,7 @@ int main(void) {
     RUN(warm_bracket_hint_between_m);
     RUN(warm_own_budget);
     RUN(warm_late_shape_from_the_campaign);
+    RUN(family_own_search);
     RUN(warm_tries_every_family_at_a_new_shape);
     RUN(warm_budget_stored);
     RUN(progress_lines);

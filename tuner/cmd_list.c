@@ -135,8 +135,9 @@ int cmd_list(int argc, char **argv) {
         goto done;
     }
     /* random: the points it draws; an adaptive strategy (hillclimb, warm)
-     * may visit any point, depending on the times it is told */
-    int mode = !strcmp(sw.search.strategy, "random") ? NT_ENUM_STRATEGY : NT_ENUM_EXHAUSTIVE;
+     * may visit any point, depending on the times it is told (a family's
+     * own search too: search/enumerate.c) */
+    int mode = nt_sweep_uses(&sw, "random") ? NT_ENUM_STRATEGY : NT_ENUM_EXHAUSTIVE;
     if (mode == NT_ENUM_STRATEGY || !only_counts) {
         if (nt_enumerate(&sw, mode, only_counts ? NULL : print_variant, NULL, counts, err,
                          sizeof err)) {

@@ -328,6 +328,7 @@ int cmd_replay(int argc, char **argv) {
         return NT_EXIT_FAIL;
     }
     snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
+    nt_sweep_drop_own(&sw);   /* the whole sweep: the families' own searches too */
     /* --budget B: B per shape, cold or from stored results */
     if (budget) sw.search.budget = (uint64_t)budget, sw.search.budget_stored = 0;
     x.sw = &sw;

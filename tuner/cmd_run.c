@@ -255,7 +255,11 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "%s\n", err);
         return NT_EXIT_FAIL;
     }
-    if (strategy) snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
+    /* --strategy S: the whole sweep, the families' own searches too */
+    if (strategy) {
+        snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
+        nt_sweep_drop_own(&sw);
+    }
     /* --budget B: B per shape, cold or from stored results */
     if (budget) sw.search.budget = (uint64_t)budget, sw.search.budget_stored = 0;
     if (remeasure) {

@@ -262,7 +262,7 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
     int rc = -1;
     memset(st, 0, sizeof *st);
     if (store_device(db, &ev->dev, &rs.dev, err, errlen)) return -1;
-    if (!strcmp(sw->search.strategy, "warm") && !o->hist) {
+    if (nt_sweep_uses(sw, "warm") && !o->hist) {
         /* The model's results of the sources measured now are this run's
          * own (any GPU of the model): told as they are proposed, so that a
          * resumed run, on this GPU or another of the model, makes the same
