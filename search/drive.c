@@ -1492,6 +1492,15 @@ int nt_drive(nt_sweep *sw, nt_evaluator *ev, const nt_store_ops *so, const nt_ru
         } else if (count_stored(&d, res)) {
             goto out;
         }
+        /* the families searched on their own (families.X.search) */
+        int nown = 0;
+        for (int f = 0; f < sw->nfam; f++)
+            if (sw->fam[f].own) {
+                fprintf(stderr, "%s %s %s", nown++ ? "," : "normtune run: searched on their own:",
+                        sw->fam[f].fam->name, sw->fam[f].strategy);
+                if (sw->fam[f].budget) fprintf(stderr, " %" PRIu64, sw->fam[f].budget);
+            }
+        if (nown) fputc('\n', stderr);
     }
     for (int q = 0; ev->expect && q < np; q++) {
         nt_problem p;

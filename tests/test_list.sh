@@ -94,6 +94,19 @@ expect random 0 list "$T/random.lua"
 grep -q "strategy random" "$T/out" && ok random_strategy_shown || bad random_strategy_shown
 n=$(grep -c '^M=8 N=1024 x=bf16,w=bf16,dw=f32 rmsnorm_bwd\.' "$T/out")
 [ "$n" = 3 ] && ok random_budget || bad random_budget "$n lines for N=1024, want 3"
+# a family's own search: naive drawn at random, 1 a shape, the sweep's
+# (exhaustive) search over persistent: every persistent point listed, one
+# naive line a shape; the same lines every time
+sed 's/partial = {"bf16", "f32"}}},/partial = {"bf16", "f32"}},\
+             search = {strategy = "random", budget = 1}},/' "$T/small.lua" >"$T/famrand.lua"
+expect family_random 0 list "$T/famrand.lua"
+nn=$(grep -c ' rmsnorm_bwd\.naive ' "$T/out")
+np=$(grep -c ' rmsnorm_bwd\.persistent ' "$T/out")
+[ "$nn" = 2 ] && [ "$np" = 3 ] && ok family_random_points || bad family_random_points "$nn naive lines (want 1 a shape), $np persistent (want 3)"
+grep -q '^# .*strategy exhaustive; on their own: naive random 1$' "$T/out" && ok family_random_shown || bad family_random_shown "$(head -1 "$T/out")"
+cp "$T/out" "$T/famrand.out"
+expect family_random_again 0 list "$T/famrand.lua"
+cmp -s "$T/out" "$T/famrand.out" && ok family_random_same || bad family_random_same
 
 # bad scripts: exit 1, one line "file:line: message" on stderr
 printf 'local a = 1\nlocal b = = 2\n' >"$T/syntax.lua"

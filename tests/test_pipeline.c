@@ -792,6 +792,14 @@ TEST(family_own_search) {
         fx.log = NULL;
         CHECK(rc == 0, "run %d: %s", run, err);
         if (rc) continue;
+        FILE *in = fopen(path_err, "r");
+        char line[512];
+        int said = 0;
+        while (in && fgets(line, sizeof line, in))
+            said |= !strcmp(line, "normtune run: searched on their own: rmsnorm_bwd.naive "
+                                  "exhaustive\n");
+        if (in) fclose(in);
+        CHECK(said, "run %d: no line naming naive's own search", run);
         for (int q = 0; q < np; q++) {
             nt_problem pr;
             char at[64];

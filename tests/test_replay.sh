@@ -176,6 +176,13 @@ expect wide_runs 0 replay --db "$db" "$T/wide.lua" --strategy exhaustive --misse
 has wide_no_misses "$T/out" "# misses: 0 (shape, seed) runs"
 grep -q '^M=8192 N=512 x=bf16,w=bf16  *6  *6.0  *100%' "$T/out" && ok wide_keeps_both ||
     bad wide_keeps_both "$(grep '^M=8192 ' "$T/out")"
+# --strategy searches the whole sweep: a family's own search is dropped
+# (the wide script's 6 points with the warp family searched exhaustively
+# on its own; replayed random with a budget of 2, 2 a shape are spent)
+sed 's/k = {0}},/k = {0}}, search = {strategy = "exhaustive"},/' "$T/wide.lua" > "$T/own.lua"
+expect own_search_dropped_runs 0 replay --db "$db" "$T/own.lua" --strategy random --budget 2
+grep -q '^M=8192 N=512 x=bf16,w=bf16  *6  *2.0 ' "$T/out" && ok own_search_dropped ||
+    bad own_search_dropped "$(grep '^M=8192 ' "$T/out")"
 
 expect bad_stored 2 replay --db "$db" "$bwd" --strategy warm --stored all
 has bad_stored_message "$T/err" "--stored takes none, neighbours or model"

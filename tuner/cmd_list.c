@@ -57,8 +57,16 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
         own |= nt_sweep_problem_budget(sw, s) > 0;
     }
     printf("# %s (hash %s): %s, %d problems (%d dtype combination%s), %d families, "
-           "strategy %s\n", sw->path, sw->hash, sw->op->name, nt_sweep_nproblems(sw), sw->ndt,
+           "strategy %s", sw->path, sw->hash, sw->op->name, nt_sweep_nproblems(sw), sw->ndt,
            sw->ndt == 1 ? "" : "s", sw->nfam, sw->search.strategy);
+    /* the families searched on their own (families.X.search) */
+    for (int f = 0, n = 0; f < sw->nfam; f++)
+        if (sw->fam[f].own) {
+            printf("%s %s %s", n++ ? "," : "; on their own:", short_name(sw, f),
+                   sw->fam[f].strategy);
+            if (sw->fam[f].budget) printf(" %" PRIu64, sw->fam[f].budget);
+        }
+    putchar('\n');
     printf("%-*s", lw, "problem");
     for (int f = 0; f < sw->nfam; f++) {
         w[f] = (int)strlen(short_name(sw, f));
