@@ -824,6 +824,28 @@ TEST(family_own_search) {
     for (int i = 0; i < log[0].n && i < log[1].n; i++)
         CHECK(!strcmp(log[0].line[i], log[1].line[i]), "evaluation %d: %s, then %s", i,
               log[0].line[i], log[1].line[i]);
+    /* every family on its own (no pass of the sweep's search): persistent
+     * by warm with a budget of 3, a cold campaign's search of its own */
+    sw.fam[fp].own = 1;
+    snprintf(sw.fam[fp].strategy, sizeof sw.fam[fp].strategy, "warm");
+    sw.fam[fp].budget = 3;
+    set_search("warm", 4);
+    nt_run_opts o = {0};
+    nt_run_stats st;
+    snprintf(path_db, sizeof path_db, "%s/own_search_all.db", t_tmpdir());
+    snprintf(path_err, sizeof path_err, "%s/own_search_all.err", t_tmpdir());
+    picks = 1;
+    int rc = run_capturing(path_err, &o, &st, err, sizeof err);
+    picks = 0;
+    CHECK(rc == 0, "all on their own: %s", err);
+    for (int q = 0; rc == 0 && q < np; q++) {
+        CHECK(st.spent[q] == 5, "all on their own, problem %d: spent %llu, want 2 + 3", q,
+              (unsigned long long)st.spent[q]);
+        CHECK(st.pick[q].fam == fp, "all on their own, problem %d: pick of family %d", q,
+              st.pick[q].fam);
+    }
+    if (rc == 0) nt_run_stats_free(&st);
+    sw.fam[fp].own = 0;
     sw.fam[fn].own = 0;
     free(log[0].line);
     free(log[1].line);
