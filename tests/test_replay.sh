@@ -183,10 +183,18 @@ sed 's/k = {0}},/k = {0}}, search = {strategy = "exhaustive"},/' "$T/wide.lua" >
 expect own_search_dropped_runs 0 replay --db "$db" "$T/own.lua" --strategy random --budget 2
 grep -q '^M=8192 N=512 x=bf16,w=bf16  *6  *2.0 ' "$T/out" && ok own_search_dropped ||
     bad own_search_dropped "$(grep '^M=8192 ' "$T/out")"
+# without --strategy, the script's searches: the family's own, exhaustive
+sed 's/^  search = {strategy = "exhaustive"},$/  search = {strategy = "random", budget = 2},/' "$T/own.lua" > "$T/own2.lua"
+expect own_search_kept_runs 0 replay --db "$db" "$T/own2.lua"
+grep -q '^M=8192 N=512 x=bf16,w=bf16  *6  *6.0  *100% ' "$T/out" && ok own_search_kept ||
+    bad own_search_kept "$(grep '^M=8192 ' "$T/out")"
+tail -n 1 "$T/out" | grep -q '^replay: random spent 100.0% of the sweep' && ok own_search_kept_line ||
+    bad own_search_kept_line "$(tail -n 1 "$T/out")"
 
 expect bad_stored 2 replay --db "$db" "$bwd" --strategy warm --stored all
 has bad_stored_message "$T/err" "--stored takes none, neighbours or model"
 expect bad_strategy 2 replay --db "$db" "$bwd" --strategy anneal
 has bad_strategy_message "$T/err" "unknown strategy 'anneal'"
 expect needs_db 2 replay "$bwd" --strategy warm
+has needs_db_message "$T/err" "needs --db FILE and one SCRIPT"
 finish

@@ -1,6 +1,6 @@
 /* cmd_replay.c -- `normtune replay`: a search against stored results.
  *
- *   normtune replay --db DB SCRIPT --strategy S [--budget B] [--seeds K]
+ *   normtune replay --db DB SCRIPT [--strategy S] [--budget B] [--seeds K]
  *                   [--stored none|neighbours]
  *
  * The simulated device is the model of the GPU of DB with the newest sweep
@@ -45,7 +45,7 @@
 #define WITHIN 1.02           /* a pick within 2% of the best */
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: normtune replay --db FILE SCRIPT --strategy S [--budget B] [--seeds K]\n"
+    fprintf(f, "usage: normtune replay --db FILE SCRIPT [--strategy S] [--budget B] [--seeds K]\n"
                "                       [--stored none|neighbours|model] [--misses]\n\n"
                "Run the sweep's search against the stored results of the GPU of FILE with\n"
                "the newest sweep of the script's op, without a GPU: each measurement is a\n"
@@ -53,7 +53,8 @@ static void usage(FILE *f) {
                "spent, the share of seeds whose pick is within 2%% of the stored best and\n"
                "the worst pick, then the line\n"
                "  replay: S spent P%% of the sweep, S%% of shapes within 2%%, worst X.XXx\n\n"
-               "  --strategy S  exhaustive, random, hillclimb or warm\n"
+               "  --strategy S  exhaustive, random, hillclimb or warm, for the whole sweep\n"
+               "                (the families' own searches dropped); none: the script's\n"
                "  --budget B    variants per shape (the script's budget, and its\n"
                "                budget_stored: B from stored results too)\n"
                "  --seeds K     campaigns, seeds 0..K-1 (1)\n"
@@ -303,8 +304,8 @@ int cmd_replay(int argc, char **argv) {
     };
     int rc;
     if ((rc = nt_parse_opts("replay", argc, argv, opts, NT_NOPTS(opts), usage)) >= 0) return rc;
-    if (optind != argc - 1 || !dbpath || !strategy) {
-        nt_errorf("replay", "needs --db FILE, --strategy S and one SCRIPT");
+    if (optind != argc - 1 || !dbpath) {
+        nt_errorf("replay", "needs --db FILE and one SCRIPT");
         usage(stderr);
         return NT_EXIT_USAGE;
     }
@@ -327,8 +328,11 @@ int cmd_replay(int argc, char **argv) {
         nt_errorf("replay", "%s", err);
         return NT_EXIT_FAIL;
     }
-    snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
-    nt_sweep_drop_own(&sw);   /* the whole sweep: the families' own searches too */
+    if (strategy) {           /* the whole sweep: the families' own searches too */
+        snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strategy);
+        nt_sweep_drop_own(&sw);
+    }
+    strategy = sw.search.strategy;
     /* --budget B: B per shape, cold or from stored results */
     if (budget) sw.search.budget = (uint64_t)budget, sw.search.budget_stored = 0;
     x.sw = &sw;
