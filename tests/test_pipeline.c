@@ -148,12 +148,21 @@ static int run_sweep(nt_run_stats *st, int stop_after) {
  * the same choices as one never interrupted: the same points proposed per
  * problem, the same picks. */
 TEST(adaptive_resume_same_choices) {
-    static const char *strat[] = {"hillclimb", "warm"};
+    /* the third: warm, with persistent searched on its own (hillclimb, 4) */
+    static const char *strat[] = {"hillclimb", "warm", "warm"};
     char saved[sizeof path_db];
     search_cfg keep = sw.search;
+    int fp = -1;
+    for (int i = 0; i < sw.nfam; i++)
+        if (!strcmp(sw.fam[i].fam->name, "rmsnorm_bwd.persistent")) fp = i;
+    CHECK(fp >= 0, "test setup");
+    if (fp < 0) return;
     memcpy(saved, path_db, sizeof saved);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         nt_run_stats a, b;
+        sw.fam[fp].own = k == 2;
+        snprintf(sw.fam[fp].strategy, sizeof sw.fam[fp].strategy, "hillclimb");
+        sw.fam[fp].budget = 4;
         snprintf(sw.search.strategy, sizeof sw.search.strategy, "%s", strat[k]);
         sw.search.budget = 7;
         sw.search.seed = 5;
@@ -169,7 +178,7 @@ TEST(adaptive_resume_same_choices) {
         CHECK(b.reused == 4 && b.reused + b.measured == a.measured, "%s: reused %llu + measured "
               "%llu, want %llu", strat[k], (unsigned long long)b.reused,
               (unsigned long long)b.measured, (unsigned long long)a.measured);
-        CHECK(a.measured <= 7 * 3, "%s: %llu measured over budget", strat[k],
+        CHECK(a.measured <= (k == 2 ? 7 + 4 : 7) * 3, "%s: %llu measured over budget", strat[k],
               (unsigned long long)a.measured);
         for (int q = 0; q < nt_sweep_nproblems(&sw); q++)
             CHECK(a.pick[q].fam == b.pick[q].fam && a.pick[q].pt == b.pick[q].pt &&
@@ -180,6 +189,7 @@ TEST(adaptive_resume_same_choices) {
         nt_run_stats_free(&a);
         nt_run_stats_free(&b);
     }
+    sw.fam[fp].own = 0;
     picks = 0;
     sw.search = keep;
     memcpy(path_db, saved, sizeof saved);
