@@ -1070,8 +1070,10 @@ static int run_pass(drive *d, int q, int pass, nt_result *res, uint64_t *spent, 
                 goto out;
             }
             tune_pt bp;
-            double race = 0;    /* raced against the best so far */
+            double race = 0;    /* raced against the best so far (of every pass) */
             if (d->sw->search.race && tune_best(t, &bp, &race)) race = 0;
+            if (d->sw->search.race && best->fam >= 0 && (!(race > 0) || *best_us < race))
+                race = *best_us;
             if (measure(d, pts[todo[i]], isfinite(race) ? race : 0, res)) goto out;
             tune_tell(t, pts[todo[i]], cost_of_result(res));
         }

@@ -36,8 +36,8 @@ static const char *script =
     "  timing = {warmup = 1, min_samples = 3, max_samples = 5, rel_ci = 0.05},\n"
     "}\n";
 
-/* What the fixture evaluated, when log is set: one "M N family params"
- * line per call. */
+/* What the fixture evaluated, when log is set: one "M N family params
+ * race R" line per call (R: the race's bound, 0 none). */
 typedef struct evlog {
     char (*line)[128];
     int n, cap;
@@ -74,8 +74,8 @@ static int fix_eval(void *ctx, const nt_family *f, const nt_params *p, const nt_
     if (fx->log && fx->log->n < fx->log->cap) {
         char canon[96];
         if (nt_params_canon(f, p, canon, sizeof canon)) canon[0] = 0;
-        snprintf(fx->log->line[fx->log->n++], sizeof fx->log->line[0], "%lld %lld %s %s",
-                 (long long)s->M, (long long)s->N, f->name, canon);
+        snprintf(fx->log->line[fx->log->n++], sizeof fx->log->line[0], "%lld %lld %s %s race %.6g",
+                 (long long)s->M, (long long)s->N, f->name, canon, t->race_us);
     }
     if (fx->sleep_us) {
         struct timespec ts = {0, fx->sleep_us * 1000L};
@@ -744,7 +744,7 @@ TEST(warm_late_shape_from_the_campaign) {
             int seen = 0;          /* measured at N = 2048 before this call */
             for (int j = 0; j < i && !seen; j++) {
                 char want[128];
-                snprintf(want, sizeof want, " 2048 %s %s", fam, par);
+                snprintf(want, sizeof want, " 2048 %s %s race", fam, par);
                 seen = strstr(log.line[j], want) != NULL;
             }
             before += seen;
@@ -790,6 +790,7 @@ TEST(family_own_search) {
     snprintf(sw.fam[fn].strategy, sizeof sw.fam[fn].strategy, "exhaustive");
     sw.fam[fn].budget = 0;
     set_search("random", 3);
+    sw.search.race = 1;
     for (int run = 0; run < 2; run++) {
         nt_run_opts o = {0};
         nt_run_stats st;
@@ -823,6 +824,23 @@ TEST(family_own_search) {
             }
             CHECK(naive == 2 && pers == 3, "%s: %d naive (want both), %d persistent (want 3)", at,
                   naive, pers);
+            /* racing: persistent's first point against naive's best (the
+             * fixture's naive times: nsplit 16 the faster) */
+            double nbest = 0, first = -1;
+            for (int i = 0; i < log[run].n; i++) {
+                const char *l = log[run].line[i], *r = strstr(l, " race ");
+                if (strncmp(l, at, strlen(at)) || !r) continue;
+                if (strstr(l, " rmsnorm_bwd.naive nsplit=16,")) {
+                    nt_params pn;
+                    const nt_family *nf = nt_family_find("rmsnorm_bwd.naive");
+                    nt_params_parse("nsplit=16,partial=f32", &pn);
+                    nbest = fake_us(nf, &pn, &pr) * 1.001;   /* its median: 2nd of 3 samples */
+                }
+                if (first < 0 && strstr(l, " rmsnorm_bwd.persistent ")) first = atof(r + 6);
+            }
+            CHECK(nbest > 0 && fabs(first - nbest) <= 1e-5 * nbest,
+                  "%s: persistent's first point raced against %g, want naive's best %g", at, first,
+                  nbest);
             CHECK(st.spent[q] == 5, "%s: spent %llu, want 2 + 3", at,
                   (unsigned long long)st.spent[q]);
             CHECK(st.pick[q].fam == fp, "%s: pick of family %d, want persistent (%d)", at,
