@@ -543,6 +543,7 @@ static const struct {
     {"rmsnorm_bwd", "rmsnorm_bwd.wstage", "tpr=32,block=256,chunks=3,stages=3,k=0", 768},
     {"rmsnorm_fwd", "rmsnorm_fwd.wstage", "tpr=8,block=256,chunks=2,stages=3,k=0", 128},
     {"rmsnorm_fwd", "rmsnorm_fwd.cstage", "cluster=4,block=256,chunks=4,stages=3,k=0", 32768},
+    {"rmsnorm_bwd", "rmsnorm_bwd.held", "block=256,chunks=2,stages=2,k=2", 0},
 };
 
 /* The plan of one_plan[i] at M = 4096 and its N into *pl; returns its family, or

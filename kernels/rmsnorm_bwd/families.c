@@ -1,4 +1,4 @@
-/* rmsnorm_bwd/families.c -- three RMSNorm backward families as data.
+/* rmsnorm_bwd/families.c -- five RMSNorm backward families as data.
  *
  * rmsnorm_bwd.naive: the 3-kernel chain.  One block per row writes dx and
  *   an M x N partial of dw (bf16 or f32); a column sum splits the rows into
@@ -9,6 +9,11 @@
  *   sum over the grid's partial rows gives dw.
  * rmsnorm_bwd.aligned: persistent with each block's rows accessed in a
  *   frame shifted onto the 32- to 128-byte line they start in (aligned.cuh).
+ * rmsnorm_bwd.held: persistent's pipeline with each row read from shared
+ *   memory and converted once, held in registers between the row's two
+ *   passes (held.cuh).
+ * rmsnorm_bwd.pcluster: aligned's rows with the dw partials of a thread
+ *   block cluster added before the column sum (pcluster.cuh).
  *
  * The kernels (row.cuh, colsum.cuh, naive.cuh, persistent.cuh, aligned.cuh) are templates on the problem's dtypes, TX (x,
  * dy, dx), TW (w) and TDW (dw), named here by their ctypes and then by the
@@ -36,6 +41,7 @@ extern const nt_op nt_op_rmsnorm_bwd;
 extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_aligned;
 extern const nt_family nt_rmsnorm_bwd_pcluster;
+extern const nt_family nt_rmsnorm_bwd_held;
 
 #define SPLIT_COLS 64         /* columns per block of nt_colsum_split */
 #define COLSUM_THREADS 256
@@ -59,6 +65,11 @@ static const char *const aligned_sources[] = {
     "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/aligned.cuh", NULL,
 };
 
+static const char *const held_sources[] = {
+    "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/row.cuh",
+    "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/held.cuh", NULL,
+};
+
 static const char *const pcluster_sources[] = {
     "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/row.cuh",
     "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/aligned.cuh", "rmsnorm_bwd/pcluster.cuh", NULL,
@@ -71,10 +82,19 @@ static const nt_param_def naive_params[] = {
     {"partial", NT_PARAM_STR, partial_choices, 0, 0, "type of the M x N dw partial"},
 };
 
+/* Most rows in flight per block of persistent, aligned and pcluster: the
+ * cp.async groups a thread keeps pending (stages - 1).  At few rows a
+ * block (M <= 4096) more stages put all of a block's rows in flight at
+ * once; shared memory bounds them (persist_smem). */
+#define PERSIST_MAX_STAGES 8
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const nt_param_def persistent_params[] = {
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block, a multiple of 32"},
     {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread per row"},
-    {"stages", NT_PARAM_INT, NULL, 1, 4, "rows in flight per block (1: no shared-memory pipeline)"},
+    {"stages", NT_PARAM_INT, NULL, 1, PERSIST_MAX_STAGES,
+     "rows in flight per block (1: no shared-memory pipeline)"},
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
 };
 
@@ -83,7 +103,8 @@ static const nt_param_def pcluster_params[] = {
     {"cluster", NT_PARAM_INT, NULL, 2, 8, "blocks per cluster adding their dw partials: 2, 4 or 8"},
     {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block, a multiple of 32"},
     {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread per row"},
-    {"stages", NT_PARAM_INT, NULL, 1, 4, "rows in flight per block (1: no shared-memory pipeline)"},
+    {"stages", NT_PARAM_INT, NULL, 1, PERSIST_MAX_STAGES,
+     "rows in flight per block (1: no shared-memory pipeline)"},
     {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
 };
 
@@ -190,9 +211,9 @@ static int persist_check_of(const char *fam, int partial_row, const nt_params *p
     int64_t block = nt_params_int(p, "block", &ok), chunks = nt_params_int(p, "chunks", &ok);
     int64_t stages = nt_params_int(p, "stages", &ok), k = nt_params_int(p, "k", &ok);
     if (!ok || block < 32 || block > 1024 || block % 32 || chunks < 1 || chunks > 16 ||
-        stages < 1 || stages > 4 || k < 0 || k > 32) {
+        stages < 1 || stages > PERSIST_MAX_STAGES || k < 0 || k > 32) {
         snprintf(err, errlen, "%s needs block a multiple of 32 in [32, 1024], "
-                 "chunks in [1, 16], stages in [1, 4], k in [0, 32]", fam);
+                 "chunks in [1, 16], stages in [1, " STR(PERSIST_MAX_STAGES) "], k in [0, 32]", fam);
         return -1;
     }
     if (nt_bwd_covers(pr, block * chunks, "block*chunks", err, errlen)) return -1;
@@ -264,6 +285,39 @@ const nt_family nt_rmsnorm_bwd_aligned = {
     .check = aligned_check,
     .plan = aligned_plan,
     .sources = aligned_sources,
+};
+
+/* ---- held ------------------------------------------------------------- */
+
+static int held_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      char *err, size_t errlen) {
+    int ok = 1;
+    if (nt_params_int(p, "stages", &ok) < 2 && ok) {
+        snprintf(err, errlen, "held needs stages >= 2 (with 1, persistent already holds "
+                 "the row in registers)");
+        return -1;
+    }
+    return persist_check_of("held", 0, p, pr, dev, err, errlen);
+}
+
+static int held_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                     nt_plan *pl, char *err, size_t errlen) {
+    return persist_plan_of(&nt_rmsnorm_bwd_held, "nt_persist_held", p, pr, dev, pl, err, errlen);
+}
+
+/* persistent's pipelined chain with each row's x, dy and w read from shared
+ * memory and converted once, held in registers between the two passes of
+ * the row (held.cuh).  Its parameters and limits are persistent's, with
+ * stages >= 2. */
+const nt_family nt_rmsnorm_bwd_held = {
+    .name = "rmsnorm_bwd.held",
+    .op = &nt_op_rmsnorm_bwd,
+    .doc = "persistent's pipeline with each row read from shared memory once, held in registers",
+    .nparams = 4,
+    .params = persistent_params,
+    .check = held_check,
+    .plan = held_plan,
+    .sources = held_sources,
 };
 
 /* ---- pcluster ---------------------------------------------------------- */

@@ -46,6 +46,7 @@ extern const nt_family nt_rmsnorm_bwd_loop;
 extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
 extern const nt_family nt_rmsnorm_bwd_aligned;
+extern const nt_family nt_rmsnorm_bwd_held;
 extern const nt_family nt_rmsnorm_bwd_cols;
 extern const nt_family nt_rmsnorm_bwd_pcluster;
 
@@ -1025,6 +1026,36 @@ TEST(cstage_plan_limits_and_smem) {
               strstr(err, "compute capability 9.0"), "sm_80: %s", err);
 }
 
+/* held: persistent's pipelined chain (the same parameters, launches,
+ * shared memory and workspace) under its own kernel name, stages >= 2. */
+TEST(held_is_persistent_pipelined) {
+    const nt_family *f = &nt_rmsnorm_bwd_held;
+    char err[256], err2[256];
+    nt_plan pl, pp;
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 1024, 4096);
+    nt_params q = params("block=256,chunks=2,stages=3,k=2");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 3, 2>"), "%s",
+          pl.l[0].name);
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, &h200, &pp, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == pp.nlaunch && pl.l[0].smem == pp.l[0].smem &&
+              pl.l[0].smem == (2 * 3 * 16 + 16) * 256 * 2 && pl.workspace == pp.workspace &&
+              pl.l[0].blocks_per_sm == 2 && pl.l[0].pdl && !strcmp(pl.l[1].name, pp.l[1].name),
+          "smem %u/%u, workspace %zu/%zu", pl.l[0].smem, pp.l[0].smem, pl.workspace, pp.workspace);
+    CHECK(f->nparams == nt_rmsnorm_bwd_persistent.nparams &&
+              f->params == nt_rmsnorm_bwd_persistent.params, "persistent's parameters");
+    CHECK(accepts(f, "block=256,chunks=2,stages=1,k=2", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "held needs stages >= 2"), "stages 1: %s", err);
+    const char *cases[] = {"block=256,chunks=2,stages=9,k=2", "block=100,chunks=5,stages=2,k=2",
+                           "block=128,chunks=4,stages=2,k=2", "block=1024,chunks=4,stages=4,k=2",
+                           "block=512,chunks=1,stages=8,k=1"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int a = accepts(f, cases[i], &p, &h200, err, sizeof err);
+        int b = accepts(&nt_rmsnorm_bwd_persistent, cases[i], &p, &h200, err2, sizeof err2);
+        CHECK(a == b, "%s: held %d (%s), persistent %d (%s)", cases[i], a, err, b, err2);
+    }
+}
+
 /* aligned: persistent's chain, parameters, limits and shared memory under
  * its own kernel name. */
 TEST(aligned_is_persistent_shifted) {
@@ -1043,7 +1074,7 @@ TEST(aligned_is_persistent_shifted) {
           "smem %u/%u, workspace %zu/%zu", pl.l[0].smem, pp.l[0].smem, pl.workspace, pp.workspace);
     CHECK(f->nparams == nt_rmsnorm_bwd_persistent.nparams &&
               f->params == nt_rmsnorm_bwd_persistent.params, "persistent's parameters");
-    const char *cases[] = {"block=128,chunks=5,stages=1,k=2", "block=128,chunks=5,stages=5,k=2",
+    const char *cases[] = {"block=128,chunks=5,stages=1,k=2", "block=128,chunks=5,stages=9,k=2",
                            "block=100,chunks=5,stages=2,k=2", "block=128,chunks=4,stages=2,k=2",
                            "block=1024,chunks=4,stages=4,k=2", "block=128,chunks=5,stages=3,k=0"};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -1084,7 +1115,7 @@ TEST(pcluster_plan_limits_and_smem) {
     const char *bad[] = {"cluster=3,block=256,chunks=4,stages=2,k=0",
                          "cluster=16,block=256,chunks=4,stages=2,k=0",
                          "cluster=4,block=250,chunks=4,stages=2,k=0",
-                         "cluster=4,block=256,chunks=4,stages=5,k=0"};
+                         "cluster=4,block=256,chunks=4,stages=9,k=0"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(accepts(f, bad[i], &p, &h200, err, sizeof err) == -1 && strstr(err, "pcluster needs"),
               "%s: %s", bad[i], err);
@@ -1154,6 +1185,7 @@ int main(void) {
     RUN(fused_one_cooperative_launch);
     RUN(cstage_plan_limits_and_smem);
     RUN(aligned_is_persistent_shifted);
+    RUN(held_is_persistent_pipelined);
     RUN(pcluster_plan_limits_and_smem);
     RUN(cols_plan_and_limits);
     T_END();
