@@ -5,7 +5,14 @@
  * registers for the whole walk, rather than reading shared memory and
  * converting again: fewer instructions a row, more registers (3 * C * E
  * floats a thread).  The same operations in the same order as
- * nt_bwd_row, so the same bits as persistent. */
+ * nt_bwd_row, so the same bits as persistent.
+ *
+ * The walk below repeats nt_persist's pipelined walk (persistent.cuh)
+ * rather than share it through a template flag: persistent's source text
+ * is what its stored results and the shipped header's family hash name,
+ * so changing it means measuring persistent again everywhere.  If held
+ * wins, fold it into nt_persist (a flag, chunks <= 4) with that
+ * re-measure; if it loses, remove it. */
 #ifndef NT_RMSNORM_BWD_HELD_CUH
 #define NT_RMSNORM_BWD_HELD_CUH
 
