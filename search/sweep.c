@@ -139,6 +139,69 @@ int nt_sweep_uses(const nt_sweep *sw, const char *name) {
     return rest && !strcmp(sw->search.strategy, name);
 }
 
+/* ---- shards ------------------------------------------------------------ */
+
+static int by_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The key a shape is dealt by: its N (by_n), else M and N in one number
+ * (N in the high bits: shapes sort by N, then M). */
+static int64_t shard_key(const nt_shape *s, int by_n) {
+    return by_n ? s->N : (s->N << 31) | s->M;
+}
+
+/* Keep the shapes of list s[0..*n) (and their budgets b, if any) whose
+ * key's rank among the distinct keys[0..nk) is i mod the shard count. */
+static void shard_keep(nt_shape *s, uint64_t *b, int *n, const int64_t *keys, int nk, int by_n,
+                       int i, int nshards) {
+    int k = 0;
+    for (int j = 0; j < *n; j++) {
+        int64_t key = shard_key(&s[j], by_n);
+        const int64_t *at = bsearch(&key, keys, (size_t)nk, sizeof *keys, by_i64);
+        if (!at || (int)(at - keys) % nshards != i) continue;
+        if (b) b[k] = b[j];
+        s[k++] = s[j];
+    }
+    *n = k;
+}
+
+int nt_sweep_shard(nt_sweep *sw, int i, int n, char *err, size_t errlen) {
+    if (n < 1 || i < 0 || i >= n) {
+        snprintf(err, errlen, "shard %d/%d: needs 0 <= I < N", i, n);
+        return -1;
+    }
+    int total = sw->nshape;
+    for (int d = 0; d < sw->ndt; d++) total += sw->dshapes[d] ? sw->ndshape[d] : 0;
+    int64_t *keys = malloc((size_t)(total ? total : 1) * sizeof *keys);
+    if (!keys) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int nk = 0, by_n = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        nk = 0;
+        for (int j = 0; j < sw->nshape; j++) keys[nk++] = shard_key(&sw->shapes[j], by_n);
+        for (int d = 0; d < sw->ndt; d++)
+            for (int j = 0; sw->dshapes[d] && j < sw->ndshape[d]; j++)
+                keys[nk++] = shard_key(&sw->dshapes[d][j], by_n);
+        qsort(keys, (size_t)nk, sizeof *keys, by_i64);
+        int u = 0;
+        for (int j = 0; j < nk; j++)
+            if (!u || keys[u - 1] != keys[j]) keys[u++] = keys[j];
+        nk = u;
+        if (!by_n || nk >= n) break;
+        by_n = 0;             /* fewer hidden sizes than shards: deal the shapes */
+    }
+    shard_keep(sw->shapes, sw->budgets, &sw->nshape, keys, nk, by_n, i, n);
+    for (int d = 0; d < sw->ndt; d++)
+        if (sw->dshapes[d])
+            shard_keep(sw->dshapes[d], sw->dbudgets[d], &sw->ndshape[d], keys, nk, by_n, i, n);
+    free(keys);
+    return nt_sweep_nproblems(sw);
+}
+
 void nt_sweep_drop_own(nt_sweep *sw) {
     for (int f = 0; f < sw->nfam; f++) sw->fam[f].own = 0;
 }

@@ -143,6 +143,19 @@ int nt_sweep_uses(const nt_sweep *sw, const char *name);
  * search dropped (a command line's --strategy). */
 void nt_sweep_drop_own(nt_sweep *sw);
 
+/* Keep only shard i of n (0 <= i < n) of the sweep's shapes, for a run
+ * split over the tasks of a job array (`run --shard I/N`): the distinct
+ * hidden sizes N of every shape list (the sweep's and each dtype
+ * combination's own), in ascending order, are dealt to the shards in turn,
+ * the k-th to shard k mod n, and a shard keeps every shape of its N, in
+ * every dtype combination (the shapes of one N together: a warm search
+ * learns along M).  With fewer distinct N than shards the shapes
+ * themselves are dealt, by (N, M).  The same script and n give the same
+ * split on every machine; the shards' problems are disjoint and together
+ * the whole sweep.  Returns the problems kept (0: an empty shard), or -1
+ * with a message (i or n out of range). */
+int nt_sweep_shard(nt_sweep *sw, int i, int n, char *err, size_t errlen);
+
 /* Free what search/ keeps in a sweep (the walks' reference hashes, the
  * spaces, the shapes); the loader frees its state first. */
 void nt_sweep_clear(nt_sweep *sw);

@@ -1,13 +1,16 @@
 /* cli.c -- helpers shared by the command implementations: messages,
  * number options, and the options, database and output of the commands
  * that read a database (query, report). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "search/search.h"
+#include "search/sweep.h"
 #include "tuner/cli.h"
 #include "tuner/table.h"
 
@@ -205,4 +208,49 @@ int nt_opt_strategy(const char *cmd, const char *value, void *dst) {
     }
     nt_errorf(cmd, "unknown strategy '%s' (allowed: %s)", value, list);
     return -1;
+}
+
+int nt_opt_shard(const char *cmd, const char *value, void *dst) {
+    int *s = dst;
+    char *end;
+    long i, n;
+    errno = 0;
+    i = strtol(value, &end, 10);
+    if (end == value || *end != '/' || errno || value[0] == '-' || value[0] == '+') goto bad;
+    const char *v = end + 1;
+    n = strtol(v, &end, 10);
+    if (end == v || *end || errno || v[0] == '-' || v[0] == '+') goto bad;
+    if (n < 1 || n > NT_SHARDS_MAX || i >= n) {
+        nt_errorf(cmd, "--shard %s: needs 0 <= I < N and 1 <= N <= %d", value, NT_SHARDS_MAX);
+        return -1;
+    }
+    s[0] = (int)i;
+    s[1] = (int)n;
+    return 0;
+bad:
+    nt_errorf(cmd, "--shard needs I/N, two whole numbers (shard I of N, from 0), got '%s'",
+              value);
+    return -1;
+}
+
+int nt_apply_shard(const char *cmd, nt_sweep *sw, const int shard[2]) {
+    char err[256];
+    int all = nt_sweep_nproblems(sw), n;
+    if (shard[1] <= 1) return all;
+    if ((n = nt_sweep_shard(sw, shard[0], shard[1], err, sizeof err)) < 0) {
+        nt_errorf(cmd, "%s", err);
+        return -1;
+    }
+    if (!n)
+        fprintf(stderr, "normtune %s: shard %d/%d has no shape of %s (%d problems in all): "
+                        "nothing to do\n", cmd, shard[0], shard[1], sw->path, all);
+    else
+        fprintf(stderr, "normtune %s: shard %d/%d: %d of the script's %d problems\n", cmd,
+                shard[0], shard[1], n, all);
+    return n;
+}
+
+int nt_same_file(const char *a, const char *b) {
+    struct stat x, y;
+    return !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "db/store.h"
+#include "search/sweep.h"
 #include "tuner/output.h"
 
 #define NT_EXIT_OK 0
@@ -38,6 +39,22 @@ int nt_parse_pos(const char *cmd, const char *opt, const char *text, long long *
 /* An NT_OPT_FN for --strategy: one of search/search.h's search_strategies
  * into *(const char **)dst; otherwise a usage error naming them all. */
 int nt_opt_strategy(const char *cmd, const char *value, void *dst);
+
+/* An NT_OPT_FN for --shard I/N (run, list): 0 <= I < N <= NT_SHARDS_MAX
+ * into ((int *)dst)[0] and [1] (search/sweep.h, nt_sweep_shard); otherwise
+ * a usage error.  Under a Slurm job array, I/N is
+ * $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT (docs/guide.md). */
+#define NT_SHARDS_MAX 4096
+int nt_opt_shard(const char *cmd, const char *value, void *dst);
+
+/* Apply --shard to a loaded sweep: its problem count, 0 printing on stderr
+ * that shard I/N has no shape of the script (the caller exits 0: a job
+ * array larger than the sweep is no error), or -1 with a message. */
+int nt_apply_shard(const char *cmd, nt_sweep *sw, const int shard[2]);
+
+/* 1 when paths a and b name one existing file (a link, another spelling),
+ * else 0. */
+int nt_same_file(const char *a, const char *b);
 
 /* ---- the option parser of every command ---- */
 

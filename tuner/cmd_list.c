@@ -1,6 +1,6 @@
 /* cmd_list.c -- `normtune list`: what a sweep script would visit.
  *
- *   normtune list [--count] SCRIPT
+ *   normtune list [--count] [--shard I/N] SCRIPT
  *
  * Loads the script (lua/ntlua.h), walks its problems (dtype combinations x
  * shapes) x families x points, keeps the points the families' where()
@@ -101,7 +101,7 @@ static void print_counts(const nt_sweep *sw, const uint64_t *counts) {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: normtune list [--count] SCRIPT\n\n"
+            "usage: normtune list [--count] [--shard I/N] SCRIPT\n\n"
             "Load a Lua sweep script and print every (problem, family, params) the\n"
             "search would visit after the families' where() constraints, one line\n"
             "per variant:\n"
@@ -111,25 +111,35 @@ static void usage(FILE *f) {
             "Nothing is compiled or run.\n\n"
             "options:\n"
             "  -c, --count   print only the counts\n"
+            "  --shard I/N   only shard I of N (from 0) of the script's shapes, as\n"
+            "                run --shard splits them: its distinct hidden sizes N\n"
+            "                dealt to the shards in turn (the shapes themselves\n"
+            "                when there are fewer N than shards)\n"
             "  -h, --help    print this help\n");
 }
 
 int cmd_list(int argc, char **argv) {
-    int only_counts = 0, rc = NT_EXIT_FAIL;
-    const nt_opt opts[] = {{"count", 'c', NT_OPT_FLAG, &only_counts, NULL}};
+    int only_counts = 0, rc = NT_EXIT_FAIL, shard[2] = {0, 1};
+    const nt_opt opts[] = {{"count", 'c', NT_OPT_FLAG, &only_counts, NULL},
+                           {"shard", 0, NT_OPT_FN, shard, nt_opt_shard}};
     char err[1024];
     nt_sweep sw;
     uint64_t *counts = NULL;
     if ((rc = nt_parse_opts("list", argc, argv, opts, NT_NOPTS(opts), usage)) >= 0) return rc;
     rc = NT_EXIT_FAIL;
     if (optind != argc - 1) {
-        nt_errorf("list", "%s (usage: normtune list [--count] SCRIPT)",
+        nt_errorf("list", "%s (usage: normtune list [--count] [--shard I/N] SCRIPT)",
                   optind == argc ? "needs a SCRIPT" : "takes one SCRIPT");
         return NT_EXIT_USAGE;
     }
     if (ntl_load(argv[optind], &sw, err, sizeof err)) {
         nt_errorf("list", "%s", err);
         return NT_EXIT_FAIL;
+    }
+    int kept = nt_apply_shard("list", &sw, shard);
+    if (kept <= 0) {
+        rc = kept ? NT_EXIT_USAGE : NT_EXIT_OK;
+        goto done;
     }
     counts = calloc((size_t)nt_sweep_nproblems(&sw) * (size_t)sw.nfam, sizeof *counts);
     if (!counts) {

@@ -2,7 +2,7 @@
  *
  *   normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]
  *                [--jobs N] [--settle S] [--strategy S] [--budget B]
- *                [--no-cache] [--verbose]
+ *                [--shard I/N] [--simulate DB] [--no-cache] [--verbose]
  *
  * Loads the script, opens (or creates) the database, opens the GPU, measures
  * the copy bandwidth, then hands everything to the sweep driver
@@ -14,7 +14,15 @@
  * interrupted and says so; a second Ctrl-C exits at once (the database
  * keeps every result stored so far: each is one transaction).  A kernel that
  * faults loses the CUDA context: its result is stored and normtune restarts
- * itself to resume. */
+ * itself to resume.
+ *
+ * --shard I/N keeps shard I of the script's shapes (search/sweep.h,
+ * nt_sweep_shard): the tasks of a Slurm job array each run one shard into
+ * a database of their own, and `normtune merge` folds them (docs/guide.md,
+ * examples/slurm/).  --simulate DB puts the replay of DB's GPU
+ * (tuner/replaydb.h) where the GPU would be: the whole run, store and
+ * resume included, on a machine without one; its results are stored under
+ * a device named "simulated <model>", never pooled with a real GPU's. */
 #include <errno.h>
 #include <getopt.h>          /* optind */
 #include <inttypes.h>
@@ -27,6 +35,7 @@
 #include "lua/ntlua.h"
 #include "tuner/cli.h"
 #include "tuner/compile.h"
+#include "tuner/replaydb.h"
 #include "search/enumerate.h"
 #include "tuner/runner.h"
 #include "tuner/sweep.h"
@@ -55,7 +64,8 @@ static void on_sigint(int sig) {
 static void run_usage(FILE *f) {
     fprintf(f, "usage: normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]\n"
                "                    [--jobs N] [--settle SECONDS] [--strategy S] [--budget B]\n"
-               "                    [--remeasure chain|alone] [--no-cache] [--verbose]\n\n"
+               "                    [--remeasure chain|alone] [--shard I/N] [--simulate DB]\n"
+               "                    [--no-cache] [--verbose]\n\n"
                "Search the sweep script's space on the GPU with its strategy (every\n"
                "variant when it is exhaustive) into FILE (default results.db);\n"
                "variants already measured there on a GPU of the\n"
@@ -80,6 +90,16 @@ static void run_usage(FILE *f) {
                "                again, in turn: chain (back to back, as measured) or\n"
                "                alone (each run alone after an L2 flush, as make\n"
                "                bench times a call); warm and exhaustive only\n"
+               "  --shard I/N   only shard I of N (from 0) of the script's shapes: its\n"
+               "                distinct hidden sizes N dealt to the shards in turn\n"
+               "                (the shapes themselves when there are fewer N than\n"
+               "                shards); `normtune list --shard I/N` shows one.  For\n"
+               "                the tasks of a Slurm job array, each into a database\n"
+               "                of its own, then `normtune merge`\n"
+               "  --simulate DB no GPU: answer each measurement from the samples\n"
+               "                stored in DB for its GPU (as `normtune replay`\n"
+               "                does); results go to FILE under the device\n"
+               "                \"simulated <model>\", apart from any real GPU's\n"
                "  --no-cache    do not use the compiled-kernel cache\n"
                "  --verbose     one line per result\n");
 }
@@ -209,14 +229,38 @@ static void precompile_stop(precomp *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* --simulate: the replay of the GPU of database path (every GPU of its
+ * model, as `normtune replay` builds it) as the evaluator, recorded as the
+ * device "simulated <its model's name>" with that model's compute
+ * capability, SMs and memory clock.  0, or -1 with a message. */
+static int simulate_open(const char *path, nt_sweep *sw, uint64_t seed, store **sdb,
+                         nt_replay_db *rx, nt_evaluator *ev, char *err, size_t errlen) {
+    if (store_open(sdb, path, STORE_READ, err, errlen) ||
+        nt_replay_db_load(*sdb, sw, 1, rx, err, errlen))
+        return -1;
+    nt_replay_evaluator(rx->rp, seed, ev);
+    memset(&ev->dev, 0, sizeof ev->dev);
+    snprintf(ev->dev.name, sizeof ev->dev.name, "simulated %.100s", rx->model.device);
+    snprintf(ev->dev.uuid, sizeof ev->dev.uuid, "none");
+    ev->dev.cc_major = rx->model.cc_major;
+    ev->dev.cc_minor = rx->model.cc_minor;
+    ev->dev.sms = rx->model.sms;
+    ev->dev.mem_clock_khz = rx->model.mem_clock_khz;
+    snprintf(ev->dev.driver, sizeof ev->dev.driver, "none");
+    snprintf(ev->dev.runtime, sizeof ev->dev.runtime, "none");
+    snprintf(ev->dev.nvrtc, sizeof ev->dev.nvrtc, "none");
+    snprintf(ev->arch, sizeof ev->arch, "sm_%d%d", rx->model.cc_major, rx->model.cc_minor);
+    return 0;
+}
+
 int cmd_run(int argc, char **argv) {
     const char *dbpath = "results.db";
     nt_runner_opts ro = {.device = 0, .seed = 1, .use_cache = 1, .eps = 1e-6};
     nt_run_opts o = {0};
     double settle = DEFAULT_SETTLE_S;
     long long seed = 0, jobs = 0, budget = 0;
-    const char *strategy = NULL, *remeasure = NULL;
-    int no_cache = 0, rc;
+    const char *strategy = NULL, *remeasure = NULL, *simulate = NULL;
+    int no_cache = 0, rc, gpu = -1, shard[2] = {0, 1};
     const nt_opt opts[] = {
         {"db", 0, NT_OPT_STR, &dbpath, NULL},
         {"device", 0, NT_OPT_FN, &ro.select, opt_device},
@@ -225,15 +269,18 @@ int cmd_run(int argc, char **argv) {
         {"no-cache", 0, NT_OPT_FLAG, &no_cache, NULL},
         {"verbose", 0, NT_OPT_FLAG, &o.verbose, NULL},
         {"settle", 0, NT_OPT_FN, &settle, opt_settle},
-        {"gpu", 0, NT_OPT_FN, &ro.device, opt_gpu},
+        {"gpu", 0, NT_OPT_FN, &gpu, opt_gpu},
         {"strategy", 0, NT_OPT_FN, &strategy, nt_opt_strategy},
         {"budget", 0, NT_OPT_POS, &budget, NULL},
         {"remeasure", 0, NT_OPT_STR, &remeasure, NULL},
+        {"shard", 0, NT_OPT_FN, shard, nt_opt_shard},
+        {"simulate", 0, NT_OPT_STR, &simulate, NULL},
     };
     if ((rc = nt_parse_opts("run", argc, argv, opts, NT_NOPTS(opts), run_usage)) >= 0) return rc;
     if (seed) ro.seed = (uint64_t)seed;
     if (jobs) ro.jobs = (int)jobs;
     if (no_cache) ro.use_cache = 0;
+    if (gpu >= 0) ro.device = gpu;
     if (optind != argc - 1) {
         nt_errorf("run", "expected one SCRIPT argument");
         run_usage(stderr);
@@ -243,13 +290,25 @@ int cmd_run(int argc, char **argv) {
         nt_errorf("run", "unknown --remeasure '%s' (allowed: chain, alone)", remeasure);
         return NT_EXIT_USAGE;
     }
+    if (simulate && (ro.select || gpu >= 0)) {
+        nt_errorf("run", "--simulate runs on no GPU: leave out --%s", ro.select ? "device" : "gpu");
+        return NT_EXIT_USAGE;
+    }
+    if (simulate && nt_same_file(simulate, dbpath)) {
+        nt_errorf("run", "--simulate %s: the database the run writes (--db) must be another "
+                  "file", simulate);
+        return NT_EXIT_USAGE;
+    }
     char err[2048];
     nt_sweep sw;
     store *db = NULL;
     nt_runner *r = NULL;
+    store *sdb = NULL;        /* --simulate: the database replayed */
+    nt_replay_db rx;
     nt_evaluator ev;
     nt_run_stats st;
     precomp pre = {0};
+    memset(&rx, 0, sizeof rx);
     rc = NT_EXIT_FAIL;
     if (ntl_load(argv[optind], &sw, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
@@ -272,6 +331,11 @@ int cmd_run(int argc, char **argv) {
         sw.search.remeasure_alone = !strcmp(remeasure, "alone");
         sw.search.remeasure_set = 1;
     }
+    int kept = nt_apply_shard("run", &sw, shard);
+    if (kept <= 0) {          /* an empty shard of a job array: nothing to do */
+        ntl_free(&sw);
+        return kept ? NT_EXIT_USAGE : NT_EXIT_OK;
+    }
     /* where() deterministic and within budget, every shape with a variant:
      * known before the GPU is touched (for an exhaustive sweep: a search
      * with a budget never walks the whole space) */
@@ -281,6 +345,19 @@ int cmd_run(int argc, char **argv) {
         return NT_EXIT_FAIL;
     }
     ro.eps = sw.eps;
+    if (simulate) {
+        if (simulate_open(simulate, &sw, ro.seed, &sdb, &rx, &ev, err, sizeof err)) {
+            nt_errorf("run", "%s", err);
+            goto out;
+        }
+        if (store_open(&db, dbpath, STORE_CREATE, err, sizeof err)) {
+            nt_errorf("run", "%s", err);
+            goto out;
+        }
+        fprintf(stderr, "normtune run: %s: the samples %s stored for %s answer every "
+                        "measurement (no GPU)\n", ev.dev.name, simulate, rx.model.device);
+        goto measure;
+    }
     if (nt_runner_open(&r, &ro, err, sizeof err)) {
         nt_errorf("run", "%s", err);
         goto out;
@@ -305,6 +382,7 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     fprintf(stderr, "normtune run: copy bandwidth %.0f GB/s (read + write)\n", ev.copy_gbps);
+measure:
     o.progress = isatty(2);
     o.stop = &stop_flag;
     signal(SIGINT, on_sigint);
@@ -314,7 +392,7 @@ int cmd_run(int argc, char **argv) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     nt_sweep_summary(stderr, &sw, &st);
-    {
+    if (r) {
         static const char *const what[NT_RUNNER_NPHASES] = {
             "waiting for compiles", "inputs", "float64 references", "yardsticks", "loading",
             "checking", "timing"};
@@ -330,7 +408,7 @@ int cmd_run(int argc, char **argv) {
     nt_run_stats_free(&st);
     if (failed) {
         nt_errorf("run", "%s", err);
-        if (nt_runner_broken(r)) {
+        if (r && nt_runner_broken(r)) {
             /* the context is gone; everything measured is stored: go again */
             const char *e = getenv("NORMTUNE_RESTARTS");
             int n = e ? atoi(e) : 0;
@@ -366,6 +444,8 @@ out:
     precompile_stop(&pre);
     store_close(db);
     nt_runner_close(r);
+    nt_replay_db_free(&rx);
+    store_close(sdb);
     ntl_free(&sw);
     return rc;
 }

@@ -1,0 +1,126 @@
+#!/bin/sh
+# test_shard.sh -- a sweep split over the tasks of a job array, on a CPU:
+# `list --shard I/N` and `run --shard I/N` keep disjoint parts of a script's
+# shapes that together are the whole sweep (its hidden sizes dealt in turn,
+# its shapes when there are fewer of them than shards); `run --simulate DB`
+# runs the whole pipeline (search, store, resume) with the replay of DB's
+# GPU in place of a GPU; the shards' databases merged hold the same results
+# as one run of the whole sweep.  Bad --shard and --simulate arguments are
+# usage errors that touch no database.  tests/test_slurm.sh runs the same
+# split under a real Slurm.
+#
+# Needs NORMTUNE and NT_TMP; prints PASS/FAIL lines and "RESULT passed failed".
+NAME=test_shard
+. "$(dirname "$0")/lib.sh"
+db="$root/data/results.db"
+export NORMTUNE_SCRIPT_BUDGET="${NORMTUNE_SCRIPT_BUDGET:-30,60}"
+
+# the variant lines of `list` (problem, family, params), sorted
+variants() { "$NORMTUNE" list "$@" 2>/dev/null | grep '^M=.* rmsnorm_' | sort; }
+
+# --- list --shard: a partition of the default backward sweep ---------------
+bwd="$root/lua/sweeps/rmsnorm_bwd.lua"
+variants "$bwd" >"$T/all"
+: >"$T/union"
+for i in 0 1 2; do
+    variants --shard "$i/3" "$bwd" >"$T/s$i"
+    [ -s "$T/s$i" ] && ok "list_shard_${i}_of_3_nonempty" || bad "list_shard_${i}_of_3_nonempty"
+    cat "$T/s$i" >>"$T/union"
+    # the hidden sizes of this shard
+    sed 's/^M=[0-9]* N=\([0-9]*\) .*/\1/' "$T/s$i" | sort -u >"$T/n$i"
+done
+sort "$T/union" | cmp -s - "$T/all" && ok list_shards_are_the_sweep ||
+    bad list_shards_are_the_sweep "$(sort "$T/union" | diff - "$T/all" | head -3)"
+[ -z "$(sort "$T/union" | uniq -d)" ] && ok list_shards_disjoint || bad list_shards_disjoint
+[ -z "$(cat "$T/n0" "$T/n1" "$T/n2" | sort | uniq -d)" ] && ok shards_split_by_hidden_size ||
+    bad shards_split_by_hidden_size "an N in two shards: $(cat "$T/n0" "$T/n1" "$T/n2" | sort | uniq -d | head -3)"
+# the k-th distinct N (ascending) is shard k mod 3's
+allN=$(sed 's/^M=[0-9]* N=\([0-9]*\) .*/\1/' "$T/all" | sort -n -u)
+k=0; why=""
+for n in $allN; do
+    grep -qx "$n" "$T/n$((k % 3))" || why="$why N=$n not in shard $((k % 3));"
+    k=$((k + 1))
+done
+[ -z "$why" ] && ok shards_deal_hidden_sizes_in_turn || bad shards_deal_hidden_sizes_in_turn "$why"
+"$NORMTUNE" list --count --shard 1/3 "$bwd" >/dev/null 2>"$T/err"
+has list_shard_says_its_part "$T/err" "shard 1/3: "
+
+# fewer hidden sizes than shards: the shapes themselves are dealt
+cat >"$T/one_n.lua" <<'EOF'
+return normtune.sweep {
+  op = "rmsnorm_fwd",
+  dtype = "bf16",
+  shapes = {{M = 4096, N = 1024}, {M = 16384, N = 1024}, {M = 65536, N = 1024}},
+  families = {row = {params = {block = {128, 256}, chunks = {1, 2}, k = {0}}}},
+  search = {strategy = "exhaustive"},
+}
+EOF
+: >"$T/union"
+for i in 0 1 2; do
+    variants --shard "$i/3" "$T/one_n.lua" >"$T/s$i"
+    m=$(sed 's/^M=\([0-9]*\) .*/\1/' "$T/s$i" | sort -u | wc -l)
+    [ "$m" = 1 ] && ok "one_n_shard_${i}_one_shape" || bad "one_n_shard_${i}_one_shape" "$m shapes"
+    cat "$T/s$i" >>"$T/union"
+done
+variants "$T/one_n.lua" >"$T/all1"
+sort "$T/union" | cmp -s - "$T/all1" && ok one_n_shards_are_the_sweep || bad one_n_shards_are_the_sweep
+
+# more shards than shapes: an empty shard is nothing to do, not an error
+expect empty_shard_exit_0 0 list --shard 5/8 "$T/one_n.lua"
+has empty_shard_says_so "$T/err" "has no shape of"
+
+# --- bad --shard values: usage errors -------------------------------------
+for v in 3/3 -1/3 1/0 a/b 1/2x 1 /2 0/5000; do
+    expect "bad_shard_$v" 2 list --shard "$v" "$T/one_n.lua"
+    has "bad_shard_message_$v" "$T/err" "--shard"
+done
+
+# --- run --simulate: shards, merge, the same results as one run -----------
+cat >"$T/sim.lua" <<'EOF'
+return normtune.sweep {
+  op = "rmsnorm_fwd",
+  dtype = "bf16",
+  shapes = normtune.grid({1024, 2048, 4096}, {4096, 16384}),
+  families = {warp = {params = {tpr = {32}, block = {128, 256}, chunks = {4, 8}, k = {0}},
+                      where = function(p, s) return p.tpr * p.chunks * 8 >= s.N end},
+              row = {params = {block = {128, 256, 512}, chunks = {1, 2, 4}, k = {0, 2}},
+                     where = function(p, s) return p.block * p.chunks * 8 >= s.N end}},
+  search = {strategy = "exhaustive"},
+}
+EOF
+sum_before=$(cksum <"$db")
+# results as (shape, family, params, status): what is measured, not its draw
+keys() { sqlite3 "$1" "select s.M, s.N, s.dtype, v.family, v.params, r.status from result r
+    join variant v on v.id = r.variant_id join shape s on s.id = r.shape_id order by 1, 2, 3, 4, 5"; }
+need_sqlite3 "the simulated runs' databases"
+expect simulate_whole_runs 0 run "$T/sim.lua" --simulate "$db" --db "$T/whole.db"
+has simulate_says_no_gpu "$T/err" "(no GPU)"
+for i in 0 1 2; do
+    expect "simulate_shard_${i}_runs" 0 run "$T/sim.lua" --simulate "$db" --shard "$i/3" --db "$T/part$i.db"
+done
+expect merge_01 0 merge "$T/part0.db" "$T/part1.db" -o "$T/m01.db"
+expect merge_012 0 merge "$T/m01.db" "$T/part2.db" -o "$T/merged.db"
+keys "$T/whole.db" >"$T/k_whole"
+keys "$T/merged.db" >"$T/k_merged"
+[ -s "$T/k_whole" ] && cmp -s "$T/k_whole" "$T/k_merged" && ok merged_shards_are_the_whole_run ||
+    bad merged_shards_are_the_whole_run "$(diff "$T/k_whole" "$T/k_merged" | head -3)"
+n_ok=$(sqlite3 "$T/merged.db" "select count(*) from result where status = 'ok'")
+[ "${n_ok:-0}" -gt 0 ] && ok simulated_results_ok || bad simulated_results_ok "no ok result"
+dev=$(sqlite3 "$T/merged.db" "select group_concat(name) from device")
+[ "$dev" = "simulated NVIDIA H200" ] && ok simulated_device_apart || bad simulated_device_apart "devices: $dev"
+# a second run resumes: everything reused, nothing measured
+expect simulate_resume_runs 0 run "$T/sim.lua" --simulate "$db" --shard 1/3 --db "$T/part1.db"
+has simulate_resume_reuses "$T/err" ": 0 measured"
+# the header of the merged shards tunes every shape
+expect export_merged 0 export --db "$T/merged.db" -o "$T/merged.h"
+has export_merged_all_shapes "$T/err" "6 tuned shapes"
+
+# --- bad --simulate use: usage errors, nothing written ---------------------
+expect simulate_into_itself 2 run "$T/sim.lua" --simulate "$T/whole.db" --db "$T/whole.db"
+has simulate_into_itself_message "$T/err" "must be another file"
+expect simulate_with_device 2 run "$T/sim.lua" --simulate "$db" --device H200 --db "$T/x.db"
+has simulate_with_device_message "$T/err" "runs on no GPU"
+[ ! -e "$T/x.db" ] && ok usage_error_writes_nothing || bad usage_error_writes_nothing
+expect simulate_missing_db 1 run "$T/sim.lua" --simulate "$T/none.db" --db "$T/y.db"
+[ "$(cksum <"$db")" = "$sum_before" ] && ok simulated_db_untouched || bad simulated_db_untouched
+finish
