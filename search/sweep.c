@@ -141,26 +141,38 @@ int nt_sweep_uses(const nt_sweep *sw, const char *name) {
 
 /* ---- shards ------------------------------------------------------------ */
 
-static int by_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The key a shape is dealt by: its N (by_n), else M and N in one number
  * (N in the high bits: shapes sort by N, then M). */
 static int64_t shard_key(const nt_shape *s, int by_n) {
     return by_n ? s->N : (s->N << 31) | s->M;
 }
 
+/* A distinct key, its shape entries (over every shape list) and its shard. */
+typedef struct skey {
+    int64_t key;
+    int weight, shard;
+} skey;
+
+static int by_skey(const void *a, const void *b) {
+    int64_t x = ((const skey *)a)->key, y = ((const skey *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+static int by_weight(const void *a, const void *b) {
+    const skey *x = *(const skey *const *)a, *y = *(const skey *const *)b;
+    if (x->weight != y->weight) return x->weight > y->weight ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
 /* Keep the shapes of list s[0..*n) (and their budgets b, if any) whose
- * key's rank among the distinct keys[0..nk) is i mod the shard count. */
-static void shard_keep(nt_shape *s, uint64_t *b, int *n, const int64_t *keys, int nk, int by_n,
-                       int i, int nshards) {
+ * key is shard i's among keys[0..nk) (sorted by key). */
+static void shard_keep(nt_shape *s, uint64_t *b, int *n, const skey *keys, int nk, int by_n,
+                       int i) {
     int k = 0;
     for (int j = 0; j < *n; j++) {
-        int64_t key = shard_key(&s[j], by_n);
-        const int64_t *at = bsearch(&key, keys, (size_t)nk, sizeof *keys, by_i64);
-        if (!at || (int)(at - keys) % nshards != i) continue;
+        skey want = {shard_key(&s[j], by_n), 0, 0};
+        const skey *at = bsearch(&want, keys, (size_t)nk, sizeof *keys, by_skey);
+        if (!at || at->shard != i) continue;
         if (b) b[k] = b[j];
         s[k++] = s[j];
     }
@@ -174,31 +186,58 @@ int nt_sweep_shard(nt_sweep *sw, int i, int n, char *err, size_t errlen) {
     }
     int total = sw->nshape;
     for (int d = 0; d < sw->ndt; d++) total += sw->dshapes[d] ? sw->ndshape[d] : 0;
-    int64_t *keys = malloc((size_t)(total ? total : 1) * sizeof *keys);
-    if (!keys) {
+    size_t cap = (size_t)(total ? total : 1);
+    skey *keys = malloc(cap * sizeof *keys);
+    skey **ord = malloc(cap * sizeof *ord);
+    int64_t *load = calloc((size_t)n, sizeof *load);
+    if (!keys || !ord || !load) {
+        free(keys);
+        free(ord);
+        free(load);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int nk = 0, by_n = 1;
+    /* the distinct keys with their shape entries: the problems of every
+     * dtype combination that takes the sweep's shapes count each */
+    int nk = 0, by_n = 1, shared = 0;
+    for (int d = 0; d < sw->ndt; d++) shared += !sw->dshapes[d];
     for (int pass = 0; pass < 2; pass++) {
         nk = 0;
-        for (int j = 0; j < sw->nshape; j++) keys[nk++] = shard_key(&sw->shapes[j], by_n);
+        for (int j = 0; j < sw->nshape; j++)
+            keys[nk++] = (skey){shard_key(&sw->shapes[j], by_n), shared, 0};
         for (int d = 0; d < sw->ndt; d++)
             for (int j = 0; sw->dshapes[d] && j < sw->ndshape[d]; j++)
-                keys[nk++] = shard_key(&sw->dshapes[d][j], by_n);
-        qsort(keys, (size_t)nk, sizeof *keys, by_i64);
+                keys[nk++] = (skey){shard_key(&sw->dshapes[d][j], by_n), 1, 0};
+        qsort(keys, (size_t)nk, sizeof *keys, by_skey);
         int u = 0;
-        for (int j = 0; j < nk; j++)
-            if (!u || keys[u - 1] != keys[j]) keys[u++] = keys[j];
+        for (int j = 0; j < nk; j++) {
+            if (u && keys[u - 1].key == keys[j].key)
+                keys[u - 1].weight += keys[j].weight;
+            else
+                keys[u++] = keys[j];
+        }
         nk = u;
         if (!by_n || nk >= n) break;
         by_n = 0;             /* fewer hidden sizes than shards: deal the shapes */
     }
-    shard_keep(sw->shapes, sw->budgets, &sw->nshape, keys, nk, by_n, i, n);
+    /* the heaviest first, each to the shard with the fewest problems so far
+     * (ties: the lower shard) */
+    for (int k = 0; k < nk; k++) ord[k] = &keys[k];
+    qsort(ord, (size_t)nk, sizeof *ord, by_weight);
+    for (int k = 0; k < nk; k++) {
+        int m = 0;
+        for (int j = 1; j < n; j++)
+            if (load[j] < load[m]) m = j;
+        ord[k]->shard = m;
+        load[m] += ord[k]->weight;
+    }
+    shard_keep(sw->shapes, sw->budgets, &sw->nshape, keys, nk, by_n, i);
     for (int d = 0; d < sw->ndt; d++)
         if (sw->dshapes[d])
-            shard_keep(sw->dshapes[d], sw->dbudgets[d], &sw->ndshape[d], keys, nk, by_n, i, n);
+            shard_keep(sw->dshapes[d], sw->dbudgets[d], &sw->ndshape[d], keys, nk, by_n, i);
     free(keys);
+    free(ord);
+    free(load);
     return nt_sweep_nproblems(sw);
 }
 

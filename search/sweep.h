@@ -144,13 +144,13 @@ int nt_sweep_uses(const nt_sweep *sw, const char *name);
 void nt_sweep_drop_own(nt_sweep *sw);
 
 /* Keep only shard i of n (0 <= i < n) of the sweep's shapes, for a run
- * split over the tasks of a job array (`run --shard I/N`): the distinct
- * hidden sizes N of every shape list (the sweep's and each dtype
- * combination's own), in ascending order, are dealt to the shards in turn,
- * the k-th to shard k mod n, and a shard keeps every shape of its N, in
- * every dtype combination (the shapes of one N together: a warm search
- * learns along M).  With fewer distinct N than shards the shapes
- * themselves are dealt, by (N, M).  The same script and n give the same
+ * split over the tasks of a job array (`run --shard I/N`).  A shard takes
+ * whole hidden sizes: every shape of an N, in every dtype combination (a
+ * warm search learns along M).  The distinct N are dealt heaviest first
+ * (the most problems; ties: the smaller N), each to the shard with the
+ * fewest problems so far (ties: the lower shard), so that the shards are
+ * about as long.  With fewer distinct N than shards the shapes themselves
+ * are dealt so, keyed by (N, M).  The same script and n give the same
  * split on every machine; the shards' problems are disjoint and together
  * the whole sweep.  Returns the problems kept (0: an empty shard), or -1
  * with a message (i or n out of range). */

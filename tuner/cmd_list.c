@@ -112,9 +112,9 @@ static void usage(FILE *f) {
             "options:\n"
             "  -c, --count   print only the counts\n"
             "  --shard I/N   only shard I of N (from 0) of the script's shapes, as\n"
-            "                run --shard splits them: its distinct hidden sizes N\n"
-            "                dealt to the shards in turn (the shapes themselves\n"
-            "                when there are fewer N than shards)\n"
+            "                run --shard splits them: its hidden sizes N dealt\n"
+            "                whole, evening out the shards' problems (the shapes\n"
+            "                themselves when there are fewer N than shards)\n"
             "  -h, --help    print this help\n");
 }
 
