@@ -1640,29 +1640,36 @@ static void remove_db(const char *path) {
     unlink(p);
 }
 
-/* Fold a and b into the new file out (see store.h).  Inputs are checked with
- * store_open(STORE_READ) and attached read-only; on failure out is removed. */
-int store_merge(const char *a, const char *b, const char *out,
-                store_merge_counts *counts, char *err, size_t errlen) {
-    const char *in[2] = {a, b};
-    int had_wal[2];
-    int64_t added[2] = {0, 0}, same[2] = {0, 0}, differ[2] = {0, 0}, total = 0;
+/* Fold in[0..n) into the new file out (see store.h).  Inputs are checked
+ * with store_open(STORE_READ) and attached read-only; on failure out is
+ * removed. */
+int store_merge_all(const char *const *in, int n, const char *out, store_merge_input *each,
+                    int64_t *total, char *err, size_t errlen) {
     store *s = NULL;
-    int fd, rc = STORE_ERR;
+    int fd, rc = STORE_ERR, nchecked = 0;
+    int64_t tot = 0;
+    int *had_wal = calloc((size_t)(n > 0 ? n : 1), sizeof *had_wal);
 
-    if (counts) memset(counts, 0, sizeof *counts);
-    for (int i = 0; i < 2; i++) {
-        had_wal[i] = exists_with(in[i], "-wal");
-        if (store_open(&s, in[i], STORE_READ, err, errlen)) return STORE_ERR;
+    if (each) memset(each, 0, (size_t)(n > 0 ? n : 0) * sizeof *each);
+    if (total) *total = 0;
+    if (!had_wal) return seterr(err, errlen, "out of memory");
+    if (n < 1) {
+        free(had_wal);
+        return seterr(err, errlen, "no database to merge");
+    }
+    for (; nchecked < n; nchecked++) {
+        had_wal[nchecked] = exists_with(in[nchecked], "-wal");
+        if (store_open(&s, in[nchecked], STORE_READ, err, errlen)) goto cleanup;
         store_close(s);
         s = NULL;
     }
     fd = open(out, O_WRONLY | O_CREAT | O_EXCL, 0644);   /* claim the name */
     if (fd < 0) {
         if (errno == EEXIST)
-            return seterr(err, errlen, "%s: already exists; merge writes a new file",
-                          out);
-        return seterr(err, errlen, "%s: %s", out, strerror(errno));
+            seterr(err, errlen, "%s: already exists; merge writes a new file", out);
+        else
+            seterr(err, errlen, "%s: %s", out, strerror(errno));
+        goto cleanup;
     }
     close(fd);
     if (store_open(&s, out, STORE_CREATE, err, errlen)) goto done;
@@ -1670,24 +1677,42 @@ int store_merge(const char *a, const char *b, const char *out,
         dberr(s, err, errlen, "merge setup");
         goto done;
     }
-    for (int i = 0; i < 2; i++)
-        if (merge_one(s, in[i], &added[i], &same[i], &differ[i], err, errlen)) goto done;
-    if (one_int(s->db, "SELECT count(*) FROM result", &total) != SQLITE_OK) {
+    for (int i = 0; i < n; i++) {
+        store_merge_input m = {0, 0, 0};
+        if (merge_one(s, in[i], &m.added, &m.same, &m.differ, err, errlen)) goto done;
+        if (each) each[i] = m;
+    }
+    if (one_int(s->db, "SELECT count(*) FROM result", &tot) != SQLITE_OK) {
         dberr(s, err, errlen, "counting results");
         goto done;
     }
-    if (counts) {
-        counts->total = total;
-        counts->from_a = added[0];
-        counts->from_b = added[1];
-        counts->same = same[1];
-        counts->differ = differ[1];
-    }
+    if (total) *total = tot;
     rc = STORE_OK;
 done:
     store_close(s);
     if (rc != STORE_OK) remove_db(out);
-    for (int i = 0; i < 2; i++) ro_cleanup(in[i], had_wal[i]);
+cleanup:
+    for (int i = 0; i < nchecked + (nchecked < n); i++) ro_cleanup(in[i], had_wal[i]);
+    free(had_wal);
+    return rc;
+}
+
+int store_merge(const char *a, const char *b, const char *out,
+                store_merge_counts *counts, char *err, size_t errlen) {
+    const char *in[2] = {a, b};
+    store_merge_input m[2];
+    int64_t total = 0;
+    int rc = store_merge_all(in, 2, out, m, &total, err, errlen);
+    if (counts) {
+        memset(counts, 0, sizeof *counts);
+        if (rc == STORE_OK) {
+            counts->total = total;
+            counts->from_a = m[0].added;
+            counts->from_b = m[1].added;
+            counts->same = m[1].same;
+            counts->differ = m[1].differ;
+        }
+    }
     return rc;
 }
 

@@ -154,6 +154,21 @@ typedef struct store_merge_counts {
 int store_merge(const char *a, const char *b, const char *out,
                 store_merge_counts *counts, char *err, size_t errlen);
 
+/* What a merge took from one of its inputs, counted in results. */
+typedef struct store_merge_input {
+    int64_t added;            /* results new to the merge */
+    int64_t same;             /* results whose key an input before it had, same
+                                 measurement */
+    int64_t differ;           /* ... with another measurement: the earlier kept */
+} store_merge_input;
+
+/* Fold n >= 1 databases in[0..n), in that order, into the new file out
+ * (which must not exist), as store_merge does two: a result in several is
+ * kept once, as the first that has it has it.  each[i] (each may be NULL)
+ * gets what input i added; *total (may be NULL) the results in out. */
+int store_merge_all(const char *const *in, int n, const char *out, store_merge_input *each,
+                    int64_t *total, char *err, size_t errlen);
+
 /* Best successful result per shape for one device model. */
 typedef struct store_best_row {
     int64_t M, N;

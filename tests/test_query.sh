@@ -41,9 +41,13 @@ expect query_bad_option 2 query --db x.db --frobnicate
 expect report_no_db 2 report
 expect report_extra 2 report --db x.db best
 expect merge_no_output 2 merge a.db b.db
-expect merge_one_input 2 merge a.db -o c.db
-expect merge_three_inputs 2 merge a.db b.db c.db -o d.db
+expect merge_no_input 2 merge -o c.db
 one_line merge_usage_one_line
+# any number of inputs (tests/test_shard.sh merges three); a missing one is
+# named, and no output is left
+expect merge_three_inputs_missing 1 merge a.db b.db c.db -o d.db
+has merge_missing_named "$T/err" "a.db"
+[ ! -e d.db ] && ok merge_missing_no_output || bad merge_missing_no_output
 
 # ---- missing and foreign files -------------------------------------------------
 expect query_missing_db 1 query --db "$T/nope.db"

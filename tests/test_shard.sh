@@ -103,12 +103,23 @@ has simulate_says_no_gpu "$T/err" "(no GPU)"
 for i in 0 1 2; do
     expect "simulate_shard_${i}_runs" 0 run "$T/sim.lua" --simulate "$db" --shard "$i/3" --db "$T/part$i.db"
 done
+expect merge_three 0 merge "$T/part0.db" "$T/part1.db" "$T/part2.db" -o "$T/merged.db"
+has merge_three_counts "$T/err" " from $T/part2.db; 0 in an earlier input too"
+# two at a time folds to the same results
 expect merge_01 0 merge "$T/part0.db" "$T/part1.db" -o "$T/m01.db"
-expect merge_012 0 merge "$T/m01.db" "$T/part2.db" -o "$T/merged.db"
+expect merge_012 0 merge "$T/m01.db" "$T/part2.db" -o "$T/m012.db"
 keys "$T/whole.db" >"$T/k_whole"
 keys "$T/merged.db" >"$T/k_merged"
 [ -s "$T/k_whole" ] && cmp -s "$T/k_whole" "$T/k_merged" && ok merged_shards_are_the_whole_run ||
     bad merged_shards_are_the_whole_run "$(diff "$T/k_whole" "$T/k_merged" | head -3)"
+keys "$T/m012.db" | cmp -s - "$T/k_merged" && ok merge_pairwise_same || bad merge_pairwise_same
+# one input: a checked copy; an input merged after itself adds nothing
+expect merge_one_input 0 merge "$T/part1.db" -o "$T/copy1.db"
+keys "$T/part1.db" >"$T/k_p1"
+keys "$T/copy1.db" | cmp -s - "$T/k_p1" && ok merge_one_input_copies || bad merge_one_input_copies
+expect merge_repeated_input 0 merge "$T/part1.db" "$T/part1.db" "$T/part2.db" -o "$T/rep.db"
+has merge_repeated_counts "$T/err" "0 from $T/part1.db, "
+expect merge_no_input 2 merge -o "$T/none.db"
 n_ok=$(sqlite3 "$T/merged.db" "select count(*) from result where status = 'ok'")
 [ "${n_ok:-0}" -gt 0 ] && ok simulated_results_ok || bad simulated_results_ok "no ok result"
 dev=$(sqlite3 "$T/merged.db" "select group_concat(name) from device")

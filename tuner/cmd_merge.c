@@ -1,15 +1,17 @@
 /* cmd_merge.c -- `normtune merge` and `normtune migrate`: the commands that
  * write a results database other than `run`.
  *
- * `merge A.db B.db -o OUT.db` folds two databases into a new one and says on
- * stderr how many results came from each input, how many B had that A had
- * too (identical, or measured differently: A's kept).  `migrate --db FILE`
+ * `merge A.db B.db [C.db ...] -o OUT.db` folds databases into a new one and
+ * says on stderr how many results came from each input, how many B had that
+ * A had too (identical, or measured differently: A's kept; with more than
+ * two inputs, what each had that one before it had).  `migrate --db FILE`
  * brings an older schema to this build's, in place.  Both go through
  * db/store.c, which checks every database they open (integrity, schema,
  * that a written file can be written) before any work.
  * Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage error. */
 #include <getopt.h>          /* optind */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/store.h"
@@ -19,7 +21,7 @@
 
 static void merge_usage(FILE *f) {
     fprintf(f,
-        "usage: normtune merge A.db B.db -o OUT.db\n\n"
+        "usage: normtune merge A.db B.db [C.db ...] -o OUT.db\n\n"
         "Fold two results databases (say, from two machines) into a new one:\n"
         "devices, sweeps, variants, shapes, results and their samples.  A result\n"
         "whose key (device, variant, kernel source, shape, timing settings) is in\n"
@@ -27,7 +29,10 @@ static void merge_usage(FILE *f) {
         "for damage, and each is read as one snapshot, so a sweep may go on\n"
         "writing them; OUT must not exist.  Prints on stderr how many results\n"
         "came from A and from B, and how many of B's keys A had too: with the\n"
-        "same measurement, or a different one (A's kept).\n\n"
+        "same measurement, or a different one (A's kept).  More inputs fold in\n"
+        "the order given, each result kept as the first that has it has it (the\n"
+        "shards of a job array: examples/slurm/merge-shards.sh); one input is\n"
+        "a checked copy.\n\n"
         "options:\n"
         "  -o, --output FILE   the new database\n"
         "  -h, --help          this text\n");
@@ -36,21 +41,44 @@ static void merge_usage(FILE *f) {
 int cmd_merge(int argc, char **argv) {
     const char *out = NULL;
     char err[1024];
-    store_merge_counts n;
     const nt_opt opts[] = {{"output", 'o', NT_OPT_STR, &out, NULL}};
     int rc = nt_parse_opts("merge", argc, argv, opts, NT_NOPTS(opts), merge_usage);
     if (rc >= 0) return rc;
-    if (argc - optind != 2 || !out) {
-        nt_errorf("merge", "needs two input databases and -o OUT.db (see normtune merge --help)");
+    int n = argc - optind;
+    if (n < 1 || !out) {
+        nt_errorf("merge", "needs input databases and -o OUT.db (see normtune merge --help)");
         return NT_EXIT_USAGE;
     }
-    if (store_merge(argv[optind], argv[optind + 1], out, &n, err, sizeof err)) {
-        nt_errorf("merge", "%s", err);
+    store_merge_input *each = calloc((size_t)n, sizeof *each);
+    int64_t total = 0;
+    if (!each) {
+        nt_errorf("merge", "out of memory");
         return NT_EXIT_FAIL;
     }
-    fprintf(stderr, "normtune merge: %s: %lld results (%lld from A, %lld from B, %lld in "
-            "both, %lld differ: kept A's)\n", out, (long long)n.total, (long long)n.from_a,
-            (long long)n.from_b, (long long)n.same, (long long)n.differ);
+    if (store_merge_all((const char *const *)argv + optind, n, out, each, &total, err,
+                        sizeof err)) {
+        nt_errorf("merge", "%s", err);
+        free(each);
+        return NT_EXIT_FAIL;
+    }
+    if (n == 2) {
+        fprintf(stderr, "normtune merge: %s: %lld results (%lld from A, %lld from B, %lld in "
+                "both, %lld differ: kept A's)\n", out, (long long)total,
+                (long long)each[0].added, (long long)each[1].added, (long long)each[1].same,
+                (long long)each[1].differ);
+    } else {
+        long long same = 0, differ = 0;
+        fprintf(stderr, "normtune merge: %s: %lld results (", out, (long long)total);
+        for (int i = 0; i < n; i++) {
+            fprintf(stderr, "%s%lld from %s", i ? ", " : "", (long long)each[i].added,
+                    argv[optind + i]);
+            same += each[i].same;
+            differ += each[i].differ;
+        }
+        fprintf(stderr, "; %lld in an earlier input too, %lld differ: kept the earlier's)\n",
+                same + differ, differ);
+    }
+    free(each);
     return NT_EXIT_OK;
 }
 

@@ -1,14 +1,13 @@
 #!/bin/sh
 # merge-shards.sh -- fold the databases of a job array's shards
-# (OUTDIR/shard-*.db, tune-shard.sh) into one results database, OUT.db,
-# with `normtune merge` (which takes two at a time): the job submit.sh
-# runs after the array has finished, or by hand:
+# (OUTDIR/shard-*.db, tune-shard.sh) into one new results database, OUT.db,
+# with `normtune merge` (each result once; OUT.db must not exist and is
+# written whole or not at all): the job submit.sh runs after the array has
+# finished, or by hand:
 #
 #   sh examples/slurm/merge-shards.sh OUTDIR OUT.db
 #
-# OUT.db must not exist; nothing is written to it unless every merge
-# succeeds (the folds go through OUTDIR/merge.tmp-*.db).  NORMTUNE names
-# the binary (default: normtune on PATH).
+# NORMTUNE names the binary (default: normtune on PATH).
 #SBATCH --job-name=normtune-merge
 #SBATCH --output=normtune-merge-%j.log
 set -u
@@ -16,7 +15,7 @@ if [ $# -ne 2 ]; then
     echo "usage: merge-shards.sh OUTDIR OUT.db" >&2
     exit 2
 fi
-out=$1 dest=$2 nt=${NORMTUNE:-normtune}
+out=$1 dest=$2
 if [ -e "$dest" ]; then
     echo "merge-shards.sh: $dest exists; give a new file" >&2
     exit 2
@@ -26,18 +25,4 @@ if [ ! -e "$1" ]; then
     echo "merge-shards.sh: no shard-*.db in $out" >&2
     exit 1
 fi
-acc=$1 k=0
-shift
-for db in "$@"; do
-    tmp=$out/merge.tmp-$k.db
-    rm -f "$tmp"
-    "$nt" merge "$acc" "$db" -o "$tmp" || exit 1
-    [ "$k" -gt 0 ] && rm -f "$acc"
-    acc=$tmp k=$((k + 1))
-done
-if [ "$k" = 0 ]; then
-    "$nt" merge "$acc" "$acc" -o "$dest" || exit 1   # one shard: a checked copy
-else
-    mv "$acc" "$dest" || exit 1
-fi
-echo "merge-shards.sh: $dest: the results of $((k + 1)) shard(s) of $out"
+exec "${NORMTUNE:-normtune}" merge "$@" -o "$dest"
