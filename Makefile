@@ -61,6 +61,9 @@ HEADER ?= normtune_dispatch.h
 # cross models: it is a cold campaign), and the export takes the model of
 # the GPU just tuned (--newest).  SEED= starts from an empty database.
 SEED ?= data/results.db
+# DEVICES=all (or 0,1,3): make tune runs each sweep on those GPUs of this
+# host at once, a shard each (normtune run --devices); unset, on one GPU.
+DEVICES ?=
 
 # Quiet by default: "  CC build/obj/x.o" instead of the command line.
 # V=1 prints every command (and makes tests/run.sh print all test output).
@@ -247,7 +250,7 @@ tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	  echo "make tune: $(DB) starts as a copy of $(SEED) (SEED= for an empty one)"; \
 	  cp "$(SEED)" "$(DB).seed" && chmod u+w "$(DB).seed" && mv "$(DB).seed" "$(DB)" || exit 1; \
 	fi
-	settle=; for s in $(SWEEP); do $(BIN) run $$s --db $(DB) $$settle || exit 1; settle='--settle 0'; done
+	settle=; for s in $(SWEEP); do $(BIN) run $$s --db $(DB) $$settle $(if $(DEVICES),--devices $(DEVICES)) || exit 1; settle='--settle 0'; done
 	$(BIN) export --db $(DB) --newest -o $(HEADER)
 	$(BIN) report --db $(DB) --newest
 

@@ -6,8 +6,10 @@
 # than shards); `run --simulate DB`
 # runs the whole pipeline (search, store, resume) with the replay of DB's
 # GPU in place of a GPU; the shards' databases merged hold the same results
-# as one run of the whole sweep.  Bad --shard and --simulate arguments are
-# usage errors that touch no database.  tests/test_slurm.sh runs the same
+# as one run of the whole sweep, and so does `run --devices LIST` (a
+# process a GPU, here simulated ones, into one database at once).  Bad
+# --shard, --devices and --simulate arguments are usage errors that touch
+# no database.  tests/test_slurm.sh runs the same
 # split under a real Slurm.
 #
 # Needs NORMTUNE and NT_TMP; prints PASS/FAIL lines and "RESULT passed failed".
@@ -130,6 +132,25 @@ has simulate_resume_reuses "$T/err" ": 0 measured"
 # the header of the merged shards tunes every shape
 expect export_merged 0 export --db "$T/merged.db" -o "$T/merged.h"
 has export_merged_all_shapes "$T/err" "6 tuned shapes"
+
+# --- run --devices: a process a GPU (here simulated), one database ---------
+expect devices_runs 0 run "$T/sim.lua" --simulate "$db" --devices 0,1,2 --db "$T/dev.db"
+keys "$T/dev.db" | cmp -s - "$T/k_whole" && ok devices_are_the_whole_run ||
+    bad devices_are_the_whole_run "$(keys "$T/dev.db" | diff - "$T/k_whole" | head -3)"
+for k in 0 1 2; do
+    has "devices_worker_${k}_labelled" "$T/err" "[worker $k] normtune run: shard $k/3: "
+done
+has devices_all_done "$T/err" "the 3 shards are done"
+expect devices_resume 0 run "$T/sim.lua" --simulate "$db" --devices 0,1,2 --db "$T/dev.db"
+[ "$(grep -c ': 0 measured' "$T/err")" = 3 ] && ok devices_resume_reuses ||
+    bad devices_resume_reuses "$(grep 'measured' "$T/err" | head -3)"
+for v in 0,0 x 1,,2 -1 all; do
+    expect "devices_bad_$v" 2 run "$T/sim.lua" --simulate "$db" --devices "$v" --db "$T/d2.db"
+    has "devices_bad_message_$v" "$T/err" "--devices"
+done
+expect devices_with_gpu 2 run "$T/sim.lua" --simulate "$db" --devices 0,1 --gpu 1 --db "$T/d2.db"
+expect devices_with_shard 2 run "$T/sim.lua" --simulate "$db" --devices 0,1 --shard 0/2 --db "$T/d2.db"
+[ ! -e "$T/d2.db" ] && ok devices_usage_writes_nothing || bad devices_usage_writes_nothing
 
 # --- bad --simulate use: usage errors, nothing written ---------------------
 expect simulate_into_itself 2 run "$T/sim.lua" --simulate "$T/whole.db" --db "$T/whole.db"

@@ -2,7 +2,8 @@
  *
  *   normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]
  *                [--jobs N] [--settle S] [--strategy S] [--budget B]
- *                [--shard I/N] [--simulate DB] [--no-cache] [--verbose]
+ *                [--shard I/N | --devices LIST] [--simulate DB] [--no-cache]
+ *                [--verbose]
  *
  * Loads the script, opens (or creates) the database, opens the GPU, measures
  * the copy bandwidth, then hands everything to the sweep driver
@@ -22,7 +23,10 @@
  * examples/slurm/).  --simulate DB puts the replay of DB's GPU
  * (tuner/replaydb.h) where the GPU would be: the whole run, store and
  * resume included, on a machine without one; its results are stored under
- * a device named "simulated <model>", never pooled with a real GPU's. */
+ * a device named "simulated <model>", never pooled with a real GPU's.
+ * --devices LIST runs one `run --shard k/n --gpu D` per GPU of the list (all
+ * of one model), at once, into the same database (tuner/fanout.h): the GPUs
+ * of one host as one device. */
 #include <errno.h>
 #include <getopt.h>          /* optind */
 #include <inttypes.h>
@@ -35,6 +39,7 @@
 #include "lua/ntlua.h"
 #include "tuner/cli.h"
 #include "tuner/compile.h"
+#include "tuner/fanout.h"
 #include "tuner/replaydb.h"
 #include "search/enumerate.h"
 #include "tuner/runner.h"
@@ -64,8 +69,8 @@ static void on_sigint(int sig) {
 static void run_usage(FILE *f) {
     fprintf(f, "usage: normtune run SCRIPT [--db FILE] [--device SEL | --gpu N] [--seed S]\n"
                "                    [--jobs N] [--settle SECONDS] [--strategy S] [--budget B]\n"
-               "                    [--remeasure chain|alone] [--shard I/N] [--simulate DB]\n"
-               "                    [--no-cache] [--verbose]\n\n"
+               "                    [--remeasure chain|alone] [--shard I/N | --devices LIST]\n"
+               "                    [--simulate DB] [--no-cache] [--verbose]\n\n"
                "Search the sweep script's space on the GPU with its strategy (every\n"
                "variant when it is exhaustive) into FILE (default results.db);\n"
                "variants already measured there on a GPU of the\n"
@@ -96,6 +101,11 @@ static void run_usage(FILE *f) {
                "                N than shards); `normtune list --shard I/N` shows one.  For\n"
                "                the tasks of a Slurm job array, each into a database\n"
                "                of its own, then `normtune merge`\n"
+               "  --devices L   the GPUs of this host with CUDA ordinals L (0,1,3) or\n"
+               "                all, every one of one model: one process a GPU, each\n"
+               "                a shard (--shard k/n) into FILE at once, its lines\n"
+               "                on stderr after [gpu D]; the CPUs' compile threads\n"
+               "                shared out (--jobs: each process's)\n"
                "  --simulate DB no GPU: answer each measurement from the samples\n"
                "                stored in DB for its GPU (as `normtune replay`\n"
                "                does); results go to FILE under the device\n"
@@ -253,13 +263,161 @@ static int simulate_open(const char *path, nt_sweep *sw, uint64_t seed, store **
     return 0;
 }
 
+#define DEVICES_MAX 64     /* GPUs of one --devices */
+
+/* --devices: the ordinals of list ("all", or "0,1,3") into ord; their
+ * number, or -1 (a usage error, said).  Without simulate the GPUs must be
+ * present and of one model (else -2, said). */
+static int devices_of(const char *list, int simulate, int *ord) {
+    nt_device dev[DEVICES_MAX];
+    char err[1024];
+    int n = 0, present = 0;
+    if (!strcmp(list, "all")) {
+        if (simulate) {
+            nt_errorf("run", "--devices all with --simulate: there are no GPUs to count; "
+                      "give a list (0,1,...): one simulated process each");
+            return -1;
+        }
+        if ((present = nt_runner_list(dev, DEVICES_MAX, err, sizeof err)) < 0) {
+            nt_errorf("run", "%s", err);
+            return -2;
+        }
+        for (n = 0; n < present && n < DEVICES_MAX; n++) ord[n] = n;
+    } else {
+        const char *p = list;
+        for (;;) {
+            char *end;
+            errno = 0;
+            long v = strtol(p, &end, 10);
+            if (end == p || errno || v < 0 || v >= 1024 || (*end && *end != ',') ||
+                *p == '+' || *p == '-' || n == DEVICES_MAX) {
+                nt_errorf("run", "--devices needs all or CUDA ordinals such as 0,1,3 (at most "
+                          "%d), got '%s'", DEVICES_MAX, list);
+                return -1;
+            }
+            for (int i = 0; i < n; i++)
+                if (ord[i] == (int)v) {
+                    nt_errorf("run", "--devices %s: GPU %ld twice", list, v);
+                    return -1;
+                }
+            ord[n++] = (int)v;
+            if (!*end) break;
+            p = end + 1;
+        }
+        if (!simulate && (present = nt_runner_list(dev, DEVICES_MAX, err, sizeof err)) < 0) {
+            nt_errorf("run", "%s", err);
+            return -2;
+        }
+    }
+    for (int i = 0; !simulate && i < n; i++) {
+        if (ord[i] >= present) {
+            nt_errorf("run", "--devices %s: no GPU %d (%d present, ordinals 0 to %d)", list,
+                      ord[i], present, present - 1);
+            return -2;
+        }
+        const nt_device *a = &dev[ord[0]], *b = &dev[ord[i]];
+        if (strcmp(a->name, b->name) || a->cc_major != b->cc_major ||
+            a->cc_minor != b->cc_minor || a->sms != b->sms ||
+            a->mem_clock_khz != b->mem_clock_khz) {
+            nt_errorf("run", "--devices %s: GPU %d (%s, %d SMs) and GPU %d (%s, %d SMs) are of "
+                      "two models; tune each model's GPUs apart", list, ord[0], a->name, a->sms,
+                      ord[i], b->name, b->sms);
+            return -2;
+        }
+    }
+    return n;
+}
+
+/* run --devices: one `normtune run` per GPU (or simulated process), shard
+ * k of n each, into dbpath at once (tuner/fanout.h).  The exit status. */
+static int run_devices(const char *script, const char *list, const char *dbpath,
+                       const char *simulate, const nt_runner_opts *ro, int jobs, double settle,
+                       const char *strategy, long long budget, const char *remeasure,
+                       int verbose) {
+    int ord[DEVICES_MAX], n = devices_of(list, simulate != NULL, ord);
+    if (n < 0) return n == -1 ? NT_EXIT_USAGE : NT_EXIT_FAIL;
+    if (jobs <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cpus > n ? (int)(cpus / n) : 1;
+    }
+    enum { NARG = 32 };
+    char *args[DEVICES_MAX][NARG];
+    char shard[DEVICES_MAX][32], gpu[DEVICES_MAX][16], label[DEVICES_MAX][32];
+    char seed[32], jb[16], st[16], bud[32];
+    char **argvs[DEVICES_MAX];
+    const char *labels[DEVICES_MAX];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)ro->seed);
+    snprintf(jb, sizeof jb, "%d", jobs);
+    snprintf(st, sizeof st, "%.0f", settle);
+    snprintf(bud, sizeof bud, "%lld", budget);
+    for (int k = 0; k < n; k++) {
+        int a = 0;
+        char **v = args[k];
+        snprintf(shard[k], sizeof shard[k], "%d/%d", k, n);
+        snprintf(gpu[k], sizeof gpu[k], "%d", ord[k]);
+        snprintf(label[k], sizeof label[k], simulate ? "[worker %d]" : "[gpu %d]", ord[k]);
+        v[a++] = "normtune";
+        v[a++] = "run";
+        v[a++] = (char *)script;
+        v[a++] = "--db";
+        v[a++] = (char *)dbpath;
+        v[a++] = "--shard";
+        v[a++] = shard[k];
+        if (simulate) {
+            v[a++] = "--simulate";
+            v[a++] = (char *)simulate;
+        } else {
+            v[a++] = "--gpu";
+            v[a++] = gpu[k];
+        }
+        v[a++] = "--seed";
+        v[a++] = seed;
+        v[a++] = "--jobs";
+        v[a++] = jb;
+        v[a++] = "--settle";
+        v[a++] = st;
+        if (strategy) v[a++] = "--strategy", v[a++] = (char *)strategy;
+        if (budget) v[a++] = "--budget", v[a++] = bud;
+        if (remeasure) v[a++] = "--remeasure", v[a++] = (char *)remeasure;
+        if (!ro->use_cache) v[a++] = "--no-cache";
+        if (verbose) v[a++] = "--verbose";
+        v[a] = NULL;
+        argvs[k] = v;
+        labels[k] = label[k];
+    }
+    /* the database exists (and is sound) before the processes open it at once */
+    store *db = NULL;
+    char err[512];
+    if (store_open(&db, dbpath, STORE_CREATE, err, sizeof err)) {
+        nt_errorf("run", "%s", err);
+        return NT_EXIT_FAIL;
+    }
+    store_close(db);
+    fprintf(stderr, "normtune run: %d %s (%s), a shard each into %s at once, %d compile "
+                    "threads each\n", n, simulate ? "simulated processes" :
+                    n == 1 ? "GPU" : "GPUs of one model", list, dbpath, jobs);
+    int rc = nt_fanout(n, argvs, labels, err, sizeof err);
+    if (rc < 0) {
+        nt_errorf("run", "%s", err);
+        return NT_EXIT_FAIL;
+    }
+    if (rc == 130)
+        fprintf(stderr, "normtune run: interrupted; every finished result is stored, run the "
+                        "same command again to resume\n");
+    else if (rc)
+        nt_errorf("run", "--devices %s: a process failed (exit %d; its lines above)", list, rc);
+    else
+        fprintf(stderr, "normtune run: %s: the %d shards are done\n", dbpath, n);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv) {
     const char *dbpath = "results.db";
     nt_runner_opts ro = {.device = 0, .seed = 1, .use_cache = 1, .eps = 1e-6};
     nt_run_opts o = {0};
     double settle = DEFAULT_SETTLE_S;
     long long seed = 0, jobs = 0, budget = 0;
-    const char *strategy = NULL, *remeasure = NULL, *simulate = NULL;
+    const char *strategy = NULL, *remeasure = NULL, *simulate = NULL, *devices = NULL;
     int no_cache = 0, rc, gpu = -1, shard[2] = {0, 1};
     const nt_opt opts[] = {
         {"db", 0, NT_OPT_STR, &dbpath, NULL},
@@ -275,6 +433,7 @@ int cmd_run(int argc, char **argv) {
         {"remeasure", 0, NT_OPT_STR, &remeasure, NULL},
         {"shard", 0, NT_OPT_FN, shard, nt_opt_shard},
         {"simulate", 0, NT_OPT_STR, &simulate, NULL},
+        {"devices", 0, NT_OPT_STR, &devices, NULL},
     };
     if ((rc = nt_parse_opts("run", argc, argv, opts, NT_NOPTS(opts), run_usage)) >= 0) return rc;
     if (seed) ro.seed = (uint64_t)seed;
@@ -288,6 +447,11 @@ int cmd_run(int argc, char **argv) {
     }
     if (remeasure && strcmp(remeasure, "chain") && strcmp(remeasure, "alone")) {
         nt_errorf("run", "unknown --remeasure '%s' (allowed: chain, alone)", remeasure);
+        return NT_EXIT_USAGE;
+    }
+    if (devices && (ro.select || gpu >= 0 || shard[1] > 1)) {
+        nt_errorf("run", "--devices names the GPUs and splits the sweep itself: leave out --%s",
+                  ro.select ? "device" : gpu >= 0 ? "gpu" : "shard");
         return NT_EXIT_USAGE;
     }
     if (simulate && (ro.select || gpu >= 0)) {
@@ -345,6 +509,12 @@ int cmd_run(int argc, char **argv) {
         return NT_EXIT_FAIL;
     }
     ro.eps = sw.eps;
+    if (devices) {
+        rc = run_devices(argv[optind], devices, dbpath, simulate, &ro, (int)jobs, settle, strategy,
+                         budget, remeasure, o.verbose);
+        ntl_free(&sw);
+        return rc;
+    }
     if (simulate) {
         if (simulate_open(simulate, &sw, ro.seed, &sdb, &rx, &ev, err, sizeof err)) {
             nt_errorf("run", "%s", err);

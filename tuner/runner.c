@@ -304,10 +304,11 @@ static int select_device(const char *sel, int n, char *err, size_t errlen) {
     return -1;
 }
 
-int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen) {
-    int n = 0, v = 0, dev = o->device;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    *out = NULL;
+/* The number of CUDA devices into *n: 0, or -1 with why there is none
+ * usable (no driver, a driver too old, no device). */
+static int count_devices(int *n, char *err, size_t errlen) {
+    int v = 0;
+    cudaError_t e = cudaGetDeviceCount(n);
     if (e == cudaErrorInsufficientDriver) {
         cudaDriverGetVersion(&v);
         if (v == 0)
@@ -320,7 +321,7 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
                      (CUDART_VERSION % 1000) / 10);
         return -1;
     }
-    if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) {
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && *n == 0)) {
         snprintf(err, errlen, "no GPU: the NVIDIA driver sees no device" NO_GPU_WORKS);
         return -1;
     }
@@ -329,6 +330,35 @@ int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t e
                  cudaGetErrorName(e));
         return -1;
     }
+    return 0;
+}
+
+int nt_runner_list(nt_device *out, int max, char *err, size_t errlen) {
+    int n = 0;
+    if (count_devices(&n, err, errlen)) return -1;
+    for (int i = 0; i < n && i < max; i++) {
+        struct cudaDeviceProp p;
+        cudaError_t e = cudaGetDeviceProperties(&p, i);
+        if (e != cudaSuccess) {
+            snprintf(err, errlen, "GPU %d is not usable: %s", i, cudaGetErrorString(e));
+            return -1;
+        }
+        memset(&out[i], 0, sizeof out[i]);
+        snprintf(out[i].name, sizeof out[i].name, "%.127s", p.name);
+        nt_uuid_text(&p, out[i].uuid, sizeof out[i].uuid);
+        out[i].cc_major = p.major;
+        out[i].cc_minor = p.minor;
+        out[i].sms = p.multiProcessorCount;
+        cudaDeviceGetAttribute(&out[i].mem_clock_khz, cudaDevAttrMemoryClockRate, i);
+    }
+    return n;
+}
+
+int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen) {
+    int n = 0, v = 0, dev = o->device;
+    cudaError_t e;
+    *out = NULL;
+    if (count_devices(&n, err, errlen)) return -1;
     if (o->select && (dev = select_device(o->select, n, err, errlen)) < 0) return -1;
     if (dev < 0 || dev >= n) {
         snprintf(err, errlen, "no GPU %d: %d present (ordinals 0 to %d)", dev, n, n - 1);

@@ -42,6 +42,12 @@ typedef struct nt_runner_opts {
  * device: it says why (no driver, a driver too old, no device, no match
  * for --device) and which commands work without a GPU. */
 int nt_runner_open(nt_runner **out, const nt_runner_opts *o, char *err, size_t errlen);
+
+/* The GPUs present, by CUDA ordinal: up to max of them into out (name,
+ * UUID, compute capability, SMs, memory clock: the device model), without
+ * opening any.  Their number, or -1 with why there is none, as
+ * nt_runner_open says it. */
+int nt_runner_list(nt_device *out, int max, char *err, size_t errlen);
 void nt_runner_close(nt_runner *r);
 
 /* The source of the validation kernels and the yardsticks (kernels/
