@@ -8,6 +8,9 @@
 #   finish                         remove $T, print "RESULT passed failed"
 #   need_sqlite3 WHAT              without the sqlite3 shell: SKIP WHAT, finish, exit
 #   names FILE                     the -wal and -shm files beside FILE, if any
+#   result_keys DB                 DB's results as (shape, family, params,
+#                                  status) lines, sorted: what was measured,
+#                                  not its time (needs sqlite3)
 root=$(cd "$(dirname "$0")/.." && pwd)
 T=${NT_TMP:-/tmp}/${NAME:-test}_sh.$$
 mkdir -p "$T"
@@ -36,3 +39,8 @@ need_sqlite3() {
     exit 0
 }
 names() { ls "$1-wal" "$1-shm" 2>/dev/null; }
+result_keys() {
+    sqlite3 "$1" "select s.M, s.N, s.dtype, v.family, v.params, r.status from result r
+        join variant v on v.id = r.variant_id join shape s on s.id = r.shape_id
+        order by 1, 2, 3, 4, 5"
+}

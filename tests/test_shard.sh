@@ -83,22 +83,8 @@ for v in 3/3 -1/3 1/0 a/b 1/2x 1 /2 0/5000; do
 done
 
 # --- run --simulate: shards, merge, the same results as one run -----------
-cat >"$T/sim.lua" <<'EOF'
-return normtune.sweep {
-  op = "rmsnorm_fwd",
-  dtype = "bf16",
-  shapes = normtune.grid({1024, 2048, 4096}, {4096, 16384}),
-  families = {warp = {params = {tpr = {32}, block = {128, 256}, chunks = {4, 8}, k = {0}},
-                      where = function(p, s) return p.tpr * p.chunks * 8 >= s.N end},
-              row = {params = {block = {128, 256, 512}, chunks = {1, 2, 4}, k = {0, 2}},
-                     where = function(p, s) return p.block * p.chunks * 8 >= s.N end}},
-  search = {strategy = "exhaustive"},
-}
-EOF
+cp "$root/tests/shard_sweep.lua" "$T/sim.lua"
 sum_before=$(cksum <"$db")
-# results as (shape, family, params, status): what is measured, not its draw
-keys() { sqlite3 "$1" "select s.M, s.N, s.dtype, v.family, v.params, r.status from result r
-    join variant v on v.id = r.variant_id join shape s on s.id = r.shape_id order by 1, 2, 3, 4, 5"; }
 need_sqlite3 "the simulated runs' databases"
 expect simulate_whole_runs 0 run "$T/sim.lua" --simulate "$db" --db "$T/whole.db"
 has simulate_says_no_gpu "$T/err" "(no GPU)"
@@ -110,15 +96,15 @@ has merge_three_counts "$T/err" " from $T/part2.db; 0 in an earlier input too"
 # two at a time folds to the same results
 expect merge_01 0 merge "$T/part0.db" "$T/part1.db" -o "$T/m01.db"
 expect merge_012 0 merge "$T/m01.db" "$T/part2.db" -o "$T/m012.db"
-keys "$T/whole.db" >"$T/k_whole"
-keys "$T/merged.db" >"$T/k_merged"
+result_keys "$T/whole.db" >"$T/k_whole"
+result_keys "$T/merged.db" >"$T/k_merged"
 [ -s "$T/k_whole" ] && cmp -s "$T/k_whole" "$T/k_merged" && ok merged_shards_are_the_whole_run ||
     bad merged_shards_are_the_whole_run "$(diff "$T/k_whole" "$T/k_merged" | head -3)"
-keys "$T/m012.db" | cmp -s - "$T/k_merged" && ok merge_pairwise_same || bad merge_pairwise_same
+result_keys "$T/m012.db" | cmp -s - "$T/k_merged" && ok merge_pairwise_same || bad merge_pairwise_same
 # one input: a checked copy; an input merged after itself adds nothing
 expect merge_one_input 0 merge "$T/part1.db" -o "$T/copy1.db"
-keys "$T/part1.db" >"$T/k_p1"
-keys "$T/copy1.db" | cmp -s - "$T/k_p1" && ok merge_one_input_copies || bad merge_one_input_copies
+result_keys "$T/part1.db" >"$T/k_p1"
+result_keys "$T/copy1.db" | cmp -s - "$T/k_p1" && ok merge_one_input_copies || bad merge_one_input_copies
 expect merge_repeated_input 0 merge "$T/part1.db" "$T/part1.db" "$T/part2.db" -o "$T/rep.db"
 has merge_repeated_counts "$T/err" "0 from $T/part1.db, "
 expect merge_no_input 2 merge -o "$T/none.db"
@@ -135,8 +121,8 @@ has export_merged_all_shapes "$T/err" "6 tuned shapes"
 
 # --- run --devices: a process a GPU (here simulated), one database ---------
 expect devices_runs 0 run "$T/sim.lua" --simulate "$db" --devices 0,1,2 --db "$T/dev.db"
-keys "$T/dev.db" | cmp -s - "$T/k_whole" && ok devices_are_the_whole_run ||
-    bad devices_are_the_whole_run "$(keys "$T/dev.db" | diff - "$T/k_whole" | head -3)"
+result_keys "$T/dev.db" | cmp -s - "$T/k_whole" && ok devices_are_the_whole_run ||
+    bad devices_are_the_whole_run "$(result_keys "$T/dev.db" | diff - "$T/k_whole" | head -3)"
 for k in 0 1 2; do
     has "devices_worker_${k}_labelled" "$T/err" "[worker $k] normtune run: shard $k/3: "
 done

@@ -122,21 +122,8 @@ else
 fi
 
 # --- the sweep, whole here and in shards through Slurm ------------------------
-cat >"$T/sim.lua" <<'EOF'
-return normtune.sweep {
-  op = "rmsnorm_fwd",
-  dtype = "bf16",
-  shapes = normtune.grid({1024, 2048, 4096}, {4096, 16384}),
-  families = {warp = {params = {tpr = {32}, block = {128, 256}, chunks = {4, 8}, k = {0}},
-                      where = function(p, s) return p.tpr * p.chunks * 8 >= s.N end},
-              row = {params = {block = {128, 256, 512}, chunks = {1, 2, 4}, k = {0, 2}},
-                     where = function(p, s) return p.block * p.chunks * 8 >= s.N end}},
-  search = {strategy = "exhaustive"},
-}
-EOF
+cp "$root/tests/shard_sweep.lua" "$T/sim.lua"
 need_sqlite3 "the databases the jobs wrote"
-keys() { sqlite3 "$1" "select s.M, s.N, s.dtype, v.family, v.params, r.status from result r
-    join variant v on v.id = r.variant_id join shape s on s.id = r.shape_id order by 1, 2, 3, 4, 5"; }
 expect whole_run 0 run "$T/sim.lua" --simulate "$db" --db "$T/whole.db"
 export NORMTUNE
 sh "$root/examples/slurm/submit.sh" -n 3 -s "" "$T/sim.lua" "$T/shards" "$T/merged.db" \
@@ -150,8 +137,8 @@ for i in 0 1 2; do
 done
 if [ -s "$T/merged.db" ]; then
     ok merge_job_wrote
-    keys "$T/whole.db" >"$T/k_whole"
-    keys "$T/merged.db" >"$T/k_merged"
+    result_keys "$T/whole.db" >"$T/k_whole"
+    result_keys "$T/merged.db" >"$T/k_merged"
     [ -s "$T/k_whole" ] && cmp -s "$T/k_whole" "$T/k_merged" && ok merged_array_is_the_whole_run ||
         bad merged_array_is_the_whole_run "$(diff "$T/k_whole" "$T/k_merged" | head -3)"
 else
