@@ -40,6 +40,7 @@
 #include "tuner/cli.h"
 #include "tuner/compile.h"
 #include "tuner/fanout.h"
+#include "tuner/gpulock.h"
 #include "tuner/replaydb.h"
 #include "search/enumerate.h"
 #include "tuner/runner.h"
@@ -468,6 +469,7 @@ int cmd_run(int argc, char **argv) {
     store *db = NULL;
     nt_runner *r = NULL;
     store *sdb = NULL;        /* --simulate: the database replayed */
+    int lockfd = -1;          /* the GPU's lock (tuner/gpulock.h) */
     nt_replay_db rx;
     nt_evaluator ev;
     nt_run_stats st;
@@ -537,6 +539,11 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     nt_runner_evaluator(r, &ev);
+    /* one run per GPU: before anything runs on it (tuner/gpulock.h) */
+    if ((lockfd = nt_gpu_lock(ev.dev.uuid, err, sizeof err)) < 0) {
+        nt_errorf("run", "%s", err);
+        goto out;
+    }
     long npre = precompile(&pre, &sw, &ev, nt_runner_devinfo(r), ro.jobs, ro.use_cache, err,
                            sizeof err);
     if (npre < 0) {           /* a speed-up only: the search compiles what it asks for */
@@ -616,6 +623,7 @@ out:
     nt_runner_close(r);
     nt_replay_db_free(&rx);
     store_close(sdb);
+    if (lockfd >= 0) close(lockfd);
     ntl_free(&sw);
     return rc;
 }
