@@ -114,7 +114,7 @@ enum {
     Q_SWEEP_INS, Q_SWEEP_END, Q_SWEEP_DEAD,
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
-    Q_BEST, Q_BEST_ALL, Q_BEST_SWEEPS, Q_BEST_SWEEPS_ALL, Q_LAST_CREATED, Q_FAM_CURRENT,
+    Q_BEST, Q_BEST_ALL, Q_LAST_CREATED, Q_FAM_CURRENT,
     Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_RM_INS, Q_RM_GRP, Q_RM_GRPS, Q_RM_ROWS,
     Q_COUNT
@@ -234,13 +234,11 @@ static const char *const q_sql[Q_COUNT] = {
      * together, among the results of the current family sources or all of
      * them (temp.best_model_current, temp.best_model: see model_views) */
     [Q_BEST] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-               "gbps, pct_copy, result_id, traffic_gbps, device_id FROM temp.best_model_current "
-               "ORDER BY op, dtype, N, M",
+               "gbps, pct_copy, result_id, traffic_gbps, device_id, sweep_id FROM "
+               "temp.best_model_current ORDER BY op, dtype, N, M",
     [Q_BEST_ALL] = "SELECT M, N, op, dtype, family, params, src_hash, median_us, "
-                   "gbps, pct_copy, result_id, traffic_gbps, device_id FROM temp.best_model "
-                   "ORDER BY op, dtype, N, M",
-    [Q_BEST_SWEEPS] = "SELECT count(DISTINCT sweep_id) FROM temp.best_model_current",
-    [Q_BEST_SWEEPS_ALL] = "SELECT count(DISTINCT sweep_id) FROM temp.best_model",
+                   "gbps, pct_copy, result_id, traffic_gbps, device_id, sweep_id FROM "
+                   "temp.best_model ORDER BY op, dtype, N, M",
     [Q_LAST_CREATED] = "SELECT max(created) FROM result WHERE device_id IN temp.nt_gpus",
     /* the families with ok results of their current sources on a model */
     [Q_FAM_CURRENT] = "SELECT DISTINCT v.family FROM result r JOIN variant v ON "
@@ -2061,7 +2059,7 @@ int store_rematch_get(store *db, int method, int n, const store_key *ks, int *fo
 /* Fill prov for the model in temp.nt_gpus from its best rows: the GPUs
  * that measured them, most rows first (ties: the smaller uuid), the first
  * one's versions, and the model's results. */
-static int fill_prov(store *db, int current, const store_best_row *rows, int n,
+static int fill_prov(store *db, const store_best_row *rows, int n,
                      store_prov *prov, char *err, size_t errlen) {
     struct gpu { int64_t id; int rows; char uuid[64]; } *g = calloc((size_t)n + 1, sizeof *g);
     sqlite3_stmt *st;
@@ -2132,14 +2130,12 @@ static int fill_prov(store *db, int current, const store_best_row *rows, int n,
     copy_str(prov->last_finished, sizeof prov->last_finished, sqlite3_column_text(st, 0));
     stmt_done(st);
 
-    if (!(st = stmt(db, current ? Q_BEST_SWEEPS : Q_BEST_SWEEPS_ALL, err, errlen)))
-        return STORE_ERR;
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        stmt_done(st);
-        return dberr(db, err, errlen, "counting sweeps");
+    /* the sweeps of the rows (read with them: the view is not ranked again) */
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = rows[j].sweep_id == rows[i].sweep_id;
+        prov->nsweeps += !seen;
     }
-    prov->nsweeps = sqlite3_column_int(st, 0);
-    stmt_done(st);
 
     if (!(st = stmt(db, Q_FAM_CURRENT, err, errlen))) return STORE_ERR;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -2247,6 +2243,7 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
         r->result_id = sqlite3_column_int64(st, 10);
         r->traffic_gbps = sqlite3_column_double(st, 11);
         r->device_id = sqlite3_column_int64(st, 12);
+        r->sweep_id = sqlite3_column_int64(st, 13);
         (*n)++;
     }
     if (rc != SQLITE_DONE) {
@@ -2260,7 +2257,7 @@ int store_best(store *db, const char *device, int current, store_best_row **rows
                device ? device : "(the only one)");
         goto fail2;
     }
-    if (prov && fill_prov(db, current, v, *n, prov, err, errlen)) goto fail2;
+    if (prov && fill_prov(db, v, *n, prov, err, errlen)) goto fail2;
     *rows = v;
     return STORE_OK;
 fail:

@@ -180,6 +180,7 @@ typedef struct store_best_row {
     double traffic_gbps;      /* the problem's yardstick (0 if none) */
     int64_t result_id;
     int64_t device_id;        /* the GPU of the model that measured it */
+    int64_t sweep_id;         /* the sweep it was measured in */
 } store_best_row;
 
 #define STORE_MAX_FAMILIES 64

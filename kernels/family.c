@@ -6,6 +6,7 @@
  * file checks them against a family's declarations and writes their
  * canonical text (declared order), the variant's identity in the database.
  * Linked into the tuner and into the production library. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,7 @@ int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen) {
     char buf[256], allowed[64];
     int named[NT_MAX_SLOTS] = {0};
     if (strlen(text) >= sizeof buf) {
-        snprintf(err, errlen, "dtypes '%.40s...' too long", text);
+        nt_why(err, errlen, "dtypes '%.40s...' too long", text);
         return -1;
     }
     strcpy(buf, text);
@@ -99,7 +100,7 @@ int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen) {
         char *eq = strchr(tok, '=');
         int s = -1;
         if (!eq) {
-            snprintf(err, errlen, "dtypes: '%s' is not slot=dtype (e.g. x=bf16)", tok);
+            nt_why(err, errlen, "dtypes: '%s' is not slot=dtype (e.g. x=bf16)", tok);
             return -1;
         }
         *eq = 0;
@@ -110,13 +111,13 @@ int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen) {
             for (int i = 0; i < p->op->nslots && u < sizeof allowed; i++)
                 u += (size_t)snprintf(allowed + u, sizeof allowed - u, "%s%s", i ? ", " : "",
                                       p->op->slots[i].name);
-            snprintf(err, errlen, "%s has no dtype '%s' (it has: %s)", p->op->name, tok, allowed);
+            nt_why(err, errlen, "%s has no dtype '%s' (it has: %s)", p->op->name, tok, allowed);
             return -1;
         }
         int d = nt_dtype_parse(eq + 1);
         allowed_text(&p->op->slots[s], allowed, sizeof allowed);
         if (d < 0 || !(p->op->slots[s].allowed & (1u << d))) {
-            snprintf(err, errlen, "%s: %s=%s is not a dtype it takes (allowed: %s)", p->op->name,
+            nt_why(err, errlen, "%s: %s=%s is not a dtype it takes (allowed: %s)", p->op->name,
                      tok, eq + 1, allowed);
             return -1;
         }
@@ -135,13 +136,13 @@ int nt_problem_check(const nt_problem *p, char *err, size_t errlen) {
         int d = p->dtype[s];
         if (d < 0 || d >= NT_NDTYPES || !(p->op->slots[s].allowed & (1u << d))) {
             allowed_text(&p->op->slots[s], allowed, sizeof allowed);
-            snprintf(err, errlen, "%s: dtype of %s must be one of %s", p->op->name,
+            nt_why(err, errlen, "%s: dtype of %s must be one of %s", p->op->name,
                      p->op->slots[s].name, allowed);
             return -1;
         }
     }
     if (p->M < 1 || p->M > NT_MAX_M || p->N < 8 || p->N > NT_MAX_N || p->N % 8) {
-        snprintf(err, errlen, "shape M=%lld N=%lld unsupported (M from 1 to 2^31 - 1, N a "
+        nt_why(err, errlen, "shape M=%lld N=%lld unsupported (M from 1 to 2^31 - 1, N a "
                  "multiple of 8 up to %d)", (long long)p->M, (long long)p->N, NT_MAX_N);
         return -1;
     }
@@ -282,7 +283,7 @@ int nt_params_validate(const nt_family *f, const nt_params *p, char *err, size_t
         for (int j = 0; j < f->nparams; j++) known |= !strcmp(p->kv[i].key, f->params[j].name);
         if (!known) {
             names(f, allowed, sizeof allowed);
-            snprintf(err, errlen, "family %s has no parameter '%s' (allowed: %s)", f->name,
+            nt_why(err, errlen, "family %s has no parameter '%s' (allowed: %s)", f->name,
                      p->kv[i].key, allowed);
             return -1;
         }
@@ -291,14 +292,14 @@ int nt_params_validate(const nt_family *f, const nt_params *p, char *err, size_t
         const nt_param_def *d = &f->params[j];
         const char *v = nt_params_get(p, d->name);
         if (!v) {
-            snprintf(err, errlen, "family %s needs parameter '%s'", f->name, d->name);
+            nt_why(err, errlen, "family %s needs parameter '%s'", f->name, d->name);
             return -1;
         }
         if (d->kind == NT_PARAM_INT) {
             int ok = 1;
             int64_t x = nt_params_int(p, d->name, &ok);
             if (!ok || x < d->lo || x > d->hi) {
-                snprintf(err, errlen, "%s.%s must be an integer in [%lld, %lld], got '%s'",
+                nt_why(err, errlen, "%s.%s must be an integer in [%lld, %lld], got '%s'",
                          f->name, d->name, (long long)d->lo, (long long)d->hi, v);
                 return -1;
             }
@@ -312,11 +313,21 @@ int nt_params_validate(const nt_family *f, const nt_params *p, char *err, size_t
                                          c ? ", " : "", d->choices[c]);
             }
             if (!ok) {
-                snprintf(err, errlen, "%s.%s must be one of %s, got '%s'", f->name, d->name,
+                nt_why(err, errlen, "%s.%s must be one of %s, got '%s'", f->name, d->name,
                          list, v);
                 return -1;
             }
         }
     }
     return 0;
+}
+
+int nt_why(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    if (!err || !errlen) return 0;
+    va_start(ap, fmt);
+    n = vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return n;
 }

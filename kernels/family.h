@@ -167,6 +167,14 @@ void nt_problem_init(nt_problem *p, const nt_op *op, int64_t M, int64_t N);
 int nt_dtypes_canon(const nt_problem *p, char *buf, size_t len);
 int nt_dtypes_parse(nt_problem *p, const char *text, char *err, size_t errlen);
 
+/* A refusal's message: snprintf(err, errlen, fmt, ...) where errlen > 0;
+ * nothing at all (not even the formatting) where errlen is 0, as a caller
+ * that only asks whether a shape runs passes (the export plans every
+ * config at every N).  snprintf's return value, 0 when errlen is 0.
+ * Every check() and plan() of kernels/ writes its messages through it. */
+int nt_why(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Validate p: its dtypes allowed by the slots, then the op's check, with
  * the shape rules every op shares (M in [1, NT_MAX_M], N a multiple of 8
  * in [8, NT_MAX_N]).  0, or -1 with a message. */

@@ -23,11 +23,11 @@ static cudaError_t nt_chain_clusters(const nt_launch *l, const void *kernel, lon
     c.numAttrs = 1;
     cudaError_t e = cudaOccupancyMaxActiveClusters(&nc, kernel, &c);
     if (e != cudaSuccess) {
-        snprintf(err, errlen, "cluster occupancy query: %s", cudaGetErrorString(e));
+        nt_why(err, errlen, "cluster occupancy query: %s", cudaGetErrorString(e));
         return e;
     }
     if (nc < 1) {
-        snprintf(err, errlen, "no cluster of %u blocks of %u threads with %u bytes of dynamic "
+        nt_why(err, errlen, "no cluster of %u blocks of %u threads with %u bytes of dynamic "
                  "shared memory fits on the device", l->cluster, l->block, l->smem);
         return cudaErrorInvalidConfiguration;
     }
@@ -44,16 +44,16 @@ cudaError_t nt_chain_grid(const nt_plan *pl, const void *kernel0, int sms, long 
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel0, (int)l0->block,
                                                                   l0->smem);
     if (e != cudaSuccess) {
-        snprintf(err, errlen, "occupancy query: %s", cudaGetErrorString(e));
+        nt_why(err, errlen, "occupancy query: %s", cudaGetErrorString(e));
         return e;
     }
     if (fit == 0) {
-        snprintf(err, errlen, "no block of %u threads with %u bytes of dynamic shared memory "
+        nt_why(err, errlen, "no block of %u threads with %u bytes of dynamic shared memory "
                  "fits on an SM", l0->block, l0->smem);
         return cudaErrorInvalidConfiguration;
     }
     if (l0->blocks_per_sm > fit) {
-        snprintf(err, errlen, "k=%d blocks per SM requested, only %d fit", l0->blocks_per_sm, fit);
+        nt_why(err, errlen, "k=%d blocks per SM requested, only %d fit", l0->blocks_per_sm, fit);
         return cudaErrorInvalidConfiguration;
     }
     long long g = (long long)sms * (l0->blocks_per_sm ? l0->blocks_per_sm : fit), mc = 0;

@@ -52,9 +52,11 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/family.h"
 #include "tuner/export.h"
@@ -317,17 +319,15 @@ static int kset_add(kset *k, const char *name) {
  * Returns 1 when added, 0 when the family refuses the shape or the plan is
  * less precise than the dtypes ask (why says which), -1 on a bad kernel
  * name or out of memory (message in err). */
-static int plan_names(const xport *x, int c, int64_t M, int64_t N, kset *k, char *why,
-                      size_t wlen, char *err, size_t errlen) {
+static int plan_names(const xport *x, int c, const nt_params *pa, int64_t M, int64_t N, kset *k,
+                      char *why, size_t wlen, char *err, size_t errlen) {
     const xcfg *g = &x->cfg[c];
     nt_problem p = x->prob[g->prob].pr;
-    nt_params pa;
     nt_plan pl;
     p.M = M;
     p.N = N;
     if (nt_problem_check(&p, why, wlen)) return 0;
-    if (nt_params_parse(g->params, &pa) || g->f->check(&pa, &p, NULL, why, wlen) ||
-        g->f->plan(&pa, &p, NULL, &pl, why, wlen))
+    if (g->f->check(pa, &p, NULL, why, wlen) || g->f->plan(pa, &p, NULL, &pl, why, wlen))
         return 0;
     if (pl.nlaunch < 1 || pl.nlaunch > NT_MAX_LAUNCH) {
         snprintf(why, wlen, "a plan of %d launches", pl.nlaunch);
@@ -361,16 +361,24 @@ static int config_kernels(const xport *x, int c, int is_fallback, kset *k, char 
     const xcfg *g = &x->cfg[c];
     const xprob *q = &x->prob[g->prob];
     char why[256];
+    nt_params pa;             /* parsed once: planned at every N */
     static const int64_t Ms[] = {1, PLAN_M2};
+    if (nt_params_parse(g->params, &pa)) {
+        snprintf(err, errlen, "%s %s: params '%s' do not parse", q->pr.op->name, g->f->name,
+                 g->params);
+        return -1;
+    }
     for (int64_t N = 8; N <= NT_MAX_N; N += 8)
         for (size_t m = 0; m < sizeof Ms / sizeof Ms[0]; m++) {
             nt_problem p = q->pr;
             p.M = Ms[m];
             p.N = N;
             char pwhy[256];
-            int rc = plan_names(x, c, Ms[m], N, k, why, sizeof why, err, errlen);
+            /* no refusal message (nt_why formats none): most N are refused */
+            int rc = plan_names(x, c, &pa, Ms[m], N, k, why, 0, err, errlen);
             if (rc < 0) return -1;
             if (rc == 0 && is_fallback && nt_problem_check(&p, pwhy, sizeof pwhy) == 0) {
+                plan_names(x, c, &pa, Ms[m], N, k, why, sizeof why, err, errlen);
                 snprintf(err, errlen, "op %s: its fallback %s %s cannot run %s M=%lld N=%lld: %s",
                          q->pr.op->name, g->f->name, g->params, q->dt, (long long)Ms[m],
                          (long long)N, why);
@@ -379,7 +387,8 @@ static int config_kernels(const xport *x, int c, int is_fallback, kset *k, char 
         }
     for (int e = q->first; e < q->first + q->count; e++) {
         if (x->ent[e].cfg != c) continue;
-        int rc = plan_names(x, c, x->ent[e].M, x->ent[e].N, k, why, sizeof why, err, errlen);
+        int rc = plan_names(x, c, &pa, x->ent[e].M, x->ent[e].N, k, why, sizeof why, err,
+                            errlen);
         if (rc < 0) return -1;
         if (rc == 0) {
             snprintf(err, errlen, "%s %s M=%lld N=%lld: its best config %s %s cannot run it here: "
@@ -397,16 +406,64 @@ static int cmp_int(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* One thread of build_kernels: configs t, t + T, ... in turn, each into
+ * per[c]; the first that fails is bad (its message in err), and the
+ * thread stops there. */
+typedef struct kjob {
+    const xport *x;
+    kset *per;
+    int t, T;
+    int bad;                  /* config that failed, or -1 */
+    char err[1024];
+} kjob;
+
+static void *kjob_run(void *arg) {
+    kjob *j = arg;
+    for (int c = j->t; c < j->x->ncfg; c += j->T) {
+        int fb = j->x->prob[j->x->cfg[c].prob].fallback == c;
+        if (config_kernels(j->x, c, fb, &j->per[c], j->err, sizeof j->err)) {
+            j->bad = c;
+            break;
+        }
+    }
+    return NULL;
+}
+
 /* Kernel names of every config: the sorted global list and each config's
- * ids.  0, or -1 with a message. */
+ * ids.  Each config is planned at every N (config_kernels), on up to
+ * KTHREADS threads (the configs are independent, and each lands in its own
+ * per[c]: the header is the same whatever the threads); a failure is the
+ * lowest config's that fails, as one thread would find it.  0, or -1 with
+ * a message. */
+#define KTHREADS 16
 static int build_kernels(xport *x, char *err, size_t errlen) {
     kset *per = calloc((size_t)(x->ncfg ? x->ncfg : 1), sizeof *per);
     kset all = {NULL, 0, 0};
-    int rc = -1;
+    kjob jobs[KTHREADS];
+    pthread_t th[KTHREADS];
+    int rc = -1, T = 1, started = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (!per) goto oom;
+    if (cpus > 1) T = cpus < KTHREADS ? (int)cpus : KTHREADS;
+    for (int t = 0; t < T; t++) {
+        jobs[t] = (kjob){x, per, t, T, -1, ""};
+        /* the first runs here; a thread that cannot start leaves its
+         * configs to this one */
+        if (t > 0 && !pthread_create(&th[t], NULL, kjob_run, &jobs[t])) started |= 1 << t;
+    }
+    kjob_run(&jobs[0]);
+    for (int t = 1; t < T; t++) {
+        if (started & (1 << t)) pthread_join(th[t], NULL);
+        else kjob_run(&jobs[t]);
+    }
+    int bad = -1;
+    for (int t = 0; t < T; t++)
+        if (jobs[t].bad >= 0 && (bad < 0 || jobs[t].bad < jobs[bad].bad)) bad = t;
+    if (bad >= 0) {
+        snprintf(err, errlen, "%s", jobs[bad].err);
+        goto done;
+    }
     for (int c = 0; c < x->ncfg; c++) {
-        int fb = x->prob[x->cfg[c].prob].fallback == c;
-        if (config_kernels(x, c, fb, &per[c], err, errlen)) goto done;
         for (int i = 0; i < per[c].n; i++)
             if (kset_add(&all, per[c].name[i])) goto oom;
     }

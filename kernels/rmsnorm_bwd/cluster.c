@@ -65,19 +65,19 @@ static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devi
     int64_t C = nt_params_int(p, "chunks", &ok), K = nt_params_int(p, "k", &ok);
     if (!ok || (S != 2 && S != 4 && S != 8) || B < 32 || B > 1024 || B % 32 || C < 1 ||
         C > 16 || K < 0 || K > 32) {
-        snprintf(err, errlen, "cluster needs cluster 2, 4 or 8, block a multiple of 32 in "
+        nt_why(err, errlen, "cluster needs cluster 2, 4 or 8, block a multiple of 32 in "
                               "[32, 1024], chunks in [1, 16], k in [0, 32]");
         return -1;
     }
     if (dev && dev->cc_major < 9) {
-        snprintf(err, errlen, "cluster needs thread block clusters (compute capability 9.0 or "
+        nt_why(err, errlen, "cluster needs thread block clusters (compute capability 9.0 or "
                  "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
         return -1;
     }
     if (nt_bwd_covers(pr, S * B * C, "cluster*block*chunks", err, errlen)) return -1;
     int64_t need = cluster_regs(pr, C), limit = nt_bwd_reg_limit(B, K);
     if (need > limit) {
-        snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread, block=%lld k=%lld "
+        nt_why(err, errlen, "chunks=%lld need ~%lld registers per thread, block=%lld k=%lld "
                  "leave %lld (would spill)", (long long)C, (long long)need, (long long)B,
                  (long long)K, (long long)limit);
         return -1;
@@ -85,7 +85,7 @@ static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devi
     if (dev && (B > dev->max_threads_per_sm ||
                 (K && (K * B > dev->max_threads_per_sm ||
                        K * (SMEM_STATIC + SMEM_RESERVED) > dev->smem_per_sm)))) {
-        snprintf(err, errlen, "k=%lld blocks of %lld threads do not fit on one SM", (long long)K,
+        nt_why(err, errlen, "k=%lld blocks of %lld threads do not fit on one SM", (long long)K,
                  (long long)B);
         return -1;
     }

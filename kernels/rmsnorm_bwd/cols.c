@@ -52,7 +52,7 @@ static int cols_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
     int64_t R = nt_params_int(p, "rows", &ok), K = nt_params_int(p, "k", &ok);
     if (!ok || B < 32 || B > 1024 || B % 32 || CC < 1 || CC > 64 || B % CC || R < 1 || R > 8 ||
         K < 0 || K > 32) {
-        snprintf(err, errlen, "cols needs block a multiple of 32 in [32, 1024], cc in [1, 64] "
+        nt_why(err, errlen, "cols needs block a multiple of 32 in [32, 1024], cc in [1, 64] "
                  "dividing it, rows in [1, 8], k in [0, 32]");
         return -1;
     }

@@ -126,11 +126,11 @@ static int naive_check(const nt_params *p, const nt_problem *pr, const nt_devinf
     int64_t nsplit = nt_params_int(p, "nsplit", &ok);
     const char *part = nt_params_get(p, "partial");
     if (!ok || nsplit < 1 || nsplit > 4096 || !part || (strcmp(part, "bf16") && strcmp(part, "f32"))) {
-        snprintf(err, errlen, "naive needs nsplit in [1, 4096] and partial = bf16 | f32");
+        nt_why(err, errlen, "naive needs nsplit in [1, 4096] and partial = bf16 | f32");
         return -1;
     }
     if (pr->N > NAIVE_MAX_N) {
-        snprintf(err, errlen, "naive holds a row in one block's registers: N=%lld is above its "
+        nt_why(err, errlen, "naive holds a row in one block's registers: N=%lld is above its "
                  "%d (%d chunks of %d threads would spill; the loop family walks longer rows)",
                  (long long)pr->N, NAIVE_MAX_N,
                  naive_chunks(pr->N, nt_bwd_chunk_elems(pr)), MAX_THREADS);
@@ -212,7 +212,7 @@ static int persist_check_of(const char *fam, int partial_row, const nt_params *p
     int64_t stages = nt_params_int(p, "stages", &ok), k = nt_params_int(p, "k", &ok);
     if (!ok || block < 32 || block > 1024 || block % 32 || chunks < 1 || chunks > 16 ||
         stages < 1 || stages > PERSIST_MAX_STAGES || k < 0 || k > 32) {
-        snprintf(err, errlen, "%s needs block a multiple of 32 in [32, 1024], "
+        nt_why(err, errlen, "%s needs block a multiple of 32 in [32, 1024], "
                  "chunks in [1, 16], stages in [1, " STR(PERSIST_MAX_STAGES) "], k in [0, 32]", fam);
         return -1;
     }
@@ -293,7 +293,7 @@ static int held_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
                       char *err, size_t errlen) {
     int ok = 1;
     if (nt_params_int(p, "stages", &ok) < 2 && ok) {
-        snprintf(err, errlen, "held needs stages >= 2 (with 1, persistent already holds "
+        nt_why(err, errlen, "held needs stages >= 2 (with 1, persistent already holds "
                  "the row in registers)");
         return -1;
     }
@@ -327,11 +327,11 @@ static int pcluster_check(const nt_params *p, const nt_problem *pr, const nt_dev
     int ok = 1;
     int64_t Q = nt_params_int(p, "cluster", &ok);
     if (!ok || (Q != 2 && Q != 4 && Q != 8)) {
-        snprintf(err, errlen, "pcluster needs cluster 2, 4 or 8");
+        nt_why(err, errlen, "pcluster needs cluster 2, 4 or 8");
         return -1;
     }
     if (dev && dev->cc_major < 9) {
-        snprintf(err, errlen, "pcluster needs thread block clusters (compute capability 9.0 or "
+        nt_why(err, errlen, "pcluster needs thread block clusters (compute capability 9.0 or "
                  "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
         return -1;
     }

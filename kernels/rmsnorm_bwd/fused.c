@@ -53,13 +53,13 @@ static int fused_check(const nt_params *p, const nt_problem *pr, const nt_devinf
     int64_t stages = nt_params_int(p, "stages", &ok), k = nt_params_int(p, "k", &ok);
     if (!ok || block < 32 || block > 1024 || block % 32 || chunks < 1 || chunks > 16 ||
         stages < 2 || stages > 4 || k < 0 || k > 32) {
-        snprintf(err, errlen, "fused needs block a multiple of 32 in [32, 1024], "
+        nt_why(err, errlen, "fused needs block a multiple of 32 in [32, 1024], "
                               "chunks in [1, 16], stages in [2, 4], k in [0, 32]");
         return -1;
     }
     if (nt_bwd_covers(pr, block * chunks, "block*chunks", err, errlen)) return -1;
     if (dev && dev->cc_major < 7) {
-        snprintf(err, errlen, "fused needs compute capability 7.0 or newer (its grid barrier), "
+        nt_why(err, errlen, "fused needs compute capability 7.0 or newer (its grid barrier), "
                  "the device has %d.%d", dev->cc_major, dev->cc_minor);
         return -1;
     }

@@ -72,13 +72,13 @@ static int loop_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
     int64_t k = nt_params_int(p, "k", &ok);
     if (!ok || block < 32 || block > 1024 || block % 32 || chunks < 1 || chunks > 16 || k < 0 ||
         k > 32) {
-        snprintf(err, errlen, "loop needs block a multiple of 32 in [32, 1024], chunks in [1, 16], "
+        nt_why(err, errlen, "loop needs block a multiple of 32 in [32, 1024], chunks in [1, 16], "
                               "k in [0, 32]");
         return -1;
     }
     int64_t need = loop_regs(pr, chunks), limit = reg_limit(block, k);
     if (need > limit) {
-        snprintf(err, errlen, "chunks=%lld need ~%lld registers per thread (x=%s, w=%s), "
+        nt_why(err, errlen, "chunks=%lld need ~%lld registers per thread (x=%s, w=%s), "
                  "block=%lld k=%lld leave %lld (would spill)", (long long)chunks, (long long)need,
                  nt_dtypes[pr->dtype[NT_BWD_SX]].name, nt_dtypes[pr->dtype[NT_BWD_SW]].name,
                  (long long)block, (long long)k, (long long)limit);
@@ -86,7 +86,7 @@ static int loop_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
     }
     if (dev && (block > dev->max_threads_per_sm ||
                 (k && (k * block > dev->max_threads_per_sm || k * RED_SMEM > dev->smem_per_sm)))) {
-        snprintf(err, errlen, "k=%lld blocks of %lld threads do not fit on one SM (%d threads)",
+        nt_why(err, errlen, "k=%lld blocks of %lld threads do not fit on one SM (%d threads)",
                  (long long)k, (long long)block, dev->max_threads_per_sm);
         return -1;
     }

@@ -60,16 +60,16 @@ static int check(const nt_problem *p, char *err, size_t errlen) {
     int x = p->dtype[NT_BWD_SX], w = p->dtype[NT_BWD_SW], dw = p->dtype[NT_BWD_SDW];
     for (int s = 0; s < NT_BWD_NSLOTS; s++)
         if (p->dtype[s] < 0 || p->dtype[s] >= NT_NDTYPES) {
-            snprintf(err, errlen, "rmsnorm_bwd: no dtype %d for %s", p->dtype[s], slots[s].name);
+            nt_why(err, errlen, "rmsnorm_bwd: no dtype %d for %s", p->dtype[s], slots[s].name);
             return -1;
         }
     if (w != x && w != NT_F32) {
-        snprintf(err, errlen, "rmsnorm_bwd: w=%s must be the activation dtype (x=%s) or f32",
+        nt_why(err, errlen, "rmsnorm_bwd: w=%s must be the activation dtype (x=%s) or f32",
                  nt_dtypes[w].name, nt_dtypes[x].name);
         return -1;
     }
     if (dw != NT_F32 && dw != w) {
-        snprintf(err, errlen, "rmsnorm_bwd: dw=%s must be f32 or the weight dtype (w=%s)",
+        nt_why(err, errlen, "rmsnorm_bwd: dw=%s must be f32 or the weight dtype (w=%s)",
                  nt_dtypes[dw].name, nt_dtypes[w].name);
         return -1;
     }

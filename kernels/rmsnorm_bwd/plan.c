@@ -17,7 +17,7 @@ int nt_bwd_kname(char *buf, size_t len, const char *kernel, const nt_problem *p,
                      nt_dtypes[p->dtype[NT_BWD_SW]].ctype, nt_dtypes[p->dtype[NT_BWD_SDW]].ctype,
                      rest);
     if (n < 0 || (size_t)n >= len) {
-        snprintf(err, errlen, "name expression of %s too long", kernel);
+        nt_why(err, errlen, "name expression of %s too long", kernel);
         return -1;
     }
     return 0;
@@ -31,7 +31,7 @@ int nt_bwd_kname_params(nt_launch *l, const char *kernel, const nt_problem *pr,
         used += (size_t)snprintf(rest + used, sizeof rest - used, "%s%lld", i ? ", " : "",
                                  (long long)nt_params_int(p, f->params[i].name, NULL));
     if (used >= sizeof rest) {
-        snprintf(err, errlen, "name expression of %s too long", kernel);
+        nt_why(err, errlen, "name expression of %s too long", kernel);
         return -1;
     }
     return nt_bwd_kname(l->name, sizeof l->name, kernel, pr, rest, err, errlen);
@@ -41,7 +41,7 @@ int nt_bwd_covers(const nt_problem *p, int64_t slots, const char *what, char *er
                   size_t errlen) {
     int64_t E = nt_bwd_chunk_elems(p);
     if (p->N <= slots * E) return 0;
-    snprintf(err, errlen, "N=%lld exceeds %s*%lld = %lld (x=%s)", (long long)p->N, what,
+    nt_why(err, errlen, "N=%lld exceeds %s*%lld = %lld (x=%s)", (long long)p->N, what,
              (long long)E, (long long)(slots * E), nt_dtypes[p->dtype[NT_BWD_SX]].name);
     return -1;
 }
@@ -49,12 +49,12 @@ int nt_bwd_covers(const nt_problem *p, int64_t slots, const char *what, char *er
 int nt_bwd_fits_sm(const nt_devinfo *dev, int64_t block, int64_t k, unsigned smem, char *err,
                    size_t errlen) {
     if (smem > (unsigned)dev->smem_per_block_optin) {
-        snprintf(err, errlen, "needs %u bytes of shared memory per block, the device allows %d",
+        nt_why(err, errlen, "needs %u bytes of shared memory per block, the device allows %d",
                  smem, dev->smem_per_block_optin);
         return -1;
     }
     if (k && (k * block > dev->max_threads_per_sm || k * smem > (unsigned)dev->smem_per_sm)) {
-        snprintf(err, errlen, "k=%lld blocks of %lld threads and %u bytes do not fit on one SM",
+        nt_why(err, errlen, "k=%lld blocks of %lld threads and %u bytes do not fit on one SM",
                  (long long)k, (long long)block, smem);
         return -1;
     }

@@ -61,14 +61,14 @@ static int wstage_check(const nt_params *p, const nt_problem *pr, const nt_devin
     int64_t k = nt_params_int(p, "k", &ok);
     if (!ok || tpr < 1 || tpr > 32 || (tpr & (tpr - 1)) || block < 32 || block > 1024 ||
         block % 32 || chunks < 1 || chunks > 8 || stages < 2 || stages > 8 || k < 0 || k > 32) {
-        snprintf(err, errlen, "wstage needs tpr a power of two in [1, 32], block a multiple of "
+        nt_why(err, errlen, "wstage needs tpr a power of two in [1, 32], block a multiple of "
                               "32 in [32, 1024], chunks in [1, 8], stages in [2, 8], k in [0, 32]");
         return -1;
     }
     if (nt_bwd_covers(pr, tpr * chunks, "tpr*chunks", err, errlen)) return -1;
     int64_t need = wstage_regs(pr, chunks), have = nt_bwd_reg_limit(block, k);
     if (need > have) {
-        snprintf(err, errlen, "chunks=%lld needs about %lld registers a thread, block=%lld "
+        nt_why(err, errlen, "chunks=%lld needs about %lld registers a thread, block=%lld "
                  "k=%lld leaves %lld: it would spill", (long long)chunks, (long long)need,
                  (long long)block, (long long)k, (long long)have);
         return -1;

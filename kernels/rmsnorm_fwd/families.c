@@ -166,7 +166,7 @@ typedef struct fwd_dt {
 static int get_dt(const nt_problem *pr, fwd_dt *d, char *err, size_t errlen) {
     int x = pr->dtype[NT_FWD_SX], w = pr->dtype[NT_FWD_SW];
     if (x < 0 || x >= NT_NDTYPES || w < 0 || w >= NT_NDTYPES || (w != x && w != NT_F32)) {
-        snprintf(err, errlen, "rmsnorm_fwd: unsupported dtypes x=%d w=%d (w: x's dtype or f32)",
+        nt_why(err, errlen, "rmsnorm_fwd: unsupported dtypes x=%d w=%d (w: x's dtype or f32)",
                  x, w);
         return -1;
     }
@@ -207,7 +207,7 @@ static int fits_regs_extra(const fwd_dt *d, int64_t B, int64_t C, int64_t R, int
     int64_t limit = reg_limit(B, K);
     int64_t need = data_words(d, C, R, Cw) + REG_BASE + REG_PER_CHUNK * C * R + extra;
     if (need > limit) {
-        snprintf(err, errlen, "chunks=%lld%s need ~%lld registers per thread, block=%lld k=%lld "
+        nt_why(err, errlen, "chunks=%lld%s need ~%lld registers per thread, block=%lld k=%lld "
                  "leave %lld (would spill)", (long long)C, R > 1 ? " of each row" : "",
                  (long long)need, (long long)B, (long long)K, (long long)limit);
         return 0;
@@ -230,7 +230,7 @@ static int fits_regs(const fwd_dt *d, int64_t B, int64_t C, int64_t K, char *err
 static int check_bck(const char *fam, int64_t B, int64_t C, int64_t K, int ok, char *err,
                      size_t errlen) {
     if (!ok || B < 32 || B > 1024 || B % 32 || C < 1 || C > 16 || K < 0 || K > 32) {
-        snprintf(err, errlen, "%s needs block a multiple of 32 in [32, 1024], chunks in [1, 16], "
+        nt_why(err, errlen, "%s needs block a multiple of 32 in [32, 1024], chunks in [1, 16], "
                  "k in [0, 32]", fam);
         return -1;
     }
@@ -241,7 +241,7 @@ static int check_bck(const char *fam, int64_t B, int64_t C, int64_t K, int ok, c
 static int check_cover(const nt_problem *pr, const fwd_dt *d, int64_t T, int64_t C, char *err,
                        size_t errlen) {
     if (pr->N > T * C * d->E) {
-        snprintf(err, errlen, "N=%lld exceeds threads per row * chunks * %d = %lld",
+        nt_why(err, errlen, "N=%lld exceeds threads per row * chunks * %d = %lld",
                  (long long)pr->N, d->E, (long long)(T * C * d->E));
         return -1;
     }
@@ -254,13 +254,13 @@ static int check_dev(const nt_devinfo *dev, int64_t B, int64_t K, int64_t smem, 
                      size_t errlen) {
     if (!dev) return 0;
     if (smem > dev->smem_per_block_optin) {
-        snprintf(err, errlen, "needs %lld bytes of shared memory per block, the device allows %d",
+        nt_why(err, errlen, "needs %lld bytes of shared memory per block, the device allows %d",
                  (long long)smem, dev->smem_per_block_optin);
         return -1;
     }
     if (B > dev->max_threads_per_sm ||
         (K && (K * B > dev->max_threads_per_sm || K * (smem + SMEM_RESERVED) > dev->smem_per_sm))) {
-        snprintf(err, errlen, "k=%lld blocks of %lld threads and %lld bytes of shared memory do "
+        nt_why(err, errlen, "k=%lld blocks of %lld threads and %lld bytes of shared memory do "
                  "not fit on one SM", (long long)K, (long long)B, (long long)smem);
         return -1;
     }
@@ -271,7 +271,7 @@ static int check_dev(const nt_devinfo *dev, int64_t B, int64_t K, int64_t smem, 
  * capability 9.0 or newer, else -1 with why (fam: the family's name). */
 static int check_clusters(const char *fam, const nt_devinfo *dev, char *err, size_t errlen) {
     if (dev && dev->cc_major < 9) {
-        snprintf(err, errlen, "%s needs thread block clusters (compute capability 9.0 or "
+        nt_why(err, errlen, "%s needs thread block clusters (compute capability 9.0 or "
                  "newer), the device has %d.%d", fam, dev->cc_major, dev->cc_minor);
         return -1;
     }
@@ -383,7 +383,7 @@ static int warp_check_as(const char *fam, const nt_params *p, const nt_problem *
     fwd_dt d;
     if (check_bck(fam, B, C, K, ok, err, errlen)) return -1;
     if (T < 1 || T > 32 || (T & (T - 1))) {
-        snprintf(err, errlen, "%s needs tpr a power of two in [1, 32]", fam);
+        nt_why(err, errlen, "%s needs tpr a power of two in [1, 32]", fam);
         return -1;
     }
     if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, T, C, err, errlen) ||
@@ -447,7 +447,7 @@ static int rows_check_as(int wl, const nt_params *p, const nt_problem *pr, const
     fwd_dt d;
     if (check_bck(fam, B, C, K, ok, err, errlen)) return -1;
     if (R < 1 || R > 8) {
-        snprintf(err, errlen, "%s needs rows in [1, 8]", fam);
+        nt_why(err, errlen, "%s needs rows in [1, 8]", fam);
         return -1;
     }
     if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
@@ -530,7 +530,7 @@ static int check_stage_regs(const fwd_dt *d, int64_t B, int64_t C, int64_t G, in
                             int64_t extra, char *err, size_t errlen) {
     const int64_t need = stage_regs(d, C, G) + extra;
     if (reg_limit(B, K) >= need) return 0;
-    snprintf(err, errlen, "block=%lld k=%lld leave %lld registers per thread, chunks=%lld "
+    nt_why(err, errlen, "block=%lld k=%lld leave %lld registers per thread, chunks=%lld "
              "wg=%lld need ~%lld (would spill)", (long long)B, (long long)K,
              (long long)reg_limit(B, K), (long long)C, (long long)G, (long long)need);
     return -1;
@@ -547,7 +547,7 @@ static int stage_check(const nt_params *p, const nt_problem *pr, const nt_devinf
     fwd_dt d;
     if (check_bck("stage", B, C, K, ok, err, errlen)) return -1;
     if (G < 0 || G > C || (G && C % G)) {
-        snprintf(err, errlen, "stage needs wg 0 or a divisor of chunks=%lld", (long long)C);
+        nt_why(err, errlen, "stage needs wg 0 or a divisor of chunks=%lld", (long long)C);
         return -1;
     }
     if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
@@ -613,11 +613,11 @@ static int walk_check(const walk_as *w, const nt_params *p, const nt_problem *pr
     fwd_dt d;
     if (check_bck(w->fam, B, C, K, ok, err, errlen)) return -1;
     if (S < 1 || S > w->max_stages) {
-        snprintf(err, errlen, "%s needs stages in [1, %lld]", w->fam, (long long)w->max_stages);
+        nt_why(err, errlen, "%s needs stages in [1, %lld]", w->fam, (long long)w->max_stages);
         return -1;
     }
     if (dev && dev->cc_major < w->cc_major) {
-        snprintf(err, errlen, "%s needs %s (compute capability %d.0 or newer), the device has "
+        nt_why(err, errlen, "%s needs %s (compute capability %d.0 or newer), the device has "
                  "%d.%d", w->fam, w->why_cc, w->cc_major, dev->cc_major, dev->cc_minor);
         return -1;
     }
@@ -696,7 +696,7 @@ static int wstage_check(const nt_params *p, const nt_problem *pr, const nt_devin
     fwd_dt d;
     if (check_bck("wstage", B, C, K, ok, err, errlen)) return -1;
     if (T < 1 || T > 32 || (T & (T - 1)) || S < 2 || S > 8) {
-        snprintf(err, errlen, "wstage needs tpr a power of two in [1, 32] and stages in [2, 8]");
+        nt_why(err, errlen, "wstage needs tpr a power of two in [1, 32] and stages in [2, 8]");
         return -1;
     }
     /* warp's row data and WSTAGE_REGS more (the walk's 64-bit counters and
@@ -763,7 +763,7 @@ static int cstage_check(const nt_params *p, const nt_problem *pr, const nt_devin
     fwd_dt d;
     if (check_bck("cstage", B, C, K, ok, err, errlen)) return -1;
     if ((S != 2 && S != 4 && S != 8) || P < 2 || P > 4) {
-        snprintf(err, errlen, "cstage needs cluster 2, 4 or 8 and stages in [2, 4]");
+        nt_why(err, errlen, "cstage needs cluster 2, 4 or 8 and stages in [2, 4]");
         return -1;
     }
     /* w's C chunks held as stage's with wg = 0 */
@@ -812,7 +812,7 @@ static int cluster_check(const nt_params *p, const nt_problem *pr, const nt_devi
     fwd_dt d;
     if (check_bck("cluster", B, C, K, ok, err, errlen)) return -1;
     if (S != 2 && S != 4 && S != 8) {
-        snprintf(err, errlen, "cluster needs cluster 2, 4 or 8 (blocks per row)");
+        nt_why(err, errlen, "cluster needs cluster 2, 4 or 8 (blocks per row)");
         return -1;
     }
     if (check_clusters("cluster", dev, err, errlen) || get_dt(pr, &d, err, errlen) ||

@@ -65,11 +65,11 @@ static const nt_family *const fwd_families[] = {
 static int fwd_check(const nt_problem *p, char *err, size_t errlen) {
     int x = p->dtype[NT_FWD_SX], w = p->dtype[NT_FWD_SW];
     if (x < 0 || x >= NT_NDTYPES || w < 0 || w >= NT_NDTYPES) {
-        snprintf(err, errlen, "rmsnorm_fwd: unknown dtype (x=%d, w=%d)", x, w);
+        nt_why(err, errlen, "rmsnorm_fwd: unknown dtype (x=%d, w=%d)", x, w);
         return -1;
     }
     if (w != x && w != NT_F32) {
-        snprintf(err, errlen, "rmsnorm_fwd: w must be x's dtype (%s) or f32, not %s",
+        nt_why(err, errlen, "rmsnorm_fwd: w must be x's dtype (%s) or f32, not %s",
                  nt_dtypes[x].name, nt_dtypes[w].name);
         return -1;
     }
