@@ -61,7 +61,7 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
 #define BUSY_MS 10000              /* wait this long for another writer */
 #define CLOSE_BUSY_MS 2000         /* ... and this long to checkpoint at close */
 #define MAX_CHECK_ERRS 5           /* integrity_check lines in a message */
-#define MAX_COLS 20                /* columns of a canned report */
+#define MAX_COLS 24                /* columns of a canned report */
 
 /* Migration steps: migrations[v] turns schema version v into v + 1 (run in
  * one transaction, after which user_version is set to v + 1).  Entry 0 is
@@ -115,7 +115,7 @@ enum {
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
     Q_BEST, Q_BEST_ALL, Q_LAST_CREATED, Q_FAM_CURRENT,
-    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
+    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_SHAPES, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_RM_INS, Q_RM_GRP, Q_RM_GRPS, Q_RM_ROWS,
     Q_COUNT
 };
@@ -129,6 +129,36 @@ enum {
 #define SHORT_MSG "substr(CASE WHEN instr(r.message, char(10)) > 0 " \
     "THEN substr(r.message, 1, instr(r.message, char(10)) - 1) " \
     "ELSE r.message END, 1, 60)"
+
+/* The results of one shape (PART and ORDER empty, WHERE naming it) or of
+ * every shape (PART "M, N, ", ORDER ending in M, N) of the model
+ * (temp.nt_gpus), ranked per op and dtype as `best` ranks (a result's
+ * newest re-measure, else its median: db/schema.sql), with % of the best
+ * and the GPU of each. */
+#define REP_SHAPE_SQL(PART, WHERE, LAST) \
+        "SELECT CASE WHEN status = 'ok' THEN row_number() OVER (" \
+        "PARTITION BY " PART "op, dtype ORDER BY status <> 'ok', rank_us, family, " \
+        "params, id) END, op, dtype, family, params, status, median_us, rm_us, rm_by, " \
+        "p10_us, p90_us, n_samples, gbps, pct_copy, 100.0 * gbps / traffic_gbps, " \
+        "CASE WHEN status = 'ok' THEN " \
+        "100.0 * (min(CASE WHEN status = 'ok' THEN rank_us END) OVER " \
+        "(PARTITION BY " PART "op, dtype)) / rank_us END, gpu, id, msg" LAST " FROM (" \
+        "SELECT r.id, s.M, s.N, s.op, s.dtype, v.family, v.params, r.status, r.median_us, " \
+        "m.median_us AS rm_us, m.method AS rm_by, coalesce(m.rank_us, r.median_us) AS rank_us, " \
+        "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, " \
+        "substr(d.uuid, 1, 12) AS gpu, " \
+        SHORT_MSG " AS msg " \
+        /* the shape first, then the GPUs of the model (temp.nt_gpus), then \
+         * the results of each through the index result_shape (device_id, \
+         * shape_id, status) (CROSS JOIN keeps SQLite from reading every \
+         * result of the model for each shape, or indexing them anew) */ \
+        "FROM shape s CROSS JOIN temp.nt_gpus g CROSS JOIN result r " \
+        "JOIN variant v ON v.id = r.variant_id JOIN device d ON d.id = r.device_id " \
+        /* its newest re-measure, if any */ \
+        "LEFT JOIN rematch m ON m.id = (SELECT max(x.id) FROM rematch x " \
+        "WHERE x.result_id = r.id) " \
+        "WHERE " WHERE " r.shape_id = s.id AND r.device_id = g.dev) " \
+        "ORDER BY " PART "op, dtype, status <> 'ok', rank_us, family, params, id"
 
 static const char *const q_sql[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -254,33 +284,10 @@ static const char *const q_sql[Q_COUNT] = {
                        "d.cc_minor, d.sms, d.mem_clock_khz, b.N, b.M, b.op, b.dtype",
     /* ranked as `best` ranks (a result's newest re-measure, else its
      * median: db/schema.sql) */
-    [Q_REP_SHAPE] =
-        "SELECT CASE WHEN status = 'ok' THEN row_number() OVER ("
-        "PARTITION BY op, dtype ORDER BY status <> 'ok', rank_us, family, "
-        "params, id) END, op, dtype, family, params, status, median_us, rm_us, rm_by, "
-        "p10_us, p90_us, n_samples, gbps, pct_copy, 100.0 * gbps / traffic_gbps, "
-        "CASE WHEN status = 'ok' THEN "
-        "100.0 * (min(CASE WHEN status = 'ok' THEN rank_us END) OVER "
-        "(PARTITION BY op, dtype)) / rank_us END, gpu, id, msg FROM ("
-        "SELECT r.id, s.op, s.dtype, v.family, v.params, r.status, r.median_us, "
-        "(SELECT m.median_us FROM rematch m WHERE m.result_id = r.id "
-        "ORDER BY m.id DESC LIMIT 1) AS rm_us, "
-        "(SELECT m.method FROM rematch m WHERE m.result_id = r.id "
-        "ORDER BY m.id DESC LIMIT 1) AS rm_by, "
-        "coalesce((SELECT m.rank_us FROM rematch m WHERE m.result_id = r.id "
-        "ORDER BY m.id DESC LIMIT 1), r.median_us) AS rank_us, "
-        "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, "
-        "(SELECT substr(d.uuid, 1, 12) FROM device d WHERE d.id = r.device_id) AS gpu, "
-        SHORT_MSG " AS msg "
-        /* the shape first, then the GPUs of the model (temp.nt_gpus), then
-         * the results of each through the index result_shape (device_id,
-         * shape_id, status) (CROSS JOIN keeps SQLite from reading every
-         * result of the model for each shape, or indexing them anew) */
-        "FROM shape s CROSS JOIN temp.nt_gpus g CROSS JOIN result r "
-        "JOIN variant v ON v.id = r.variant_id "
-        "WHERE r.shape_id = s.id AND r.device_id = g.dev AND "
-        "s.M = :M AND s.N = :N) "
-        "ORDER BY op, dtype, status <> 'ok', rank_us, family, params, id",
+    [Q_REP_SHAPE] = REP_SHAPE_SQL("", "s.M = :M AND s.N = :N AND", ""),
+    /* every shape of the model at once, its ok results as Q_REP_SHAPE ranks
+     * them, with M and N last (store_report_shapes) */
+    [Q_REP_SHAPES] = REP_SHAPE_SQL("M, N, ", "r.status = 'ok' AND", ", M, N"),
     [Q_REP_RESULT] = "SELECT n_samples FROM result WHERE id = :res",
     [Q_REP_SAMPLES] = "SELECT idx, us FROM sample WHERE result_id = :res ORDER BY idx",
     [Q_REP_SWEEPS] = "SELECT s.id, d.name, s.script, s.started, s.finished, "
@@ -1013,6 +1020,10 @@ static int open_store(store **out, const char *path, int mode, int full, char *e
         dberr(db, err, errlen, "PRAGMA foreign_keys");
         goto fail;
     }
+    /* the reports sort every result of a model (store_report_shapes): in
+     * memory, with room to, rather than through temporary files */
+    sqlite3_exec(db->db, "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536", NULL, NULL,
+                 NULL);
     if (sqlite3_create_function(db->db, "nt_alive", 3, SQLITE_UTF8, NULL, fn_alive, NULL,
                                 NULL) != SQLITE_OK ||
         sqlite3_create_function(db->db, "nt_dtypes_of", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
@@ -2334,15 +2345,55 @@ int store_report_best(store *db, const char *device, store_row_fn row, void *ctx
  * the successful ones ranked by median time with their % of the best,
  * then the failed ones; each with the first 12 characters of its GPU's
  * uuid. */
+/* The columns of store_report_shape (and of store_report_shapes, with M
+ * and N after them). */
+#define REP_SHAPE_COLS                                                                  \
+    {"rank", 'i'}, {"op", 's'}, {"dtype", 's'}, {"family", 's'}, {"params", 's'},       \
+        {"status", 's'}, {"us", '2'}, {"rematch us", '2'}, {"rematch by", 's'},         \
+        {"p10 us", '2'}, {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'},   \
+        {"% op", '1'}, {"% of best", '1'}, {"gpu", 's'}, {"result", 'i'},               \
+        {"message", 's'}
+
+/* store_report_shapes: the rows of every shape through emit, split into
+ * one table per shape (a header each) for the caller's fn. */
+typedef struct shapes_ctx {
+    store_shape_fn fn;
+    void *ctx;
+    int ncol;                  /* the table's columns (M and N not counted) */
+    const char *head[MAX_COLS];
+    int64_t M, N;              /* the shape of the rows so far, -1: none yet */
+} shapes_ctx;
+
+static void shapes_row(void *ctx, int header, int ncol, const char *const *cell) {
+    shapes_ctx *c = ctx;
+    if (header) {             /* column names: kept for each shape's header */
+        c->ncol = ncol - 2;
+        for (int i = 0; i < c->ncol; i++) c->head[i] = cell[i];
+        return;
+    }
+    int64_t M = strtoll(cell[ncol - 2], NULL, 10), N = strtoll(cell[ncol - 1], NULL, 10);
+    if (M != c->M || N != c->N) {
+        c->M = M;
+        c->N = N;
+        c->fn(c->ctx, M, N, 1, c->ncol, c->head);
+    }
+    c->fn(c->ctx, M, N, 0, c->ncol, cell);
+}
+
+int store_report_shapes(store *db, int64_t dev, store_shape_fn fn, void *ctx, char *err,
+                        size_t errlen) {
+    static const col cols[] = {REP_SHAPE_COLS, {"M", 'i'}, {"N", 'i'}};
+    shapes_ctx c = {fn, ctx, 0, {0}, -1, -1};
+    sqlite3_stmt *st;
+    if (use_model_of(db, dev, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, Q_REP_SHAPES, err, errlen))) return STORE_ERR;
+    return emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), shapes_row, &c, err,
+                errlen) < 0 ? STORE_ERR : STORE_OK;
+}
+
 int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen) {
-    static const col cols[] = {
-        {"rank", 'i'}, {"op", 's'}, {"dtype", 's'}, {"family", 's'},
-        {"params", 's'}, {"status", 's'}, {"us", '2'}, {"rematch us", '2'}, {"rematch by", 's'},
-        {"p10 us", '2'},
-        {"p90 us", '2'}, {"n", 'i'}, {"GB/s", '1'}, {"% copy", '1'}, {"% op", '1'},
-        {"% of best", '1'}, {"gpu", 's'}, {"result", 'i'}, {"message", 's'},
-    };
+    static const col cols[] = {REP_SHAPE_COLS};
     int nrow;
     sqlite3_stmt *st;
     if (use_model_of(db, dev, err, errlen)) return STORE_ERR;

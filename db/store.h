@@ -242,6 +242,14 @@ int store_report_best(store *db, const char *device, store_row_fn row, void *ctx
 /* one shape's results on the GPUs of the model of device dev (an id of
  * store_find_device or store_prov), ranked, with % of the best and the
  * GPU of each */
+/* every shape's ok results at once, as store_report_shape gives them (its
+ * columns, its ranks): fn(ctx, M, N, header, ...) per row, a header first
+ * at each shape, the shapes in order of M, then N (one query: the reports
+ * of every shape, `report` and `plot`) */
+typedef void (*store_shape_fn)(void *ctx, int64_t M, int64_t N, int header, int ncol,
+                               const char *const *cell);
+int store_report_shapes(store *db, int64_t dev, store_shape_fn fn, void *ctx, char *err,
+                        size_t errlen);
 int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen);
 /* one result's raw samples */

@@ -58,7 +58,40 @@ void tbl_row(void *ctx, int header, int ncol, const char *const *cell) {
     tbl_add(t, ncol, cell);
 }
 
+/* store_report_shapes' rows: a new table at each shape's header. */
+static void shapes_add(void *ctx, int64_t M, int64_t N, int header, int ncol,
+                       const char *const *cell) {
+    tbl_shapes *c = ctx;
+    if (c->oom) return;
+    if (header) {
+        if (c->n == c->cap) {
+            int cap = c->cap ? 2 * c->cap : 64;
+            struct tbl_shape *e = realloc(c->e, (size_t)cap * sizeof *e);
+            if (!e) {
+                c->oom = 1;
+                return;
+            }
+            c->e = e;
+            c->cap = cap;
+        }
+        tbl *t = calloc(1, sizeof *t);
+        if (!t) {
+            c->oom = 1;
+            return;
+        }
+        c->e[c->n++] = (struct tbl_shape){M, N, t};
+    }
+    tbl *t = c->e[c->n - 1].t;
+    tbl_row(t, header, ncol, cell);
+    c->oom |= t->oom;
+}
+
 const tbl *tbl_shape(tbl_shapes *c, int64_t M, int64_t N, char *err, size_t errlen) {
+    if (!c->loaded) {
+        c->loaded = 1;
+        if (store_report_shapes(c->db, c->dev, shapes_add, c, err, errlen)) return NULL;
+        if (c->oom) goto oom;
+    }
     for (int i = 0; i < c->n; i++)
         if (c->e[i].M == M && c->e[i].N == N) return c->e[i].t;
     if (c->n == c->cap) {

@@ -39,13 +39,17 @@ void tbl_add(tbl *t, int ncol, const char *const *cells);
  * restarts the table. */
 void tbl_row(void *ctx, int header, int ncol, const char *const *cell);
 
-/* The shape reports (store_report_shape) of one device model, each shape
- * (M, N) read once and kept: `report` and `plot` look at a shape once for
- * every op and dtype tuned at it.  Zero-initialize, set db and dev. */
+/* The shape reports (store_report_shape) of one device model, kept:
+ * `report` and `plot` look at a shape once for every op and dtype tuned at
+ * it, and its ok results only.  The first tbl_shape reads every shape's
+ * at once (store_report_shapes: one query, not one a shape).
+ * Zero-initialize, set db and dev. */
 typedef struct tbl_shapes {
     store *db;
     int64_t dev;                   /* a device of the model read (store_find_device,
                                       store_prov) */
+    int loaded;                    /* every shape read */
+    int oom;
     int n, cap;
     struct tbl_shape {
         int64_t M, N;
