@@ -9,6 +9,7 @@
  * compiled for sm_90a, and every file a family's sources include is checked
  * to be among them.  The cache lives in t_tmpdir() via NORMTUNE_CACHE. */
 #include <dirent.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,36 @@ TEST(cache_miss_then_hit) {
     CHECK(nt_compile_src_cached(&s, 0, &b, err, sizeof err) == 0 && b.hit == 0, "no-cache hit");
     nt_cubin_free(&b);
     nt_cubin_free(&a);
+}
+
+/* Processes that miss the same key at once compile it once: the others
+ * wait on its lock and read the entry (the processes of run --devices).
+ * Without the lock all three compile (each takes far longer than the
+ * others take to start); with it, however they are scheduled, one does. */
+TEST(cache_one_compile_at_a_time) {
+    fresh_cache("c_lock");
+    nt_csrc s = tiny_src("tiny<256>", "plain");
+    pid_t pid[3];
+    int miss = 0, hit = 0, other = 0;
+    for (int i = 0; i < 3; i++)
+        if ((pid[i] = fork()) == 0) {
+            nt_cubin c;
+            char err[2048] = "";
+            if (nt_compile_src_cached(&s, 1, &c, err, sizeof err)) _exit(2);
+            _exit(c.hit ? 11 : 10);
+        }
+    for (int i = 0; i < 3; i++) {
+        int st = 0;
+        waitpid(pid[i], &st, 0);
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        miss += code == 10;
+        hit += code == 11;
+        other += code != 10 && code != 11;
+    }
+    CHECK(miss == 1 && hit == 2 && other == 0, "%d compiled, %d read the entry, %d failed",
+          miss, hit, other);
+    int tmp, n = count_files(&tmp);
+    CHECK(n == 1 && tmp == 0, "cache holds %d entries, %d temporaries or locks", n, tmp);
 }
 
 TEST(keys_change_with_inputs) {
@@ -747,6 +778,7 @@ int main(void) {
     RUN(compile_tiny_and_resources);
     RUN(spills_are_parsed);
     RUN(cache_miss_then_hit);
+    RUN(cache_one_compile_at_a_time);
     RUN(keys_change_with_inputs);
     RUN(syntax_error_reports_log);
     RUN(corrupt_entries_are_recompiled);

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -532,6 +534,35 @@ done:
     return rc;
 }
 
+/* One compile of a key at a time, across threads and processes (the
+ * processes of `run --devices` share the cache and would compile the same
+ * kernels): an exclusive flock on dir/.KEY.lock, -1 when none can be made
+ * (the compile goes on without it).  unlock_key removes the file once the
+ * entry is in the cache, so that a process that opened it before sees the
+ * entry when its lock is granted, and one that comes later finds the entry
+ * first. */
+static int lock_key(const char *dir, const char *key) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/.%s.lock", dir, key);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    while (flock(fd, LOCK_EX)) {
+        if (errno != EINTR) {
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+static void unlock_key(const char *dir, const char *key, int fd) {
+    char path[1200];
+    if (fd < 0) return;
+    snprintf(path, sizeof path, "%s/.%s.lock", dir, key);
+    unlink(path);
+    close(fd);
+}
+
 int nt_compile_src_cached(const nt_csrc *src, int use_cache, nt_cubin *out, char *err,
                           size_t errlen) {
     char dir[1024], key[17], derr[256];
@@ -544,8 +575,18 @@ int nt_compile_src_cached(const nt_csrc *src, int use_cache, nt_cubin *out, char
         out->ms = nt_now_ms() - t0;
         return 0;
     }
+    /* a miss: compile it unless another thread or process is compiling it
+     * now, in which case wait for that one's entry */
+    int lk = lock_key(dir, key);
+    if (lk >= 0 && cache_get(dir, key, src->nexpr, out) == 0) {
+        unlock_key(dir, key, lk);
+        out->hit = 1;
+        out->ms = nt_now_ms() - t0;
+        return 0;
+    }
     int rc = nt_compile_src(src, out, err, errlen);
     if (rc == 0) cache_put(dir, out);
+    unlock_key(dir, key, lk);
     out->ms = nt_now_ms() - t0;
     return rc;
 }
