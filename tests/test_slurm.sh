@@ -47,8 +47,19 @@ ok slurm_installed
 S=$T/slurm
 mkdir -p "$S/ctld" "$S/d" "$S/log"
 host=$(hostname)
-# ports of this test's own (two tests at once on one machine: other ports)
-base=$((20000 + $$ % 20000))
+# two ports of this test's own: a pair 2k, 2k + 1 from the pid (two tests
+# started together have neighbouring pids, so their pairs differ), moved on
+# while one of the pair is already listening
+port_used() {
+    awk -v p="$(printf '%04X' "$1")" 'FNR > 1 { split($2, a, ":"); if (a[2] == p) f = 1 }
+        END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+k=$(($$ % 10000))
+while :; do
+    base=$((20000 + 2 * k))
+    port_used "$base" || port_used $((base + 1)) || break
+    k=$(((k + 1) % 10000))
+done
 dd if=/dev/urandom of="$S/munge.key" bs=1024 count=1 2>/dev/null
 chmod 400 "$S/munge.key"
 pids=""
