@@ -115,7 +115,7 @@ enum {
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
     Q_BEST, Q_BEST_ALL, Q_LAST_CREATED, Q_FAM_CURRENT,
-    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_SHAPES, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
+    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_SHAPES, Q_PEERS, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_RM_INS, Q_RM_GRP, Q_RM_GRPS, Q_RM_ROWS,
     Q_COUNT
 };
@@ -288,6 +288,11 @@ static const char *const q_sql[Q_COUNT] = {
     /* every shape of the model at once, its ok results as Q_REP_SHAPE ranks
      * them, with M and N last (store_report_shapes) */
     [Q_REP_SHAPES] = REP_SHAPE_SQL("M, N, ", "r.status = 'ok' AND", ", M, N"),
+    /* other live runs of a script on this host on the GPUs of a model */
+    [Q_PEERS] = "SELECT s.pid, d.uuid FROM sweep s JOIN device d ON d.id = s.device_id "
+                "WHERE s.status = 'running' AND s.script_hash = :hash AND s.host = :host AND "
+                "s.pid <> :pid AND s.device_id IN temp.nt_gpus AND "
+                "nt_alive(s.host, s.pid, s.started) ORDER BY s.id",
     [Q_REP_RESULT] = "SELECT n_samples FROM result WHERE id = :res",
     [Q_REP_SAMPLES] = "SELECT idx, us FROM sample WHERE result_id = :res ORDER BY idx",
     [Q_REP_SWEEPS] = "SELECT s.id, d.name, s.script, s.started, s.finished, "
@@ -1227,6 +1232,30 @@ int store_sweep_begin(store *db, int64_t device, const char *script,
     return STORE_OK;
 }
 
+static int use_model_of(store *db, int64_t dev, char *err, size_t errlen);  /* models */
+
+int store_sweep_peers(store *db, int64_t device, const char *script_hash, store_peer_fn fn,
+                      void *ctx, char *err, size_t errlen) {
+    char host[256] = "";
+    sqlite3_stmt *st;
+    int rc, n = 0;
+    host_name(host, sizeof host);
+    if (use_model_of(db, device, err, errlen)) return STORE_ERR;
+    if (!(st = stmt(db, Q_PEERS, err, errlen))) return STORE_ERR;
+    if (bind_t(st, ":hash", script_hash ? script_hash : "") | bind_t(st, ":host", host) |
+        bind_i(st, ":pid", (int64_t)getpid())) {
+        stmt_done(st);
+        return dberr(db, err, errlen, "binding the sweep");
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fn(ctx, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
+        n++;
+    }
+    stmt_done(st);
+    if (rc != SQLITE_DONE) return dberr(db, err, errlen, "reading the running sweeps");
+    return n;
+}
+
 /* Set a sweep's final status ("done", "interrupted", "failed") and time. */
 int store_sweep_end(store *db, int64_t sweep, const char *status, char *err,
                     size_t errlen) {
@@ -1252,8 +1281,6 @@ int store_sweep_end(store *db, int64_t sweep, const char *status, char *err,
 }
 
 /* ---- results ------------------------------------------------------------- */
-
-static int use_model_of(store *db, int64_t dev, char *err, size_t errlen);  /* models */
 
 /* Insert-or-find a row through (ins, get) with bind(); *id is its id. */
 static int upsert(store *db, int ins, int get, const store_key *k,

@@ -84,6 +84,15 @@ int store_model_gpus(store *db, int64_t dev, int *ngpus, char *err, size_t errle
 /* Record a device (matched by uuid, else by name) and return its id. */
 int store_device(store *db, const nt_device *d, int64_t *id, char *err, size_t errlen);
 
+/* The other runs of a script (its hash) writing into db now from this
+ * host on GPUs of the model of device: sweeps still running whose process
+ * is alive (another host's runs cannot be told from crashed ones, and are
+ * not counted).  fn(ctx, pid, the GPU's uuid) for each; their number, or -1
+ * with a message. */
+typedef void (*store_peer_fn)(void *ctx, int64_t pid, const char *uuid);
+int store_sweep_peers(store *db, int64_t device, const char *script_hash, store_peer_fn fn,
+                      void *ctx, char *err, size_t errlen);
+
 /* Start a sweep: script path and hash, device, copy bandwidth; the host and
  * process id are recorded too.  Status "running" until store_sweep_end sets
  * "done", "interrupted" or "failed"; a running sweep whose process (on this

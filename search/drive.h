@@ -99,6 +99,8 @@ typedef struct nt_run_opts {
                                  sources); 0: a new shape, where every family
                                  is tried once.  NULL: every one known */
     uint64_t seed;            /* mixed into the sweep's seed (replay's runs) */
+    int sharded;              /* a shard of the script (run --shard): another
+                                 run of it is expected (tuner/sweep.c) */
 } nt_run_opts;
 
 typedef struct nt_run_stats {

@@ -138,6 +138,18 @@ expect devices_with_gpu 2 run "$T/sim.lua" --simulate "$db" --devices 0,1 --gpu 
 expect devices_with_shard 2 run "$T/sim.lua" --simulate "$db" --devices 0,1 --shard 0/2 --db "$T/d2.db"
 [ ! -e "$T/d2.db" ] && ok devices_usage_writes_nothing || bad devices_usage_writes_nothing
 
+# --- another run of the whole script into the same database: a warning ----
+# (the first run's sweep made to read as still running, by this live shell)
+expect peer_first_run 0 run "$T/sim.lua" --simulate "$db" --db "$T/peer.db"
+sqlite3 "$T/peer.db" "UPDATE sweep SET status = 'running', pid = $$"
+expect peer_second_run 0 run "$T/sim.lua" --simulate "$db" --db "$T/peer.db"
+has peer_warned "$T/err" "warning: another run of $T/sim.lua (pid $$,"
+expect peer_shard_run 0 run "$T/sim.lua" --simulate "$db" --shard 0/2 --db "$T/peer.db"
+grep -q "another run of" "$T/err" && bad peer_shard_not_warned || ok peer_shard_not_warned
+sqlite3 "$T/peer.db" "UPDATE sweep SET status = 'done', pid = 1"
+expect peer_gone_run 0 run "$T/sim.lua" --simulate "$db" --db "$T/peer.db"
+grep -q "another run of" "$T/err" && bad peer_ended_not_warned || ok peer_ended_not_warned
+
 # --- bad --simulate use: usage errors, nothing written ---------------------
 expect simulate_into_itself 2 run "$T/sim.lua" --simulate "$T/whole.db" --db "$T/whole.db"
 has simulate_into_itself_message "$T/err" "must be another file"

@@ -562,6 +562,7 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "normtune run: copy bandwidth %.0f GB/s (read + write)\n", ev.copy_gbps);
 measure:
     o.progress = isatty(2);
+    o.sharded = shard[1] > 1;
     o.stop = &stop_flag;
     signal(SIGINT, on_sigint);
     signal(SIGTERM, on_sigint);

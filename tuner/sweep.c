@@ -251,6 +251,15 @@ int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64
     return 0;
 }
 
+/* store_sweep_peers: a warning for each other run of the script. */
+static void say_peer(void *ctx, int64_t pid, const char *uuid) {
+    fprintf(stderr, "normtune run: warning: another run of %s (pid %lld, GPU %s) is writing "
+                    "into this database on a GPU of this model: the two measure the same "
+                    "variants wherever neither has stored one yet; to split a sweep over "
+                    "GPUs, run it with --devices (one host) or --shard (a job array)\n",
+            (const char *)ctx, (long long)pid, uuid && *uuid ? uuid : "none");
+}
+
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
                  nt_run_stats *st, char *err, size_t errlen) {
     run_store rs = {db, 0, 0, o};
@@ -286,6 +295,11 @@ int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o
         ro.hist_same_shape = 1;
         ro.shape_stored = seen;
     }
+    /* another run of the whole script into this database on this model
+     * measures the same variants wherever neither has stored one yet */
+    if (!o->sharded && !o->quiet &&
+        store_sweep_peers(db, rs.dev, sw->hash, say_peer, (void *)sw->path, err, errlen) < 0)
+        goto out;
     if (store_sweep_begin(db, rs.dev, sw->path, sw->hash, ev->copy_gbps, &rs.sweep, err, errlen))
         goto out;
     st->sweep_id = rs.sweep;
