@@ -7,7 +7,9 @@
 # and the job that merges them.  Each task runs `normtune run --shard I/3
 # --simulate data/results.db` (the replay of the shipped database's GPU: no
 # GPU needed); the merged database must hold the results of one whole run
-# of the sweep, and each task must have run its own shard.
+# of the sweep, and each task must have run its own shard.  Then the same
+# with NORMTUNE_SEED: every task starts from a copy of the whole run's
+# database and measures nothing.
 #
 # Slurm is the engine: normtune only splits and merges (docs/guide.md,
 # "Many machines").  The packages are installed with apt-get when missing
@@ -146,15 +148,30 @@ for i in 0 1 2; do
     if [ -n "$log" ] && grep -q "shard $i/3: " "$log"; then ok "task_${i}_ran_its_shard"
     else bad "task_${i}_ran_its_shard" "$(cat "$log" 2>/dev/null | head -5)"; fi
 done
+result_keys "$T/whole.db" >"$T/k_whole"
 if [ -s "$T/merged.db" ]; then
     ok merge_job_wrote
-    result_keys "$T/whole.db" >"$T/k_whole"
     result_keys "$T/merged.db" >"$T/k_merged"
     [ -s "$T/k_whole" ] && cmp -s "$T/k_whole" "$T/k_merged" && ok merged_array_is_the_whole_run ||
         bad merged_array_is_the_whole_run "$(diff "$T/k_whole" "$T/k_merged" | head -3)"
 else
     bad merge_job_wrote "$(cat "$T/shards"/merge-*.log 2>/dev/null | tail -3)"
 fi
+# NORMTUNE_SEED: each shard's new database starts as a copy of it (here the
+# whole run's, of the same simulated model): every task reuses, measures 0
+NORMTUNE_SEED=$T/whole.db sh "$root/examples/slurm/submit.sh" -n 3 -s "" "$T/sim.lua" \
+    "$T/seeded" "$T/seeded.db" --simulate "$db" >"$T/submit2.out" 2>&1 && ok seeded_submit ||
+    bad seeded_submit "$(cat "$T/submit2.out")"
+wait_for 600 jobs_done && ok seeded_jobs_finished || bad seeded_jobs_finished "$(squeue 2>&1 | head -5)"
+n0=$(cat "$T/seeded"/tune-*.log 2>/dev/null | grep -c ": 0 measured")
+[ "$n0" = 3 ] && ok seeded_tasks_reuse || bad seeded_tasks_reuse "$n0 of 3 tasks measured nothing"
+if [ -s "$T/seeded.db" ]; then
+    result_keys "$T/seeded.db" | cmp -s - "$T/k_whole" && ok seeded_merge_is_the_run ||
+        bad seeded_merge_is_the_run
+else
+    bad seeded_merge_is_the_run "no $T/seeded.db"
+fi
+
 # the recipe's usage errors
 sh "$root/examples/slurm/submit.sh" -n 0 "$T/sim.lua" "$T/out2" "$T/m2.db" >/dev/null 2>"$T/err"
 [ $? = 2 ] && ok submit_bad_n || bad submit_bad_n

@@ -11,8 +11,9 @@
 #
 # Prints the two job ids.  Slurm runs and requeues the tasks; normtune
 # only splits the sweep deterministically (run --shard) and merges.
-# NORMTUNE names the binary (default: normtune on PATH), passed to the jobs
-# through the environment as sbatch does by default.
+# NORMTUNE names the binary (default: normtune on PATH) and NORMTUNE_SEED a
+# database each task's new one starts as a copy of (tune-shard.sh), both
+# passed to the jobs through the environment as sbatch does by default.
 set -u
 n=4 sopts="--gres=gpu:1"
 while getopts n:s: o; do
