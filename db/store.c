@@ -60,6 +60,7 @@ extern const char *const store_schema_texts[]; /* generated: db/schema.sql */
 #define APP_ID 0x4e544442          /* "NTDB": PRAGMA application_id */
 #define BUSY_MS 10000              /* wait this long for another writer */
 #define CLOSE_BUSY_MS 2000         /* ... and this long to checkpoint at close */
+#define WAL_RETRY_MS 10            /* the switch to WAL mode tried again after this */
 #define MAX_CHECK_ERRS 5           /* integrity_check lines in a message */
 #define MAX_COLS 24                /* columns of a canned report */
 
@@ -324,6 +325,10 @@ struct store {
     int has_models;                /* temp.nt_model holds every device (models_load) */
     int64_t gpus_mid;              /* the model temp.nt_gpus holds (0: none) */
     int64_t gpus_dev;              /* the device last resolved to it (0: none) */
+    int claim_fd;                  /* the claims' lock file, open (fd + 1; 0: not) */
+    off_t claim_at;                /* the byte whose lock is held (-1: none) */
+    int64_t claim_dev;             /* the device claim_model is of (0: none) */
+    char claim_model[160];         /* its model: name, capability, SMs, memory clock */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -930,19 +935,29 @@ static int migrate(store *db, int64_t v, char *err, size_t errlen) {
 
 /* Put a write connection in WAL mode (readers and one writer at once);
  * db->set_wal records that the file was in rollback mode before, so that
- * an open that fails later can put it back (store_close). */
+ * an open that fails later can put it back (store_close).  The switch
+ * needs the file to itself for a moment, and SQLite answers busy at once
+ * rather than call the busy handler when another connection is opening or
+ * closing (two writers started together, run --devices' processes): it is
+ * tried again every WAL_RETRY_MS for up to BUSY_MS. */
 static int set_wal(store *db, char *err, size_t errlen) {
     sqlite3_stmt *st = NULL;
-    int wal = 0, was = 0;
+    int wal = 0, was = 0, rc = SQLITE_OK;
     if (sqlite3_prepare_v2(db->db, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         was = !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
     sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(db->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        wal = !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
-    sqlite3_finalize(st);
+    for (int waited = 0; !wal; waited += WAL_RETRY_MS) {
+        st = NULL;
+        rc = sqlite3_prepare_v2(db->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+            wal = !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+        sqlite3_finalize(st);
+        if (wal || (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_ROW) ||
+            waited >= BUSY_MS)
+            break;
+        nanosleep(&(struct timespec){0, WAL_RETRY_MS * 1000000L}, NULL);
+    }
     if (!wal) return dberr(db, err, errlen, "cannot switch it to WAL mode");
     db->set_wal = !was;
     if (sqlite3_exec(db->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
@@ -1000,6 +1015,7 @@ static int open_store(store **out, const char *path, int mode, int full, char *e
 
     db = calloc(1, sizeof *db);
     if (!db || !(db->path = strdup(path))) goto oom;
+    db->claim_at = -1;
     db->mode = mode;
     db->had_wal = had_wal;
     if (mode == STORE_READ) {
@@ -1139,6 +1155,8 @@ int store_migrate(const char *path, int *from, char *err, size_t errlen) {
  * does the same: the file keeps the journal mode it had. */
 void store_close(store *db) {
     if (!db) return;
+    store_release(db);
+    if (db->claim_fd) close(db->claim_fd - 1);
     for (int i = 0; i < Q_COUNT; i++) sqlite3_finalize(db->q[i]);
     if (db->db && (db->ready || db->set_wal)) {
         sqlite3_busy_timeout(db->db, CLOSE_BUSY_MS);
@@ -1150,6 +1168,98 @@ void store_close(store *db) {
     if (db->mode == STORE_READ && db->db) ro_cleanup(db->path, db->had_wal);
     free(db->path);
     free(db);
+}
+
+/* ---- claims ------------------------------------------------------------- */
+
+static int key_ok(const store_key *k, char *err, size_t errlen);
+
+/* FNV-1a over a string and its terminating zero. */
+static uint64_t fnv_str(uint64_t h, const char *x) {
+    do {
+        h ^= (unsigned char)*x;
+        h *= 0x100000001b3ull;
+    } while (*x++);
+    return h;
+}
+
+/* The lock file of the claims of this database: in $TMPDIR (or /tmp),
+ * named after the file's device and inode, so that every writer of the
+ * file on this host opens the same one. */
+static int claim_file(store *db, char *err, size_t errlen) {
+    struct stat sb;
+    char p[4096];
+    const char *tmp = getenv("TMPDIR");
+    if (db->claim_fd) return STORE_OK;
+    if (stat(db->path, &sb))
+        return seterr(err, errlen, "%s: %s", db->path, strerror(errno));
+    if (!tmp || !*tmp) tmp = "/tmp";
+    snprintf(p, sizeof p, "%s/normtune-claims-%llx-%llx.lock", tmp,
+             (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino);
+    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return seterr(err, errlen, "%s: the claims' lock file: %s", p, strerror(errno));
+    db->claim_fd = fd + 1;
+    return STORE_OK;
+}
+
+/* One byte's lock (F_WRLCK) or its release (F_UNLCK) on the claims' file:
+ * 0, or -1 with errno (EAGAIN, EACCES: another description holds it). */
+static int claim_lock(store *db, off_t at, short type) {
+    struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1};
+    return fcntl(db->claim_fd - 1, F_OFD_SETLK, &fl);
+}
+
+void store_release(store *db) {
+    if (!db || db->claim_at < 0) return;
+    claim_lock(db, db->claim_at, F_UNLCK);
+    db->claim_at = -1;
+}
+
+/* Take k's claim; see store.h.  The byte is the FNV-1a hash of the key
+ * with the model in place of the device, below 2^62: two keys that share
+ * a byte only wait for each other. */
+int store_claim(store *db, const store_key *k, int *got, char *err, size_t errlen) {
+    *got = 0;
+    store_release(db);
+    if (key_ok(k, err, errlen) || claim_file(db, err, errlen)) return STORE_ERR;
+    if (db->claim_dev != k->device) {
+        sqlite3_stmt *st = stmt(db, Q_DEV_GET, err, errlen);
+        if (!st) return STORE_ERR;
+        if (bind_i(st, ":id", k->device)) {
+            stmt_done(st);
+            return dberr(db, err, errlen, "binding the device");
+        }
+        if (sqlite3_step(st) != SQLITE_ROW) {
+            stmt_done(st);
+            return seterr(err, errlen, "%s: no device %lld", db->path, (long long)k->device);
+        }
+        snprintf(db->claim_model, sizeof db->claim_model, "%s|%d.%d|%d|%lld",
+                 (const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 2),
+                 sqlite3_column_int(st, 3), sqlite3_column_int(st, 7),
+                 (long long)sqlite3_column_int64(st, 8));
+        stmt_done(st);
+        db->claim_dev = k->device;
+    }
+    char num[160];
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = fnv_str(h, db->claim_model);
+    h = fnv_str(h, k->family);
+    h = fnv_str(h, k->params);
+    h = fnv_str(h, k->src_hash);
+    h = fnv_str(h, k->op);
+    h = fnv_str(h, k->dtype);
+    snprintf(num, sizeof num, "%lld %lld %d %d %d %.17g", (long long)k->shape.M,
+             (long long)k->shape.N, k->timing.warmup, k->timing.min_samples,
+             k->timing.max_samples, k->timing.rel_ci);
+    h = fnv_str(h, num);
+    off_t at = (off_t)(h >> 2);
+    if (claim_lock(db, at, F_WRLCK) == 0) {
+        db->claim_at = at;
+        *got = 1;
+        return STORE_OK;
+    }
+    if (errno == EAGAIN || errno == EACCES) return STORE_OK;
+    return seterr(err, errlen, "%s: taking a claim: %s", db->path, strerror(errno));
 }
 
 /* ---- devices and sweeps ------------------------------------------------- */

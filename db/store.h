@@ -127,6 +127,22 @@ int store_lookup(store *db, const store_key *k, int *found, nt_result *out,
 int store_put(store *db, int64_t sweep, const store_key *k, const nt_result *r,
               char *err, size_t errlen);
 
+/* Claims: a writer takes the claim of a key before it measures it, so that
+ * two writers of one database on this host (runs on GPUs of one model: run
+ * --devices, two make tune) never measure the same thing.  The claim is of
+ * the key with the device's model in place of the device, the key that
+ * store_lookup reuses.  It is a lock, of one byte of a file in $TMPDIR
+ * named after the database file (an open file description's lock, taken
+ * on the store's own descriptor), held until store_release: the kernel
+ * drops it when its process ends, however it ends, so no claim outlives
+ * its writer.  (Writers of one SQLite file in WAL mode are on one host.)
+ * store_claim never waits: *got 1 when the claim is now this store's, 0
+ * when another writer holds it (its result is stored, or it failed, when
+ * the claim is released: try again then).  A store holds one claim at a
+ * time; taking another releases the one it held. */
+int store_claim(store *db, const store_key *k, int *got, char *err, size_t errlen);
+void store_release(store *db);
+
 /* Re-measures (table rematch, db/schema.sql): the closest few results of a
  * problem measured again on one GPU, interleaved.  store_rematch_put
  * stores one, under sweep: the n (2..STORE_REMATCH_MAX) results stored

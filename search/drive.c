@@ -58,6 +58,8 @@
                                  stored M on either side goes this far down the
                                  hints (0 = first; bracket()) */
 #define BRACKET_LIM 1.03      /* ... when it is within this of the best at both */
+#define CLAIM_POLL_NS 2000000L /* a point another writer claimed: looked at again
+                                 after this long (2 ms) */
 #define BRACKET_SKIP 1.01     /* ... unless a hint before it is within this of it */
 
 double nt_now_s(void) {
@@ -716,7 +718,7 @@ static int note(drive *d, tune_pt p, const nt_result *r, int now) {
 
 /* Measure point p now, raced against race_us (0: not raced): evaluate,
  * store, note.  0, or -1 with a message. */
-static int measure(drive *d, tune_pt p, double race_us, nt_result *res) {
+static int measure_now(drive *d, tune_pt p, double race_us, nt_result *res) {
     const nt_family *f = d->sw->fam[p.fam].fam;
     nt_params par;
     nt_timing tm = d->sw->timing;
@@ -757,6 +759,44 @@ static int measure(drive *d, tune_pt p, double race_us, nt_result *res) {
         fputc('\n', stderr);
     }
     return note(d, p, res, 1);
+}
+
+/* Point p's result into *res: measured now (measure_now) under the point's
+ * claim (nt_store_ops.claim), or, where another writer of the store
+ * measured it since this run looked it up (the lookup is made again under
+ * the claim), that writer's result: reused.  A claim another writer holds
+ * is waited for: it is released when that writer's result is stored, or
+ * when it failed or its process ended, and then this run measures the
+ * point itself.  The wait is polled (CLAIM_POLL_NS), so that *o->stop
+ * ends it.  0; 1 when stopped while waiting (nothing in *res); -1 with a
+ * message. */
+static int measure(drive *d, tune_pt p, double race_us, nt_result *res) {
+    if (!d->so->claim) return measure_now(d, p, race_us, res);
+    nt_params par;
+    int got = 0, found = 0;
+    params_of(d->sw, p, &par);
+    for (;;) {
+        if (d->so->claim(d->so->ctx, d->sw, d->q, p.fam, &par, &got, d->err, d->errlen))
+            return -1;
+        if (got) break;
+        if (d->o->stop && *d->o->stop) return 1;
+        nanosleep(&(struct timespec){0, CLAIM_POLL_NS}, NULL);
+    }
+    /* looked up again under the claim: another writer may have stored it
+     * since this run looked (with or without a wait) */
+    if (d->so->lookup(d->so->ctx, d->sw, d->q, p.fam, &par, &found, res, d->err, d->errlen)) {
+        d->so->release(d->so->ctx);
+        return -1;
+    }
+    if (found) {
+        d->so->release(d->so->ctx);
+        d->st->waited++;
+        d->st->reused_other += found == 2;
+        return note(d, p, res, 0);
+    }
+    int rc = measure_now(d, p, race_us, res);
+    d->so->release(d->so->ctx);
+    return rc;
 }
 
 /* 1 when the caller says the store has no result of the model at problem
@@ -1074,7 +1114,12 @@ static int run_pass(drive *d, int q, int pass, nt_result *res, uint64_t *spent, 
             if (d->sw->search.race && tune_best(t, &bp, &race)) race = 0;
             if (d->sw->search.race && best->fam >= 0 && (!(race > 0) || *best_us < race))
                 race = *best_us;
-            if (measure(d, pts[todo[i]], isfinite(race) ? race : 0, res)) goto out;
+            int m = measure(d, pts[todo[i]], isfinite(race) ? race : 0, res);
+            if (m > 0) {
+                d->st->interrupted = 1;
+                rc = 0;
+            }
+            if (m) goto out;
             tune_tell(t, pts[todo[i]], cost_of_result(res));
         }
     }
@@ -1365,7 +1410,12 @@ static int cross_pass(drive *d, nt_result *res) {
                 break;
             } else {
                 double race = d->sw->search.race && d->st->pick[q].fam >= 0 ? d->st->pick_us[q] : 0;
-                if (measure(d, c[i].p, race, res)) goto out;
+                int m = measure(d, c[i].p, race, res);
+                if (m < 0) goto out;
+                if (m) {
+                    d->st->interrupted = 1;
+                    break;
+                }
             }
             taken++;
             double cost = cost_of_result(res);

@@ -66,6 +66,13 @@ typedef struct nt_store_ops {
     int (*rematch_put)(void *ctx, const nt_sweep *sw, int q, int n, const int *f,
                        const nt_params *p, const double *us, const int *ns, char *err,
                        size_t errlen);
+    /* Optional (NULL: no claims): claim takes the claim of point p of
+     * family f at problem q before the driver measures it (db/store.h,
+     * store_claim): *got 1, or 0 while another writer of the store holds
+     * it; release drops the claim held.  claim 0, or -1 with a message. */
+    int (*claim)(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p, int *got,
+                 char *err, size_t errlen);
+    void (*release)(void *ctx);
 } nt_store_ops;
 
 /* A known result that may start a warm search: a point of the sweep at a
@@ -108,6 +115,10 @@ typedef struct nt_run_stats {
     uint64_t reused;          /* already in the store */
     uint64_t reused_other;    /* ... of those, stored by another device (lookup's
                                  *found 2: another GPU of the model) */
+    uint64_t waited;          /* ... of those, points another writer of the store
+                                 measured after this run looked them up (its
+                                 claim, nt_store_ops: looked up again under
+                                 the claim, waited for while another held it) */
     uint64_t measured;        /* evaluated and stored now */
     uint64_t ok;              /* of those, status ok */
     uint64_t rematched;       /* problems whose closest points were measured

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1577,6 +1578,77 @@ TEST(rematch_method) {
     store_close(db);
 }
 
+/* Claims: a key's claim is one writer's at a time, across the GPUs of one
+ * model (the key without its device), and not across models or keys;
+ * store_release frees it; a writer that dies frees its claims. */
+TEST(claims) {
+    nt_device a = mkdev("NVIDIA H200", "GPU-c1a1"), b = mkdev("NVIDIA H200", "GPU-c1b1"),
+              o = mkdev("NVIDIA H100 80GB HBM3", "GPU-c1c1");
+    int64_t adev, bdev, odev, sweep;
+    int got = -1;
+    store *x = mkstore("claims.db", &a, &adev, &sweep), *y = NULL;
+    CHECK(x != NULL, "store");
+    if (!x) return;
+    CHECK(store_device(x, &b, &bdev, err, sizeof err) == 0 &&
+              store_device(x, &o, &odev, err, sizeof err) == 0,
+          "devices: %s", err);
+    CHECK(store_open(&y, tpath("claims.db"), STORE_WRITE, err, sizeof err) == 0, "second: %s",
+          err);
+    if (!y) {
+        store_close(x);
+        return;
+    }
+    const char *pf = "rmsnorm_bwd.persistent", *pp = "block=256,chunks=2,stages=2,k=0";
+    store_key ka = mkkey(adev, pf, pp, 4096, 4096), kb = mkkey(bdev, pf, pp, 4096, 4096);
+    store_key ko = mkkey(odev, pf, pp, 4096, 4096), kn = mkkey(bdev, pf, pp, 8192, 4096);
+    store_key kt = kb;
+    kt.timing.min_samples = 21;
+    CHECK(store_claim(x, &ka, &got, err, sizeof err) == 0 && got == 1, "x takes it: %d %s", got,
+          err);
+    CHECK(store_claim(y, &kb, &got, err, sizeof err) == 0 && got == 0,
+          "another GPU of the model finds it held: %d %s", got, err);
+    CHECK(store_claim(y, &ko, &got, err, sizeof err) == 0 && got == 1,
+          "another model's is free: %d %s", got, err);
+    CHECK(store_claim(y, &kn, &got, err, sizeof err) == 0 && got == 1,
+          "another shape's is free: %d %s", got, err);
+    CHECK(store_claim(y, &kt, &got, err, sizeof err) == 0 && got == 1,
+          "other timing settings' is free: %d %s", got, err);
+    CHECK(store_claim(x, &ka, &got, err, sizeof err) == 0 && got == 1,
+          "the holder takes it again: %d %s", got, err);
+    store_release(x);
+    CHECK(store_claim(y, &kb, &got, err, sizeof err) == 0 && got == 1, "released: %d %s", got,
+          err);
+    CHECK(store_claim(x, &ka, &got, err, sizeof err) == 0 && got == 0, "now y's: %d %s", got,
+          err);
+    store_release(y);
+    /* a writer killed while it holds a claim */
+    int ready[2];
+    CHECK(pipe(ready) == 0, "pipe");
+    pid_t pid = fork();
+    if (pid == 0) {
+        store *z = NULL;
+        char c = 0;
+        if (store_open(&z, tpath("claims.db"), STORE_WRITE, err, sizeof err) ||
+            store_claim(z, &kb, &got, err, sizeof err) || !got)
+            c = 1;
+        if (write(ready[1], &c, 1) != 1) _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c = 1;
+    CHECK(read(ready[0], &c, 1) == 1 && c == 0, "the child took the claim");
+    CHECK(store_claim(x, &ka, &got, err, sizeof err) == 0 && got == 0, "the child holds it: %d",
+          got);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(ready[0]);
+    close(ready[1]);
+    CHECK(store_claim(x, &ka, &got, err, sizeof err) == 0 && got == 1,
+          "free once its writer died: %d %s", got, err);
+    store_close(y);
+    store_close(x);
+}
+
 int main(void) {
     RUN(round_trip);
     RUN(resume_key);
@@ -1602,5 +1674,6 @@ int main(void) {
     RUN(writers_check_first);
     RUN(rematch);
     RUN(rematch_method);
+    RUN(claims);
     T_END();
 }

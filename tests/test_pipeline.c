@@ -1070,6 +1070,62 @@ TEST(model_pools_gpus) {
     memcpy(path_db, saved, sizeof saved);
 }
 
+
+/* Two runs of one sweep into one database at once (two GPUs of one model,
+ * as two make tune or run --devices of a whole script would be): the
+ * claims let each variant be measured once, by one of them, and the other
+ * reuses it.  (Without claims both measure what they reach at the same
+ * time; how much they overlap depends on the machine, so the test asks
+ * only what claims guarantee: every variant measured once in all.) */
+TEST(two_writers_measure_once) {
+    char err[512];
+    int go[2], back[2];
+    pid_t pid[2];
+    snprintf(path_db, sizeof path_db, "%s/two.db", t_tmpdir());
+    store *db = NULL;
+    CHECK(store_open(&db, path_db, STORE_CREATE, err, sizeof err) == 0, "create: %s", err);
+    store_close(db);
+    CHECK(pipe(go) == 0 && pipe(back) == 0, "pipes");
+    for (int w = 0; w < 2; w++) {
+        pid[w] = fork();
+        if (pid[w] == 0) {
+            nt_run_stats st;
+            char c;
+            uint64_t out[3];
+            close(go[1]);
+            if (read(go[0], &c, 1) != 1) _exit(2);
+            fx.sleep_us = 3000;       /* 70 variants x 3 ms: the two runs overlap */
+            memset(&st, 0, sizeof st);
+            int rc = run_sweep(&st, 0);
+            fflush(stdout);
+            out[0] = st.measured, out[1] = st.reused, out[2] = st.waited;
+            if (write(back[1], out, sizeof out) != (ssize_t)sizeof out) _exit(2);
+            _exit(rc ? 1 : 0);
+        }
+    }
+    close(go[0]);
+    CHECK(write(go[1], "gg", 2) == 2, "start");
+    close(go[1]);
+    uint64_t measured = 0, reused = 0, waited = 0, out[3];
+    for (int w = 0; w < 2; w++) {
+        int status = 0;
+        waitpid(pid[w], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run %d: status %d", w, status);
+    }
+    close(back[1]);
+    for (int w = 0; w < 2; w++) {
+        int ok = read(back[0], out, sizeof out) == (ssize_t)sizeof out;
+        CHECK(ok, "run %d's counts", w);
+        if (ok) measured += out[0], reused += out[1], waited += out[2];
+    }
+    close(back[0]);
+    CHECK(measured == 70 && reused == 70, "measured %llu, reused %llu (%llu after a wait)",
+          (unsigned long long)measured, (unsigned long long)reused, (unsigned long long)waited);
+    nt_run_stats st;
+    fx.sleep_us = 0;
+    CHECK(run_sweep(&st, 0) == 0 && st.reused == 70 && st.measured == 0, "a third run");
+}
+
 /* kill -9 in the middle of a sweep: the database keeps whole results only,
  * and the next run measures exactly what is missing. */
 TEST(kill_9_then_resume) {
@@ -1344,6 +1400,7 @@ int main(void) {
     RUN(expect_names_every_problem_first);
     RUN(model_pools_gpus);
     RUN(kill_9_then_resume);
+    RUN(two_writers_measure_once);
     RUN(warm_rematch);
     RUN(warm_rematch_alone);
     RUN(exhaustive_rematch);

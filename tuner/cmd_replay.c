@@ -209,7 +209,7 @@ int cmd_replay(int argc, char **argv) {
     }
     for (long long k = 0; k < seeds; k++) {
         nt_evaluator ev;
-        nt_store_ops so = {NULL, no_lookup, no_put, NULL, NULL};
+        nt_store_ops so = {NULL, no_lookup, no_put, NULL, NULL, NULL, NULL};
         nt_run_opts o;
         nt_run_stats st;
         memset(&o, 0, sizeof o);

@@ -606,6 +606,10 @@ measure:
     fprintf(stderr, "normtune run: %s: %" PRIu64 " measured (%" PRIu64 " ok), %" PRIu64
             " reused (%" PRIu64 " from other GPUs of the model), %.1f s\n", dbpath, st.measured,
             st.ok, st.reused, st.reused_other, nt_now_s() - t0);
+    if (st.waited)
+        fprintf(stderr, "normtune run: %" PRIu64 " of the reused were measured meanwhile by "
+                        "another run writing this database (each variant is measured once: "
+                        "claims, docs/schema.md)\n", st.waited);
     if (st.rematched)
         fprintf(stderr, "normtune run: at %" PRIu64 " problem%s the variants within %.0f%% of "
                         "the pick measured again, in turn%s, and the fastest picked\n",

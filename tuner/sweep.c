@@ -108,6 +108,19 @@ static int rs_put(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *
     return store_put(rs->db, rs->sweep, &k, r, err, errlen);
 }
 
+static int rs_claim(void *ctx, const nt_sweep *sw, int q, int f, const nt_params *p, int *got,
+                    char *err, size_t errlen) {
+    run_store *rs = ctx;
+    store_key k;
+    keybuf kb;
+    if (key_of(sw, q, f, p, rs->dev, rs->o, &k, &kb, err, errlen)) return -1;
+    return store_claim(rs->db, &k, got, err, errlen);
+}
+
+static void rs_release(void *ctx) {
+    store_release(((run_store *)ctx)->db);
+}
+
 /* Re-measures: the store keys of the n points, then store_rematch_*. */
 static int rs_rematch(run_store *rs, const nt_sweep *sw, int q, int n, const int *f,
                       const nt_params *p, store_key *k, keybuf *kb, char *err, size_t errlen) {
@@ -254,16 +267,19 @@ int nt_stored_hints(store *db, const nt_sweep *sw, const nt_device *model, int64
 /* store_sweep_peers: a warning for each other run of the script. */
 static void say_peer(void *ctx, int64_t pid, const char *uuid) {
     fprintf(stderr, "normtune run: warning: another run of %s (pid %lld, GPU %s) is writing "
-                    "into this database on a GPU of this model: the two measure the same "
-                    "variants wherever neither has stored one yet; to split a sweep over "
-                    "GPUs, run it with --devices (one host) or --shard (a job array)\n",
+                    "into this database on a GPU of this model: the two walk the same "
+                    "variants in the same order, so one mostly waits for the other's "
+                    "results (claims keep either from measuring what the other does); to "
+                    "split a sweep over GPUs, run it with --devices (one host) or --shard "
+                    "(a job array)\n",
             (const char *)ctx, (long long)pid, uuid && *uuid ? uuid : "none");
 }
 
 int nt_sweep_run(nt_sweep *sw, store *db, nt_evaluator *ev, const nt_run_opts *o,
                  nt_run_stats *st, char *err, size_t errlen) {
     run_store rs = {db, 0, 0, o};
-    nt_store_ops so = {&rs, rs_lookup, rs_put, rs_rematch_get, rs_rematch_put};
+    nt_store_ops so = {&rs, rs_lookup, rs_put, rs_rematch_get, rs_rematch_put, rs_claim,
+                       rs_release};
     nt_run_opts ro = *o;
     nt_hist *hist = NULL;
     size_t nhist = 0;
