@@ -575,6 +575,7 @@ static const struct {
     {"rmsnorm_fwd", "rmsnorm_fwd.wstage", "tpr=8,block=256,chunks=2,stages=3,k=0", 128},
     {"rmsnorm_fwd", "rmsnorm_fwd.cstage", "cluster=4,block=256,chunks=4,stages=3,k=0", 32768},
     {"rmsnorm_bwd", "rmsnorm_bwd.held", "block=256,chunks=2,stages=2,k=2", 0},
+    {"rmsnorm_bwd", "rmsnorm_bwd.rows", "block=256,chunks=2,rows=3,stages=2,k=2", 0},
 };
 
 /* The plan of one_plan[i] at M = 4096 and its N into *pl; returns its family, or

@@ -47,6 +47,7 @@ extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
 extern const nt_family nt_rmsnorm_bwd_aligned;
 extern const nt_family nt_rmsnorm_bwd_held;
+extern const nt_family nt_rmsnorm_bwd_rows;
 extern const nt_family nt_rmsnorm_bwd_cols;
 extern const nt_family nt_rmsnorm_bwd_pcluster;
 
@@ -1056,6 +1057,57 @@ TEST(held_is_persistent_pipelined) {
     }
 }
 
+/* rows: persistent's pipelined chain over groups of rows: its kernel name
+ * (the params in order), shared memory (stages x rows x (x, dy) chunks and
+ * w), a grid of at most one block a group (the workspace's partial rows),
+ * and its limits. */
+TEST(rows_is_persistent_by_groups) {
+    const nt_family *f = &nt_rmsnorm_bwd_rows;
+    char err[256];
+    nt_plan pl, pp;
+    nt_problem p = problem(NT_BF16, NT_F32, NT_F32, 1024, 4096);
+    nt_params q = params("block=256,chunks=2,rows=2,stages=2,k=2");
+    nt_params qp = params("block=256,chunks=2,stages=2,k=2");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_rows<nt_bf16, float, float, 256, 2, 2, 2, 2>"), "%s",
+          pl.l[0].name);
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&qp, &p, &h200, &pp, err, sizeof err) == 0, "%s", err);
+    /* fp32 w: 32 bytes a chunk's weights */
+    CHECK(pl.l[0].smem == (2 * 2 * 2 * 16 + 32) * 256 * 2, "smem %u", pl.l[0].smem);
+    /* 512 groups of 2 rows, more than 2 blocks x 132 SMs: persistent's workspace */
+    CHECK(pl.nlaunch == 2 && pl.l[0].grid_rows == 2 && pl.l[0].blocks_per_sm == 2 &&
+              pl.l[0].pdl && !strcmp(pl.l[1].name, pp.l[1].name) &&
+              pl.workspace == pp.workspace,
+          "launches %d, grid_rows %u, workspace %zu/%zu", pl.nlaunch, pl.l[0].grid_rows,
+          pl.workspace, pp.workspace);
+    /* 256 rows in groups of 4: 64 groups, so 64 blocks and partial rows */
+    nt_problem few = problem(NT_BF16, NT_BF16, NT_F32, 256, 4096);
+    q = params("block=128,chunks=4,rows=4,stages=2,k=1");
+    CHECK(f->plan(&q, &few, &h200, &pl, err, sizeof err) == 0 &&
+              pl.workspace == (size_t)64 * 4096 * 4, "workspace %zu: %s", pl.workspace, err);
+    q = params("block=256,chunks=2,rows=1,stages=2,k=2");
+    CHECK(f->plan(&q, &few, &h200, &pl, err, sizeof err) == 0 &&
+              nt_rmsnorm_bwd_persistent.plan(&qp, &few, &h200, &pp, err, sizeof err) == 0 &&
+              pl.l[0].smem == pp.l[0].smem && pl.workspace == pp.workspace,
+          "rows 1: persistent's shared memory and workspace (%u/%u)", pl.l[0].smem,
+          pp.l[0].smem);
+    const char *bad[] = {"block=256,chunks=2,rows=0,stages=2,k=2",
+                         "block=256,chunks=2,rows=9,stages=2,k=2",
+                         "block=256,chunks=2,rows=2,stages=1,k=2",
+                         "block=100,chunks=2,rows=2,stages=2,k=2"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(accepts(f, bad[i], &few, &h200, err, sizeof err) == -1 &&
+                  strstr(err, "rows needs block a multiple of 32"),
+              "%s: %s", bad[i], err);
+    CHECK(accepts(f, "block=256,chunks=1,rows=2,stages=2,k=2", &few, &h200, err, sizeof err) ==
+                  -1 && strstr(err, "exceeds block*chunks"),
+          "N not covered: %s", err);
+    /* 8 rows x 8 stages x 32 bytes x 1024 threads: more shared memory than a block gets */
+    CHECK(accepts(f, "block=1024,chunks=1,rows=8,stages=8,k=0", &few, &h200, err, sizeof err) ==
+                  -1 && strstr(err, "shared memory"),
+          "too much shared memory: %s", err);
+}
+
 /* aligned: persistent's chain, parameters, limits and shared memory under
  * its own kernel name. */
 TEST(aligned_is_persistent_shifted) {
@@ -1186,6 +1238,7 @@ int main(void) {
     RUN(cstage_plan_limits_and_smem);
     RUN(aligned_is_persistent_shifted);
     RUN(held_is_persistent_pipelined);
+    RUN(rows_is_persistent_by_groups);
     RUN(pcluster_plan_limits_and_smem);
     RUN(cols_plan_and_limits);
     T_END();
