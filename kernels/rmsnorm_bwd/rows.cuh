@@ -22,7 +22,7 @@
  *
  * Per row the same operations in the same order as nt_bwd_row (row.cuh),
  * and nt_bwd_block_sumv adds each sum as nt_block_sum2 does: with R = 1
- * the same bits as persistent.  dw: each block's fp32 partial row, then
+ * the same bits as persistent by construction (not yet compared on a GPU).  dw: each block's fp32 partial row, then
  * nt_colsum_final, as persistent. */
 #ifndef NT_RMSNORM_BWD_ROWS_CUH
 #define NT_RMSNORM_BWD_ROWS_CUH
