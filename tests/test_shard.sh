@@ -127,6 +127,8 @@ for k in 0 1 2; do
     has "devices_worker_${k}_labelled" "$T/err" "[worker $k] normtune run: shard $k/3: "
 done
 has devices_all_done "$T/err" "the 3 shards are done"
+expect devices_one_runs 0 run "$T/sim.lua" --simulate "$db" --devices 0 --db "$T/dev1.db"
+has devices_one_done "$T/err" "its 1 shard is done"
 expect devices_resume 0 run "$T/sim.lua" --simulate "$db" --devices 0,1,2 --db "$T/dev.db"
 [ "$(grep -c ': 0 measured' "$T/err")" = 3 ] && ok devices_resume_reuses ||
     bad devices_resume_reuses "$(grep 'measured' "$T/err" | head -3)"

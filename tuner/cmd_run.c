@@ -409,7 +409,8 @@ static int run_devices(const char *script, const char *list, const char *dbpath,
     else if (rc)
         nt_errorf("run", "--devices %s: a process failed (exit %d; its lines above)", list, rc);
     else
-        fprintf(stderr, "normtune run: %s: the %d shards are done\n", dbpath, n);
+        fprintf(stderr, "normtune run: %s: %s %d shard%s done\n", dbpath, n == 1 ? "its" : "the",
+                n, n == 1 ? " is" : "s are");
     return rc;
 }
 
