@@ -574,6 +574,7 @@ static const struct {
     {"rmsnorm_bwd", "rmsnorm_bwd.wstage", "tpr=32,block=256,chunks=3,stages=3,k=0", 768},
     {"rmsnorm_fwd", "rmsnorm_fwd.wstage", "tpr=8,block=256,chunks=2,stages=3,k=0", 128},
     {"rmsnorm_fwd", "rmsnorm_fwd.cstage", "cluster=4,block=256,chunks=4,stages=3,k=0", 32768},
+    {"rmsnorm_fwd", "rmsnorm_fwd.ring", "block=512,chunks=16,spare=8,k=0,wg=1", 65536},
     {"rmsnorm_bwd", "rmsnorm_bwd.held", "block=256,chunks=2,stages=2,k=2", 0},
     {"rmsnorm_bwd", "rmsnorm_bwd.rows", "block=256,chunks=2,rows=3,stages=2,k=2", 0},
 };

@@ -19,6 +19,14 @@
  *                      all of it once per block, under the first row's
  *                      loads.  Few registers: the blocks per SM are set by
  *                      shared memory.
+ * rmsnorm_fwd.ring     stage's rows walked by a resident grid (k per SM)
+ *                      through a ring of chunks + `spare` slots a thread:
+ *                      `spare` chunks of the next row are copied while a
+ *                      row is summed, and each chunk's slot takes the next
+ *                      row's chunk as soon as its y is stored, so loads stay
+ *                      in flight through every row with 1 + spare/chunks
+ *                      rows of shared memory, where persist needs two.
+ *                      For long rows (N = 65536: stage's one row a block).
  * rmsnorm_fwd.persist  persistent blocks (k per SM) walk the rows with w
  *                      held in registers; stages > 1 pipelines the next rows
  *                      through shared memory with cp.async, so loads stay in
@@ -112,6 +120,7 @@ static const char *const rows_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", 
 static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh", "rmsnorm_fwd/wlate.cuh",
                                             NULL};
 static const char *const stage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/stage.cuh", NULL};
+static const char *const ring_sources[] = {FWD_SOURCES, "rmsnorm_fwd/ring.cuh", NULL};
 static const char *const cluster_sources[] = {FWD_SOURCES, "rmsnorm_fwd/cluster.cuh", NULL};
 static const char *const loop_sources[] = {FWD_SOURCES, "rmsnorm_fwd/loop.cuh", NULL};
 static const char *const awarp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh",
@@ -568,6 +577,68 @@ const nt_family nt_rmsnorm_fwd_stage = {
     "rmsnorm_fwd.stage", &nt_op_rmsnorm_fwd,
     "one row per block staged whole in shared memory with cp.async, few registers",
     4, stage_params, stage_check, stage_plan, stage_sources, NULL,
+};
+
+/* ---- ring ------------------------------------------------------------- */
+
+static const nt_param_def ring_params[] = {
+    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row at a time), a multiple of 32"},
+    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
+    {"spare", NT_PARAM_INT, NULL, 1, 16, "ring slots a thread beyond its row's chunks (at most "
+     "chunks): chunks of the next row copied before this row's y is written"},
+    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM (grid = k x SMs, at most M), 0 = as many as fit"},
+    {"wg", NT_PARAM_INT, NULL, 0, 16, "chunks of w loaded together as y is written (a divisor of "
+     "chunks); 0 = all, once per block, held in registers"},
+};
+
+#define RING_REGS 16          /* registers ring needs beyond stage's rule (the walk's
+                                 row counters, next rows' pointers and the ring's
+                                 offset): fitted to NVRTC's counts (`normtune
+                                 compile`, sm_90a) of 889 ring kernels, bf16 with a
+                                 bf16 or fp32 w, block 128..1024 with the chunks that
+                                 cover N = 8192..65536, spare 1..16, k 0..4, wg 0, 1
+                                 and 4: none of the 48 that spill is accepted, 772 of
+                                 the 841 that do not are */
+
+/* Dynamic shared memory of the ring: (C + S) * B 16-byte slots. */
+static int64_t ring_smem(int64_t B, int64_t C, int64_t S) { return (C + S) * B * 16; }
+
+/* stage's rules (its register rule with RING_REGS more), the ring's slots
+ * in shared memory */
+static int ring_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                      char *err, size_t errlen) {
+    int ok = 1;
+    int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
+    int64_t S = nt_params_int(p, "spare", &ok), K = nt_params_int(p, "k", &ok);
+    int64_t G = nt_params_int(p, "wg", &ok);
+    fwd_dt d;
+    if (check_bck("ring", B, C, K, ok, err, errlen)) return -1;
+    if (S < 1 || S > C || G < 0 || G > C || (G && C % G)) {
+        nt_why(err, errlen, "ring needs spare in [1, chunks=%lld] and wg 0 or a divisor of chunks",
+               (long long)C);
+        return -1;
+    }
+    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
+        check_stage_regs(&d, B, C, G, K, RING_REGS, err, errlen))
+        return -1;
+    return check_dev(dev, B, K, ring_smem(B, C, S) + RED_SMEM, err, errlen);
+}
+
+static int ring_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
+                     nt_plan *pl, char *err, size_t errlen) {
+    if (ring_check(p, pr, dev, err, errlen)) return -1;
+    /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most M */
+    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_ring", pr, p, ring_params, 5);
+    l->smem = (unsigned)ring_smem(nt_params_int(p, "block", NULL), nt_params_int(p, "chunks", NULL),
+                                  nt_params_int(p, "spare", NULL));
+    l->blocks_per_sm = (int)nt_params_int(p, "k", NULL);
+    return 0;
+}
+
+const nt_family nt_rmsnorm_fwd_ring = {
+    "rmsnorm_fwd.ring", &nt_op_rmsnorm_fwd,
+    "stage's rows walked by a resident grid through a ring of chunk slots, the next row copied ahead",
+    5, ring_params, ring_check, ring_plan, ring_sources, NULL,
 };
 
 /* ---- persist and tma --------------------------------------------------- */

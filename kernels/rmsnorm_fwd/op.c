@@ -29,6 +29,7 @@ extern const nt_family nt_rmsnorm_fwd_arow;
 extern const nt_family nt_rmsnorm_fwd_tma;
 extern const nt_family nt_rmsnorm_fwd_wstage;
 extern const nt_family nt_rmsnorm_fwd_cstage;
+extern const nt_family nt_rmsnorm_fwd_ring;
 
 static const nt_slot_def fwd_slots[NT_FWD_NSLOTS] = {
     [NT_FWD_SX] = {"x", ANY, NT_BF16, "dtype of x and y"},
@@ -58,6 +59,7 @@ static const nt_family *const fwd_families[] = {
     &nt_rmsnorm_fwd_tma,
     &nt_rmsnorm_fwd_wstage,
     &nt_rmsnorm_fwd_cstage,
+    &nt_rmsnorm_fwd_ring,
     NULL,
 };
 

@@ -23,7 +23,7 @@ extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
     nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster,
     nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow, nt_rmsnorm_fwd_tma,
-    nt_rmsnorm_fwd_cstage;
+    nt_rmsnorm_fwd_cstage, nt_rmsnorm_fwd_ring;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -91,7 +91,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 13, "%d families", nf);
+    CHECK(nf == 14, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -597,6 +597,64 @@ TEST(cstage_plan_and_limits) {
               strstr(err, "cluster 2, 4 or 8"), "cluster 3: '%s'", err);
 }
 
+/* ring: a resident grid (grid 0, k set), chunks + spare slots a thread of
+ * dynamic shared memory, the kernel named in the params' order; refused
+ * where spare is not in [1, chunks], wg does not divide chunks, the
+ * registers would spill (w held at 16 chunks) or the ring does not fit */
+TEST(ring_plan_and_limits) {
+    nt_problem pr;
+    nt_params p;
+    nt_plan pl;
+    char err[256] = "";
+    problem(&pr, NT_BF16, NT_BF16, 1024, 65536);
+    CHECK(nt_params_parse("block=512,chunks=16,spare=8,k=0,wg=1", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_ring.plan(&p, &pr, &h200, &pl, err, sizeof err) == 0 &&
+              pl.nlaunch == 1 && pl.l[0].grid == 0 && pl.l[0].blocks_per_sm == 0 &&
+              pl.l[0].block == 512 && pl.l[0].smem == 24u * 512 * 16 && pl.l[0].pdl &&
+              pl.l[0].cluster <= 1 && pl.workspace == 0 &&
+              !strcmp(pl.l[0].name, "nt_fwd_ring<nt_bf16, nt_bf16, 512, 16, 8, 0, 1>"),
+          "%s grid %u smem %u: %s", pl.l[0].name, pl.l[0].grid, pl.l[0].smem, err);
+    /* w of 16 chunks held in registers beside the walk would spill */
+    CHECK(nt_params_parse("block=512,chunks=16,spare=8,k=0,wg=0", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "spill"), "wg 0: '%s'", err);
+    /* 16 + 16 slots of 512 threads: 256 KB, more than a block may have */
+    CHECK(nt_params_parse("block=512,chunks=16,spare=16,k=0,wg=1", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, &h200, err, sizeof err) == -1 &&
+              strstr(err, "shared memory"), "ring too large: '%s'", err);
+    CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, NULL, err, sizeof err) == 0,
+          "no device, no shared memory limit: %s", err);
+    CHECK(nt_params_parse("block=512,chunks=16,spare=17,k=0,wg=1", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "spare in [1, chunks=16]"), "spare 17: '%s'", err);
+    CHECK(nt_params_parse("block=512,chunks=16,spare=0,k=0,wg=1", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "spare in [1, chunks=16]"), "spare 0: '%s'", err);
+    CHECK(nt_params_parse("block=512,chunks=16,spare=8,k=0,wg=3", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "divisor of chunks"), "wg 3: '%s'", err);
+    /* 512 x 15 chunks of 8 cover 61440 < 65536 */
+    CHECK(nt_params_parse("block=512,chunks=15,spare=8,k=0,wg=1", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, NULL, err, sizeof err) == -1 &&
+              strstr(err, "exceeds"), "short: '%s'", err);
+    /* k 2 blocks of 512 x (4 + 4) slots (64 KB each) fit an SM; k 4 not */
+    problem(&pr, NT_BF16, NT_BF16, 4096, 16384);
+    CHECK(nt_params_parse("block=512,chunks=4,spare=4,k=2,wg=0", &p) == 0, "params");
+    CHECK(nt_rmsnorm_fwd_ring.plan(&p, &pr, &h200, &pl, err, sizeof err) == 0 &&
+              pl.l[0].blocks_per_sm == 2 && pl.l[0].smem == 8u * 512 * 16 &&
+              !strcmp(pl.l[0].name, "nt_fwd_ring<nt_bf16, nt_bf16, 512, 4, 4, 2, 0>"),
+          "%s smem %u: %s", pl.l[0].name, pl.l[0].smem, err);
+    CHECK(nt_params_parse("block=512,chunks=4,spare=4,k=4,wg=0", &p) == 0, "params");
+    err[0] = 0;
+    CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, &h200, err, sizeof err) == -1, "k 4: '%s'", err);
+}
+
 int main(void) {
     RUN(table_is_consistent);
     RUN(check_accepts_the_right_dtypes);
@@ -610,5 +668,6 @@ int main(void) {
     RUN(shifted_families_are_their_bases);
     RUN(tma_plan_and_limits);
     RUN(cstage_plan_and_limits);
+    RUN(ring_plan_and_limits);
     T_END();
 }
