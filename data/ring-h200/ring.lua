@@ -1,8 +1,8 @@
 -- ring.lua -- rmsnorm_fwd.ring (stage's rows walked by a resident grid
 -- through a ring of chunks + spare slots a thread, the next row copied
 -- ahead) beside stage, every config of both that fits, bf16, at the
--- default forward's rows past 16384 at M = 1024 (and 4096 but N = 65536)
--- and at N = 8192 and 16384.
+-- default forward's rows past 16384 at M = 1024 and 4096 and at two
+-- shorter rows.
 local SMEM_BLOCK_MAX = 227 * 1024 - 256   -- dynamic shared memory a block may have
 local SMEM_PER_SM = 228 * 1024
 local E = 8
@@ -13,9 +13,8 @@ end
 return normtune.sweep {
   op = "rmsnorm_fwd",
   dtypes = {"bf16"},
-  shapes = normtune.join(normtune.grid({18432, 20480, 32768, 65536}, {1024}),
-                         normtune.grid({18432, 20480, 32768}, {4096}),
-                         normtune.grid({8192, 16384}, {1024, 4096})),
+  shapes = {{M = 1024, N = 65536}, {M = 1024, N = 32768}, {M = 4096, N = 32768},
+            {M = 4096, N = 20480}, {M = 1024, N = 16384}, {M = 4096, N = 8192}},
   families = {
     stage = {
       params = {block = {256, 512, 1024}, chunks = normtune.range(1, 16), k = {0, 1, 2, 3, 4},

@@ -655,6 +655,61 @@ TEST(ring_plan_and_limits) {
     CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, &h200, err, sizeof err) == -1, "k 4: '%s'", err);
 }
 
+/* ring's schedule (ring.cuh), one thread's program order played on a model
+ * of its slots and cp.async groups: the prologue copies row 0's C chunks
+ * into slots 0..C-1 and row 1's first S into C..C+S-1, a group each; row i
+ * waits until at most S groups are pending (cp.async.wait_group S: only
+ * the older ones are sure to have landed), reads chunk j from slot
+ * (i*C + j) mod (C + S) for its sum and again for y, and after y's read of
+ * chunk j copies into the same slot chunk j + S of row i + 1, or chunk
+ * j + S - C of row i + 2, a group each (empty past the last row).  Every
+ * read must find the chunk it wants, landed, and no copy may land in a
+ * slot whose chunk is still to be read. */
+TEST(ring_schedule_reads_every_chunk_landed) {
+    enum { MAXR = 32, MAXG = 4096 };
+    int wrong = 0;
+    for (int C = 1; C <= 16 && !wrong; C++)
+        for (int S = 1; S <= C && !wrong; S++)
+            for (int rows = 1; rows <= 7 && !wrong; rows++) {
+                const int R = C + S;
+                int slot_row[MAXR], slot_chunk[MAXR], slot_group[MAXR];
+                int ngroups = 0;
+                for (int k = 0; k < R; k++) slot_row[k] = -1, slot_chunk[k] = -1, slot_group[k] = -1;
+                /* a copy of (row, chunk) into slot k, in a group of its own */
+                #define RING_COPY(row, chunk, k)                                      \
+                    do {                                                          \
+                        if ((row) < rows) {                                       \
+                            slot_row[k] = (row), slot_chunk[k] = (chunk);         \
+                            slot_group[k] = ngroups;                              \
+                        }                                                         \
+                        ngroups++;                                                \
+                    } while (0)
+                for (int q = 0; q < C; q++) RING_COPY(0, q, q);
+                for (int q = 0; q < S; q++) RING_COPY(1, q, C + q);
+                for (int i = 0; i < rows && !wrong; i++) {
+                    const int landed = ngroups - S;   /* groups [0, landed) are done */
+                    for (int pass = 0; pass < 2; pass++)
+                        for (int j = 0; j < C; j++) {
+                            const int k = (i * C + j) % R;
+                            if (slot_row[k] != i || slot_chunk[k] != j || slot_group[k] >= landed) {
+                                CHECK(0, "C=%d S=%d rows=%d: row %d chunk %d read slot %d holding "
+                                      "row %d chunk %d (group %d, %d landed)", C, S, rows, i, j,
+                                      k, slot_row[k], slot_chunk[k], slot_group[k], landed);
+                                wrong = 1;
+                                break;
+                            }
+                            if (pass == 1) {          /* y stored: the slot's next chunk */
+                                if (j + S < C) RING_COPY(i + 1, j + S, k);
+                                else RING_COPY(i + 2, j + S - C, k);
+                            }
+                        }
+                    CHECK(ngroups < MAXG, "groups");
+                }
+                #undef RING_COPY
+            }
+    CHECK(!wrong, "the ring's schedule");
+}
+
 int main(void) {
     RUN(table_is_consistent);
     RUN(check_accepts_the_right_dtypes);
@@ -669,5 +724,6 @@ int main(void) {
     RUN(tma_plan_and_limits);
     RUN(cstage_plan_and_limits);
     RUN(ring_plan_and_limits);
+    RUN(ring_schedule_reads_every_chunk_landed);
     T_END();
 }
