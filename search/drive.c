@@ -753,7 +753,8 @@ static int measure_now(drive *d, tune_pt p, double race_us, nt_result *res) {
         fprintf(stderr, "[%" PRIu64 "] %s %s %s: %s", d->st->measured + 1, ptxt, f->name, canon,
                 nt_status_name(res->status));
         if (res->status == NT_OK)
-            fprintf(stderr, " %.2f us %.0f GB/s %.1f%%", res->median_us, res->gbps, res->pct_copy);
+            fprintf(stderr, res->gbps > 0 ? " %.2f us %.0f GB/s %.1f%%" : " %.2f us",
+                    res->median_us, res->gbps, res->pct_copy);   /* replay: no bytes moved */
         else
             fprintf(stderr, " (%s)", res->msg);
         fputc('\n', stderr);

@@ -191,6 +191,23 @@ grep -q '^M=8192 N=512 x=bf16,w=bf16  *6  *6.0  *100% ' "$T/out" && ok own_searc
 tail -n 1 "$T/out" | grep -q '^replay: random spent 100.0% of the sweep' && ok own_search_kept_line ||
     bad own_search_kept_line "$(tail -n 1 "$T/out")"
 
+# --verbose: a line per simulated measurement on stderr, each seed's after
+# '# seed K' and numbered from 1, as many as the table's variants spent
+# (its spent column is the mean over the seeds)
+expect verbose_runs 0 replay --db "$db" "$T/wide.lua" --strategy random --budget 2 --seeds 3 --verbose
+why=$(awk '/^# seed / { if ($3 != s + 0) print "seed " $3 " after " s; s++; want = 1; next }
+           /^\[[0-9]+\] M=8192 N=512 x=bf16,w=bf16 rmsnorm_fwd\.warp tpr=[0-9]+,/ {
+               if ($1 != "[" want "]") print "line " $1 " where [" want "] was due"; want++; n++
+               if ($NF != "us" || $(NF - 2) != "ok") print "no median in: " $0; next }
+           { print "unexpected: " $0 }
+           END { if (s != 3 || n != 6) print s " seeds, " n " lines" }' "$T/err")
+[ -z "$why" ] && ok verbose_lines_per_seed || bad verbose_lines_per_seed "$why"
+expect verbose_bwd_runs 0 replay --db "$db" "$bwd" --strategy warm --budget 5 --stored neighbours --verbose
+spent=$(awk '$1 ~ /^M=/ && $5 ~ /^[0-9.]+$/ { t += $5 } END { printf "%d", t }' "$T/out")
+lines=$(grep -c '^\[[0-9]*\] M=' "$T/err")
+[ "$spent" -gt 0 ] && [ "$spent" = "$lines" ] && ok verbose_lines_as_spent ||
+    bad verbose_lines_as_spent "$lines lines, $spent spent in the table"
+
 expect bad_stored 2 replay --db "$db" "$bwd" --strategy warm --stored all
 has bad_stored_message "$T/err" "--stored takes none, neighbours or model"
 expect bad_strategy 2 replay --db "$db" "$bwd" --strategy anneal

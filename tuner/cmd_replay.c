@@ -47,7 +47,7 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: normtune replay --db FILE SCRIPT [--strategy S] [--budget B] [--seeds K]\n"
-               "                       [--stored none|neighbours|model] [--misses]\n\n"
+               "                       [--stored none|neighbours|model] [--misses] [--verbose]\n\n"
                "Run the sweep's search against the stored results of the GPU of FILE with\n"
                "the newest sweep of the script's op, without a GPU: each measurement is a\n"
                "seeded draw among its stored samples.  Prints per shape the variants\n"
@@ -65,7 +65,10 @@ static void usage(FILE *f) {
                "                other GPUs at every shape\n"
                "  --misses      after the table, a line per (shape, seed) whose pick is\n"
                "                more than 2%% behind: the pick and the stored best, each\n"
-               "                with its family, params and stored median\n");
+               "                with its family, params and stored median\n"
+               "  --verbose     one line per simulated measurement on stderr, in the\n"
+               "                order the search asked for them, as `normtune run\n"
+               "                --verbose` prints them (each seed's after a line '# seed K')\n");
 }
 
 /* The store seam of a replay: nothing stored, nothing kept. */
@@ -105,7 +108,7 @@ typedef struct miss {
 int cmd_replay(int argc, char **argv) {
     const char *dbpath = NULL, *strategy = NULL, *stored = "none";
     long long budget = 0, seeds = 1;
-    int want_misses = 0;
+    int want_misses = 0, verbose = 0;
     miss *misses = NULL;
     size_t nmiss = 0, capmiss = 0;
     const nt_opt opts[] = {
@@ -115,6 +118,7 @@ int cmd_replay(int argc, char **argv) {
         {"seeds", 0, NT_OPT_POS, &seeds, NULL},
         {"stored", 0, NT_OPT_STR, &stored, NULL},
         {"misses", 0, NT_OPT_FLAG, &want_misses, NULL},
+        {"verbose", 0, NT_OPT_FLAG, &verbose, NULL},
     };
     int rc;
     if ((rc = nt_parse_opts("replay", argc, argv, opts, NT_NOPTS(opts), usage)) >= 0) return rc;
@@ -213,7 +217,9 @@ int cmd_replay(int argc, char **argv) {
         nt_run_opts o;
         nt_run_stats st;
         memset(&o, 0, sizeof o);
-        o.quiet = 1;
+        o.quiet = 1;          /* no run's messages; with --verbose its lines per result */
+        o.verbose = verbose;
+        if (verbose) fprintf(stderr, "# seed %lld\n", k);
         o.seed = (uint64_t)k;
         o.hist = hist;
         o.nhist = nhist;
