@@ -1,0 +1,28 @@
+#!/bin/sh
+# call.sh -- the device call ring.lua waits for: rmsnorm_fwd.ring's GPU
+# tests (float64 and bitwise at every dtype combination; compute-sanitizer
+# memcheck and racecheck), then ring.lua's run beside stage, logs under
+# $OUT (about 5 minutes on an H200).
+#   here:  make build/normtune build/gpu/test_kernels &&
+#          mkdir -p .devbuild && tar -cJf .devbuild/bin.tar.xz -C build normtune gpu/test_kernels
+#   there: sh data/ring-h200/call.sh .devbuild/bin.tar.xz
+# then best.sql over $OUT/ring.db: each family's best per shape, stage's over it.
+set -u
+mkdir -p build && tar -xJf "$1" -C build || exit 1
+nvidia-smi --query-gpu=name,uuid,clocks.max.memory --format=csv > "$OUT/gpu.txt" 2>&1
+L=$OUT/logs
+mkdir -p "$L"
+t0=$(date +%s)
+( timeout 120 build/gpu/test_kernels --family rmsnorm_fwd.ring > "$L/test_kernels_ring.log" 2>&1
+  echo "rc=$?" >> "$L/test_kernels_ring.log" ) &
+for tool in memcheck racecheck; do
+    SANITIZE_TIMEOUT=150 sh tests/gpu/sanitize.sh --one build/gpu/test_kernels "$L" $tool rmsnorm_fwd.ring &
+done
+wait
+echo "tests: $(( $(date +%s) - t0 )) s" > "$L/times.txt"
+timeout 240 build/normtune run data/ring-h200/ring.lua --db "$OUT/ring.db" --settle 5 > "$L/ring_run.log" 2>&1
+echo "rc=$?" >> "$L/ring_run.log"
+echo "all: $(( $(date +%s) - t0 )) s" >> "$L/times.txt"
+tail -n 3 "$L"/*.log
+cat "$L"/*.rc "$L/times.txt"
+tar -cJf "$OUT/logs.tar.xz" -C "$OUT" logs && rm -rf "$L"
