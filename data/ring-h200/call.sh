@@ -6,7 +6,8 @@
 #   here:  make build/normtune build/gpu/test_kernels &&
 #          mkdir -p .devbuild && tar -cJf .devbuild/bin.tar.xz -C build normtune gpu/test_kernels
 #   there: sh data/ring-h200/call.sh .devbuild/bin.tar.xz
-# then best.sql over $OUT/ring.db: each family's best per shape, stage's over it.
+# then `normtune report --db $OUT/ring.db`: the best family per shape and
+# the runner-up (ring or stage) with its time over the best.
 set -u
 mkdir -p build && tar -xJf "$1" -C build || exit 1
 nvidia-smi --query-gpu=name,uuid,clocks.max.memory --format=csv > "$OUT/gpu.txt" 2>&1
