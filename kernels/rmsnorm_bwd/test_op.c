@@ -47,6 +47,7 @@ extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
 extern const nt_family nt_rmsnorm_bwd_aligned;
 extern const nt_family nt_rmsnorm_bwd_held;
+extern const nt_family nt_rmsnorm_bwd_tma;
 extern const nt_family nt_rmsnorm_bwd_rows;
 extern const nt_family nt_rmsnorm_bwd_cols;
 extern const nt_family nt_rmsnorm_bwd_pcluster;
@@ -1057,6 +1058,63 @@ TEST(held_is_persistent_pipelined) {
     }
 }
 
+/* tma: held's chain with bulk-copied rows: its kernel name, shared memory
+ * (stages x [x, dy] rows, no copy of w), persistent's launches and
+ * workspace, and what it refuses (devices before sm_90, configs that would
+ * spill, stages out of range, rows it does not cover). */
+TEST(tma_is_held_with_bulk_rows) {
+    const nt_family *f = &nt_rmsnorm_bwd_tma;
+    char err[256];
+    nt_plan pl, pp;
+    nt_problem p = problem(NT_BF16, NT_F32, NT_F32, 1024, 4096);
+    nt_params q = params("block=256,chunks=2,stages=3,k=2");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_tma<nt_bf16, float, float, 256, 2, 3, 2>"), "%s",
+          pl.l[0].name);
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&q, &p, &h200, &pp, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == 2 && pl.l[0].smem == 3 * 2 * 16 * 256 * 2 && pl.l[0].pdl &&
+              pl.l[0].blocks_per_sm == 2 && pl.workspace == pp.workspace &&
+              !strcmp(pl.l[1].name, pp.l[1].name) && pl.l[1].grid == pp.l[1].grid,
+          "smem %u, workspace %zu/%zu, %s", pl.l[0].smem, pl.workspace, pp.workspace,
+          pl.l[1].name);
+    /* no bulk copies before sm_90 */
+    nt_devinfo old = h200;
+    old.cc_major = 8;
+    CHECK(accepts(f, "block=256,chunks=2,stages=3,k=2", &p, &old, err, sizeof err) == -1 &&
+              strstr(err, "compute capability 9.0"), "sm_80: %s", err);
+    /* registers: 4 chunks of bf16 need about 160, two blocks of 256 leave 128 */
+    CHECK(accepts(f, "block=256,chunks=4,stages=2,k=1", &p, &h200, err, sizeof err) == 0, "%s",
+          err);
+    CHECK(accepts(f, "block=256,chunks=4,stages=2,k=2", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "spill"), "4 chunks, k 2: %s", err);
+    /* fp32 x: 4 elements a chunk, fewer registers a chunk */
+    nt_problem p32 = problem(NT_F32, NT_F32, NT_F32, 1024, 2048);
+    CHECK(accepts(f, "block=128,chunks=4,stages=2,k=4", &p32, &h200, err, sizeof err) == 0, "%s",
+          err);
+    const char *bad[] = {"block=256,chunks=2,stages=0,k=2", "block=256,chunks=2,stages=9,k=2",
+                         "block=100,chunks=5,stages=2,k=2", "block=256,chunks=9,stages=2,k=1",
+                         "block=128,chunks=2,stages=2,k=1"};
+    const char *why[] = {"stages in [1, 8]", "stages in [1, 8]", "multiple of 32",
+                         "chunks in [1, 8]", "exceeds"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(accepts(f, bad[i], &p, &h200, err, sizeof err) == -1 && strstr(err, why[i]),
+              "%s: %s", bad[i], err);
+    /* shared memory: 8 stages of 512 threads of 2 chunks is 256 KB */
+    nt_problem p8 = problem(NT_BF16, NT_BF16, NT_F32, 1024, 8192);
+    CHECK(accepts(f, "block=512,chunks=2,stages=8,k=0", &p8, &h200, err, sizeof err) == -1 &&
+              strstr(err, "shared memory"), "8 stages: %s", err);
+    CHECK(accepts(f, "block=512,chunks=2,stages=3,k=1", &p8, &h200, err, sizeof err) == 0,
+          "3 stages: %s", err);
+    /* 16384 bf16 columns take 2048 slots: no block and chunks of them fit
+     * the registers (the longest row in bf16 is 512 x 3 chunks, 12288) */
+    nt_problem p16 = problem(NT_BF16, NT_BF16, NT_F32, 1024, 16384);
+    const char *long_row[] = {"block=1024,chunks=2,stages=2,k=0", "block=512,chunks=4,stages=2,k=0",
+                              "block=256,chunks=8,stages=2,k=0"};
+    for (size_t i = 0; i < sizeof long_row / sizeof *long_row; i++)
+        CHECK(accepts(f, long_row[i], &p16, &h200, err, sizeof err) == -1 && strstr(err, "spill"),
+              "%s: %s", long_row[i], err);
+}
+
 /* rows: persistent's pipelined chain over groups of rows: its kernel name
  * (the params in order), shared memory (stages x rows x (x, dy) chunks and
  * w), a grid of at most one block a group (the workspace's partial rows),
@@ -1238,6 +1296,7 @@ int main(void) {
     RUN(cstage_plan_limits_and_smem);
     RUN(aligned_is_persistent_shifted);
     RUN(held_is_persistent_pipelined);
+    RUN(tma_is_held_with_bulk_rows);
     RUN(rows_is_persistent_by_groups);
     RUN(pcluster_plan_limits_and_smem);
     RUN(cols_plan_and_limits);

@@ -127,7 +127,7 @@ static const char *const awarp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh"
                                             "rmsnorm_fwd/awarp.cuh", NULL};
 static const char *const arow_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh",
                                            "rmsnorm_fwd/arow.cuh", NULL};
-static const char *const tma_sources[] = {FWD_SOURCES, "rmsnorm_fwd/tma.cuh", NULL};
+static const char *const tma_sources[] = {FWD_SOURCES, "bulk.cuh", "rmsnorm_fwd/tma.cuh", NULL};
 static const char *const wstage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/wstage.cuh", NULL};
 static const char *const cstage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/cluster.cuh",
                                              "rmsnorm_fwd/cstage.cuh", NULL};

@@ -19,55 +19,18 @@
  * thread 0 then issues row t + S into the same buffer; y is written from
  * registers.  The copy needs 16-byte aligned rows and a multiple of 16
  * bytes: N a multiple of 8 elements (the op's rule) and x 16-byte aligned
- * (the library's).  Determinism as in row: a fixed order of additions. */
+ * (the library's).  Determinism as in row: a fixed order of additions.
+ * The copies and their mbarriers: bulk.cuh. */
 #ifndef NT_RMSNORM_FWD_TMA_CUH
 #define NT_RMSNORM_FWD_TMA_CUH
 
 #include "rmsnorm_fwd/io.cuh"
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define NT_FWD_HAS_BULK 1
-#else
-#define NT_FWD_HAS_BULK 0
-#endif
-
-/* The mbarrier at shared address bar expects one arrival. */
-__device__ __forceinline__ void nt_mbar_init1(unsigned bar) {
-#if NT_FWD_HAS_BULK
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
-#endif
-}
-
-/* Copy bytes (a multiple of 16) from global src to shared dst, completing
- * on mbarrier bar, whose one arrival (this thread's) expects them. */
-__device__ __forceinline__ void nt_bulk_load(unsigned dst, const void *src, unsigned bytes,
-                                             unsigned bar) {
-#if NT_FWD_HAS_BULK
-    asm volatile("fence.proxy.async.shared::cta;\n\t"
-                 "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-#endif
-}
-
-/* Wait until mbarrier bar has completed the phase of parity `parity`. */
-__device__ __forceinline__ void nt_mbar_wait(unsigned bar, unsigned parity) {
-#if NT_FWD_HAS_BULK
-    unsigned done;
-    do {
-        asm volatile("{\n\t.reg .pred p;\n\t"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
-#endif
-}
+#include "bulk.cuh"
 
 template <class X, class Wt, int B, int C, int S, int K>
 __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_tma(nt_args a) {
     nt_wait_prev(); /* before any global access: see common.cuh */
-#if NT_FWD_HAS_BULK
+#if NT_HAS_BULK
     typedef nt_fwd_t<X, Wt> F;
     constexpr int E = F::E;
     static_assert(S >= 1 && B % 32 == 0, "S >= 1, B a multiple of 32");
@@ -87,7 +50,7 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_fwd_tma(nt_args a) {
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < S; s++) nt_mbar_init1(bars + 8u * (unsigned)s);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        nt_mbar_init_fence();
 #pragma unroll
         for (int s = 0; s < S; s++)
             if (blockIdx.x + s * G < io.M)
