@@ -48,6 +48,8 @@ extern const nt_family nt_rmsnorm_bwd_cstage;
 extern const nt_family nt_rmsnorm_bwd_aligned;
 extern const nt_family nt_rmsnorm_bwd_held;
 extern const nt_family nt_rmsnorm_bwd_tma;
+extern const nt_family nt_rmsnorm_bwd_wtma;
+extern const nt_family nt_rmsnorm_bwd_wstage;
 extern const nt_family nt_rmsnorm_bwd_rows;
 extern const nt_family nt_rmsnorm_bwd_cols;
 extern const nt_family nt_rmsnorm_bwd_pcluster;
@@ -1115,6 +1117,54 @@ TEST(tma_is_held_with_bulk_rows) {
               "%s: %s", long_row[i], err);
 }
 
+/* wtma: wstage's ring and chain with a producer warp more: its kernel
+ * name, shared memory (wstage's ring and w), a launch of block + 32
+ * threads that still takes block/tpr rows a step, and what it refuses. */
+TEST(wtma_is_wstage_with_a_producer_warp) {
+    const nt_family *f = &nt_rmsnorm_bwd_wtma;
+    char err[256];
+    nt_plan pl, pw;
+    nt_problem p = problem(NT_BF16, NT_F32, NT_F32, 32768, 512);
+    const char *text = "tpr=32,block=256,chunks=2,stages=3,k=2";
+    nt_params q = params(text);
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_wtma<nt_bf16, float, float, 32, 256, 2, 3, 2>"), "%s",
+          pl.l[0].name);
+    CHECK(nt_rmsnorm_bwd_wstage.plan(&q, &p, &h200, &pw, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == 2 && pl.l[0].smem == pw.l[0].smem &&
+              pl.l[0].smem == 3 * 2 * 2 * 256 * 16 + 32 * 2 * 8 * 4 && pl.l[0].block == 256 + 32 &&
+              pw.l[0].block == 256 && pl.l[0].grid_rows == 256 / 32 &&
+              pl.l[0].grid_rows == pw.l[0].grid_rows && pl.l[0].blocks_per_sm == 2 &&
+              pl.l[0].pdl && !strcmp(pl.l[1].name, pw.l[1].name),
+          "smem %u/%u, block %u, rows %u", pl.l[0].smem, pw.l[0].smem, pl.l[0].block,
+          pl.l[0].grid_rows);
+    /* no bulk copies before sm_90 */
+    nt_devinfo old = h200;
+    old.cc_major = 8;
+    CHECK(accepts(f, text, &p, &old, err, sizeof err) == -1 && strstr(err, "compute capability 9.0"),
+          "sm_80: %s", err);
+    /* the registers are those of block + 32 threads: 2 x 256 leave 128 */
+    nt_problem p8 = problem(NT_BF16, NT_BF16, NT_F32, 65536, 128);
+    CHECK(accepts(f, "tpr=16,block=224,chunks=1,stages=2,k=2", &p8, &h200, err, sizeof err) == 0,
+          "k 2 of 256 threads: %s", err);
+    CHECK(accepts(f, "tpr=16,block=256,chunks=1,stages=2,k=4", &p8, &h200, err, sizeof err) == -1 &&
+              strstr(err, "block=256 (+32) k=4 leaves 56"), "k 4 of 288 threads: %s", err);
+    nt_problem p2 = problem(NT_BF16, NT_BF16, NT_F32, 65536, 2048);
+    const struct {
+        const char *params, *why;
+        const nt_problem *pr;
+    } bad[] = {
+        {"tpr=12,block=256,chunks=2,stages=3,k=2", "power of two", &p},
+        {"tpr=32,block=1024,chunks=2,stages=3,k=0", "[32, 992]", &p},
+        {"tpr=32,block=256,chunks=2,stages=1,k=2", "stages in [2, 8]", &p},
+        {"tpr=32,block=256,chunks=1,stages=3,k=2", "exceeds", &p},
+        {"tpr=32,block=512,chunks=8,stages=2,k=2", "spill", &p2},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(accepts(f, bad[i].params, bad[i].pr, &h200, err, sizeof err) == -1 &&
+                  strstr(err, bad[i].why), "%s: %s", bad[i].params, err);
+}
+
 /* rows: persistent's pipelined chain over groups of rows: its kernel name
  * (the params in order), shared memory (stages x rows x (x, dy) chunks and
  * w), a grid of at most one block a group (the workspace's partial rows),
@@ -1297,6 +1347,7 @@ int main(void) {
     RUN(aligned_is_persistent_shifted);
     RUN(held_is_persistent_pipelined);
     RUN(tma_is_held_with_bulk_rows);
+    RUN(wtma_is_wstage_with_a_producer_warp);
     RUN(rows_is_persistent_by_groups);
     RUN(pcluster_plan_limits_and_smem);
     RUN(cols_plan_and_limits);
