@@ -2,7 +2,9 @@
 # test_docs.sh -- the documents say what the code does, where a number or a
 # list can drift: the default sweep's variant count (README, docs/lua-api.md)
 # is what `normtune list` counts; every command `normtune --help` lists is in
-# the README's command table; every exit code the CLI returns is in README.
+# the README's command table; every exit code the CLI returns is in README;
+# every family and parameter `normtune families` prints has its row in
+# docs/lua-api.md's parameter tables, with the same integer range.
 #
 # Needs NORMTUNE and NT_TMP; prints PASS/FAIL lines and "RESULT passed failed".
 NAME=test_docs
@@ -24,6 +26,55 @@ for code in $(grep -ho 'return NT_EXIT_[A-Z]*\|rc = [0-9][0-9]*;' "$root"/tuner/
     case $code in 0|1|2) ;; *) [ "$code" -lt 64 ] && continue ;; esac
     grep -q "Exit codes:.*$code\|$code (" "$root/README.md" && ok "readme_exit_$code" || bad "readme_exit_$code" "README does not give exit code $code"
 done
+# `normtune families`: every family of --help, by op, family or short name
+nfam=$("$NORMTUNE" families | grep -c '^[a-z_0-9]*\.[a-z_0-9]*: ')
+nhelp=$("$NORMTUNE" --help | awk '/^ops/ {on = 1; next} on && /;/ {sub(/;.*/, ""); print}' | tr ',' '\n' | grep -c .)
+[ "$nfam" -gt 20 ] && [ "$nfam" = "$nhelp" ] && ok families_lists_every_family ||
+    bad families_lists_every_family "families prints $nfam, --help names $nhelp"
+got=$("$NORMTUNE" families tma | grep '^[a-z]' | cut -d: -f1 | tr '\n' ' ')
+[ "$got" = "rmsnorm_bwd.tma rmsnorm_fwd.tma " ] && ok families_short_name || bad families_short_name "got '$got'"
+got=$("$NORMTUNE" families rmsnorm_bwd.naive | sed -n 2p)
+case $got in *nsplit*integer*"1 .. 4096"*"row slices"*) ok families_params ;; *) bad families_params "got '$got'" ;; esac
+"$NORMTUNE" families rmsnorm_bwd.nope > "$T/fam.out" 2> "$T/fam.err"
+rc=$?
+[ $rc = 2 ] && [ ! -s "$T/fam.out" ] && grep -q "'rmsnorm_bwd.nope' is no op or family" "$T/fam.err" &&
+    ok families_unknown_name || bad families_unknown_name "rc $rc: $(cat "$T/fam.err")"
+# the parameter tables of docs/lua-api.md: a row for every family and
+# parameter (or a row of the family saying "as `...`"), and where a row
+# gives one parameter an integer range, the family's own
+"$NORMTUNE" families | awk -v doc="$root/docs/lua-api.md" '
+BEGIN {
+    while ((getline line < doc) > 0) {
+        if (line ~ /^Parameters of `/) { split(line, a, "`"); op = a[2]; continue }
+        if (line ~ /^#/) op = ""
+        if (op == "" || line !~ /^\|/) continue
+        split(line, c, "|")
+        fams = c[2]; par = c[3]; allowed = c[5]
+        single = par ~ /^ *`[a-z_0-9]+` *$/
+        while (match(fams, /`[a-z_0-9]+`/)) {
+            f = op "." substr(fams, RSTART + 1, RLENGTH - 2)
+            rows[f] = rows[f] "\n" par
+            if (single) { p = par; gsub(/[ `]/, "", p); range[f, p] = allowed }
+            fams = substr(fams, RSTART + RLENGTH)
+        }
+    }
+}
+/^[a-z_0-9]+\.[a-z_0-9]+: / {
+    fam = substr($1, 1, length($1) - 1)
+    if (!(fam in rows)) print "no row for " fam
+    next
+}
+/^  [a-z_0-9]+ / {
+    if (!(fam in rows)) next
+    if (index(rows[fam], "`" $1 "`") == 0 && index(rows[fam], "as `") == 0)
+        print "no row for " fam " " $1
+    if ((fam, $1) in range && $2 == "integer" && match(range[fam, $1], /^ *[0-9]+ \.\. [0-9]+/)) {
+        r = substr(range[fam, $1], RSTART, RLENGTH); sub(/^ */, "", r)
+        if (r != $3 " .. " $5) print fam " " $1 ": the docs say " r ", the family " $3 " .. " $5
+    }
+}' > "$T/famdoc.txt"
+[ ! -s "$T/famdoc.txt" ] && ok lua_api_family_params ||
+    bad lua_api_family_params "$(tr '\n' ';' < "$T/famdoc.txt")"
 # every file of the tree the documents name exists (files move)
 missing=""
 for f in $(cd "$root" && grep -rhoE '(tuner|kernels|db|lua|search|tests)/[A-Za-z_/]+\.(c|h|cu|cuh|sh|lua|sql)' \

@@ -18,6 +18,7 @@
 #define NT_EXIT_USAGE 2
 
 int cmd_list(int argc, char **argv);    /* tuner/cmd_list.c */
+int cmd_families(int argc, char **argv); /* tuner/cmd_families.c */
 int cmd_compile(int argc, char **argv); /* tuner/cmd_compile.c */
 int cmd_run(int argc, char **argv);     /* tuner/cmd_run.c */
 int cmd_export(int argc, char **argv);  /* tuner/cmd_export.c */

@@ -14,6 +14,7 @@ static const struct {
     const char *help;
 } cmds[] = {
     {"list", cmd_list, "print every (shape, family, params) a sweep script would visit"},
+    {"families", cmd_families, "the kernel families of each op and the parameters they take"},
     {"compile", cmd_compile, "compile every variant of a script with NVRTC (no GPU needed)"},
     {"run", cmd_run, "run a sweep on the GPU into a results database"},
     {"export", cmd_export, "write the dispatch header from a results database"},
