@@ -76,11 +76,7 @@ static int cstage_check(const nt_params *p, const nt_problem *pr, const nt_devin
                               "[32, 1024], chunks in [1, 16], stages in [2, 4], k in [0, 32]");
         return -1;
     }
-    if (dev && dev->cc_major < 9) {
-        nt_why(err, errlen, "cstage needs thread block clusters (compute capability 9.0 or "
-                 "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
-        return -1;
-    }
+    if (nt_bwd_sm90(dev, "cstage", "thread block clusters", err, errlen)) return -1;
     if (nt_bwd_covers(pr, S * B * C, "cluster*block*chunks", err, errlen)) return -1;
     int64_t need = cstage_regs(pr, C), limit = nt_bwd_reg_limit(B, K);
     if (need > limit || limit < REG_MIN) {

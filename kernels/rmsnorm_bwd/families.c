@@ -330,11 +330,7 @@ static int pcluster_check(const nt_params *p, const nt_problem *pr, const nt_dev
         nt_why(err, errlen, "pcluster needs cluster 2, 4 or 8");
         return -1;
     }
-    if (dev && dev->cc_major < 9) {
-        nt_why(err, errlen, "pcluster needs thread block clusters (compute capability 9.0 or "
-                 "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
-        return -1;
-    }
+    if (nt_bwd_sm90(dev, "pcluster", "thread block clusters", err, errlen)) return -1;
     return persist_check_of("pcluster", 1, p, pr, dev, err, errlen);
 }
 

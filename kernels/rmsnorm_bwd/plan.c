@@ -61,6 +61,26 @@ int nt_bwd_fits_sm(const nt_devinfo *dev, int64_t block, int64_t k, unsigned sme
     return 0;
 }
 
+int nt_bwd_fits_regs(int64_t need, const char *what, int64_t value, int64_t block, int64_t extra,
+                     int64_t k, char *err, size_t errlen) {
+    int64_t have = nt_bwd_reg_limit(block + extra, k);
+    if (need <= have) return 0;
+    char more[32] = "";
+    if (extra) snprintf(more, sizeof more, " (+%lld)", (long long)extra);
+    nt_why(err, errlen, "%s=%lld needs about %lld registers a thread, block=%lld%s k=%lld "
+             "leaves %lld: it would spill", what, (long long)value, (long long)need,
+             (long long)block, more, (long long)k, (long long)have);
+    return -1;
+}
+
+int nt_bwd_sm90(const nt_devinfo *dev, const char *fam, const char *what, char *err,
+                size_t errlen) {
+    if (!dev || dev->cc_major >= 9) return 0;
+    nt_why(err, errlen, "%s needs %s (compute capability 9.0 or newer), the device has %d.%d",
+           fam, what, dev->cc_major, dev->cc_minor);
+    return -1;
+}
+
 void nt_bwd_final_launch(const nt_problem *p, int where, nt_launch *l) {
     snprintf(l->name, sizeof l->name, "nt_colsum_final<%s, %d>",
              nt_dtypes[p->dtype[NT_BWD_SDW]].ctype, where);

@@ -45,6 +45,18 @@ int nt_bwd_covers(const nt_problem *p, int64_t slots, const char *what, char *er
 int nt_bwd_fits_sm(const nt_devinfo *dev, int64_t block, int64_t k, unsigned smem, char *err,
                    size_t errlen);
 
+/* Whether `need` registers a thread (set by what = value, such as
+ * "chunks" = 4) fit what __launch_bounds__(block + extra, max(k, 1))
+ * leaves a thread (extra: threads a family launches beyond `block`).  0,
+ * or -1 with "... it would spill" in err. */
+int nt_bwd_fits_regs(int64_t need, const char *what, int64_t value, int64_t block, int64_t extra,
+                     int64_t k, char *err, size_t errlen);
+
+/* Whether dev (NULL: not asked yet) has compute capability 9.0 or newer,
+ * which family fam needs for `what`.  0, or -1 with why in err. */
+int nt_bwd_sm90(const nt_devinfo *dev, const char *fam, const char *what, char *err,
+                size_t errlen);
+
 /* The final column sum into dw: "nt_colsum_final<TDW, where>" (where the
  * fp32 partial rows start in ws: 0 at ws, 1/2 after an M x N bf16/f32
  * partial), as launch l. */

@@ -65,13 +65,9 @@ static int warp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
         return -1;
     }
     if (nt_bwd_covers(pr, tpr * chunks, "tpr*chunks", err, errlen)) return -1;
-    int64_t need = warp_regs(pr, chunks, rows), have = nt_bwd_reg_limit(block, k);
-    if (need > have) {
-        nt_why(err, errlen, "rows*chunks=%lld needs about %lld registers a thread, block=%lld "
-                 "k=%lld leaves %lld: it would spill", (long long)(rows * chunks), (long long)need,
-                 (long long)block, (long long)k, (long long)have);
+    if (nt_bwd_fits_regs(warp_regs(pr, chunks, rows), "rows*chunks", rows * chunks, block, 0, k,
+                         err, errlen))
         return -1;
-    }
     return dev ? nt_bwd_fits_sm(dev, block, k, warp_smem(pr, tpr, block, chunks), err, errlen) : 0;
 }
 

@@ -66,13 +66,8 @@ static int wstage_check(const nt_params *p, const nt_problem *pr, const nt_devin
         return -1;
     }
     if (nt_bwd_covers(pr, tpr * chunks, "tpr*chunks", err, errlen)) return -1;
-    int64_t need = wstage_regs(pr, chunks), have = nt_bwd_reg_limit(block, k);
-    if (need > have) {
-        nt_why(err, errlen, "chunks=%lld needs about %lld registers a thread, block=%lld "
-                 "k=%lld leaves %lld: it would spill", (long long)chunks, (long long)need,
-                 (long long)block, (long long)k, (long long)have);
+    if (nt_bwd_fits_regs(wstage_regs(pr, chunks), "chunks", chunks, block, 0, k, err, errlen))
         return -1;
-    }
     return dev ? nt_bwd_fits_sm(dev, block, k, wstage_smem(pr, tpr, block, chunks, stages),
                                          err, errlen)
                : 0;

@@ -73,19 +73,9 @@ static int wtma_check(const nt_params *p, const nt_problem *pr, const nt_devinfo
     }
     if (nt_bwd_covers(pr, tpr * chunks, "tpr*chunks", err, errlen)) return -1;
     int64_t need = WTMA_REG_BASE + chunks * (nt_bwd_chunk_elems(pr) + 6);
-    int64_t have = nt_bwd_reg_limit(block + 32, k);
-    if (need > have) {
-        nt_why(err, errlen, "chunks=%lld needs about %lld registers a thread, block=%lld "
-                 "(+32) k=%lld leaves %lld: it would spill", (long long)chunks, (long long)need,
-                 (long long)block, (long long)k, (long long)have);
-        return -1;
-    }
+    if (nt_bwd_fits_regs(need, "chunks", chunks, block, 32, k, err, errlen)) return -1;
     if (!dev) return 0;
-    if (dev->cc_major < 9) {
-        nt_why(err, errlen, "wtma needs bulk copies (cp.async.bulk: compute capability 9.0 or "
-                 "newer), the device has %d.%d", dev->cc_major, dev->cc_minor);
-        return -1;
-    }
+    if (nt_bwd_sm90(dev, "wtma", "the bulk copies of cp.async.bulk", err, errlen)) return -1;
     return nt_bwd_fits_sm(dev, block + 32, k,
                           wtma_smem(pr, tpr, block, chunks, stages) + WTMA_STATIC_SMEM, err,
                           errlen);
