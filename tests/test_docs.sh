@@ -4,7 +4,8 @@
 # is what `normtune list` counts; every command `normtune --help` lists is in
 # the README's command table; every exit code the CLI returns is in README;
 # every family and parameter `normtune families` prints has its row in
-# docs/lua-api.md's parameter tables, with the same integer range.
+# docs/lua-api.md's parameter tables, with the same integer range, and
+# every family its entry in docs/guide.md.
 #
 # Needs NORMTUNE and NT_TMP; prints PASS/FAIL lines and "RESULT passed failed".
 NAME=test_docs
@@ -39,6 +40,12 @@ case $got in *nsplit*integer*"1 .. 4096"*"row slices"*) ok families_params ;; *)
 rc=$?
 [ $rc = 2 ] && [ ! -s "$T/fam.out" ] && grep -q "'rmsnorm_bwd.nope' is no op or family" "$T/fam.err" &&
     ok families_unknown_name || bad families_unknown_name "rc $rc: $(cat "$T/fam.err")"
+# every family has its entry in docs/guide.md ("The kernels": **`op.family`**)
+nodoc=""
+for f in $("$NORMTUNE" families | sed -n 's/^\([a-z_0-9]*\.[a-z_0-9]*\): .*/\1/p'); do
+    grep -q "\*\*\`$f\`\*\*" "$root/docs/guide.md" || nodoc="$nodoc $f"
+done
+[ -z "$nodoc" ] && ok guide_has_every_family || bad guide_has_every_family "no entry for:$nodoc"
 # the parameter tables of docs/lua-api.md: a row for every family and
 # parameter (or a row of the family saying "as `...`"), and where a row
 # gives one parameter an integer range, the family's own
