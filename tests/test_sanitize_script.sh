@@ -7,7 +7,8 @@
 # FAIL with its summary; the others pass.  A family's runs validate only
 # (--check-only); a timing run per tool times the fallbacks alone.  The
 # lines keep their fixed order, and a SANITIZE_JOBS that is not a
-# positive integer is refused.  Runs go up to SANITIZE_JOBS at once: in a
+# positive integer is refused.  SANITIZE_FAMILIES and SANITIZE_TOOLS choose
+# the runs (a name that is no family or no tool is refused).  Runs go up to SANITIZE_JOBS at once: in a
 # second run the first two memcheck runs each wait for the other to start
 # (with a limit of 120 s, so that a loaded machine's slow start is no
 # failure).
@@ -86,6 +87,22 @@ n=$(grep -c . "$T/term/args")
 last=$(tail -n 1 "$T/term/args")
 case "$last" in *racecheck*rmsnorm_bwd.warp*) ok term_starts_no_more ;;
 *) bad term_starts_no_more "$n runs, the last: $last" ;; esac
+# SANITIZE_FAMILIES and SANITIZE_TOOLS: only those runs, in that order
+mkdir -p "$T/some"
+MARKS=$T/some PATH="$T/bin:$PATH" SANITIZE_TIMEOUT=60 SANITIZE_JOBS=2 \
+    SANITIZE_FAMILIES="rmsnorm_bwd.tma timing" SANITIZE_TOOLS="memcheck synccheck" \
+    sh "$root/tests/gpu/sanitize.sh" /bin/true >"$T/out5" 2>&1
+got=$(grep -o '^\(PASS\|FAIL\) sanitize_[a-z_.]*' "$T/out5" | tr '\n' ' ')
+[ "$got" = "PASS sanitize_memcheck_rmsnorm_bwd.tma PASS sanitize_memcheck_timing PASS sanitize_synccheck_rmsnorm_bwd.tma PASS sanitize_synccheck_timing " ] &&
+    [ "$(grep -c . "$T/some/args")" = 4 ] && ok families_and_tools_chosen || bad families_and_tools_chosen "$got"
+has synccheck_run "$T/some/args" "--tool synccheck --error-exitcode 3 /bin/true --small --check-only --no-fallback --family rmsnorm_bwd.tma"
+has families_result "$T/out5" "RESULT 4 0"
+SANITIZE_FAMILIES="rmsnorm_bwd.nope" sh "$root/tests/gpu/sanitize.sh" /bin/true >"$T/out6" 2>&1
+[ $? = 2 ] && ok unknown_family_refused || bad unknown_family_refused "exit $?"
+has unknown_family_says "$T/out6" "SANITIZE_FAMILIES: 'rmsnorm_bwd.nope' is no family normtune --help lists"
+SANITIZE_TOOLS="memcheck leakcheck" sh "$root/tests/gpu/sanitize.sh" /bin/true >"$T/out7" 2>&1
+[ $? = 2 ] && ok unknown_tool_refused || bad unknown_tool_refused "exit $?"
+has unknown_tool_says "$T/out7" "SANITIZE_TOOLS: 'leakcheck' is no compute-sanitizer tool"
 SANITIZE_JOBS=x sh "$root/tests/gpu/sanitize.sh" /bin/true >"$T/out2" 2>&1
 [ $? = 2 ] && ok bad_jobs_refused || bad bad_jobs_refused "exit $?"
 has bad_jobs_says "$T/out2" "SANITIZE_JOBS must be a positive integer, not 'x'"

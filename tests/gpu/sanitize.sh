@@ -14,7 +14,11 @@
 # the fixed order (memcheck of every family, its timing run, then
 # racecheck), as soon as the runs before it are done.  The families are
 # those `normtune --help` lists (NORMTUNE, else build/normtune); where it
-# cannot say, one run covers them all.  Prints PASS/FAIL lines and RESULT.
+# cannot say, one run covers them all.  SANITIZE_FAMILIES (OP.FAMILY names,
+# and `timing` for the fallbacks' run) and SANITIZE_TOOLS (memcheck,
+# racecheck, synccheck, initcheck; default memcheck racecheck) narrow or
+# widen that: the runs of a family just written.  Prints PASS/FAIL lines
+# and RESULT.
 #
 # `sanitize.sh --one BIN DIR TOOL FAMILY` is one run (used by the jobs):
 # its output to DIR/TOOL_FAMILY.out, its exit status and seconds to
@@ -40,11 +44,25 @@ bin=${1:-build/gpu/test_kernels}
 cpus=$(nproc 2>/dev/null || echo 2)
 jobs=${SANITIZE_JOBS:-$(( cpus / 2 > 0 ? cpus / 2 : 1 ))}
 case "$jobs" in ''|*[!0-9]*|0) echo "sanitize.sh: SANITIZE_JOBS must be a positive integer, not '$jobs'" >&2; exit 2 ;; esac
+tools=${SANITIZE_TOOLS:-memcheck racecheck}
+for tool in $tools; do
+    case $tool in memcheck|racecheck|synccheck|initcheck) ;;
+    *) echo "sanitize.sh: SANITIZE_TOOLS: '$tool' is no compute-sanitizer tool (memcheck, racecheck, synccheck, initcheck)" >&2; exit 2 ;;
+    esac
+done
+[ -n "$tools" ] || { echo "sanitize.sh: SANITIZE_TOOLS names no tool" >&2; exit 2; }
 fams=$("${NORMTUNE:-build/normtune}" --help 2>/dev/null | awk '
     /^ops / { on = 1; next }
     on && /^  [a-z]/ { op = $1; next }
     on && /^   / { sub(/;.*/, ""); gsub(/,/, ""); for (i = 1; i <= NF; i++) print op "." $i }')
-if [ -n "$fams" ]; then fams="$fams timing"; else fams=all; fi
+if [ -n "${SANITIZE_FAMILIES:-}" ]; then
+    for fam in $SANITIZE_FAMILIES; do
+        [ "$fam" = timing ] || [ -z "$fams" ] && continue
+        printf '%s\n' $fams | grep -qx "$fam" ||
+            { echo "sanitize.sh: SANITIZE_FAMILIES: '$fam' is no family normtune --help lists" >&2; exit 2; }
+    done
+    fams=$SANITIZE_FAMILIES
+elif [ -n "$fams" ]; then fams="$fams timing"; else fams=all; fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sanitize.XXXXXX") || exit 2
 runs=
 trap 'rm -rf "$dir"' EXIT
@@ -52,12 +70,12 @@ trap 'rm -rf "$dir"' EXIT
 # goes; a run under way ends within its own SANITIZE_TIMEOUT
 trap '[ -n "$runs" ] && kill "$runs" 2>/dev/null; exit 130' INT
 trap '[ -n "$runs" ] && kill "$runs" 2>/dev/null; exit 143' TERM HUP
-for tool in memcheck racecheck; do
+for tool in $tools; do
     for fam in $fams; do printf '%s %s\n' "$tool" "$fam"; done
 done | xargs -P "$jobs" -n 2 sh "$0" --one "$bin" "$dir" &
 runs=$!
 p=0; f=0
-for tool in memcheck racecheck; do
+for tool in $tools; do
     for fam in $fams; do
         if [ "$fam" = all ]; then name=$tool; else name=${tool}_$fam; fi
         out=$dir/${tool}_$fam.out
@@ -65,7 +83,7 @@ for tool in memcheck racecheck; do
         while [ ! -e "$dir/${tool}_$fam.rc" ] && kill -0 "$runs" 2>/dev/null; do sleep 1; done
         rc=none secs=-
         [ -e "$dir/${tool}_$fam.rc" ] && read -r rc secs <"$dir/${tool}_$fam.rc"
-        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out" 2>/dev/null | tail -1)
+        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY" "$out" 2>/dev/null | tail -1)
         if [ "$rc" = 0 ] && grep -q "^RESULT [0-9]* 0$" "$out"; then
             echo "PASS sanitize_$name: $summary ($secs s)"; p=$((p + 1))
         elif [ "$rc" = 124 ]; then
