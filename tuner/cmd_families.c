@@ -15,11 +15,11 @@ static void families_usage(FILE *f) {
         "usage: normtune families [NAME ...]\n\n"
         "Print the kernel families a sweep script can name, each with what it\n"
         "is and its parameters: kind, allowed values, meaning.  NAME is an op\n"
-        "(rmsnorm_bwd: its families), a family (rmsnorm_bwd.persistent) or a\n"
-        "family's short name (persistent: in every op that has one); none:\n"
-        "every family of every op.  A family's own check() may refuse more\n"
-        "(shared memory, registers, the device): `normtune list` and `compile`\n"
-        "say why.\n\n"
+        "(its families), a family (OP.FAMILY) or a family's short name (the\n"
+        "family of that name in every op that has one); none: every family of\n"
+        "every op (normtune --help lists them).  A family's own check() may\n"
+        "refuse more (shared memory, registers, the device): `normtune list`\n"
+        "and `compile` say why.\n\n"
         "options:\n"
         "  -h, --help   this text\n");
 }
