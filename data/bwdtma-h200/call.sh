@@ -12,7 +12,7 @@
 set -u
 mkdir -p build && tar -xJf "$1" -C build || exit 1
 nvidia-smi --query-gpu=name,uuid,clocks.max.memory --format=csv > "$OUT/gpu.txt" 2>&1
-L=$OUT/logs
+L=$OUT/logs_bwdtma
 mkdir -p "$L"
 t0=$(date +%s)
 ( timeout 170 build/gpu/test_kernels --family rmsnorm_bwd.tma,rmsnorm_bwd.wtma \
@@ -32,4 +32,4 @@ done
 echo "all: $(( $(date +%s) - t0 )) s" >> "$L/times.txt"
 tail -n 3 "$L"/*.log
 cat "$L/times.txt"
-tar -cJf "$OUT/logs.tar.xz" -C "$OUT" logs && rm -rf "$L"
+tar -cJf "$OUT/logs_bwdtma.tar.xz" -C "$OUT" logs_bwdtma && rm -rf "$L"

@@ -5,7 +5,9 @@
 # that held and persistent are ranked on one GPU's results.  Refuses any
 # other GPU: results.db holds H200s.
 #   here:  make build/normtune && mkdir -p .devbuild && tar -cJf .devbuild/bin.tar.xz -C build normtune
-#   there: [HELD_BF16=1] sh data/held-h200/call.sh .devbuild/bin.tar.xz [PART.db]
+#   there: [HELD_BF16=1] [HELD_LIMIT=S] sh data/held-h200/call.sh .devbuild/bin.tar.xz [PART.db]
+# (HELD_LIMIT: the fill's seconds, 570 by default; less where the same
+# call runs more, as the H200 call in data/README.md does)
 # then `normtune merge data/results.db $OUT/mid_all.db -o NEW.db`.  A run cut
 # short by its limit resumes: give the database it left as PART.db (carried
 # in an untracked folder) and only what is missing is measured.
@@ -23,6 +25,6 @@ patch -s -o mid_all.lua lua/sweeps/rmsnorm_bwd.lua < data/held-h200/mid_all.patc
 if [ "${HELD_BF16:-0}" = 1 ]; then
     sed -i '/^    {x = "[a-z0-9]*",.* shapes = [a-z0-9]*},$/d' mid_all.lua || exit 1
 fi
-timeout 570 build/normtune run mid_all.lua --db "$OUT/mid_all.db" > "$OUT/fill.log" 2>&1
+timeout "${HELD_LIMIT:-570}" build/normtune run mid_all.lua --db "$OUT/mid_all.db" > "$OUT/fill.log" 2>&1
 echo "rc=$?" >> "$OUT/fill.log"
 tail -n 5 "$OUT/fill.log"

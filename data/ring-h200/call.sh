@@ -11,7 +11,7 @@
 set -u
 mkdir -p build && tar -xJf "$1" -C build || exit 1
 nvidia-smi --query-gpu=name,uuid,clocks.max.memory --format=csv > "$OUT/gpu.txt" 2>&1
-L=$OUT/logs
+L=$OUT/logs_ring
 mkdir -p "$L"
 t0=$(date +%s)
 ( timeout 120 build/gpu/test_kernels --family rmsnorm_fwd.ring > "$L/test_kernels_ring.log" 2>&1
@@ -25,4 +25,4 @@ echo "rc=$?" >> "$L/ring_run.log"
 echo "all: $(( $(date +%s) - t0 )) s" >> "$L/times.txt"
 tail -n 3 "$L"/*.log
 cat "$L/times.txt"
-tar -cJf "$OUT/logs.tar.xz" -C "$OUT" logs && rm -rf "$L"
+tar -cJf "$OUT/logs_ring.tar.xz" -C "$OUT" logs_ring && rm -rf "$L"
