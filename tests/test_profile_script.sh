@@ -30,8 +30,8 @@ NCU_SKIP=9 prof rmsnorm_fwd rows block=128,chunks=5,rows=2,k=0 16384 4104 'x = "
 has skip_set "$T/out" "--launch-skip 9 --launch-count 1"
 grep -q '^M=16384 N=4104 x=bf16,w=f32 *rmsnorm_fwd.rows *block=128,chunks=5,rows=2,k=0' "$T/out" &&
     ok dtypes_fields || bad dtypes_fields "$(grep M=16384 "$T/out")"
-NCU_COUNT=2 NCU_KERNEL='^nt_(bwd_|colsum)' prof rmsnorm_bwd persistent block=512,chunks=1,stages=3,k=1 1024 4096
-has count_set "$T/out" "--kernel-name regex:^nt_(bwd_|colsum) --launch-skip 4 --launch-count 2"
+NCU_COUNT=2 NCU_KERNEL='^nt_(bwd_|persist|colsum)' prof rmsnorm_bwd persistent block=512,chunks=1,stages=3,k=1 1024 4096
+has count_set "$T/out" "--kernel-name regex:^nt_(bwd_|persist|colsum) --launch-skip 4 --launch-count 2"
 NCU_COUNT=0 prof rmsnorm_bwd persistent block=512,chunks=1,stages=3,k=1 1024 4096
 [ $rc = 2 ] && ! grep -q '^ncu' "$T/out" && grep -q "NCU_COUNT must be 1 or more" "$T/err" && ok count_zero_refused ||
     bad count_zero_refused "exit $rc"

@@ -16,8 +16,9 @@
 # over kernel names: the families' kernels, not the yardsticks or the dw
 # column sums) after NCU_SKIP of them (4: past the correctness checks and
 # the warm-up), or NCU_COUNT launches in a row (a chain's kernels: 2 with
-# NCU_KERNEL='^nt_(bwd_|colsum)' for a backward and its dw column sum),
-# with the sections that say where a memory-bound kernel's
+# NCU_KERNEL='^nt_(bwd_|persist|colsum)' for a backward and its dw column
+# sum: persistent's and held's kernels are nt_persist*, the others
+# nt_bwd_*), with the sections that say where a memory-bound kernel's
 # time goes (NCU_SECTIONS).  NORMTUNE and NCU name the binaries (default
 # build/normtune, and ncu on the PATH or under /usr/local/cuda/bin).
 # The report goes to stdout; the exit code is ncu's (2 for bad arguments).
