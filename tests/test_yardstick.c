@@ -30,11 +30,18 @@ static nt_timing timing(void) {
     return t;
 }
 
-TEST(same_bytes_found) {
+/* An empty cache and the key of M rows of bwd16(N) under timing(). */
+static nt_yard_key fresh(long long M, long long N, nt_traffic_desc *d, nt_timing *t) {
     memset(&cache, 0, sizeof cache);
-    nt_traffic_desc d = bwd16(4096);
-    nt_timing t = timing();
-    nt_yard_key k = nt_yard_key_of(4096, &d, &t);
+    *d = bwd16(N);
+    *t = timing();
+    return nt_yard_key_of(M, d, t);
+}
+
+TEST(same_bytes_found) {
+    nt_traffic_desc d;
+    nt_timing t;
+    nt_yard_key k = fresh(4096, 4096, &d, &t);
     CHECK(nt_yard_find(&cache, &k) == 0, "found in an empty cache");
     nt_yard_put(&cache, &k, 3500.0);
     nt_traffic_desc d2 = bwd16(4096);     /* another problem, the same bytes */
@@ -45,10 +52,9 @@ TEST(same_bytes_found) {
 }
 
 TEST(other_bytes_not_found) {
-    memset(&cache, 0, sizeof cache);
-    nt_traffic_desc d = bwd16(4096);
-    nt_timing t = timing();
-    nt_yard_key k = nt_yard_key_of(4096, &d, &t);
+    nt_traffic_desc d;
+    nt_timing t;
+    nt_yard_key k = fresh(4096, 4096, &d, &t);
     nt_yard_put(&cache, &k, 3500.0);
     nt_yard_key m = nt_yard_key_of(8192, &d, &t);
     CHECK(nt_yard_find(&cache, &m) == 0, "another M found");
@@ -71,10 +77,9 @@ TEST(other_bytes_not_found) {
 }
 
 TEST(update_and_refusal) {
-    memset(&cache, 0, sizeof cache);
-    nt_traffic_desc d = bwd16(1024);
-    nt_timing t = timing();
-    nt_yard_key k = nt_yard_key_of(1024, &d, &t);
+    nt_traffic_desc d;
+    nt_timing t;
+    nt_yard_key k = fresh(1024, 1024, &d, &t);
     nt_yard_put(&cache, &k, 0.0);
     nt_yard_put(&cache, &k, -1.0);
     CHECK(cache.n == 0 && nt_yard_find(&cache, &k) == 0, "a bandwidth <= 0 remembered");
@@ -85,9 +90,9 @@ TEST(update_and_refusal) {
 }
 
 TEST(oldest_goes_first) {
-    memset(&cache, 0, sizeof cache);
-    nt_traffic_desc d = bwd16(1024);
-    nt_timing t = timing();
+    nt_traffic_desc d;
+    nt_timing t;
+    fresh(1, 1024, &d, &t);
     for (long long M = 1; M <= NT_YARD_MAX + 2; M++) {
         nt_yard_key k = nt_yard_key_of(M, &d, &t);
         nt_yard_put(&cache, &k, (double)M);
