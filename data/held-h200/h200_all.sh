@@ -1,0 +1,38 @@
+#!/bin/sh
+# h200_all.sh -- the H200 call the issues wait for, in one: held's fill
+# (call.sh: the default backward at N = 1024 .. 16384 with held beside
+# every other family, exhaustive, on one H200), then `make bench` of the
+# shipped header's library (peers left out: BENCH_PEERS=0), then Nsight
+# Compute profiles of the shipped configs at the long rows below their
+# goals (as data/largen-h100/ has them on an H100).  Refuses any GPU but
+# an H200 (call.sh).  About 5-8 minutes; logs under $OUT.
+#   here:  make bench-build build/normtune build/gpu/test_kernels &&
+#          mkdir -p .devbuild && tar -cJf .devbuild/bin.tar.xz -C build normtune
+#          gpu/test_kernels gpu/bench gpu/test_lib libnormtune.so
+#   there: [HELD_LIMIT=S] sh data/held-h200/h200_all.sh .devbuild/bin.tar.xz
+set -u
+mkdir -p build && tar -xJf "$1" -C build || exit 1
+t0=$(date +%s)
+HELD_LIMIT=${HELD_LIMIT:-240} sh data/held-h200/call.sh "$1" || exit 1
+echo "fill: $(( $(date +%s) - t0 )) s" > $OUT/times.txt
+xz -T4 -6 $OUT/mid_all.db
+mkdir -p $OUT/bench
+timeout 150 make bench NOBUILD=1 BENCH_PEERS=0 BENCH_OUT=$OUT/bench > $OUT/bench/bench_run.log 2>&1
+echo "rc=$?" >> $OUT/bench/bench_run.log
+echo "bench: $(( $(date +%s) - t0 )) s" >> $OUT/times.txt
+tar -cJf $OUT/bench.tar.xz -C $OUT bench && rm -rf $OUT/bench
+P=$OUT/ncu; mkdir -p $P
+prof() { # name op fam params M N
+    n=$1; shift
+    case $1 in rmsnorm_bwd) k='^nt_(bwd_|persist|colsum)'; c=2 ;; *) k='^nt_(bwd_|fwd_|persist|naive_row)'; c=1 ;; esac
+    NCU_KERNEL=$k NCU_COUNT=$c timeout 60 sh tests/gpu/profile.sh "$@" > $P/$n.txt 2>&1
+    echo "rc=$?" >> $P/$n.txt
+}
+prof bwd_4096x20480 rmsnorm_bwd persistent block=512,chunks=5,stages=2,k=1 4096 20480
+prof bwd_4096x32768 rmsnorm_bwd cstage cluster=4,block=256,chunks=4,stages=3,k=2 4096 32768
+prof bwd_1024x65536 rmsnorm_bwd cstage cluster=8,block=256,chunks=4,stages=3,k=2 1024 65536
+prof fwd_4096x32768 rmsnorm_fwd stage block=256,chunks=16,k=2,wg=0 4096 32768
+prof fwd_1024x65536 rmsnorm_fwd stage block=512,chunks=16,k=0,wg=0 1024 65536
+echo "all: $(( $(date +%s) - t0 )) s" >> $OUT/times.txt
+tar -cJf $OUT/ncu.tar.xz -C $OUT ncu && rm -rf $P
+cat $OUT/times.txt
