@@ -2,7 +2,7 @@
  * runnable plan, the same code in the production library and in the CPU
  * drift test.
  *
- * A dispatch header (format 4, docs/dispatch-header.md, written by
+ * A dispatch header (format 5, docs/dispatch-header.md, written by
  * `normtune export`) lists families (name, source hash), problems (op,
  * dtypes, fallback config), configs (family, dtypes, params and the kernel
  * ids they may launch) and kernels (NVRTC name expressions).  This header

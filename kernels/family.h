@@ -276,6 +276,14 @@ typedef struct nt_family {
      * they were tuned at, with the same parameters (the export's stretch,
      * tuner/export.c); NULL: this family itself. */
     const struct nt_family *grown;
+    /* 1: its configs are not sized to a row length (a row walked in tiles,
+     * a block a row of any length, or column tiles over every row), so one
+     * config runs rows far longer or shorter than those it was tuned at;
+     * the dispatch lookup offers such a family's tuned entries at their
+     * own N only (the entries' own_n, tuner/export.c), where it would
+     * otherwise catch every row that the configs of nearer N cannot run,
+     * at any M.  0: its configs cover about the rows they were tuned at. */
+    int own_n;
 } nt_family;
 
 /* Families of every op, in op then family order (NULL-terminated); filled

@@ -1,7 +1,7 @@
 /* normtune.cu -- the production library: the tuned kernels behind C calls.
  *
  * Built by `make lib` (nvcc, sm_90a plus sm_80 / sm_100a where the toolkit
- * has them) against a dispatch header (format 4), kernels/normtune_dispatch.h
+ * has them) against a dispatch header (format 5), kernels/normtune_dispatch.h
  * by default or DISPATCH=path, copied to build/lib/nt_dispatch.h after
  * `famhash --check` found every family's source hash current.  Nothing here
  * names a family, a kernel or an op: the ops' calls (section 4) are
@@ -57,8 +57,8 @@ extern "C" {
 #include "kernels/normtune.h"
 #include "nt_dispatch.h"        /* build/lib/: the checked copy of DISPATCH */
 
-#if !defined(NORMTUNE_DISPATCH_VERSION) || NORMTUNE_DISPATCH_VERSION != 4
-#error "normtune_dispatch.h: unsupported format version (want 4; export it again)"
+#if !defined(NORMTUNE_DISPATCH_VERSION) || NORMTUNE_DISPATCH_VERSION != 5
+#error "normtune_dispatch.h: unsupported format version (want 5; export it again)"
 #endif
 
 #define LIB_VERSION "2.0"

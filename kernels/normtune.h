@@ -127,7 +127,7 @@ typedef struct normtune_choice {
  *       as normtune_<op>_workspace_size. */
 #include "normtune_ops.h"
 
-/* Provenance of the build: "normtune <version>, dispatch header format 4
+/* Provenance of the build: "normtune <version>, dispatch header format 5
  * tuned on <device>: <n> problems, <n> tuned shapes, <n> configs, <n>
  * kernels; families <name>@<source hash> ...".  Static. */
 NORMTUNE_API const char *normtune_version(void);

@@ -293,15 +293,62 @@ TEST(drift_caught) {
     CHECK(sh(cmd) == 0, "the refusal does not say a kernel is missing");
 }
 
+/* A family marked own_n (kernels/family.h: the lookup offers its entries
+ * at their own N only) has configs not sized to a row length: each of the
+ * params spread that runs 4096 x 1024 in the op's default dtypes also runs
+ * rows of 64 and of 16384, and every such family has one.  (A family not
+ * marked may run shorter rows than it was tuned at, with idle lanes, but
+ * not longer ones than its config covers.) */
+TEST(own_n_runs_far_rows) {
+    int marked = 0;
+    for (int o = 0; nt_ops[o]; o++)
+        for (int fi = 0; nt_ops[o]->families[fi]; fi++) {
+            const nt_family *f = nt_ops[o]->families[fi];
+            char v[NT_MAX_PARAMS][MAX_VALS][NT_NAME_LEN], why[256];
+            int nv[NT_MAX_PARAMS], total = 1, at = 0, both = 0;
+            for (int i = 0; i < f->nparams; i++) {
+                nv[i] = candidates(&f->params[i], v[i]);
+                total *= nv[i];
+            }
+            for (int c = 0; c < total; c++) {
+                nt_params pa;
+                nt_problem p, lo, hi;
+                int rest = c;
+                memset(&pa, 0, sizeof pa);
+                for (int i = f->nparams - 1; i >= 0; i--) {
+                    nt_params_set(&pa, f->params[i].name, v[i][rest % nv[i]]);
+                    rest /= nv[i];
+                }
+                if (nt_params_validate(f, &pa, why, sizeof why)) continue;
+                nt_problem_init(&p, f->op, 4096, 1024);
+                lo = hi = p;
+                lo.N = 64;
+                hi.N = 16384;
+                int r = runs(f, &pa, &p), rl = runs(f, &pa, &lo), rh = runs(f, &pa, &hi);
+                at += r;
+                both += r && rl && rh;
+                if (f->own_n && r)
+                    CHECK(rl && rh, "%s (own_n) runs 4096 x 1024 but not rows of %s", f->name,
+                          rl ? "16384" : "64");
+            }
+            if (f->own_n) {
+                marked++;
+                CHECK(at > 0 && both == at, "%s (own_n): %d of its spread run 4096 x 1024, %d "
+                      "of them rows of 64 and 16384 too", f->name, at, both);
+            }
+        }
+    CHECK(marked > 0, "no family is marked own_n");
+}
+
 /* The shipped header: the format this build writes, and no drift. */
 TEST(drift_shipped) {
     char path[1200], exe[700], cmd[1400], cwd[400] = "";
     if (root()[0] != '/' && !getcwd(cwd, sizeof cwd)) cwd[0] = 0;
     snprintf(path, sizeof path, "%s%s%s/kernels/normtune_dispatch.h", cwd, cwd[0] ? "/" : "",
              root());
-    snprintf(cmd, sizeof cmd, "grep -q '^#define NORMTUNE_DISPATCH_VERSION 4$' '%s'", path);
+    snprintf(cmd, sizeof cmd, "grep -q '^#define NORMTUNE_DISPATCH_VERSION 5$' '%s'", path);
     if (sh(cmd) != 0) {
-        CHECK(0, "the shipped header is not format 4: normtune export --db data/results.db -o kernels/normtune_dispatch.h");
+        CHECK(0, "the shipped header is not format 5: normtune export --db data/results.db -o kernels/normtune_dispatch.h");
         return;
     }
     snprintf(exe, sizeof exe, "%s/drift_shipped", t_tmpdir());
@@ -322,6 +369,7 @@ int main(int argc, char **argv) {
     RUN(fixture_and_export);
     RUN(drift_none);
     RUN(drift_caught);
+    RUN(own_n_runs_far_rows);
     RUN(drift_shipped);
     T_END();
 }

@@ -501,16 +501,17 @@ static int check_header(const char *a, const store_best_row *rows, int n, const 
             const char *hit = at ? strstr(at, want) : NULL;
             HCHECK(hit != NULL, "%s: entry %d '%s' missing or out of order", what, i, want);
             if (!hit) continue;
-            /* its stretch ends the line */
-            const char *end = strstr(hit, "},\n");
-            int str = -2;
-            for (const char *c = end; c && c > hit; c--)
-                if (*c == ',') {
-                    sscanf(c + 1, " %d", &str);
-                    break;
-                }
+            /* then gbps, its stretch and own_n: its family's (runs any N) */
+            long long eN, eM;
+            int cfg, str = -2, own = -1;
+            double us, gb;
+            const nt_family *ef = nt_family_find(s[i].family);
+            sscanf(hit, " {%lldLL, %lldLL, %d, %lf, %lf, %d, %d}", &eN, &eM, &cfg, &us, &gb, &str,
+                   &own);
             HCHECK(str == row_str[i], "%s: entry %d '%s' has stretch %d, want %d", what, i, want,
                    str, row_str[i]);
+            HCHECK(ef && own == (ef->own_n != 0), "%s: entry %d '%s' has own_n %d, its family %s %d",
+                   what, i, want, own, s[i].family, ef ? ef->own_n : -1);
             at = hit + 1;
         }
     }
@@ -555,7 +556,7 @@ TEST(write_deterministic) {
     if (a) {
         CHECK(strstr(a, "DO NOT EDIT") != NULL, "no do-not-edit banner");
         CHECK(strstr(a, "#ifndef NORMTUNE_DISPATCH_H") != NULL, "no include guard");
-        CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 4\n") != NULL, "version macro");
+        CHECK(strstr(a, "#define NORMTUNE_DISPATCH_VERSION 5\n") != NULL, "version macro");
         CHECK(strstr(a, "NVIDIA H200 (cc 9.0") != NULL, "device and cc not in banner");
         CHECK(strstr(a, "2024-05-06T07:08:09Z") != NULL, "newest result time not in banner");
         CHECK(strstr(a, "13.0") != NULL, "NVRTC version not in banner");
@@ -629,7 +630,7 @@ static const char lookup_prog[] =
     "    EXPECT(nk, NORMTUNE_NKERNELS);\n"
     "    EXPECT(NORMTUNE_NCONFIGS, T_NCONF);\n"
     "    EXPECT(NORMTUNE_NENTRIES, 6);\n"
-    "    EXPECT(NORMTUNE_DISPATCH_VERSION, 4);\n"
+    "    EXPECT(NORMTUNE_DISPATCH_VERSION, 5);\n"
     "    p = normtune_problem_index(OP, DT);\n"
     "    EXPECT(p, T_PROB);\n"
     "    pers = fam(PERS);\n"
@@ -652,6 +653,9 @@ static const char lookup_prog[] =
     "        else if (normtune_entries[i].config == c5) EXPECT(normtune_entries[i].stretch, c5s);\n"
     "        else if (normtune_entries[i].config == n64 || normtune_entries[i].config == n128)\n"
     "            EXPECT(normtune_entries[i].stretch, -1); /* naive serves every N */\n"
+    "    for (i = 0; i < NORMTUNE_NENTRIES; i++) /* only naive's entries (any N) are own_n */\n"
+    "        EXPECT(normtune_entries[i].own_n, normtune_entries[i].config == n64 ||\n"
+    "                                          normtune_entries[i].config == n128);\n"
     "    if (p < 0 || pers < 0 || alig < 0 || naive < 0 || fb < 0 || c1 < 0 || c2 < 0 || c5 < 0 || n64 < 0 ||\n"
     "        n128 < 0) {\n"
     "        printf(\"missing: problem %d, families %d %d, configs %d %d %d %d %d %d\\n\", p, pers,\n"
@@ -703,7 +707,8 @@ static const char lookup_prog[] =
     "    EXPECT(look(32768, 1024), c1);   /* x2 either side: 65536 wins */\n"
     "    EXPECT(look(20000, 4096), n128); /* 2048 is x9.8 away, 65536 x3.3 */\n"
     "    /* in-between N: nearest N; a tie goes to the larger N */\n"
-    "    EXPECT(look(16384, 2048), n64);  /* N 1024 (1024 away), exact M */\n"
+    "    EXPECT(look(16384, 2048), c1s);  /* N 1024 (1024 away); naive's entry (exact M) is\n"
+    "                                        offered at its own N only: c1 at 65536, shorter */\n"
     "    EXPECT(look(16384, 6144), c5);   /* 4096 and 8192 both 2048 away */\n"
     "    EXPECT(look(2048, 5000), c2s);   /* N 4096 nearest, and shorter: its stretch first */\n"
     "    /* out of range */\n"
@@ -718,14 +723,16 @@ static const char lookup_prog[] =
     "    EXPECT(look(2048, 1024), n64);   /* same N: 16384 before 65536 */\n"
     "    /* past a refused config's N: its stretch, before the next entry */\n"
     "    EXPECT(look(2048, 1032), c1s);   /* block 128 -> 160 serves 1032 */\n"
-    "    EXPECT(look(2048, 1016), n64);   /* below its N: no stretch */\n"
+    "    EXPECT(look(2048, 1016), c2);    /* below its N: no stretch; naive only at 1024 */\n"
+    "    EXPECT(look(2048, 1024), n64);   /* ... where it serves */\n"
     "    refused[c1s] = 1;\n"
-    "    EXPECT(look(2048, 1032), n64);\n"
+    "    EXPECT(look(2048, 1032), c2);\n"
     "    refused[c1s] = 0;\n"
     "    refused[n64] = 1;\n"
     "    EXPECT(look(2048, 1024), c2);    /* N 1024 used up: N 4096, M 2048 */\n"
     "    refused[c2] = 1;\n"
-    "    EXPECT(look(2048, 1024), n128);\n"
+    "    EXPECT(look(2048, 1024), c5);    /* naive's N 4096 entry not offered at 1024 */\n"
+    "    EXPECT(look(65536, 4096), n128); /* ... but at 4096 */\n"
     "    refused[n128] = 1;\n"
     "    EXPECT(look(2048, 1024), c5);\n"
     "    refused[c5] = 1;\n"
@@ -738,7 +745,8 @@ static const char lookup_prog[] =
     "    memset(refused, 0, sizeof refused);\n"
     "    for (i = 0; i < NORMTUNE_NCONFIGS; i++)\n"
     "        refused[i] = normtune_configs[i].family == pers || normtune_configs[i].family == alig;\n"
-    "    EXPECT(look(2048, 8192), n128);  /* N 8192 refused; N 4096: 65536 naive */\n"
+    "    EXPECT(look(2048, 8192), fb);    /* N 8192 refused; naive's entries not at 8192 */\n"
+    "    EXPECT(look(2048, 4096), n128);  /* at its own N: 65536 naive */\n"
     "    EXPECT(look(2048, 1024), n64);\n"
     "    EXPECT(bad_args, 0);\n"
     "    EXPECT(other_tu(), c5 * 1000 + c1);\n"
@@ -907,7 +915,8 @@ TEST(no_stretch_at_tuned_n8) {
  * tuned: 4088 goes to 4104 (16 away, both off the lines) rather than to
  * 4096 (8 away, plus 511), where the plain nearest N would give 4096's
  * persistent at M 2048; 4160 to 4096 (64 away) rather than to 4104 (56
- * away, plus 520). */
+ * away, plus 520), there to its persistent entry, since naive's, which
+ * runs any N, is offered at 4096 only. */
 static const char lines_prog[] =
     "#include <stdio.h>\n"
     "#include <string.h>\n"
@@ -939,9 +948,10 @@ static const char lines_prog[] =
     "    EXPECT(normtune_lookup(p, 2048, 4088, 0, 0), alig);   /* 16; 4096's 8 + 511 */\n"
     "    EXPECT(normtune_lookup(p, 16384, 4088, 0, 0), alig);\n"
     "    EXPECT(normtune_lookup(p, 2048, 4160, 0, 0), c2);     /* 64; 4104's 56 + 520 */\n"
-    "    EXPECT(normtune_lookup(p, 16384, 4160, 0, 0), n128);  /* 4096's, M 65536 */\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4160, 0, 0), c2);    /* 4096's (naive's at 4096 only) */\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4096, 0, 0), n128);  /* M 65536 nearer than 2048 */\n"
     "    EXPECT(normtune_lookup(p, 16384, 4112, 0, 0), alig);  /* both off: 4104 nearer */\n"
-    "    EXPECT(normtune_lookup(p, 16384, 4608, 0, 0), n128);  /* 512; 4104's 504 + 576 */\n"
+    "    EXPECT(normtune_lookup(p, 16384, 4608, 0, 0), c2);    /* 512; 4104's 504 + 576 */\n"
     "    EXPECT(normtune_lookup(p, 16384, 4616, 0, 0), alig);  /* 512; 4096's 520 + 577 */\n"
     "    return fails ? 1 : 0;\n"
     "}\n";

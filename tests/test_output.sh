@@ -27,7 +27,7 @@ expect export_onto_other_db 1 export --db "$db" -o "$T/other.db"
 cmp -s "$db" "$T/other.db" && ok export_onto_other_db_kept || bad export_onto_other_db_kept
 expect export_onto_dir 1 export --db "$db" -o "$T"
 expect export_ok 0 export --db "$db" -o "$T/h.h"
-has export_ok_header "$T/h.h" "NORMTUNE_DISPATCH_VERSION 4"
+has export_ok_header "$T/h.h" "NORMTUNE_DISPATCH_VERSION 5"
 ls "$T" | grep -q '\.tmp\.' && bad export_no_temporaries "$(ls "$T")" || ok export_no_temporaries
 # a failing export (unknown device) keeps the old header
 cp "$T/h.h" "$T/h.before"

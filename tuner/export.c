@@ -1,7 +1,7 @@
 /* export.c -- the dispatch header writer behind `normtune export`
  * (tuner/cmd_export.c): the best results of one device model (its GPUs'
  * results pooled) -> dispatch header
- * format 4 (docs/dispatch-header.md).
+ * format 5 (docs/dispatch-header.md).
  *
  * nt_export_write is the pure part.  From the best row per problem and
  * shape (store_best) and their provenance it derives, with no op, family
@@ -25,7 +25,7 @@
  *             family refuses, or plans less precise than the dtypes ask,
  *             are skipped); ids in name order; per config the ids it uses;
  *   entries   per problem its tuned shapes {N, M, config, median_us,
- *             gbps, stretch}, sorted by (N, M).  The stretch of an entry is
+ *             gbps, stretch, own_n}, sorted by (N, M).  The stretch of an entry is
  *             its config for rows a little longer than its N (N + 8), in
  *             the family's `grown` family (kernels/family.h; itself when
  *             NULL): there the same params first when the family is
@@ -38,7 +38,10 @@
  *             no such value does.  The lookup tries it for N past the
  *             entry's before the entry's own config (a stretch in the
  *             same family exists only where the config cannot serve
- *             N + 8, nor then any longer row).
+ *             N + 8, nor then any longer row).  own_n is the config's
+ *             family's (kernels/family.h): 1 for a family whose configs
+ *             are not sized to a row length, whose entries the lookup
+ *             offers at their own N only.
  *
  * It refuses (a message, nothing written) rather than write a header the
  * library would not serve as the database says: an unknown op or family, a
@@ -98,6 +101,7 @@ typedef struct xent {
     double median_us, gbps;
     int row;                  /* index of its row (stable order, messages) */
     int stretch;              /* config id serving a little past N, -1: none */
+    int own_n;                /* its family's own_n: offered at its own N only */
 } xent;
 
 /* Everything derived before printing; every array malloc'd, xfree frees. */
@@ -684,6 +688,7 @@ static int build(xport *x, const store_best_row *rows, int n, char *err, size_t 
             const nt_family *f = nt_family_find(r->family);
             canon_params(f, r->params, canon, sizeof canon, why, sizeof why);
             if ((x->ent[e].cfg = cfg_index(x, f, q, canon)) < 0) goto oom;
+            x->ent[e].own_n = f->own_n ? 1 : 0;
         }
         for (int e = x->prob[q].first; e < x->prob[q].first + x->prob[q].count; e++) {
             const xcfg *g = &x->cfg[x->ent[e].cfg];
@@ -816,7 +821,8 @@ static const char lookup_text[] =
     " * not, or the reverse, is an eighth of N farther: normtune_priv_ndist),\n"
     " * the first whose config can_run(ctx, config, M, N) accepts\n"
     " * (can_run NULL: every config can), where an entry of a shorter N than\n"
-    " * N offers its stretch before its config; when none does, the problem's\n"
+    " * N offers its stretch before its config, and an entry marked own_n is\n"
+    " * offered at its own N only; when none does, the problem's\n"
     " * fallback config (not asked to can_run).  -1 when p is not a problem or\n"
     " * has no fallback.  No allocation; one scan of the problem's entries per\n"
     " * candidate tried. */\n"
@@ -834,6 +840,7 @@ static const char lookup_text[] =
     "    for (;;) {\n"
     "        best = -1;\n"
     "        for (k = lo; k < hi; k++) {\n"
+    "            if (normtune_entries[k].own_n && normtune_entries[k].N != N) continue;\n"
     "            if (prev >= 0 && !normtune_priv_before(m, N, line, prev, k)) continue;\n"
     "            if (best < 0 || normtune_priv_before(m, N, line, k, best)) best = k;\n"
     "        }\n"
@@ -994,6 +1001,7 @@ static void put_data(FILE *f, const xport *x) {
                "    int config;                     /* NORMTUNE_CONFIGS id */\n"
                "    double median_us, gbps;         /* as measured */\n"
                "    int stretch;                    /* config for rows a little past N, -1: none */\n"
+               "    int own_n;                      /* 1: offered at this N only */\n"
                "} normtune_entry;\n\n"
                "#define NORMTUNE_PRIV_PROBLEM(id, op, dtypes, fallback, first, count) \\\n"
                "    {op, dtypes, fallback, first, count},\n"
@@ -1020,10 +1028,10 @@ static void put_data(FILE *f, const xport *x) {
         if (i == 0 || e->prob != x->ent[i - 1].prob)
             fprintf(f, "    /* %d: %s %s */\n", e->prob, x->prob[e->prob].pr.op->name,
                     x->prob[e->prob].dt);
-        fprintf(f, "    {%lldLL, %lldLL, %d, %.3f, %.1f, %d},\n", (long long)e->N,
-                (long long)e->M, e->cfg, e->median_us, e->gbps, e->stretch);
+        fprintf(f, "    {%lldLL, %lldLL, %d, %.3f, %.1f, %d, %d},\n", (long long)e->N,
+                (long long)e->M, e->cfg, e->median_us, e->gbps, e->stretch, e->own_n);
     }
-    fprintf(f, "    {0LL, 0LL, -1, 0.0, 0.0, -1}\n};\n\n");
+    fprintf(f, "    {0LL, 0LL, -1, 0.0, 0.0, -1, 0}\n};\n\n");
 }
 
 /* See export.h. */

@@ -21,7 +21,7 @@
 #include "db/store.h"
 
 /* Version of the header format (NORMTUNE_DISPATCH_VERSION in the output). */
-#define NT_EXPORT_VERSION 4
+#define NT_EXPORT_VERSION 5
 
 /* Write the header for rows[0..n) (any order; n may be 0: fallbacks only)
  * to f.  Returns 0, or -1 with a message in err and possibly part of a

@@ -94,4 +94,5 @@ const nt_family nt_rmsnorm_bwd_cols = {
     .check = cols_check,
     .plan = cols_plan,
     .sources = cols_sources,
+    .own_n = 1,
 };

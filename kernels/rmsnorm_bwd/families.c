@@ -184,6 +184,7 @@ const nt_family nt_rmsnorm_bwd_naive = {
     .check = naive_check,
     .plan = naive_plan,
     .sources = naive_sources,
+    .own_n = 1,
 };
 
 /* ---- persistent ------------------------------------------------------- */

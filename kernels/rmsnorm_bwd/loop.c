@@ -113,4 +113,5 @@ const nt_family nt_rmsnorm_bwd_loop = {
     .check = loop_check,
     .plan = loop_plan,
     .sources = loop_sources,
+    .own_n = 1,
 };

@@ -360,7 +360,7 @@ static int row_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *
 const nt_family nt_rmsnorm_fwd_row = {
     "rmsnorm_fwd.row", &nt_op_rmsnorm_fwd,
     "one row per block, the row in registers",
-    3, row_params, row_check, row_plan, row_sources, &nt_rmsnorm_fwd_arow,
+    3, row_params, row_check, row_plan, row_sources, &nt_rmsnorm_fwd_arow, 0,
 };
 
 static int arow_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
@@ -378,7 +378,7 @@ static int arow_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
 const nt_family nt_rmsnorm_fwd_arow = {
     "rmsnorm_fwd.arow", &nt_op_rmsnorm_fwd,
     "row with each row accessed in a frame shifted onto its 128-byte line",
-    3, row_params, arow_check, arow_plan, arow_sources, NULL,
+    3, row_params, arow_check, arow_plan, arow_sources, NULL, 0,
 };
 
 /* ---- warp ------------------------------------------------------------- */
@@ -424,7 +424,7 @@ static int warp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
 const nt_family nt_rmsnorm_fwd_warp = {
     "rmsnorm_fwd.warp", &nt_op_rmsnorm_fwd,
     "tpr threads per row, block/tpr rows per block, lane-only reduction",
-    4, warp_params, warp_check, warp_plan, warp_sources, &nt_rmsnorm_fwd_awarp,
+    4, warp_params, warp_check, warp_plan, warp_sources, &nt_rmsnorm_fwd_awarp, 0,
 };
 
 static int awarp_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
@@ -440,7 +440,7 @@ static int awarp_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
 const nt_family nt_rmsnorm_fwd_awarp = {
     "rmsnorm_fwd.awarp", &nt_op_rmsnorm_fwd,
     "warp with each row accessed in a frame shifted onto its 128-byte line",
-    4, warp_params, awarp_check, awarp_plan, awarp_sources, NULL,
+    4, warp_params, awarp_check, awarp_plan, awarp_sources, NULL, 0,
 };
 
 /* ---- rows and wlate --------------------------------------------------- */
@@ -497,13 +497,13 @@ static int wlate_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
 const nt_family nt_rmsnorm_fwd_rows = {
     "rmsnorm_fwd.rows", &nt_op_rmsnorm_fwd,
     "rows consecutive rows per block, w loaded once for them, one barrier per group",
-    4, rows_params, rows_check, rows_plan, rows_sources, NULL,
+    4, rows_params, rows_check, rows_plan, rows_sources, NULL, 0,
 };
 
 const nt_family nt_rmsnorm_fwd_wlate = {
     "rmsnorm_fwd.wlate", &nt_op_rmsnorm_fwd,
     "as rows, but each chunk of w loaded after the reduction: only x stays in registers",
-    4, rows_params, wlate_check, wlate_plan, wlate_sources, NULL,
+    4, rows_params, wlate_check, wlate_plan, wlate_sources, NULL, 0,
 };
 
 /* ---- stage ------------------------------------------------------------ */
@@ -576,7 +576,7 @@ static int stage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo
 const nt_family nt_rmsnorm_fwd_stage = {
     "rmsnorm_fwd.stage", &nt_op_rmsnorm_fwd,
     "one row per block staged whole in shared memory with cp.async, few registers",
-    4, stage_params, stage_check, stage_plan, stage_sources, NULL,
+    4, stage_params, stage_check, stage_plan, stage_sources, NULL, 0,
 };
 
 /* ---- ring ------------------------------------------------------------- */
@@ -638,7 +638,7 @@ static int ring_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
 const nt_family nt_rmsnorm_fwd_ring = {
     "rmsnorm_fwd.ring", &nt_op_rmsnorm_fwd,
     "stage's rows walked by a resident grid through a ring of chunk slots, the next row copied ahead",
-    5, ring_params, ring_check, ring_plan, ring_sources, NULL,
+    5, ring_params, ring_check, ring_plan, ring_sources, NULL, 0,
 };
 
 /* ---- persist and tma --------------------------------------------------- */
@@ -723,7 +723,7 @@ static int persist_plan(const nt_params *p, const nt_problem *pr, const nt_devin
 const nt_family nt_rmsnorm_fwd_persist = {
     "rmsnorm_fwd.persist", &nt_op_rmsnorm_fwd,
     "persistent blocks walk the rows, w in registers, cp.async pipeline of the next rows",
-    4, persist_params, persist_check, persist_plan, persist_sources, NULL,
+    4, persist_params, persist_check, persist_plan, persist_sources, NULL, 0,
 };
 
 static int tma_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
@@ -739,7 +739,7 @@ static int tma_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *
 const nt_family nt_rmsnorm_fwd_tma = {
     "rmsnorm_fwd.tma", &nt_op_rmsnorm_fwd,
     "persistent rows brought into shared memory by bulk copies, stages rows ahead (sm_90+)",
-    4, tma_params, tma_check, tma_plan, tma_sources, NULL,
+    4, tma_params, tma_check, tma_plan, tma_sources, NULL, 0,
 };
 
 /* ---- wstage ----------------------------------------------------------- */
@@ -795,7 +795,7 @@ static int wstage_plan(const nt_params *p, const nt_problem *pr, const nt_devinf
 const nt_family nt_rmsnorm_fwd_wstage = {
     "rmsnorm_fwd.wstage", &nt_op_rmsnorm_fwd,
     "warp's rows walked by a resident grid, the next steps copied ahead into shared memory",
-    5, wstage_params, wstage_check, wstage_plan, wstage_sources, NULL,
+    5, wstage_params, wstage_check, wstage_plan, wstage_sources, NULL, 0,
 };
 
 /* ---- cstage ----------------------------------------------------------- */
@@ -863,7 +863,7 @@ static int cstage_plan(const nt_params *p, const nt_problem *pr, const nt_devinf
 const nt_family nt_rmsnorm_fwd_cstage = {
     "rmsnorm_fwd.cstage", &nt_op_rmsnorm_fwd,
     "a resident grid of clusters splitting each row, the next rows copied ahead into shared memory",
-    5, cstage_params, cstage_check, cstage_plan, cstage_sources, NULL,
+    5, cstage_params, cstage_check, cstage_plan, cstage_sources, NULL, 0,
 };
 
 /* ---- cluster ---------------------------------------------------------- */
@@ -907,7 +907,7 @@ static int cluster_plan(const nt_params *p, const nt_problem *pr, const nt_devin
 const nt_family nt_rmsnorm_fwd_cluster = {
     "rmsnorm_fwd.cluster", &nt_op_rmsnorm_fwd,
     "one row per cluster of blocks (sm_90+), the sum of squares shared through DSMEM",
-    4, cluster_params, cluster_check, cluster_plan, cluster_sources, NULL,
+    4, cluster_params, cluster_check, cluster_plan, cluster_sources, NULL, 0,
 };
 
 /* ---- loop ------------------------------------------------------------- */
@@ -943,5 +943,5 @@ static int loop_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo 
 const nt_family nt_rmsnorm_fwd_loop = {
     "rmsnorm_fwd.loop", &nt_op_rmsnorm_fwd,
     "one row per block walked in tiles twice (sum of squares, then y): any N",
-    3, row_params, loop_check, loop_plan, loop_sources, NULL,
+    3, row_params, loop_check, loop_plan, loop_sources, NULL, 1,
 };
