@@ -1,11 +1,12 @@
 #!/bin/sh
 # h200_all.sh -- the H200 call the issues wait for, in one: held's fill
 # (call.sh: the default backward at N = 1024 .. 16384 with held beside
-# every other family, exhaustive, on one H200), then `make bench` of the
+# every other family, exhaustive, on one H200), the fill of cols at
+# M = 256 (data/cols256-h100/fill.sh), then `make bench` of the
 # shipped header's library (peers left out: BENCH_PEERS=0), then Nsight
 # Compute profiles of the shipped configs at the long rows below their
 # goals (as data/largen-h100/ has them on an H100).  Refuses any GPU but
-# an H200 (call.sh).  About 5-8 minutes; logs under $OUT.
+# an H200 (call.sh).  About 6-9 minutes; logs under $OUT.
 #   here:  make bench-build build/normtune build/gpu/test_kernels &&
 #          mkdir -p .devbuild && tar -cJf .devbuild/bin.tar.xz -C build normtune
 #          gpu/test_kernels gpu/bench gpu/test_lib libnormtune.so
@@ -16,6 +17,14 @@ t0=$(date +%s)
 HELD_LIMIT=${HELD_LIMIT:-240} sh data/held-h200/call.sh "$1" || exit 1
 echo "fill: $(( $(date +%s) - t0 )) s" > $OUT/times.txt
 xz -T4 -6 $OUT/mid_all.db
+# cols beside the default backward at M = 256 (data/cols256-h100/: on an
+# H100 it won from N = 4096 up, 6-24% from 6144); keep_cols.sh there
+# makes the database to merge
+sh data/cols256-h100/fill.sh > cols256.lua &&
+    timeout 120 build/normtune run cols256.lua --db $OUT/cols256.db > $OUT/cols256_fill.log 2>&1
+echo "rc=$?" >> $OUT/cols256_fill.log
+xz -T4 -6 $OUT/cols256.db
+echo "cols256: $(( $(date +%s) - t0 )) s" >> $OUT/times.txt
 mkdir -p $OUT/bench
 timeout 150 make bench NOBUILD=1 BENCH_PEERS=0 BENCH_OUT=$OUT/bench > $OUT/bench/bench_run.log 2>&1
 echo "rc=$?" >> $OUT/bench/bench_run.log

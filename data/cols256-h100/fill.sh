@@ -1,0 +1,27 @@
+#!/bin/sh
+# fill.sh -- writes the fill that says where rmsnorm_bwd.cols wins at few
+# rows: the default backward (data/grid-h200/derive.sh: its families,
+# params and where() as they are, bf16, exhaustive) at the shapes of
+# shapes.txt (M = 256 at the bf16 grid's 16 hidden sizes), with `cols`
+# (every config of data/cols-h200/cols.lua) beside them.  The header
+# offers a `cols` entry at its own N only (header format 5,
+# docs/dispatch-header.md), so a `cols` result at M = 256 serves that N's
+# rows below M = 512.
+#   sh data/cols256-h100/fill.sh > cols256.lua
+#   build/normtune run cols256.lua --db cols256.db
+set -u
+d=$(dirname "$0")
+sh data/grid-h200/derive.sh lua/sweeps/rmsnorm_bwd.lua "$d/shapes.txt" | awk '
+{ print }
+/^  families = \{$/ && !done {
+    print "    -- rows statistics, then column tiles holding every row (data/cols-h200/cols.lua)"
+    print "    cols = {"
+    print "      params = {block = {256, 512, 1024}, cc = {2, 4, 8, 16, 32}, rows = {1, 2, 4, 8}, k = {0, 2}},"
+    print "      where = function(p, s)"
+    print "        return p.block % p.cc == 0 and p.block // p.cc * p.rows <= s.M and"
+    print "               (p.k == 0 or p.k * p.block <= 2048)"
+    print "      end,"
+    print "    },"
+    done = 1
+}
+END { if (!done) { print "fill.sh: no families table in the derived sweep" > "/dev/stderr"; exit 1 } }'
