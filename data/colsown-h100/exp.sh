@@ -9,9 +9,10 @@
 set -u
 mkdir -p build exp && tar -xJf .devbuild/new.tar.xz -C build && tar -xJf .devbuild/exp.tar.xz -C exp || exit 1
 nvidia-smi --query-gpu=name,uuid --format=csv > $OUT/gpu.txt
+sh data/colsown-h100/colsx.sh > colsx.lua || exit 1
 for i in 1 2; do
-  build/normtune run data/colsown-h100/colsx.lua --db $OUT/old$i.db > $OUT/old$i.log 2>&1
-  exp/normtune run data/colsown-h100/colsx.lua --db $OUT/new$i.db > $OUT/new$i.log 2>&1
+  build/normtune run colsx.lua --db $OUT/old$i.db > $OUT/old$i.log 2>&1
+  exp/normtune run colsx.lua --db $OUT/new$i.db > $OUT/new$i.log 2>&1
 done
 timeout 150 exp/gpu/test_kernels --family rmsnorm_bwd.cols > $OUT/test_kernels_new.log 2>&1; echo rc=$? >> $OUT/test_kernels_new.log
 cd $OUT && tar -cJf runs.tar.xz *.db *.log && rm -f *.db old*.log new*.log; tail -3 test_kernels_new.log
