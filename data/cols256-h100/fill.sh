@@ -11,17 +11,14 @@
 #   build/normtune run cols256.lua --db cols256.db
 set -u
 d=$(dirname "$0")
-sh data/grid-h200/derive.sh lua/sweeps/rmsnorm_bwd.lua "$d/shapes.txt" | awk '
+# the cols family block of data/cols-h200/cols.lua, the one place of its space
+cols=$(awk '/^    cols = \{$/ { on = 1 } on { print } on && /^    \},$/ { exit }' data/cols-h200/cols.lua)
+[ -n "$cols" ] || { echo "fill.sh: no cols family in data/cols-h200/cols.lua" >&2; exit 1; }
+sh data/grid-h200/derive.sh lua/sweeps/rmsnorm_bwd.lua "$d/shapes.txt" | awk -v cols="$cols" '
 { print }
 /^  families = \{$/ && !done {
     print "    -- rows statistics, then column tiles holding every row (data/cols-h200/cols.lua)"
-    print "    cols = {"
-    print "      params = {block = {256, 512, 1024}, cc = {2, 4, 8, 16, 32}, rows = {1, 2, 4, 8}, k = {0, 2}},"
-    print "      where = function(p, s)"
-    print "        return p.block % p.cc == 0 and p.block // p.cc * p.rows <= s.M and"
-    print "               (p.k == 0 or p.k * p.block <= 2048)"
-    print "      end,"
-    print "    },"
+    print cols
     done = 1
 }
 END { if (!done) { print "fill.sh: no families table in the derived sweep" > "/dev/stderr"; exit 1 } }'
