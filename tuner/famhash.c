@@ -6,7 +6,8 @@
  *                           X(name, hash) per family of every op, and an
  *                           #include of every family's device source (the
  *                           last of its sources, the one NVRTC includes)
- *   famhash --check HEADER  check a dispatch header (format 4): every family
+ *   famhash --check HEADER  check a dispatch header (the format of
+ *                           NT_EXPORT_VERSION, tuner/export.h): every family
  *                           of its NORMTUNE_FAMILIES must have the source
  *                           hash this build computes; exit 1 with one line
  *                           per stale or unknown family, 0 when all match
