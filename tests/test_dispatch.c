@@ -50,6 +50,17 @@ static int candidates(const nt_param_def *d, char v[MAX_VALS][NT_NAME_LEN]) {
     return n;
 }
 
+/* Params combination c of f's candidate values v[i][0 .. nv[i]) into *pa
+ * (the last parameter varies fastest). */
+static void combination(const nt_family *f, char v[NT_MAX_PARAMS][MAX_VALS][NT_NAME_LEN],
+                        const int *nv, int c, nt_params *pa) {
+    memset(pa, 0, sizeof *pa);
+    for (int i = f->nparams - 1; i >= 0; i--) {
+        nt_params_set(pa, f->params[i].name, v[i][c % nv[i]]);
+        c /= nv[i];
+    }
+}
+
 /* 1 when params pa of f plan p precisely with dev = NULL. */
 static int runs(const nt_family *f, const nt_params *pa, const nt_problem *p) {
     char err[256];
@@ -103,7 +114,7 @@ static int put(store *db, int64_t sw, int64_t dev, const nt_family *f, const cha
 static int put_family(store *db, int64_t sw, int64_t dev, const nt_family *f, const nt_problem *p0,
                       uint64_t *seed, char *err, size_t errlen) {
     char v[NT_MAX_PARAMS][MAX_VALS][NT_NAME_LEN];
-    int nv[NT_MAX_PARAMS], idx[NT_MAX_PARAMS] = {0}, total = 1, put_n = 0, picked = 0;
+    int nv[NT_MAX_PARAMS], total = 1, put_n = 0, picked = 0;
     for (int i = 0; i < f->nparams; i++) {
         nv[i] = candidates(&f->params[i], v[i]);
         total *= nv[i];
@@ -112,13 +123,8 @@ static int put_family(store *db, int64_t sw, int64_t dev, const nt_family *f, co
     for (int step = 0, c = 0; step < total && picked < MAX_PER_FAMILY; step++, c = (c + 37) % total) {
         nt_params pa;
         char canon[160], why[256];
-        int rest = c, ok = 0;
-        memset(&pa, 0, sizeof pa);
-        for (int i = f->nparams - 1; i >= 0; i--) {
-            idx[i] = rest % nv[i];
-            rest /= nv[i];
-            nt_params_set(&pa, f->params[i].name, v[i][idx[i]]);
-        }
+        int ok = 0;
+        combination(f, v, nv, c, &pa);
         if (nt_params_validate(f, &pa, why, sizeof why) || nt_params_canon(f, &pa, canon, sizeof canon))
             continue;
         for (size_t a = 0; a < sizeof fix_N / sizeof fix_N[0]; a++)
@@ -313,12 +319,7 @@ TEST(own_n_runs_far_rows) {
             for (int c = 0; c < total; c++) {
                 nt_params pa;
                 nt_problem p, lo, hi;
-                int rest = c;
-                memset(&pa, 0, sizeof pa);
-                for (int i = f->nparams - 1; i >= 0; i--) {
-                    nt_params_set(&pa, f->params[i].name, v[i][rest % nv[i]]);
-                    rest /= nv[i];
-                }
+                combination(f, v, nv, c, &pa);
                 if (nt_params_validate(f, &pa, why, sizeof why)) continue;
                 nt_problem_init(&p, f->op, 4096, 1024);
                 lo = hi = p;
