@@ -6,6 +6,8 @@ measured side by side on this GPU.
     normtune run vs.lua --db vs.db          (on the GPU)
     python3 tests/gpu/versus.py compare --tuned T.db --ref R.db [--space L] --vs vs.db
 
+    (both with --newest for a T.db that `make tune` seeded from R.db)
+
 L is what `normtune list SCRIPT` prints for the tuned scripts: the
 reference then keeps only their points, so that it is the best of an
 exhaustive sweep of those scripts rather than of everything R.db ever
@@ -23,6 +25,15 @@ usual method.  `compare` prints, per shape, the pick's median over the
 reference best's, both from vs.db, and a last line:
 
     versus: S of P shapes within 2% of the reference best, worst X.XXXx
+
+With --newest (both commands), T.db's picks are those of the GPU that ran
+its newest sweep only: where `make tune` seeded T.db from R.db (its SEED),
+the picks of the search this GPU ran, started from the stored results of
+the model.  The script then also holds the pooled pick of each shape (the
+fastest over every GPU of T.db of the model, the seed's included), and
+`compare` prints that pick's line before the last:
+
+    versus (pooled): S of P shapes within 2% of the reference best, worst X.XXXx
 
 Plain Python 3 with the standard library's sqlite3; nothing else.
 """
@@ -78,7 +89,7 @@ def load_space(path):
     return pts
 
 
-def picks(tuned, ref, space=None):
+def picks(tuned, ref, space=None, newest=False):
     """The tuned picks, the reference bests and the reference GPUs.
 
     The reference pools every GPU of R.db of the tuned GPU's model (name,
@@ -86,11 +97,20 @@ def picks(tuned, ref, space=None):
     under the kernel sources T.db ran; where a point was measured on
     several of them, its newest result counts.  With space (load_space),
     only the reference's points in it count: the best of an exhaustive
-    sweep of that script, not of everything R.db ever measured."""
+    sweep of that script, not of everything R.db ever measured.  With
+    newest, the picks are those of the GPU of T.db's newest sweep, and a
+    fourth value is the pooled picks (every GPU of T.db); else None."""
     tdb, rdb = sqlite3.connect(tuned), sqlite3.connect(ref)
     trows = best_rows(tdb, BEST)
     if not trows:
         sys.exit(f"versus: {tuned}: no ok results")
+    pooled = None
+    if newest:
+        (ndev,) = tdb.execute("SELECT device_id FROM sweep ORDER BY id DESC LIMIT 1").fetchone()
+        pooled = trows
+        trows = [r for r in trows if r[8] == ndev]
+        if not trows:
+            sys.exit(f"versus: {tuned}: no ok results of the GPU of its newest sweep")
     model = tdb.execute(MODEL, (trows[0][8],)).fetchone()
     hashes = {(r[4], r[6]) for r in trows}
     devs = {d for (d,) in rdb.execute(
@@ -111,7 +131,12 @@ def picks(tuned, ref, space=None):
     t = fastest(trows)
     b = fastest([row for _, row in newest.values()])
     used = sorted({row[8] for _, row in newest.values()})
-    return t, b, f"{model[0]} ({len(used)} GPUs)"
+    if pooled is not None:
+        tdevs = {d for (d,) in tdb.execute(
+            "SELECT id FROM device WHERE name = ? AND cc_major = ? AND cc_minor = ? AND sms = ? "
+            "AND mem_clock_khz = ?", model)}
+        pooled = fastest(pooled, lambda f: f[2] in tdevs)
+    return t, b, f"{model[0]} ({len(used)} GPUs)", pooled
 
 
 def lua_str(s):
@@ -119,12 +144,13 @@ def lua_str(s):
 
 
 def make_script(a):
-    t, b, dev = picks(a.tuned, a.ref, a.space and load_space(a.space))
+    t, b, dev, pooled = picks(a.tuned, a.ref, a.space and load_space(a.space), a.newest)
     ops = {}
     for k, pick in t.items():
         if k not in b:
             continue
-        ops.setdefault(k[0], {}).setdefault(k[1], []).append((k[2], k[3], [pick, b[k]]))
+        cfgs = [pick, b[k]] + ([pooled[k]] if pooled and k in pooled else [])
+        ops.setdefault(k[0], {}).setdefault(k[1], []).append((k[2], k[3], cfgs))
     if len(ops) != 1 and not a.op:
         sys.exit("versus: the databases hold several ops: give --op, one script per op")
     op = a.op or next(iter(ops))
@@ -192,12 +218,9 @@ return normtune.sweep {{
     print(f"versus: {a.o}: {op}, {n} shapes, reference device {dev}")
 
 
-def compare(a):
-    t, b, _ = picks(a.tuned, a.ref, a.space and load_space(a.space))
-    vs = sqlite3.connect(a.vs).execute(BEST.replace("WHERE r.status", "WHERE r.status")).fetchall()
-    meas = {}
-    for op, dt, M, N, fam, par, _h, us, _d in vs:
-        meas[(op, dt, M, N, fam, par)] = us
+def against(t, b, meas, vs):
+    """Lines per shape of picks t against the bests b, both measured in
+    meas, and the summary counts (n, within, worst)."""
     n = within = 0
     worst = 1.0
     rows = []
@@ -207,7 +230,7 @@ def compare(a):
         tp = meas.get(k + t[k][:2])
         bp = meas.get(k + b[k][:2])
         if tp is None or bp is None:
-            rows.append(f"{k[0]} {k[1]} M={k[2]} N={k[3]}: not measured in {a.vs}")
+            rows.append(f"{k[0]} {k[1]} M={k[2]} N={k[3]}: not measured in {vs}")
             continue
         r = tp / bp
         n += 1
@@ -215,9 +238,23 @@ def compare(a):
         worst = max(worst, r)
         rows.append(f"{k[0]:12} {k[1]:22} M={k[2]:<7} N={k[3]:<6} pick {t[k][0]} {t[k][1]} "
                     f"{tp:.2f} us, ref best {b[k][0]} {b[k][1]} {bp:.2f} us: {r:.3f}x")
+    return rows, n, within, worst
+
+
+def compare(a):
+    t, b, _, pooled = picks(a.tuned, a.ref, a.space and load_space(a.space), a.newest)
+    vs = sqlite3.connect(a.vs).execute(BEST).fetchall()
+    meas = {}
+    for op, dt, M, N, fam, par, _h, us, _d in vs:
+        meas[(op, dt, M, N, fam, par)] = us
+    rows, n, within, worst = against(t, b, meas, a.vs)
     print("\n".join(rows))
     if not n:
         sys.exit("versus: no shape measured")
+    if pooled is not None:
+        _, pn, pw, pworst = against(pooled, b, meas, a.vs)
+        print(f"versus (pooled): {pw} of {pn} shapes within 2% of the reference best, "
+              f"worst {pworst:.3f}x")
     print(f"versus: {within} of {n} shapes within 2% of the reference best, worst {worst:.3f}x")
 
 
@@ -234,6 +271,8 @@ def main():
     c.add_argument("--ref", required=True)
     c.add_argument("--vs", required=True)
     for p in (m, c):
+        p.add_argument("--newest", action="store_true",
+                       help="the picks of the GPU of T.db's newest sweep (T.db seeded from R.db)")
         p.add_argument("--space", help="the output of normtune list SCRIPT: the reference "
                                        "keeps only its points")
     a = ap.parse_args()
