@@ -74,6 +74,8 @@ def fastest(rows, keep=lambda row: True):
 
 
 MODEL = "SELECT name, cc_major, cc_minor, sms, mem_clock_khz FROM device WHERE id = ?"
+SAME_MODEL = ("SELECT id FROM device WHERE name = ? AND cc_major = ? AND cc_minor = ? "
+              "AND sms = ? AND mem_clock_khz = ?")
 
 
 def load_space(path):
@@ -113,9 +115,7 @@ def picks(tuned, ref, space=None, newest=False):
             sys.exit(f"versus: {tuned}: no ok results of the GPU of its newest sweep")
     model = tdb.execute(MODEL, (trows[0][8],)).fetchone()
     hashes = {(r[4], r[6]) for r in trows}
-    devs = {d for (d,) in rdb.execute(
-        "SELECT id FROM device WHERE name = ? AND cc_major = ? AND cc_minor = ? AND sms = ? "
-        "AND mem_clock_khz = ?", model)}
+    devs = {d for (d,) in rdb.execute(SAME_MODEL, model)}
     newest = {}
     for r in best_rows(rdb, BEST.replace("SELECT s.op", "SELECT r.id, s.op")):
         rid, row = r[0], r[1:]
@@ -132,9 +132,7 @@ def picks(tuned, ref, space=None, newest=False):
     b = fastest([row for _, row in newest.values()])
     used = sorted({row[8] for _, row in newest.values()})
     if pooled is not None:
-        tdevs = {d for (d,) in tdb.execute(
-            "SELECT id FROM device WHERE name = ? AND cc_major = ? AND cc_minor = ? AND sms = ? "
-            "AND mem_clock_khz = ?", model)}
+        tdevs = {d for (d,) in tdb.execute(SAME_MODEL, model)}
         pooled = fastest(pooled, lambda f: f[2] in tdevs)
     return t, b, f"{model[0]} ({len(used)} GPUs)", pooled
 
