@@ -211,18 +211,22 @@ const char *nt_params_get(const nt_params *p, const char *key) {
 }
 
 int64_t nt_params_int(const nt_params *p, const char *key, int *ok) {
-    const char *v = nt_params_get(p, key);
+    for (int i = 0; i < p->n; i++)
+        if (p->kv[i].key[0] == key[0] && !strcmp(p->kv[i].key, key)) {
+            if (p->kv[i].isint) return p->kv[i].ival;
+            break;
+        }
+    if (ok) *ok = 0;
+    return 0;
+}
+
+/* kv's integer value from its text: a whole integer (strtoll's reading), or
+ * none. */
+static void kv_parse(nt_kv *kv) {
     char *end;
-    if (!v || !*v) {
-        if (ok) *ok = 0;
-        return 0;
-    }
-    long long x = strtoll(v, &end, 10);
-    if (*end) {
-        if (ok) *ok = 0;
-        return 0;
-    }
-    return x;
+    long long x = strtoll(kv->val, &end, 10);
+    kv->isint = kv->val[0] && !*end;
+    kv->ival = kv->isint ? x : 0;
 }
 
 int nt_params_set(nt_params *p, const char *key, const char *val) {
@@ -230,11 +234,13 @@ int nt_params_set(nt_params *p, const char *key, const char *val) {
     for (int i = 0; i < p->n; i++)
         if (!strcmp(p->kv[i].key, key)) {
             strcpy(p->kv[i].val, val);
+            kv_parse(&p->kv[i]);
             return 0;
         }
     if (p->n >= NT_MAX_PARAMS) return -1;
     strcpy(p->kv[p->n].key, key);
     strcpy(p->kv[p->n].val, val);
+    kv_parse(&p->kv[p->n]);
     p->n++;
     return 0;
 }

@@ -180,10 +180,15 @@ int nt_why(char *err, size_t errlen, const char *fmt, ...)
  * in [8, NT_MAX_N]).  0, or -1 with a message. */
 int nt_problem_check(const nt_problem *p, char *err, size_t errlen);
 
-/* One parameter value: the text as written in the script ("256", "f32"). */
+/* One parameter value: the text as written in the script ("256", "f32"),
+ * and, where the text is an integer, its value (parsed once by
+ * nt_params_set: the families' check() and plan() read their integers
+ * for every N an export plans a config at). */
 typedef struct nt_kv {
     char key[NT_NAME_LEN];
     char val[NT_NAME_LEN];
+    int64_t ival;             /* val as strtoll reads it, when isint */
+    int isint;                /* val is a whole integer */
 } nt_kv;
 
 /* A point in a family's parameter space. */

@@ -311,9 +311,14 @@ typedef struct kset {
     int n, cap;
 } kset;
 
-static int kset_add(kset *k, const char *name) {
+static int kset_has(const kset *k, const char *name) {
     for (int i = 0; i < k->n; i++)
-        if (!strcmp(k->name[i], name)) return 0;
+        if (!strcmp(k->name[i], name)) return 1;
+    return 0;
+}
+
+static int kset_add(kset *k, const char *name) {
+    if (kset_has(k, name)) return 0;
     if (GROW(k->name, k->cap, k->n)) return -1;
     snprintf(k->name[k->n++], XNAME, "%s", name);
     return 0;
@@ -343,6 +348,7 @@ static int plan_names(const xport *x, int c, const nt_params *pa, int64_t M, int
     }
     for (int i = 0; i < pl.nlaunch; i++) {
         pl.l[i].name[sizeof pl.l[i].name - 1] = 0;
+        if (kset_has(k, pl.l[i].name)) continue;   /* checked when it was added */
         if (!safe_text(pl.l[i].name)) {
             snprintf(err, errlen, "%s %s: plan() wrote kernel name '%.60s', which cannot be "
                      "printed as C", g->f->name, g->params, pl.l[i].name);
