@@ -116,7 +116,7 @@ enum {
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
     Q_BEST, Q_BEST_ALL, Q_LAST_CREATED, Q_FAM_CURRENT,
-    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_SHAPES, Q_PEERS, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
+    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_SHAPES, Q_REP_FAMBEST, Q_PEERS, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_RM_INS, Q_RM_GRP, Q_RM_GRPS, Q_RM_ROWS,
     Q_COUNT
 };
@@ -136,14 +136,17 @@ enum {
  * (temp.nt_gpus), ranked per op and dtype as `best` ranks (a result's
  * newest re-measure, else its median: db/schema.sql), with % of the best
  * and the GPU of each. */
-#define REP_SHAPE_SQL(PART, WHERE, LAST) \
+#define REP_SHAPE_SQL(PART, WHERE, LAST) REP_SHAPE_SQL_IN(PART, "", WHERE, "", LAST)
+/* OPEN and CLOSE wrap the results' select (Q_REP_FAMBEST keeps each
+ * family's first) */
+#define REP_SHAPE_SQL_IN(PART, OPEN, WHERE, CLOSE, LAST) \
         "SELECT CASE WHEN status = 'ok' THEN row_number() OVER (" \
         "PARTITION BY " PART "op, dtype ORDER BY status <> 'ok', rank_us, family, " \
         "params, id) END, op, dtype, family, params, status, median_us, rm_us, rm_by, " \
         "p10_us, p90_us, n_samples, gbps, pct_copy, 100.0 * gbps / traffic_gbps, " \
         "CASE WHEN status = 'ok' THEN " \
         "100.0 * (min(CASE WHEN status = 'ok' THEN rank_us END) OVER " \
-        "(PARTITION BY " PART "op, dtype)) / rank_us END, gpu, id, msg" LAST " FROM (" \
+        "(PARTITION BY " PART "op, dtype)) / rank_us END, gpu, id, msg" LAST " FROM (" OPEN \
         "SELECT r.id, s.M, s.N, s.op, s.dtype, v.family, v.params, r.status, r.median_us, " \
         "m.median_us AS rm_us, m.method AS rm_by, coalesce(m.rank_us, r.median_us) AS rank_us, " \
         "r.p10_us, r.p90_us, r.n_samples, r.gbps, r.pct_copy, r.traffic_gbps, " \
@@ -158,7 +161,7 @@ enum {
         /* its newest re-measure, if any */ \
         "LEFT JOIN rematch m ON m.id = (SELECT max(x.id) FROM rematch x " \
         "WHERE x.result_id = r.id) " \
-        "WHERE " WHERE " r.shape_id = s.id AND r.device_id = g.dev) " \
+        "WHERE " WHERE " r.shape_id = s.id AND r.device_id = g.dev" CLOSE ") " \
         "ORDER BY " PART "op, dtype, status <> 'ok', rank_us, family, params, id"
 
 static const char *const q_sql[Q_COUNT] = {
@@ -289,6 +292,13 @@ static const char *const q_sql[Q_COUNT] = {
     /* every shape of the model at once, its ok results as Q_REP_SHAPE ranks
      * them, with M and N last (store_report_shapes) */
     [Q_REP_SHAPES] = REP_SHAPE_SQL("M, N, ", "r.status = 'ok' AND", ", M, N"),
+    /* the same, each family's first alone (per shape, op and dtype: its
+     * best as Q_REP_SHAPES ranks them; `report` reads no other), the ranks
+     * and % of best among those */
+    [Q_REP_FAMBEST] = REP_SHAPE_SQL_IN("M, N, ", "SELECT * FROM (SELECT *, row_number() OVER "
+                                       "(PARTITION BY M, N, op, dtype, family ORDER BY rank_us, "
+                                       "params, id) AS fam_rk FROM (", "r.status = 'ok' AND",
+                                       ")) WHERE fam_rk = 1", ", M, N"),
     /* other live runs of a script on this host on the GPUs of a model */
     [Q_PEERS] = "SELECT s.pid, d.uuid FROM sweep s JOIN device d ON d.id = s.device_id "
                 "WHERE s.status = 'running' AND s.script_hash = :hash AND s.host = :host AND "
@@ -2517,13 +2527,13 @@ static void shapes_row(void *ctx, int header, int ncol, const char *const *cell)
     c->fn(c->ctx, M, N, 0, c->ncol, cell);
 }
 
-int store_report_shapes(store *db, int64_t dev, store_shape_fn fn, void *ctx, char *err,
-                        size_t errlen) {
+int store_report_shapes(store *db, int64_t dev, int fam_best, store_shape_fn fn, void *ctx,
+                        char *err, size_t errlen) {
     static const col cols[] = {REP_SHAPE_COLS, {"M", 'i'}, {"N", 'i'}};
     shapes_ctx c = {fn, ctx, 0, {0}, -1, -1};
     sqlite3_stmt *st;
     if (use_model_of(db, dev, err, errlen)) return STORE_ERR;
-    if (!(st = stmt(db, Q_REP_SHAPES, err, errlen))) return STORE_ERR;
+    if (!(st = stmt(db, fam_best ? Q_REP_FAMBEST : Q_REP_SHAPES, err, errlen))) return STORE_ERR;
     return emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), shapes_row, &c, err,
                 errlen) < 0 ? STORE_ERR : STORE_OK;
 }

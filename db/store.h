@@ -270,11 +270,13 @@ int store_report_best(store *db, const char *device, store_row_fn row, void *ctx
 /* every shape's ok results at once, as store_report_shape gives them (its
  * columns, its ranks): fn(ctx, M, N, header, ...) per row, a header first
  * at each shape, the shapes in order of M, then N (one query: the reports
- * of every shape, `report` and `plot`) */
+ * of every shape, `report` and `plot`); fam_best: only the first row of
+ * each family at each shape, op and dtype (its best; the rank and % of
+ * best then among those) */
 typedef void (*store_shape_fn)(void *ctx, int64_t M, int64_t N, int header, int ncol,
                                const char *const *cell);
-int store_report_shapes(store *db, int64_t dev, store_shape_fn fn, void *ctx, char *err,
-                        size_t errlen);
+int store_report_shapes(store *db, int64_t dev, int fam_best, store_shape_fn fn, void *ctx,
+                        char *err, size_t errlen);
 int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen);
 /* one result's raw samples */
