@@ -3,7 +3,8 @@
  * drawn by gnuplot.
  *
  * Three figures:
- *   NT_PLOT_BW / NT_PLOT_PCT  the best config of each family per shape:
+ *   NT_PLOT_BW / NT_PLOT_PCT  the best config of each family per shape
+ *                (as `best` ranks: the store hands over that row alone):
  *                GB/s (or % of the measured copy bandwidth) against N on a
  *                log2 axis, one line per M and family, the copy bandwidth
  *                as a reference line;
@@ -485,6 +486,7 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
     if (store_best(db, device, 0, &rows, &n, &prov, err, errlen)) return -1;
     shapes.db = db;
     shapes.dev = prov.device_id;               /* a GPU of the model store_best chose */
+    shapes.fam_best = kind != NT_PLOT_SPREAD;  /* bw, pct: each family's best alone */
     for (int i = 0; i < n; i++) {
         char od[192], m[32];
         snprintf(od, sizeof od, "%s %s", rows[i].op, rows[i].dtype);
