@@ -132,6 +132,20 @@ has report_title "$T/out" "## normtune report: NVIDIA H200"
 has report_header "$T/out" "|    N |    M | family     | params"
 has report_row "$T/out" "| 4096 | 2048 | persistent | block=256,chunks=2,stages=2,k=0 | 20.00 | 1677.7 |   41.9 |    - | naive     |           2.00 |"
 cmp -s "$T/a.db" "$T/a.orig" && ok reads_leave_file_untouched || bad reads_leave_file_untouched
+# a family's best is its first row as best ranks them (its re-measure, where
+# one was made, before its median): naive's 40 us result re-measured at 25
+# us ranks before its 30 us one, so the runner-up ratio is 40 / 20, not 30 / 20
+cp "$T/a.db" "$T/r.db"
+sqlite3 "$T/r.db" "INSERT INTO variant VALUES (4, 'rmsnorm_bwd.naive', 'nsplit=32,partial=f32', 'abc');
+INSERT INTO result(id, sweep_id, variant_id, shape_id, device_id, warmup, min_samples, max_samples,
+    rel_ci, status, message, median_us, p10_us, p90_us, n_samples, bytes, gbps, pct_copy, created)
+    VALUES (4, 1, 4, 1, 1, 10, 20, 200, 0.01, 'ok', '', 30.0, 29.0, 31.0, 0, 33554432, 1118.48,
+    27.96, '2025-01-01T00:40:00.000Z');
+INSERT INTO rematch(id, grp, sweep_id, device_id, result_id, median_us, n_samples, rank_us, created)
+    VALUES (1, 1, 1, 1, 1, 25.0, 10, 25.0, '2025-01-01T00:50:00.000Z');" &&
+    ok fixture_rematch || bad fixture_rematch
+expect report_family_best 0 report --db "$T/r.db"
+has report_family_best_ratio "$T/out" "| 4096 | 2048 | persistent | block=256,chunks=2,stages=2,k=0 | 20.00 | 1677.7 |   41.9 |    - | naive     |           2.00 |"
 
 expect merge 0 merge "$T/a.db" "$T/b.db" -o "$T/m.db"
 expect merge_sweeps 0 query --db "$T/m.db" sweeps
