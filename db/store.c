@@ -116,7 +116,7 @@ enum {
     Q_VAR_INS, Q_VAR_GET, Q_SHAPE_INS, Q_SHAPE_GET,
     Q_RES_DEL, Q_RES_INS, Q_SAMPLE_INS, Q_ERR_INS, Q_LOOKUP, Q_SAMPLES, Q_ERRS,
     Q_BEST, Q_BEST_ALL, Q_LAST_CREATED, Q_FAM_CURRENT,
-    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_SHAPES, Q_REP_FAMBEST, Q_PEERS, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
+    Q_REP_BEST, Q_REP_BEST_ALL, Q_REP_SHAPE, Q_REP_SHAPES, Q_REP_FAMBEST, Q_REP_POINTS, Q_PEERS, Q_REP_RESULT, Q_REP_SAMPLES, Q_REP_SWEEPS,
     Q_RM_INS, Q_RM_GRP, Q_RM_GRPS, Q_RM_ROWS,
     Q_COUNT
 };
@@ -299,6 +299,16 @@ static const char *const q_sql[Q_COUNT] = {
                                        "(PARTITION BY M, N, op, dtype, family ORDER BY rank_us, "
                                        "params, id) AS fam_rk FROM (", "r.status = 'ok' AND",
                                        ")) WHERE fam_rk = 1", ", M, N"),
+    /* every ok result's GB/s and % copy alone, in Q_REP_SHAPES' order (the
+     * spread plot: no ranks, no times) */
+    [Q_REP_POINTS] = "SELECT s.op, s.dtype, v.family, r.status, r.gbps, r.pct_copy, s.M, s.N "
+                     "FROM shape s CROSS JOIN temp.nt_gpus g CROSS JOIN result r "
+                     "JOIN variant v ON v.id = r.variant_id "
+                     "LEFT JOIN rematch m ON m.id = (SELECT max(x.id) FROM rematch x "
+                     "WHERE x.result_id = r.id) "
+                     "WHERE r.status = 'ok' AND r.shape_id = s.id AND r.device_id = g.dev "
+                     "ORDER BY s.M, s.N, s.op, s.dtype, coalesce(m.rank_us, r.median_us), "
+                     "v.family, v.params, r.id",
     /* other live runs of a script on this host on the GPUs of a model */
     [Q_PEERS] = "SELECT s.pid, d.uuid FROM sweep s JOIN device d ON d.id = s.device_id "
                 "WHERE s.status = 'running' AND s.script_hash = :hash AND s.host = :host AND "
@@ -2527,13 +2537,20 @@ static void shapes_row(void *ctx, int header, int ncol, const char *const *cell)
     c->fn(c->ctx, M, N, 0, c->ncol, cell);
 }
 
-int store_report_shapes(store *db, int64_t dev, int fam_best, store_shape_fn fn, void *ctx,
+int store_report_shapes(store *db, int64_t dev, int rows, store_shape_fn fn, void *ctx,
                         char *err, size_t errlen) {
     static const col cols[] = {REP_SHAPE_COLS, {"M", 'i'}, {"N", 'i'}};
+    static const col points[] = {{"op", 's'}, {"dtype", 's'}, {"family", 's'}, {"status", 's'},
+                                 {"GB/s", '1'}, {"% copy", '1'}, {"M", 'i'}, {"N", 'i'}};
     shapes_ctx c = {fn, ctx, 0, {0}, -1, -1};
     sqlite3_stmt *st;
+    int q = rows == STORE_SHAPES_FAMBEST ? Q_REP_FAMBEST
+          : rows == STORE_SHAPES_POINTS ? Q_REP_POINTS : Q_REP_SHAPES;
     if (use_model_of(db, dev, err, errlen)) return STORE_ERR;
-    if (!(st = stmt(db, fam_best ? Q_REP_FAMBEST : Q_REP_SHAPES, err, errlen))) return STORE_ERR;
+    if (!(st = stmt(db, q, err, errlen))) return STORE_ERR;
+    if (q == Q_REP_POINTS)
+        return emit(db, st, points, (int)(sizeof points / sizeof points[0]), shapes_row, &c, err,
+                    errlen) < 0 ? STORE_ERR : STORE_OK;
     return emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), shapes_row, &c, err,
                 errlen) < 0 ? STORE_ERR : STORE_OK;
 }

@@ -270,12 +270,15 @@ int store_report_best(store *db, const char *device, store_row_fn row, void *ctx
 /* every shape's ok results at once, as store_report_shape gives them (its
  * columns, its ranks): fn(ctx, M, N, header, ...) per row, a header first
  * at each shape, the shapes in order of M, then N (one query: the reports
- * of every shape, `report` and `plot`); fam_best: only the first row of
- * each family at each shape, op and dtype (its best; the rank and % of
- * best then among those) */
+ * of every shape, `report` and `plot`); rows: STORE_SHAPES_ALL every ok
+ * result; STORE_SHAPES_FAMBEST only the first row of each family at each
+ * shape, op and dtype (its best; the rank and % of best then among those);
+ * STORE_SHAPES_POINTS every ok result in the same order, but only the
+ * columns op, dtype, family, status, GB/s and % copy */
+enum { STORE_SHAPES_ALL = 0, STORE_SHAPES_FAMBEST = 1, STORE_SHAPES_POINTS = 2 };
 typedef void (*store_shape_fn)(void *ctx, int64_t M, int64_t N, int header, int ncol,
                                const char *const *cell);
-int store_report_shapes(store *db, int64_t dev, int fam_best, store_shape_fn fn, void *ctx,
+int store_report_shapes(store *db, int64_t dev, int rows, store_shape_fn fn, void *ctx,
                         char *err, size_t errlen);
 int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
                        store_row_fn row, void *ctx, char *err, size_t errlen);

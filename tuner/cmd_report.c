@@ -174,7 +174,7 @@ int cmd_report(int argc, char **argv) {
         return nt_sink_close("report", &out, 0);
     }
     shapes.db = db;
-    shapes.fam_best = 1;                        /* famtime_row reads no other row */
+    shapes.rows = STORE_SHAPES_FAMBEST;         /* famtime_row reads no other row */
     shapes.dev = prov.device_id;               /* a GPU of the model store_best chose */
     for (int i = 1; i < n; i++)
         mixed |= strcmp(rows[i].op, rows[0].op) || strcmp(rows[i].dtype, rows[0].dtype);

@@ -486,7 +486,8 @@ static int fig_db(fig *f, store *db, const char *device, int kind, char *err, si
     if (store_best(db, device, 0, &rows, &n, &prov, err, errlen)) return -1;
     shapes.db = db;
     shapes.dev = prov.device_id;               /* a GPU of the model store_best chose */
-    shapes.fam_best = kind != NT_PLOT_SPREAD;  /* bw, pct: each family's best alone */
+    /* bw, pct: each family's best alone; spread: every point's GB/s */
+    shapes.rows = kind == NT_PLOT_SPREAD ? STORE_SHAPES_POINTS : STORE_SHAPES_FAMBEST;
     for (int i = 0; i < n; i++) {
         char od[192], m[32];
         snprintf(od, sizeof od, "%s %s", rows[i].op, rows[i].dtype);

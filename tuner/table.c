@@ -89,7 +89,7 @@ static void shapes_add(void *ctx, int64_t M, int64_t N, int header, int ncol,
 const tbl *tbl_shape(tbl_shapes *c, int64_t M, int64_t N, char *err, size_t errlen) {
     if (!c->loaded) {
         c->loaded = 1;
-        if (store_report_shapes(c->db, c->dev, c->fam_best, shapes_add, c, err, errlen))
+        if (store_report_shapes(c->db, c->dev, c->rows, shapes_add, c, err, errlen))
             return NULL;
         if (c->oom) goto oom;
     }

@@ -48,7 +48,7 @@ typedef struct tbl_shapes {
     store *db;
     int64_t dev;                   /* a device of the model read (store_find_device,
                                       store_prov) */
-    int fam_best;                  /* each family's best row alone (store_report_shapes) */
+    int rows;                      /* which rows and columns: STORE_SHAPES_* */
     int loaded;                    /* every shape read */
     int oom;
     int n, cap;
