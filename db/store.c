@@ -2546,13 +2546,12 @@ int store_report_shapes(store *db, int64_t dev, int rows, store_shape_fn fn, voi
     sqlite3_stmt *st;
     int q = rows == STORE_SHAPES_FAMBEST ? Q_REP_FAMBEST
           : rows == STORE_SHAPES_POINTS ? Q_REP_POINTS : Q_REP_SHAPES;
+    const col *cs = q == Q_REP_POINTS ? points : cols;
+    int ncol = q == Q_REP_POINTS ? (int)(sizeof points / sizeof points[0])
+                                 : (int)(sizeof cols / sizeof cols[0]);
     if (use_model_of(db, dev, err, errlen)) return STORE_ERR;
     if (!(st = stmt(db, q, err, errlen))) return STORE_ERR;
-    if (q == Q_REP_POINTS)
-        return emit(db, st, points, (int)(sizeof points / sizeof points[0]), shapes_row, &c, err,
-                    errlen) < 0 ? STORE_ERR : STORE_OK;
-    return emit(db, st, cols, (int)(sizeof cols / sizeof cols[0]), shapes_row, &c, err,
-                errlen) < 0 ? STORE_ERR : STORE_OK;
+    return emit(db, st, cs, ncol, shapes_row, &c, err, errlen) < 0 ? STORE_ERR : STORE_OK;
 }
 
 int store_report_shape(store *db, int64_t dev, int64_t M, int64_t N,
