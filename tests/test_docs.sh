@@ -2,7 +2,8 @@
 # test_docs.sh -- the documents say what the code does, where a number or a
 # list can drift: the default sweep's variant count (README, docs/lua-api.md)
 # is what `normtune list` counts; every command `normtune --help` lists is in
-# the README's command table; every exit code the CLI returns is in README;
+# the README's command table (and docs/lua-api.md's `list --count` example
+# is list's output); every exit code the CLI returns is in README;
 # every family and parameter `normtune families` prints has its row in
 # docs/lua-api.md's parameter tables, with the same integer range, and
 # every family its entry in docs/guide.md.
@@ -19,6 +20,15 @@ for f in README.md docs/lua-api.md lua/sweeps/rmsnorm_bwd.lua; do
 done
 t=$(awk '$1 == "total"' "$root/docs/lua-api.md" | awk '{print $NF}' | head -1)
 [ "$t" = "$total" ] && ok lua_api_list_example_total || bad lua_api_list_example_total "example says $t, list counts $total"
+# every line of docs/lua-api.md's `list --count` examples of the default
+# backward (the script's hash, the table's rows) is a line list prints
+(cd "$root" && "$NORMTUNE" list --count lua/sweeps/rmsnorm_bwd.lua) > "$T/count.out"
+awk '/^\$ normtune list --count lua\/sweeps\/rmsnorm_bwd.lua$/ {on = 1; next}
+     on && /^```/ {on = 0} on && $0 != "..." {print}' "$root/docs/lua-api.md" > "$T/count.doc"
+nl=$(wc -l < "$T/count.doc")
+miss=$(grep -vxFf "$T/count.out" "$T/count.doc" | head -1)
+[ "$nl" -ge 10 ] && [ -z "$miss" ] && ok lua_api_list_example_lines ||
+    bad lua_api_list_example_lines "$nl example lines; not printed by list --count: '$miss'"
 for c in $("$NORMTUNE" --help | awk '/^commands:/ {on = 1; next} on && !NF {exit} on {print $1}'); do
     grep -q "^normtune $c " "$root/README.md" && ok "readme_has_$c" || bad "readme_has_$c" "README's command table lacks 'normtune $c'"
 done

@@ -55,7 +55,7 @@ static void usage(FILE *f) {
                "the worst pick, then the line\n"
                "  replay: S spent P%% of the sweep, S%% of shapes within 2%%, worst X.XXx\n\n"
                "  --strategy S  exhaustive, random, hillclimb or warm, for the whole sweep\n"
-               "                (the families' own searches dropped); none: the script's\n"
+               "                (the families' own searches dropped); left out: the script's\n"
                "  --budget B    variants per shape (the script's budget, and its\n"
                "                budget_stored: B from stored results too)\n"
                "  --seeds K     campaigns, seeds 0..K-1 (1)\n"

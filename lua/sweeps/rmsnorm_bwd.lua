@@ -2,7 +2,7 @@
 -- families, bf16 and fp16 activations with the weight in the activation
 -- dtype or fp32, and fp32 at fewer shapes; dw in fp32 throughout.
 --
--- bf16 (w bf16) is what most models train with: 40 hidden sizes, N in
+-- bf16 (w bf16) is what most models train with: 40 shapes of 10 hidden sizes, N in
 -- 1024 .. 16384 by M (rows) in 1024 .. 65536; 13 short rows (per-head
 -- norms: N = 64, 128, 256 by M = 65536 .. 1048576; N = 512, 768 by M =
 -- 8192, 65536); 12 rows past 16384 (N = 18432, 20480, 32768, 65536 by M =
