@@ -4,8 +4,8 @@
  * Re-run the sweep and the export instead.
  *
  *   device          NVIDIA H200 (cc 9.0, 132 SMs, memory clock 3201000 kHz)
- *   GPUs            18 of the model measured the tuned shapes (shapes, uuid):
- *                     157  GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6
+ *   GPUs            17 of the model measured the tuned shapes (shapes, uuid):
+ *                     145  GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6
  *                     121  GPU-b62003bf-695a-7abe-e3bb-a53d06d04da5
  *                      42  GPU-26a7b51d-6a7b-b48a-7e70-17d5668c5872
  *                      35  GPU-b59a16c5-4c5b-ef92-29ba-7da9f14d392f
@@ -14,21 +14,21 @@
  *                      20  GPU-4e9258b5-bf19-b574-85e2-6b12ba8ce494
  *                      16  GPU-3b237354-0ab5-d128-871b-208ea73e63dd
  *                      15  GPU-e23e0990-0cf6-858d-d4b7-19002afa3d2f
+ *                      15  GPU-f1a0ac25-b851-905e-5dd1-720952dcbcec
  *                      11  GPU-45f57829-985d-1c98-5065-2a680bfe085e
  *                       9  GPU-15145b46-feaa-e62b-91e3-5b97a4998c5e
  *                       9  GPU-4282f2bd-09b4-825a-f035-424e61c03de6
  *                       9  GPU-c6b3b3ed-f5ff-1ff7-0fa0-c14c629eb125
  *                       6  GPU-93085d86-3eb1-3c50-eabc-62807b5f8c46
  *                       5  GPU-42d246dd-7d1d-5588-2fc7-87366717ea4c
- *                       4  GPU-497fe2ad-20b6-76ef-b136-3816e697eb96
- *                          and 2 more
+ *                          and 1 more
  *   driver          580.159.04
  *   runtime         13.0
  *   NVRTC           13.0
- *   sweeps          26
- *   newest result   2026-12-05T10:55:15.033Z
+ *   sweeps          25
+ *   newest result   2026-12-06T23:14:31.099Z
  *   problems        12 (10 tuned), tuned shapes 527
- *   configs         486, kernels 491
+ *   configs         480, kernels 485
  *
  * Each tuned shape's config is its fastest result on any GPU of the
  * model whose every output stayed within the tolerance of its dtype
@@ -45,12 +45,12 @@
 #define NORMTUNE_DEVICE "NVIDIA H200"
 #define NORMTUNE_DEVICE_CC 90
 #define NORMTUNE_DEVICE_UUID "GPU-0ce07f1d-9476-91fa-2833-b5669231b7a6"
-#define NORMTUNE_DEVICE_NGPUS 18
-#define NORMTUNE_NFAMILIES 18
+#define NORMTUNE_DEVICE_NGPUS 17
+#define NORMTUNE_NFAMILIES 17
 #define NORMTUNE_NPROBLEMS 12
-#define NORMTUNE_NCONFIGS 486
-#define NORMTUNE_NCONFIG_KERNELS 698
-#define NORMTUNE_NKERNELS 491
+#define NORMTUNE_NCONFIGS 480
+#define NORMTUNE_NCONFIG_KERNELS 689
+#define NORMTUNE_NKERNELS 485
 #define NORMTUNE_NENTRIES 527
 
 /* Families: X(id, name, source hash).  The hash is that of the sources
@@ -59,529 +59,522 @@
 #define NORMTUNE_FAMILIES(X) \
     X(0, "rmsnorm_bwd.persistent", "17fb169031773e49") \
     X(1, "rmsnorm_bwd.warp", "8b688261ee72350d") \
-    X(2, "rmsnorm_bwd.cluster", "d725964df5bb6581") \
-    X(3, "rmsnorm_bwd.loop", "8c36328b79110b52") \
-    X(4, "rmsnorm_bwd.cstage", "f491d45399146425") \
-    X(5, "rmsnorm_bwd.aligned", "434fe0cb40100eba") \
-    X(6, "rmsnorm_bwd.cols", "2a14b3a0a23635fa") \
-    X(7, "rmsnorm_bwd.wstage", "7089a7428da25143") \
-    X(8, "rmsnorm_bwd.held", "b9e08efe39464a62") \
-    X(9, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
-    X(10, "rmsnorm_fwd.warp", "18b8e4fe03b0ffb2") \
-    X(11, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
-    X(12, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
-    X(13, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
-    X(14, "rmsnorm_fwd.stage", "97516c547da4528a") \
-    X(15, "rmsnorm_fwd.loop", "87451baaaaee383c") \
-    X(16, "rmsnorm_fwd.awarp", "e7f12025b800ffc6") \
-    X(17, "rmsnorm_fwd.arow", "3a2243d8cebb3d2a")
+    X(2, "rmsnorm_bwd.loop", "8c36328b79110b52") \
+    X(3, "rmsnorm_bwd.cstage", "f491d45399146425") \
+    X(4, "rmsnorm_bwd.aligned", "434fe0cb40100eba") \
+    X(5, "rmsnorm_bwd.cols", "0199e2c5fd958797") \
+    X(6, "rmsnorm_bwd.wstage", "7089a7428da25143") \
+    X(7, "rmsnorm_bwd.held", "b9e08efe39464a62") \
+    X(8, "rmsnorm_fwd.row", "2bbfab8f0f62055b") \
+    X(9, "rmsnorm_fwd.warp", "18b8e4fe03b0ffb2") \
+    X(10, "rmsnorm_fwd.persist", "65931e8cc14dd396") \
+    X(11, "rmsnorm_fwd.rows", "23bc5392f40aabba") \
+    X(12, "rmsnorm_fwd.wlate", "5ccbe5be66fb7389") \
+    X(13, "rmsnorm_fwd.stage", "97516c547da4528a") \
+    X(14, "rmsnorm_fwd.loop", "87451baaaaee383c") \
+    X(15, "rmsnorm_fwd.awarp", "e7f12025b800ffc6") \
+    X(16, "rmsnorm_fwd.arow", "3a2243d8cebb3d2a")
 
 /* Problems: X(id, op, dtypes, fallback config, first entry, entries):
  * its tuned shapes are normtune_entries[first .. first + entries). */
 #define NORMTUNE_PROBLEMS(X) \
     X(0, "rmsnorm_bwd", "x=bf16,w=bf16,dw=bf16", 0, 0, 0) \
     X(1, "rmsnorm_bwd", "x=bf16,w=bf16,dw=f32", 1, 0, 182) \
-    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 125, 182, 15) \
-    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 150, 0, 0) \
-    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 151, 197, 15) \
-    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 172, 212, 15) \
-    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 193, 227, 8) \
-    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 210, 235, 179) \
-    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 346, 414, 75) \
-    X(9, "rmsnorm_fwd", "x=f16,w=f16", 425, 489, 15) \
-    X(10, "rmsnorm_fwd", "x=f16,w=f32", 451, 504, 15) \
-    X(11, "rmsnorm_fwd", "x=f32,w=f32", 472, 519, 8)
+    X(2, "rmsnorm_bwd", "x=bf16,w=f32,dw=f32", 119, 182, 15) \
+    X(3, "rmsnorm_bwd", "x=f16,w=f16,dw=f16", 144, 0, 0) \
+    X(4, "rmsnorm_bwd", "x=f16,w=f16,dw=f32", 145, 197, 15) \
+    X(5, "rmsnorm_bwd", "x=f16,w=f32,dw=f32", 166, 212, 15) \
+    X(6, "rmsnorm_bwd", "x=f32,w=f32,dw=f32", 187, 227, 8) \
+    X(7, "rmsnorm_fwd", "x=bf16,w=bf16", 204, 235, 179) \
+    X(8, "rmsnorm_fwd", "x=bf16,w=f32", 340, 414, 75) \
+    X(9, "rmsnorm_fwd", "x=f16,w=f16", 419, 489, 15) \
+    X(10, "rmsnorm_fwd", "x=f16,w=f32", 445, 504, 15) \
+    X(11, "rmsnorm_fwd", "x=f32,w=f32", 466, 519, 8)
 
 /* Configs: X(id, family, dtypes, params, first kernel, kernels): the
  * kernel ids it may launch are normtune_config_kernels[first .. first +
  * kernels). */
 #define NORMTUNE_CONFIGS(X) \
-    X(0, 3, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
-    X(1, 3, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
-    X(2, 7, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=1,stages=3,k=2", 4, 2) \
-    X(3, 7, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 6, 2) \
-    X(4, 7, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=2,stages=3,k=2", 8, 2) \
-    X(5, 7, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=1,stages=3,k=2", 10, 2) \
-    X(6, 7, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 12, 2) \
-    X(7, 7, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=2,stages=2,k=0", 14, 2) \
+    X(0, 2, "x=bf16,w=bf16,dw=bf16", "block=1024,chunks=1,k=0", 0, 2) \
+    X(1, 2, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,k=0", 2, 2) \
+    X(2, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=1,stages=3,k=2", 4, 2) \
+    X(3, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 6, 2) \
+    X(4, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=2,stages=3,k=2", 8, 2) \
+    X(5, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=1,stages=3,k=2", 10, 2) \
+    X(6, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 12, 2) \
+    X(7, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=2,stages=2,k=0", 14, 2) \
     X(8, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=1,stages=3,k=8", 16, 2) \
-    X(9, 7, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=4,k=2", 18, 2) \
-    X(10, 7, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=2,k=2", 20, 2) \
+    X(9, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=4,k=2", 18, 2) \
+    X(10, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=3,stages=2,k=2", 20, 2) \
     X(11, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 22, 2) \
     X(12, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=2", 24, 2) \
     X(13, 1, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=4,rows=1,k=0", 26, 2) \
-    X(14, 7, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 28, 2) \
+    X(14, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 28, 2) \
     X(15, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=4,k=4", 30, 2) \
     X(16, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=2,stages=3,k=4", 32, 2) \
-    X(17, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 34, 2) \
-    X(18, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=0", 36, 2) \
-    X(19, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=1", 38, 2) \
-    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=2", 40, 2) \
-    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 42, 2) \
-    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=3,k=4", 44, 2) \
-    X(23, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=3,k=1", 46, 2) \
-    X(24, 8, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=2", 48, 2) \
-    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=3,k=2", 50, 2) \
-    X(26, 8, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=4,k=2", 52, 2) \
-    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 54, 2) \
-    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 56, 2) \
-    X(29, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=0", 58, 2) \
-    X(30, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=2,k=4", 60, 2) \
-    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=1", 62, 2) \
-    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 64, 2) \
-    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=0", 66, 2) \
-    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=4,k=2", 68, 2) \
-    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=1", 70, 2) \
-    X(36, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 72, 2) \
-    X(37, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=3,k=2", 74, 2) \
-    X(38, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=1", 76, 2) \
-    X(39, 8, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 78, 2) \
-    X(40, 8, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=0", 80, 2) \
-    X(41, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 82, 2) \
-    X(42, 6, "x=bf16,w=bf16,dw=f32", "block=256,cc=4,rows=4,k=2", 84, 3) \
-    X(43, 8, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=1", 87, 2) \
-    X(44, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=2", 89, 2) \
-    X(45, 8, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 91, 2) \
-    X(46, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 93, 2) \
-    X(47, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=2,k=2", 95, 2) \
-    X(48, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 97, 2) \
-    X(49, 8, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 99, 2) \
-    X(50, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 101, 2) \
-    X(51, 8, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=4,k=1", 103, 2) \
-    X(52, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 105, 2) \
-    X(53, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=6,stages=2,k=2", 107, 2) \
-    X(54, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=0", 109, 2) \
-    X(55, 8, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 111, 2) \
-    X(56, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 113, 2) \
-    X(57, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 115, 2) \
-    X(58, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 117, 2) \
-    X(59, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 119, 2) \
-    X(60, 8, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 121, 2) \
-    X(61, 8, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=0", 123, 2) \
-    X(62, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 125, 2) \
-    X(63, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 127, 2) \
-    X(64, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 129, 2) \
-    X(65, 6, "x=bf16,w=bf16,dw=f32", "block=256,cc=8,rows=8,k=0", 131, 3) \
-    X(66, 8, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 134, 2) \
-    X(67, 8, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 136, 2) \
-    X(68, 8, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,stages=2,k=0", 138, 2) \
-    X(69, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,stages=2,k=1", 140, 2) \
-    X(70, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=5,stages=3,k=0", 142, 2) \
-    X(71, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 144, 2) \
-    X(72, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=1", 146, 2) \
-    X(73, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 148, 2) \
-    X(74, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=0", 150, 2) \
-    X(75, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=0", 152, 2) \
-    X(76, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 154, 2) \
-    X(77, 8, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=3,k=0", 156, 2) \
-    X(78, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 158, 2) \
-    X(79, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=0", 160, 2) \
-    X(80, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=0", 162, 2) \
-    X(81, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=7,stages=2,k=0", 164, 2) \
-    X(82, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=7,stages=2,k=1", 166, 2) \
-    X(83, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 168, 2) \
-    X(84, 2, "x=bf16,w=bf16,dw=f32", "cluster=8,block=64,chunks=4,k=0", 170, 2) \
-    X(85, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 172, 2) \
-    X(86, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 174, 2) \
-    X(87, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 176, 2) \
-    X(88, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 178, 2) \
-    X(89, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 180, 2) \
-    X(90, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 182, 2) \
-    X(91, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 184, 2) \
-    X(92, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 186, 2) \
-    X(93, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 188, 2) \
-    X(94, 7, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=2,stages=3,k=2", 190, 2) \
-    X(95, 7, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 192, 2) \
-    X(96, 7, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=3,stages=3,k=2", 194, 2) \
-    X(97, 7, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=2,stages=3,k=2", 196, 2) \
-    X(98, 7, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 198, 2) \
-    X(99, 7, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,stages=2,k=0", 200, 2) \
-    X(100, 5, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 202, 2) \
-    X(101, 7, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=4,k=2", 204, 2) \
-    X(102, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 206, 2) \
-    X(103, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=1", 208, 2) \
-    X(104, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=2", 210, 2) \
-    X(105, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=3,k=4", 212, 2) \
-    X(106, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=1", 214, 2) \
-    X(107, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 216, 2) \
-    X(108, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=4,k=2", 218, 2) \
-    X(109, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=1", 220, 2) \
-    X(110, 5, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=3,k=2", 222, 2) \
-    X(111, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=1", 224, 2) \
-    X(112, 5, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 226, 2) \
-    X(113, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=0", 228, 2) \
-    X(114, 5, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 230, 2) \
-    X(115, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=0", 232, 2) \
-    X(116, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=7,stages=2,k=0", 234, 2) \
-    X(117, 5, "x=bf16,w=bf16,dw=f32", "block=288,chunks=7,stages=2,k=1", 236, 2) \
-    X(118, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 238, 2) \
-    X(119, 5, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 240, 2) \
-    X(120, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 242, 2) \
-    X(121, 5, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 244, 2) \
-    X(122, 4, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 246, 2) \
-    X(123, 4, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 248, 2) \
-    X(124, 4, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 250, 2) \
-    X(125, 3, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 252, 2) \
-    X(126, 7, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 254, 2) \
-    X(127, 7, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 256, 2) \
-    X(128, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 258, 2) \
-    X(129, 7, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 260, 2) \
-    X(130, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 262, 2) \
-    X(131, 8, "x=bf16,w=f32,dw=f32", "block=256,chunks=2,stages=4,k=1", 264, 2) \
-    X(132, 8, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 266, 2) \
-    X(133, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 268, 2) \
-    X(134, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 270, 2) \
-    X(135, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 272, 2) \
-    X(136, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 274, 2) \
-    X(137, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 276, 2) \
-    X(138, 7, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 278, 2) \
-    X(139, 7, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 280, 2) \
-    X(140, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 282, 2) \
-    X(141, 7, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 284, 2) \
-    X(142, 5, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 286, 2) \
-    X(143, 8, "x=bf16,w=f32,dw=f32", "block=288,chunks=2,stages=4,k=1", 288, 2) \
-    X(144, 8, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 290, 2) \
-    X(145, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 292, 2) \
-    X(146, 5, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 294, 2) \
-    X(147, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 296, 2) \
-    X(148, 5, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 298, 2) \
-    X(149, 4, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 300, 2) \
-    X(150, 3, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 302, 2) \
-    X(151, 3, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 304, 2) \
-    X(152, 7, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 306, 2) \
-    X(153, 7, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 308, 2) \
-    X(154, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 310, 2) \
-    X(155, 7, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 312, 2) \
-    X(156, 8, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 314, 2) \
-    X(157, 8, "x=f16,w=f16,dw=f32", "block=512,chunks=1,stages=4,k=1", 316, 2) \
-    X(158, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 318, 2) \
-    X(159, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 320, 2) \
-    X(160, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 322, 2) \
-    X(161, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 324, 2) \
-    X(162, 7, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 326, 2) \
-    X(163, 7, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 328, 2) \
-    X(164, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 330, 2) \
-    X(165, 7, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 332, 2) \
-    X(166, 8, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 334, 2) \
-    X(167, 8, "x=f16,w=f16,dw=f32", "block=544,chunks=1,stages=4,k=1", 336, 2) \
-    X(168, 5, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 338, 2) \
-    X(169, 5, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 340, 2) \
-    X(170, 5, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 342, 2) \
-    X(171, 4, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 344, 2) \
-    X(172, 3, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 346, 2) \
-    X(173, 7, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 348, 2) \
-    X(174, 7, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 350, 2) \
-    X(175, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 352, 2) \
-    X(176, 7, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 354, 2) \
-    X(177, 8, "x=f16,w=f32,dw=f32", "block=256,chunks=2,stages=4,k=1", 356, 2) \
-    X(178, 8, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 358, 2) \
-    X(179, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 360, 2) \
-    X(180, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 362, 2) \
-    X(181, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 364, 2) \
-    X(182, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 366, 2) \
-    X(183, 7, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 368, 2) \
-    X(184, 7, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 370, 2) \
-    X(185, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 372, 2) \
-    X(186, 7, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 374, 2) \
-    X(187, 8, "x=f16,w=f32,dw=f32", "block=288,chunks=2,stages=4,k=1", 376, 2) \
-    X(188, 8, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 378, 2) \
-    X(189, 5, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 380, 2) \
-    X(190, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 382, 2) \
-    X(191, 5, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 384, 2) \
-    X(192, 4, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 386, 2) \
-    X(193, 3, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 388, 2) \
-    X(194, 7, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 390, 2) \
-    X(195, 8, "x=f32,w=f32,dw=f32", "block=128,chunks=2,stages=3,k=2", 392, 2) \
-    X(196, 8, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 394, 2) \
-    X(197, 8, "x=f32,w=f32,dw=f32", "block=512,chunks=2,stages=2,k=1", 396, 2) \
-    X(198, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 398, 2) \
-    X(199, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 400, 2) \
-    X(200, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 402, 2) \
-    X(201, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 404, 2) \
-    X(202, 7, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 406, 2) \
-    X(203, 8, "x=f32,w=f32,dw=f32", "block=160,chunks=2,stages=3,k=2", 408, 2) \
-    X(204, 8, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 410, 2) \
-    X(205, 8, "x=f32,w=f32,dw=f32", "block=544,chunks=2,stages=2,k=1", 412, 2) \
-    X(206, 5, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 414, 2) \
-    X(207, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 416, 2) \
-    X(208, 5, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 418, 2) \
-    X(209, 4, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 420, 2) \
-    X(210, 15, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 422, 1) \
-    X(211, 10, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=4", 423, 1) \
-    X(212, 10, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 424, 1) \
-    X(213, 10, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 425, 1) \
-    X(214, 10, "x=bf16,w=bf16", "tpr=16,block=128,chunks=1,k=4", 426, 1) \
-    X(215, 10, "x=bf16,w=bf16", "tpr=8,block=128,chunks=2,k=0", 427, 1) \
-    X(216, 10, "x=bf16,w=bf16", "tpr=8,block=128,chunks=2,k=4", 428, 1) \
-    X(217, 10, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=0", 429, 1) \
-    X(218, 10, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=8", 430, 1) \
-    X(219, 10, "x=bf16,w=bf16", "tpr=16,block=128,chunks=4,k=0", 431, 1) \
-    X(220, 10, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 432, 1) \
-    X(221, 10, "x=bf16,w=bf16", "tpr=32,block=128,chunks=2,k=0", 433, 1) \
-    X(222, 10, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 434, 1) \
-    X(223, 10, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=4", 435, 1) \
-    X(224, 9, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 436, 1) \
-    X(225, 10, "x=bf16,w=bf16", "tpr=32,block=128,chunks=4,k=0", 437, 1) \
-    X(226, 12, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 438, 1) \
-    X(227, 12, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 439, 1) \
-    X(228, 16, "x=bf16,w=bf16", "tpr=32,block=128,chunks=5,k=0", 440, 1) \
-    X(229, 10, "x=bf16,w=bf16", "tpr=32,block=128,chunks=5,k=4", 441, 1) \
-    X(230, 9, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 442, 1) \
-    X(231, 9, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 443, 1) \
-    X(232, 9, "x=bf16,w=bf16", "block=64,chunks=3,k=8", 444, 1) \
-    X(233, 12, "x=bf16,w=bf16", "block=64,chunks=3,rows=2,k=8", 445, 1) \
-    X(234, 12, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 446, 1) \
-    X(235, 10, "x=bf16,w=bf16", "tpr=32,block=128,chunks=6,k=0", 447, 1) \
-    X(236, 9, "x=bf16,w=bf16", "block=256,chunks=1,k=8", 448, 1) \
-    X(237, 9, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 449, 1) \
-    X(238, 9, "x=bf16,w=bf16", "block=64,chunks=4,k=16", 450, 1) \
-    X(239, 12, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 451, 1) \
-    X(240, 12, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 452, 1) \
-    X(241, 12, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 453, 1) \
-    X(242, 9, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 454, 1) \
-    X(243, 9, "x=bf16,w=bf16", "block=64,chunks=4,k=8", 455, 1) \
-    X(244, 12, "x=bf16,w=bf16", "block=64,chunks=5,rows=2,k=8", 456, 1) \
-    X(245, 17, "x=bf16,w=bf16", "block=64,chunks=5,k=0", 457, 1) \
-    X(246, 9, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 458, 1) \
-    X(247, 9, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 459, 1) \
-    X(248, 9, "x=bf16,w=bf16", "block=32,chunks=10,k=16", 460, 1) \
-    X(249, 12, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 461, 1) \
-    X(250, 9, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 462, 1) \
-    X(251, 9, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 463, 1) \
-    X(252, 12, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 464, 1) \
-    X(253, 9, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 465, 1) \
-    X(254, 11, "x=bf16,w=bf16", "block=256,chunks=2,stages=2,k=4", 466, 1) \
-    X(255, 9, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 467, 1) \
-    X(256, 9, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 468, 1) \
-    X(257, 9, "x=bf16,w=bf16", "block=256,chunks=2,k=4", 469, 1) \
-    X(258, 12, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 470, 1) \
-    X(259, 12, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 471, 1) \
-    X(260, 9, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 472, 1) \
-    X(261, 12, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 473, 1) \
-    X(262, 17, "x=bf16,w=bf16", "block=128,chunks=5,k=0", 474, 1) \
-    X(263, 9, "x=bf16,w=bf16", "block=256,chunks=3,k=0", 475, 1) \
-    X(264, 11, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 476, 1) \
-    X(265, 12, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 477, 1) \
-    X(266, 12, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 478, 1) \
-    X(267, 12, "x=bf16,w=bf16", "block=128,chunks=6,rows=2,k=0", 479, 1) \
-    X(268, 17, "x=bf16,w=bf16", "block=256,chunks=3,k=2", 480, 1) \
-    X(269, 9, "x=bf16,w=bf16", "block=256,chunks=3,k=2", 481, 1) \
-    X(270, 9, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 482, 1) \
-    X(271, 9, "x=bf16,w=bf16", "block=128,chunks=6,k=0", 483, 1) \
-    X(272, 12, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 484, 1) \
-    X(273, 17, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 485, 1) \
-    X(274, 11, "x=bf16,w=bf16", "block=512,chunks=2,stages=2,k=2", 486, 1) \
-    X(275, 11, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 487, 1) \
-    X(276, 9, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 488, 1) \
-    X(277, 9, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 489, 1) \
-    X(278, 9, "x=bf16,w=bf16", "block=128,chunks=7,k=0", 490, 1) \
-    X(279, 12, "x=bf16,w=bf16", "block=128,chunks=8,rows=2,k=0", 491, 1) \
-    X(280, 17, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 492, 1) \
-    X(281, 14, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=0", 493, 1) \
-    X(282, 14, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 494, 1) \
-    X(283, 14, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 495, 1) \
-    X(284, 14, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 496, 1) \
-    X(285, 14, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 497, 1) \
-    X(286, 14, "x=bf16,w=bf16", "block=512,chunks=2,k=2,wg=1", 498, 1) \
-    X(287, 14, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 499, 1) \
-    X(288, 17, "x=bf16,w=bf16", "block=128,chunks=9,k=0", 500, 1) \
-    X(289, 14, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 501, 1) \
-    X(290, 14, "x=bf16,w=bf16", "block=256,chunks=6,k=2,wg=0", 502, 1) \
-    X(291, 14, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 503, 1) \
-    X(292, 17, "x=bf16,w=bf16", "block=128,chunks=13,k=0", 504, 1) \
-    X(293, 9, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 505, 1) \
-    X(294, 14, "x=bf16,w=bf16", "block=256,chunks=7,k=0,wg=0", 506, 1) \
-    X(295, 14, "x=bf16,w=bf16", "block=256,chunks=7,k=2,wg=0", 507, 1) \
-    X(296, 14, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=0", 508, 1) \
-    X(297, 14, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=2", 509, 1) \
-    X(298, 14, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=1", 510, 1) \
-    X(299, 14, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=1", 511, 1) \
-    X(300, 14, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 512, 1) \
-    X(301, 14, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 513, 1) \
-    X(302, 14, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 514, 1) \
-    X(303, 9, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 515, 1) \
-    X(304, 17, "x=bf16,w=bf16", "block=256,chunks=9,k=0", 516, 1) \
-    X(305, 14, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 517, 1) \
-    X(306, 14, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 518, 1) \
-    X(307, 14, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 519, 1) \
-    X(308, 14, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 520, 1) \
-    X(309, 14, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 521, 1) \
-    X(310, 14, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 522, 1) \
-    X(311, 14, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 523, 1) \
-    X(312, 16, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=4", 524, 1) \
-    X(313, 16, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 525, 1) \
-    X(314, 16, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 526, 1) \
-    X(315, 16, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=4", 527, 1) \
-    X(316, 16, "x=bf16,w=bf16", "tpr=8,block=128,chunks=3,k=0", 528, 1) \
-    X(317, 16, "x=bf16,w=bf16", "tpr=8,block=128,chunks=3,k=4", 529, 1) \
-    X(318, 16, "x=bf16,w=bf16", "tpr=16,block=128,chunks=3,k=0", 530, 1) \
-    X(319, 16, "x=bf16,w=bf16", "tpr=16,block=128,chunks=3,k=8", 531, 1) \
-    X(320, 16, "x=bf16,w=bf16", "tpr=16,block=128,chunks=5,k=0", 532, 1) \
-    X(321, 16, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 533, 1) \
-    X(322, 16, "x=bf16,w=bf16", "tpr=32,block=128,chunks=3,k=0", 534, 1) \
-    X(323, 16, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 535, 1) \
-    X(324, 16, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=4", 536, 1) \
-    X(325, 16, "x=bf16,w=bf16", "tpr=32,block=128,chunks=5,k=4", 537, 1) \
-    X(326, 17, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 538, 1) \
-    X(327, 17, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 539, 1) \
-    X(328, 17, "x=bf16,w=bf16", "block=96,chunks=3,k=8", 540, 1) \
-    X(329, 12, "x=bf16,w=bf16", "block=96,chunks=3,rows=2,k=8", 541, 1) \
-    X(330, 16, "x=bf16,w=bf16", "tpr=32,block=128,chunks=7,k=0", 542, 1) \
-    X(331, 17, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 543, 1) \
-    X(332, 17, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 544, 1) \
-    X(333, 17, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 545, 1) \
-    X(334, 17, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 546, 1) \
-    X(335, 17, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 547, 1) \
-    X(336, 17, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 548, 1) \
-    X(337, 17, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 549, 1) \
-    X(338, 17, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 550, 1) \
-    X(339, 14, "x=bf16,w=bf16", "block=288,chunks=7,k=0,wg=0", 551, 1) \
-    X(340, 14, "x=bf16,w=bf16", "block=288,chunks=7,k=2,wg=0", 552, 1) \
-    X(341, 14, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 553, 1) \
-    X(342, 14, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 554, 1) \
-    X(343, 14, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 555, 1) \
-    X(344, 14, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 556, 1) \
-    X(345, 14, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 557, 1) \
-    X(346, 15, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 558, 1) \
-    X(347, 10, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 559, 1) \
-    X(348, 10, "x=bf16,w=f32", "tpr=8,block=128,chunks=2,k=8", 560, 1) \
-    X(349, 10, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 561, 1) \
-    X(350, 10, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=0", 562, 1) \
-    X(351, 10, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 563, 1) \
-    X(352, 10, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 564, 1) \
-    X(353, 10, "x=bf16,w=f32", "tpr=16,block=128,chunks=4,k=4", 565, 1) \
-    X(354, 10, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=4", 566, 1) \
-    X(355, 10, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=0", 567, 1) \
-    X(356, 12, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 568, 1) \
-    X(357, 12, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 569, 1) \
-    X(358, 10, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=4", 570, 1) \
-    X(359, 10, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=0", 571, 1) \
-    X(360, 9, "x=bf16,w=f32", "block=128,chunks=2,k=4", 572, 1) \
-    X(361, 12, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 573, 1) \
-    X(362, 12, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 574, 1) \
-    X(363, 9, "x=bf16,w=f32", "block=64,chunks=4,k=0", 575, 1) \
-    X(364, 9, "x=bf16,w=f32", "block=128,chunks=3,k=4", 576, 1) \
-    X(365, 11, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 577, 1) \
-    X(366, 12, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 578, 1) \
-    X(367, 12, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 579, 1) \
-    X(368, 12, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 580, 1) \
-    X(369, 12, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 581, 1) \
-    X(370, 9, "x=bf16,w=f32", "block=128,chunks=4,k=4", 582, 1) \
-    X(371, 11, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 583, 1) \
-    X(372, 12, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 584, 1) \
-    X(373, 12, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 585, 1) \
-    X(374, 12, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 586, 1) \
-    X(375, 12, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 587, 1) \
-    X(376, 12, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 588, 1) \
-    X(377, 11, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 589, 1) \
-    X(378, 12, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 590, 1) \
-    X(379, 9, "x=bf16,w=f32", "block=128,chunks=7,k=0", 591, 1) \
-    X(380, 14, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 592, 1) \
-    X(381, 12, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 593, 1) \
-    X(382, 14, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 594, 1) \
-    X(383, 14, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 595, 1) \
-    X(384, 14, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 596, 1) \
-    X(385, 14, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 597, 1) \
-    X(386, 11, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 598, 1) \
-    X(387, 14, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 599, 1) \
-    X(388, 13, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 600, 1) \
-    X(389, 14, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 601, 1) \
-    X(390, 14, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 602, 1) \
-    X(391, 14, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 603, 1) \
-    X(392, 16, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 604, 1) \
-    X(393, 16, "x=bf16,w=f32", "tpr=8,block=128,chunks=3,k=8", 605, 1) \
-    X(394, 16, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 606, 1) \
-    X(395, 16, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=0", 607, 1) \
-    X(396, 16, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 608, 1) \
-    X(397, 16, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 609, 1) \
-    X(398, 16, "x=bf16,w=f32", "tpr=16,block=128,chunks=5,k=4", 610, 1) \
-    X(399, 16, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=4", 611, 1) \
-    X(400, 16, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=0", 612, 1) \
-    X(401, 12, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 613, 1) \
-    X(402, 12, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 614, 1) \
-    X(403, 16, "x=bf16,w=f32", "tpr=32,block=128,chunks=5,k=4", 615, 1) \
-    X(404, 16, "x=bf16,w=f32", "tpr=32,block=128,chunks=5,k=0", 616, 1) \
-    X(405, 17, "x=bf16,w=f32", "block=160,chunks=2,k=4", 617, 1) \
-    X(406, 12, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 618, 1) \
-    X(407, 17, "x=bf16,w=f32", "block=96,chunks=4,k=0", 619, 1) \
-    X(408, 17, "x=bf16,w=f32", "block=160,chunks=3,k=4", 620, 1) \
-    X(409, 12, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 621, 1) \
-    X(410, 12, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 622, 1) \
-    X(411, 12, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 623, 1) \
-    X(412, 12, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 624, 1) \
-    X(413, 17, "x=bf16,w=f32", "block=160,chunks=4,k=4", 625, 1) \
-    X(414, 12, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 626, 1) \
-    X(415, 12, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 627, 1) \
-    X(416, 12, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 628, 1) \
-    X(417, 12, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 629, 1) \
-    X(418, 12, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 630, 1) \
-    X(419, 12, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 631, 1) \
-    X(420, 17, "x=bf16,w=f32", "block=160,chunks=7,k=0", 632, 1) \
-    X(421, 11, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 633, 1) \
-    X(422, 12, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 634, 1) \
-    X(423, 14, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 635, 1) \
-    X(424, 14, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 636, 1) \
-    X(425, 15, "x=f16,w=f16", "block=1024,chunks=2,k=0", 637, 1) \
-    X(426, 10, "x=f16,w=f16", "tpr=16,block=128,chunks=1,k=8", 638, 1) \
-    X(427, 10, "x=f16,w=f16", "tpr=32,block=128,chunks=2,k=8", 639, 1) \
-    X(428, 9, "x=f16,w=f16", "block=64,chunks=2,k=8", 640, 1) \
-    X(429, 10, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 641, 1) \
-    X(430, 12, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 642, 1) \
-    X(431, 12, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 643, 1) \
-    X(432, 9, "x=f16,w=f16", "block=128,chunks=4,k=8", 644, 1) \
-    X(433, 12, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 645, 1) \
-    X(434, 12, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 646, 1) \
-    X(435, 14, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 647, 1) \
-    X(436, 14, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 648, 1) \
-    X(437, 9, "x=f16,w=f16", "block=512,chunks=4,k=2", 649, 1) \
-    X(438, 9, "x=f16,w=f16", "block=256,chunks=8,k=2", 650, 1) \
-    X(439, 14, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 651, 1) \
-    X(440, 16, "x=f16,w=f16", "tpr=16,block=128,chunks=2,k=8", 652, 1) \
-    X(441, 16, "x=f16,w=f16", "tpr=32,block=128,chunks=3,k=8", 653, 1) \
-    X(442, 17, "x=f16,w=f16", "block=96,chunks=2,k=8", 654, 1) \
-    X(443, 16, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 655, 1) \
-    X(444, 12, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 656, 1) \
-    X(445, 12, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 657, 1) \
-    X(446, 12, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 658, 1) \
-    X(447, 12, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 659, 1) \
-    X(448, 14, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 660, 1) \
-    X(449, 17, "x=f16,w=f16", "block=256,chunks=9,k=2", 661, 1) \
-    X(450, 14, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 662, 1) \
-    X(451, 15, "x=f16,w=f32", "block=1024,chunks=2,k=0", 663, 1) \
-    X(452, 10, "x=f16,w=f32", "tpr=8,block=128,chunks=2,k=8", 664, 1) \
-    X(453, 10, "x=f16,w=f32", "tpr=16,block=128,chunks=4,k=4", 665, 1) \
-    X(454, 9, "x=f16,w=f32", "block=64,chunks=2,k=0", 666, 1) \
-    X(455, 12, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 667, 1) \
-    X(456, 10, "x=f16,w=f32", "tpr=32,block=128,chunks=4,k=0", 668, 1) \
-    X(457, 10, "x=f16,w=f32", "tpr=32,block=128,chunks=4,k=4", 669, 1) \
-    X(458, 12, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 670, 1) \
-    X(459, 12, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 671, 1) \
-    X(460, 9, "x=f16,w=f32", "block=128,chunks=4,k=0", 672, 1) \
-    X(461, 14, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 673, 1) \
-    X(462, 14, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 674, 1) \
-    X(463, 16, "x=f16,w=f32", "tpr=8,block=128,chunks=3,k=8", 675, 1) \
-    X(464, 16, "x=f16,w=f32", "tpr=16,block=128,chunks=5,k=4", 676, 1) \
-    X(465, 17, "x=f16,w=f32", "block=96,chunks=2,k=0", 677, 1) \
-    X(466, 12, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 678, 1) \
-    X(467, 16, "x=f16,w=f32", "tpr=32,block=128,chunks=5,k=0", 679, 1) \
-    X(468, 16, "x=f16,w=f32", "tpr=32,block=128,chunks=5,k=4", 680, 1) \
-    X(469, 12, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 681, 1) \
-    X(470, 17, "x=f16,w=f32", "block=160,chunks=4,k=0", 682, 1) \
-    X(471, 14, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 683, 1) \
-    X(472, 15, "x=f32,w=f32", "block=1024,chunks=4,k=0", 684, 1) \
-    X(473, 10, "x=f32,w=f32", "tpr=16,block=128,chunks=2,k=0", 685, 1) \
-    X(474, 12, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 686, 1) \
-    X(475, 9, "x=f32,w=f32", "block=128,chunks=2,k=8", 687, 1) \
-    X(476, 12, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 688, 1) \
-    X(477, 12, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 689, 1) \
-    X(478, 14, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 690, 1) \
-    X(479, 14, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 691, 1) \
-    X(480, 14, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 692, 1) \
-    X(481, 16, "x=f32,w=f32", "tpr=16,block=128,chunks=3,k=0", 693, 1) \
-    X(482, 17, "x=f32,w=f32", "block=160,chunks=2,k=8", 694, 1) \
-    X(483, 12, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 695, 1) \
-    X(484, 12, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 696, 1) \
-    X(485, 14, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 697, 1)
+    X(17, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 34, 2) \
+    X(18, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=0", 36, 2) \
+    X(19, 5, "x=bf16,w=bf16,dw=f32", "block=256,cc=4,rows=4,k=0", 38, 3) \
+    X(20, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=2", 41, 2) \
+    X(21, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=4", 43, 2) \
+    X(22, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=3,k=4", 45, 2) \
+    X(23, 5, "x=bf16,w=bf16,dw=f32", "block=256,cc=4,rows=4,k=2", 47, 3) \
+    X(24, 7, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=2", 50, 2) \
+    X(25, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=3,k=2", 52, 2) \
+    X(26, 7, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=4,k=2", 54, 2) \
+    X(27, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=1,stages=4,k=2", 56, 2) \
+    X(28, 0, "x=bf16,w=bf16,dw=f32", "block=64,chunks=4,stages=2,k=4", 58, 2) \
+    X(29, 4, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=0", 60, 2) \
+    X(30, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=2,k=4", 62, 2) \
+    X(31, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 64, 2) \
+    X(32, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=0", 66, 2) \
+    X(33, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=4,k=2", 68, 2) \
+    X(34, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 70, 2) \
+    X(35, 0, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=3,k=2", 72, 2) \
+    X(36, 7, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 74, 2) \
+    X(37, 7, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=0", 76, 2) \
+    X(38, 4, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=3,k=2", 78, 2) \
+    X(39, 7, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=1", 80, 2) \
+    X(40, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=4,k=2", 82, 2) \
+    X(41, 7, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 84, 2) \
+    X(42, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=1,stages=4,k=1", 86, 2) \
+    X(43, 4, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=2,k=2", 88, 2) \
+    X(44, 5, "x=bf16,w=bf16,dw=f32", "block=256,cc=8,rows=8,k=0", 90, 3) \
+    X(45, 7, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 93, 2) \
+    X(46, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=3,k=1", 95, 2) \
+    X(47, 7, "x=bf16,w=bf16,dw=f32", "block=256,chunks=3,stages=4,k=1", 97, 2) \
+    X(48, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=1", 99, 2) \
+    X(49, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 101, 2) \
+    X(50, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=6,stages=2,k=2", 103, 2) \
+    X(51, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=0", 105, 2) \
+    X(52, 7, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 107, 2) \
+    X(53, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 109, 2) \
+    X(54, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 111, 2) \
+    X(55, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=0", 113, 2) \
+    X(56, 7, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=4,k=0", 115, 2) \
+    X(57, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 117, 2) \
+    X(58, 7, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=0", 119, 2) \
+    X(59, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 121, 2) \
+    X(60, 4, "x=bf16,w=bf16,dw=f32", "block=256,chunks=4,stages=3,k=1", 123, 2) \
+    X(61, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 125, 2) \
+    X(62, 7, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=3,k=1", 127, 2) \
+    X(63, 7, "x=bf16,w=bf16,dw=f32", "block=512,chunks=2,stages=2,k=1", 129, 2) \
+    X(64, 7, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,stages=2,k=0", 131, 2) \
+    X(65, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=1,stages=2,k=1", 133, 2) \
+    X(66, 4, "x=bf16,w=bf16,dw=f32", "block=256,chunks=5,stages=3,k=0", 135, 2) \
+    X(67, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 137, 2) \
+    X(68, 5, "x=bf16,w=bf16,dw=f32", "block=256,cc=8,rows=4,k=2", 139, 3) \
+    X(69, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 142, 2) \
+    X(70, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=1", 144, 2) \
+    X(71, 0, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=0", 146, 2) \
+    X(72, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=0", 148, 2) \
+    X(73, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 150, 2) \
+    X(74, 5, "x=bf16,w=bf16,dw=f32", "block=256,cc=8,rows=8,k=2", 152, 3) \
+    X(75, 7, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=3,k=0", 155, 2) \
+    X(76, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=0", 157, 2) \
+    X(77, 4, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=0", 159, 2) \
+    X(78, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=7,stages=2,k=0", 161, 2) \
+    X(79, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=7,stages=2,k=1", 163, 2) \
+    X(80, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 165, 2) \
+    X(81, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=0", 167, 2) \
+    X(82, 0, "x=bf16,w=bf16,dw=f32", "block=256,chunks=8,stages=2,k=1", 169, 2) \
+    X(83, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 171, 2) \
+    X(84, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 173, 2) \
+    X(85, 0, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=0", 175, 2) \
+    X(86, 3, "x=bf16,w=bf16,dw=f32", "cluster=8,block=128,chunks=3,stages=3,k=0", 177, 2) \
+    X(87, 3, "x=bf16,w=bf16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 179, 2) \
+    X(88, 3, "x=bf16,w=bf16,dw=f32", "cluster=2,block=512,chunks=4,stages=2,k=0", 181, 2) \
+    X(89, 3, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 183, 2) \
+    X(90, 3, "x=bf16,w=bf16,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=0", 185, 2) \
+    X(91, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=256,chunks=2,stages=3,k=2", 187, 2) \
+    X(92, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 189, 2) \
+    X(93, 6, "x=bf16,w=bf16,dw=f32", "tpr=8,block=128,chunks=3,stages=3,k=2", 191, 2) \
+    X(94, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=256,chunks=2,stages=3,k=2", 193, 2) \
+    X(95, 6, "x=bf16,w=bf16,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 195, 2) \
+    X(96, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=512,chunks=3,stages=2,k=0", 197, 2) \
+    X(97, 4, "x=bf16,w=bf16,dw=f32", "block=96,chunks=1,stages=3,k=8", 199, 2) \
+    X(98, 6, "x=bf16,w=bf16,dw=f32", "tpr=32,block=128,chunks=4,stages=4,k=2", 201, 2) \
+    X(99, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=1,stages=2,k=0", 203, 2) \
+    X(100, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=2,k=2", 205, 2) \
+    X(101, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=2,stages=3,k=4", 207, 2) \
+    X(102, 4, "x=bf16,w=bf16,dw=f32", "block=256,chunks=2,stages=2,k=2", 209, 2) \
+    X(103, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=4,k=2", 211, 2) \
+    X(104, 4, "x=bf16,w=bf16,dw=f32", "block=128,chunks=3,stages=3,k=2", 213, 2) \
+    X(105, 4, "x=bf16,w=bf16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 215, 2) \
+    X(106, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=3,stages=2,k=1", 217, 2) \
+    X(107, 4, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=0", 219, 2) \
+    X(108, 4, "x=bf16,w=bf16,dw=f32", "block=256,chunks=6,stages=2,k=1", 221, 2) \
+    X(109, 4, "x=bf16,w=bf16,dw=f32", "block=288,chunks=7,stages=2,k=0", 223, 2) \
+    X(110, 4, "x=bf16,w=bf16,dw=f32", "block=288,chunks=7,stages=2,k=1", 225, 2) \
+    X(111, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=1", 227, 2) \
+    X(112, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=4,stages=2,k=0", 229, 2) \
+    X(113, 4, "x=bf16,w=bf16,dw=f32", "block=512,chunks=5,stages=2,k=1", 231, 2) \
+    X(114, 4, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=0", 233, 2) \
+    X(115, 4, "x=bf16,w=bf16,dw=f32", "block=544,chunks=5,stages=2,k=1", 235, 2) \
+    X(116, 3, "x=bf16,w=bf16,dw=f32", "cluster=8,block=160,chunks=3,stages=3,k=0", 237, 2) \
+    X(117, 3, "x=bf16,w=bf16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 239, 2) \
+    X(118, 3, "x=bf16,w=bf16,dw=f32", "cluster=2,block=544,chunks=4,stages=2,k=0", 241, 2) \
+    X(119, 2, "x=bf16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 243, 2) \
+    X(120, 6, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 245, 2) \
+    X(121, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 247, 2) \
+    X(122, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 249, 2) \
+    X(123, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 251, 2) \
+    X(124, 0, "x=bf16,w=f32,dw=f32", "block=128,chunks=1,stages=2,k=0", 253, 2) \
+    X(125, 7, "x=bf16,w=f32,dw=f32", "block=256,chunks=2,stages=4,k=1", 255, 2) \
+    X(126, 7, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 257, 2) \
+    X(127, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 259, 2) \
+    X(128, 0, "x=bf16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 261, 2) \
+    X(129, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=0", 263, 2) \
+    X(130, 0, "x=bf16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 265, 2) \
+    X(131, 3, "x=bf16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=0", 267, 2) \
+    X(132, 6, "x=bf16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 269, 2) \
+    X(133, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 271, 2) \
+    X(134, 1, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 273, 2) \
+    X(135, 6, "x=bf16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 275, 2) \
+    X(136, 4, "x=bf16,w=f32,dw=f32", "block=160,chunks=1,stages=2,k=0", 277, 2) \
+    X(137, 7, "x=bf16,w=f32,dw=f32", "block=288,chunks=2,stages=4,k=1", 279, 2) \
+    X(138, 7, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 281, 2) \
+    X(139, 4, "x=bf16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 283, 2) \
+    X(140, 4, "x=bf16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 285, 2) \
+    X(141, 4, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=0", 287, 2) \
+    X(142, 4, "x=bf16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 289, 2) \
+    X(143, 3, "x=bf16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=0", 291, 2) \
+    X(144, 2, "x=f16,w=f16,dw=f16", "block=1024,chunks=1,k=0", 293, 2) \
+    X(145, 2, "x=f16,w=f16,dw=f32", "block=1024,chunks=1,k=0", 295, 2) \
+    X(146, 6, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 297, 2) \
+    X(147, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 299, 2) \
+    X(148, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 301, 2) \
+    X(149, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 303, 2) \
+    X(150, 7, "x=f16,w=f16,dw=f32", "block=256,chunks=2,stages=4,k=1", 305, 2) \
+    X(151, 7, "x=f16,w=f16,dw=f32", "block=512,chunks=1,stages=4,k=1", 307, 2) \
+    X(152, 0, "x=f16,w=f16,dw=f32", "block=1024,chunks=2,stages=2,k=1", 309, 2) \
+    X(153, 0, "x=f16,w=f16,dw=f32", "block=256,chunks=8,stages=2,k=1", 311, 2) \
+    X(154, 0, "x=f16,w=f16,dw=f32", "block=512,chunks=4,stages=2,k=1", 313, 2) \
+    X(155, 3, "x=f16,w=f16,dw=f32", "cluster=4,block=256,chunks=4,stages=3,k=2", 315, 2) \
+    X(156, 6, "x=f16,w=f16,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 317, 2) \
+    X(157, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 319, 2) \
+    X(158, 1, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 321, 2) \
+    X(159, 6, "x=f16,w=f16,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 323, 2) \
+    X(160, 7, "x=f16,w=f16,dw=f32", "block=288,chunks=2,stages=4,k=1", 325, 2) \
+    X(161, 7, "x=f16,w=f16,dw=f32", "block=544,chunks=1,stages=4,k=1", 327, 2) \
+    X(162, 4, "x=f16,w=f16,dw=f32", "block=1024,chunks=3,stages=2,k=1", 329, 2) \
+    X(163, 4, "x=f16,w=f16,dw=f32", "block=288,chunks=8,stages=2,k=1", 331, 2) \
+    X(164, 4, "x=f16,w=f16,dw=f32", "block=544,chunks=4,stages=2,k=1", 333, 2) \
+    X(165, 3, "x=f16,w=f16,dw=f32", "cluster=4,block=288,chunks=4,stages=3,k=2", 335, 2) \
+    X(166, 2, "x=f16,w=f32,dw=f32", "block=1024,chunks=1,k=0", 337, 2) \
+    X(167, 6, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=1,stages=3,k=2", 339, 2) \
+    X(168, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=2,stages=3,k=2", 341, 2) \
+    X(169, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,rows=1,k=0", 343, 2) \
+    X(170, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=4,stages=2,k=2", 345, 2) \
+    X(171, 7, "x=f16,w=f32,dw=f32", "block=256,chunks=2,stages=4,k=1", 347, 2) \
+    X(172, 7, "x=f16,w=f32,dw=f32", "block=512,chunks=1,stages=4,k=1", 349, 2) \
+    X(173, 0, "x=f16,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 351, 2) \
+    X(174, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=0", 353, 2) \
+    X(175, 0, "x=f16,w=f32,dw=f32", "block=512,chunks=4,stages=2,k=1", 355, 2) \
+    X(176, 3, "x=f16,w=f32,dw=f32", "cluster=4,block=256,chunks=4,stages=2,k=2", 357, 2) \
+    X(177, 6, "x=f16,w=f32,dw=f32", "tpr=16,block=256,chunks=2,stages=3,k=2", 359, 2) \
+    X(178, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=3,stages=3,k=2", 361, 2) \
+    X(179, 1, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,rows=1,k=0", 363, 2) \
+    X(180, 6, "x=f16,w=f32,dw=f32", "tpr=32,block=128,chunks=5,stages=2,k=2", 365, 2) \
+    X(181, 7, "x=f16,w=f32,dw=f32", "block=288,chunks=2,stages=4,k=1", 367, 2) \
+    X(182, 7, "x=f16,w=f32,dw=f32", "block=544,chunks=1,stages=4,k=1", 369, 2) \
+    X(183, 4, "x=f16,w=f32,dw=f32", "block=1024,chunks=3,stages=2,k=1", 371, 2) \
+    X(184, 4, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=0", 373, 2) \
+    X(185, 4, "x=f16,w=f32,dw=f32", "block=544,chunks=4,stages=2,k=1", 375, 2) \
+    X(186, 3, "x=f16,w=f32,dw=f32", "cluster=4,block=288,chunks=4,stages=2,k=2", 377, 2) \
+    X(187, 2, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,k=0", 379, 2) \
+    X(188, 6, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=2,stages=3,k=2", 381, 2) \
+    X(189, 7, "x=f32,w=f32,dw=f32", "block=128,chunks=2,stages=3,k=2", 383, 2) \
+    X(190, 7, "x=f32,w=f32,dw=f32", "block=256,chunks=1,stages=3,k=2", 385, 2) \
+    X(191, 7, "x=f32,w=f32,dw=f32", "block=512,chunks=2,stages=2,k=1", 387, 2) \
+    X(192, 0, "x=f32,w=f32,dw=f32", "block=1024,chunks=1,stages=2,k=1", 389, 2) \
+    X(193, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=0", 391, 2) \
+    X(194, 0, "x=f32,w=f32,dw=f32", "block=512,chunks=8,stages=1,k=1", 393, 2) \
+    X(195, 3, "x=f32,w=f32,dw=f32", "cluster=8,block=256,chunks=4,stages=3,k=2", 395, 2) \
+    X(196, 6, "x=f32,w=f32,dw=f32", "tpr=16,block=128,chunks=3,stages=3,k=2", 397, 2) \
+    X(197, 7, "x=f32,w=f32,dw=f32", "block=160,chunks=2,stages=3,k=2", 399, 2) \
+    X(198, 7, "x=f32,w=f32,dw=f32", "block=288,chunks=1,stages=3,k=2", 401, 2) \
+    X(199, 7, "x=f32,w=f32,dw=f32", "block=544,chunks=2,stages=2,k=1", 403, 2) \
+    X(200, 4, "x=f32,w=f32,dw=f32", "block=1024,chunks=2,stages=2,k=1", 405, 2) \
+    X(201, 4, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=0", 407, 2) \
+    X(202, 4, "x=f32,w=f32,dw=f32", "block=544,chunks=8,stages=1,k=1", 409, 2) \
+    X(203, 3, "x=f32,w=f32,dw=f32", "cluster=8,block=288,chunks=4,stages=3,k=2", 411, 2) \
+    X(204, 14, "x=bf16,w=bf16", "block=1024,chunks=2,k=0", 413, 1) \
+    X(205, 9, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=4", 414, 1) \
+    X(206, 9, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=8", 415, 1) \
+    X(207, 9, "x=bf16,w=bf16", "tpr=4,block=128,chunks=2,k=0", 416, 1) \
+    X(208, 9, "x=bf16,w=bf16", "tpr=16,block=128,chunks=1,k=4", 417, 1) \
+    X(209, 9, "x=bf16,w=bf16", "tpr=8,block=128,chunks=2,k=0", 418, 1) \
+    X(210, 9, "x=bf16,w=bf16", "tpr=8,block=128,chunks=2,k=4", 419, 1) \
+    X(211, 9, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=0", 420, 1) \
+    X(212, 9, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=8", 421, 1) \
+    X(213, 9, "x=bf16,w=bf16", "tpr=16,block=128,chunks=4,k=0", 422, 1) \
+    X(214, 9, "x=bf16,w=bf16", "tpr=32,block=512,chunks=2,k=0", 423, 1) \
+    X(215, 9, "x=bf16,w=bf16", "tpr=32,block=128,chunks=2,k=0", 424, 1) \
+    X(216, 9, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=0", 425, 1) \
+    X(217, 9, "x=bf16,w=bf16", "tpr=32,block=256,chunks=3,k=4", 426, 1) \
+    X(218, 8, "x=bf16,w=bf16", "block=128,chunks=1,k=16", 427, 1) \
+    X(219, 9, "x=bf16,w=bf16", "tpr=32,block=128,chunks=4,k=0", 428, 1) \
+    X(220, 11, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=4", 429, 1) \
+    X(221, 11, "x=bf16,w=bf16", "block=128,chunks=1,rows=2,k=0", 430, 1) \
+    X(222, 15, "x=bf16,w=bf16", "tpr=32,block=128,chunks=5,k=0", 431, 1) \
+    X(223, 9, "x=bf16,w=bf16", "tpr=32,block=128,chunks=5,k=4", 432, 1) \
+    X(224, 8, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 433, 1) \
+    X(225, 8, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 434, 1) \
+    X(226, 8, "x=bf16,w=bf16", "block=64,chunks=3,k=8", 435, 1) \
+    X(227, 11, "x=bf16,w=bf16", "block=64,chunks=3,rows=2,k=8", 436, 1) \
+    X(228, 11, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=8", 437, 1) \
+    X(229, 9, "x=bf16,w=bf16", "tpr=32,block=128,chunks=6,k=0", 438, 1) \
+    X(230, 8, "x=bf16,w=bf16", "block=256,chunks=1,k=8", 439, 1) \
+    X(231, 8, "x=bf16,w=bf16", "block=128,chunks=2,k=4", 440, 1) \
+    X(232, 8, "x=bf16,w=bf16", "block=64,chunks=4,k=16", 441, 1) \
+    X(233, 11, "x=bf16,w=bf16", "block=128,chunks=2,rows=2,k=0", 442, 1) \
+    X(234, 11, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=0", 443, 1) \
+    X(235, 11, "x=bf16,w=bf16", "block=256,chunks=1,rows=2,k=4", 444, 1) \
+    X(236, 8, "x=bf16,w=bf16", "block=64,chunks=4,k=0", 445, 1) \
+    X(237, 8, "x=bf16,w=bf16", "block=64,chunks=4,k=8", 446, 1) \
+    X(238, 11, "x=bf16,w=bf16", "block=64,chunks=5,rows=2,k=8", 447, 1) \
+    X(239, 16, "x=bf16,w=bf16", "block=64,chunks=5,k=0", 448, 1) \
+    X(240, 8, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 449, 1) \
+    X(241, 8, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 450, 1) \
+    X(242, 8, "x=bf16,w=bf16", "block=32,chunks=10,k=16", 451, 1) \
+    X(243, 11, "x=bf16,w=bf16", "block=128,chunks=3,rows=2,k=4", 452, 1) \
+    X(244, 8, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 453, 1) \
+    X(245, 8, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 454, 1) \
+    X(246, 11, "x=bf16,w=bf16", "block=128,chunks=4,rows=2,k=0", 455, 1) \
+    X(247, 8, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 456, 1) \
+    X(248, 10, "x=bf16,w=bf16", "block=256,chunks=2,stages=2,k=4", 457, 1) \
+    X(249, 8, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 458, 1) \
+    X(250, 8, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 459, 1) \
+    X(251, 8, "x=bf16,w=bf16", "block=256,chunks=2,k=4", 460, 1) \
+    X(252, 11, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=2", 461, 1) \
+    X(253, 11, "x=bf16,w=bf16", "block=256,chunks=2,rows=2,k=4", 462, 1) \
+    X(254, 8, "x=bf16,w=bf16", "block=32,chunks=16,k=0", 463, 1) \
+    X(255, 11, "x=bf16,w=bf16", "block=128,chunks=5,rows=2,k=0", 464, 1) \
+    X(256, 16, "x=bf16,w=bf16", "block=128,chunks=5,k=0", 465, 1) \
+    X(257, 8, "x=bf16,w=bf16", "block=256,chunks=3,k=0", 466, 1) \
+    X(258, 10, "x=bf16,w=bf16", "block=256,chunks=3,stages=2,k=4", 467, 1) \
+    X(259, 11, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=2", 468, 1) \
+    X(260, 11, "x=bf16,w=bf16", "block=256,chunks=3,rows=2,k=0", 469, 1) \
+    X(261, 11, "x=bf16,w=bf16", "block=128,chunks=6,rows=2,k=0", 470, 1) \
+    X(262, 16, "x=bf16,w=bf16", "block=256,chunks=3,k=2", 471, 1) \
+    X(263, 8, "x=bf16,w=bf16", "block=256,chunks=3,k=2", 472, 1) \
+    X(264, 8, "x=bf16,w=bf16", "block=128,chunks=6,k=4", 473, 1) \
+    X(265, 8, "x=bf16,w=bf16", "block=128,chunks=6,k=0", 474, 1) \
+    X(266, 11, "x=bf16,w=bf16", "block=128,chunks=7,rows=2,k=0", 475, 1) \
+    X(267, 16, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 476, 1) \
+    X(268, 10, "x=bf16,w=bf16", "block=512,chunks=2,stages=2,k=2", 477, 1) \
+    X(269, 10, "x=bf16,w=bf16", "block=256,chunks=4,stages=2,k=4", 478, 1) \
+    X(270, 8, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 479, 1) \
+    X(271, 8, "x=bf16,w=bf16", "block=128,chunks=7,k=4", 480, 1) \
+    X(272, 8, "x=bf16,w=bf16", "block=128,chunks=7,k=0", 481, 1) \
+    X(273, 11, "x=bf16,w=bf16", "block=128,chunks=8,rows=2,k=0", 482, 1) \
+    X(274, 16, "x=bf16,w=bf16", "block=256,chunks=4,k=4", 483, 1) \
+    X(275, 13, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=0", 484, 1) \
+    X(276, 13, "x=bf16,w=bf16", "block=256,chunks=4,k=2,wg=0", 485, 1) \
+    X(277, 13, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=0", 486, 1) \
+    X(278, 13, "x=bf16,w=bf16", "block=512,chunks=2,k=4,wg=2", 487, 1) \
+    X(279, 13, "x=bf16,w=bf16", "block=512,chunks=2,k=0,wg=1", 488, 1) \
+    X(280, 13, "x=bf16,w=bf16", "block=512,chunks=2,k=2,wg=1", 489, 1) \
+    X(281, 13, "x=bf16,w=bf16", "block=512,chunks=3,k=4,wg=0", 490, 1) \
+    X(282, 16, "x=bf16,w=bf16", "block=128,chunks=9,k=0", 491, 1) \
+    X(283, 13, "x=bf16,w=bf16", "block=512,chunks=3,k=3,wg=0", 492, 1) \
+    X(284, 13, "x=bf16,w=bf16", "block=256,chunks=6,k=2,wg=0", 493, 1) \
+    X(285, 13, "x=bf16,w=bf16", "block=512,chunks=3,k=0,wg=1", 494, 1) \
+    X(286, 16, "x=bf16,w=bf16", "block=128,chunks=13,k=0", 495, 1) \
+    X(287, 8, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 496, 1) \
+    X(288, 13, "x=bf16,w=bf16", "block=256,chunks=7,k=0,wg=0", 497, 1) \
+    X(289, 13, "x=bf16,w=bf16", "block=256,chunks=7,k=2,wg=0", 498, 1) \
+    X(290, 13, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=0", 499, 1) \
+    X(291, 13, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=2", 500, 1) \
+    X(292, 13, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=1", 501, 1) \
+    X(293, 13, "x=bf16,w=bf16", "block=512,chunks=4,k=3,wg=1", 502, 1) \
+    X(294, 13, "x=bf16,w=bf16", "block=256,chunks=8,k=2,wg=0", 503, 1) \
+    X(295, 13, "x=bf16,w=bf16", "block=512,chunks=4,k=2,wg=0", 504, 1) \
+    X(296, 13, "x=bf16,w=bf16", "block=512,chunks=4,k=0,wg=0", 505, 1) \
+    X(297, 8, "x=bf16,w=bf16", "block=256,chunks=8,k=0", 506, 1) \
+    X(298, 16, "x=bf16,w=bf16", "block=256,chunks=9,k=0", 507, 1) \
+    X(299, 13, "x=bf16,w=bf16", "block=256,chunks=9,k=3,wg=0", 508, 1) \
+    X(300, 13, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=0", 509, 1) \
+    X(301, 13, "x=bf16,w=bf16", "block=256,chunks=9,k=0,wg=0", 510, 1) \
+    X(302, 13, "x=bf16,w=bf16", "block=512,chunks=5,k=0,wg=1", 511, 1) \
+    X(303, 13, "x=bf16,w=bf16", "block=256,chunks=16,k=2,wg=0", 512, 1) \
+    X(304, 13, "x=bf16,w=bf16", "block=512,chunks=8,k=0,wg=1", 513, 1) \
+    X(305, 13, "x=bf16,w=bf16", "block=512,chunks=16,k=0,wg=0", 514, 1) \
+    X(306, 15, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=4", 515, 1) \
+    X(307, 15, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=8", 516, 1) \
+    X(308, 15, "x=bf16,w=bf16", "tpr=4,block=128,chunks=3,k=0", 517, 1) \
+    X(309, 15, "x=bf16,w=bf16", "tpr=16,block=128,chunks=2,k=4", 518, 1) \
+    X(310, 15, "x=bf16,w=bf16", "tpr=8,block=128,chunks=3,k=0", 519, 1) \
+    X(311, 15, "x=bf16,w=bf16", "tpr=8,block=128,chunks=3,k=4", 520, 1) \
+    X(312, 15, "x=bf16,w=bf16", "tpr=16,block=128,chunks=3,k=0", 521, 1) \
+    X(313, 15, "x=bf16,w=bf16", "tpr=16,block=128,chunks=3,k=8", 522, 1) \
+    X(314, 15, "x=bf16,w=bf16", "tpr=16,block=128,chunks=5,k=0", 523, 1) \
+    X(315, 15, "x=bf16,w=bf16", "tpr=32,block=512,chunks=3,k=0", 524, 1) \
+    X(316, 15, "x=bf16,w=bf16", "tpr=32,block=128,chunks=3,k=0", 525, 1) \
+    X(317, 15, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=0", 526, 1) \
+    X(318, 15, "x=bf16,w=bf16", "tpr=32,block=256,chunks=4,k=4", 527, 1) \
+    X(319, 15, "x=bf16,w=bf16", "tpr=32,block=128,chunks=5,k=4", 528, 1) \
+    X(320, 16, "x=bf16,w=bf16", "block=256,chunks=1,k=2", 529, 1) \
+    X(321, 16, "x=bf16,w=bf16", "block=128,chunks=2,k=0", 530, 1) \
+    X(322, 16, "x=bf16,w=bf16", "block=96,chunks=3,k=8", 531, 1) \
+    X(323, 11, "x=bf16,w=bf16", "block=96,chunks=3,rows=2,k=8", 532, 1) \
+    X(324, 15, "x=bf16,w=bf16", "tpr=32,block=128,chunks=7,k=0", 533, 1) \
+    X(325, 16, "x=bf16,w=bf16", "block=128,chunks=3,k=0", 534, 1) \
+    X(326, 16, "x=bf16,w=bf16", "block=128,chunks=3,k=4", 535, 1) \
+    X(327, 16, "x=bf16,w=bf16", "block=128,chunks=3,k=8", 536, 1) \
+    X(328, 16, "x=bf16,w=bf16", "block=512,chunks=1,k=4", 537, 1) \
+    X(329, 16, "x=bf16,w=bf16", "block=128,chunks=4,k=8", 538, 1) \
+    X(330, 16, "x=bf16,w=bf16", "block=128,chunks=4,k=4", 539, 1) \
+    X(331, 16, "x=bf16,w=bf16", "block=128,chunks=4,k=0", 540, 1) \
+    X(332, 16, "x=bf16,w=bf16", "block=512,chunks=4,k=2", 541, 1) \
+    X(333, 13, "x=bf16,w=bf16", "block=288,chunks=7,k=0,wg=0", 542, 1) \
+    X(334, 13, "x=bf16,w=bf16", "block=288,chunks=7,k=2,wg=0", 543, 1) \
+    X(335, 13, "x=bf16,w=bf16", "block=256,chunks=10,k=3,wg=0", 544, 1) \
+    X(336, 13, "x=bf16,w=bf16", "block=288,chunks=9,k=0,wg=0", 545, 1) \
+    X(337, 13, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=0", 546, 1) \
+    X(338, 13, "x=bf16,w=bf16", "block=544,chunks=5,k=0,wg=1", 547, 1) \
+    X(339, 13, "x=bf16,w=bf16", "block=544,chunks=8,k=0,wg=1", 548, 1) \
+    X(340, 14, "x=bf16,w=f32", "block=1024,chunks=2,k=0", 549, 1) \
+    X(341, 9, "x=bf16,w=f32", "tpr=4,block=128,chunks=2,k=8", 550, 1) \
+    X(342, 9, "x=bf16,w=f32", "tpr=8,block=128,chunks=2,k=8", 551, 1) \
+    X(343, 9, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=8", 552, 1) \
+    X(344, 9, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=0", 553, 1) \
+    X(345, 9, "x=bf16,w=f32", "tpr=16,block=128,chunks=2,k=4", 554, 1) \
+    X(346, 9, "x=bf16,w=f32", "tpr=32,block=128,chunks=2,k=8", 555, 1) \
+    X(347, 9, "x=bf16,w=f32", "tpr=16,block=128,chunks=4,k=4", 556, 1) \
+    X(348, 9, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=4", 557, 1) \
+    X(349, 9, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=0", 558, 1) \
+    X(350, 11, "x=bf16,w=f32", "block=128,chunks=1,rows=2,k=8", 559, 1) \
+    X(351, 11, "x=bf16,w=f32", "block=64,chunks=2,rows=2,k=8", 560, 1) \
+    X(352, 9, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=4", 561, 1) \
+    X(353, 9, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=0", 562, 1) \
+    X(354, 8, "x=bf16,w=f32", "block=128,chunks=2,k=4", 563, 1) \
+    X(355, 11, "x=bf16,w=f32", "block=128,chunks=2,rows=2,k=8", 564, 1) \
+    X(356, 11, "x=bf16,w=f32", "block=256,chunks=1,rows=2,k=0", 565, 1) \
+    X(357, 8, "x=bf16,w=f32", "block=64,chunks=4,k=0", 566, 1) \
+    X(358, 8, "x=bf16,w=f32", "block=128,chunks=3,k=4", 567, 1) \
+    X(359, 10, "x=bf16,w=f32", "block=256,chunks=2,stages=2,k=4", 568, 1) \
+    X(360, 11, "x=bf16,w=f32", "block=128,chunks=3,rows=2,k=4", 569, 1) \
+    X(361, 11, "x=bf16,w=f32", "block=64,chunks=6,rows=2,k=0", 570, 1) \
+    X(362, 11, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=0", 571, 1) \
+    X(363, 11, "x=bf16,w=f32", "block=256,chunks=2,rows=2,k=2", 572, 1) \
+    X(364, 8, "x=bf16,w=f32", "block=128,chunks=4,k=4", 573, 1) \
+    X(365, 10, "x=bf16,w=f32", "block=256,chunks=3,stages=2,k=4", 574, 1) \
+    X(366, 11, "x=bf16,w=f32", "block=128,chunks=5,rows=2,k=0", 575, 1) \
+    X(367, 11, "x=bf16,w=f32", "block=64,chunks=10,rows=2,k=0", 576, 1) \
+    X(368, 11, "x=bf16,w=f32", "block=128,chunks=6,rows=2,k=0", 577, 1) \
+    X(369, 11, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=0", 578, 1) \
+    X(370, 11, "x=bf16,w=f32", "block=256,chunks=3,rows=2,k=2", 579, 1) \
+    X(371, 10, "x=bf16,w=f32", "block=256,chunks=4,stages=2,k=2", 580, 1) \
+    X(372, 11, "x=bf16,w=f32", "block=128,chunks=7,rows=2,k=0", 581, 1) \
+    X(373, 8, "x=bf16,w=f32", "block=128,chunks=7,k=0", 582, 1) \
+    X(374, 13, "x=bf16,w=f32", "block=512,chunks=2,k=4,wg=0", 583, 1) \
+    X(375, 11, "x=bf16,w=f32", "block=512,chunks=2,rows=2,k=0", 584, 1) \
+    X(376, 13, "x=bf16,w=f32", "block=256,chunks=6,k=3,wg=0", 585, 1) \
+    X(377, 13, "x=bf16,w=f32", "block=128,chunks=12,k=3,wg=0", 586, 1) \
+    X(378, 13, "x=bf16,w=f32", "block=512,chunks=4,k=2,wg=0", 587, 1) \
+    X(379, 13, "x=bf16,w=f32", "block=256,chunks=9,k=2,wg=0", 588, 1) \
+    X(380, 10, "x=bf16,w=f32", "block=1024,chunks=3,stages=2,k=1", 589, 1) \
+    X(381, 13, "x=bf16,w=f32", "block=256,chunks=10,k=2,wg=0", 590, 1) \
+    X(382, 12, "x=bf16,w=f32", "block=512,chunks=5,rows=1,k=2", 591, 1) \
+    X(383, 13, "x=bf16,w=f32", "block=1024,chunks=4,k=2,wg=1", 592, 1) \
+    X(384, 13, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=2", 593, 1) \
+    X(385, 13, "x=bf16,w=f32", "block=1024,chunks=8,k=0,wg=1", 594, 1) \
+    X(386, 15, "x=bf16,w=f32", "tpr=4,block=128,chunks=3,k=8", 595, 1) \
+    X(387, 15, "x=bf16,w=f32", "tpr=8,block=128,chunks=3,k=8", 596, 1) \
+    X(388, 15, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=8", 597, 1) \
+    X(389, 15, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=0", 598, 1) \
+    X(390, 15, "x=bf16,w=f32", "tpr=16,block=128,chunks=3,k=4", 599, 1) \
+    X(391, 15, "x=bf16,w=f32", "tpr=32,block=128,chunks=3,k=8", 600, 1) \
+    X(392, 15, "x=bf16,w=f32", "tpr=16,block=128,chunks=5,k=4", 601, 1) \
+    X(393, 15, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=4", 602, 1) \
+    X(394, 15, "x=bf16,w=f32", "tpr=32,block=128,chunks=4,k=0", 603, 1) \
+    X(395, 11, "x=bf16,w=f32", "block=160,chunks=1,rows=2,k=8", 604, 1) \
+    X(396, 11, "x=bf16,w=f32", "block=96,chunks=2,rows=2,k=8", 605, 1) \
+    X(397, 15, "x=bf16,w=f32", "tpr=32,block=128,chunks=5,k=4", 606, 1) \
+    X(398, 15, "x=bf16,w=f32", "tpr=32,block=128,chunks=5,k=0", 607, 1) \
+    X(399, 16, "x=bf16,w=f32", "block=160,chunks=2,k=4", 608, 1) \
+    X(400, 11, "x=bf16,w=f32", "block=288,chunks=1,rows=2,k=0", 609, 1) \
+    X(401, 16, "x=bf16,w=f32", "block=96,chunks=4,k=0", 610, 1) \
+    X(402, 16, "x=bf16,w=f32", "block=160,chunks=3,k=4", 611, 1) \
+    X(403, 11, "x=bf16,w=f32", "block=160,chunks=3,rows=2,k=4", 612, 1) \
+    X(404, 11, "x=bf16,w=f32", "block=96,chunks=6,rows=2,k=0", 613, 1) \
+    X(405, 11, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=0", 614, 1) \
+    X(406, 11, "x=bf16,w=f32", "block=288,chunks=2,rows=2,k=2", 615, 1) \
+    X(407, 16, "x=bf16,w=f32", "block=160,chunks=4,k=4", 616, 1) \
+    X(408, 11, "x=bf16,w=f32", "block=160,chunks=5,rows=2,k=0", 617, 1) \
+    X(409, 11, "x=bf16,w=f32", "block=96,chunks=10,rows=2,k=0", 618, 1) \
+    X(410, 11, "x=bf16,w=f32", "block=160,chunks=6,rows=2,k=0", 619, 1) \
+    X(411, 11, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=0", 620, 1) \
+    X(412, 11, "x=bf16,w=f32", "block=288,chunks=3,rows=2,k=2", 621, 1) \
+    X(413, 11, "x=bf16,w=f32", "block=160,chunks=7,rows=2,k=0", 622, 1) \
+    X(414, 16, "x=bf16,w=f32", "block=160,chunks=7,k=0", 623, 1) \
+    X(415, 10, "x=bf16,w=f32", "block=288,chunks=4,stages=2,k=2", 624, 1) \
+    X(416, 11, "x=bf16,w=f32", "block=544,chunks=2,rows=2,k=0", 625, 1) \
+    X(417, 13, "x=bf16,w=f32", "block=128,chunks=13,k=3,wg=0", 626, 1) \
+    X(418, 13, "x=bf16,w=f32", "block=544,chunks=4,k=2,wg=0", 627, 1) \
+    X(419, 14, "x=f16,w=f16", "block=1024,chunks=2,k=0", 628, 1) \
+    X(420, 9, "x=f16,w=f16", "tpr=16,block=128,chunks=1,k=8", 629, 1) \
+    X(421, 9, "x=f16,w=f16", "tpr=32,block=128,chunks=2,k=8", 630, 1) \
+    X(422, 8, "x=f16,w=f16", "block=64,chunks=2,k=8", 631, 1) \
+    X(423, 9, "x=f16,w=f16", "tpr=32,block=512,chunks=4,k=0", 632, 1) \
+    X(424, 11, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=8", 633, 1) \
+    X(425, 11, "x=f16,w=f16", "block=128,chunks=1,rows=2,k=0", 634, 1) \
+    X(426, 8, "x=f16,w=f16", "block=128,chunks=4,k=8", 635, 1) \
+    X(427, 11, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=2", 636, 1) \
+    X(428, 11, "x=f16,w=f16", "block=256,chunks=2,rows=2,k=0", 637, 1) \
+    X(429, 13, "x=f16,w=f16", "block=512,chunks=4,k=3,wg=0", 638, 1) \
+    X(430, 13, "x=f16,w=f16", "block=512,chunks=4,k=0,wg=0", 639, 1) \
+    X(431, 8, "x=f16,w=f16", "block=512,chunks=4,k=2", 640, 1) \
+    X(432, 8, "x=f16,w=f16", "block=256,chunks=8,k=2", 641, 1) \
+    X(433, 13, "x=f16,w=f16", "block=512,chunks=8,k=0,wg=2", 642, 1) \
+    X(434, 15, "x=f16,w=f16", "tpr=16,block=128,chunks=2,k=8", 643, 1) \
+    X(435, 15, "x=f16,w=f16", "tpr=32,block=128,chunks=3,k=8", 644, 1) \
+    X(436, 16, "x=f16,w=f16", "block=96,chunks=2,k=8", 645, 1) \
+    X(437, 15, "x=f16,w=f16", "tpr=32,block=512,chunks=5,k=0", 646, 1) \
+    X(438, 11, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=8", 647, 1) \
+    X(439, 11, "x=f16,w=f16", "block=160,chunks=1,rows=2,k=0", 648, 1) \
+    X(440, 11, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=2", 649, 1) \
+    X(441, 11, "x=f16,w=f16", "block=288,chunks=2,rows=2,k=0", 650, 1) \
+    X(442, 13, "x=f16,w=f16", "block=544,chunks=4,k=0,wg=0", 651, 1) \
+    X(443, 16, "x=f16,w=f16", "block=256,chunks=9,k=2", 652, 1) \
+    X(444, 13, "x=f16,w=f16", "block=544,chunks=8,k=0,wg=2", 653, 1) \
+    X(445, 14, "x=f16,w=f32", "block=1024,chunks=2,k=0", 654, 1) \
+    X(446, 9, "x=f16,w=f32", "tpr=8,block=128,chunks=2,k=8", 655, 1) \
+    X(447, 9, "x=f16,w=f32", "tpr=16,block=128,chunks=4,k=4", 656, 1) \
+    X(448, 8, "x=f16,w=f32", "block=64,chunks=2,k=0", 657, 1) \
+    X(449, 11, "x=f16,w=f32", "block=64,chunks=2,rows=2,k=0", 658, 1) \
+    X(450, 9, "x=f16,w=f32", "tpr=32,block=128,chunks=4,k=0", 659, 1) \
+    X(451, 9, "x=f16,w=f32", "tpr=32,block=128,chunks=4,k=4", 660, 1) \
+    X(452, 11, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=4", 661, 1) \
+    X(453, 11, "x=f16,w=f32", "block=256,chunks=2,rows=2,k=2", 662, 1) \
+    X(454, 8, "x=f16,w=f32", "block=128,chunks=4,k=0", 663, 1) \
+    X(455, 13, "x=f16,w=f32", "block=512,chunks=4,k=2,wg=0", 664, 1) \
+    X(456, 13, "x=f16,w=f32", "block=1024,chunks=4,k=2,wg=1", 665, 1) \
+    X(457, 15, "x=f16,w=f32", "tpr=8,block=128,chunks=3,k=8", 666, 1) \
+    X(458, 15, "x=f16,w=f32", "tpr=16,block=128,chunks=5,k=4", 667, 1) \
+    X(459, 16, "x=f16,w=f32", "block=96,chunks=2,k=0", 668, 1) \
+    X(460, 11, "x=f16,w=f32", "block=96,chunks=2,rows=2,k=0", 669, 1) \
+    X(461, 15, "x=f16,w=f32", "tpr=32,block=128,chunks=5,k=0", 670, 1) \
+    X(462, 15, "x=f16,w=f32", "tpr=32,block=128,chunks=5,k=4", 671, 1) \
+    X(463, 11, "x=f16,w=f32", "block=288,chunks=2,rows=2,k=2", 672, 1) \
+    X(464, 16, "x=f16,w=f32", "block=160,chunks=4,k=0", 673, 1) \
+    X(465, 13, "x=f16,w=f32", "block=544,chunks=4,k=2,wg=0", 674, 1) \
+    X(466, 14, "x=f32,w=f32", "block=1024,chunks=4,k=0", 675, 1) \
+    X(467, 9, "x=f32,w=f32", "tpr=16,block=128,chunks=2,k=0", 676, 1) \
+    X(468, 11, "x=f32,w=f32", "block=128,chunks=2,rows=2,k=8", 677, 1) \
+    X(469, 8, "x=f32,w=f32", "block=128,chunks=2,k=8", 678, 1) \
+    X(470, 11, "x=f32,w=f32", "block=256,chunks=4,rows=2,k=2", 679, 1) \
+    X(471, 11, "x=f32,w=f32", "block=512,chunks=2,rows=2,k=2", 680, 1) \
+    X(472, 13, "x=f32,w=f32", "block=1024,chunks=4,k=2,wg=2", 681, 1) \
+    X(473, 13, "x=f32,w=f32", "block=512,chunks=8,k=0,wg=1", 682, 1) \
+    X(474, 13, "x=f32,w=f32", "block=512,chunks=16,k=0,wg=0", 683, 1) \
+    X(475, 15, "x=f32,w=f32", "tpr=16,block=128,chunks=3,k=0", 684, 1) \
+    X(476, 16, "x=f32,w=f32", "block=160,chunks=2,k=8", 685, 1) \
+    X(477, 11, "x=f32,w=f32", "block=288,chunks=4,rows=2,k=2", 686, 1) \
+    X(478, 11, "x=f32,w=f32", "block=544,chunks=2,rows=2,k=2", 687, 1) \
+    X(479, 13, "x=f32,w=f32", "block=544,chunks=8,k=0,wg=1", 688, 1)
 
 /* Kernels: X(id, name, ...): the name expression once as a string and
  * once as code (the variadic part).  Only the library's C++ build expands
@@ -599,485 +592,479 @@
     X(9, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
     X(10, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
     X(11, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 0>) \
-    X(12, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 1>) \
-    X(13, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
-    X(14, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
-    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 3, 4>) \
-    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 2, 4>) \
-    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 3, 2>) \
-    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 4, 2>) \
-    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 6, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 6, 2, 2>) \
-    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
-    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 1>) \
-    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 4, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 4, 1>) \
-    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 2, 2>) \
-    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 5, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 5, 3, 0>) \
-    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 0>) \
-    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 0>) \
-    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 1>) \
-    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 0>) \
-    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 1>) \
-    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 0>) \
-    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(41, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
-    X(42, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
-    X(43, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
-    X(44, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
-    X(45, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
-    X(46, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
-    X(47, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
-    X(48, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
-    X(49, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
-    X(50, "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>", nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>) \
-    X(51, "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 4, 4, 2>", nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 4, 4, 2>) \
-    X(52, "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 8, 0>", nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 8, 0>) \
-    X(53, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
-    X(54, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
-    X(55, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
-    X(56, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
-    X(57, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
-    X(58, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
-    X(59, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
-    X(60, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
-    X(61, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
-    X(62, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
-    X(63, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
-    X(64, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
-    X(65, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
-    X(66, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
-    X(67, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
-    X(68, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
-    X(69, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
-    X(70, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
-    X(71, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
-    X(72, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
-    X(73, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
-    X(74, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
-    X(75, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
-    X(76, "nt_bwd_stats<nt_bf16, nt_bf16, float, 128>", nt_bwd_stats<nt_bf16, nt_bf16, float, 128>) \
-    X(77, "nt_bwd_stats<nt_bf16, nt_bf16, float, 256>", nt_bwd_stats<nt_bf16, nt_bf16, float, 256>) \
-    X(78, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
-    X(79, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
-    X(80, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
-    X(81, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
-    X(82, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
-    X(83, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
-    X(84, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
-    X(85, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
-    X(86, "nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>) \
-    X(87, "nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>) \
-    X(88, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>) \
-    X(89, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>) \
-    X(90, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>) \
-    X(91, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>) \
-    X(92, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>) \
-    X(93, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>) \
-    X(94, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>) \
-    X(95, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>) \
-    X(96, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>) \
-    X(97, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>) \
-    X(98, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>) \
-    X(99, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>) \
-    X(100, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>) \
-    X(101, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>) \
-    X(102, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>) \
-    X(103, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>) \
-    X(104, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>) \
-    X(105, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>) \
-    X(106, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>) \
-    X(107, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>) \
-    X(108, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>) \
-    X(109, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>) \
-    X(110, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>) \
-    X(111, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>) \
-    X(112, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>) \
-    X(113, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>) \
-    X(114, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>) \
-    X(115, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>) \
-    X(116, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>) \
-    X(117, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>) \
-    X(118, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>) \
-    X(119, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>) \
-    X(120, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>) \
-    X(121, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>) \
-    X(122, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
-    X(123, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
-    X(124, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
-    X(125, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
-    X(126, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
-    X(127, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
-    X(128, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
-    X(129, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
-    X(130, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
-    X(131, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 13, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 13, 0>) \
-    X(132, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 2, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 2, 0>) \
-    X(133, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(134, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 4>) \
-    X(135, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(136, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 0>) \
-    X(137, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 4>) \
-    X(138, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(139, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 5, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 5, 0>) \
-    X(140, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(141, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 9, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 9, 0>) \
-    X(142, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 1, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 1, 2>) \
-    X(143, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 3, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 3, 2>) \
-    X(144, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(145, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 9, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 9, 0>) \
-    X(146, "nt_fwd_arow<nt_bf16, nt_bf16, 512, 1, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 512, 1, 4>) \
-    X(147, "nt_fwd_arow<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(148, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 5, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 5, 0>) \
-    X(149, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 3, 8>) \
-    X(150, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
-    X(151, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
-    X(152, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
-    X(153, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
-    X(154, "nt_fwd_awarp<float, float, 16, 128, 3, 0>", nt_fwd_awarp<float, float, 16, 128, 3, 0>) \
-    X(155, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 0>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 0>) \
-    X(156, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
-    X(157, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
-    X(158, "nt_fwd_awarp<nt_bf16, float, 16, 128, 5, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 5, 4>) \
-    X(159, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
-    X(160, "nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 0>) \
-    X(161, "nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 4>", nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 4>) \
-    X(162, "nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 0>) \
-    X(163, "nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 4>", nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 4>) \
-    X(164, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
-    X(165, "nt_fwd_awarp<nt_bf16, float, 8, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 8, 128, 3, 8>) \
-    X(166, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 2, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 2, 4>) \
-    X(167, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 0>) \
-    X(168, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 8>) \
-    X(169, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 5, 0>) \
-    X(170, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 3, 0>) \
-    X(171, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 0>) \
-    X(172, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 4>) \
-    X(173, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 7, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 7, 0>) \
-    X(174, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
-    X(175, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 4>) \
-    X(176, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
-    X(177, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
-    X(178, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 4>) \
-    X(179, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
-    X(180, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 0>) \
-    X(181, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 4>) \
-    X(182, "nt_fwd_awarp<nt_f16, float, 16, 128, 5, 4>", nt_fwd_awarp<nt_f16, float, 16, 128, 5, 4>) \
-    X(183, "nt_fwd_awarp<nt_f16, float, 32, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 32, 128, 5, 0>) \
-    X(184, "nt_fwd_awarp<nt_f16, float, 32, 128, 5, 4>", nt_fwd_awarp<nt_f16, float, 32, 128, 5, 4>) \
-    X(185, "nt_fwd_awarp<nt_f16, float, 8, 128, 3, 8>", nt_fwd_awarp<nt_f16, float, 8, 128, 3, 8>) \
-    X(186, "nt_fwd_awarp<nt_f16, nt_f16, 16, 128, 2, 8>", nt_fwd_awarp<nt_f16, nt_f16, 16, 128, 2, 8>) \
-    X(187, "nt_fwd_awarp<nt_f16, nt_f16, 32, 128, 3, 8>", nt_fwd_awarp<nt_f16, nt_f16, 32, 128, 3, 8>) \
-    X(188, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
-    X(189, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
-    X(190, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
-    X(191, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
-    X(192, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
-    X(193, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
-    X(194, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
-    X(195, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
-    X(196, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
-    X(197, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
-    X(198, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
-    X(199, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(200, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
-    X(201, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
-    X(202, "nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>", nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>) \
-    X(203, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
-    X(204, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
-    X(205, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
-    X(206, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
-    X(207, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
-    X(208, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
-    X(209, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
-    X(210, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>) \
-    X(211, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
-    X(212, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
-    X(213, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>) \
-    X(214, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
-    X(215, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>) \
-    X(216, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>) \
-    X(217, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
-    X(218, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>) \
-    X(219, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
-    X(220, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>) \
-    X(221, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
-    X(222, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>) \
-    X(223, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>) \
-    X(224, "nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>) \
-    X(225, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>) \
-    X(226, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>) \
-    X(227, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
-    X(228, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
-    X(229, "nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>", nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>) \
-    X(230, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
-    X(231, "nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>", nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>) \
-    X(232, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
-    X(233, "nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>) \
-    X(234, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
-    X(235, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>) \
-    X(236, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>) \
-    X(237, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
-    X(238, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
-    X(239, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
-    X(240, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
-    X(241, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
-    X(242, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
-    X(243, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
-    X(244, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
-    X(245, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
-    X(246, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
-    X(247, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
-    X(248, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
-    X(249, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
-    X(250, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
-    X(251, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
-    X(252, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
-    X(253, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
-    X(254, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
-    X(255, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
-    X(256, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
-    X(257, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
-    X(258, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
-    X(259, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
-    X(260, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
-    X(261, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
-    X(262, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
-    X(263, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
-    X(264, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
-    X(265, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
-    X(266, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
-    X(267, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
-    X(268, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
-    X(269, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
-    X(270, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
-    X(271, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
-    X(272, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
-    X(273, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
-    X(274, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
-    X(275, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
-    X(276, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
-    X(277, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
-    X(278, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
-    X(279, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
-    X(280, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
-    X(281, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
-    X(282, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
-    X(283, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
-    X(284, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 6, 2, 0>) \
-    X(285, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
-    X(286, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 8, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 8, 2, 0>) \
-    X(287, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
-    X(288, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
-    X(289, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
-    X(290, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
-    X(291, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
-    X(292, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
-    X(293, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>) \
-    X(294, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 5, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 5, 2, 8>) \
-    X(295, "nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>) \
-    X(296, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
-    X(297, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
-    X(298, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
-    X(299, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
-    X(300, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
-    X(301, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
-    X(302, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
-    X(303, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
-    X(304, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
-    X(305, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
-    X(306, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
-    X(307, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
-    X(308, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
-    X(309, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
-    X(310, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
-    X(311, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
-    X(312, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
-    X(313, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
-    X(314, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
-    X(315, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
-    X(316, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
-    X(317, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
-    X(318, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
-    X(319, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
-    X(320, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
-    X(321, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
-    X(322, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
-    X(323, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
-    X(324, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
-    X(325, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
-    X(326, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
-    X(327, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>) \
-    X(328, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>) \
-    X(329, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>) \
-    X(330, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
-    X(331, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
-    X(332, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
-    X(333, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>) \
-    X(334, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>) \
-    X(335, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
-    X(336, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
-    X(337, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>) \
-    X(338, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
-    X(339, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>) \
-    X(340, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
-    X(341, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
-    X(342, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
-    X(343, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
-    X(344, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
-    X(345, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
-    X(346, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
-    X(347, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>) \
-    X(348, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>) \
-    X(349, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>) \
-    X(350, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>) \
-    X(351, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
-    X(352, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
-    X(353, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
-    X(354, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
-    X(355, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
-    X(356, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
-    X(357, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
-    X(358, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
-    X(359, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
-    X(360, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
-    X(361, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
-    X(362, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
-    X(363, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
-    X(364, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
-    X(365, "nt_fwd_warp<float, float, 16, 128, 2, 0>", nt_fwd_warp<float, float, 16, 128, 2, 0>) \
-    X(366, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 0>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 0>) \
-    X(367, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
-    X(368, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
-    X(369, "nt_fwd_warp<nt_bf16, float, 16, 128, 4, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 4, 4>) \
-    X(370, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
-    X(371, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 0>) \
-    X(372, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 4>) \
-    X(373, "nt_fwd_warp<nt_bf16, float, 32, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 128, 4, 0>) \
-    X(374, "nt_fwd_warp<nt_bf16, float, 32, 128, 4, 4>", nt_fwd_warp<nt_bf16, float, 32, 128, 4, 4>) \
-    X(375, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
-    X(376, "nt_fwd_warp<nt_bf16, float, 8, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 8, 128, 2, 8>) \
-    X(377, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 1, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 1, 4>) \
-    X(378, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 0>) \
-    X(379, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 8>) \
-    X(380, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 4, 0>) \
-    X(381, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 2, 0>) \
-    X(382, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 4, 0>) \
-    X(383, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 5, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 5, 4>) \
-    X(384, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 6, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 6, 0>) \
-    X(385, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
-    X(386, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 4>) \
-    X(387, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
-    X(388, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
-    X(389, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 4>) \
-    X(390, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
-    X(391, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 0>) \
-    X(392, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 4>) \
-    X(393, "nt_fwd_warp<nt_f16, float, 16, 128, 4, 4>", nt_fwd_warp<nt_f16, float, 16, 128, 4, 4>) \
-    X(394, "nt_fwd_warp<nt_f16, float, 32, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 32, 128, 4, 0>) \
-    X(395, "nt_fwd_warp<nt_f16, float, 32, 128, 4, 4>", nt_fwd_warp<nt_f16, float, 32, 128, 4, 4>) \
-    X(396, "nt_fwd_warp<nt_f16, float, 8, 128, 2, 8>", nt_fwd_warp<nt_f16, float, 8, 128, 2, 8>) \
-    X(397, "nt_fwd_warp<nt_f16, nt_f16, 16, 128, 1, 8>", nt_fwd_warp<nt_f16, nt_f16, 16, 128, 1, 8>) \
-    X(398, "nt_fwd_warp<nt_f16, nt_f16, 32, 128, 2, 8>", nt_fwd_warp<nt_f16, nt_f16, 32, 128, 2, 8>) \
-    X(399, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
-    X(400, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
-    X(401, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
-    X(402, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
-    X(403, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
-    X(404, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
-    X(405, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
-    X(406, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
-    X(407, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(408, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
-    X(409, "nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>) \
-    X(410, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>) \
-    X(411, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
-    X(412, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
-    X(413, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>) \
-    X(414, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
-    X(415, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
-    X(416, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>) \
-    X(417, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>) \
-    X(418, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>) \
-    X(419, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>) \
-    X(420, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>) \
-    X(421, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
-    X(422, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
-    X(423, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>) \
-    X(424, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(425, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>) \
-    X(426, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
-    X(427, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>) \
-    X(428, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>) \
-    X(429, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(430, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
-    X(431, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>) \
-    X(432, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
-    X(433, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>) \
-    X(434, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>) \
-    X(435, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
-    X(436, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(437, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(438, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(439, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(440, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(441, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
-    X(442, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
-    X(443, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>) \
-    X(444, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>) \
-    X(445, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
-    X(446, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
-    X(447, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
-    X(448, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
-    X(449, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
-    X(450, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
-    X(451, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
-    X(452, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
-    X(453, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
-    X(454, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
-    X(455, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
-    X(456, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
-    X(457, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>) \
-    X(458, "nt_persist_held<float, float, float, 128, 2, 3, 2>", nt_persist_held<float, float, float, 128, 2, 3, 2>) \
-    X(459, "nt_persist_held<float, float, float, 160, 2, 3, 2>", nt_persist_held<float, float, float, 160, 2, 3, 2>) \
-    X(460, "nt_persist_held<float, float, float, 256, 1, 3, 2>", nt_persist_held<float, float, float, 256, 1, 3, 2>) \
-    X(461, "nt_persist_held<float, float, float, 288, 1, 3, 2>", nt_persist_held<float, float, float, 288, 1, 3, 2>) \
-    X(462, "nt_persist_held<float, float, float, 512, 2, 2, 1>", nt_persist_held<float, float, float, 512, 2, 2, 1>) \
-    X(463, "nt_persist_held<float, float, float, 544, 2, 2, 1>", nt_persist_held<float, float, float, 544, 2, 2, 1>) \
-    X(464, "nt_persist_held<nt_bf16, float, float, 256, 2, 4, 1>", nt_persist_held<nt_bf16, float, float, 256, 2, 4, 1>) \
-    X(465, "nt_persist_held<nt_bf16, float, float, 288, 2, 4, 1>", nt_persist_held<nt_bf16, float, float, 288, 2, 4, 1>) \
-    X(466, "nt_persist_held<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist_held<nt_bf16, float, float, 512, 1, 4, 1>) \
-    X(467, "nt_persist_held<nt_bf16, float, float, 544, 1, 4, 1>", nt_persist_held<nt_bf16, float, float, 544, 1, 4, 1>) \
-    X(468, "nt_persist_held<nt_bf16, nt_bf16, float, 1024, 1, 2, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 1024, 1, 2, 0>) \
-    X(469, "nt_persist_held<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_persist_held<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
-    X(470, "nt_persist_held<nt_bf16, nt_bf16, float, 128, 2, 4, 2>", nt_persist_held<nt_bf16, nt_bf16, float, 128, 2, 4, 2>) \
-    X(471, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
-    X(472, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
-    X(473, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 4, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 4, 1>) \
-    X(474, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
-    X(475, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 3, 4, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 3, 4, 1>) \
-    X(476, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
-    X(477, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 2, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 2, 0>) \
-    X(478, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
-    X(479, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
-    X(480, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
-    X(481, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
-    X(482, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 3, 3, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 3, 3, 0>) \
-    X(483, "nt_persist_held<nt_f16, float, float, 256, 2, 4, 1>", nt_persist_held<nt_f16, float, float, 256, 2, 4, 1>) \
-    X(484, "nt_persist_held<nt_f16, float, float, 288, 2, 4, 1>", nt_persist_held<nt_f16, float, float, 288, 2, 4, 1>) \
-    X(485, "nt_persist_held<nt_f16, float, float, 512, 1, 4, 1>", nt_persist_held<nt_f16, float, float, 512, 1, 4, 1>) \
-    X(486, "nt_persist_held<nt_f16, float, float, 544, 1, 4, 1>", nt_persist_held<nt_f16, float, float, 544, 1, 4, 1>) \
-    X(487, "nt_persist_held<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist_held<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
-    X(488, "nt_persist_held<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_persist_held<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
-    X(489, "nt_persist_held<nt_f16, nt_f16, float, 512, 1, 4, 1>", nt_persist_held<nt_f16, nt_f16, float, 512, 1, 4, 1>) \
-    X(490, "nt_persist_held<nt_f16, nt_f16, float, 544, 1, 4, 1>", nt_persist_held<nt_f16, nt_f16, float, 544, 1, 4, 1>)
+    X(12, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
+    X(13, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
+    X(14, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 3, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 3, 4>) \
+    X(15, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 2, 4>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 2, 4>) \
+    X(16, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 3, 2>) \
+    X(17, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 4, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 3, 4, 2>) \
+    X(18, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 6, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 6, 2, 2>) \
+    X(19, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
+    X(20, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(21, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(22, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 2, 2>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 2, 2>) \
+    X(23, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(24, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 5, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 5, 3, 0>) \
+    X(25, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 0>) \
+    X(26, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(27, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 0>) \
+    X(28, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 288, 7, 2, 1>) \
+    X(29, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 0>) \
+    X(30, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(31, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(32, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(33, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 3, 2, 1>) \
+    X(34, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 0>) \
+    X(35, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(36, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(37, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(38, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 0>) \
+    X(39, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 544, 5, 2, 1>) \
+    X(40, "nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>", nt_bwd_aligned<nt_bf16, nt_bf16, float, 96, 1, 3, 8>) \
+    X(41, "nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 1024, 3, 2, 1>) \
+    X(42, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 0>) \
+    X(43, "nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, float, float, 544, 4, 2, 1>) \
+    X(44, "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>) \
+    X(45, "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>) \
+    X(46, "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>", nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>) \
+    X(47, "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 4, 4, 0>", nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 4, 4, 0>) \
+    X(48, "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 4, 4, 2>", nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 4, 4, 2>) \
+    X(49, "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 4, 2>", nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 4, 2>) \
+    X(50, "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 8, 0>", nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 8, 0>) \
+    X(51, "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 8, 2>", nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 8, 2>) \
+    X(52, "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>) \
+    X(53, "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>", nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>) \
+    X(54, "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>) \
+    X(55, "nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>", nt_bwd_cstage<nt_bf16, float, float, 4, 288, 4, 2, 0>) \
+    X(56, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 512, 4, 2, 0>) \
+    X(57, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 2, 544, 4, 2, 0>) \
+    X(58, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 256, 4, 3, 2>) \
+    X(59, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 4, 288, 4, 3, 2>) \
+    X(60, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 0>) \
+    X(61, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 160, 3, 3, 0>) \
+    X(62, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 0>) \
+    X(63, "nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>", nt_bwd_cstage<nt_bf16, nt_bf16, float, 8, 256, 4, 3, 2>) \
+    X(64, "nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 256, 4, 2, 2>) \
+    X(65, "nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>", nt_bwd_cstage<nt_f16, float, float, 4, 288, 4, 2, 2>) \
+    X(66, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 256, 4, 3, 2>) \
+    X(67, "nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>", nt_bwd_cstage<nt_f16, nt_f16, float, 4, 288, 4, 3, 2>) \
+    X(68, "nt_bwd_loop<float, float, float, 1024, 1, 0>", nt_bwd_loop<float, float, float, 1024, 1, 0>) \
+    X(69, "nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, float, float, 1024, 1, 0>) \
+    X(70, "nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, float, 1024, 1, 0>) \
+    X(71, "nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>", nt_bwd_loop<nt_bf16, nt_bf16, nt_bf16, 1024, 1, 0>) \
+    X(72, "nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, float, float, 1024, 1, 0>) \
+    X(73, "nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, float, 1024, 1, 0>) \
+    X(74, "nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>", nt_bwd_loop<nt_f16, nt_f16, nt_f16, 1024, 1, 0>) \
+    X(75, "nt_bwd_stats<nt_bf16, nt_bf16, float, 128>", nt_bwd_stats<nt_bf16, nt_bf16, float, 128>) \
+    X(76, "nt_bwd_stats<nt_bf16, nt_bf16, float, 256>", nt_bwd_stats<nt_bf16, nt_bf16, float, 256>) \
+    X(77, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 4, 1, 0>) \
+    X(78, "nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_bf16, float, float, 32, 128, 5, 1, 0>) \
+    X(79, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 128, 4, 1, 2>) \
+    X(80, "nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>", nt_bwd_warp<nt_bf16, nt_bf16, float, 32, 256, 4, 1, 0>) \
+    X(81, "nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 4, 1, 0>) \
+    X(82, "nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, float, float, 32, 128, 5, 1, 0>) \
+    X(83, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 4, 1, 0>) \
+    X(84, "nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>", nt_bwd_warp<nt_f16, nt_f16, float, 32, 128, 5, 1, 0>) \
+    X(85, "nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 2, 3, 2>) \
+    X(86, "nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<float, float, float, 16, 128, 3, 3, 2>) \
+    X(87, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 1, 3, 2>) \
+    X(88, "nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 16, 256, 2, 3, 2>) \
+    X(89, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 2, 3, 2>) \
+    X(90, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 3, 3, 2>) \
+    X(91, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 4, 2, 2>) \
+    X(92, "nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_bf16, float, float, 32, 128, 5, 2, 2>) \
+    X(93, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 2, 3, 2>) \
+    X(94, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 128, 3, 3, 2>) \
+    X(95, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 1, 3, 2>) \
+    X(96, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 16, 256, 2, 3, 2>) \
+    X(97, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 2, 2>) \
+    X(98, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 3, 4, 2>) \
+    X(99, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 2, 2>) \
+    X(100, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 128, 4, 4, 2>) \
+    X(101, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 1, 3, 2>) \
+    X(102, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 256, 2, 3, 2>) \
+    X(103, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 2, 2, 0>) \
+    X(104, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 32, 512, 3, 2, 0>) \
+    X(105, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 2, 3, 2>) \
+    X(106, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 128, 3, 3, 2>) \
+    X(107, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 1, 3, 2>) \
+    X(108, "nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>", nt_bwd_wstage<nt_bf16, nt_bf16, float, 8, 256, 2, 3, 2>) \
+    X(109, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 1, 3, 2>) \
+    X(110, "nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 16, 256, 2, 3, 2>) \
+    X(111, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 2, 3, 2>) \
+    X(112, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 3, 3, 2>) \
+    X(113, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 4, 2, 2>) \
+    X(114, "nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, float, float, 32, 128, 5, 2, 2>) \
+    X(115, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 1, 3, 2>) \
+    X(116, "nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 16, 256, 2, 3, 2>) \
+    X(117, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 2, 3, 2>) \
+    X(118, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 3, 3, 2>) \
+    X(119, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 4, 2, 2>) \
+    X(120, "nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>", nt_bwd_wstage<nt_f16, nt_f16, float, 32, 128, 5, 2, 2>) \
+    X(121, "nt_colsum_final<float, 0>", nt_colsum_final<float, 0>) \
+    X(122, "nt_colsum_final<nt_bf16, 0>", nt_colsum_final<nt_bf16, 0>) \
+    X(123, "nt_colsum_final<nt_f16, 0>", nt_colsum_final<nt_f16, 0>) \
+    X(124, "nt_fwd_arow<float, float, 160, 2, 8>", nt_fwd_arow<float, float, 160, 2, 8>) \
+    X(125, "nt_fwd_arow<nt_bf16, float, 160, 2, 4>", nt_fwd_arow<nt_bf16, float, 160, 2, 4>) \
+    X(126, "nt_fwd_arow<nt_bf16, float, 160, 3, 4>", nt_fwd_arow<nt_bf16, float, 160, 3, 4>) \
+    X(127, "nt_fwd_arow<nt_bf16, float, 160, 4, 4>", nt_fwd_arow<nt_bf16, float, 160, 4, 4>) \
+    X(128, "nt_fwd_arow<nt_bf16, float, 160, 7, 0>", nt_fwd_arow<nt_bf16, float, 160, 7, 0>) \
+    X(129, "nt_fwd_arow<nt_bf16, float, 96, 4, 0>", nt_fwd_arow<nt_bf16, float, 96, 4, 0>) \
+    X(130, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 13, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 13, 0>) \
+    X(131, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 2, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 2, 0>) \
+    X(132, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(133, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 4>) \
+    X(134, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(135, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 0>) \
+    X(136, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 4>) \
+    X(137, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(138, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 5, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 5, 0>) \
+    X(139, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(140, "nt_fwd_arow<nt_bf16, nt_bf16, 128, 9, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 128, 9, 0>) \
+    X(141, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 1, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 1, 2>) \
+    X(142, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 3, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 3, 2>) \
+    X(143, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(144, "nt_fwd_arow<nt_bf16, nt_bf16, 256, 9, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 256, 9, 0>) \
+    X(145, "nt_fwd_arow<nt_bf16, nt_bf16, 512, 1, 4>", nt_fwd_arow<nt_bf16, nt_bf16, 512, 1, 4>) \
+    X(146, "nt_fwd_arow<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_arow<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(147, "nt_fwd_arow<nt_bf16, nt_bf16, 64, 5, 0>", nt_fwd_arow<nt_bf16, nt_bf16, 64, 5, 0>) \
+    X(148, "nt_fwd_arow<nt_bf16, nt_bf16, 96, 3, 8>", nt_fwd_arow<nt_bf16, nt_bf16, 96, 3, 8>) \
+    X(149, "nt_fwd_arow<nt_f16, float, 160, 4, 0>", nt_fwd_arow<nt_f16, float, 160, 4, 0>) \
+    X(150, "nt_fwd_arow<nt_f16, float, 96, 2, 0>", nt_fwd_arow<nt_f16, float, 96, 2, 0>) \
+    X(151, "nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>", nt_fwd_arow<nt_f16, nt_f16, 256, 9, 2>) \
+    X(152, "nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>", nt_fwd_arow<nt_f16, nt_f16, 96, 2, 8>) \
+    X(153, "nt_fwd_awarp<float, float, 16, 128, 3, 0>", nt_fwd_awarp<float, float, 16, 128, 3, 0>) \
+    X(154, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 0>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 0>) \
+    X(155, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 4>) \
+    X(156, "nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 16, 128, 3, 8>) \
+    X(157, "nt_fwd_awarp<nt_bf16, float, 16, 128, 5, 4>", nt_fwd_awarp<nt_bf16, float, 16, 128, 5, 4>) \
+    X(158, "nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 32, 128, 3, 8>) \
+    X(159, "nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 0>", nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 0>) \
+    X(160, "nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 4>", nt_fwd_awarp<nt_bf16, float, 32, 128, 4, 4>) \
+    X(161, "nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 0>", nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 0>) \
+    X(162, "nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 4>", nt_fwd_awarp<nt_bf16, float, 32, 128, 5, 4>) \
+    X(163, "nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 4, 128, 3, 8>) \
+    X(164, "nt_fwd_awarp<nt_bf16, float, 8, 128, 3, 8>", nt_fwd_awarp<nt_bf16, float, 8, 128, 3, 8>) \
+    X(165, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 2, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 2, 4>) \
+    X(166, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 0>) \
+    X(167, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 3, 8>) \
+    X(168, "nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 16, 128, 5, 0>) \
+    X(169, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 3, 0>) \
+    X(170, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 0>) \
+    X(171, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 5, 4>) \
+    X(172, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 7, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 128, 7, 0>) \
+    X(173, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 0>) \
+    X(174, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 256, 4, 4>) \
+    X(175, "nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 32, 512, 3, 0>) \
+    X(176, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 0>) \
+    X(177, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 4>) \
+    X(178, "nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>", nt_fwd_awarp<nt_bf16, nt_bf16, 4, 128, 3, 8>) \
+    X(179, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 0>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 0>) \
+    X(180, "nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 4>", nt_fwd_awarp<nt_bf16, nt_bf16, 8, 128, 3, 4>) \
+    X(181, "nt_fwd_awarp<nt_f16, float, 16, 128, 5, 4>", nt_fwd_awarp<nt_f16, float, 16, 128, 5, 4>) \
+    X(182, "nt_fwd_awarp<nt_f16, float, 32, 128, 5, 0>", nt_fwd_awarp<nt_f16, float, 32, 128, 5, 0>) \
+    X(183, "nt_fwd_awarp<nt_f16, float, 32, 128, 5, 4>", nt_fwd_awarp<nt_f16, float, 32, 128, 5, 4>) \
+    X(184, "nt_fwd_awarp<nt_f16, float, 8, 128, 3, 8>", nt_fwd_awarp<nt_f16, float, 8, 128, 3, 8>) \
+    X(185, "nt_fwd_awarp<nt_f16, nt_f16, 16, 128, 2, 8>", nt_fwd_awarp<nt_f16, nt_f16, 16, 128, 2, 8>) \
+    X(186, "nt_fwd_awarp<nt_f16, nt_f16, 32, 128, 3, 8>", nt_fwd_awarp<nt_f16, nt_f16, 32, 128, 3, 8>) \
+    X(187, "nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>", nt_fwd_awarp<nt_f16, nt_f16, 32, 512, 5, 0>) \
+    X(188, "nt_fwd_loop<float, float, 1024, 4, 0>", nt_fwd_loop<float, float, 1024, 4, 0>) \
+    X(189, "nt_fwd_loop<nt_bf16, float, 1024, 2, 0>", nt_fwd_loop<nt_bf16, float, 1024, 2, 0>) \
+    X(190, "nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>", nt_fwd_loop<nt_bf16, nt_bf16, 1024, 2, 0>) \
+    X(191, "nt_fwd_loop<nt_f16, float, 1024, 2, 0>", nt_fwd_loop<nt_f16, float, 1024, 2, 0>) \
+    X(192, "nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>", nt_fwd_loop<nt_f16, nt_f16, 1024, 2, 0>) \
+    X(193, "nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>", nt_fwd_persist<nt_bf16, float, 1024, 3, 2, 1>) \
+    X(194, "nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 2, 2, 4>) \
+    X(195, "nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, float, 256, 3, 2, 4>) \
+    X(196, "nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 256, 4, 2, 2>) \
+    X(197, "nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>", nt_fwd_persist<nt_bf16, float, 288, 4, 2, 2>) \
+    X(198, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(199, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 3, 2, 4>) \
+    X(200, "nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>", nt_fwd_persist<nt_bf16, nt_bf16, 256, 4, 2, 4>) \
+    X(201, "nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>", nt_fwd_persist<nt_bf16, nt_bf16, 512, 2, 2, 2>) \
+    X(202, "nt_fwd_row<float, float, 128, 2, 8>", nt_fwd_row<float, float, 128, 2, 8>) \
+    X(203, "nt_fwd_row<nt_bf16, float, 128, 2, 4>", nt_fwd_row<nt_bf16, float, 128, 2, 4>) \
+    X(204, "nt_fwd_row<nt_bf16, float, 128, 3, 4>", nt_fwd_row<nt_bf16, float, 128, 3, 4>) \
+    X(205, "nt_fwd_row<nt_bf16, float, 128, 4, 4>", nt_fwd_row<nt_bf16, float, 128, 4, 4>) \
+    X(206, "nt_fwd_row<nt_bf16, float, 128, 7, 0>", nt_fwd_row<nt_bf16, float, 128, 7, 0>) \
+    X(207, "nt_fwd_row<nt_bf16, float, 64, 4, 0>", nt_fwd_row<nt_bf16, float, 64, 4, 0>) \
+    X(208, "nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>", nt_fwd_row<nt_bf16, nt_bf16, 128, 1, 16>) \
+    X(209, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 0>) \
+    X(210, "nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 2, 4>) \
+    X(211, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 0>) \
+    X(212, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 4>) \
+    X(213, "nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 3, 8>) \
+    X(214, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 0>) \
+    X(215, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 4>) \
+    X(216, "nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 128, 4, 8>) \
+    X(217, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 0>) \
+    X(218, "nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 6, 4>) \
+    X(219, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 0>) \
+    X(220, "nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>", nt_fwd_row<nt_bf16, nt_bf16, 128, 7, 4>) \
+    X(221, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 2>) \
+    X(222, "nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>", nt_fwd_row<nt_bf16, nt_bf16, 256, 1, 8>) \
+    X(223, "nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 2, 4>) \
+    X(224, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 0>) \
+    X(225, "nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>", nt_fwd_row<nt_bf16, nt_bf16, 256, 3, 2>) \
+    X(226, "nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>", nt_fwd_row<nt_bf16, nt_bf16, 256, 4, 4>) \
+    X(227, "nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>", nt_fwd_row<nt_bf16, nt_bf16, 256, 8, 0>) \
+    X(228, "nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>", nt_fwd_row<nt_bf16, nt_bf16, 32, 10, 16>) \
+    X(229, "nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>", nt_fwd_row<nt_bf16, nt_bf16, 32, 16, 0>) \
+    X(230, "nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>", nt_fwd_row<nt_bf16, nt_bf16, 512, 1, 4>) \
+    X(231, "nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>", nt_fwd_row<nt_bf16, nt_bf16, 512, 4, 2>) \
+    X(232, "nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 3, 8>) \
+    X(233, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 0>) \
+    X(234, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 16>) \
+    X(235, "nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>", nt_fwd_row<nt_bf16, nt_bf16, 64, 4, 8>) \
+    X(236, "nt_fwd_row<nt_f16, float, 128, 4, 0>", nt_fwd_row<nt_f16, float, 128, 4, 0>) \
+    X(237, "nt_fwd_row<nt_f16, float, 64, 2, 0>", nt_fwd_row<nt_f16, float, 64, 2, 0>) \
+    X(238, "nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>", nt_fwd_row<nt_f16, nt_f16, 128, 4, 8>) \
+    X(239, "nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>", nt_fwd_row<nt_f16, nt_f16, 256, 8, 2>) \
+    X(240, "nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>", nt_fwd_row<nt_f16, nt_f16, 512, 4, 2>) \
+    X(241, "nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>", nt_fwd_row<nt_f16, nt_f16, 64, 2, 8>) \
+    X(242, "nt_fwd_rows<float, float, 128, 2, 2, 8>", nt_fwd_rows<float, float, 128, 2, 2, 8>) \
+    X(243, "nt_fwd_rows<float, float, 256, 4, 2, 2>", nt_fwd_rows<float, float, 256, 4, 2, 2>) \
+    X(244, "nt_fwd_rows<float, float, 288, 4, 2, 2>", nt_fwd_rows<float, float, 288, 4, 2, 2>) \
+    X(245, "nt_fwd_rows<float, float, 512, 2, 2, 2>", nt_fwd_rows<float, float, 512, 2, 2, 2>) \
+    X(246, "nt_fwd_rows<float, float, 544, 2, 2, 2>", nt_fwd_rows<float, float, 544, 2, 2, 2>) \
+    X(247, "nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 1, 2, 8>) \
+    X(248, "nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 128, 2, 2, 8>) \
+    X(249, "nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 128, 3, 2, 4>) \
+    X(250, "nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 5, 2, 0>) \
+    X(251, "nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 6, 2, 0>) \
+    X(252, "nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 128, 7, 2, 0>) \
+    X(253, "nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>", nt_fwd_rows<nt_bf16, float, 160, 1, 2, 8>) \
+    X(254, "nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>", nt_fwd_rows<nt_bf16, float, 160, 3, 2, 4>) \
+    X(255, "nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 5, 2, 0>) \
+    X(256, "nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 6, 2, 0>) \
+    X(257, "nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>", nt_fwd_rows<nt_bf16, float, 160, 7, 2, 0>) \
+    X(258, "nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 1, 2, 0>) \
+    X(259, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 0>) \
+    X(260, "nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 2, 2, 2>) \
+    X(261, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 0>) \
+    X(262, "nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 256, 3, 2, 2>) \
+    X(263, "nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 1, 2, 0>) \
+    X(264, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 0>) \
+    X(265, "nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 2, 2, 2>) \
+    X(266, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 0>) \
+    X(267, "nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>", nt_fwd_rows<nt_bf16, float, 288, 3, 2, 2>) \
+    X(268, "nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 512, 2, 2, 0>) \
+    X(269, "nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>", nt_fwd_rows<nt_bf16, float, 544, 2, 2, 0>) \
+    X(270, "nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 10, 2, 0>) \
+    X(271, "nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 64, 2, 2, 8>) \
+    X(272, "nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 64, 6, 2, 0>) \
+    X(273, "nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 10, 2, 0>) \
+    X(274, "nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>", nt_fwd_rows<nt_bf16, float, 96, 2, 2, 8>) \
+    X(275, "nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>", nt_fwd_rows<nt_bf16, float, 96, 6, 2, 0>) \
+    X(276, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 0>) \
+    X(277, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 1, 2, 4>) \
+    X(278, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 0>) \
+    X(279, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 2, 2, 8>) \
+    X(280, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 3, 2, 4>) \
+    X(281, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 4, 2, 0>) \
+    X(282, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 5, 2, 0>) \
+    X(283, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 6, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 6, 2, 0>) \
+    X(284, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 7, 2, 0>) \
+    X(285, "nt_fwd_rows<nt_bf16, nt_bf16, 128, 8, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 128, 8, 2, 0>) \
+    X(286, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 0>) \
+    X(287, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 1, 2, 4>) \
+    X(288, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 2>) \
+    X(289, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 2, 2, 4>) \
+    X(290, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 0>) \
+    X(291, "nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>", nt_fwd_rows<nt_bf16, nt_bf16, 256, 3, 2, 2>) \
+    X(292, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 3, 2, 8>) \
+    X(293, "nt_fwd_rows<nt_bf16, nt_bf16, 64, 5, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 64, 5, 2, 8>) \
+    X(294, "nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>", nt_fwd_rows<nt_bf16, nt_bf16, 96, 3, 2, 8>) \
+    X(295, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 2>) \
+    X(296, "nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>", nt_fwd_rows<nt_f16, float, 256, 2, 2, 4>) \
+    X(297, "nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, float, 288, 2, 2, 2>) \
+    X(298, "nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 64, 2, 2, 0>) \
+    X(299, "nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>", nt_fwd_rows<nt_f16, float, 96, 2, 2, 0>) \
+    X(300, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 0>) \
+    X(301, "nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 128, 1, 2, 8>) \
+    X(302, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 0>) \
+    X(303, "nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>", nt_fwd_rows<nt_f16, nt_f16, 160, 1, 2, 8>) \
+    X(304, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 0>) \
+    X(305, "nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 256, 2, 2, 2>) \
+    X(306, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 0>) \
+    X(307, "nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>", nt_fwd_rows<nt_f16, nt_f16, 288, 2, 2, 2>) \
+    X(308, "nt_fwd_stage<float, float, 1024, 4, 2, 2>", nt_fwd_stage<float, float, 1024, 4, 2, 2>) \
+    X(309, "nt_fwd_stage<float, float, 512, 16, 0, 0>", nt_fwd_stage<float, float, 512, 16, 0, 0>) \
+    X(310, "nt_fwd_stage<float, float, 512, 8, 0, 1>", nt_fwd_stage<float, float, 512, 8, 0, 1>) \
+    X(311, "nt_fwd_stage<float, float, 544, 8, 0, 1>", nt_fwd_stage<float, float, 544, 8, 0, 1>) \
+    X(312, "nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_bf16, float, 1024, 4, 2, 1>) \
+    X(313, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 1>) \
+    X(314, "nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>", nt_fwd_stage<nt_bf16, float, 1024, 8, 0, 2>) \
+    X(315, "nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 12, 3, 0>) \
+    X(316, "nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>", nt_fwd_stage<nt_bf16, float, 128, 13, 3, 0>) \
+    X(317, "nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 10, 2, 0>) \
+    X(318, "nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>", nt_fwd_stage<nt_bf16, float, 256, 6, 3, 0>) \
+    X(319, "nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>", nt_fwd_stage<nt_bf16, float, 256, 9, 2, 0>) \
+    X(320, "nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, float, 512, 2, 4, 0>) \
+    X(321, "nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 512, 4, 2, 0>) \
+    X(322, "nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_bf16, float, 544, 4, 2, 0>) \
+    X(323, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 10, 3, 0>) \
+    X(324, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 16, 2, 0>) \
+    X(325, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 4, 2, 0>) \
+    X(326, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 6, 2, 0>) \
+    X(327, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 0, 0>) \
+    X(328, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 7, 2, 0>) \
+    X(329, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 8, 2, 0>) \
+    X(330, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 0, 0>) \
+    X(331, "nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 256, 9, 3, 0>) \
+    X(332, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 0, 0>) \
+    X(333, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 7, 2, 0>) \
+    X(334, "nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 288, 9, 0, 0>) \
+    X(335, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 16, 0, 0>) \
+    X(336, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 0>) \
+    X(337, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 0, 1>) \
+    X(338, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 2, 1>) \
+    X(339, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 0>) \
+    X(340, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 2, 4, 2>) \
+    X(341, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 0, 1>) \
+    X(342, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 3, 0>) \
+    X(343, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 3, 4, 0>) \
+    X(344, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 0, 0>) \
+    X(345, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 0>) \
+    X(346, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 2, 1>) \
+    X(347, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 0>) \
+    X(348, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 1>) \
+    X(349, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 4, 3, 2>) \
+    X(350, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 0>) \
+    X(351, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 5, 0, 1>) \
+    X(352, "nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 512, 8, 0, 1>) \
+    X(353, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 0>) \
+    X(354, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 5, 0, 1>) \
+    X(355, "nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>", nt_fwd_stage<nt_bf16, nt_bf16, 544, 8, 0, 1>) \
+    X(356, "nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>", nt_fwd_stage<nt_f16, float, 1024, 4, 2, 1>) \
+    X(357, "nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 512, 4, 2, 0>) \
+    X(358, "nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>", nt_fwd_stage<nt_f16, float, 544, 4, 2, 0>) \
+    X(359, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 0, 0>) \
+    X(360, "nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>", nt_fwd_stage<nt_f16, nt_f16, 512, 4, 3, 0>) \
+    X(361, "nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 512, 8, 0, 2>) \
+    X(362, "nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>", nt_fwd_stage<nt_f16, nt_f16, 544, 4, 0, 0>) \
+    X(363, "nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>", nt_fwd_stage<nt_f16, nt_f16, 544, 8, 0, 2>) \
+    X(364, "nt_fwd_warp<float, float, 16, 128, 2, 0>", nt_fwd_warp<float, float, 16, 128, 2, 0>) \
+    X(365, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 0>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 0>) \
+    X(366, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 4>) \
+    X(367, "nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 16, 128, 2, 8>) \
+    X(368, "nt_fwd_warp<nt_bf16, float, 16, 128, 4, 4>", nt_fwd_warp<nt_bf16, float, 16, 128, 4, 4>) \
+    X(369, "nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 32, 128, 2, 8>) \
+    X(370, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 0>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 0>) \
+    X(371, "nt_fwd_warp<nt_bf16, float, 32, 128, 3, 4>", nt_fwd_warp<nt_bf16, float, 32, 128, 3, 4>) \
+    X(372, "nt_fwd_warp<nt_bf16, float, 32, 128, 4, 0>", nt_fwd_warp<nt_bf16, float, 32, 128, 4, 0>) \
+    X(373, "nt_fwd_warp<nt_bf16, float, 32, 128, 4, 4>", nt_fwd_warp<nt_bf16, float, 32, 128, 4, 4>) \
+    X(374, "nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 4, 128, 2, 8>) \
+    X(375, "nt_fwd_warp<nt_bf16, float, 8, 128, 2, 8>", nt_fwd_warp<nt_bf16, float, 8, 128, 2, 8>) \
+    X(376, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 1, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 1, 4>) \
+    X(377, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 0>) \
+    X(378, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 2, 8>) \
+    X(379, "nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 16, 128, 4, 0>) \
+    X(380, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 2, 0>) \
+    X(381, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 4, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 4, 0>) \
+    X(382, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 5, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 5, 4>) \
+    X(383, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 6, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 128, 6, 0>) \
+    X(384, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 0>) \
+    X(385, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 256, 3, 4>) \
+    X(386, "nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 32, 512, 2, 0>) \
+    X(387, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 0>) \
+    X(388, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 4>) \
+    X(389, "nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>", nt_fwd_warp<nt_bf16, nt_bf16, 4, 128, 2, 8>) \
+    X(390, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 0>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 0>) \
+    X(391, "nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 4>", nt_fwd_warp<nt_bf16, nt_bf16, 8, 128, 2, 4>) \
+    X(392, "nt_fwd_warp<nt_f16, float, 16, 128, 4, 4>", nt_fwd_warp<nt_f16, float, 16, 128, 4, 4>) \
+    X(393, "nt_fwd_warp<nt_f16, float, 32, 128, 4, 0>", nt_fwd_warp<nt_f16, float, 32, 128, 4, 0>) \
+    X(394, "nt_fwd_warp<nt_f16, float, 32, 128, 4, 4>", nt_fwd_warp<nt_f16, float, 32, 128, 4, 4>) \
+    X(395, "nt_fwd_warp<nt_f16, float, 8, 128, 2, 8>", nt_fwd_warp<nt_f16, float, 8, 128, 2, 8>) \
+    X(396, "nt_fwd_warp<nt_f16, nt_f16, 16, 128, 1, 8>", nt_fwd_warp<nt_f16, nt_f16, 16, 128, 1, 8>) \
+    X(397, "nt_fwd_warp<nt_f16, nt_f16, 32, 128, 2, 8>", nt_fwd_warp<nt_f16, nt_f16, 32, 128, 2, 8>) \
+    X(398, "nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>", nt_fwd_warp<nt_f16, nt_f16, 32, 512, 4, 0>) \
+    X(399, "nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>", nt_fwd_wlate<nt_bf16, float, 512, 5, 1, 2>) \
+    X(400, "nt_persist<float, float, float, 1024, 1, 2, 1>", nt_persist<float, float, float, 1024, 1, 2, 1>) \
+    X(401, "nt_persist<float, float, float, 512, 8, 1, 0>", nt_persist<float, float, float, 512, 8, 1, 0>) \
+    X(402, "nt_persist<float, float, float, 512, 8, 1, 1>", nt_persist<float, float, float, 512, 8, 1, 1>) \
+    X(403, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 0>) \
+    X(404, "nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, float, float, 1024, 2, 2, 1>) \
+    X(405, "nt_persist<nt_bf16, float, float, 128, 1, 2, 0>", nt_persist<nt_bf16, float, float, 128, 1, 2, 0>) \
+    X(406, "nt_persist<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(407, "nt_persist<nt_bf16, float, float, 512, 4, 2, 0>", nt_persist<nt_bf16, float, float, 512, 4, 2, 0>) \
+    X(408, "nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 1, 2, 1>) \
+    X(409, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>) \
+    X(410, "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>) \
+    X(411, "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>) \
+    X(412, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
+    X(413, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>) \
+    X(414, "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>) \
+    X(415, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>) \
+    X(416, "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>) \
+    X(417, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>) \
+    X(418, "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>) \
+    X(419, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
+    X(420, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(421, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>) \
+    X(422, "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>", nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>) \
+    X(423, "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(424, "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>) \
+    X(425, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 0>) \
+    X(426, "nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 6, 2, 1>) \
+    X(427, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 0>) \
+    X(428, "nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 7, 2, 1>) \
+    X(429, "nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 256, 8, 2, 1>) \
+    X(430, "nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(431, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(432, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(433, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(434, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(435, "nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 2, 4, 1>) \
+    X(436, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 0>) \
+    X(437, "nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 3, 2, 1>) \
+    X(438, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 0>) \
+    X(439, "nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 4, 2, 1>) \
+    X(440, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 0>) \
+    X(441, "nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>", nt_persist<nt_bf16, nt_bf16, float, 512, 5, 2, 1>) \
+    X(442, "nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>", nt_persist<nt_bf16, nt_bf16, float, 64, 1, 3, 8>) \
+    X(443, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 3, 4>) \
+    X(444, "nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 2, 4, 4>) \
+    X(445, "nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>", nt_persist<nt_bf16, nt_bf16, float, 64, 4, 2, 4>) \
+    X(446, "nt_persist<nt_f16, float, float, 1024, 2, 2, 1>", nt_persist<nt_f16, float, float, 1024, 2, 2, 1>) \
+    X(447, "nt_persist<nt_f16, float, float, 512, 4, 2, 0>", nt_persist<nt_f16, float, float, 512, 4, 2, 0>) \
+    X(448, "nt_persist<nt_f16, float, float, 512, 4, 2, 1>", nt_persist<nt_f16, float, float, 512, 4, 2, 1>) \
+    X(449, "nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>", nt_persist<nt_f16, nt_f16, float, 1024, 2, 2, 1>) \
+    X(450, "nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>", nt_persist<nt_f16, nt_f16, float, 256, 8, 2, 1>) \
+    X(451, "nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>", nt_persist<nt_f16, nt_f16, float, 512, 4, 2, 1>) \
+    X(452, "nt_persist_held<float, float, float, 128, 2, 3, 2>", nt_persist_held<float, float, float, 128, 2, 3, 2>) \
+    X(453, "nt_persist_held<float, float, float, 160, 2, 3, 2>", nt_persist_held<float, float, float, 160, 2, 3, 2>) \
+    X(454, "nt_persist_held<float, float, float, 256, 1, 3, 2>", nt_persist_held<float, float, float, 256, 1, 3, 2>) \
+    X(455, "nt_persist_held<float, float, float, 288, 1, 3, 2>", nt_persist_held<float, float, float, 288, 1, 3, 2>) \
+    X(456, "nt_persist_held<float, float, float, 512, 2, 2, 1>", nt_persist_held<float, float, float, 512, 2, 2, 1>) \
+    X(457, "nt_persist_held<float, float, float, 544, 2, 2, 1>", nt_persist_held<float, float, float, 544, 2, 2, 1>) \
+    X(458, "nt_persist_held<nt_bf16, float, float, 256, 2, 4, 1>", nt_persist_held<nt_bf16, float, float, 256, 2, 4, 1>) \
+    X(459, "nt_persist_held<nt_bf16, float, float, 288, 2, 4, 1>", nt_persist_held<nt_bf16, float, float, 288, 2, 4, 1>) \
+    X(460, "nt_persist_held<nt_bf16, float, float, 512, 1, 4, 1>", nt_persist_held<nt_bf16, float, float, 512, 1, 4, 1>) \
+    X(461, "nt_persist_held<nt_bf16, float, float, 544, 1, 4, 1>", nt_persist_held<nt_bf16, float, float, 544, 1, 4, 1>) \
+    X(462, "nt_persist_held<nt_bf16, nt_bf16, float, 1024, 1, 2, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 1024, 1, 2, 0>) \
+    X(463, "nt_persist_held<nt_bf16, nt_bf16, float, 128, 2, 2, 2>", nt_persist_held<nt_bf16, nt_bf16, float, 128, 2, 2, 2>) \
+    X(464, "nt_persist_held<nt_bf16, nt_bf16, float, 128, 2, 4, 2>", nt_persist_held<nt_bf16, nt_bf16, float, 128, 2, 4, 2>) \
+    X(465, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 2, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 2, 0>) \
+    X(466, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 2, 2>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 2, 2>) \
+    X(467, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 4, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 2, 4, 1>) \
+    X(468, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 3, 3, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 3, 3, 1>) \
+    X(469, "nt_persist_held<nt_bf16, nt_bf16, float, 256, 3, 4, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 256, 3, 4, 1>) \
+    X(470, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 1, 4, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 1, 4, 1>) \
+    X(471, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 2, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 2, 0>) \
+    X(472, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 2, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 2, 1>) \
+    X(473, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 3, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 3, 0>) \
+    X(474, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 3, 1>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 3, 1>) \
+    X(475, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 4, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 2, 4, 0>) \
+    X(476, "nt_persist_held<nt_bf16, nt_bf16, float, 512, 3, 3, 0>", nt_persist_held<nt_bf16, nt_bf16, float, 512, 3, 3, 0>) \
+    X(477, "nt_persist_held<nt_f16, float, float, 256, 2, 4, 1>", nt_persist_held<nt_f16, float, float, 256, 2, 4, 1>) \
+    X(478, "nt_persist_held<nt_f16, float, float, 288, 2, 4, 1>", nt_persist_held<nt_f16, float, float, 288, 2, 4, 1>) \
+    X(479, "nt_persist_held<nt_f16, float, float, 512, 1, 4, 1>", nt_persist_held<nt_f16, float, float, 512, 1, 4, 1>) \
+    X(480, "nt_persist_held<nt_f16, float, float, 544, 1, 4, 1>", nt_persist_held<nt_f16, float, float, 544, 1, 4, 1>) \
+    X(481, "nt_persist_held<nt_f16, nt_f16, float, 256, 2, 4, 1>", nt_persist_held<nt_f16, nt_f16, float, 256, 2, 4, 1>) \
+    X(482, "nt_persist_held<nt_f16, nt_f16, float, 288, 2, 4, 1>", nt_persist_held<nt_f16, nt_f16, float, 288, 2, 4, 1>) \
+    X(483, "nt_persist_held<nt_f16, nt_f16, float, 512, 1, 4, 1>", nt_persist_held<nt_f16, nt_f16, float, 512, 1, 4, 1>) \
+    X(484, "nt_persist_held<nt_f16, nt_f16, float, 544, 1, 4, 1>", nt_persist_held<nt_f16, nt_f16, float, 544, 1, 4, 1>)
 
 #ifdef __cplusplus
 #define NORMTUNE_PRIV_STATIC static constexpr
@@ -1099,7 +1086,6 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 0>",
-    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 2, 4>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 2, 3, 4>",
@@ -1109,9 +1095,7 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 128, 6, 2, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 0>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 2, 2>",
-    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 3, 2>",
-    "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 2, 4, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 3, 2, 2>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 4, 3, 1>",
     "nt_bwd_aligned<nt_bf16, nt_bf16, float, 256, 5, 3, 0>",
@@ -1137,9 +1121,11 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_bwd_aligned<nt_f16, nt_f16, float, 1024, 3, 2, 1>",
     "nt_bwd_aligned<nt_f16, nt_f16, float, 288, 8, 2, 1>",
     "nt_bwd_aligned<nt_f16, nt_f16, float, 544, 4, 2, 1>",
-    "nt_bwd_cluster<nt_bf16, nt_bf16, float, 8, 64, 4, 0>",
+    "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 4, 4, 0>",
     "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 4, 4, 2>",
+    "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 4, 2>",
     "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 8, 0>",
+    "nt_bwd_cols<nt_bf16, nt_bf16, float, 256, 8, 8, 2>",
     "nt_bwd_cstage<float, float, float, 8, 256, 4, 3, 2>",
     "nt_bwd_cstage<float, float, float, 8, 288, 4, 3, 2>",
     "nt_bwd_cstage<nt_bf16, float, float, 4, 256, 4, 2, 0>",
@@ -1500,21 +1486,16 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
     "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 0>",
     "nt_persist<nt_bf16, nt_bf16, float, 1024, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 1, 2, 0>",
-    "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 2, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 2, 3, 4>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 3, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 128, 3, 4, 2>",
-    "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 3, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 1, 4, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 0>",
-    "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 2, 2>",
-    "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 3, 2>",
-    "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 2, 4, 2>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 3, 3, 1>",
     "nt_persist<nt_bf16, nt_bf16, float, 256, 4, 3, 1>",
@@ -1583,492 +1564,486 @@ NORMTUNE_PRIV_STATIC const char *const normtune_kernel_names[NORMTUNE_NKERNELS +
 
 /* Kernel ids of every config, config after config. */
 NORMTUNE_PRIV_STATIC const int normtune_config_kernels[NORMTUNE_NCONFIG_KERNELS + 1] = {
-    72, 123, /* 0 */
-    71, 122, /* 1 */
-    108, 122, /* 2 */
-    96, 122, /* 3 */
-    106, 122, /* 4 */
-    102, 122, /* 5 */
-    94, 122, /* 6 */
-    104, 122, /* 7 */
-    122, 448, /* 8 */
-    99, 122, /* 9 */
-    98, 122, /* 10 */
-    122, 412, /* 11 */
-    80, 122, /* 12 */
-    81, 122, /* 13 */
-    100, 122, /* 14 */
-    122, 450, /* 15 */
-    122, 449, /* 16 */
-    14, 122, /* 17 */
-    11, 122, /* 18 */
-    122, 413, /* 19 */
-    122, 414, /* 20 */
-    122, 415, /* 21 */
-    122, 416, /* 22 */
-    122, 419, /* 23 */
-    122, 469, /* 24 */
-    122, 420, /* 25 */
-    122, 470, /* 26 */
-    122, 421, /* 27 */
-    122, 451, /* 28 */
-    20, 122, /* 29 */
-    16, 122, /* 30 */
-    122, 427, /* 31 */
-    122, 424, /* 32 */
-    122, 422, /* 33 */
-    122, 418, /* 34 */
-    122, 425, /* 35 */
-    122, 426, /* 36 */
-    122, 417, /* 37 */
-    122, 423, /* 38 */
-    122, 472, /* 39 */
-    122, 471, /* 40 */
-    23, 122, /* 41 */
-    51, 76, 77, /* 42 */
-    122, 473, /* 43 */
-    122, 428, /* 44 */
-    122, 476, /* 45 */
-    122, 436, /* 46 */
-    25, 122, /* 47 */
-    122, 440, /* 48 */
-    122, 474, /* 49 */
-    122, 429, /* 50 */
-    122, 475, /* 51 */
-    122, 441, /* 52 */
-    19, 122, /* 53 */
-    32, 122, /* 54 */
-    122, 479, /* 55 */
-    122, 439, /* 56 */
-    122, 438, /* 57 */
-    34, 122, /* 58 */
-    122, 430, /* 59 */
-    122, 481, /* 60 */
-    122, 477, /* 61 */
-    122, 437, /* 62 */
-    26, 122, /* 63 */
-    33, 122, /* 64 */
-    52, 76, 77, /* 65 */
-    122, 480, /* 66 */
-    122, 478, /* 67 */
-    122, 468, /* 68 */
-    122, 409, /* 69 */
-    27, 122, /* 70 */
-    35, 122, /* 71 */
-    122, 443, /* 72 */
-    122, 411, /* 73 */
-    122, 410, /* 74 */
-    122, 431, /* 75 */
-    122, 432, /* 76 */
-    122, 482, /* 77 */
-    122, 442, /* 78 */
-    8, 122, /* 79 */
-    122, 444, /* 80 */
-    122, 433, /* 81 */
-    122, 434, /* 82 */
-    122, 445, /* 83 */
-    50, 122, /* 84 */
-    122, 435, /* 85 */
-    39, 122, /* 86 */
-    122, 447, /* 87 */
-    122, 446, /* 88 */
-    61, 122, /* 89 */
-    59, 122, /* 90 */
-    57, 122, /* 91 */
-    64, 122, /* 92 */
-    63, 122, /* 93 */
-    109, 122, /* 94 */
-    97, 122, /* 95 */
-    107, 122, /* 96 */
-    103, 122, /* 97 */
-    95, 122, /* 98 */
-    105, 122, /* 99 */
-    43, 122, /* 100 */
-    101, 122, /* 101 */
-    10, 122, /* 102 */
-    12, 122, /* 103 */
-    13, 122, /* 104 */
-    15, 122, /* 105 */
-    24, 122, /* 106 */
-    21, 122, /* 107 */
-    18, 122, /* 108 */
-    22, 122, /* 109 */
-    17, 122, /* 110 */
-    36, 122, /* 111 */
-    9, 122, /* 112 */
-    28, 122, /* 113 */
-    29, 122, /* 114 */
-    37, 122, /* 115 */
-    30, 122, /* 116 */
-    31, 122, /* 117 */
-    38, 122, /* 118 */
-    40, 122, /* 119 */
-    41, 122, /* 120 */
-    42, 122, /* 121 */
-    62, 122, /* 122 */
-    60, 122, /* 123 */
-    58, 122, /* 124 */
-    70, 122, /* 125 */
-    88, 122, /* 126 */
-    90, 122, /* 127 */
-    78, 122, /* 128 */
-    92, 122, /* 129 */
-    122, 406, /* 130 */
-    122, 464, /* 131 */
-    122, 466, /* 132 */
-    122, 407, /* 133 */
-    122, 408, /* 134 */
-    122, 404, /* 135 */
-    122, 405, /* 136 */
-    55, 122, /* 137 */
-    89, 122, /* 138 */
-    91, 122, /* 139 */
-    79, 122, /* 140 */
-    93, 122, /* 141 */
-    5, 122, /* 142 */
-    122, 465, /* 143 */
-    122, 467, /* 144 */
-    6, 122, /* 145 */
-    7, 122, /* 146 */
-    3, 122, /* 147 */
-    4, 122, /* 148 */
-    56, 122, /* 149 */
-    75, 124, /* 150 */
-    74, 122, /* 151 */
-    116, 122, /* 152 */
-    118, 122, /* 153 */
-    84, 122, /* 154 */
-    120, 122, /* 155 */
-    122, 487, /* 156 */
-    122, 489, /* 157 */
-    122, 455, /* 158 */
-    122, 456, /* 159 */
-    122, 457, /* 160 */
-    67, 122, /* 161 */
-    117, 122, /* 162 */
-    119, 122, /* 163 */
-    85, 122, /* 164 */
-    121, 122, /* 165 */
-    122, 488, /* 166 */
-    122, 490, /* 167 */
-    47, 122, /* 168 */
-    48, 122, /* 169 */
-    49, 122, /* 170 */
-    68, 122, /* 171 */
-    73, 122, /* 172 */
-    110, 122, /* 173 */
-    112, 122, /* 174 */
-    82, 122, /* 175 */
-    114, 122, /* 176 */
-    122, 483, /* 177 */
-    122, 485, /* 178 */
-    122, 452, /* 179 */
-    122, 453, /* 180 */
-    122, 454, /* 181 */
-    65, 122, /* 182 */
-    111, 122, /* 183 */
-    113, 122, /* 184 */
-    83, 122, /* 185 */
-    115, 122, /* 186 */
-    122, 484, /* 187 */
-    122, 486, /* 188 */
-    44, 122, /* 189 */
-    45, 122, /* 190 */
-    46, 122, /* 191 */
-    66, 122, /* 192 */
-    69, 122, /* 193 */
-    86, 122, /* 194 */
-    122, 458, /* 195 */
-    122, 460, /* 196 */
-    122, 462, /* 197 */
-    122, 401, /* 198 */
-    122, 402, /* 199 */
-    122, 403, /* 200 */
-    53, 122, /* 201 */
-    87, 122, /* 202 */
-    122, 459, /* 203 */
-    122, 461, /* 204 */
-    122, 463, /* 205 */
-    0, 122, /* 206 */
-    1, 122, /* 207 */
-    2, 122, /* 208 */
-    54, 122, /* 209 */
-    191, /* 210 */
-    389, /* 211 */
-    390, /* 212 */
-    388, /* 213 */
-    377, /* 214 */
-    391, /* 215 */
-    392, /* 216 */
-    378, /* 217 */
-    379, /* 218 */
-    380, /* 219 */
-    387, /* 220 */
-    381, /* 221 */
-    385, /* 222 */
-    386, /* 223 */
-    209, /* 224 */
-    382, /* 225 */
-    278, /* 226 */
-    277, /* 227 */
-    171, /* 228 */
+    71, 122, /* 0 */
+    70, 121, /* 1 */
+    107, 121, /* 2 */
+    95, 121, /* 3 */
+    105, 121, /* 4 */
+    101, 121, /* 5 */
+    93, 121, /* 6 */
+    103, 121, /* 7 */
+    121, 442, /* 8 */
+    98, 121, /* 9 */
+    97, 121, /* 10 */
+    121, 411, /* 11 */
+    79, 121, /* 12 */
+    80, 121, /* 13 */
+    99, 121, /* 14 */
+    121, 444, /* 15 */
+    121, 443, /* 16 */
+    13, 121, /* 17 */
+    11, 121, /* 18 */
+    47, 75, 76, /* 19 */
+    121, 412, /* 20 */
+    121, 413, /* 21 */
+    121, 414, /* 22 */
+    48, 75, 76, /* 23 */
+    121, 463, /* 24 */
+    121, 417, /* 25 */
+    121, 464, /* 26 */
+    121, 418, /* 27 */
+    121, 445, /* 28 */
+    19, 121, /* 29 */
+    15, 121, /* 30 */
+    121, 420, /* 31 */
+    121, 419, /* 32 */
+    121, 416, /* 33 */
+    121, 421, /* 34 */
+    121, 415, /* 35 */
+    121, 466, /* 36 */
+    121, 465, /* 37 */
+    21, 121, /* 38 */
+    121, 467, /* 39 */
+    121, 422, /* 40 */
+    121, 470, /* 41 */
+    121, 430, /* 42 */
+    22, 121, /* 43 */
+    50, 75, 76, /* 44 */
+    121, 468, /* 45 */
+    121, 423, /* 46 */
+    121, 469, /* 47 */
+    121, 435, /* 48 */
+    121, 434, /* 49 */
+    18, 121, /* 50 */
+    29, 121, /* 51 */
+    121, 473, /* 52 */
+    121, 433, /* 53 */
+    121, 432, /* 54 */
+    31, 121, /* 55 */
+    121, 475, /* 56 */
+    121, 424, /* 57 */
+    121, 471, /* 58 */
+    121, 431, /* 59 */
+    23, 121, /* 60 */
+    30, 121, /* 61 */
+    121, 474, /* 62 */
+    121, 472, /* 63 */
+    121, 462, /* 64 */
+    121, 408, /* 65 */
+    24, 121, /* 66 */
+    32, 121, /* 67 */
+    49, 75, 76, /* 68 */
+    121, 410, /* 69 */
+    121, 437, /* 70 */
+    121, 409, /* 71 */
+    121, 425, /* 72 */
+    121, 426, /* 73 */
+    51, 75, 76, /* 74 */
+    121, 476, /* 75 */
+    121, 436, /* 76 */
+    8, 121, /* 77 */
+    121, 427, /* 78 */
+    121, 428, /* 79 */
+    121, 439, /* 80 */
+    121, 438, /* 81 */
+    121, 429, /* 82 */
+    36, 121, /* 83 */
+    121, 441, /* 84 */
+    121, 440, /* 85 */
+    60, 121, /* 86 */
+    58, 121, /* 87 */
+    56, 121, /* 88 */
+    63, 121, /* 89 */
+    62, 121, /* 90 */
+    108, 121, /* 91 */
+    96, 121, /* 92 */
+    106, 121, /* 93 */
+    102, 121, /* 94 */
+    94, 121, /* 95 */
+    104, 121, /* 96 */
+    40, 121, /* 97 */
+    100, 121, /* 98 */
+    10, 121, /* 99 */
+    12, 121, /* 100 */
+    14, 121, /* 101 */
+    20, 121, /* 102 */
+    17, 121, /* 103 */
+    16, 121, /* 104 */
+    9, 121, /* 105 */
+    33, 121, /* 106 */
+    25, 121, /* 107 */
+    26, 121, /* 108 */
+    27, 121, /* 109 */
+    28, 121, /* 110 */
+    35, 121, /* 111 */
+    34, 121, /* 112 */
+    37, 121, /* 113 */
+    38, 121, /* 114 */
+    39, 121, /* 115 */
+    61, 121, /* 116 */
+    59, 121, /* 117 */
+    57, 121, /* 118 */
+    69, 121, /* 119 */
+    87, 121, /* 120 */
+    89, 121, /* 121 */
+    77, 121, /* 122 */
+    91, 121, /* 123 */
+    121, 405, /* 124 */
+    121, 458, /* 125 */
+    121, 460, /* 126 */
+    121, 406, /* 127 */
+    121, 407, /* 128 */
+    121, 403, /* 129 */
+    121, 404, /* 130 */
+    54, 121, /* 131 */
+    88, 121, /* 132 */
+    90, 121, /* 133 */
+    78, 121, /* 134 */
+    92, 121, /* 135 */
+    5, 121, /* 136 */
+    121, 459, /* 137 */
+    121, 461, /* 138 */
+    6, 121, /* 139 */
+    7, 121, /* 140 */
+    3, 121, /* 141 */
+    4, 121, /* 142 */
+    55, 121, /* 143 */
+    74, 123, /* 144 */
+    73, 121, /* 145 */
+    115, 121, /* 146 */
+    117, 121, /* 147 */
+    83, 121, /* 148 */
+    119, 121, /* 149 */
+    121, 481, /* 150 */
+    121, 483, /* 151 */
+    121, 449, /* 152 */
+    121, 450, /* 153 */
+    121, 451, /* 154 */
+    66, 121, /* 155 */
+    116, 121, /* 156 */
+    118, 121, /* 157 */
+    84, 121, /* 158 */
+    120, 121, /* 159 */
+    121, 482, /* 160 */
+    121, 484, /* 161 */
+    44, 121, /* 162 */
+    45, 121, /* 163 */
+    46, 121, /* 164 */
+    67, 121, /* 165 */
+    72, 121, /* 166 */
+    109, 121, /* 167 */
+    111, 121, /* 168 */
+    81, 121, /* 169 */
+    113, 121, /* 170 */
+    121, 477, /* 171 */
+    121, 479, /* 172 */
+    121, 446, /* 173 */
+    121, 447, /* 174 */
+    121, 448, /* 175 */
+    64, 121, /* 176 */
+    110, 121, /* 177 */
+    112, 121, /* 178 */
+    82, 121, /* 179 */
+    114, 121, /* 180 */
+    121, 478, /* 181 */
+    121, 480, /* 182 */
+    41, 121, /* 183 */
+    42, 121, /* 184 */
+    43, 121, /* 185 */
+    65, 121, /* 186 */
+    68, 121, /* 187 */
+    85, 121, /* 188 */
+    121, 452, /* 189 */
+    121, 454, /* 190 */
+    121, 456, /* 191 */
+    121, 400, /* 192 */
+    121, 401, /* 193 */
+    121, 402, /* 194 */
+    52, 121, /* 195 */
+    86, 121, /* 196 */
+    121, 453, /* 197 */
+    121, 455, /* 198 */
+    121, 457, /* 199 */
+    0, 121, /* 200 */
+    1, 121, /* 201 */
+    2, 121, /* 202 */
+    53, 121, /* 203 */
+    190, /* 204 */
+    388, /* 205 */
+    389, /* 206 */
+    387, /* 207 */
+    376, /* 208 */
+    390, /* 209 */
+    391, /* 210 */
+    377, /* 211 */
+    378, /* 212 */
+    379, /* 213 */
+    386, /* 214 */
+    380, /* 215 */
+    384, /* 216 */
+    385, /* 217 */
+    208, /* 218 */
+    381, /* 219 */
+    277, /* 220 */
+    276, /* 221 */
+    170, /* 222 */
+    382, /* 223 */
+    221, /* 224 */
+    209, /* 225 */
+    232, /* 226 */
+    292, /* 227 */
+    279, /* 228 */
     383, /* 229 */
     222, /* 230 */
     210, /* 231 */
-    233, /* 232 */
-    293, /* 233 */
-    280, /* 234 */
-    384, /* 235 */
-    223, /* 236 */
-    211, /* 237 */
-    235, /* 238 */
-    279, /* 239 */
-    287, /* 240 */
-    288, /* 241 */
-    234, /* 242 */
-    236, /* 243 */
-    294, /* 244 */
-    148, /* 245 */
-    212, /* 246 */
-    213, /* 247 */
-    229, /* 248 */
-    281, /* 249 */
+    234, /* 232 */
+    278, /* 233 */
+    286, /* 234 */
+    287, /* 235 */
+    233, /* 236 */
+    235, /* 237 */
+    293, /* 238 */
+    147, /* 239 */
+    211, /* 240 */
+    212, /* 241 */
+    228, /* 242 */
+    280, /* 243 */
+    213, /* 244 */
+    230, /* 245 */
+    281, /* 246 */
+    216, /* 247 */
+    198, /* 248 */
+    215, /* 249 */
     214, /* 250 */
-    231, /* 251 */
-    282, /* 252 */
-    217, /* 253 */
-    199, /* 254 */
-    216, /* 255 */
-    215, /* 256 */
+    223, /* 251 */
+    288, /* 252 */
+    289, /* 253 */
+    229, /* 254 */
+    282, /* 255 */
+    138, /* 256 */
     224, /* 257 */
-    289, /* 258 */
-    290, /* 259 */
-    230, /* 260 */
+    199, /* 258 */
+    291, /* 259 */
+    290, /* 260 */
     283, /* 261 */
-    139, /* 262 */
+    142, /* 262 */
     225, /* 263 */
-    200, /* 264 */
-    292, /* 265 */
-    291, /* 266 */
-    284, /* 267 */
-    143, /* 268 */
-    226, /* 269 */
-    219, /* 270 */
-    218, /* 271 */
-    285, /* 272 */
-    140, /* 273 */
-    202, /* 274 */
-    201, /* 275 */
-    227, /* 276 */
-    221, /* 277 */
-    220, /* 278 */
-    286, /* 279 */
-    144, /* 280 */
-    337, /* 281 */
-    326, /* 282 */
-    340, /* 283 */
-    341, /* 284 */
-    338, /* 285 */
-    339, /* 286 */
-    344, /* 287 */
-    141, /* 288 */
-    343, /* 289 */
-    327, /* 290 */
-    342, /* 291 */
-    131, /* 292 */
-    232, /* 293 */
-    328, /* 294 */
-    329, /* 295 */
-    348, /* 296 */
-    350, /* 297 */
-    347, /* 298 */
-    349, /* 299 */
-    330, /* 300 */
-    346, /* 301 */
-    345, /* 302 */
-    228, /* 303 */
-    145, /* 304 */
-    332, /* 305 */
-    351, /* 306 */
-    331, /* 307 */
-    352, /* 308 */
-    325, /* 309 */
-    353, /* 310 */
-    336, /* 311 */
-    178, /* 312 */
-    179, /* 313 */
-    177, /* 314 */
-    166, /* 315 */
-    180, /* 316 */
-    181, /* 317 */
-    167, /* 318 */
-    168, /* 319 */
-    169, /* 320 */
-    176, /* 321 */
-    170, /* 322 */
-    174, /* 323 */
-    175, /* 324 */
-    172, /* 325 */
-    142, /* 326 */
-    132, /* 327 */
-    149, /* 328 */
-    295, /* 329 */
-    173, /* 330 */
-    133, /* 331 */
-    134, /* 332 */
-    135, /* 333 */
-    146, /* 334 */
-    138, /* 335 */
-    137, /* 336 */
-    136, /* 337 */
-    147, /* 338 */
-    333, /* 339 */
-    334, /* 340 */
-    324, /* 341 */
-    335, /* 342 */
-    354, /* 343 */
-    355, /* 344 */
-    356, /* 345 */
-    190, /* 346 */
-    375, /* 347 */
-    376, /* 348 */
-    368, /* 349 */
-    366, /* 350 */
-    367, /* 351 */
-    370, /* 352 */
-    369, /* 353 */
-    372, /* 354 */
-    371, /* 355 */
-    248, /* 356 */
-    272, /* 357 */
-    374, /* 358 */
-    373, /* 359 */
-    204, /* 360 */
-    249, /* 361 */
+    218, /* 264 */
+    217, /* 265 */
+    284, /* 266 */
+    139, /* 267 */
+    201, /* 268 */
+    200, /* 269 */
+    226, /* 270 */
+    220, /* 271 */
+    219, /* 272 */
+    285, /* 273 */
+    143, /* 274 */
+    336, /* 275 */
+    325, /* 276 */
+    339, /* 277 */
+    340, /* 278 */
+    337, /* 279 */
+    338, /* 280 */
+    343, /* 281 */
+    140, /* 282 */
+    342, /* 283 */
+    326, /* 284 */
+    341, /* 285 */
+    130, /* 286 */
+    231, /* 287 */
+    327, /* 288 */
+    328, /* 289 */
+    347, /* 290 */
+    349, /* 291 */
+    346, /* 292 */
+    348, /* 293 */
+    329, /* 294 */
+    345, /* 295 */
+    344, /* 296 */
+    227, /* 297 */
+    144, /* 298 */
+    331, /* 299 */
+    350, /* 300 */
+    330, /* 301 */
+    351, /* 302 */
+    324, /* 303 */
+    352, /* 304 */
+    335, /* 305 */
+    177, /* 306 */
+    178, /* 307 */
+    176, /* 308 */
+    165, /* 309 */
+    179, /* 310 */
+    180, /* 311 */
+    166, /* 312 */
+    167, /* 313 */
+    168, /* 314 */
+    175, /* 315 */
+    169, /* 316 */
+    173, /* 317 */
+    174, /* 318 */
+    171, /* 319 */
+    141, /* 320 */
+    131, /* 321 */
+    148, /* 322 */
+    294, /* 323 */
+    172, /* 324 */
+    132, /* 325 */
+    133, /* 326 */
+    134, /* 327 */
+    145, /* 328 */
+    137, /* 329 */
+    136, /* 330 */
+    135, /* 331 */
+    146, /* 332 */
+    332, /* 333 */
+    333, /* 334 */
+    323, /* 335 */
+    334, /* 336 */
+    353, /* 337 */
+    354, /* 338 */
+    355, /* 339 */
+    189, /* 340 */
+    374, /* 341 */
+    375, /* 342 */
+    367, /* 343 */
+    365, /* 344 */
+    366, /* 345 */
+    369, /* 346 */
+    368, /* 347 */
+    371, /* 348 */
+    370, /* 349 */
+    247, /* 350 */
+    271, /* 351 */
+    373, /* 352 */
+    372, /* 353 */
+    203, /* 354 */
+    248, /* 355 */
+    258, /* 356 */
+    207, /* 357 */
+    204, /* 358 */
+    194, /* 359 */
+    249, /* 360 */
+    272, /* 361 */
     259, /* 362 */
-    208, /* 363 */
+    260, /* 363 */
     205, /* 364 */
     195, /* 365 */
     250, /* 366 */
-    273, /* 367 */
-    260, /* 368 */
+    270, /* 367 */
+    251, /* 368 */
     261, /* 369 */
-    206, /* 370 */
+    262, /* 370 */
     196, /* 371 */
-    251, /* 372 */
-    271, /* 373 */
-    252, /* 374 */
-    262, /* 375 */
-    263, /* 376 */
-    197, /* 377 */
-    253, /* 378 */
-    207, /* 379 */
-    321, /* 380 */
-    269, /* 381 */
-    319, /* 382 */
-    316, /* 383 */
-    322, /* 384 */
-    320, /* 385 */
-    194, /* 386 */
-    318, /* 387 */
-    400, /* 388 */
-    313, /* 389 */
-    315, /* 390 */
-    314, /* 391 */
-    164, /* 392 */
-    165, /* 393 */
-    157, /* 394 */
-    155, /* 395 */
-    156, /* 396 */
-    159, /* 397 */
-    158, /* 398 */
-    161, /* 399 */
-    160, /* 400 */
-    254, /* 401 */
-    275, /* 402 */
-    163, /* 403 */
-    162, /* 404 */
-    126, /* 405 */
-    264, /* 406 */
-    130, /* 407 */
-    127, /* 408 */
-    255, /* 409 */
-    276, /* 410 */
-    265, /* 411 */
-    266, /* 412 */
-    128, /* 413 */
-    256, /* 414 */
-    274, /* 415 */
-    257, /* 416 */
-    267, /* 417 */
-    268, /* 418 */
-    258, /* 419 */
-    129, /* 420 */
-    198, /* 421 */
-    270, /* 422 */
-    317, /* 423 */
-    323, /* 424 */
-    193, /* 425 */
-    397, /* 426 */
-    398, /* 427 */
-    242, /* 428 */
-    399, /* 429 */
-    302, /* 430 */
-    301, /* 431 */
+    252, /* 372 */
+    206, /* 373 */
+    320, /* 374 */
+    268, /* 375 */
+    318, /* 376 */
+    315, /* 377 */
+    321, /* 378 */
+    319, /* 379 */
+    193, /* 380 */
+    317, /* 381 */
+    399, /* 382 */
+    312, /* 383 */
+    314, /* 384 */
+    313, /* 385 */
+    163, /* 386 */
+    164, /* 387 */
+    156, /* 388 */
+    154, /* 389 */
+    155, /* 390 */
+    158, /* 391 */
+    157, /* 392 */
+    160, /* 393 */
+    159, /* 394 */
+    253, /* 395 */
+    274, /* 396 */
+    162, /* 397 */
+    161, /* 398 */
+    125, /* 399 */
+    263, /* 400 */
+    129, /* 401 */
+    126, /* 402 */
+    254, /* 403 */
+    275, /* 404 */
+    264, /* 405 */
+    265, /* 406 */
+    127, /* 407 */
+    255, /* 408 */
+    273, /* 409 */
+    256, /* 410 */
+    266, /* 411 */
+    267, /* 412 */
+    257, /* 413 */
+    128, /* 414 */
+    197, /* 415 */
+    269, /* 416 */
+    316, /* 417 */
+    322, /* 418 */
+    192, /* 419 */
+    396, /* 420 */
+    397, /* 421 */
+    241, /* 422 */
+    398, /* 423 */
+    301, /* 424 */
+    300, /* 425 */
+    238, /* 426 */
+    305, /* 427 */
+    304, /* 428 */
+    360, /* 429 */
+    359, /* 430 */
+    240, /* 431 */
     239, /* 432 */
-    306, /* 433 */
-    305, /* 434 */
-    361, /* 435 */
-    360, /* 436 */
-    241, /* 437 */
-    240, /* 438 */
-    362, /* 439 */
-    186, /* 440 */
-    187, /* 441 */
-    153, /* 442 */
-    188, /* 443 */
-    304, /* 444 */
-    303, /* 445 */
-    308, /* 446 */
-    307, /* 447 */
-    363, /* 448 */
-    152, /* 449 */
-    364, /* 450 */
-    192, /* 451 */
-    396, /* 452 */
-    393, /* 453 */
-    238, /* 454 */
-    299, /* 455 */
-    394, /* 456 */
-    395, /* 457 */
-    297, /* 458 */
-    296, /* 459 */
-    237, /* 460 */
-    358, /* 461 */
-    357, /* 462 */
-    185, /* 463 */
-    182, /* 464 */
-    151, /* 465 */
-    300, /* 466 */
-    183, /* 467 */
-    184, /* 468 */
-    298, /* 469 */
-    150, /* 470 */
-    359, /* 471 */
-    189, /* 472 */
-    365, /* 473 */
-    243, /* 474 */
-    203, /* 475 */
-    244, /* 476 */
-    246, /* 477 */
-    309, /* 478 */
+    361, /* 433 */
+    185, /* 434 */
+    186, /* 435 */
+    152, /* 436 */
+    187, /* 437 */
+    303, /* 438 */
+    302, /* 439 */
+    307, /* 440 */
+    306, /* 441 */
+    362, /* 442 */
+    151, /* 443 */
+    363, /* 444 */
+    191, /* 445 */
+    395, /* 446 */
+    392, /* 447 */
+    237, /* 448 */
+    298, /* 449 */
+    393, /* 450 */
+    394, /* 451 */
+    296, /* 452 */
+    295, /* 453 */
+    236, /* 454 */
+    357, /* 455 */
+    356, /* 456 */
+    184, /* 457 */
+    181, /* 458 */
+    150, /* 459 */
+    299, /* 460 */
+    182, /* 461 */
+    183, /* 462 */
+    297, /* 463 */
+    149, /* 464 */
+    358, /* 465 */
+    188, /* 466 */
+    364, /* 467 */
+    242, /* 468 */
+    202, /* 469 */
+    243, /* 470 */
+    245, /* 471 */
+    308, /* 472 */
+    310, /* 473 */
+    309, /* 474 */
+    153, /* 475 */
+    124, /* 476 */
+    244, /* 477 */
+    246, /* 478 */
     311, /* 479 */
-    310, /* 480 */
-    154, /* 481 */
-    125, /* 482 */
-    245, /* 483 */
-    247, /* 484 */
-    312, /* 485 */
     -1
 };
 
@@ -2115,23 +2090,23 @@ NORMTUNE_PRIV_STATIC const int normtune_problem_lines[NORMTUNE_NPROBLEMS + 1] = 
 /* Tuned shapes, problem after problem, each sorted by (N, M). */
 NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1] = {
     /* 1: rmsnorm_bwd x=bf16,w=bf16,dw=f32 */
-    {64LL, 65536LL, 2, 10.545, 2386.6, 94, 0},
-    {64LL, 131072LL, 2, 16.716, 3011.0, 94, 0},
-    {64LL, 262144LL, 2, 28.810, 3494.1, 94, 0},
-    {64LL, 1048576LL, 2, 102.560, 3926.0, 94, 0},
-    {128LL, 65536LL, 3, 16.933, 2972.4, 95, 0},
-    {128LL, 262144LL, 3, 52.820, 3811.6, 95, 0},
-    {128LL, 1048576LL, 4, 198.952, 4047.7, 96, 0},
-    {256LL, 65536LL, 5, 29.367, 3427.8, 97, 0},
-    {256LL, 262144LL, 5, 100.192, 4018.8, 97, 0},
-    {256LL, 1048576LL, 6, 383.296, 4202.0, 98, 0},
-    {512LL, 8192LL, 7, 10.928, 2303.2, 99, 0},
-    {512LL, 32768LL, 7, 29.991, 3356.6, 99, 0},
-    {512LL, 65536LL, 7, 53.524, 3761.5, 99, 0},
-    {512LL, 262144LL, 8, 203.264, 3961.9, 100, 0},
-    {768LL, 8192LL, 9, 14.754, 2558.8, 101, 0},
+    {64LL, 65536LL, 2, 10.545, 2386.6, 91, 0},
+    {64LL, 131072LL, 2, 16.716, 3011.0, 91, 0},
+    {64LL, 262144LL, 2, 28.810, 3494.1, 91, 0},
+    {64LL, 1048576LL, 2, 102.560, 3926.0, 91, 0},
+    {128LL, 65536LL, 3, 16.933, 2972.4, 92, 0},
+    {128LL, 262144LL, 3, 52.820, 3811.6, 92, 0},
+    {128LL, 1048576LL, 4, 198.952, 4047.7, 93, 0},
+    {256LL, 65536LL, 5, 29.367, 3427.8, 94, 0},
+    {256LL, 262144LL, 5, 100.192, 4018.8, 94, 0},
+    {256LL, 1048576LL, 6, 383.296, 4202.0, 95, 0},
+    {512LL, 8192LL, 7, 10.928, 2303.2, 96, 0},
+    {512LL, 32768LL, 7, 29.991, 3356.6, 96, 0},
+    {512LL, 65536LL, 7, 53.524, 3761.5, 96, 0},
+    {512LL, 262144LL, 8, 203.264, 3961.9, 97, 0},
+    {768LL, 8192LL, 9, 14.754, 2558.8, 98, 0},
     {768LL, 65536LL, 10, 78.197, 3862.0, 14, 0},
-    {768LL, 262144LL, 11, 302.400, 3994.6, 102, 0},
+    {768LL, 262144LL, 11, 302.400, 3994.6, 99, 0},
     {1024LL, 256LL, 12, 4.152, 380.3, -1, 0},
     {1024LL, 1024LL, 12, 6.261, 1005.8, -1, 0},
     {1024LL, 2048LL, 13, 8.176, 1539.8, -1, 0},
@@ -2143,16 +2118,16 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {1024LL, 262144LL, 16, 398.976, 4036.9, -1, 0},
     {1032LL, 4096LL, 17, 13.744, 1845.8, -1, 0},
     {1032LL, 16384LL, 18, 33.411, 3036.6, -1, 0},
-    {1536LL, 256LL, 19, 5.268, 449.6, 103, 0},
-    {1536LL, 1024LL, 20, 7.991, 1182.2, 104, 0},
+    {1536LL, 256LL, 19, 4.949, 478.6, -1, 1},
+    {1536LL, 1024LL, 20, 7.991, 1182.2, 100, 0},
     {1536LL, 2048LL, 21, 11.113, 1699.3, 17, 0},
-    {1536LL, 4096LL, 22, 15.505, 2435.2, 105, 0},
-    {1536LL, 8192LL, 22, 24.812, 3043.1, 105, 0},
-    {1536LL, 16384LL, 22, 43.533, 3468.7, 105, 0},
+    {1536LL, 4096LL, 22, 15.505, 2435.2, 101, 0},
+    {1536LL, 8192LL, 22, 24.812, 3043.1, 101, 0},
+    {1536LL, 16384LL, 22, 43.533, 3468.7, 101, 0},
     {1536LL, 32768LL, 21, 80.016, 3774.2, 17, 0},
     {1536LL, 65536LL, 21, 153.408, 3937.1, 17, 0},
     {1536LL, 131072LL, 21, 300.592, 4018.6, 17, 0},
-    {2048LL, 256LL, 23, 5.518, 572.3, -1, 0},
+    {2048LL, 256LL, 23, 5.213, 605.7, -1, 1},
     {2048LL, 1024LL, 24, 8.531, 1476.4, -1, 0},
     {2048LL, 2048LL, 25, 11.840, 2126.5, -1, 0},
     {2048LL, 4096LL, 26, 17.372, 2898.0, -1, 0},
@@ -2162,495 +2137,495 @@ NORMTUNE_PRIV_STATIC const normtune_entry normtune_entries[NORMTUNE_NENTRIES + 1
     {2048LL, 131072LL, 28, 382.864, 4206.8, -1, 0},
     {2056LL, 4096LL, 29, 18.992, 2661.2, -1, 0},
     {2056LL, 16384LL, 30, 55.228, 3659.8, -1, 0},
-    {2560LL, 256LL, 31, 5.970, 661.2, 106, 0},
-    {2560LL, 1024LL, 32, 9.825, 1602.5, 107, 0},
-    {2560LL, 2048LL, 33, 13.699, 2297.4, 29, 0},
-    {2560LL, 4096LL, 33, 21.352, 2947.3, 29, 0},
-    {2560LL, 8192LL, 33, 36.344, 3462.6, 29, 0},
-    {2560LL, 16384LL, 33, 65.552, 3839.3, 29, 0},
-    {2560LL, 65536LL, 33, 244.864, 4111.1, 29, 0},
-    {2560LL, 131072LL, 34, 481.088, 4184.9, 108, 0},
-    {2880LL, 256LL, 35, 6.265, 708.9, 109, 0},
-    {2880LL, 1024LL, 32, 10.397, 1703.6, 107, 0},
-    {2880LL, 2048LL, 33, 14.917, 2373.7, 29, 0},
-    {2880LL, 4096LL, 33, 23.666, 2991.5, 29, 0},
-    {2880LL, 8192LL, 36, 40.144, 3526.7, 41, 0},
-    {2880LL, 16384LL, 37, 73.440, 3855.3, 110, 0},
-    {2880LL, 65536LL, 37, 271.536, 4170.6, 110, 0},
-    {2880LL, 131072LL, 37, 536.368, 4222.7, 110, 0},
-    {3072LL, 256LL, 38, 6.301, 751.7, -1, 0},
-    {3072LL, 1024LL, 39, 10.250, 1843.3, -1, 0},
-    {3072LL, 2048LL, 36, 15.431, 2447.4, -1, 0},
-    {3072LL, 4096LL, 40, 24.071, 3137.2, -1, 0},
-    {3072LL, 8192LL, 36, 42.768, 3531.0, -1, 0},
-    {3072LL, 16384LL, 40, 78.459, 3849.3, -1, 0},
-    {3072LL, 65536LL, 40, 294.592, 4100.5, -1, 0},
-    {3072LL, 131072LL, 36, 590.048, 4094.5, -1, 0},
-    {3080LL, 4096LL, 41, 24.901, 3040.5, -1, 0},
-    {3080LL, 16384LL, 41, 78.571, 3853.8, -1, 0},
-    {3584LL, 256LL, 31, 6.607, 836.5, 106, 0},
-    {3584LL, 1024LL, 32, 11.017, 2000.7, 107, 0},
-    {3584LL, 2048LL, 32, 16.813, 2620.6, 107, 0},
-    {3584LL, 4096LL, 32, 27.218, 3236.9, 107, 0},
-    {3584LL, 8192LL, 32, 48.112, 3661.9, 107, 0},
-    {3584LL, 16384LL, 32, 89.941, 3917.5, 107, 0},
-    {3584LL, 65536LL, 32, 339.280, 4153.8, 107, 0},
-    {3584LL, 131072LL, 32, 674.736, 4177.3, 107, 0},
-    {4096LL, 256LL, 42, 6.852, 921.8, -1, 1},
-    {4096LL, 1024LL, 43, 11.732, 2147.2, -1, 0},
-    {4096LL, 2048LL, 44, 18.653, 2699.6, -1, 0},
-    {4096LL, 4096LL, 45, 29.346, 3431.0, -1, 0},
-    {4096LL, 8192LL, 46, 54.064, 3724.3, -1, 0},
-    {4096LL, 16384LL, 45, 99.371, 4052.3, -1, 0},
-    {4096LL, 65536LL, 46, 379.296, 4246.4, -1, 0},
-    {4096LL, 131072LL, 46, 755.216, 4265.3, -1, 0},
-    {4104LL, 4096LL, 47, 30.768, 3278.9, -1, 0},
-    {4104LL, 16384LL, 47, 102.576, 3933.3, -1, 0},
-    {5120LL, 256LL, 48, 7.839, 1007.2, -1, 0},
-    {5120LL, 1024LL, 49, 13.963, 2255.0, -1, 0},
-    {5120LL, 2048LL, 50, 22.194, 2836.2, -1, 0},
-    {5120LL, 4096LL, 51, 35.909, 3504.9, -1, 0},
-    {5120LL, 8192LL, 52, 66.040, 3811.2, -1, 0},
-    {5120LL, 16384LL, 52, 124.584, 4040.2, -1, 0},
-    {5120LL, 65536LL, 48, 472.928, 4257.1, -1, 0},
-    {5120LL, 131072LL, 48, 936.752, 4298.4, -1, 0},
-    {5128LL, 4096LL, 53, 37.851, 3330.4, -1, 0},
-    {5128LL, 16384LL, 54, 131.912, 3821.7, -1, 0},
-    {6144LL, 256LL, 52, 8.432, 1123.6, -1, 0},
-    {6144LL, 1024LL, 55, 15.348, 2462.0, -1, 0},
-    {6144LL, 2048LL, 52, 24.982, 3023.6, -1, 0},
-    {6144LL, 4096LL, 56, 42.070, 3590.0, -1, 0},
-    {6144LL, 8192LL, 57, 76.864, 3929.4, -1, 0},
-    {6144LL, 16384LL, 56, 148.432, 4069.3, -1, 0},
-    {6144LL, 65536LL, 57, 573.264, 4214.4, -1, 0},
-    {6144LL, 131072LL, 56, 1146.800, 4213.4, -1, 0},
-    {6152LL, 4096LL, 58, 43.053, 3512.6, -1, 0},
-    {6152LL, 16384LL, 58, 147.792, 4092.3, -1, 0},
-    {7168LL, 256LL, 59, 9.294, 1189.2, -1, 0},
-    {7168LL, 1024LL, 60, 17.000, 2593.1, -1, 0},
-    {7168LL, 2048LL, 59, 28.594, 3081.9, -1, 0},
-    {7168LL, 4096LL, 61, 49.226, 3579.5, -1, 0},
-    {7168LL, 8192LL, 62, 93.088, 3785.3, -1, 0},
-    {7168LL, 16384LL, 61, 175.896, 4006.3, -1, 0},
-    {7168LL, 65536LL, 61, 680.256, 4143.5, -1, 0},
-    {7168LL, 131072LL, 59, 1365.760, 4127.5, -1, 0},
-    {7176LL, 4096LL, 63, 49.533, 3561.3, -1, 0},
-    {7176LL, 16384LL, 64, 179.368, 3933.1, -1, 0},
-    {8192LL, 256LL, 65, 8.952, 1411.1, -1, 1},
-    {8192LL, 1024LL, 66, 19.199, 2624.2, -1, 0},
-    {8192LL, 2048LL, 62, 31.490, 3198.2, -1, 0},
-    {8192LL, 4096LL, 67, 54.840, 3672.1, -1, 0},
-    {8192LL, 8192LL, 62, 102.968, 3910.9, -1, 0},
-    {8192LL, 16384LL, 61, 197.256, 4082.8, -1, 0},
-    {8192LL, 65536LL, 68, 770.176, 4182.5, -1, 0},
-    {8192LL, 131072LL, 69, 1534.560, 4198.3, -1, 0},
-    {8200LL, 4096LL, 70, 56.268, 3582.4, -1, 0},
-    {8200LL, 16384LL, 71, 199.072, 4049.5, -1, 0},
-    {11008LL, 256LL, 72, 12.314, 1378.5, 111, 0},
-    {11008LL, 1024LL, 73, 24.786, 2731.4, 112, 0},
-    {11008LL, 2048LL, 72, 41.344, 3273.3, 111, 0},
-    {11008LL, 4096LL, 74, 73.323, 3690.5, 79, 0},
-    {11008LL, 8192LL, 75, 137.432, 3937.4, 113, 0},
-    {11008LL, 16384LL, 76, 269.168, 4020.5, 114, 0},
-    {11008LL, 65536LL, 75, 1040.240, 4161.1, 113, 0},
-    {11008LL, 131072LL, 76, 2070.048, 4182.1, 114, 0},
-    {12288LL, 256LL, 74, 13.798, 1373.2, -1, 0},
-    {12288LL, 1024LL, 77, 27.446, 2753.5, -1, 0},
-    {12288LL, 2048LL, 73, 46.000, 3284.1, -1, 0},
-    {12288LL, 4096LL, 76, 82.773, 3649.3, -1, 0},
-    {12288LL, 8192LL, 72, 160.400, 3765.9, -1, 0},
-    {12288LL, 16384LL, 78, 305.104, 3959.4, -1, 0},
-    {12288LL, 65536LL, 78, 1174.352, 4114.5, -1, 0},
-    {12288LL, 131072LL, 72, 2331.904, 4144.1, -1, 0},
-    {12296LL, 4096LL, 79, 82.603, 3659.2, -1, 0},
-    {12296LL, 16384LL, 79, 310.112, 3898.0, -1, 0},
-    {14336LL, 256LL, 80, 15.102, 1463.8, 115, 0},
-    {14336LL, 1024LL, 74, 31.241, 2822.1, 79, 0},
-    {14336LL, 2048LL, 74, 52.616, 3349.7, 79, 0},
-    {14336LL, 4096LL, 81, 99.515, 3541.3, 116, 0},
-    {14336LL, 8192LL, 82, 185.224, 3804.7, 117, 0},
-    {14336LL, 16384LL, 83, 354.864, 3971.6, 118, 0},
-    {14336LL, 65536LL, 83, 1354.128, 4163.0, 118, 0},
-    {14336LL, 131072LL, 80, 2697.584, 4179.4, 115, 0},
-    {16384LL, 256LL, 84, 16.199, 1559.6, -1, 0},
-    {16384LL, 1024LL, 73, 35.443, 2842.9, -1, 0},
-    {16384LL, 2048LL, 80, 59.852, 3365.4, -1, 0},
-    {16384LL, 4096LL, 85, 112.120, 3592.1, -1, 0},
-    {16384LL, 8192LL, 83, 214.336, 3757.7, -1, 0},
-    {16384LL, 16384LL, 83, 398.832, 4038.6, -1, 0},
-    {16384LL, 65536LL, 83, 1567.488, 4110.1, -1, 0},
-    {16384LL, 131072LL, 74, 3114.640, 4136.9, -1, 0},
-    {16392LL, 4096LL, 86, 118.384, 3403.7, -1, 0},
-    {16392LL, 16384LL, 86, 413.552, 3896.7, -1, 0},
-    {18432LL, 1024LL, 87, 39.976, 2835.6, 119, 0},
-    {18432LL, 4096LL, 87, 128.000, 3539.8, 119, 0},
-    {18432LL, 16384LL, 88, 451.904, 4009.8, 86, 0},
-    {20480LL, 1024LL, 88, 43.667, 2884.4, 120, 0},
-    {20480LL, 4096LL, 87, 142.336, 3537.0, 121, 0},
-    {20480LL, 16384LL, 88, 501.936, 4011.2, 120, 0},
-    {24576LL, 1024LL, 89, 52.444, 2882.0, 122, 0},
-    {24576LL, 4096LL, 89, 164.320, 3676.5, 122, 0},
-    {24576LL, 16384LL, 89, 637.568, 3789.5, 122, 0},
-    {32768LL, 1024LL, 90, 65.024, 3099.2, 123, 0},
-    {32768LL, 4096LL, 90, 214.176, 3760.9, 123, 0},
-    {32768LL, 16384LL, 91, 832.512, 3869.5, 124, 0},
-    {65536LL, 1024LL, 92, 118.696, 3395.6, -1, 0},
-    {65536LL, 4096LL, 92, 428.464, 3760.0, -1, 0},
-    {65536LL, 16384LL, 93, 1718.384, 3749.4, -1, 0},
+    {2560LL, 256LL, 23, 5.592, 706.0, -1, 1},
+    {2560LL, 1024LL, 31, 9.825, 1602.5, 102, 0},
+    {2560LL, 2048LL, 32, 13.699, 2297.4, 29, 0},
+    {2560LL, 4096LL, 32, 21.352, 2947.3, 29, 0},
+    {2560LL, 8192LL, 32, 36.344, 3462.6, 29, 0},
+    {2560LL, 16384LL, 32, 65.552, 3839.3, 29, 0},
+    {2560LL, 65536LL, 32, 244.864, 4111.1, 29, 0},
+    {2560LL, 131072LL, 33, 481.088, 4184.9, 103, 0},
+    {2880LL, 256LL, 23, 5.770, 769.7, -1, 1},
+    {2880LL, 1024LL, 31, 10.397, 1703.6, 102, 0},
+    {2880LL, 2048LL, 32, 14.917, 2373.7, 29, 0},
+    {2880LL, 4096LL, 32, 23.666, 2991.5, 29, 0},
+    {2880LL, 8192LL, 34, 40.144, 3526.7, 38, 0},
+    {2880LL, 16384LL, 35, 73.440, 3855.3, 104, 0},
+    {2880LL, 65536LL, 35, 271.536, 4170.6, 104, 0},
+    {2880LL, 131072LL, 35, 536.368, 4222.7, 104, 0},
+    {3072LL, 256LL, 23, 5.862, 808.1, -1, 1},
+    {3072LL, 1024LL, 36, 10.250, 1843.3, -1, 0},
+    {3072LL, 2048LL, 34, 15.431, 2447.4, -1, 0},
+    {3072LL, 4096LL, 37, 24.071, 3137.2, -1, 0},
+    {3072LL, 8192LL, 34, 42.768, 3531.0, -1, 0},
+    {3072LL, 16384LL, 37, 78.459, 3849.3, -1, 0},
+    {3072LL, 65536LL, 37, 294.592, 4100.5, -1, 0},
+    {3072LL, 131072LL, 34, 590.048, 4094.5, -1, 0},
+    {3080LL, 4096LL, 38, 24.901, 3040.5, -1, 0},
+    {3080LL, 16384LL, 38, 78.571, 3853.8, -1, 0},
+    {3584LL, 256LL, 23, 6.029, 916.7, -1, 1},
+    {3584LL, 1024LL, 31, 11.017, 2000.7, 102, 0},
+    {3584LL, 2048LL, 31, 16.813, 2620.6, 102, 0},
+    {3584LL, 4096LL, 31, 27.218, 3236.9, 102, 0},
+    {3584LL, 8192LL, 31, 48.112, 3661.9, 102, 0},
+    {3584LL, 16384LL, 31, 89.941, 3917.5, 102, 0},
+    {3584LL, 65536LL, 31, 339.280, 4153.8, 102, 0},
+    {3584LL, 131072LL, 31, 674.736, 4177.3, 102, 0},
+    {4096LL, 256LL, 19, 6.279, 1005.8, -1, 1},
+    {4096LL, 1024LL, 39, 11.732, 2147.2, -1, 0},
+    {4096LL, 2048LL, 40, 18.653, 2699.6, -1, 0},
+    {4096LL, 4096LL, 41, 29.346, 3431.0, -1, 0},
+    {4096LL, 8192LL, 42, 54.064, 3724.3, -1, 0},
+    {4096LL, 16384LL, 41, 99.371, 4052.3, -1, 0},
+    {4096LL, 65536LL, 42, 379.296, 4246.4, -1, 0},
+    {4096LL, 131072LL, 42, 755.216, 4265.3, -1, 0},
+    {4104LL, 4096LL, 43, 30.768, 3278.9, -1, 0},
+    {4104LL, 16384LL, 43, 102.576, 3933.3, -1, 0},
+    {5120LL, 256LL, 44, 6.921, 1140.7, -1, 1},
+    {5120LL, 1024LL, 45, 13.963, 2255.0, -1, 0},
+    {5120LL, 2048LL, 46, 22.194, 2836.2, -1, 0},
+    {5120LL, 4096LL, 47, 35.909, 3504.9, -1, 0},
+    {5120LL, 8192LL, 48, 66.040, 3811.2, -1, 0},
+    {5120LL, 16384LL, 48, 124.584, 4040.2, -1, 0},
+    {5120LL, 65536LL, 49, 472.928, 4257.1, -1, 0},
+    {5120LL, 131072LL, 49, 936.752, 4298.4, -1, 0},
+    {5128LL, 4096LL, 50, 37.851, 3330.4, -1, 0},
+    {5128LL, 16384LL, 51, 131.912, 3821.7, -1, 0},
+    {6144LL, 256LL, 44, 7.268, 1303.6, -1, 1},
+    {6144LL, 1024LL, 52, 15.348, 2462.0, -1, 0},
+    {6144LL, 2048LL, 48, 24.982, 3023.6, -1, 0},
+    {6144LL, 4096LL, 53, 42.070, 3590.0, -1, 0},
+    {6144LL, 8192LL, 54, 76.864, 3929.4, -1, 0},
+    {6144LL, 16384LL, 53, 148.432, 4069.3, -1, 0},
+    {6144LL, 65536LL, 54, 573.264, 4214.4, -1, 0},
+    {6144LL, 131072LL, 53, 1146.800, 4213.4, -1, 0},
+    {6152LL, 4096LL, 55, 43.053, 3512.6, -1, 0},
+    {6152LL, 16384LL, 55, 147.792, 4092.3, -1, 0},
+    {7168LL, 256LL, 44, 7.712, 1433.2, -1, 1},
+    {7168LL, 1024LL, 56, 17.000, 2593.1, -1, 0},
+    {7168LL, 2048LL, 57, 28.594, 3081.9, -1, 0},
+    {7168LL, 4096LL, 58, 49.226, 3579.5, -1, 0},
+    {7168LL, 8192LL, 59, 93.088, 3785.3, -1, 0},
+    {7168LL, 16384LL, 58, 175.896, 4006.3, -1, 0},
+    {7168LL, 65536LL, 58, 680.256, 4143.5, -1, 0},
+    {7168LL, 131072LL, 57, 1365.760, 4127.5, -1, 0},
+    {7176LL, 4096LL, 60, 49.533, 3561.3, -1, 0},
+    {7176LL, 16384LL, 61, 179.368, 3933.1, -1, 0},
+    {8192LL, 256LL, 44, 8.028, 1573.5, -1, 1},
+    {8192LL, 1024LL, 62, 19.199, 2624.2, -1, 0},
+    {8192LL, 2048LL, 59, 31.490, 3198.2, -1, 0},
+    {8192LL, 4096LL, 63, 54.840, 3672.1, -1, 0},
+    {8192LL, 8192LL, 59, 102.968, 3910.9, -1, 0},
+    {8192LL, 16384LL, 58, 197.256, 4082.8, -1, 0},
+    {8192LL, 65536LL, 64, 770.176, 4182.5, -1, 0},
+    {8192LL, 131072LL, 65, 1534.560, 4198.3, -1, 0},
+    {8200LL, 4096LL, 66, 56.268, 3582.4, -1, 0},
+    {8200LL, 16384LL, 67, 199.072, 4049.5, -1, 0},
+    {11008LL, 256LL, 68, 10.855, 1563.8, -1, 1},
+    {11008LL, 1024LL, 69, 24.786, 2731.4, 105, 0},
+    {11008LL, 2048LL, 70, 41.344, 3273.3, 106, 0},
+    {11008LL, 4096LL, 71, 73.323, 3690.5, 77, 0},
+    {11008LL, 8192LL, 72, 137.432, 3937.4, 107, 0},
+    {11008LL, 16384LL, 73, 269.168, 4020.5, 108, 0},
+    {11008LL, 65536LL, 72, 1040.240, 4161.1, 107, 0},
+    {11008LL, 131072LL, 73, 2070.048, 4182.1, 108, 0},
+    {12288LL, 256LL, 74, 11.319, 1674.1, -1, 1},
+    {12288LL, 1024LL, 75, 27.446, 2753.5, -1, 0},
+    {12288LL, 2048LL, 69, 46.000, 3284.1, -1, 0},
+    {12288LL, 4096LL, 73, 82.773, 3649.3, -1, 0},
+    {12288LL, 8192LL, 70, 160.400, 3765.9, -1, 0},
+    {12288LL, 16384LL, 76, 305.104, 3959.4, -1, 0},
+    {12288LL, 65536LL, 76, 1174.352, 4114.5, -1, 0},
+    {12288LL, 131072LL, 70, 2331.904, 4144.1, -1, 0},
+    {12296LL, 4096LL, 77, 82.603, 3659.2, -1, 0},
+    {12296LL, 16384LL, 77, 310.112, 3898.0, -1, 0},
+    {14336LL, 256LL, 74, 12.087, 1829.0, -1, 1},
+    {14336LL, 1024LL, 71, 31.241, 2822.1, 77, 0},
+    {14336LL, 2048LL, 71, 52.616, 3349.7, 77, 0},
+    {14336LL, 4096LL, 78, 99.515, 3541.3, 109, 0},
+    {14336LL, 8192LL, 79, 185.224, 3804.7, 110, 0},
+    {14336LL, 16384LL, 80, 354.864, 3971.6, 111, 0},
+    {14336LL, 65536LL, 80, 1354.128, 4163.0, 111, 0},
+    {14336LL, 131072LL, 81, 2697.584, 4179.4, 112, 0},
+    {16384LL, 256LL, 74, 12.861, 1964.4, -1, 1},
+    {16384LL, 1024LL, 69, 35.443, 2842.9, -1, 0},
+    {16384LL, 2048LL, 81, 59.852, 3365.4, -1, 0},
+    {16384LL, 4096LL, 82, 112.120, 3592.1, -1, 0},
+    {16384LL, 8192LL, 80, 214.336, 3757.7, -1, 0},
+    {16384LL, 16384LL, 80, 398.832, 4038.6, -1, 0},
+    {16384LL, 65536LL, 80, 1567.488, 4110.1, -1, 0},
+    {16384LL, 131072LL, 71, 3114.640, 4136.9, -1, 0},
+    {16392LL, 4096LL, 83, 118.384, 3403.7, -1, 0},
+    {16392LL, 16384LL, 83, 413.552, 3896.7, -1, 0},
+    {18432LL, 1024LL, 84, 39.976, 2835.6, 113, 0},
+    {18432LL, 4096LL, 84, 128.000, 3539.8, 113, 0},
+    {18432LL, 16384LL, 85, 451.904, 4009.8, 83, 0},
+    {20480LL, 1024LL, 85, 43.667, 2884.4, 114, 0},
+    {20480LL, 4096LL, 84, 142.336, 3537.0, 115, 0},
+    {20480LL, 16384LL, 85, 501.936, 4011.2, 114, 0},
+    {24576LL, 1024LL, 86, 52.444, 2882.0, 116, 0},
+    {24576LL, 4096LL, 86, 164.320, 3676.5, 116, 0},
+    {24576LL, 16384LL, 86, 637.568, 3789.5, 116, 0},
+    {32768LL, 1024LL, 87, 65.024, 3099.2, 117, 0},
+    {32768LL, 4096LL, 87, 214.176, 3760.9, 117, 0},
+    {32768LL, 16384LL, 88, 832.512, 3869.5, 118, 0},
+    {65536LL, 1024LL, 89, 118.696, 3395.6, -1, 0},
+    {65536LL, 4096LL, 89, 428.464, 3760.0, -1, 0},
+    {65536LL, 16384LL, 90, 1718.384, 3749.4, -1, 0},
     /* 2: rmsnorm_bwd x=bf16,w=f32,dw=f32 */
-    {128LL, 262144LL, 126, 53.104, 3791.2, 138, 0},
-    {512LL, 65536LL, 127, 53.980, 3729.7, 139, 0},
-    {1024LL, 1024LL, 128, 6.160, 1022.7, 140, 0},
-    {1024LL, 4096LL, 129, 11.731, 2146.0, 141, 0},
-    {1024LL, 16384LL, 129, 30.517, 3298.9, 141, 0},
-    {1024LL, 65536LL, 130, 105.408, 3820.0, 142, 0},
-    {4096LL, 1024LL, 131, 11.554, 2181.0, 143, 0},
-    {4096LL, 4096LL, 132, 29.273, 3439.9, 144, 0},
-    {4096LL, 16384LL, 133, 101.512, 3966.9, 145, 0},
-    {4096LL, 65536LL, 133, 378.944, 4250.4, 145, 0},
-    {16384LL, 1024LL, 134, 35.859, 2810.9, 146, 0},
-    {16384LL, 4096LL, 134, 115.184, 3496.9, 146, 0},
-    {16384LL, 16384LL, 135, 401.136, 4015.5, 147, 0},
-    {16384LL, 65536LL, 136, 1569.312, 4105.4, 148, 0},
-    {32768LL, 4096LL, 137, 218.720, 3683.1, 149, 0},
+    {128LL, 262144LL, 120, 53.104, 3791.2, 132, 0},
+    {512LL, 65536LL, 121, 53.980, 3729.7, 133, 0},
+    {1024LL, 1024LL, 122, 6.160, 1022.7, 134, 0},
+    {1024LL, 4096LL, 123, 11.731, 2146.0, 135, 0},
+    {1024LL, 16384LL, 123, 30.517, 3298.9, 135, 0},
+    {1024LL, 65536LL, 124, 105.408, 3820.0, 136, 0},
+    {4096LL, 1024LL, 125, 11.554, 2181.0, 137, 0},
+    {4096LL, 4096LL, 126, 29.273, 3439.9, 138, 0},
+    {4096LL, 16384LL, 127, 101.512, 3966.9, 139, 0},
+    {4096LL, 65536LL, 127, 378.944, 4250.4, 139, 0},
+    {16384LL, 1024LL, 128, 35.859, 2810.9, 140, 0},
+    {16384LL, 4096LL, 128, 115.184, 3496.9, 140, 0},
+    {16384LL, 16384LL, 129, 401.136, 4015.5, 141, 0},
+    {16384LL, 65536LL, 130, 1569.312, 4105.4, 142, 0},
+    {32768LL, 4096LL, 131, 218.720, 3683.1, 143, 0},
     /* 4: rmsnorm_bwd x=f16,w=f16,dw=f32 */
-    {128LL, 262144LL, 152, 53.316, 3776.1, 162, 0},
-    {512LL, 65536LL, 153, 54.340, 3705.0, 163, 0},
-    {1024LL, 1024LL, 154, 6.259, 1006.1, 164, 0},
-    {1024LL, 4096LL, 155, 11.868, 2121.0, 165, 0},
-    {1024LL, 16384LL, 155, 30.482, 3302.6, 165, 0},
-    {1024LL, 65536LL, 155, 103.680, 3883.7, 165, 0},
-    {4096LL, 1024LL, 156, 11.753, 2143.2, 166, 0},
-    {4096LL, 4096LL, 156, 29.445, 3419.6, 166, 0},
-    {4096LL, 16384LL, 157, 98.747, 4077.9, 167, 0},
-    {4096LL, 65536LL, 157, 375.776, 4286.2, 167, 0},
-    {16384LL, 1024LL, 158, 34.896, 2887.5, 168, 0},
-    {16384LL, 4096LL, 159, 114.400, 3520.6, 169, 0},
-    {16384LL, 16384LL, 158, 400.864, 4018.1, 168, 0},
-    {16384LL, 65536LL, 160, 1565.472, 4115.4, 170, 0},
-    {32768LL, 4096LL, 161, 215.872, 3731.4, 171, 0},
+    {128LL, 262144LL, 146, 53.316, 3776.1, 156, 0},
+    {512LL, 65536LL, 147, 54.340, 3705.0, 157, 0},
+    {1024LL, 1024LL, 148, 6.259, 1006.1, 158, 0},
+    {1024LL, 4096LL, 149, 11.868, 2121.0, 159, 0},
+    {1024LL, 16384LL, 149, 30.482, 3302.6, 159, 0},
+    {1024LL, 65536LL, 149, 103.680, 3883.7, 159, 0},
+    {4096LL, 1024LL, 150, 11.753, 2143.2, 160, 0},
+    {4096LL, 4096LL, 150, 29.445, 3419.6, 160, 0},
+    {4096LL, 16384LL, 151, 98.747, 4077.9, 161, 0},
+    {4096LL, 65536LL, 151, 375.776, 4286.2, 161, 0},
+    {16384LL, 1024LL, 152, 34.896, 2887.5, 162, 0},
+    {16384LL, 4096LL, 153, 114.400, 3520.6, 163, 0},
+    {16384LL, 16384LL, 152, 400.864, 4018.1, 162, 0},
+    {16384LL, 65536LL, 154, 1565.472, 4115.4, 164, 0},
+    {32768LL, 4096LL, 155, 215.872, 3731.4, 165, 0},
     /* 5: rmsnorm_bwd x=f16,w=f32,dw=f32 */
-    {128LL, 262144LL, 173, 53.472, 3765.1, 183, 0},
-    {512LL, 65536LL, 174, 54.252, 3711.0, 184, 0},
-    {1024LL, 1024LL, 175, 6.174, 1020.3, 185, 0},
-    {1024LL, 4096LL, 176, 11.810, 2131.6, 186, 0},
-    {1024LL, 16384LL, 176, 30.681, 3281.2, 186, 0},
-    {1024LL, 65536LL, 176, 107.336, 3751.4, 186, 0},
-    {4096LL, 1024LL, 177, 11.707, 2152.5, 187, 0},
-    {4096LL, 4096LL, 178, 29.630, 3398.5, 188, 0},
-    {4096LL, 16384LL, 178, 98.784, 4076.4, 188, 0},
-    {4096LL, 65536LL, 178, 374.992, 4295.1, 188, 0},
-    {16384LL, 1024LL, 179, 35.573, 2833.4, 189, 0},
-    {16384LL, 4096LL, 179, 114.816, 3508.1, 189, 0},
-    {16384LL, 16384LL, 180, 401.488, 4011.9, 190, 0},
-    {16384LL, 65536LL, 181, 1568.768, 4106.8, 191, 0},
-    {32768LL, 4096LL, 182, 218.416, 3688.2, 192, 0},
+    {128LL, 262144LL, 167, 53.472, 3765.1, 177, 0},
+    {512LL, 65536LL, 168, 54.252, 3711.0, 178, 0},
+    {1024LL, 1024LL, 169, 6.174, 1020.3, 179, 0},
+    {1024LL, 4096LL, 170, 11.810, 2131.6, 180, 0},
+    {1024LL, 16384LL, 170, 30.681, 3281.2, 180, 0},
+    {1024LL, 65536LL, 170, 107.336, 3751.4, 180, 0},
+    {4096LL, 1024LL, 171, 11.707, 2152.5, 181, 0},
+    {4096LL, 4096LL, 172, 29.630, 3398.5, 182, 0},
+    {4096LL, 16384LL, 172, 98.784, 4076.4, 182, 0},
+    {4096LL, 65536LL, 172, 374.992, 4295.1, 182, 0},
+    {16384LL, 1024LL, 173, 35.573, 2833.4, 183, 0},
+    {16384LL, 4096LL, 173, 114.816, 3508.1, 183, 0},
+    {16384LL, 16384LL, 174, 401.488, 4011.9, 184, 0},
+    {16384LL, 65536LL, 175, 1568.768, 4106.8, 185, 0},
+    {32768LL, 4096LL, 176, 218.416, 3688.2, 186, 0},
     /* 6: rmsnorm_bwd x=f32,w=f32,dw=f32 */
-    {128LL, 262144LL, 194, 101.448, 3969.1, 202, 0},
-    {1024LL, 4096LL, 195, 16.709, 3012.7, 203, 0},
-    {1024LL, 65536LL, 196, 194.704, 4136.1, 204, 0},
-    {4096LL, 4096LL, 197, 52.564, 3830.7, 205, 0},
-    {4096LL, 65536LL, 198, 769.184, 4187.9, 206, 0},
-    {16384LL, 4096LL, 199, 233.152, 3454.6, 207, 0},
-    {16384LL, 65536LL, 200, 3508.176, 3672.9, 208, 0},
-    {32768LL, 4096LL, 201, 412.448, 3905.6, 209, 0},
+    {128LL, 262144LL, 188, 101.448, 3969.1, 196, 0},
+    {1024LL, 4096LL, 189, 16.709, 3012.7, 197, 0},
+    {1024LL, 65536LL, 190, 194.704, 4136.1, 198, 0},
+    {4096LL, 4096LL, 191, 52.564, 3830.7, 199, 0},
+    {4096LL, 65536LL, 192, 769.184, 4187.9, 200, 0},
+    {16384LL, 4096LL, 193, 233.152, 3454.6, 201, 0},
+    {16384LL, 65536LL, 194, 3508.176, 3672.9, 202, 0},
+    {32768LL, 4096LL, 195, 412.448, 3905.6, 203, 0},
     /* 7: rmsnorm_fwd x=bf16,w=bf16 */
-    {64LL, 65536LL, 211, 5.920, 2878.3, 312, 0},
-    {64LL, 131072LL, 212, 9.994, 3409.8, 313, 0},
-    {64LL, 262144LL, 213, 17.831, 3822.5, 314, 0},
-    {64LL, 1048576LL, 212, 64.940, 4198.2, 313, 0},
-    {128LL, 65536LL, 214, 10.109, 3345.3, 315, 0},
-    {128LL, 262144LL, 215, 34.211, 3953.9, 316, 0},
-    {128LL, 1048576LL, 216, 129.256, 4186.0, 317, 0},
-    {256LL, 65536LL, 217, 18.035, 3735.7, 318, 0},
-    {256LL, 262144LL, 218, 65.728, 4100.0, 319, 0},
-    {256LL, 1048576LL, 217, 255.328, 4221.8, 318, 0},
-    {512LL, 8192LL, 219, 5.836, 2880.4, 320, 0},
-    {512LL, 32768LL, 220, 18.127, 3709.5, 321, 0},
-    {512LL, 65536LL, 221, 34.192, 3933.1, 322, 0},
-    {512LL, 262144LL, 221, 129.200, 4163.5, 322, 0},
-    {768LL, 8192LL, 222, 8.000, 3150.0, 323, 0},
-    {768LL, 65536LL, 223, 49.990, 4032.6, 324, 0},
-    {768LL, 262144LL, 223, 192.912, 4179.9, 324, 0},
-    {1024LL, 256LL, 224, 2.110, 498.4, -1, 0},
-    {1024LL, 1024LL, 224, 2.785, 1508.2, -1, 0},
-    {1024LL, 2048LL, 224, 3.958, 2121.8, -1, 0},
-    {1024LL, 4096LL, 225, 5.858, 2867.2, -1, 0},
-    {1024LL, 8192LL, 226, 10.034, 3347.7, -1, 0},
-    {1024LL, 16384LL, 227, 18.041, 3723.5, -1, 0},
-    {1024LL, 65536LL, 227, 65.824, 4082.1, -1, 0},
-    {1024LL, 131072LL, 226, 130.264, 4125.4, -1, 0},
-    {1024LL, 262144LL, 226, 254.992, 4215.0, -1, 0},
-    {1032LL, 4096LL, 228, 6.036, 2804.5, -1, 0},
-    {1032LL, 16384LL, 229, 18.740, 3612.6, 325, 0},
-    {1536LL, 256LL, 230, 2.258, 698.4, 326, 0},
-    {1536LL, 1024LL, 231, 3.439, 1831.4, 327, 0},
-    {1536LL, 2048LL, 232, 4.933, 2553.2, 328, 0},
-    {1536LL, 4096LL, 233, 8.164, 3084.9, 329, 0},
-    {1536LL, 8192LL, 234, 14.287, 3525.4, -1, 0},
-    {1536LL, 16384LL, 235, 26.284, 3832.4, 330, 0},
-    {1536LL, 32768LL, 234, 50.016, 4027.9, -1, 0},
-    {1536LL, 65536LL, 234, 98.032, 4110.1, -1, 0},
-    {1536LL, 131072LL, 234, 192.808, 4179.5, -1, 0},
-    {2048LL, 256LL, 236, 2.353, 893.3, -1, 0},
-    {2048LL, 1024LL, 237, 3.892, 2157.2, -1, 0},
-    {2048LL, 2048LL, 238, 5.857, 2866.6, -1, 0},
-    {2048LL, 4096LL, 239, 10.055, 3339.2, -1, 0},
-    {2048LL, 8192LL, 240, 18.248, 3679.6, -1, 0},
-    {2048LL, 16384LL, 241, 34.448, 3898.3, -1, 0},
-    {2048LL, 65536LL, 242, 129.752, 4139.7, -1, 0},
-    {2048LL, 131072LL, 243, 257.008, 4179.9, -1, 0},
-    {2056LL, 4096LL, 244, 10.978, 3070.4, -1, 0},
-    {2056LL, 16384LL, 245, 35.144, 3836.0, -1, 0},
-    {2560LL, 256LL, 246, 2.578, 1019.2, 331, 0},
-    {2560LL, 1024LL, 247, 4.388, 2391.8, 332, 0},
-    {2560LL, 2048LL, 248, 6.946, 3021.1, -1, 0},
-    {2560LL, 4096LL, 249, 12.397, 3385.1, -1, 0},
-    {2560LL, 8192LL, 249, 22.461, 3736.5, -1, 0},
-    {2560LL, 16384LL, 249, 42.672, 3933.3, -1, 0},
-    {2560LL, 65536LL, 247, 161.808, 4149.1, 332, 0},
-    {2560LL, 131072LL, 246, 318.784, 4212.0, 331, 0},
-    {2880LL, 256LL, 247, 2.675, 1104.9, 332, 0},
-    {2880LL, 1024LL, 246, 4.712, 2505.4, 331, 0},
-    {2880LL, 2048LL, 249, 7.845, 3009.2, -1, 0},
-    {2880LL, 4096LL, 249, 13.740, 3435.9, -1, 0},
-    {2880LL, 8192LL, 249, 24.996, 3777.1, -1, 0},
-    {2880LL, 16384LL, 249, 47.722, 3956.6, -1, 0},
-    {2880LL, 65536LL, 250, 182.472, 4139.0, 333, 0},
-    {2880LL, 131072LL, 250, 359.664, 4199.7, 333, 0},
-    {3072LL, 256LL, 251, 2.682, 1175.5, -1, 0},
-    {3072LL, 1024LL, 246, 4.820, 2612.4, -1, 0},
-    {3072LL, 2048LL, 249, 8.079, 3116.9, -1, 0},
-    {3072LL, 4096LL, 249, 14.278, 3526.6, -1, 0},
-    {3072LL, 8192LL, 249, 26.378, 3817.7, -1, 0},
-    {3072LL, 16384LL, 249, 50.736, 3969.5, -1, 0},
-    {3072LL, 65536LL, 250, 192.504, 4184.7, -1, 0},
-    {3072LL, 131072LL, 250, 384.944, 4185.4, -1, 0},
-    {3080LL, 4096LL, 252, 14.809, 3409.1, -1, 0},
-    {3080LL, 16384LL, 252, 50.860, 3970.2, -1, 0},
-    {3584LL, 256LL, 251, 2.817, 1305.8, 334, 0},
-    {3584LL, 1024LL, 253, 5.389, 2726.4, 335, 0},
-    {3584LL, 2048LL, 254, 9.138, 3214.6, -1, 0},
-    {3584LL, 4096LL, 252, 16.564, 3546.5, -1, 0},
-    {3584LL, 8192LL, 252, 30.318, 3875.0, -1, 0},
-    {3584LL, 16384LL, 255, 58.860, 3991.7, 336, 0},
-    {3584LL, 65536LL, 255, 226.560, 4148.1, 336, 0},
-    {3584LL, 131072LL, 256, 443.888, 4234.4, 337, 0},
-    {4096LL, 256LL, 257, 2.939, 1430.0, -1, 0},
-    {4096LL, 1024LL, 253, 5.823, 2883.1, -1, 0},
-    {4096LL, 2048LL, 254, 10.147, 3308.4, -1, 0},
-    {4096LL, 4096LL, 258, 18.375, 3653.5, -1, 0},
-    {4096LL, 8192LL, 258, 34.683, 3871.1, -1, 0},
-    {4096LL, 16384LL, 259, 66.644, 4029.0, -1, 0},
-    {4096LL, 65536LL, 260, 258.400, 4156.4, -1, 0},
-    {4096LL, 131072LL, 260, 511.376, 4200.5, -1, 0},
-    {4104LL, 4096LL, 261, 18.979, 3544.2, -1, 0},
-    {4104LL, 16384LL, 262, 66.976, 4016.9, -1, 0},
-    {5120LL, 256LL, 263, 3.243, 1620.1, -1, 0},
-    {5120LL, 1024LL, 264, 6.844, 3066.4, -1, 0},
-    {5120LL, 2048LL, 264, 12.237, 3429.0, -1, 0},
-    {5120LL, 4096LL, 261, 22.587, 3715.1, -1, 0},
-    {5120LL, 8192LL, 265, 42.528, 3946.0, -1, 0},
-    {5120LL, 16384LL, 265, 81.867, 4099.6, -1, 0},
-    {5120LL, 65536LL, 266, 319.104, 4206.9, -1, 0},
-    {5120LL, 131072LL, 266, 634.112, 4234.1, -1, 0},
-    {5128LL, 4096LL, 267, 23.118, 3635.4, -1, 0},
-    {5128LL, 16384LL, 268, 83.291, 4035.8, -1, 0},
-    {6144LL, 256LL, 269, 3.509, 1796.5, -1, 0},
-    {6144LL, 1024LL, 264, 7.926, 3177.3, -1, 0},
-    {6144LL, 2048LL, 264, 14.454, 3483.7, -1, 0},
-    {6144LL, 4096LL, 265, 26.438, 3808.6, -1, 0},
-    {6144LL, 8192LL, 266, 51.080, 3942.3, -1, 0},
-    {6144LL, 16384LL, 270, 98.352, 4094.8, -1, 0},
-    {6144LL, 65536LL, 270, 386.624, 4166.5, -1, 0},
-    {6144LL, 131072LL, 271, 769.744, 4185.5, -1, 0},
-    {6152LL, 4096LL, 272, 27.270, 3697.2, -1, 0},
-    {6152LL, 16384LL, 273, 99.147, 4067.3, -1, 0},
-    {7168LL, 256LL, 274, 3.867, 1902.3, -1, 0},
-    {7168LL, 1024LL, 275, 8.854, 3318.0, -1, 0},
-    {7168LL, 2048LL, 275, 16.716, 3514.2, -1, 0},
-    {7168LL, 4096LL, 272, 30.784, 3816.0, -1, 0},
-    {7168LL, 8192LL, 276, 58.848, 3992.1, -1, 0},
-    {7168LL, 16384LL, 276, 114.624, 4099.0, -1, 0},
-    {7168LL, 65536LL, 277, 444.512, 4227.8, -1, 0},
-    {7168LL, 131072LL, 278, 886.384, 4240.4, -1, 0},
-    {7176LL, 4096LL, 279, 31.502, 3733.2, -1, 0},
-    {7176LL, 16384LL, 280, 115.632, 4067.8, -1, 0},
-    {8192LL, 256LL, 281, 4.076, 2062.2, -1, 0},
-    {8192LL, 1024LL, 275, 9.821, 3418.8, -1, 0},
-    {8192LL, 2048LL, 282, 18.127, 3703.6, -1, 0},
-    {8192LL, 4096LL, 283, 34.392, 3903.5, -1, 0},
-    {8192LL, 8192LL, 283, 66.060, 4064.3, -1, 0},
-    {8192LL, 16384LL, 284, 130.880, 4102.6, -1, 0},
-    {8192LL, 65536LL, 285, 507.056, 4235.7, -1, 0},
-    {8192LL, 131072LL, 286, 1029.552, 4172.2, -1, 0},
-    {8200LL, 4096LL, 287, 35.867, 3746.7, -1, 0},
-    {8200LL, 16384LL, 288, 131.352, 4091.9, -1, 0},
-    {11008LL, 256LL, 287, 4.828, 2339.8, -1, 0},
-    {11008LL, 1024LL, 287, 13.171, 3425.3, -1, 0},
-    {11008LL, 2048LL, 289, 23.904, 3773.8, -1, 0},
-    {11008LL, 4096LL, 289, 45.507, 3964.1, -1, 0},
-    {11008LL, 8192LL, 289, 88.341, 4083.8, -1, 0},
-    {11008LL, 16384LL, 289, 173.152, 4166.9, -1, 0},
-    {11008LL, 65536LL, 289, 684.752, 4214.6, -1, 0},
-    {11008LL, 131072LL, 289, 1367.344, 4221.3, -1, 0},
-    {12288LL, 256LL, 287, 5.120, 2462.8, -1, 0},
-    {12288LL, 1024LL, 287, 14.331, 3514.0, -1, 0},
-    {12288LL, 2048LL, 290, 26.718, 3768.8, -1, 0},
-    {12288LL, 4096LL, 289, 50.760, 3967.1, -1, 0},
-    {12288LL, 8192LL, 291, 97.856, 4115.3, -1, 0},
-    {12288LL, 16384LL, 291, 193.632, 4159.4, -1, 0},
-    {12288LL, 65536LL, 291, 763.120, 4221.5, -1, 0},
-    {12288LL, 131072LL, 291, 1533.120, 4202.5, -1, 0},
-    {12296LL, 4096LL, 292, 52.280, 3854.2, -1, 0},
-    {12296LL, 16384LL, 292, 194.280, 4148.2, -1, 0},
-    {14336LL, 256LL, 293, 5.673, 2592.8, 338, 0},
-    {14336LL, 1024LL, 294, 16.476, 3565.9, 339, 0},
-    {14336LL, 2048LL, 295, 30.757, 3819.6, 340, 0},
-    {14336LL, 4096LL, 296, 59.136, 3972.6, -1, 0},
-    {14336LL, 8192LL, 297, 115.352, 4073.0, -1, 0},
-    {14336LL, 16384LL, 298, 226.336, 4151.4, -1, 0},
-    {14336LL, 65536LL, 298, 896.992, 4190.0, -1, 0},
-    {14336LL, 131072LL, 299, 1780.784, 4221.0, -1, 0},
-    {16384LL, 256LL, 293, 6.177, 2721.6, -1, 0},
-    {16384LL, 1024LL, 300, 18.499, 3629.7, -1, 0},
-    {16384LL, 2048LL, 300, 34.987, 3837.4, -1, 0},
-    {16384LL, 4096LL, 301, 66.760, 4021.6, -1, 0},
-    {16384LL, 8192LL, 302, 131.488, 4083.5, -1, 0},
-    {16384LL, 16384LL, 293, 257.888, 4164.0, -1, 0},
-    {16384LL, 65536LL, 303, 1012.592, 4241.8, -1, 0},
-    {16384LL, 131072LL, 293, 2030.832, 4230.0, -1, 0},
-    {16392LL, 4096LL, 304, 68.859, 3901.0, -1, 0},
-    {16392LL, 16384LL, 304, 261.472, 4108.9, -1, 0},
-    {18432LL, 1024LL, 305, 20.744, 3641.5, 341, 0},
-    {18432LL, 4096LL, 306, 74.171, 4072.3, -1, 0},
-    {18432LL, 16384LL, 307, 288.864, 4182.1, 342, 0},
-    {20480LL, 1024LL, 306, 22.875, 3669.2, 343, 0},
-    {20480LL, 4096LL, 306, 82.581, 4063.9, 343, 0},
-    {20480LL, 16384LL, 308, 320.288, 4190.9, 344, 0},
-    {32768LL, 1024LL, 309, 35.619, 3770.1, -1, 0},
-    {32768LL, 4096LL, 309, 132.696, 4046.5, -1, 0},
-    {32768LL, 16384LL, 310, 512.048, 4194.2, 345, 0},
-    {65536LL, 1024LL, 311, 71.909, 3734.9, -1, 0},
-    {65536LL, 4096LL, 311, 264.224, 4064.3, -1, 0},
-    {65536LL, 16384LL, 311, 1027.712, 4179.3, -1, 0},
+    {64LL, 65536LL, 205, 5.920, 2878.3, 306, 0},
+    {64LL, 131072LL, 206, 9.994, 3409.8, 307, 0},
+    {64LL, 262144LL, 207, 17.831, 3822.5, 308, 0},
+    {64LL, 1048576LL, 206, 64.940, 4198.2, 307, 0},
+    {128LL, 65536LL, 208, 10.109, 3345.3, 309, 0},
+    {128LL, 262144LL, 209, 34.211, 3953.9, 310, 0},
+    {128LL, 1048576LL, 210, 129.256, 4186.0, 311, 0},
+    {256LL, 65536LL, 211, 18.035, 3735.7, 312, 0},
+    {256LL, 262144LL, 212, 65.728, 4100.0, 313, 0},
+    {256LL, 1048576LL, 211, 255.328, 4221.8, 312, 0},
+    {512LL, 8192LL, 213, 5.836, 2880.4, 314, 0},
+    {512LL, 32768LL, 214, 18.127, 3709.5, 315, 0},
+    {512LL, 65536LL, 215, 34.192, 3933.1, 316, 0},
+    {512LL, 262144LL, 215, 129.200, 4163.5, 316, 0},
+    {768LL, 8192LL, 216, 8.000, 3150.0, 317, 0},
+    {768LL, 65536LL, 217, 49.990, 4032.6, 318, 0},
+    {768LL, 262144LL, 217, 192.912, 4179.9, 318, 0},
+    {1024LL, 256LL, 218, 2.110, 498.4, -1, 0},
+    {1024LL, 1024LL, 218, 2.785, 1508.2, -1, 0},
+    {1024LL, 2048LL, 218, 3.958, 2121.8, -1, 0},
+    {1024LL, 4096LL, 219, 5.858, 2867.2, -1, 0},
+    {1024LL, 8192LL, 220, 10.034, 3347.7, -1, 0},
+    {1024LL, 16384LL, 221, 18.041, 3723.5, -1, 0},
+    {1024LL, 65536LL, 221, 65.824, 4082.1, -1, 0},
+    {1024LL, 131072LL, 220, 130.264, 4125.4, -1, 0},
+    {1024LL, 262144LL, 220, 254.992, 4215.0, -1, 0},
+    {1032LL, 4096LL, 222, 6.036, 2804.5, -1, 0},
+    {1032LL, 16384LL, 223, 18.740, 3612.6, 319, 0},
+    {1536LL, 256LL, 224, 2.258, 698.4, 320, 0},
+    {1536LL, 1024LL, 225, 3.439, 1831.4, 321, 0},
+    {1536LL, 2048LL, 226, 4.933, 2553.2, 322, 0},
+    {1536LL, 4096LL, 227, 8.164, 3084.9, 323, 0},
+    {1536LL, 8192LL, 228, 14.287, 3525.4, -1, 0},
+    {1536LL, 16384LL, 229, 26.284, 3832.4, 324, 0},
+    {1536LL, 32768LL, 228, 50.016, 4027.9, -1, 0},
+    {1536LL, 65536LL, 228, 98.032, 4110.1, -1, 0},
+    {1536LL, 131072LL, 228, 192.808, 4179.5, -1, 0},
+    {2048LL, 256LL, 230, 2.353, 893.3, -1, 0},
+    {2048LL, 1024LL, 231, 3.892, 2157.2, -1, 0},
+    {2048LL, 2048LL, 232, 5.857, 2866.6, -1, 0},
+    {2048LL, 4096LL, 233, 10.055, 3339.2, -1, 0},
+    {2048LL, 8192LL, 234, 18.248, 3679.6, -1, 0},
+    {2048LL, 16384LL, 235, 34.448, 3898.3, -1, 0},
+    {2048LL, 65536LL, 236, 129.752, 4139.7, -1, 0},
+    {2048LL, 131072LL, 237, 257.008, 4179.9, -1, 0},
+    {2056LL, 4096LL, 238, 10.978, 3070.4, -1, 0},
+    {2056LL, 16384LL, 239, 35.144, 3836.0, -1, 0},
+    {2560LL, 256LL, 240, 2.578, 1019.2, 325, 0},
+    {2560LL, 1024LL, 241, 4.388, 2391.8, 326, 0},
+    {2560LL, 2048LL, 242, 6.946, 3021.1, -1, 0},
+    {2560LL, 4096LL, 243, 12.397, 3385.1, -1, 0},
+    {2560LL, 8192LL, 243, 22.461, 3736.5, -1, 0},
+    {2560LL, 16384LL, 243, 42.672, 3933.3, -1, 0},
+    {2560LL, 65536LL, 241, 161.808, 4149.1, 326, 0},
+    {2560LL, 131072LL, 240, 318.784, 4212.0, 325, 0},
+    {2880LL, 256LL, 241, 2.675, 1104.9, 326, 0},
+    {2880LL, 1024LL, 240, 4.712, 2505.4, 325, 0},
+    {2880LL, 2048LL, 243, 7.845, 3009.2, -1, 0},
+    {2880LL, 4096LL, 243, 13.740, 3435.9, -1, 0},
+    {2880LL, 8192LL, 243, 24.996, 3777.1, -1, 0},
+    {2880LL, 16384LL, 243, 47.722, 3956.6, -1, 0},
+    {2880LL, 65536LL, 244, 182.472, 4139.0, 327, 0},
+    {2880LL, 131072LL, 244, 359.664, 4199.7, 327, 0},
+    {3072LL, 256LL, 245, 2.682, 1175.5, -1, 0},
+    {3072LL, 1024LL, 240, 4.820, 2612.4, -1, 0},
+    {3072LL, 2048LL, 243, 8.079, 3116.9, -1, 0},
+    {3072LL, 4096LL, 243, 14.278, 3526.6, -1, 0},
+    {3072LL, 8192LL, 243, 26.378, 3817.7, -1, 0},
+    {3072LL, 16384LL, 243, 50.736, 3969.5, -1, 0},
+    {3072LL, 65536LL, 244, 192.504, 4184.7, -1, 0},
+    {3072LL, 131072LL, 244, 384.944, 4185.4, -1, 0},
+    {3080LL, 4096LL, 246, 14.809, 3409.1, -1, 0},
+    {3080LL, 16384LL, 246, 50.860, 3970.2, -1, 0},
+    {3584LL, 256LL, 245, 2.817, 1305.8, 328, 0},
+    {3584LL, 1024LL, 247, 5.389, 2726.4, 329, 0},
+    {3584LL, 2048LL, 248, 9.138, 3214.6, -1, 0},
+    {3584LL, 4096LL, 246, 16.564, 3546.5, -1, 0},
+    {3584LL, 8192LL, 246, 30.318, 3875.0, -1, 0},
+    {3584LL, 16384LL, 249, 58.860, 3991.7, 330, 0},
+    {3584LL, 65536LL, 249, 226.560, 4148.1, 330, 0},
+    {3584LL, 131072LL, 250, 443.888, 4234.4, 331, 0},
+    {4096LL, 256LL, 251, 2.939, 1430.0, -1, 0},
+    {4096LL, 1024LL, 247, 5.823, 2883.1, -1, 0},
+    {4096LL, 2048LL, 248, 10.147, 3308.4, -1, 0},
+    {4096LL, 4096LL, 252, 18.375, 3653.5, -1, 0},
+    {4096LL, 8192LL, 252, 34.683, 3871.1, -1, 0},
+    {4096LL, 16384LL, 253, 66.644, 4029.0, -1, 0},
+    {4096LL, 65536LL, 254, 258.400, 4156.4, -1, 0},
+    {4096LL, 131072LL, 254, 511.376, 4200.5, -1, 0},
+    {4104LL, 4096LL, 255, 18.979, 3544.2, -1, 0},
+    {4104LL, 16384LL, 256, 66.976, 4016.9, -1, 0},
+    {5120LL, 256LL, 257, 3.243, 1620.1, -1, 0},
+    {5120LL, 1024LL, 258, 6.844, 3066.4, -1, 0},
+    {5120LL, 2048LL, 258, 12.237, 3429.0, -1, 0},
+    {5120LL, 4096LL, 255, 22.587, 3715.1, -1, 0},
+    {5120LL, 8192LL, 259, 42.528, 3946.0, -1, 0},
+    {5120LL, 16384LL, 259, 81.867, 4099.6, -1, 0},
+    {5120LL, 65536LL, 260, 319.104, 4206.9, -1, 0},
+    {5120LL, 131072LL, 260, 634.112, 4234.1, -1, 0},
+    {5128LL, 4096LL, 261, 23.118, 3635.4, -1, 0},
+    {5128LL, 16384LL, 262, 83.291, 4035.8, -1, 0},
+    {6144LL, 256LL, 263, 3.509, 1796.5, -1, 0},
+    {6144LL, 1024LL, 258, 7.926, 3177.3, -1, 0},
+    {6144LL, 2048LL, 258, 14.454, 3483.7, -1, 0},
+    {6144LL, 4096LL, 259, 26.438, 3808.6, -1, 0},
+    {6144LL, 8192LL, 260, 51.080, 3942.3, -1, 0},
+    {6144LL, 16384LL, 264, 98.352, 4094.8, -1, 0},
+    {6144LL, 65536LL, 264, 386.624, 4166.5, -1, 0},
+    {6144LL, 131072LL, 265, 769.744, 4185.5, -1, 0},
+    {6152LL, 4096LL, 266, 27.270, 3697.2, -1, 0},
+    {6152LL, 16384LL, 267, 99.147, 4067.3, -1, 0},
+    {7168LL, 256LL, 268, 3.867, 1902.3, -1, 0},
+    {7168LL, 1024LL, 269, 8.854, 3318.0, -1, 0},
+    {7168LL, 2048LL, 269, 16.716, 3514.2, -1, 0},
+    {7168LL, 4096LL, 266, 30.784, 3816.0, -1, 0},
+    {7168LL, 8192LL, 270, 58.848, 3992.1, -1, 0},
+    {7168LL, 16384LL, 270, 114.624, 4099.0, -1, 0},
+    {7168LL, 65536LL, 271, 444.512, 4227.8, -1, 0},
+    {7168LL, 131072LL, 272, 886.384, 4240.4, -1, 0},
+    {7176LL, 4096LL, 273, 31.502, 3733.2, -1, 0},
+    {7176LL, 16384LL, 274, 115.632, 4067.8, -1, 0},
+    {8192LL, 256LL, 275, 4.076, 2062.2, -1, 0},
+    {8192LL, 1024LL, 269, 9.821, 3418.8, -1, 0},
+    {8192LL, 2048LL, 276, 18.127, 3703.6, -1, 0},
+    {8192LL, 4096LL, 277, 34.392, 3903.5, -1, 0},
+    {8192LL, 8192LL, 277, 66.060, 4064.3, -1, 0},
+    {8192LL, 16384LL, 278, 130.880, 4102.6, -1, 0},
+    {8192LL, 65536LL, 279, 507.056, 4235.7, -1, 0},
+    {8192LL, 131072LL, 280, 1029.552, 4172.2, -1, 0},
+    {8200LL, 4096LL, 281, 35.867, 3746.7, -1, 0},
+    {8200LL, 16384LL, 282, 131.352, 4091.9, -1, 0},
+    {11008LL, 256LL, 281, 4.828, 2339.8, -1, 0},
+    {11008LL, 1024LL, 281, 13.171, 3425.3, -1, 0},
+    {11008LL, 2048LL, 283, 23.904, 3773.8, -1, 0},
+    {11008LL, 4096LL, 283, 45.507, 3964.1, -1, 0},
+    {11008LL, 8192LL, 283, 88.341, 4083.8, -1, 0},
+    {11008LL, 16384LL, 283, 173.152, 4166.9, -1, 0},
+    {11008LL, 65536LL, 283, 684.752, 4214.6, -1, 0},
+    {11008LL, 131072LL, 283, 1367.344, 4221.3, -1, 0},
+    {12288LL, 256LL, 281, 5.120, 2462.8, -1, 0},
+    {12288LL, 1024LL, 281, 14.331, 3514.0, -1, 0},
+    {12288LL, 2048LL, 284, 26.718, 3768.8, -1, 0},
+    {12288LL, 4096LL, 283, 50.760, 3967.1, -1, 0},
+    {12288LL, 8192LL, 285, 97.856, 4115.3, -1, 0},
+    {12288LL, 16384LL, 285, 193.632, 4159.4, -1, 0},
+    {12288LL, 65536LL, 285, 763.120, 4221.5, -1, 0},
+    {12288LL, 131072LL, 285, 1533.120, 4202.5, -1, 0},
+    {12296LL, 4096LL, 286, 52.280, 3854.2, -1, 0},
+    {12296LL, 16384LL, 286, 194.280, 4148.2, -1, 0},
+    {14336LL, 256LL, 287, 5.673, 2592.8, 332, 0},
+    {14336LL, 1024LL, 288, 16.476, 3565.9, 333, 0},
+    {14336LL, 2048LL, 289, 30.757, 3819.6, 334, 0},
+    {14336LL, 4096LL, 290, 59.136, 3972.6, -1, 0},
+    {14336LL, 8192LL, 291, 115.352, 4073.0, -1, 0},
+    {14336LL, 16384LL, 292, 226.336, 4151.4, -1, 0},
+    {14336LL, 65536LL, 292, 896.992, 4190.0, -1, 0},
+    {14336LL, 131072LL, 293, 1780.784, 4221.0, -1, 0},
+    {16384LL, 256LL, 287, 6.177, 2721.6, -1, 0},
+    {16384LL, 1024LL, 294, 18.499, 3629.7, -1, 0},
+    {16384LL, 2048LL, 294, 34.987, 3837.4, -1, 0},
+    {16384LL, 4096LL, 295, 66.760, 4021.6, -1, 0},
+    {16384LL, 8192LL, 296, 131.488, 4083.5, -1, 0},
+    {16384LL, 16384LL, 287, 257.888, 4164.0, -1, 0},
+    {16384LL, 65536LL, 297, 1012.592, 4241.8, -1, 0},
+    {16384LL, 131072LL, 287, 2030.832, 4230.0, -1, 0},
+    {16392LL, 4096LL, 298, 68.859, 3901.0, -1, 0},
+    {16392LL, 16384LL, 298, 261.472, 4108.9, -1, 0},
+    {18432LL, 1024LL, 299, 20.744, 3641.5, 335, 0},
+    {18432LL, 4096LL, 300, 74.171, 4072.3, -1, 0},
+    {18432LL, 16384LL, 301, 288.864, 4182.1, 336, 0},
+    {20480LL, 1024LL, 300, 22.875, 3669.2, 337, 0},
+    {20480LL, 4096LL, 300, 82.581, 4063.9, 337, 0},
+    {20480LL, 16384LL, 302, 320.288, 4190.9, 338, 0},
+    {32768LL, 1024LL, 303, 35.619, 3770.1, -1, 0},
+    {32768LL, 4096LL, 303, 132.696, 4046.5, -1, 0},
+    {32768LL, 16384LL, 304, 512.048, 4194.2, 339, 0},
+    {65536LL, 1024LL, 305, 71.909, 3734.9, -1, 0},
+    {65536LL, 4096LL, 305, 264.224, 4064.3, -1, 0},
+    {65536LL, 16384LL, 305, 1027.712, 4179.3, -1, 0},
     /* 8: rmsnorm_fwd x=bf16,w=f32 */
-    {64LL, 65536LL, 347, 5.907, 2884.6, 392, 0},
-    {64LL, 262144LL, 347, 17.639, 3864.1, 392, 0},
-    {64LL, 1048576LL, 347, 64.564, 4222.6, 392, 0},
-    {128LL, 65536LL, 348, 10.035, 3369.8, 393, 0},
-    {128LL, 262144LL, 348, 33.976, 3981.2, 393, 0},
-    {128LL, 1048576LL, 348, 129.720, 4171.0, 393, 0},
-    {256LL, 65536LL, 349, 17.876, 3768.9, 394, 0},
-    {256LL, 262144LL, 350, 65.320, 4125.6, 395, 0},
-    {256LL, 1048576LL, 351, 255.936, 4211.7, 396, 0},
-    {512LL, 8192LL, 352, 6.041, 2783.2, 397, 0},
-    {512LL, 65536LL, 353, 33.936, 3962.8, 398, 0},
-    {768LL, 8192LL, 354, 7.950, 3170.0, 399, 0},
-    {768LL, 65536LL, 355, 49.837, 4045.0, 400, 0},
-    {1024LL, 1024LL, 356, 2.838, 1480.9, 401, 0},
-    {1024LL, 4096LL, 357, 5.971, 2813.3, 402, 0},
-    {1024LL, 8192LL, 356, 10.012, 3355.0, 401, 0},
-    {1024LL, 16384LL, 358, 18.005, 3731.0, 403, 0},
-    {1024LL, 65536LL, 359, 65.892, 4077.9, 404, 0},
-    {2048LL, 1024LL, 360, 3.881, 2164.7, 405, 0},
-    {2048LL, 4096LL, 361, 10.014, 3353.3, -1, 0},
-    {2048LL, 8192LL, 362, 18.163, 3697.1, 406, 0},
-    {2048LL, 16384LL, 362, 34.331, 3911.7, 406, 0},
-    {2048LL, 65536LL, 363, 130.320, 4121.7, 407, 0},
-    {3072LL, 1024LL, 364, 4.870, 2586.9, 408, 0},
-    {3072LL, 4096LL, 365, 14.354, 3508.4, -1, 0},
-    {3072LL, 8192LL, 366, 26.532, 3795.7, 409, 0},
-    {3072LL, 16384LL, 367, 50.924, 3955.0, 410, 0},
-    {3072LL, 65536LL, 364, 192.376, 4187.5, 408, 0},
-    {4096LL, 1024LL, 368, 6.044, 2779.1, 411, 0},
-    {4096LL, 4096LL, 369, 18.180, 3693.2, 412, 0},
-    {4096LL, 8192LL, 369, 34.443, 3898.3, 412, 0},
-    {4096LL, 16384LL, 368, 66.264, 4052.2, 411, 0},
-    {4096LL, 65536LL, 370, 257.136, 4176.9, 413, 0},
-    {5120LL, 1024LL, 371, 7.055, 2976.1, -1, 0},
-    {5120LL, 4096LL, 372, 22.576, 3717.4, 414, 0},
-    {5120LL, 8192LL, 372, 42.758, 3925.0, 414, 0},
-    {5120LL, 16384LL, 372, 82.784, 4054.3, 414, 0},
-    {5120LL, 65536LL, 373, 319.328, 4204.0, 415, 0},
-    {6144LL, 1024LL, 371, 7.996, 3150.8, -1, 0},
-    {6144LL, 4096LL, 374, 26.458, 3806.2, 416, 0},
-    {6144LL, 8192LL, 375, 51.016, 3947.5, 417, 0},
-    {6144LL, 16384LL, 376, 98.416, 4092.3, 418, 0},
-    {6144LL, 65536LL, 376, 389.536, 4135.4, 418, 0},
-    {7168LL, 1024LL, 377, 9.138, 3216.5, -1, 0},
-    {7168LL, 4096LL, 378, 30.688, 3828.4, 419, 0},
-    {7168LL, 8192LL, 378, 58.928, 3986.9, 419, 0},
-    {7168LL, 16384LL, 378, 115.120, 4081.4, 419, 0},
-    {7168LL, 65536LL, 379, 450.672, 4170.1, 420, 0},
-    {8192LL, 1024LL, 377, 10.217, 3287.7, 421, 0},
-    {8192LL, 4096LL, 380, 34.283, 3916.5, -1, 0},
-    {8192LL, 8192LL, 380, 66.056, 4064.7, -1, 0},
-    {8192LL, 16384LL, 381, 130.520, 4114.1, 422, 0},
-    {8192LL, 65536LL, 381, 507.312, 4233.6, 422, 0},
-    {12288LL, 1024LL, 382, 14.534, 3466.8, -1, 0},
-    {12288LL, 4096LL, 382, 50.952, 3952.6, -1, 0},
-    {12288LL, 8192LL, 382, 98.336, 4095.5, -1, 0},
-    {12288LL, 16384LL, 382, 194.664, 4137.5, -1, 0},
-    {12288LL, 65536LL, 383, 763.264, 4220.7, 423, 0},
-    {16384LL, 1024LL, 384, 18.871, 3559.8, 424, 0},
-    {16384LL, 4096LL, 384, 67.016, 4006.8, 424, 0},
-    {16384LL, 8192LL, 384, 130.976, 4099.8, 424, 0},
-    {16384LL, 16384LL, 384, 257.376, 4172.4, 424, 0},
-    {16384LL, 65536LL, 384, 1009.936, 4253.0, 424, 0},
-    {18432LL, 1024LL, 385, 21.302, 3547.7, 387, 0},
-    {18432LL, 4096LL, 385, 74.960, 4029.9, 387, 0},
-    {18432LL, 16384LL, 385, 288.992, 4180.4, 387, 0},
-    {20480LL, 1024LL, 386, 23.570, 3562.7, -1, 0},
-    {20480LL, 4096LL, 387, 84.171, 3987.6, -1, 0},
-    {20480LL, 16384LL, 388, 322.640, 4160.4, -1, 0},
-    {32768LL, 1024LL, 389, 39.960, 3362.2, -1, 0},
-    {32768LL, 4096LL, 389, 136.832, 3924.7, -1, 0},
-    {32768LL, 16384LL, 389, 518.352, 4143.3, -1, 0},
-    {65536LL, 1024LL, 390, 81.776, 3285.8, -1, 0},
-    {65536LL, 4096LL, 390, 293.504, 3659.3, -1, 0},
-    {65536LL, 16384LL, 391, 1137.600, 3775.8, -1, 0},
+    {64LL, 65536LL, 341, 5.907, 2884.6, 386, 0},
+    {64LL, 262144LL, 341, 17.639, 3864.1, 386, 0},
+    {64LL, 1048576LL, 341, 64.564, 4222.6, 386, 0},
+    {128LL, 65536LL, 342, 10.035, 3369.8, 387, 0},
+    {128LL, 262144LL, 342, 33.976, 3981.2, 387, 0},
+    {128LL, 1048576LL, 342, 129.720, 4171.0, 387, 0},
+    {256LL, 65536LL, 343, 17.876, 3768.9, 388, 0},
+    {256LL, 262144LL, 344, 65.320, 4125.6, 389, 0},
+    {256LL, 1048576LL, 345, 255.936, 4211.7, 390, 0},
+    {512LL, 8192LL, 346, 6.041, 2783.2, 391, 0},
+    {512LL, 65536LL, 347, 33.936, 3962.8, 392, 0},
+    {768LL, 8192LL, 348, 7.950, 3170.0, 393, 0},
+    {768LL, 65536LL, 349, 49.837, 4045.0, 394, 0},
+    {1024LL, 1024LL, 350, 2.838, 1480.9, 395, 0},
+    {1024LL, 4096LL, 351, 5.971, 2813.3, 396, 0},
+    {1024LL, 8192LL, 350, 10.012, 3355.0, 395, 0},
+    {1024LL, 16384LL, 352, 18.005, 3731.0, 397, 0},
+    {1024LL, 65536LL, 353, 65.892, 4077.9, 398, 0},
+    {2048LL, 1024LL, 354, 3.881, 2164.7, 399, 0},
+    {2048LL, 4096LL, 355, 10.014, 3353.3, -1, 0},
+    {2048LL, 8192LL, 356, 18.163, 3697.1, 400, 0},
+    {2048LL, 16384LL, 356, 34.331, 3911.7, 400, 0},
+    {2048LL, 65536LL, 357, 130.320, 4121.7, 401, 0},
+    {3072LL, 1024LL, 358, 4.870, 2586.9, 402, 0},
+    {3072LL, 4096LL, 359, 14.354, 3508.4, -1, 0},
+    {3072LL, 8192LL, 360, 26.532, 3795.7, 403, 0},
+    {3072LL, 16384LL, 361, 50.924, 3955.0, 404, 0},
+    {3072LL, 65536LL, 358, 192.376, 4187.5, 402, 0},
+    {4096LL, 1024LL, 362, 6.044, 2779.1, 405, 0},
+    {4096LL, 4096LL, 363, 18.180, 3693.2, 406, 0},
+    {4096LL, 8192LL, 363, 34.443, 3898.3, 406, 0},
+    {4096LL, 16384LL, 362, 66.264, 4052.2, 405, 0},
+    {4096LL, 65536LL, 364, 257.136, 4176.9, 407, 0},
+    {5120LL, 1024LL, 365, 7.055, 2976.1, -1, 0},
+    {5120LL, 4096LL, 366, 22.576, 3717.4, 408, 0},
+    {5120LL, 8192LL, 366, 42.758, 3925.0, 408, 0},
+    {5120LL, 16384LL, 366, 82.784, 4054.3, 408, 0},
+    {5120LL, 65536LL, 367, 319.328, 4204.0, 409, 0},
+    {6144LL, 1024LL, 365, 7.996, 3150.8, -1, 0},
+    {6144LL, 4096LL, 368, 26.458, 3806.2, 410, 0},
+    {6144LL, 8192LL, 369, 51.016, 3947.5, 411, 0},
+    {6144LL, 16384LL, 370, 98.416, 4092.3, 412, 0},
+    {6144LL, 65536LL, 370, 389.536, 4135.4, 412, 0},
+    {7168LL, 1024LL, 371, 9.138, 3216.5, -1, 0},
+    {7168LL, 4096LL, 372, 30.688, 3828.4, 413, 0},
+    {7168LL, 8192LL, 372, 58.928, 3986.9, 413, 0},
+    {7168LL, 16384LL, 372, 115.120, 4081.4, 413, 0},
+    {7168LL, 65536LL, 373, 450.672, 4170.1, 414, 0},
+    {8192LL, 1024LL, 371, 10.217, 3287.7, 415, 0},
+    {8192LL, 4096LL, 374, 34.283, 3916.5, -1, 0},
+    {8192LL, 8192LL, 374, 66.056, 4064.7, -1, 0},
+    {8192LL, 16384LL, 375, 130.520, 4114.1, 416, 0},
+    {8192LL, 65536LL, 375, 507.312, 4233.6, 416, 0},
+    {12288LL, 1024LL, 376, 14.534, 3466.8, -1, 0},
+    {12288LL, 4096LL, 376, 50.952, 3952.6, -1, 0},
+    {12288LL, 8192LL, 376, 98.336, 4095.5, -1, 0},
+    {12288LL, 16384LL, 376, 194.664, 4137.5, -1, 0},
+    {12288LL, 65536LL, 377, 763.264, 4220.7, 417, 0},
+    {16384LL, 1024LL, 378, 18.871, 3559.8, 418, 0},
+    {16384LL, 4096LL, 378, 67.016, 4006.8, 418, 0},
+    {16384LL, 8192LL, 378, 130.976, 4099.8, 418, 0},
+    {16384LL, 16384LL, 378, 257.376, 4172.4, 418, 0},
+    {16384LL, 65536LL, 378, 1009.936, 4253.0, 418, 0},
+    {18432LL, 1024LL, 379, 21.302, 3547.7, 381, 0},
+    {18432LL, 4096LL, 379, 74.960, 4029.9, 381, 0},
+    {18432LL, 16384LL, 379, 288.992, 4180.4, 381, 0},
+    {20480LL, 1024LL, 380, 23.570, 3562.7, -1, 0},
+    {20480LL, 4096LL, 381, 84.171, 3987.6, -1, 0},
+    {20480LL, 16384LL, 382, 322.640, 4160.4, -1, 0},
+    {32768LL, 1024LL, 383, 39.960, 3362.2, -1, 0},
+    {32768LL, 4096LL, 383, 136.832, 3924.7, -1, 0},
+    {32768LL, 16384LL, 383, 518.352, 4143.3, -1, 0},
+    {65536LL, 1024LL, 384, 81.776, 3285.8, -1, 0},
+    {65536LL, 4096LL, 384, 293.504, 3659.3, -1, 0},
+    {65536LL, 16384LL, 385, 1137.600, 3775.8, -1, 0},
     /* 9: rmsnorm_fwd x=f16,w=f16 */
-    {128LL, 262144LL, 426, 34.253, 3949.0, 440, 0},
-    {512LL, 65536LL, 427, 34.197, 3932.5, 441, 0},
-    {1024LL, 1024LL, 428, 2.799, 1501.0, 442, 0},
-    {1024LL, 4096LL, 429, 5.871, 2860.5, 443, 0},
-    {1024LL, 16384LL, 430, 18.033, 3725.1, 444, 0},
-    {1024LL, 65536LL, 431, 65.868, 4079.4, 445, 0},
-    {4096LL, 1024LL, 432, 5.815, 2887.5, -1, 0},
-    {4096LL, 4096LL, 433, 18.294, 3669.7, 446, 0},
-    {4096LL, 16384LL, 434, 66.640, 4029.2, 447, 0},
-    {4096LL, 65536LL, 433, 260.032, 4130.3, 446, 0},
-    {16384LL, 1024LL, 435, 18.524, 3624.9, -1, 0},
-    {16384LL, 4096LL, 436, 66.744, 4022.6, 448, 0},
-    {16384LL, 16384LL, 437, 257.632, 4168.1, -1, 0},
-    {16384LL, 65536LL, 438, 1012.304, 4243.1, 449, 0},
-    {32768LL, 4096LL, 439, 132.536, 4051.4, 450, 0},
+    {128LL, 262144LL, 420, 34.253, 3949.0, 434, 0},
+    {512LL, 65536LL, 421, 34.197, 3932.5, 435, 0},
+    {1024LL, 1024LL, 422, 2.799, 1501.0, 436, 0},
+    {1024LL, 4096LL, 423, 5.871, 2860.5, 437, 0},
+    {1024LL, 16384LL, 424, 18.033, 3725.1, 438, 0},
+    {1024LL, 65536LL, 425, 65.868, 4079.4, 439, 0},
+    {4096LL, 1024LL, 426, 5.815, 2887.5, -1, 0},
+    {4096LL, 4096LL, 427, 18.294, 3669.7, 440, 0},
+    {4096LL, 16384LL, 428, 66.640, 4029.2, 441, 0},
+    {4096LL, 65536LL, 427, 260.032, 4130.3, 440, 0},
+    {16384LL, 1024LL, 429, 18.524, 3624.9, -1, 0},
+    {16384LL, 4096LL, 430, 66.744, 4022.6, 442, 0},
+    {16384LL, 16384LL, 431, 257.632, 4168.1, -1, 0},
+    {16384LL, 65536LL, 432, 1012.304, 4243.1, 443, 0},
+    {32768LL, 4096LL, 433, 132.536, 4051.4, 444, 0},
     /* 10: rmsnorm_fwd x=f16,w=f32 */
-    {128LL, 262144LL, 452, 34.051, 3972.5, 463, 0},
-    {512LL, 65536LL, 453, 33.944, 3961.9, 464, 0},
-    {1024LL, 1024LL, 454, 2.803, 1499.1, 465, 0},
-    {1024LL, 4096LL, 455, 5.958, 2819.2, 466, 0},
-    {1024LL, 16384LL, 456, 18.041, 3723.6, 467, 0},
-    {1024LL, 65536LL, 457, 65.888, 4078.2, 468, 0},
-    {4096LL, 1024LL, 458, 5.949, 2823.6, -1, 0},
-    {4096LL, 4096LL, 459, 18.176, 3694.0, 469, 0},
-    {4096LL, 16384LL, 459, 66.284, 4051.0, 469, 0},
-    {4096LL, 65536LL, 460, 257.792, 4166.2, 470, 0},
-    {16384LL, 1024LL, 461, 18.895, 3555.4, 471, 0},
-    {16384LL, 4096LL, 461, 66.864, 4015.9, 471, 0},
-    {16384LL, 16384LL, 461, 256.576, 4185.4, 471, 0},
-    {16384LL, 65536LL, 461, 1011.632, 4245.9, 471, 0},
-    {32768LL, 4096LL, 462, 136.448, 3935.7, -1, 0},
+    {128LL, 262144LL, 446, 34.051, 3972.5, 457, 0},
+    {512LL, 65536LL, 447, 33.944, 3961.9, 458, 0},
+    {1024LL, 1024LL, 448, 2.803, 1499.1, 459, 0},
+    {1024LL, 4096LL, 449, 5.958, 2819.2, 460, 0},
+    {1024LL, 16384LL, 450, 18.041, 3723.6, 461, 0},
+    {1024LL, 65536LL, 451, 65.888, 4078.2, 462, 0},
+    {4096LL, 1024LL, 452, 5.949, 2823.6, -1, 0},
+    {4096LL, 4096LL, 453, 18.176, 3694.0, 463, 0},
+    {4096LL, 16384LL, 453, 66.284, 4051.0, 463, 0},
+    {4096LL, 65536LL, 454, 257.792, 4166.2, 464, 0},
+    {16384LL, 1024LL, 455, 18.895, 3555.4, 465, 0},
+    {16384LL, 4096LL, 455, 66.864, 4015.9, 465, 0},
+    {16384LL, 16384LL, 455, 256.576, 4185.4, 465, 0},
+    {16384LL, 65536LL, 455, 1011.632, 4245.9, 465, 0},
+    {32768LL, 4096LL, 456, 136.448, 3935.7, -1, 0},
     /* 11: rmsnorm_fwd x=f32,w=f32 */
-    {128LL, 262144LL, 473, 65.476, 4115.8, 481, 0},
-    {1024LL, 4096LL, 474, 10.141, 3310.9, -1, 0},
-    {1024LL, 65536LL, 475, 129.552, 4146.1, 482, 0},
-    {4096LL, 4096LL, 476, 34.488, 3892.7, 483, 0},
-    {4096LL, 65536LL, 477, 508.720, 4221.9, 484, 0},
-    {16384LL, 4096LL, 478, 132.680, 4047.0, -1, 0},
-    {16384LL, 65536LL, 479, 2030.128, 4231.4, 485, 0},
-    {32768LL, 4096LL, 480, 262.800, 4086.3, -1, 0},
+    {128LL, 262144LL, 467, 65.476, 4115.8, 475, 0},
+    {1024LL, 4096LL, 468, 10.141, 3310.9, -1, 0},
+    {1024LL, 65536LL, 469, 129.552, 4146.1, 476, 0},
+    {4096LL, 4096LL, 470, 34.488, 3892.7, 477, 0},
+    {4096LL, 65536LL, 471, 508.720, 4221.9, 478, 0},
+    {16384LL, 4096LL, 472, 132.680, 4047.0, -1, 0},
+    {16384LL, 65536LL, 473, 2030.128, 4231.4, 479, 0},
+    {32768LL, 4096LL, 474, 262.800, 4086.3, -1, 0},
     {0LL, 0LL, -1, 0.0, 0.0, -1, 0}
 };
 

@@ -8,7 +8,9 @@
  * results back in submission order.  Then one plan of every real family is
  * compiled for sm_90a, and every file a family's sources include is checked
  * to be among them.  The cache lives in t_tmpdir() via NORMTUNE_CACHE. */
+#include <ctype.h>
 #include <dirent.h>
+#include <stddef.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -672,44 +674,319 @@ static char *entry_ptx(const nt_family *f, const nt_plan *pl, int k, char *err, 
     return src_entry_ptx(&src, k, err, errlen);
 }
 
-/* Offset of the first instruction in PTX body that may touch global memory
- * (ld/st/atom/red/cp.async other than param, shared, local or const
- * space), or -1. */
-static long first_global_access(const char *body) {
+/* ---- what a kernel's PTX reads and writes, by argument ------------------
+ * A small data-flow pass over one kernel's PTX (pf_*): which 8-byte words
+ * of its parameter (nt_args: t[i], ws, M, ...) each register's value
+ * derives from.  A register loaded from the parameter at byte o gets bit
+ * o / 8; an instruction's result gets the union of its operands' bits; a
+ * value loaded from memory, or the parameter's own address (an indexed
+ * access), gets PF_ANY.  Iterated to a fixed point (loops).  An access
+ * whose address has no bit, or PF_ANY, may touch anything. */
+#define PF_ANY (1ull << 63)
+#define PF_MAXST 40000
+#define PF_MAXREG 8192
+
+typedef struct {
+    char op[48];              /* opcode with its suffixes, "" for a label */
+    char *args;               /* operands (or the label's name) */
+    int pred;                 /* executed under a predicate (@%p) */
+} pf_stmt;
+
+typedef struct {
+    pf_stmt st[PF_MAXST];
+    int n;
+    char reg[PF_MAXREG][20];
+    unsigned long long bits[PF_MAXREG];
+    int nreg;
+    char *buf;
+} pf_kernel;
+
+static int pf_reg(pf_kernel *k, const char *name, size_t len) {
+    if (len >= sizeof k->reg[0]) len = sizeof k->reg[0] - 1;
+    for (int i = 0; i < k->nreg; i++)
+        if (!strncmp(k->reg[i], name, len) && !k->reg[i][len]) return i;
+    if (k->nreg == PF_MAXREG) return -1;
+    memcpy(k->reg[k->nreg], name, len);
+    k->reg[k->nreg][len] = 0;
+    k->bits[k->nreg] = 0;
+    return k->nreg++;
+}
+
+/* The union of the bits of the registers named in s[0..len); each
+ * register's index into ids (at most *nid of them) when ids is set. */
+static unsigned long long pf_bits_of(pf_kernel *k, const char *s, size_t len, int *ids, int *nid) {
+    unsigned long long b = 0;
+    int max = nid ? *nid : 0;
+    if (nid) *nid = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '%') continue;
+        size_t j = i + 1;
+        while (j < len && (isalnum((unsigned char)s[j]) || s[j] == '_')) j++;
+        if (j < len && s[j] == '.') { /* %tid.x, %ctaid.x: no argument's */
+            i = j;
+            continue;
+        }
+        int r = pf_reg(k, s + i, j - i);
+        if (r >= 0) {
+            b |= k->bits[r];
+            if (ids && *nid < max) ids[(*nid)++] = r;
+        }
+        i = j - 1;
+    }
+    return b;
+}
+
+/* Split PTX body into statements (lines split at ';'; comments,
+ * directives and scope braces dropped; "NAME:" a label). */
+static void pf_parse(pf_kernel *k, const char *body) {
+    memset(k, 0, sizeof *k);
+    k->buf = strdup(body);
+    for (char *line = k->buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        char *c = strstr(line, "//");
+        if (c) *c = 0;
+        for (char *s = line, *e; s; s = e) {
+            e = strchr(s, ';');
+            if (e) *e++ = 0;
+            while (isspace((unsigned char)*s) || *s == '{' || *s == '}') s++;
+            size_t len = strlen(s);
+            while (len && (isspace((unsigned char)s[len - 1]) || s[len - 1] == '}')) s[--len] = 0;
+            if (!len || *s == '.' || *s == ')' || *s == '(' || k->n == PF_MAXST) continue;
+            pf_stmt *t = &k->st[k->n++];
+            if (s[len - 1] == ':' && !strpbrk(s, " \t,")) {
+                s[len - 1] = 0;
+                t->args = s;
+                continue;
+            }
+            if (*s == '@') {
+                t->pred = 1;
+                s += strcspn(s, " \t");
+                while (isspace((unsigned char)*s)) s++;
+            }
+            size_t ol = strcspn(s, " \t");
+            snprintf(t->op, sizeof t->op, "%.*s", (int)ol, s);
+            s += ol;
+            while (isspace((unsigned char)*s)) s++;
+            t->args = s;
+        }
+    }
+}
+
+static int pf_is(const pf_stmt *t, const char *prefix) {
+    return !strncmp(t->op, prefix, strlen(prefix));
+}
+
+/* 1 if t may touch global memory (ld/st/atom/red/cp.async/cp.reduce/
+ * prefetch outside param, shared, local and const space). */
+static int pf_global(const pf_stmt *t) {
     static const char *const ops[] = {"ld.", "st.", "atom.", "red.", "cp.async", "cp.reduce",
                                       "prefetch.", NULL};
     static const char *const safe[] = {"ld.param", "ld.shared", "st.shared", "ld.local",
                                        "st.local", "ld.const", NULL};
-    for (const char *q = body; *q; q++) {
-        if (q != body && q[-1] != '\t' && q[-1] != ' ' && q[-1] != '\n' && q[-1] != '}') continue;
-        for (int i = 0; ops[i]; i++) {
-            if (strncmp(q, ops[i], strlen(ops[i]))) continue;
-            int ok = 0;
-            for (int j = 0; safe[j]; j++) ok |= !strncmp(q, safe[j], strlen(safe[j]));
-            if (!ok) return (long)(q - body);
+    int hit = 0;
+    for (int i = 0; ops[i]; i++) hit |= pf_is(t, ops[i]);
+    for (int i = 0; safe[i]; i++) hit &= !pf_is(t, safe[i]);
+    return hit;
+}
+
+/* 1 if global access t writes memory (cp.async.bulk: when its destination,
+ * the first state space, is global). */
+static int pf_writes(const pf_stmt *t) {
+    if (pf_is(t, "st.") || pf_is(t, "atom.") || pf_is(t, "red.") || pf_is(t, "cp.reduce")) return 1;
+    return pf_is(t, "cp.async") && strstr(t->op, ".global.shared") != NULL;
+}
+
+/* The bits of the address of access t (its [...] operand). */
+static unsigned long long pf_addr(pf_kernel *k, const pf_stmt *t) {
+    const char *a = strchr(t->args, '['), *b = a ? strchr(a, ']') : NULL;
+    if (!a || !b) return PF_ANY;
+    unsigned long long bits = pf_bits_of(k, a + 1, (size_t)(b - a - 1), NULL, NULL);
+    return bits ? bits : PF_ANY;
+}
+
+/* Run the data flow to its fixed point. */
+static void pf_flow(pf_kernel *k) {
+    for (int changed = 1, round = 0; changed && round < 100; round++) {
+        changed = 0;
+        for (int i = 0; i < k->n; i++) {
+            pf_stmt *t = &k->st[i];
+            if (!t->op[0] || pf_is(t, "st.") || pf_is(t, "red.") || pf_is(t, "bra") ||
+                pf_is(t, "griddepcontrol") || pf_is(t, "bar") || pf_is(t, "membar") ||
+                pf_is(t, "fence") || pf_is(t, "ret") || pf_is(t, "exit") ||
+                pf_is(t, "prefetch") || pf_is(t, "cp.") || pf_is(t, "call"))
+                continue;
+            /* the destination: the first operand, "{%r1, %r2}" or "%r1" */
+            const char *s = t->args, *d_end;
+            if (*s == '{') d_end = strchr(s, '}');
+            else d_end = s + strcspn(s, ",");
+            if (!d_end || !*d_end) continue;
+            int dst[8], nd = 8;
+            pf_bits_of(k, s, (size_t)(d_end - s), dst, &nd);
+            const char *rest = d_end + 1;
+            unsigned long long in[8] = {0};
+            if (pf_is(t, "ld.param")) {
+                const char *a = strchr(rest, '['), *plus = a ? strchr(a, '+') : NULL;
+                const char *b = a ? strchr(a, ']') : NULL;
+                int size = strstr(t->op, "64") ? 8 : strstr(t->op, "32") ? 4 : strstr(t->op, "16") ? 2 : 1;
+                const char *p0 = a ? strstr(a, "_param_0") : NULL;
+                if (!a || !b || memchr(a, '%', (size_t)(b - a)) || !p0 || p0 > b ||
+                    isalnum((unsigned char)p0[8])) { /* not the first parameter's own bytes */
+                    for (int j = 0; j < nd; j++) in[j] = PF_ANY;
+                } else {
+                    long off = plus && plus < b ? strtol(plus + 1, NULL, 10) : 0;
+                    for (int j = 0; j < nd; j++) {
+                        long o = (off + (long)j * size) / 8;
+                        in[j] = o < 63 ? 1ull << o : PF_ANY;
+                    }
+                }
+            } else if (pf_is(t, "ld.") || pf_is(t, "atom.")) {
+                for (int j = 0; j < nd; j++) in[j] = PF_ANY; /* from memory: anything */
+            } else {
+                unsigned long long b = pf_bits_of(k, rest, strlen(rest), NULL, NULL);
+                if (strstr(rest, "_param_")) b |= PF_ANY; /* the parameter's address */
+                for (int j = 0; j < nd; j++) in[j] = b;
+            }
+            for (int j = 0; j < nd; j++)
+                if ((k->bits[dst[j]] | in[j]) != k->bits[dst[j]]) {
+                    k->bits[dst[j]] |= in[j];
+                    changed = 1;
+                }
         }
     }
+}
+
+/* Index of the first statement with opcode op (a prefix), or -1. */
+static int pf_first(const pf_kernel *k, const char *op) {
+    for (int i = 0; i < k->n; i++)
+        if (pf_is(&k->st[i], op)) return i;
     return -1;
 }
 
-/* CHECK that PTX body `body` of kernel `what` executes griddepcontrol.wait
- * before any global memory access. */
-static void check_waits_first(const char *what, const char *body) {
-    const char *w = strstr(body, "griddepcontrol.wait");
-    long g = first_global_access(body);
-    CHECK(w != NULL, "%s is launched early (pdl) but never waits", what);
-    CHECK(w && g >= 0 && (w - body) < g, "%s touches global memory (%.24s) before its "
-          "griddepcontrol.wait", what, g >= 0 ? body + g : "none");
+/* Index of label name, or -1. */
+static int pf_label(const pf_kernel *k, const char *name) {
+    for (int i = 0; i < k->n; i++)
+        if (!k->st[i].op[0] && !strcmp(k->st[i].args, name)) return i;
+    return -1;
+}
+
+/* The first branch before statement w that jumps past it, or -1. */
+static int pf_skips(const pf_kernel *k, int w) {
+    for (int i = 0; i < w; i++)
+        if (pf_is(&k->st[i], "bra")) {
+            int j = pf_label(k, k->st[i].args);
+            if (j < 0 || j > w) return i;
+        }
+    return -1;
+}
+
+/* The arguments of bits, e.g. "t[0] t[2]", into buf. */
+static const char *pf_names(unsigned long long bits, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (int b = 0; b < 64 && at < len; b++) {
+        if (!(bits >> b & 1)) continue;
+        long o = 8L * b;
+        if (b == 63) at += (size_t)snprintf(buf + at, len - at, "%sunknown", at ? " " : "");
+        else if (o < (long)sizeof(((nt_args *)0)->t))
+            at += (size_t)snprintf(buf + at, len - at, "%st[%ld]", at ? " " : "", o / 8);
+        else if (o == (long)offsetof(nt_args, ws))
+            at += (size_t)snprintf(buf + at, len - at, "%sws", at ? " " : "");
+        else at += (size_t)snprintf(buf + at, len - at, "%sparam+%ld", at ? " " : "", o);
+    }
+    return buf;
+}
+
+/* The arguments whose memory kernel k may write. */
+static unsigned long long pf_written(pf_kernel *k) {
+    unsigned long long w = 0;
+    for (int i = 0; i < k->n; i++)
+        if (pf_global(&k->st[i]) && pf_writes(&k->st[i])) {
+            unsigned long long a = pf_addr(k, &k->st[i]);
+            w |= a & PF_ANY ? ~0ull : a;
+        }
+    return w;
+}
+
+/* CHECK the wait of kernel k (PTX body, named what) against its launch:
+ * k executes griddepcontrol.wait before any global memory access, and no
+ * branch jumps past the wait.  One exception, for a launch that follows
+ * another of its chain (prev, NULL for the first launch and the runner's
+ * yardsticks): k may issue loads before its wait, of arguments that prev
+ * never writes, when prev itself waits before it lets k start
+ * (griddepcontrol.launch_dependents after its wait, no exit or branch
+ * past the wait).  Then k starts only when every block of prev has
+ * passed its wait, so every kernel before prev has finished and its
+ * writes are visible; prev writes nothing k reads early.  Returns the
+ * loads k issues before its wait. */
+#define WCHECK(c, ...)                                                          \
+    do {                                                                        \
+        if (!(c)) {                                                             \
+            (*bad)++;                                                           \
+            if (loud) CHECK(c, __VA_ARGS__);                                    \
+        }                                                                       \
+    } while (0)
+static int check_wait(const char *what, const char *body, const char *prev_body, int loud, int *bad) {
+    pf_kernel *k = malloc(sizeof *k), *p = prev_body ? malloc(sizeof *p) : NULL;
+    int early = 0;
+    CHECK(k && (p || !prev_body), "out of memory");
+    if (!k || (prev_body && !p)) goto out;
+    pf_parse(k, body);
+    pf_flow(k);
+    unsigned long long pw = ~0ull;
+    if (p) {
+        pf_parse(p, prev_body);
+        pf_flow(p);
+        pw = pf_written(p);
+    }
+    int w = pf_first(k, "griddepcontrol.wait");
+    WCHECK(w >= 0, "%s is launched early (pdl) but never waits", what);
+    if (w < 0) goto out;
+    int s = pf_skips(k, w);
+    WCHECK(s < 0, "%s: a branch (bra %s) jumps past its griddepcontrol.wait", what,
+          s >= 0 ? k->st[s].args : "");
+    for (int i = 0; i < w; i++) {
+        pf_stmt *t = &k->st[i];
+        if (!pf_global(t)) continue;
+        char names[200];
+        unsigned long long a = pf_addr(k, t);
+        WCHECK(p != NULL, "%s touches global memory (%s %.24s) before its griddepcontrol.wait", what,
+              t->op, t->args);
+        if (!p) break;
+        WCHECK(pf_is(t, "ld.") && !(a & PF_ANY) && !(a & pw),
+              "%s: %s %.40s before its griddepcontrol.wait (of %s), which the launch before it "
+              "may write or which is not a load", what, t->op, t->args, pf_names(a, names, sizeof names));
+        early++;
+    }
+    if (!early) goto out;
+    int pwait = pf_first(p, "griddepcontrol.wait"), trig = pf_first(p, "griddepcontrol.launch_dependents");
+    WCHECK(pwait >= 0 && (trig < 0 || trig > pwait),
+          "%s loads before its wait, but the launch before it lets it start before that one's wait",
+          what);
+    if (pwait < 0) goto out;
+    WCHECK(pf_skips(p, pwait) < 0, "%s loads before its wait, but a branch of the launch before it "
+          "jumps past that one's wait", what);
+    int ex = -1;
+    for (int i = 0; i < pwait && ex < 0; i++)
+        if (pf_is(&p->st[i], "ret") || pf_is(&p->st[i], "exit")) ex = i;
+    WCHECK(ex < 0, "%s loads before its wait, but a block of the launch before it may exit before "
+          "that one's wait (which lets it start)", what);
+out:
+    if (k) free(k->buf);
+    if (p) free(p->buf);
+    free(k);
+    free(p);
+    return early;
 }
 
 /* A launch with programmatic dependent launch (nt_launch.pdl) may start
  * before the kernel ahead of it has finished, so its kernel must execute
- * griddepcontrol.wait before any global memory access: checked in the PTX
- * of every launch of every family's plan that sets pdl, and of the
- * runner's yardstick kernels (launched so: tuner/runner.c).  And every
- * launch of every family is launched so. */
+ * griddepcontrol.wait before any global memory access (check_wait says
+ * the one exception): checked in the PTX of every launch of every family's
+ * plan that sets pdl, and of the runner's yardstick kernels (launched so:
+ * tuner/runner.c).  And every launch of every family is launched so. */
 TEST(pdl_launches_wait_first) {
-    int checked = 0;
+    int checked = 0, early = 0;
     for (int part = 0; part < 2; part++) {
         nt_csrc cs;
         char err[4096] = "";
@@ -719,7 +996,8 @@ TEST(pdl_launches_wait_first) {
             char *body = src_entry_ptx(&cs, k, err, sizeof err);
             CHECK(body != NULL, "%s", err);
             if (!body) continue;
-            check_waits_first(cs.expr[k], body);
+            int bad = 0;
+            check_wait(cs.expr[k], body, NULL, 1, &bad);
             checked++;
             free(body);
         }
@@ -729,21 +1007,84 @@ TEST(pdl_launches_wait_first) {
         char err[4096] = "";
         const nt_family *f = plan_of(i, &pl);
         if (!f) continue;
+        char *body[NT_MAX_LAUNCH] = {0};
         for (int k = 0; k < pl.nlaunch; k++) {
             CHECK(pl.l[k].pdl, "%s: launch %s without programmatic dependent launch", f->name,
                   pl.l[k].name);
-            if (!pl.l[k].pdl) continue;
-            char *body = entry_ptx(f, &pl, k, err, sizeof err);
-            CHECK(body != NULL, "%s: %s", f->name, err);
-            if (!body) continue;
+            body[k] = entry_ptx(f, &pl, k, err, sizeof err);
+            CHECK(body[k] != NULL, "%s: %s", f->name, err);
+        }
+        for (int k = 0; k < pl.nlaunch; k++) {
+            if (!pl.l[k].pdl || !body[k] || (k > 0 && !body[k - 1])) continue;
             char what[300];
             snprintf(what, sizeof what, "%s: %s", f->name, pl.l[k].name);
-            check_waits_first(what, body);
+            int bad = 0;
+            early += check_wait(what, body[k], k > 0 ? body[k - 1] : NULL, 1, &bad) > 0;
             checked++;
-            free(body);
         }
+        for (int k = 0; k < pl.nlaunch; k++) free(body[k]);
     }
     CHECK(checked >= 14, "only %d launches with pdl checked", checked);
+    CHECK(early >= 1, "no launch loads before its wait: rmsnorm_bwd.cols's does (cols.cuh)");
+    printf("  %d launches checked, %d of them load before their wait\n", checked, early);
+}
+
+/* check_wait refuses what it must: tiny chains whose second kernel loads
+ * before its wait, each with one flaw, and one without. */
+static const char *pdl_names[] = {"pdl.cuh"};
+static const char *pdl_texts[] = {
+    "struct two { float *a; const float *b; };\n"
+    "#define WAIT asm volatile(\"griddepcontrol.wait;\" ::: \"memory\")\n"
+    "#define NEXT asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\")\n"
+    /* writes a only, and lets the next start after its wait */
+    "__global__ void first(two p) { WAIT; NEXT; p.a[threadIdx.x] = 1.0f; }\n"
+    /* lets the next start before its wait */
+    "__global__ void first_early(two p) { NEXT; WAIT; p.a[threadIdx.x] = 1.0f; }\n"
+    /* some blocks leave before the wait (an exit lets the next start) */
+    "__global__ void first_exits(two p) { if (blockIdx.x == 3) return; WAIT; NEXT;\n"
+    "    p.a[threadIdx.x] = 1.0f; }\n"
+    /* writes b too */
+    "__global__ void first_both(two p) { WAIT; NEXT; p.a[threadIdx.x] = 1.0f;\n"
+    "    ((float *)p.b)[threadIdx.x] = 2.0f; }\n"
+    /* loads b (not written by first) before its wait: allowed after first */
+    "__global__ void second(two p) { float v = p.b[threadIdx.x]; WAIT;\n"
+    "    p.a[threadIdx.x] += v; }\n"
+    /* loads a, which first writes */
+    "__global__ void second_a(two p) { float v = p.a[threadIdx.x + 32]; WAIT;\n"
+    "    p.a[threadIdx.x] += v; }\n"
+    /* stores before its wait */
+    "__global__ void second_st(two p) { p.a[threadIdx.x] = 0.0f; WAIT;\n"
+    "    p.a[threadIdx.x] += p.b[threadIdx.x]; }\n"};
+
+TEST(pdl_wait_rule_refuses) {
+    static const char *const expr[] = {"first", "first_early", "first_exits", "first_both",
+                                       "second", "second_a", "second_st"};
+    static const struct { int prev, k, ok; } cases[] = {
+        {0, 4, 1}, {-1, 4, 0}, {1, 4, 0}, {2, 4, 0}, {3, 4, 0}, {0, 5, 0}, {0, 6, 0}, {-1, 0, 1},
+    };
+    char *body[7] = {0};
+    for (int i = 0; i < 7; i++) {
+        nt_csrc s;
+        char err[4096] = "";
+        memset(&s, 0, sizeof s);
+        s.name = "pdl.cu";
+        s.text = "#include \"pdl.cuh\"\n";
+        s.nhdr = 1;
+        s.hdr_names = pdl_names;
+        s.hdr_texts = pdl_texts;
+        s.expr[s.nexpr++] = expr[i];
+        s.arch = "sm_90a";
+        body[i] = src_entry_ptx(&s, 0, err, sizeof err);
+        CHECK(body[i] != NULL, "%s", err);
+    }
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int k = cases[c].k, pv = cases[c].prev, bad = 0;
+        if (!body[k] || (pv >= 0 && !body[pv])) continue;
+        check_wait(expr[k], body[k], pv >= 0 ? body[pv] : NULL, 0, &bad);
+        CHECK((bad == 0) == cases[c].ok, "%s after %s: %d faults found, %s expected", expr[k],
+              pv >= 0 ? expr[pv] : "nothing", bad, cases[c].ok ? "none" : "some");
+    }
+    for (int i = 0; i < 7; i++) free(body[i]);
 }
 
 /* Every project file a family's sources #include is one of its own
@@ -793,6 +1134,7 @@ int main(void) {
     RUN(every_family_compiles);
     RUN(family_sources_closed);
     RUN(pdl_launches_wait_first);
+    RUN(pdl_wait_rule_refuses);
     RUN(check_kernels_compile);
     RUN(device_references_compile);
     T_END();

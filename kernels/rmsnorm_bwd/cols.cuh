@@ -93,24 +93,42 @@ __global__ void __launch_bounds__(B, (K > 0 ? K : 1)) nt_bwd_cols(nt_args a) {
     float acc[E];
 #pragma unroll
     for (int k = 0; k < E; k++) acc[k] = 0.f;
-    nt_wait_prev();
+    /* w and the first step's rows of x and dy are the op's inputs, which
+     * the statistics kernel does not write: their loads are issued before
+     * the wait for it (this kernel is launched once every block of it has
+     * passed its own wait for the work before the chain), so that they
+     * overlap it; only its r and c are read after the wait */
     float wf[E];
+    XV xv[R], gv[R];
+    WV wv;
+    const long long step = (long long)G * R;
     if (ok) {
-        WV wv;
         nt_ldg<WV::W, false>((const char *)a.t[NT_BWD_W] + (long long)sizeof(TW) * E * col, wv.w);
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            const long long row = g + (long long)G * i;
+            if (row >= a.M) continue;
+            const long long off = 16 * (row * (long long)nvec + col);
+            nt_ldg<XV::W, false>(x + off, xv[i].w);
+            nt_ldg<XV::W, false>(dy + off, gv[i].w);
+        }
+    }
+    nt_wait_prev();
+    if (ok) {
         wv.get(wf);
 /* R rows a step, their loads issued before any is used */
 #pragma unroll 1
-        for (long long row0 = g; row0 < a.M; row0 += (long long)G * R) {
-            XV xv[R], gv[R];
+        for (long long row0 = g; row0 < a.M; row0 += step) {
             float2 s[R];
 #pragma unroll
             for (int i = 0; i < R; i++) {
                 const long long row = row0 + (long long)G * i;
                 if (row >= a.M) continue;
-                const long long off = 16 * (row * (long long)nvec + col);
-                nt_ldg<XV::W, false>(x + off, xv[i].w);
-                nt_ldg<XV::W, false>(dy + off, gv[i].w);
+                if (row0 != g) {
+                    const long long off = 16 * (row * (long long)nvec + col);
+                    nt_ldg<XV::W, false>(x + off, xv[i].w);
+                    nt_ldg<XV::W, false>(dy + off, gv[i].w);
+                }
                 s[i] = stat[row];
             }
 #pragma unroll
