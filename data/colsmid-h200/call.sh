@@ -2,9 +2,11 @@
 # call.sh -- the second H200 call after ../colspatch-h200/call.sh (the same
 # binaries, already unpacked in build/ when the machine is still warm):
 # make bench of the shipped header with cols's loads before the wait
-# (no peers), then the fill that says where `cols` wins at M = 1024 and
-# 2048 (colsmid.lua: ../cols256-h100/fill.sh shapes.txt, the default
-# backward's families and `cols` at the grid's 16 hidden sizes).  Logs
+# (no peers), then the fill that says where `cols` wins at M = 512
+# (unpatched, in data/results.db, it lost by 19% and 23% at 1024 x 4096
+# and 1024 x 8192, by 52% at 2048 x 8192; colsmid.lua: ../cols256-h100/
+# fill.sh shapes.txt, the default backward's families and `cols` at the
+# grid's 16 hidden sizes, 2249 variants).  Logs
 # and the database under $OUT, tarred into $OUT/colsmid.tar.xz.
 #   here:  sh data/cols256-h100/fill.sh data/colsmid-h200/shapes.txt > data/colsmid-h200/colsmid.lua
 #   there: sh data/colsmid-h200/call.sh .devbuild/bin.tar.xz

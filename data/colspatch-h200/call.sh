@@ -8,7 +8,7 @@
 # the header exported from the merged database (test_lib: correctness of
 # every tuned and stretched config, threads, speed), that library's bench
 # at M = 256 by the grid's 16 hidden sizes.  Logs under $OUT, tarred
-# into $OUT/logs.tar.xz.  make bench and the fill at M = 1024 and 2048
+# into $OUT/logs.tar.xz.  make bench and the fill at M = 512
 # follow in ../colsmid-h200/call.sh (a call is at most 10 minutes).
 #   here:  make bench-build build/normtune build/gpu/test_kernels build/gpu/test_lib \
 #            build/gpu/test_dref &&
