@@ -36,19 +36,26 @@ static const char *hdr_texts[] = {
     "}\n"
     "__global__ void plain(float *a) { a[0] = 1.0f; }\n"};
 
-/* A source including tiny.cuh with name expressions e0 (and e1 if set). */
-static nt_csrc tiny_src(const char *e0, const char *e1) {
+/* A source `name` including header names[0] (text texts[0]) with name
+ * expressions e0 (and e1 if set). */
+static nt_csrc one_header_src(const char *name, const char *include, const char **names,
+                              const char **texts, const char *e0, const char *e1) {
     nt_csrc s;
     memset(&s, 0, sizeof s);
-    s.name = "tiny.cu";
-    s.text = "#include \"tiny.cuh\"\n";
+    s.name = name;
+    s.text = include;
     s.nhdr = 1;
-    s.hdr_names = hdr_names;
-    s.hdr_texts = hdr_texts;
+    s.hdr_names = names;
+    s.hdr_texts = texts;
     s.expr[s.nexpr++] = e0;
     if (e1) s.expr[s.nexpr++] = e1;
     s.arch = "sm_90a";
     return s;
+}
+
+/* A source including tiny.cuh with name expressions e0 (and e1 if set). */
+static nt_csrc tiny_src(const char *e0, const char *e1) {
+    return one_header_src("tiny.cu", "#include \"tiny.cuh\"\n", hdr_names, hdr_texts, e0, e1);
 }
 
 static char cache[600];
@@ -1064,16 +1071,9 @@ TEST(pdl_wait_rule_refuses) {
     };
     char *body[7] = {0};
     for (int i = 0; i < 7; i++) {
-        nt_csrc s;
         char err[4096] = "";
-        memset(&s, 0, sizeof s);
-        s.name = "pdl.cu";
-        s.text = "#include \"pdl.cuh\"\n";
-        s.nhdr = 1;
-        s.hdr_names = pdl_names;
-        s.hdr_texts = pdl_texts;
-        s.expr[s.nexpr++] = expr[i];
-        s.arch = "sm_90a";
+        nt_csrc s = one_header_src("pdl.cu", "#include \"pdl.cuh\"\n", pdl_names, pdl_texts,
+                                   expr[i], NULL);
         body[i] = src_entry_ptx(&s, 0, err, sizeof err);
         CHECK(body[i] != NULL, "%s", err);
     }
