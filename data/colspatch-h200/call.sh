@@ -21,7 +21,12 @@ L=$OUT/logs
 mkdir -p "$L"
 nvidia-smi --query-gpu=name,uuid,clocks.max.memory --format=csv > "$L/gpu.txt"
 t0=$(date +%s)
-stamp() { echo "$1: $(( $(date +%s) - t0 )) s" >> "$L/times.txt"; }
+# after each step: its time, and the logs so far tarred (a call cut short
+# still brings them back)
+stamp() {
+    echo "$1: $(( $(date +%s) - t0 )) s" >> "$L/times.txt"
+    tar -cJf "$OUT/logs.tar.xz.part" -C "$OUT" logs && mv "$OUT/logs.tar.xz.part" "$OUT/logs.tar.xz"
+}
 timeout 120 build/gpu/test_kernels --family rmsnorm_bwd.cols > "$L/test_kernels_cols.log" 2>&1
 echo "rc=$?" >> "$L/test_kernels_cols.log"
 stamp test_kernels_cols
@@ -44,7 +49,6 @@ echo "rc=$?" >> "$L/test_dref.log"
 timeout 150 build/gpu/test_kernels > "$L/test_kernels_all.log" 2>&1
 echo "rc=$?" >> "$L/test_kernels_all.log"
 stamp test_kernels_all
-tar -cJf "$OUT/logs.tar.xz" -C "$OUT" logs
 tail -n 3 "$L/test_kernels_cols.log" "$L/sanitize_cols.log" "$L/test_lib.log" "$L/test_dref.log" \
     "$L/test_kernels_all.log"
 cat "$L/times.txt"
