@@ -7,7 +7,8 @@
 # (inputs drawn again right before each validated chain), the library of
 # the header exported from the merged database (test_lib: correctness of
 # every tuned and stretched config, threads, speed), that library's bench
-# at M = 256 by the grid's 16 hidden sizes.  Logs under $OUT, tarred
+# at M = 256 by the grid's 16 hidden sizes, in that order, memcheck and
+# racecheck last.  Logs under $OUT, tarred
 # into $OUT/logs.tar.xz.  make bench and the fill at M = 512
 # follow in ../colsmid-h200/call.sh (a call is at most 10 minutes).
 #   here:  make bench-build build/normtune build/gpu/test_kernels build/gpu/test_lib \
@@ -30,10 +31,6 @@ stamp() {
 timeout 120 build/gpu/test_kernels --family rmsnorm_bwd.cols > "$L/test_kernels_cols.log" 2>&1
 echo "rc=$?" >> "$L/test_kernels_cols.log"
 stamp test_kernels_cols
-SANITIZE_FAMILIES=rmsnorm_bwd.cols NORMTUNE=build/normtune timeout 150 \
-    sh tests/gpu/sanitize.sh build/gpu/test_kernels > "$L/sanitize_cols.log" 2>&1
-echo "rc=$?" >> "$L/sanitize_cols.log"
-stamp sanitize
 for n in 1024 1536 2048 2560 2880 3072 3584 4096 5120 6144 7168 8192 11008 12288 14336 16384; do
     echo "256 $n"
 done > "$L/shapes256.txt"
@@ -49,6 +46,10 @@ echo "rc=$?" >> "$L/test_dref.log"
 timeout 150 build/gpu/test_kernels > "$L/test_kernels_all.log" 2>&1
 echo "rc=$?" >> "$L/test_kernels_all.log"
 stamp test_kernels_all
+SANITIZE_FAMILIES=rmsnorm_bwd.cols NORMTUNE=build/normtune timeout 150 \
+    sh tests/gpu/sanitize.sh build/gpu/test_kernels > "$L/sanitize_cols.log" 2>&1
+echo "rc=$?" >> "$L/sanitize_cols.log"
+stamp sanitize
 tail -n 3 "$L/test_kernels_cols.log" "$L/sanitize_cols.log" "$L/test_lib.log" "$L/test_dref.log" \
     "$L/test_kernels_all.log"
 cat "$L/times.txt"
