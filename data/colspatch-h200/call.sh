@@ -1,16 +1,15 @@
 #!/bin/sh
 # call.sh -- the H200 call for `rmsnorm_bwd.cols` with its loads before the
 # wait (data/colsown-h100/cols_pre.patch, applied in 6d02611) and its M =
-# 256 results (../cols256-h200/) merged: cols's GPU tests (float64 and
-# determinism at every dtype combination, memcheck and racecheck), the
-# device fill and every family's GPU tests under the runner's new check
-# (inputs drawn again right before each validated chain), the library of
-# the header exported from the merged database (test_lib: correctness of
-# every tuned and stretched config, threads, speed), that library's bench
-# at M = 256 by the grid's 16 hidden sizes, in that order, memcheck and
-# racecheck last.  Logs under $OUT, tarred
-# into $OUT/logs.tar.xz.  make bench and the fill at M = 512
-# follow in ../colsmid-h200/call.sh (a call is at most 10 minutes).
+# 256 results (../cols256-h200/) merged, in this order: cols's GPU tests
+# (float64 and determinism at every dtype combination); the library of the
+# header exported from the merged database at M = 256 by the grid's 16
+# hidden sizes (build/gpu/bench --shapes), and its test_lib (correctness of
+# every tuned and stretched config, threads, speed); the device fill and
+# every family's GPU tests under the runner's new check (inputs drawn again
+# right before each validated chain); cols's memcheck and racecheck.  Logs
+# under $OUT, tarred into $OUT/logs.tar.xz.  make bench and the fill at
+# M = 512 follow in ../colsmid-h200/call.sh (a call is at most 10 minutes).
 #   here:  make bench-build build/normtune build/gpu/test_kernels build/gpu/test_lib \
 #            build/gpu/test_dref &&
 #          tar -cJf .devbuild/bin.tar.xz -C build normtune gpu/test_kernels gpu/bench
