@@ -877,13 +877,16 @@ static int pf_label(const pf_kernel *k, const char *name) {
     return -1;
 }
 
-/* The first branch before statement w that jumps past it, or -1. */
+/* The first branch before statement w that jumps past it (an indirect
+ * one, brx, may), or -1. */
 static int pf_skips(const pf_kernel *k, int w) {
-    for (int i = 0; i < w; i++)
+    for (int i = 0; i < w; i++) {
+        if (pf_is(&k->st[i], "brx")) return i;
         if (pf_is(&k->st[i], "bra")) {
             int j = pf_label(k, k->st[i].args);
             if (j < 0 || j > w) return i;
         }
+    }
     return -1;
 }
 
