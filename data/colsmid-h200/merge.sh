@@ -25,7 +25,17 @@ esac
 "$nt" merge data/results.db "$w/fill.db" -o "$w/new.db"
 "$nt" export --db "$w/new.db" ${DEVICE:+--device "$DEVICE"} -o "$w/new.h"
 echo "merge.sh: $w/new.db and $w/new.h; the tuned M = 512 rows:"
-"$nt" query --db "$w/new.db" ${DEVICE:+--device "$DEVICE"} best | awk 'NR <= 2 || $0 ~ /rmsnorm_bwd/ && / 512 /'
+# the M column by its place under the dashes (a device name has spaces)
+"$nt" query --db "$w/new.db" ${DEVICE:+--device "$DEVICE"} best | awk '
+    NR == 1 { head = $0; print; next }
+    NR == 2 { print; p = 1
+              while (match(substr($0, p), /-+/)) {
+                  a = p + RSTART - 1; b = RLENGTH
+                  t = substr(head, a, b); gsub(/ /, "", t)
+                  if (t == "M") { ma = a; mb = b }
+                  p = a + b }
+              next }
+    { m = substr($0, ma, mb); gsub(/ /, "", m); if (m == "512") print }'
 if [ "${APPLY:-0}" = 1 ]; then
     cp "$w/new.db" data/results.db
     cp "$w/new.h" kernels/normtune_dispatch.h
