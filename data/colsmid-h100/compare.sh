@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 for M in 512 1024; do
     xz -dc "$d/m$M.db.xz" > "$tmp/m$M.db" || exit 1
     echo "M = $M: N, cols's best (us), the others' best (us), others/cols"
-    for n in 1024 1536 2048 2560 2880 3072 3584 4096 5120 6144 7168 8192 11008 12288 14336 16384; do
+    for n in $(awk '!/^#/ { print $2 }' data/cols256-h100/shapes.txt); do   # the grid's 16 N
         "$nt" query --db "$tmp/m$M.db" shape "$n" "$M" > "$tmp/s.txt" || exit 1
         # the table's columns: rank op dtype family params status us ...
         awk -v n="$n" '$2 == "rmsnorm_bwd" && $6 == "ok" {

@@ -30,9 +30,7 @@ stamp() {
 timeout 120 build/gpu/test_kernels --family rmsnorm_bwd.cols > "$L/test_kernels_cols.log" 2>&1
 echo "rc=$?" >> "$L/test_kernels_cols.log"
 stamp test_kernels_cols
-for n in 1024 1536 2048 2560 2880 3072 3584 4096 5120 6144 7168 8192 11008 12288 14336 16384; do
-    echo "256 $n"
-done > "$L/shapes256.txt"
+grep -v '^#' data/cols256-h100/shapes.txt > "$L/shapes256.txt"   # M = 256 by the grid's 16 N
 timeout 60 build/gpu/bench --shapes "$L/shapes256.txt" > "$L/bench256.txt" 2>&1
 echo "rc=$?" >> "$L/bench256.txt"
 stamp bench256
