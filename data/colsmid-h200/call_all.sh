@@ -13,7 +13,7 @@ set -u
 sh data/colsmid-h200/call.sh "$1"
 rc=$?
 echo "call.sh: rc=$rc"
-rm -rf "$OUT/colsmid"      # tarred by call.sh
+[ -s "$OUT/colsmid.tar.xz" ] && rm -rf "$OUT/colsmid"   # tarred by call.sh (kept if it stopped first)
 [ "$rc" = 3 ] && exit 3
 M=$OUT/more
 mkdir -p "$M"
