@@ -31,15 +31,14 @@ awk '/^--- [0-9]+ x [0-9]+ / { M = $2; N = $4; next }
            for (i = 1; i <= nf; i++) if (F[i] in f) print "rmsnorm_fwd", F[i], f[F[i]] }' \
     "$L/bench.txt" > "$L/configs.txt"
 cat "$L/configs.txt"
+here=$(pwd)/
 while read -r op M N fam params; do
-    short=${fam#*.}
-    if [ "$op" = rmsnorm_bwd ]; then
-        NCU_COUNT=2 NCU_KERNEL='^nt_(bwd_|persist|colsum)' timeout 120 \
-            sh tests/gpu/profile.sh "$op" "$short" "$params" "$M" "$N" > "$L/ncu_${op}_${M}x${N}.txt" 2>&1
-    else
-        timeout 120 sh tests/gpu/profile.sh "$op" "$short" "$params" "$M" "$N" > "$L/ncu_${op}_${M}x${N}.txt" 2>&1
-    fi
+    # the backward's chain: its kernel and the dw column sum after it
+    case "$op" in rmsnorm_bwd) cnt=2 kern='^nt_(bwd_|persist|colsum)' ;; *) cnt=1 kern='^nt_fwd_' ;; esac
+    NCU_COUNT=$cnt NCU_KERNEL=$kern timeout 120 \
+        sh tests/gpu/profile.sh "$op" "${fam#*.}" "$params" "$M" "$N" > "$L/ncu.tmp" 2>&1
     echo "$op $M x $N $fam $params: rc=$?"
+    sed "s#$here##g" "$L/ncu.tmp" > "$L/ncu_${op}_${M}x${N}.txt" && rm -f "$L/ncu.tmp"   # paths in the project
     tar -cJf "$OUT/ncumid.tar.xz" -C "$OUT" ncumid   # after each: a call cut short keeps what ran
 done < "$L/configs.txt"
 tar -cJf "$OUT/ncumid.tar.xz" -C "$OUT" ncumid && rm -rf "$L"
