@@ -53,6 +53,7 @@ extern const nt_family nt_rmsnorm_bwd_wstage;
 extern const nt_family nt_rmsnorm_bwd_rows;
 extern const nt_family nt_rmsnorm_bwd_cols;
 extern const nt_family nt_rmsnorm_bwd_pcluster;
+extern const nt_family nt_rmsnorm_bwd_ring;
 
 #define OP (&nt_op_rmsnorm_bwd)
 #define ALIGN256(x) (((x) + 255) / 256 * 256)
@@ -1325,6 +1326,49 @@ TEST(cols_plan_and_limits) {
               strstr(err, "do not fit"), "4 x 1024 threads: %s", err);
 }
 
+/* ring: persistent's chain (its launches, grid, workspace and column sum)
+ * with (chunks + spare) slots a thread for x and as many for dy in dynamic
+ * shared memory, the kernel named in the params' order; refused where
+ * spare is not in [1, chunks], the row is not covered or the ring does
+ * not fit.  Its slots and cp.async groups follow the forward ring's
+ * schedule, which rmsnorm_fwd/test_op.c plays on a model
+ * (ring_schedule_reads_every_chunk_landed). */
+TEST(ring_is_persistent_through_a_ring) {
+    const nt_family *f = &nt_rmsnorm_bwd_ring;
+    char err[256];
+    nt_plan pl, pp;
+    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 8192, 16384);
+    nt_params q = params("block=512,chunks=4,spare=2,k=1");
+    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(pl.l[0].name, "nt_bwd_ring<nt_bf16, nt_bf16, float, 512, 4, 2, 1>"), "%s",
+          pl.l[0].name);
+    nt_params qp = params("block=512,chunks=4,stages=2,k=1");
+    CHECK(nt_rmsnorm_bwd_persistent.plan(&qp, &p, &h200, &pp, err, sizeof err) == 0, "%s", err);
+    CHECK(pl.nlaunch == pp.nlaunch && pl.l[0].grid == pp.l[0].grid &&
+              pl.l[0].blocks_per_sm == 1 && pl.l[0].pdl && pl.workspace == pp.workspace &&
+              !strcmp(pl.l[1].name, pp.l[1].name) && pl.l[0].smem == 2u * (4 + 2) * 512 * 16,
+          "smem %u, workspace %zu/%zu, %s", pl.l[0].smem, pl.workspace, pp.workspace, pl.l[1].name);
+    const char *bad[] = {"block=512,chunks=4,spare=5,k=1", "block=512,chunks=4,spare=0,k=1",
+                         "block=500,chunks=4,spare=2,k=1", "block=512,chunks=4,spare=2,k=33"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(accepts(f, bad[i], &p, &h200, err, sizeof err) == -1 &&
+                  strstr(err, "ring needs block a multiple of 32"), "%s: '%s'", bad[i], err);
+    /* 512 x 3 chunks of 8 cover 12288 < 16384 */
+    CHECK(accepts(f, "block=512,chunks=3,spare=2,k=1", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "exceeds"), "short: '%s'", err);
+    /* 1024 threads x (8 + 8) slots x 32 bytes: 512 KB, more than a block
+     * may have; two blocks of 512 x (4 + 4) (128 KB each) more than an SM */
+    p = problem(NT_BF16, NT_BF16, NT_F32, 4096, 65536);
+    CHECK(accepts(f, "block=1024,chunks=8,spare=8,k=1", &p, &h200, err, sizeof err) == -1 &&
+              strstr(err, "shared memory"), "too large: '%s'", err);
+    CHECK(accepts(f, "block=1024,chunks=8,spare=8,k=1", &p, NULL, err, sizeof err) == 0,
+          "no device, no shared memory limit: %s", err);
+    p = problem(NT_BF16, NT_BF16, NT_F32, 4096, 16384);
+    CHECK(accepts(f, "block=512,chunks=4,spare=4,k=1", &p, &h200, err, sizeof err) == 0, "%s", err);
+    CHECK(accepts(f, "block=512,chunks=4,spare=4,k=2", &p, &h200, err, sizeof err) == -1,
+          "k 2 of 128 KB: '%s'", err);
+}
+
 int main(void) {
     RUN(backward_matches_finite_differences);
     RUN(backward_known_values);
@@ -1351,5 +1395,6 @@ int main(void) {
     RUN(rows_is_persistent_by_groups);
     RUN(pcluster_plan_limits_and_smem);
     RUN(cols_plan_and_limits);
+    RUN(ring_is_persistent_through_a_ring);
     T_END();
 }
