@@ -10,7 +10,14 @@
  * combination at its dtypes' precision, on any device with cp.async (sm_80
  * and newer; the runner's floor).  w sits in registers (chunks x E weights
  * a thread beside the dw partials), so a config with many chunks may
- * spill, as held's may: the sweep's where() keeps such points out. */
+ * spill, as held's may: the sweep's where() keeps such points out.
+ *
+ * ring.cuh repeats held's start (w and the dw partials in registers) and
+ * the end every persistent chain shares (the block's fp32 partial row)
+ * rather than move them into row.cuh or colsum.cuh: those files are in
+ * every backward family's sources, so a helper there would change every
+ * family's source hash and leave the shipped header's results of older
+ * sources until the next re-tune.  Fold them in with that re-tune. */
 #include <stdio.h>
 #include <string.h>
 
