@@ -9,12 +9,16 @@
 # $OUT/more.tar.xz.  On a GPU that is not an H200 it stops at once with
 # call.sh's exit 3 (ANY_GPU=1 runs anyway).
 #   there: sh data/colsmid-h200/call_all.sh .devbuild/bin.tar.xz
+# MORE_ONLY=1: the fills alone (call.sh already run; ../pending-h200/run.sh).
 set -u
-sh data/colsmid-h200/call.sh "$1"
-rc=$?
-echo "call.sh: rc=$rc"
-[ -s "$OUT/colsmid.tar.xz" ] && rm -rf "$OUT/colsmid"   # tarred by call.sh (kept if it stopped first)
-[ "$rc" = 3 ] && exit 3
+if [ "${MORE_ONLY:-0}" != 1 ]; then
+    sh data/colsmid-h200/call.sh "$1"
+    rc=$?
+    echo "call.sh: rc=$rc"
+    [ -s "$OUT/colsmid.tar.xz" ] && rm -rf "$OUT/colsmid"   # tarred by call.sh (kept if it stopped first)
+    [ "$rc" = 3 ] && exit 3
+fi
+[ -x build/normtune ] || { mkdir -p build && tar -xJf "$1" -C build; } || exit 1
 M=$OUT/more
 mkdir -p "$M"
 nvidia-smi --query-gpu=name,uuid,clocks.max.memory --format=csv > "$M/gpu.txt"
