@@ -1,0 +1,32 @@
+-- rmsnorm_bwd.warp and wstage with 1 and 2 threads a row beside the
+-- default sweep's 4 to 32, at the short rows of the default sweep and of
+-- make bench, bf16, every config (chunks up to 8 so that 1 and 2 threads
+-- cover N = 64; the default sweep never measured them)
+local function E(s) return s.dtype.x == "f32" and 4 or 8 end
+local function covers(p, s)
+  local cols = p.tpr * p.chunks * E(s)
+  return cols >= s.N and cols - s.N < p.tpr * E(s)
+end
+local join = normtune.join
+return normtune.sweep {
+  op = "rmsnorm_bwd",
+  dtypes = {"bf16"},
+  shapes = join(normtune.grid({64}, {65536, 131072, 262144, 1048576}),
+                normtune.grid({128, 256}, {65536, 262144, 1048576}),
+                normtune.grid({512}, {8192, 32768, 65536}), normtune.grid({768}, {8192, 65536})),
+  families = {
+    warp = {
+      params = {tpr = {1, 2, 4, 8, 16, 32}, block = {128, 256, 512}, chunks = normtune.range(1, 8),
+                rows = {1, 2, 4}, k = {0, 2}},
+      where = covers,
+    },
+    wstage = {
+      params = {tpr = {1, 2, 4, 8, 16, 32}, block = {128, 256, 512}, chunks = normtune.range(1, 8),
+                stages = {2, 3, 4}, k = {0, 2, 4}},
+      where = covers,
+    },
+  },
+  search = {strategy = "exhaustive"},
+  timing = {warmup = 10, min_samples = 20, max_samples = 200, rel_ci = 0.01},
+  eps = 1e-6,
+}
