@@ -17,7 +17,7 @@
 #include "../kernels/nt.h"
 #include "../search/search.h"
 
-#define NT_SWEEP_MAX_FAMILIES 16             /* families of one op a sweep can hold */
+#define NT_SWEEP_MAX_FAMILIES 32             /* families of one op a sweep can hold (bit masks of unsigned) */
 #define NT_SWEEP_MAX_SHAPES 4096
 #define NT_SWEEP_MAX_DTYPES 16               /* dtype combinations of one sweep */
 /* Largest M and N a shape may have: M*N*16 bytes stays below 2^59, so sizes

@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include "../search/search.h"
 
-#define TUNE_MAX_FAMILIES 16
+#define TUNE_MAX_FAMILIES 32
 
 typedef struct tune_pt {
     int fam;                  /* family index */
