@@ -1,10 +1,11 @@
 #!/bin/sh
-# call.sh -- the device call of pstage.lua and ppersist.lua: the GPU tests
-# of rmsnorm_fwd.pstage and rmsnorm_bwd.ppersist (float64 and bitwise at
-# every dtype combination; compute-sanitizer memcheck and racecheck), then
-# each script's exhaustive run beside stage and persistent, into
-# $OUT/pstage.db and $OUT/ppersist.db, logs in $OUT/logs_pstage.tar.xz
-# (about 6 minutes).
+# call.sh -- the device call of pstage.lua and ppersist.lua: each script's
+# exhaustive run beside stage and persistent, into $OUT/pstage.db and
+# $OUT/ppersist.db (run.log), then the GPU tests of rmsnorm_fwd.pstage and
+# rmsnorm_bwd.ppersist (float64 and bitwise at every dtype combination;
+# compute-sanitizer memcheck and racecheck; tests.log).  The runs first:
+# each step has its own limit, and what a call cut short has written under
+# $OUT still comes back (five files).  About 7 minutes.
 #   here:  make build/normtune build/gpu/test_kernels &&
 #          tar -cJf .devbuild/pst.tar.xz -C build normtune gpu/test_kernels
 #   there: sh data/pstage-h200/call.sh .devbuild/pst.tar.xz
@@ -12,22 +13,21 @@
 set -u
 mkdir -p build && tar -xJf "$1" -C build || exit 1
 nvidia-smi --query-gpu=name,uuid,clocks.max.memory --format=csv > "$OUT/gpu.txt" 2>&1
-L=$OUT/logs_pstage
-mkdir -p "$L"
 t0=$(date +%s)
-F=rmsnorm_fwd.pstage,rmsnorm_bwd.ppersist
-( timeout 200 build/gpu/test_kernels --family $F > "$L/test_kernels.log" 2>&1
-  echo "rc=$?" >> "$L/test_kernels.log" ) &
-SANITIZE_FAMILIES="rmsnorm_fwd.pstage rmsnorm_bwd.ppersist" SANITIZE_TIMEOUT=200 sh tests/gpu/sanitize.sh build/gpu/test_kernels \
-    > "$L/sanitize.log" 2>&1
-wait
-echo "tests: $(( $(date +%s) - t0 )) s" > "$L/times.txt"
-for s in pstage ppersist; do
-    timeout 170 build/normtune run data/pstage-h200/$s.lua --db "$OUT/$s.db" --settle 5 \
-        > "$L/${s}_run.log" 2>&1
-    echo "rc=$?" >> "$L/${s}_run.log"
-    echo "$s: $(( $(date +%s) - t0 )) s" >> "$L/times.txt"
+for s in pstage:150 ppersist:120; do
+    name=${s%:*} lim=${s#*:}
+    echo "== $name" >> "$OUT/run.log"
+    timeout "$lim" build/normtune run data/pstage-h200/$name.lua --db "$OUT/$name.db" --settle 5 \
+        >> "$OUT/run.log" 2>&1
+    echo "rc=$? at $(( $(date +%s) - t0 )) s" >> "$OUT/run.log"
 done
-tail -n 3 "$L"/*.log
-cat "$L/times.txt"
-tar -cJf "$OUT/logs_pstage.tar.xz" -C "$OUT" logs_pstage && rm -rf "$L"
+F=rmsnorm_fwd.pstage,rmsnorm_bwd.ppersist
+{ timeout 150 build/gpu/test_kernels --family $F 2>&1; echo "test_kernels rc=$?"; } > "$OUT/tk.tmp" &
+SANITIZE_FAMILIES="rmsnorm_fwd.pstage rmsnorm_bwd.ppersist" SANITIZE_TIMEOUT=150 \
+    sh tests/gpu/sanitize.sh build/gpu/test_kernels > "$OUT/tests.log" 2>&1
+echo "sanitize rc=$?" >> "$OUT/tests.log"
+wait
+cat "$OUT/tk.tmp" >> "$OUT/tests.log" && rm -f "$OUT/tk.tmp"
+echo "all: $(( $(date +%s) - t0 )) s" >> "$OUT/run.log"
+grep -E "^rc=|^all|measured" "$OUT/run.log"
+grep -E "PASS|FAIL|RESULT|rc=" "$OUT/tests.log" | tail -12
