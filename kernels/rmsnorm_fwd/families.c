@@ -27,11 +27,6 @@
  *                      in flight through every row with 1 + spare/chunks
  *                      rows of shared memory, where persist needs two.
  *                      For long rows (N = 65536: stage's one row a block).
- * rmsnorm_fwd.pstage   stage's rows walked by a resident grid (k per SM),
- *                      each block asking L2 for the row `pf` steps ahead
- *                      (prefetch.global.L2) while it works on this one:
- *                      DRAM streams the rows to come with no shared memory
- *                      or registers held for them.  For long rows.
  * rmsnorm_fwd.persist  persistent blocks (k per SM) walk the rows with w
  *                      held in registers; stages > 1 pipelines the next rows
  *                      through shared memory with cp.async, so loads stay in
@@ -126,7 +121,6 @@ static const char *const wlate_sources[] = {FWD_SOURCES, "rmsnorm_fwd/rows.cuh",
                                             NULL};
 static const char *const stage_sources[] = {FWD_SOURCES, "rmsnorm_fwd/stage.cuh", NULL};
 static const char *const ring_sources[] = {FWD_SOURCES, "rmsnorm_fwd/ring.cuh", NULL};
-static const char *const pstage_sources[] = {FWD_SOURCES, "l2pf.cuh", "rmsnorm_fwd/pstage.cuh", NULL};
 static const char *const cluster_sources[] = {FWD_SOURCES, "rmsnorm_fwd/cluster.cuh", NULL};
 static const char *const loop_sources[] = {FWD_SOURCES, "rmsnorm_fwd/loop.cuh", NULL};
 static const char *const awarp_sources[] = {FWD_SOURCES, "rmsnorm_fwd/shift.cuh",
@@ -645,57 +639,6 @@ const nt_family nt_rmsnorm_fwd_ring = {
     "rmsnorm_fwd.ring", &nt_op_rmsnorm_fwd,
     "stage's rows walked by a resident grid through a ring of chunk slots, the next row copied ahead",
     5, ring_params, ring_check, ring_plan, ring_sources, NULL, 0,
-};
-
-/* ---- pstage ----------------------------------------------------------- */
-
-static const nt_param_def pstage_params[] = {
-    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block (one row at a time), a multiple of 32"},
-    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread"},
-    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM (grid = k x SMs, at most M), 0 = as many as fit"},
-    {"wg", NT_PARAM_INT, NULL, 0, 16, "chunks of w loaded together as y is written (a divisor of "
-     "chunks); 0 = all, once per block, held in registers"},
-    {"pf", NT_PARAM_INT, NULL, 0, 4, "steps of the walk ahead whose rows are asked of L2 "
-     "(prefetch), 0 = none"},
-};
-
-/* stage's rules and pf.  stage's register rule holds as it is: NVRTC
- * (sm_90a) spills in none of 99 pstage kernels of block 256..1024, chunks
- * 4..16, k 0..2, wg 0 and 4, pf 0..2 at N = 16384..65536, 128 registers
- * at most (512 threads of 16 chunks, wg 0: stage's count). */
-static int pstage_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                        char *err, size_t errlen) {
-    int ok = 1;
-    int64_t B = nt_params_int(p, "block", &ok), C = nt_params_int(p, "chunks", &ok);
-    int64_t K = nt_params_int(p, "k", &ok), G = nt_params_int(p, "wg", &ok);
-    int64_t P = nt_params_int(p, "pf", &ok);
-    fwd_dt d;
-    if (check_bck("pstage", B, C, K, ok, err, errlen)) return -1;
-    if (G < 0 || G > C || (G && C % G) || P < 0 || P > 4) {
-        nt_why(err, errlen, "pstage needs wg 0 or a divisor of chunks=%lld, and pf in [0, 4]",
-               (long long)C);
-        return -1;
-    }
-    if (get_dt(pr, &d, err, errlen) || check_cover(pr, &d, B, C, err, errlen) ||
-        check_stage_regs(&d, B, C, G, K, 0, err, errlen))
-        return -1;
-    return check_dev(dev, B, K, stage_smem(B, C) + RED_SMEM, err, errlen);
-}
-
-static int pstage_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                       nt_plan *pl, char *err, size_t errlen) {
-    if (pstage_check(p, pr, dev, err, errlen)) return -1;
-    /* grid 0: the launcher sizes it, SMs x k (or as many as fit), at most M */
-    nt_launch *l = fwd_launch(pl, 0, "nt_fwd_pstage", pr, p, pstage_params, 5);
-    l->smem = (unsigned)stage_smem(nt_params_int(p, "block", NULL), nt_params_int(p, "chunks", NULL));
-    l->blocks_per_sm = (int)nt_params_int(p, "k", NULL);
-    return 0;
-}
-
-const nt_family nt_rmsnorm_fwd_pstage = {
-    "rmsnorm_fwd.pstage", &nt_op_rmsnorm_fwd,
-    "stage's rows walked by a resident grid, the rows of the next steps prefetched into L2",
-    5, pstage_params, pstage_check, pstage_plan, pstage_sources, NULL, 0,
 };
 
 /* ---- persist and tma --------------------------------------------------- */

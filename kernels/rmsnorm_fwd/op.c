@@ -30,7 +30,6 @@ extern const nt_family nt_rmsnorm_fwd_tma;
 extern const nt_family nt_rmsnorm_fwd_wstage;
 extern const nt_family nt_rmsnorm_fwd_cstage;
 extern const nt_family nt_rmsnorm_fwd_ring;
-extern const nt_family nt_rmsnorm_fwd_pstage;
 
 static const nt_slot_def fwd_slots[NT_FWD_NSLOTS] = {
     [NT_FWD_SX] = {"x", ANY, NT_BF16, "dtype of x and y"},
@@ -61,7 +60,6 @@ static const nt_family *const fwd_families[] = {
     &nt_rmsnorm_fwd_wstage,
     &nt_rmsnorm_fwd_cstage,
     &nt_rmsnorm_fwd_ring,
-    &nt_rmsnorm_fwd_pstage,
     NULL,
 };
 

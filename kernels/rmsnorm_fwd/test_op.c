@@ -23,7 +23,7 @@ extern const nt_op nt_op_rmsnorm_fwd;
 extern const nt_family nt_rmsnorm_fwd_row, nt_rmsnorm_fwd_warp, nt_rmsnorm_fwd_persist,
     nt_rmsnorm_fwd_rows, nt_rmsnorm_fwd_wlate, nt_rmsnorm_fwd_stage, nt_rmsnorm_fwd_cluster,
     nt_rmsnorm_fwd_loop, nt_rmsnorm_fwd_awarp, nt_rmsnorm_fwd_arow, nt_rmsnorm_fwd_tma,
-    nt_rmsnorm_fwd_cstage, nt_rmsnorm_fwd_ring, nt_rmsnorm_fwd_pstage;
+    nt_rmsnorm_fwd_cstage, nt_rmsnorm_fwd_ring;
 
 static const nt_op *const op = &nt_op_rmsnorm_fwd;
 
@@ -91,7 +91,7 @@ TEST(table_is_consistent) {
         CHECK(ns >= 1 && !strcmp((*f)->sources[ns - 1], want),
               "%s: its own file %s must be the last source", (*f)->name, want);
     }
-    CHECK(nf == 15, "%d families", nf);
+    CHECK(nf == 14, "%d families", nf);
 }
 
 TEST(check_accepts_the_right_dtypes) {
@@ -655,44 +655,6 @@ TEST(ring_plan_and_limits) {
     CHECK(nt_rmsnorm_fwd_ring.check(&p, &pr, &h200, err, sizeof err) == -1, "k 4: '%s'", err);
 }
 
-/* pstage: stage's shared memory and rules in a resident grid (grid 0, k
- * set), the kernel named in the params' order (pf last); refused where pf
- * is not in [0, 4], wg does not divide chunks, the row is not covered or
- * the registers would spill */
-TEST(pstage_plan_and_limits) {
-    nt_problem pr;
-    nt_params p;
-    nt_plan pl, ps;
-    char err[256] = "";
-    problem(&pr, NT_BF16, NT_BF16, 1024, 65536);
-    CHECK(nt_params_parse("block=512,chunks=16,k=0,wg=0,pf=2", &p) == 0, "params");
-    CHECK(nt_rmsnorm_fwd_pstage.plan(&p, &pr, &h200, &pl, err, sizeof err) == 0 &&
-              pl.nlaunch == 1 && pl.l[0].grid == 0 && pl.l[0].blocks_per_sm == 0 &&
-              pl.l[0].block == 512 && pl.l[0].smem == 16u * 512 * 16 && pl.l[0].pdl &&
-              pl.l[0].cluster <= 1 && pl.workspace == 0 &&
-              !strcmp(pl.l[0].name, "nt_fwd_pstage<nt_bf16, nt_bf16, 512, 16, 0, 0, 2>"),
-          "%s grid %u smem %u: %s", pl.l[0].name, pl.l[0].grid, pl.l[0].smem, err);
-    /* stage's grid is a block a row; its shared memory is the same */
-    CHECK(nt_params_parse("block=512,chunks=16,k=0,wg=0", &p) == 0, "params");
-    CHECK(nt_rmsnorm_fwd_stage.plan(&p, &pr, &h200, &ps, err, sizeof err) == 0 &&
-              ps.l[0].grid == 1024 && ps.l[0].smem == pl.l[0].smem, "stage: %s", err);
-    const char *refused[][2] = {{"block=512,chunks=16,k=0,wg=0,pf=5", "pf in [0, 4]"},
-                                {"block=512,chunks=16,k=0,wg=3,pf=1", "divisor of chunks"},
-                                {"block=512,chunks=15,k=0,wg=0,pf=1", "exceeds"}};
-    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
-        CHECK(nt_params_parse(refused[i][0], &p) == 0, "params");
-        err[0] = 0;
-        CHECK(nt_rmsnorm_fwd_pstage.check(&p, &pr, NULL, err, sizeof err) == -1 &&
-                  strstr(err, refused[i][1]), "%s: '%s'", refused[i][0], err);
-    }
-    /* stage's register rule: 1024 threads of 16 chunks would spill */
-    CHECK(nt_params_parse("block=1024,chunks=16,k=0,wg=4,pf=1", &p) == 0, "params");
-    problem(&pr, NT_BF16, NT_BF16, 1024, 131072);
-    err[0] = 0;
-    CHECK(nt_rmsnorm_fwd_pstage.check(&p, &pr, &h200, err, sizeof err) == -1 &&
-              strstr(err, "spill"), "1024 x 16: '%s'", err);
-}
-
 /* ring's schedule (ring.cuh), one thread's program order played on a model
  * of its slots and cp.async groups: the prologue copies row 0's C chunks
  * into slots 0..C-1 and row 1's first S into C..C+S-1, a group each; row i
@@ -762,7 +724,6 @@ int main(void) {
     RUN(tma_plan_and_limits);
     RUN(cstage_plan_and_limits);
     RUN(ring_plan_and_limits);
-    RUN(pstage_plan_and_limits);
     RUN(ring_schedule_reads_every_chunk_landed);
     T_END();
 }
