@@ -589,7 +589,6 @@ static const struct {
     {"rmsnorm_bwd", "rmsnorm_bwd.tma", "block=256,chunks=2,stages=3,k=2", 0},
     {"rmsnorm_bwd", "rmsnorm_bwd.wtma", "tpr=32,block=256,chunks=3,stages=3,k=0", 768},
     {"rmsnorm_bwd", "rmsnorm_bwd.ring", "block=512,chunks=4,spare=2,k=1", 16384},
-    {"rmsnorm_bwd", "rmsnorm_bwd.ppersist", "block=512,chunks=5,stages=2,k=1,pf=2", 20480},
 };
 
 /* The plan of one_plan[i] at M = 4096 and its N into *pl; returns its family, or

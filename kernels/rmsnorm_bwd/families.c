@@ -12,8 +12,6 @@
  * rmsnorm_bwd.held: persistent's pipeline with each row read from shared
  *   memory and converted once, held in registers between the row's two
  *   passes (held.cuh).
- * rmsnorm_bwd.ppersist: persistent's pipeline with the rows `pf` steps past
- *   it prefetched into L2 (ppersist.cuh, l2pf.cuh).
  * rmsnorm_bwd.pcluster: aligned's rows with the dw partials of a thread
  *   block cluster added before the column sum (pcluster.cuh).
  *
@@ -44,7 +42,6 @@ extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_aligned;
 extern const nt_family nt_rmsnorm_bwd_pcluster;
 extern const nt_family nt_rmsnorm_bwd_held;
-extern const nt_family nt_rmsnorm_bwd_ppersist;
 
 #define SPLIT_COLS 64         /* columns per block of nt_colsum_split */
 #define COLSUM_THREADS 256
@@ -71,11 +68,6 @@ static const char *const aligned_sources[] = {
 static const char *const held_sources[] = {
     "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/row.cuh",
     "rmsnorm_bwd/colsum.cuh", "rmsnorm_bwd/held.cuh", NULL,
-};
-
-static const char *const ppersist_sources[] = {
-    "nt_args.h", "common.cuh", "rmsnorm_bwd/tensors.h", "rmsnorm_bwd/row.cuh",
-    "rmsnorm_bwd/colsum.cuh", "l2pf.cuh", "rmsnorm_bwd/ppersist.cuh", NULL,
 };
 
 static const char *const pcluster_sources[] = {
@@ -327,48 +319,6 @@ const nt_family nt_rmsnorm_bwd_held = {
     .check = held_check,
     .plan = held_plan,
     .sources = held_sources,
-};
-
-/* ---- ppersist ---------------------------------------------------------- */
-
-static const nt_param_def ppersist_params[] = {
-    {"block", NT_PARAM_INT, NULL, 32, 1024, "threads per block, a multiple of 32"},
-    {"chunks", NT_PARAM_INT, NULL, 1, 16, "16-byte chunks of x per thread per row"},
-    {"stages", NT_PARAM_INT, NULL, 2, PERSIST_MAX_STAGES,
-     "rows in flight per block in shared memory"},
-    {"k", NT_PARAM_INT, NULL, 0, 32, "blocks per SM, 0 = as many as fit"},
-    {"pf", NT_PARAM_INT, NULL, 0, 4, "steps of the walk past the pipeline whose rows are asked "
-     "of L2 (prefetch), 0 = none"},
-};
-
-static int ppersist_check(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                          char *err, size_t errlen) {
-    int ok = 1;
-    int64_t stages = nt_params_int(p, "stages", &ok), pf = nt_params_int(p, "pf", &ok);
-    if (ok && (stages < 2 || pf < 0 || pf > 4)) {
-        nt_why(err, errlen, "ppersist needs stages >= 2 (the pipelined walk) and pf in [0, 4]");
-        return -1;
-    }
-    return persist_check_of("ppersist", 0, p, pr, dev, err, errlen);
-}
-
-static int ppersist_plan(const nt_params *p, const nt_problem *pr, const nt_devinfo *dev,
-                         nt_plan *pl, char *err, size_t errlen) {
-    return persist_plan_of(&nt_rmsnorm_bwd_ppersist, "nt_ppersist", p, pr, dev, pl, err, errlen);
-}
-
-/* persistent's pipelined chain with the rows `pf` steps past the pipeline
- * prefetched into L2 (ppersist.cuh).  Its limits are persistent's, with
- * stages >= 2. */
-const nt_family nt_rmsnorm_bwd_ppersist = {
-    .name = "rmsnorm_bwd.ppersist",
-    .op = &nt_op_rmsnorm_bwd,
-    .doc = "persistent's pipeline with the rows past it prefetched into L2",
-    .nparams = 5,
-    .params = ppersist_params,
-    .check = ppersist_check,
-    .plan = ppersist_plan,
-    .sources = ppersist_sources,
 };
 
 /* ---- pcluster ---------------------------------------------------------- */

@@ -7,7 +7,7 @@
  * (bf16, f16, f32); w is that dtype or f32 (mixed-precision training keeps
  * norm weights in f32); dw is f32 or the weight's dtype.  The fill ranges
  * are those the runner has always used.  Device code: row.cuh, colsum.cuh, naive.cuh, persistent.cuh,
- * aligned.cuh, pcluster.cuh, held.cuh, ppersist.cuh, tma.cuh, rows.cuh, warp.cuh, wstage.cuh, wtma.cuh, cluster.cuh, loop.cuh, fused.cuh, cstage.cuh, cols.cuh, ring.cuh;
+ * aligned.cuh, pcluster.cuh, held.cuh, tma.cuh, rows.cuh, warp.cuh, wstage.cuh, wtma.cuh, cluster.cuh, loop.cuh, fused.cuh, cstage.cuh, cols.cuh, ring.cuh;
  * families: families.c, rows.c, warp.c, wstage.c, cluster.c, loop.c, fused.c, cstage.c, cols.c, tma.c, wtma.c, ring.c; reference:
  * ref.c. */
 #include <stdio.h>
@@ -20,7 +20,6 @@ extern const nt_family nt_rmsnorm_bwd_naive;
 extern const nt_family nt_rmsnorm_bwd_persistent;
 extern const nt_family nt_rmsnorm_bwd_aligned;
 extern const nt_family nt_rmsnorm_bwd_held;
-extern const nt_family nt_rmsnorm_bwd_ppersist;
 extern const nt_family nt_rmsnorm_bwd_tma;
 extern const nt_family nt_rmsnorm_bwd_wtma;
 extern const nt_family nt_rmsnorm_bwd_ring;
@@ -98,7 +97,6 @@ static const nt_family *const families[] = {
     &nt_rmsnorm_bwd_tma,
     &nt_rmsnorm_bwd_wtma,
     &nt_rmsnorm_bwd_ring,
-    &nt_rmsnorm_bwd_ppersist,
     NULL,
 };
 

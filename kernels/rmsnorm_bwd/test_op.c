@@ -47,7 +47,6 @@ extern const nt_family nt_rmsnorm_bwd_fused;
 extern const nt_family nt_rmsnorm_bwd_cstage;
 extern const nt_family nt_rmsnorm_bwd_aligned;
 extern const nt_family nt_rmsnorm_bwd_held;
-extern const nt_family nt_rmsnorm_bwd_ppersist;
 extern const nt_family nt_rmsnorm_bwd_tma;
 extern const nt_family nt_rmsnorm_bwd_wtma;
 extern const nt_family nt_rmsnorm_bwd_wstage;
@@ -1062,40 +1061,6 @@ TEST(held_is_persistent_pipelined) {
     }
 }
 
-/* ppersist: persistent's pipelined chain (the same launches, shared memory
- * and workspace, and what persistent refuses) under its own kernel name,
- * with pf last among its template arguments; stages >= 2 and pf in [0, 4]. */
-TEST(ppersist_is_persistent_pipelined_with_pf) {
-    const nt_family *f = &nt_rmsnorm_bwd_ppersist;
-    char err[256], err2[256];
-    nt_plan pl, pp;
-    nt_problem p = problem(NT_BF16, NT_BF16, NT_F32, 4096, 20480);
-    nt_params q = params("block=512,chunks=5,stages=2,k=1,pf=2");
-    nt_params q0 = params("block=512,chunks=5,stages=2,k=1");
-    CHECK(f->plan(&q, &p, &h200, &pl, err, sizeof err) == 0, "%s", err);
-    CHECK(!strcmp(pl.l[0].name, "nt_ppersist<nt_bf16, nt_bf16, float, 512, 5, 2, 1, 2>"), "%s",
-          pl.l[0].name);
-    CHECK(nt_rmsnorm_bwd_persistent.plan(&q0, &p, &h200, &pp, err, sizeof err) == 0, "%s", err);
-    CHECK(pl.nlaunch == pp.nlaunch && pl.l[0].smem == pp.l[0].smem &&
-              pl.l[0].smem == (2 * 2 * 16 + 16) * 512 * 5 && pl.workspace == pp.workspace &&
-              pl.l[0].blocks_per_sm == 1 && pl.l[0].pdl && !strcmp(pl.l[1].name, pp.l[1].name),
-          "smem %u/%u, workspace %zu/%zu", pl.l[0].smem, pp.l[0].smem, pl.workspace, pp.workspace);
-    CHECK(accepts(f, "block=512,chunks=5,stages=1,k=1,pf=2", &p, &h200, err, sizeof err) == -1 &&
-              strstr(err, "stages >= 2"), "stages 1: %s", err);
-    CHECK(accepts(f, "block=512,chunks=5,stages=2,k=1,pf=5", &p, &h200, err, sizeof err) == -1 &&
-              strstr(err, "pf in [0, 4]"), "pf 5: %s", err);
-    const char *cases[] = {"block=256,chunks=2,stages=9,k=2", "block=100,chunks=5,stages=2,k=2",
-                           "block=512,chunks=4,stages=2,k=1", "block=1024,chunks=4,stages=4,k=2",
-                           "block=512,chunks=5,stages=3,k=1", "block=512,chunks=5,stages=2,k=2"};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char with[128];
-        snprintf(with, sizeof with, "%s,pf=1", cases[i]);
-        int a = accepts(f, with, &p, &h200, err, sizeof err);
-        int b = accepts(&nt_rmsnorm_bwd_persistent, cases[i], &p, &h200, err2, sizeof err2);
-        CHECK(a == b, "%s: ppersist %d (%s), persistent %d (%s)", cases[i], a, err, b, err2);
-    }
-}
-
 /* tma: held's chain with bulk-copied rows: its kernel name, shared memory
  * (stages x [x, dy] rows, no copy of w), persistent's launches and
  * workspace, and what it refuses (devices before sm_90, configs that would
@@ -1425,7 +1390,6 @@ int main(void) {
     RUN(cstage_plan_limits_and_smem);
     RUN(aligned_is_persistent_shifted);
     RUN(held_is_persistent_pipelined);
-    RUN(ppersist_is_persistent_pipelined_with_pf);
     RUN(tma_is_held_with_bulk_rows);
     RUN(wtma_is_wstage_with_a_producer_warp);
     RUN(rows_is_persistent_by_groups);
