@@ -64,6 +64,11 @@ SEED ?= data/results.db
 # DEVICES=all (or 0,1,3): make tune runs each sweep on those GPUs of this
 # host at once, a shard each (normtune run --devices); unset, on one GPU.
 DEVICES ?=
+# REMEASURE=alone: each problem's closest results are timed again alone
+# after an L2 flush, as make bench times a call, and the header follows
+# that order (normtune run --remeasure; a header tuned to isolated calls);
+# unset, each script's own setting (docs/lua-api.md, search.remeasure).
+REMEASURE ?=
 
 # Quiet by default: "  CC build/obj/x.o" instead of the command line.
 # V=1 prints every command (and makes tests/run.sh print all test output).
@@ -251,7 +256,7 @@ tune: $(if $(filter 1,$(NOBUILD)),,$(BIN))
 	  echo "make tune: $(DB) starts as a copy of $(SEED) (SEED= for an empty one)"; \
 	  cp "$(SEED)" "$(DB).seed" && chmod u+w "$(DB).seed" && mv "$(DB).seed" "$(DB)" || exit 1; \
 	fi
-	settle=; for s in $(SWEEP); do $(BIN) run $$s --db $(DB) $$settle $(if $(DEVICES),--devices $(DEVICES)) || exit 1; settle='--settle 0'; done
+	settle=; for s in $(SWEEP); do $(BIN) run $$s --db $(DB) $$settle $(if $(DEVICES),--devices $(DEVICES)) $(if $(REMEASURE),--remeasure $(REMEASURE)) || exit 1; settle='--settle 0'; done
 	$(BIN) export --db $(DB) --newest -o $(HEADER)
 	$(BIN) report --db $(DB) --newest
 
