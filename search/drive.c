@@ -1031,6 +1031,12 @@ static int rematch_one(drive *d, int q) {
             d->st->interrupted = 1;
             return 0;
         }
+        /* their kernels compiled at once (the evaluator's pool), not one
+         * after another as the re-measure loads them: points reused from
+         * the store were not compiled in this run (a run seeded with the
+         * model's results re-measures nothing it compiled) */
+        for (int i = 0; d->ev->prefetch && i < n; i++)
+            d->ev->prefetch(d->ev->ctx, fam[i], &par[i], &d->pr);
         if (d->ev->rematch(d->ev->ctx, n, fam, par, &d->pr, alone, us, ns, msg, sizeof msg)) {
             /* the pick stands: the re-measure only refines it (a broken
              * device fails the next measurement, which the run reports) */

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "db/store.h"
 #include "lua/ntlua.h"
 #include "tests/t.h"
@@ -1183,8 +1185,27 @@ TEST(expect_names_every_problem_first) {
           (long long)expect_max_mn, (long long)largest);
 }
 
+/* The fixture's prefetch: the points named since the last re-measure
+ * (family, params text and problem), so that a re-measure can tell which
+ * of its points were compiled ahead. */
+#define PF_MAX 256
+static struct pf_rec {
+    const nt_family *fam;
+    char params[160];
+    nt_problem pr;
+} pf[PF_MAX];
+static int npf, rematch_unprefetched;
+static void fix_prefetch(void *ctx, const nt_family *f, const nt_params *p, const nt_problem *s) {
+    (void)ctx;
+    if (npf == PF_MAX) return;
+    pf[npf].fam = f;
+    if (nt_params_canon(f, p, pf[npf].params, sizeof pf[npf].params)) pf[npf].params[0] = 0;
+    pf[npf++].pr = *s;
+}
+
 /* The fixture's re-measure: the stored order but for k = 1, 3% faster
- * when measured in turn with its neighbours. */
+ * when measured in turn with its neighbours.  It counts the points it is
+ * asked for that no prefetch named at this problem before it. */
 static int rematch_calls, rematch_alone, rematch_most;
 static int fix_rematch(void *ctx, int n, const nt_family *const *fam, const nt_params *p,
                        const nt_problem *s, int alone, double *us, int *ns, char *msg,
@@ -1195,6 +1216,16 @@ static int fix_rematch(void *ctx, int n, const nt_family *const *fam, const nt_p
     rematch_calls++;
     rematch_alone += alone;
     if (n > rematch_most) rematch_most = n;
+    for (int i = 0; i < n; i++) {
+        char c[160];
+        int seen = 0;
+        if (nt_params_canon(fam[i], &p[i], c, sizeof c)) c[0] = 0;
+        for (int j = 0; j < npf && !seen; j++)
+            seen = pf[j].fam == fam[i] && !strcmp(pf[j].params, c) && pf[j].pr.M == s->M &&
+                   pf[j].pr.N == s->N && !memcmp(pf[j].pr.dtype, s->dtype, sizeof s->dtype);
+        rematch_unprefetched += !seen;
+    }
+    npf = 0;
     for (int i = 0; i < n; i++) {
         us[i] = fake_us(fam[i], &p[i], s) * (nt_params_int(&p[i], "k", NULL) == 1 ? 0.97 : 1.0);
         ns[i] = 48;
@@ -1285,6 +1316,41 @@ TEST(warm_rematch) {
     CHECK(best_k1 == k1, "the store's best: %d of k = 1, the picks %d", best_k1, k1);
     free(rows);
     store_close(db);
+    /* over a copy of that database without its re-measures every point is
+     * reused, none compiled in the run: each re-measure has its points
+     * prefetched first, at its problem */
+    {
+        char copy[sizeof path_db];
+        snprintf(copy, sizeof copy, "%.500s/rematch_pf.db", t_tmpdir());
+        nt_run_stats f;
+        char *sql = sqlite3_mprintf("VACUUM INTO %Q", copy);
+        sqlite3 *raw = NULL;
+        unlink(copy);
+        CHECK(sql && sqlite3_open(path_db, &raw) == SQLITE_OK &&
+                  sqlite3_exec(raw, sql, NULL, NULL, NULL) == SQLITE_OK,
+              "copy %s", path_db);
+        sqlite3_close(raw);
+        sqlite3_free(sql);
+        raw = NULL;
+        CHECK(sqlite3_open(copy, &raw) == SQLITE_OK &&
+                  sqlite3_exec(raw, "DELETE FROM rematch", NULL, NULL, NULL) == SQLITE_OK,
+              "clear the copy's re-measures");
+        sqlite3_close(raw);
+        char keep_db[sizeof path_db];
+        memcpy(keep_db, path_db, sizeof keep_db);
+        memcpy(path_db, copy, sizeof path_db);
+        ev.prefetch = fix_prefetch;
+        npf = rematch_unprefetched = rematch_calls = 0;
+        CHECK(run_sweep(&f, 0) == 0 && f.measured == 0 && rematch_calls >= 2,
+              "seeded: %llu measured, %d re-measures", (unsigned long long)f.measured,
+              rematch_calls);
+        CHECK(rematch_unprefetched == 0, "%d re-measured points not prefetched at their problem",
+              rematch_unprefetched);
+        ev.prefetch = NULL;
+        memcpy(path_db, keep_db, sizeof keep_db);
+        same_picks(&a, &f, "the seeded run picks another point");
+        nt_run_stats_free(&f);
+    }
     rematch_calls = 0;
     CHECK(run_sweep(&b, 0) == 0 && b.measured == 0 && rematch_calls == 0 && b.rematched == 0,
           "second run: %llu measured, %d re-measures", (unsigned long long)b.measured,
