@@ -6,12 +6,15 @@
 # $OUT as its own script writes them:
 #   1. ../colsmid-h200/call.sh: the bench at M = 256, make bench of the
 #      shipped header (no peers), the fill at M = 512  -> colsmid.tar.xz
-#   2. ../bwdring-h200/call.sh: rmsnorm_bwd.ring's GPU tests and its run
+#   2. ../alone-h200/header.sh: the shipped results' closest points at
+#      every default problem timed again alone after an L2 flush, and the
+#      header ranked that way (the time left but a minute) -> alone.tar.xz
+#   3. ../bwdring-h200/call.sh: rmsnorm_bwd.ring's GPU tests and its run
 #      beside persistent and held                     -> bwdring.tar.xz
-#   3. ../colsmid-h200/call_all.sh's fills (MORE_ONLY=1): ring, tma, wtma
+#   4. ../colsmid-h200/call_all.sh's fills (MORE_ONLY=1): ring, tma, wtma
 #                                                      -> more.tar.xz
-#   4. ../ncumid-h200/prof.sh: profiles at the mid shapes -> ncumid.tar.xz
-#   5. ../ncumid-h200/deep.sh                           -> deep.tar.xz
+#   5. ../ncumid-h200/prof.sh: profiles at the mid shapes -> ncumid.tar.xz
+#   6. ../ncumid-h200/deep.sh                           -> deep.tar.xz
 # The estimates are about twice what each took on an H100.  Stops at once
 # (exit 3) on a GPU that is not an H200 unless ANY_GPU=1.  steps.txt under
 # $OUT says what ran, for how long, and what was left for want of time.
@@ -44,6 +47,9 @@ step() {   # name, estimate in seconds, command...
 }
 step colsmid 240 sh data/colsmid-h200/call.sh "$1"
 [ -s "$OUT/colsmid.tar.xz" ] && rm -rf "$OUT/colsmid"
+# header.sh stops its sweeps when the seconds given run out and still
+# brings back what it re-measured: give it all but a minute of what is left
+step alone 200 sh data/alone-h200/header.sh "$1" $(( limit - ($(date +%s) - t0) - 60 ))
 step bwdring 150 sh data/bwdring-h200/call.sh "$1"
 step more 200 env MORE_ONLY=1 MORE_LIMIT=60 sh data/colsmid-h200/call_all.sh "$1"
 step ncumid 200 sh data/ncumid-h200/prof.sh "$1"
