@@ -1,12 +1,13 @@
 #!/bin/sh
 # header.sh -- the H200 call for a header ranked the way `make bench` times
 # a call: the default sweeps (each op's lua/sweeps/<op>.lua and its
-# <op>_n8.lua), exhaustive, on a copy of data/results.db, so that every
-# point is reused (every default problem is stored whole there, from
-# H200s) and at each problem the stored results within 6% of its best, the
-# fastest six, are timed again on this GPU, each run alone after an L2
-# flush (`--remeasure alone`, docs/lua-api.md `search.remeasure`).  The
-# export of that database ranks those problems by that re-measure.
+# <op>_n8.lua), exhaustive, on a copy of data/results.db (REF.db.xz,
+# below), so that every point is reused (every default problem is stored
+# whole there, from H200s) and at each problem the stored results within
+# 6% of its best, the fastest six, are timed again on this GPU, each run
+# alone after an L2 flush (`--remeasure alone`, docs/lua-api.md
+# `search.remeasure`).  The export of that database ranks those problems
+# by that re-measure.
 #
 # Why: the back-to-back timing the header is ranked by hides each call's
 # launch and first blocks, which a call in a training step pays.  At the
@@ -30,16 +31,19 @@
 # data/results.db and measures every point, far more than one call
 # holds).  SIMULATE=DB runs it without a GPU, the times drawn from DB's
 # samples (normtune run --simulate), to check the script.
-#   there: sh data/alone-h200/header.sh .devbuild/bin.tar.xz [SECONDS]
+#   here:  xz -T8 -6 -c data/results.db > .devbuild/ref.db.xz   (12 MB;
+#          results.db itself is out of the travelling tree: 64 MiB)
+#   there: sh data/alone-h200/header.sh .devbuild/bin.tar.xz .devbuild/ref.db.xz [SECONDS]
 # SECONDS: the time the sweeps may take in all (default 420).  What it
 # costs: nothing is measured but the re-measures, about 300 problems of
 # up to six points, whose kernels (about 2400) the run compiles, each
 # re-measure's at once in the runner's pool (about 0.2 s a kernel on one
 # CPU), then times alone (an L2 flush of 256 MB before each sample).
 set -u
-[ $# -ge 1 ] && [ -r "$1" ] || { echo "usage: sh data/alone-h200/header.sh BIN.tar.xz [SECONDS]" >&2; exit 2; }
-case "${2:-420}" in *[!0-9]* | "") echo "header.sh: SECONDS must be a whole number, got '$2'" >&2; exit 2 ;; esac
-limit=${2:-420}
+[ $# -ge 2 ] && [ -r "$1" ] && [ -r "$2" ] ||
+    { echo "usage: sh data/alone-h200/header.sh BIN.tar.xz REF.db.xz [SECONDS]" >&2; exit 2; }
+case "${3:-420}" in *[!0-9]* | "") echo "header.sh: SECONDS must be a whole number, got '$3'" >&2; exit 2 ;; esac
+limit=${3:-420}
 sim=
 if [ -n "${SIMULATE:-}" ]; then
     sim="--simulate $SIMULATE"
@@ -53,7 +57,7 @@ mkdir -p "$L"
 [ -n "$sim" ] && echo "simulated from $SIMULATE" > "$L/gpu.txt" ||
     nvidia-smi --query-gpu=name,uuid,clocks.max.memory --format=csv > "$L/gpu.txt"
 db=${TMPDIR:-/tmp}/alone.db
-[ -e "$db" ] || cp data/results.db "$db" || exit 1
+[ -e "$db" ] || xz -dc "$2" > "$db" || exit 1
 t0=$(date +%s)
 stamp() { echo "$1: $(( $(date +%s) - t0 )) s" >> "$L/times.txt"; }
 settle=

@@ -49,7 +49,13 @@ step colsmid 240 sh data/colsmid-h200/call.sh "$1"
 [ -s "$OUT/colsmid.tar.xz" ] && rm -rf "$OUT/colsmid"
 # header.sh stops its sweeps when the seconds given run out and still
 # brings back what it re-measured: give it all but a minute of what is left
-step alone 200 sh data/alone-h200/header.sh "$1" $(( limit - ($(date +%s) - t0) - 60 ))
+# (it needs results.db, as ref.db.xz beside BIN.tar.xz: header.sh says how)
+ref=$(dirname "$1")/ref.db.xz
+if [ -r "$ref" ]; then
+    step alone 200 sh data/alone-h200/header.sh "$1" "$ref" $(( limit - ($(date +%s) - t0) - 60 ))
+else
+    echo "alone: left out (no $ref)" >> "$log"
+fi
 step bwdring 150 sh data/bwdring-h200/call.sh "$1"
 step more 200 env MORE_ONLY=1 MORE_LIMIT=60 sh data/colsmid-h200/call_all.sh "$1"
 step ncumid 200 sh data/ncumid-h200/prof.sh "$1"
