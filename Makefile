@@ -64,10 +64,11 @@ SEED ?= data/results.db
 # DEVICES=all (or 0,1,3): make tune runs each sweep on those GPUs of this
 # host at once, a shard each (normtune run --devices); unset, on one GPU.
 DEVICES ?=
-# REMEASURE=alone: each problem's closest results are timed again alone
-# after an L2 flush, as make bench times a call, and the header follows
-# that order (normtune run --remeasure; a header tuned to isolated calls);
-# unset, each script's own setting (docs/lua-api.md, search.remeasure).
+# REMEASURE=alone: the points each problem's search measured or reused
+# within 6% of its pick are timed again alone after an L2 flush, as make
+# bench times a call, and the header follows that order (normtune run
+# --remeasure); unset, each script's own setting (docs/lua-api.md,
+# search.remeasure).
 REMEASURE ?=
 
 # Quiet by default: "  CC build/obj/x.o" instead of the command line.
